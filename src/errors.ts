@@ -1,0 +1,80 @@
+/**
+ * Typed errors shared by every room. Each carries the exit code the program
+ * ends with and, where one exists, a hint that tells the user what to do.
+ * Only `cli/main.ts` turns them into text and an exit status.
+ */
+
+/** Documented exit codes (README, "Exit codes"). */
+export const ExitCode = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  notFound: 3,
+  conflict: 4,
+  secretKey: 5,
+  vimCheck: 6,
+  timeout: 124,
+  interrupted: 130,
+} as const;
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+export interface ErrorDetails {
+  hint?: string;
+  cause?: unknown;
+}
+
+export class VnfmError extends Error {
+  readonly exitCode: ExitCodeValue = ExitCode.failed;
+  readonly hint?: string;
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = new.target.name;
+    this.hint = details.hint;
+  }
+}
+
+/** Wrong flags, arguments or input files: nothing was changed. */
+export class UsageError extends VnfmError {
+  override readonly exitCode = ExitCode.usage;
+}
+
+/**
+ * An input file failed validation. The message names the file and the field;
+ * the hint says how to fix it.
+ */
+export class ValidationError extends UsageError {
+  constructor(
+    readonly file: string,
+    readonly field: string | undefined,
+    problem: string,
+    details: ErrorDetails = {},
+  ) {
+    super(`${file}${field ? `: ${field}` : ''}: ${problem}`, details);
+  }
+}
+
+export class NotFoundError extends VnfmError {
+  override readonly exitCode = ExitCode.notFound;
+}
+
+export class ConflictError extends VnfmError {
+  override readonly exitCode = ExitCode.conflict;
+}
+
+/** The master key is missing, malformed or not the one the store was encrypted with. */
+export class SecretKeyError extends VnfmError {
+  override readonly exitCode = ExitCode.secretKey;
+}
+
+/** A VIM did not answer, or rejected the credentials, during a reachability check. */
+export class VimCheckError extends VnfmError {
+  override readonly exitCode = ExitCode.vimCheck;
+}
+
+export class TimeoutError extends VnfmError {
+  override readonly exitCode = ExitCode.timeout;
+}
+
+export class InterruptedError extends VnfmError {
+  override readonly exitCode = ExitCode.interrupted;
+}
