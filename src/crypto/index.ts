@@ -1,0 +1,10 @@
+/**
+ * crypto: Fernet tokens, the master keyring that encrypts the store's
+ * secrets (key file or `VNFM_MASTER_KEY`), and master key rotation.
+ */
+export { Fernet, InvalidFernetKey, InvalidFernetToken, generateFernetKey } from './fernet.js';
+export type { FernetDecryptOptions, FernetEncryptOptions } from './fernet.js';
+export { KEY_FILE_NAME, MASTER_KEY_ENV, keyFilePath, keyIdOf, loadKeyring } from './keyring.js';
+export type { KeySource, Keyring, LoadKeyringOptions } from './keyring.js';
+export { rotateMasterKey } from './rotate.js';
+export type { RotateMasterKeyOptions, RotationResult, RotationStep, SecretStore, StoredSecret } from './rotate.js';
