@@ -1,0 +1,49 @@
+/**
+ * Checking PEM certificate bundles (a VIM's CA, a kubeconfig's client
+ * certificate) before they are stored, so a pasted-wrong certificate fails at
+ * registration and not at the first TLS handshake.
+ */
+import { X509Certificate } from 'node:crypto';
+
+const BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/**
+ * Returns each `-----BEGIN CERTIFICATE-----` block of `text`, in order, each
+ * checked to be a parseable X.509 certificate. Throws a plain Error naming the
+ * block (by number and line) that failed; callers wrap it with the file and
+ * field it came from.
+ */
+export function parsePemCertificates(text: string): string[] {
+  const normalized = text.replace(/\r\n?/g, '\n');
+  // A private key in a certificate bundle is almost always a copy-paste
+  // mistake, and storing it would spread a secret where nobody expects one.
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(normalized)) {
+    throw new Error('contains a PRIVATE KEY block; only certificates belong here');
+  }
+  const blocks = [...normalized.matchAll(BLOCK)];
+  if (blocks.length === 0) {
+    const begins = (normalized.match(/-----BEGIN CERTIFICATE-----/g) ?? []).length;
+    throw new Error(
+      begins > 0
+        ? 'has a -----BEGIN CERTIFICATE----- line without its -----END CERTIFICATE----- line'
+        : 'contains no -----BEGIN CERTIFICATE----- block (not a PEM certificate)',
+    );
+  }
+  const unterminated = (normalized.match(/-----BEGIN CERTIFICATE-----/g) ?? []).length - blocks.length;
+  if (unterminated > 0) {
+    throw new Error(`has ${unterminated} -----BEGIN CERTIFICATE----- line(s) without a matching END line`);
+  }
+  return blocks.map((m, i) => {
+    const block = m[0];
+    const line = normalized.slice(0, m.index).split('\n').length;
+    try {
+      new X509Certificate(block);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new Error(
+        `certificate ${i + 1} of ${blocks.length} (starting on line ${line}) is not a valid X.509 certificate: ${reason}`,
+      );
+    }
+    return block;
+  });
+}
