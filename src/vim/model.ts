@@ -71,7 +71,7 @@ export interface Vim {
   spec: VimSpec;
   /** Which secrets are set (names only): enough for views to show them masked. */
   secretNames: (keyof VimSecrets)[];
-  status: 'REACHABLE' | 'UNCHECKED';
+  status: 'REACHABLE' | 'PENDING';
   createdAt: string;
   updatedAt: string;
 }

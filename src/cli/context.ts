@@ -1,0 +1,70 @@
+/**
+ * What a command needs, created lazily: `--help` and `--version` never open
+ * the store or read a key.
+ */
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Keyring } from '../crypto/index.js';
+import { SecretKeyError } from '../errors.js';
+import type { Store } from '../store/index.js';
+import type { IO } from './io.js';
+
+export interface Context {
+  readonly io: IO;
+  readonly env: Record<string, string | undefined>;
+  readonly cwd: string;
+  /** vnfm's state directory: VNFM_HOME, else ~/.vnfm. */
+  readonly home: string;
+  now(): Date;
+  store(): Promise<Store>;
+  /** The master keyring, checked against the keys the store's secrets are under. */
+  keyring(): Promise<Keyring>;
+  close(): void;
+}
+
+export function resolveHome(env: Record<string, string | undefined>, cwd: string): string {
+  const fromEnv = env['VNFM_HOME'];
+  return fromEnv ? resolve(cwd, fromEnv) : join(env['HOME'] || homedir(), '.vnfm');
+}
+
+export function createContext(io: IO, env: Record<string, string | undefined>, cwd: string): Context {
+  const home = resolveHome(env, cwd);
+  let store: Store | undefined;
+  let keyring: Keyring | undefined;
+  const ctx: Context = {
+    io,
+    env,
+    cwd,
+    home,
+    now: () => new Date(),
+    async store() {
+      if (!store) {
+        const { openStore } = await import('../store/index.js');
+        store = openStore(home);
+      }
+      return store;
+    },
+    async keyring() {
+      if (keyring) return keyring;
+      const s = await ctx.store();
+      const { loadKeyring } = await import('../crypto/index.js');
+      const stored = s.vims.secretKeyIds();
+      const kr = loadKeyring({ home, env, createIfMissing: stored.length === 0 });
+      const unknown = stored.filter((id) => !kr.keyIds.includes(id));
+      if (unknown.length > 0) {
+        const where = kr.source === 'env' ? 'VNFM_MASTER_KEY' : kr.path;
+        throw new SecretKeyError(
+          `the store's secrets are encrypted with key ${unknown.join(', ')}, which ${where} does not hold (it has ${kr.keyIds.join(', ')})`,
+          { hint: `use the master key this store was made with (${join(home, 'master.key')} or VNFM_MASTER_KEY)` },
+        );
+      }
+      keyring = kr;
+      return kr;
+    },
+    close() {
+      store?.close();
+      store = undefined;
+    },
+  };
+  return ctx;
+}

@@ -1,0 +1,54 @@
+/**
+ * The entry point, and the only place that turns errors into messages and
+ * exit codes.
+ */
+import { CommanderError } from 'commander';
+import { ExitCode, VnfmError } from '../errors.js';
+import { createContext } from './context.js';
+import { IO, type Streams } from './io.js';
+import { buildProgram } from './program.js';
+
+export interface MainOptions {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  streams?: Streams;
+}
+
+export async function main(argv: string[], opts: MainOptions = {}): Promise<number> {
+  const env = opts.env ?? process.env;
+  const streams = opts.streams ?? { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+  // Colour and debug are known before commander parses, so its own messages follow them too.
+  const io = new IO(streams, env, { noColor: argv.includes('--no-color') });
+  io.debug = argv.includes('--debug') || env['VNFM_DEBUG'] === '1';
+  const ctx = createContext(io, env, opts.cwd ?? process.cwd());
+  const program = buildProgram(ctx);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return ExitCode.ok;
+  } catch (err) {
+    return reportError(io, err);
+  } finally {
+    ctx.close();
+  }
+}
+
+export function reportError(io: IO, err: unknown): number {
+  if (err instanceof CommanderError) {
+    // commander has printed its own message (or the help) already.
+    if (['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code)) {
+      return err.code === 'commander.help' ? ExitCode.usage : ExitCode.ok;
+    }
+    return ExitCode.usage;
+  }
+  if (err instanceof VnfmError) {
+    io.error(err.message);
+    if (err.hint) io.hint(err.hint);
+    if (io.debug && err.stack) io.debugLog(err.stack);
+    return err.exitCode;
+  }
+  const e = err as Error;
+  io.error(`unexpected failure: ${e?.message ?? String(err)}`);
+  if (io.debug) io.debugLog(e?.stack ?? String(err));
+  else io.hint('run again with --debug for details, and report it if it persists');
+  return ExitCode.failed;
+}

@@ -1,0 +1,47 @@
+/**
+ * The command tree. Each command module defines its flags and loads what it
+ * needs only when it runs.
+ */
+import { Command } from 'commander';
+import type { Context } from './context.js';
+import { completionCommand } from './commands/completion.js';
+import { keyGenerateCommand } from './commands/key/generate.js';
+import { keyRotateCommand } from './commands/key/rotate.js';
+import { sandboxCommand } from './commands/sandbox.js';
+import { vimDeleteCommand } from './commands/vim/delete.js';
+import { vimListCommand } from './commands/vim/list.js';
+import { vimRegisterCommand } from './commands/vim/register.js';
+import { vimShowCommand } from './commands/vim/show.js';
+import { vimUpdateCommand } from './commands/vim/update.js';
+import { VERSION } from './version.js';
+
+export function buildProgram(ctx: Context): Command {
+  const program = new Command('vnfm')
+    .description('A standalone, Tacker-compatible VNF manager: VIMs, ETSI NFV packages and VNF lifecycle, from one command line.')
+    .version(VERSION, '-v, --version', 'print the vnfm version')
+    .option('--debug', 'print stack traces and HTTP traces (secrets redacted)')
+    .option('--no-color', 'never colour the output (also: NO_COLOR=1)')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => ctx.io.streams.stdout.write(s),
+      writeErr: (s) => ctx.io.streams.stderr.write(s),
+      outputError: (s, write) => write(ctx.io.color.red(s)),
+    })
+    .exitOverride();
+  const commands = [
+    vimRegisterCommand(ctx),
+    vimListCommand(ctx),
+    vimShowCommand(ctx),
+    vimUpdateCommand(ctx),
+    vimDeleteCommand(ctx),
+    keyRotateCommand(ctx),
+    keyGenerateCommand(ctx),
+    sandboxCommand(ctx),
+    completionCommand(ctx, () => program),
+  ];
+  for (const cmd of commands) {
+    // Subcommands inherit the error handling and output routing of the program.
+    program.addCommand(cmd.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError('(run with --help for usage)'));
+  }
+  return program;
+}

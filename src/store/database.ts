@@ -1,0 +1,67 @@
+/**
+ * The one module that opens SQLite. Everything vnfm keeps lives in one file
+ * under VNFM_HOME, in WAL mode so readers never block the writer and several
+ * vnfm processes can work at once.
+ */
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { VnfmError } from '../errors.js';
+import { migrations, type Migration } from './migrations/index.js';
+
+export type Db = Database.Database;
+
+export const DATABASE_FILE = 'vnfm.db';
+
+/** How long a writer waits for another process's transaction before giving up. */
+const BUSY_TIMEOUT_MS = 15_000;
+
+/**
+ * Creates `home` (0700) if needed and opens `home/vnfm.db` (0600), applying
+ * any pending migrations.
+ */
+export function openDatabase(home: string, opts: { migrations?: Migration[] } = {}): Db {
+  ensurePrivateDir(home);
+  const file = join(home, DATABASE_FILE);
+  // Create the file ourselves so it is 0600 from its first byte; SQLite gives
+  // the -wal and -shm files the mode of the database file.
+  closeSync(openSync(file, 'a', 0o600));
+  const db = new Database(file);
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  migrate(db, opts.migrations ?? migrations);
+  return db;
+}
+
+export function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = statSync(dir);
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
+    throw new VnfmError(`${dir} belongs to another user (uid ${st.uid})`, {
+      hint: 'set VNFM_HOME to a directory you own',
+    });
+  }
+  if ((st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+}
+
+/** Applies pending migrations, each in its own immediate transaction. */
+export function migrate(db: Db, all: Migration[]): void {
+  const latest = all.reduce((max, m) => Math.max(max, m.version), 0);
+  const current = () => db.pragma('user_version', { simple: true }) as number;
+  if (current() > latest) {
+    throw new VnfmError(`the store was written by a newer vnfm (schema ${current()}, this vnfm knows ${latest})`, {
+      hint: 'upgrade vnfm, or point VNFM_HOME at another directory',
+    });
+  }
+  for (const m of [...all].sort((a, b) => a.version - b.version)) {
+    // Re-read the version inside the write lock: another process may have
+    // applied this migration while we waited for it.
+    db.transaction(() => {
+      if (current() >= m.version) return;
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,196 @@
+import type { Vim, VimAuth, VimSecrets, VimSpec, VimType } from '../vim/model.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import type { Db } from './database.js';
+
+/** A VIM's secrets as stored: one Fernet token and the id of its key. */
+export interface SealedSecrets {
+  token: string;
+  keyId: string;
+}
+
+interface VimRow {
+  id: string;
+  name: string;
+  type: VimType;
+  description: string;
+  is_default: 0 | 1;
+  auth_url: string;
+  project_name: string | null;
+  auth_method: VimAuth['method'];
+  verify_tls: 0 | 1;
+  settings: string;
+  secret_names: string;
+  secrets_token: string | null;
+  secrets_key_id: string | null;
+  status: Vim['status'];
+  created_at: string;
+  updated_at: string;
+}
+
+/** Settings kept in the JSON column: everything of the spec without its own column. */
+type VimSettings = Omit<VimSpec, 'type' | 'authUrl' | 'projectName' | 'verifyTls' | 'auth'> & {
+  auth: Omit<VimAuth, 'method'>;
+};
+
+function toVim(row: VimRow): Vim {
+  const { auth, ...rest } = JSON.parse(row.settings) as VimSettings;
+  const spec: VimSpec = {
+    type: row.type,
+    authUrl: row.auth_url,
+    ...(row.project_name === null ? {} : { projectName: row.project_name }),
+    ...rest,
+    auth: { method: row.auth_method, ...auth } as VimAuth,
+    verifyTls: row.verify_tls === 1,
+  };
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    isDefault: row.is_default === 1,
+    spec,
+    secretNames: JSON.parse(row.secret_names) as (keyof VimSecrets)[],
+    status: row.status,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toRow(vim: Vim, sealed: SealedSecrets | undefined): VimRow {
+  const { type, authUrl, projectName, verifyTls, auth, ...rest } = vim.spec;
+  const { method, ...authSettings } = auth;
+  const settings: VimSettings = { ...rest, auth: authSettings };
+  return {
+    id: vim.id,
+    name: vim.name,
+    type,
+    description: vim.description,
+    is_default: vim.isDefault ? 1 : 0,
+    auth_url: authUrl,
+    project_name: projectName ?? null,
+    auth_method: method,
+    verify_tls: verifyTls ? 1 : 0,
+    settings: JSON.stringify(settings),
+    secret_names: JSON.stringify(vim.secretNames),
+    secrets_token: sealed?.token ?? null,
+    secrets_key_id: sealed?.keyId ?? null,
+    status: vim.status,
+    created_at: vim.createdAt,
+    updated_at: vim.updatedAt,
+  };
+}
+
+const COLUMNS = [
+  'id', 'name', 'type', 'description', 'is_default', 'auth_url', 'project_name', 'auth_method',
+  'verify_tls', 'settings', 'secret_names', 'secrets_token', 'secrets_key_id', 'status', 'created_at', 'updated_at',
+] as const;
+
+export class VimRepository {
+  constructor(private readonly db: Db) {}
+
+  list(): Vim[] {
+    const rows = this.db.prepare('SELECT * FROM vims ORDER BY created_at, name').all() as VimRow[];
+    return rows.map(toVim);
+  }
+
+  /** Finds a VIM by id or by name. */
+  find(ref: string): Vim | undefined {
+    const row = this.db.prepare('SELECT * FROM vims WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1').get(ref, ref, ref) as
+      | VimRow
+      | undefined;
+    return row && toVim(row);
+  }
+
+  get(ref: string): Vim {
+    const vim = this.find(ref);
+    if (!vim) throw new NotFoundError(`vim "${ref}" not found`, { hint: 'list the registered VIMs with: vnfm vim-list' });
+    return vim;
+  }
+
+  findDefault(): Vim | undefined {
+    const row = this.db.prepare('SELECT * FROM vims WHERE is_default = 1').get() as VimRow | undefined;
+    return row && toVim(row);
+  }
+
+  count(): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM vims').get() as { n: number }).n;
+  }
+
+  sealedSecrets(id: string): SealedSecrets | undefined {
+    const row = this.db.prepare('SELECT secrets_token AS token, secrets_key_id AS keyId FROM vims WHERE id = ?').get(id) as
+      | { token: string | null; keyId: string | null }
+      | undefined;
+    return row?.token && row.keyId ? { token: row.token, keyId: row.keyId } : undefined;
+  }
+
+  /**
+   * Inserts a VIM. When it is the default, the previous default stops being
+   * one in the same transaction: there is never more than one.
+   */
+  insert(vim: Vim, sealed: SealedSecrets | undefined): void {
+    const row = toRow(vim, sealed);
+    this.db
+      .transaction(() => {
+        this.assertNameFree(vim.name);
+        if (vim.isDefault) this.db.prepare('UPDATE vims SET is_default = 0 WHERE is_default = 1').run();
+        this.db
+          .prepare(`INSERT INTO vims (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`)
+          .run(row);
+      })
+      .immediate();
+  }
+
+  /**
+   * Replaces a VIM's row. `sealed`: new secrets, `null` to clear them,
+   * `undefined` to keep the stored ones.
+   */
+  update(vim: Vim, sealed?: SealedSecrets | null): void {
+    const row = toRow(vim, sealed ?? undefined);
+    const columns = COLUMNS.filter((c) => c !== 'id' && c !== 'created_at' && (sealed !== undefined || !c.startsWith('secrets_')));
+    this.db
+      .transaction(() => {
+        this.assertNameFree(vim.name, vim.id);
+        if (vim.isDefault) this.db.prepare('UPDATE vims SET is_default = 0 WHERE is_default = 1 AND id <> ?').run(vim.id);
+        const result = this.db
+          .prepare(`UPDATE vims SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`)
+          .run(row);
+        if (result.changes === 0) throw new NotFoundError(`vim "${vim.name}" not found`);
+      })
+      .immediate();
+  }
+
+  /** Throws ConflictError when another VIM (not `exceptId`) has this name. */
+  assertNameFree(name: string, exceptId = ''): void {
+    if (this.db.prepare('SELECT 1 FROM vims WHERE name = ? AND id <> ?').get(name, exceptId)) {
+      throw new ConflictError(`vim "${name}" already exists`, {
+        hint: `choose another name, or change the existing one with: vnfm vim-update ${name}`,
+      });
+    }
+  }
+
+  delete(id: string): void {
+    this.db.prepare('DELETE FROM vims WHERE id = ?').run(id);
+  }
+
+  /** Ids of the master keys the stored secrets are encrypted under. */
+  secretKeyIds(): string[] {
+    const rows = this.db.prepare('SELECT DISTINCT secrets_key_id AS k FROM vims WHERE secrets_key_id IS NOT NULL').all() as {
+      k: string;
+    }[];
+    return rows.map((r) => r.k);
+  }
+
+  // SecretStore, for key rotation: every sealed secret, replaced in one transaction.
+
+  listSecrets(): { ref: string; token: string; keyId: string }[] {
+    return this.db
+      .prepare('SELECT id AS ref, secrets_token AS token, secrets_key_id AS keyId FROM vims WHERE secrets_token IS NOT NULL')
+      .all() as { ref: string; token: string; keyId: string }[];
+  }
+
+  replaceSecrets(updates: { ref: string; token: string; keyId: string }[]): void {
+    const stmt = this.db.prepare('UPDATE vims SET secrets_token = ?, secrets_key_id = ? WHERE id = ?');
+    this.db.transaction(() => {
+      for (const u of updates) stmt.run(u.token, u.keyId, u.ref);
+    }).immediate();
+  }
+}
