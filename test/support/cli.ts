@@ -1,0 +1,50 @@
+/**
+ * Runs the real program: argv in; stdout, stderr and exit code out. Each
+ * caller gives its own VNFM_HOME, so no test reads or writes a real home.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const BIN = resolve(import.meta.dirname, '../../bin/vnfm');
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  home: string;
+  env?: Record<string, string | undefined>;
+  input?: string;
+  cwd?: string;
+}
+
+/** A fresh directory for VNFM_HOME (not yet created: vnfm makes it 0700). */
+export function newHome(): string {
+  return join(mkdtempSync(join(tmpdir(), 'vnfm-test-')), 'home');
+}
+
+export function vnfm(args: string[], opts: RunOptions): Promise<RunResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: opts.cwd ?? opts.home.replace(/\/home$/, ''),
+      env: {
+        PATH: process.env['PATH'],
+        HOME: opts.home.replace(/\/home$/, ''),
+        VNFM_HOME: opts.home,
+        ...opts.env,
+      } as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}

@@ -1,0 +1,93 @@
+/**
+ * The command layer in-process, with in-memory streams in terminal and
+ * non-terminal mode.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+
+function stream(tty: boolean) {
+  const s = new PassThrough() as PassThrough & { isTTY?: boolean };
+  if (tty) s.isTTY = true;
+  let text = '';
+  s.on('data', (d: Buffer) => (text += d.toString()));
+  return { s, text: () => text };
+}
+
+async function run(argv: string[], opts: { tty?: boolean; env?: Record<string, string> } = {}) {
+  const home = join(mkdtempSync(join(tmpdir(), 'vnfm-cli-')), 'home');
+  const stdin = stream(Boolean(opts.tty));
+  const stdout = stream(Boolean(opts.tty));
+  const stderr = stream(Boolean(opts.tty));
+  const code = await main(argv, { env: { VNFM_HOME: home, ...opts.env }, cwd: home, streams: { stdin: stdin.s, stdout: stdout.s, stderr: stderr.s } });
+  return { code, stdout: stdout.text(), stderr: stderr.text(), home };
+}
+
+const ESC = '\u001b[';
+
+describe('command line conventions', () => {
+  it('an empty list is [] in JSON and a hint on stderr in a table', async () => {
+    expect(await run(['vim-list', '-o', 'json'])).toMatchObject({ code: 0, stdout: '[]\n' });
+    expect(await run(['vim-list', '-o', 'yaml'])).toMatchObject({ code: 0, stdout: '[]\n' });
+    const table = await run(['vim-list']);
+    expect(table.stdout).toBe('');
+    expect(table.stderr).toMatch(/No VIMs registered/);
+  });
+
+  it('colours errors on a terminal only, and never with NO_COLOR or --no-color', async () => {
+    expect((await run(['vim-show', 'x'], { tty: true })).stderr).toContain(ESC);
+    expect((await run(['vim-show', 'x'])).stderr).not.toContain(ESC);
+    expect((await run(['vim-show', 'x'], { tty: true, env: { NO_COLOR: '1' } })).stderr).not.toContain(ESC);
+    expect((await run(['vim-show', 'x', '--no-color'], { tty: true })).stderr).not.toContain(ESC);
+  });
+
+  it('maps errors to documented exit codes with a hint', async () => {
+    const notFound = await run(['vim-show', 'ghost']);
+    expect(notFound.code).toBe(3);
+    expect(notFound.stderr).toBe('error: vim "ghost" not found\nhint: list the registered VIMs with: vnfm vim-list\n');
+    expect((await run(['vim-list', '-o', 'xml'])).code).toBe(2);
+    expect((await run(['no-such-command'])).code).toBe(2);
+    expect((await run(['vim-list', '-c', 'colour'])).code).toBe(2);
+    const del = await run(['vim-delete']);
+    expect(del.code).toBe(2);
+  });
+
+  it('prints --version and help with examples on stdout, exit 0', async () => {
+    const v = await run(['--version']);
+    expect(v).toMatchObject({ code: 0 });
+    expect(v.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const help = await run(['vim-register', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/Examples:\n  # register a Kubernetes cluster[^\n]*\n  \$ vnfm vim-register --config-file/);
+  });
+
+  it('every command has a description and examples', async () => {
+    const top = await run(['--help']);
+    const names = [...top.stdout.matchAll(/^  ([a-z][a-z-]+)(?: \[options\]| <|\s)/gm)].map((m) => m[1]!).filter((n) => n !== 'help');
+    expect(names).toEqual(expect.arrayContaining(['vim-register', 'vim-list', 'vim-show', 'vim-update', 'vim-delete', 'key-rotate', 'sandbox', 'completion']));
+    for (const name of names) {
+      const help = await run([name, '--help']);
+      expect(help.stdout, name).toMatch(/Examples:\n  # .+\n  \$ .*vnfm /);
+    }
+  });
+
+  it('completion scripts name every command', async () => {
+    const bash = await run(['completion', 'bash']);
+    expect(bash.code).toBe(0);
+    expect(bash.stdout).toMatch(/complete -F _vnfm vnfm/);
+    expect(bash.stdout).toMatch(/vim-register\) flags="[^"]*--config-file/);
+    const zsh = await run(['completion', 'zsh']);
+    expect(zsh.stdout).toMatch(/^#compdef vnfm/);
+    expect(zsh.stdout).toContain("'vim-delete'");
+    expect((await run(['completion', 'fish'])).code).toBe(2);
+  });
+
+  it('--help and --version open no store', async () => {
+    const r = await run(['vim-list', '--help']);
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(r.home)).toBe(false);
+  });
+});
