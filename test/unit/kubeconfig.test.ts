@@ -21,7 +21,6 @@ afterAll(() => {
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Doc = any;
 
 /** A valid kubeconfig with two contexts on one cluster and a token user. */
