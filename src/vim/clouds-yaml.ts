@@ -170,7 +170,7 @@ class CloudEntryReader {
     const iface = this.interface();
     if (iface !== undefined) extra.interface = iface;
 
-    const full: VimSpec = compact({ ...spec, auth: auth!, verifyTls, regionName, extra: Object.keys(extra).length ? extra : undefined });
+    const full: VimSpec = compact({ ...spec, auth, verifyTls, regionName, extra: Object.keys(extra).length ? extra : undefined });
     return { spec: full, secrets, warnings: this.warnings };
   }
 
