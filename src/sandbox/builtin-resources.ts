@@ -1,0 +1,164 @@
+/**
+ * The built-in kinds the sandbox serves so far, with the server-owned
+ * behaviour a real API server gives them. Verbs list only what the generic
+ * handlers implement, so discovery never promises what the sandbox cannot do.
+ */
+import { conflict, type FieldError } from './status.js';
+import type { KubeObject, ResourceRegistry, ResourceType } from './resources.js';
+
+/** The label the API server puts on every namespace (since Kubernetes 1.21). */
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+export const namespaces: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'Namespace',
+  listKind: 'NamespaceList',
+  plural: 'namespaces',
+  singular: 'namespace',
+  namespaced: false,
+  verbs: ['create', 'delete', 'get', 'list', 'update'],
+  shortNames: ['ns'],
+  subresources: [{ name: 'status', verbs: ['get', 'update'] }],
+  nameRule: 'dns1123-label',
+  returnDeletedObject: true,
+  columns: [
+    {
+      name: 'Status',
+      type: 'string',
+      description: 'The status of the namespace',
+      priority: 0,
+      cell: (obj) => (obj.status as { phase?: string } | undefined)?.phase ?? '',
+    },
+  ],
+  strategy: {
+    prepareForCreate(obj) {
+      const spec = (obj.spec ?? {}) as { finalizers?: string[] };
+      obj.spec = { ...spec, finalizers: spec.finalizers ?? ['kubernetes'] };
+      obj.status = { phase: 'Active' };
+      obj.metadata.labels = { ...obj.metadata.labels, [NAMESPACE_NAME_LABEL]: obj.metadata.name };
+    },
+    prepareForUpdate(obj, old) {
+      // spec.finalizers changes only through /finalize, status only through /status.
+      obj.spec = old.spec;
+      obj.status = old.status;
+      obj.metadata.labels = { ...obj.metadata.labels, [NAMESPACE_NAME_LABEL]: obj.metadata.name };
+    },
+    beginDelete(obj, now) {
+      if (obj.metadata.deletionTimestamp) {
+        throw conflict(
+          { group: '', resource: 'namespaces', name: obj.metadata.name },
+          'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.',
+        );
+      }
+      obj.metadata.deletionTimestamp = rfc3339(now);
+      obj.status = { ...(obj.status as object), phase: 'Terminating' };
+      return obj;
+    },
+  },
+};
+
+export const configMaps: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'ConfigMap',
+  listKind: 'ConfigMapList',
+  plural: 'configmaps',
+  singular: 'configmap',
+  namespaced: true,
+  verbs: ['create', 'delete', 'get', 'list', 'update'],
+  shortNames: ['cm'],
+  nameRule: 'dns1123-subdomain',
+  columns: [
+    {
+      name: 'Data',
+      type: 'integer',
+      description: 'Number of user-provided data entries',
+      priority: 0,
+      cell: (obj) => Object.keys((obj.data as object | undefined) ?? {}).length + Object.keys((obj.binaryData as object | undefined) ?? {}).length,
+    },
+  ],
+};
+
+const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export const secrets: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'Secret',
+  listKind: 'SecretList',
+  plural: 'secrets',
+  singular: 'secret',
+  namespaced: true,
+  verbs: ['create', 'delete', 'get', 'list', 'update'],
+  nameRule: 'dns1123-subdomain',
+  columns: [
+    { name: 'Type', type: 'string', description: 'The type of the secret', priority: 0, cell: (obj) => obj.type ?? '' },
+    {
+      name: 'Data',
+      type: 'integer',
+      description: 'Number of data entries',
+      priority: 0,
+      cell: (obj) => Object.keys((obj.data as object | undefined) ?? {}).length,
+    },
+  ],
+  strategy: {
+    prepareForCreate: normalizeSecret,
+    prepareForUpdate: normalizeSecret,
+    validate(obj) {
+      const errors: FieldError[] = [];
+      for (const [k, v] of Object.entries((obj.data as Record<string, unknown> | undefined) ?? {})) {
+        if (typeof v !== 'string' || !BASE64_RE.test(v)) {
+          errors.push({ type: 'FieldValueInvalid', field: `data[${k}]`, value: '<secret contents redacted>', detail: 'must be base64-encoded' });
+        }
+      }
+      return errors;
+    },
+  },
+};
+
+/** `stringData` is write-only: the server merges it into `data` (base64) and drops it. */
+function normalizeSecret(obj: KubeObject): void {
+  obj.type ??= 'Opaque';
+  const stringData = obj.stringData as Record<string, string> | undefined;
+  if (stringData) {
+    const data = { ...((obj.data as Record<string, string> | undefined) ?? {}) };
+    for (const [k, v] of Object.entries(stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64');
+    obj.data = data;
+    delete obj.stringData;
+  }
+}
+
+export const leases: ResourceType = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  kind: 'Lease',
+  listKind: 'LeaseList',
+  plural: 'leases',
+  singular: 'lease',
+  namespaced: true,
+  verbs: ['create', 'delete', 'get', 'list', 'update'],
+  nameRule: 'dns1123-subdomain',
+  columns: [
+    {
+      name: 'Holder',
+      type: 'string',
+      description: 'The holder of the lease',
+      priority: 0,
+      cell: (obj) => (obj.spec as { holderIdentity?: string } | undefined)?.holderIdentity ?? '',
+    },
+  ],
+};
+
+/** Registers every built-in kind. */
+export function registerBuiltins(registry: ResourceRegistry): void {
+  for (const type of [namespaces, configMaps, secrets, leases]) registry.register(type);
+}
+
+/** The namespaces a fresh cluster has. */
+export const INITIAL_NAMESPACES = ['default', 'kube-node-lease', 'kube-public', 'kube-system'];
+
+/** RFC 3339 at second precision, as metav1.Time serialises. */
+export function rfc3339(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}

@@ -1,0 +1,144 @@
+/**
+ * The resource registry: one entry per served group/version/resource. It
+ * drives discovery (`/api`, `/apis`, aggregated discovery) and the REST
+ * handlers alike, so a kind is served exactly as it is advertised: a verb
+ * not listed here answers 405, a resource not registered answers 404.
+ */
+import { createHash } from 'node:crypto';
+import type { FieldError } from './status.js';
+import type { NameRule } from './validation.js';
+
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+/** A stored object, as JSON. */
+export type KubeObject = Record<string, unknown> & { metadata: ObjectMeta };
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  generateName?: string;
+  uid?: string;
+  resourceVersion?: string;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  [key: string]: unknown;
+}
+
+/** A subresource and the verbs it serves (`status`: get, update). */
+export interface SubresourceType {
+  name: string;
+  verbs: Verb[];
+}
+
+/** A column of the server-side `Table` (kubectl get), after Name and before Age. */
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description: string;
+  priority: number;
+  cell(obj: KubeObject): unknown;
+}
+
+/**
+ * Per-kind behaviour the generic handlers call into, in the spirit of the
+ * API server's registry strategies. Every hook is optional.
+ */
+export interface ResourceStrategy {
+  /** Set server-owned fields on a new object (status, defaults). */
+  prepareForCreate?(obj: KubeObject): void;
+  /** Carry server-owned fields over from the stored object on update. */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /** Kind-specific checks beyond object metadata. */
+  validate?(obj: KubeObject): FieldError[];
+  /**
+   * Start a delete. Returns the object to keep (marked for deletion, for
+   * kinds that finish deleting later, like namespaces) or `undefined` to
+   * remove it now.
+   */
+  beginDelete?(obj: KubeObject, now: Date): KubeObject | undefined;
+}
+
+/** One served resource. */
+export interface ResourceType {
+  /** API group; '' for the core group served under /api. */
+  group: string;
+  version: string;
+  kind: string;
+  listKind: string;
+  /** The URL segment, lower-case plural (`namespaces`). */
+  plural: string;
+  singular: string;
+  namespaced: boolean;
+  verbs: Verb[];
+  shortNames?: string[];
+  categories?: string[];
+  subresources?: SubresourceType[];
+  nameRule: NameRule;
+  /** Deletes answer with the object (namespaces) rather than a Success Status. */
+  returnDeletedObject?: boolean;
+  columns?: TableColumn[];
+  strategy?: ResourceStrategy;
+}
+
+/** `group/version`, or `version` alone for the core group. */
+export function groupVersion(t: { group: string; version: string }): string {
+  return t.group ? `${t.group}/${t.version}` : t.version;
+}
+
+/**
+ * The discovery `storageVersionHash`: the first 8 bytes of the SHA-256 of
+ * `group/version/kind` in base64, as the API server computes it. Clients use
+ * it only to notice that a storage version changed.
+ */
+export function storageVersionHash(t: ResourceType): string {
+  return createHash('sha256').update(`${t.group}/${t.version}/${t.kind}`).digest().subarray(0, 8).toString('base64');
+}
+
+export class ResourceRegistry {
+  private readonly types: ResourceType[] = [];
+
+  register(type: ResourceType): void {
+    if (this.find(type.group, type.version, type.plural)) {
+      throw new Error(`resource ${type.plural} in ${groupVersion(type)} is already registered`);
+    }
+    this.types.push(type);
+  }
+
+  find(group: string, version: string, plural: string): ResourceType | undefined {
+    return this.types.find((t) => t.group === group && t.version === version && t.plural === plural);
+  }
+
+  /** The resources of one group/version, in registration order. */
+  resources(group: string, version: string): ResourceType[] {
+    return this.types.filter((t) => t.group === group && t.version === version);
+  }
+
+  /** Named groups (not the core group) with their versions, preferred version first. */
+  groups(): { name: string; versions: string[] }[] {
+    const groups = new Map<string, string[]>();
+    for (const t of this.types) {
+      if (!t.group) continue;
+      const versions = groups.get(t.group) ?? [];
+      if (!versions.includes(t.version)) versions.push(t.version);
+      groups.set(t.group, versions);
+    }
+    return [...groups].map(([name, versions]) => ({ name, versions }));
+  }
+
+  /** Versions of the core group (served under /api). */
+  coreVersions(): string[] {
+    return [...new Set(this.types.filter((t) => !t.group).map((t) => t.version))];
+  }
+
+  hasGroupVersion(group: string, version: string): boolean {
+    return this.types.some((t) => t.group === group && t.version === version);
+  }
+
+  all(): readonly ResourceType[] {
+    return this.types;
+  }
+}

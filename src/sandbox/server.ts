@@ -1,0 +1,341 @@
+/**
+ * vnfm sandbox: a Kubernetes API emulator that answers as kube-apiserver
+ * 1.32 does, for what vnfm relies on. It runs no containers.
+ *
+ * Served so far:
+ * - HTTPS with an in-memory CA (certs.ts), bearer-token authentication on
+ *   every path (as with --anonymous-auth=false: no or a wrong token is 401).
+ * - GET /version, /healthz, /livez, /readyz (and their /<check> sub-paths), / (paths).
+ * - Discovery built from the resource registry: /api (APIVersions),
+ *   /api/v1 (APIResourceList), /apis (APIGroupList), /apis/{g} (APIGroup),
+ *   /apis/{g}/{v} (APIResourceList), and aggregated discovery
+ *   (apidiscovery.k8s.io/v2 APIGroupDiscoveryList) at /api and /apis when
+ *   the Accept header asks for it.
+ * - Resources (builtin-resources.ts): v1 namespaces (+ status), configmaps,
+ *   secrets; coordination.k8s.io/v1 leases. Verbs: list (label/field
+ *   selectors, limit/continue), get, create (generateName, dryRun),
+ *   update (resourceVersion preconditions, dryRun), delete (finalizers;
+ *   namespaces go Terminating, their content is removed, then they go).
+ *   Server-side Tables (kubectl get) on request.
+ * - Errors as Status objects: 400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 500.
+ *
+ * Not yet: watch, patch and server-side apply, deletecollection, CRDs,
+ * scale, workload kinds and their controllers, protobuf.
+ *
+ * Routing: non-resource paths here; /api and /apis paths are parsed by
+ * request-info.ts into discovery requests or resource requests
+ * (group/version/namespace/resource/name/subresource/verb), which rest.ts
+ * serves for any registered resource.
+ */
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import yaml from 'js-yaml';
+import { generateSandboxCerts } from './certs.js';
+import { INITIAL_NAMESPACES, registerBuiltins } from './builtin-resources.js';
+import {
+  AGGREGATED_DISCOVERY_CONTENT_TYPE,
+  aggregatedDiscovery,
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+} from './discovery.js';
+import { startNamespaceController } from './namespace-controller.js';
+import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
+import { parseApiPath, type DiscoveryRequest } from './request-info.js';
+import { ResourceRegistry } from './resources.js';
+import { RestHandler, type ResponseShape } from './rest.js';
+import {
+  ApiError,
+  badRequest,
+  internalError,
+  methodNotAllowed,
+  notAcceptable,
+  resourceNotFound,
+  tooLarge,
+  unauthorized,
+  unsupportedMediaType,
+} from './status.js';
+import { ObjectStore } from './store.js';
+
+/** The Kubernetes version the sandbox emulates. */
+export const SANDBOX_KUBERNETES_VERSION = 'v1.32.0';
+
+/** A running sandbox. */
+export interface Sandbox {
+  /** `https://host:port`, the API server URL clients use. */
+  url: string;
+  /** The CA certificate (PEM) that verifies the server's certificate. */
+  caPem: string;
+  /** The bearer token the server accepts. */
+  token: string;
+  /** Stops listening, drops open connections and stops the controllers. */
+  close(): Promise<void>;
+}
+
+export interface SandboxOptions {
+  /** Address to listen on (default 127.0.0.1). The certificate also names it. */
+  host?: string;
+  /** Port; 0 (the default) picks a free one. */
+  port?: number;
+  /** The bearer token to accept; a random one is made when absent. */
+  token?: string;
+}
+
+/** Largest request body the API server accepts (3 MiB). */
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+interface MediaRange {
+  type: string;
+  params: Record<string, string>;
+}
+
+function parseAccept(header: string | undefined): MediaRange[] {
+  if (!header) return [{ type: '*/*', params: {} }];
+  return header.split(',').map((range) => {
+    const [type = '', ...params] = range.split(';').map((p) => p.trim());
+    const parsed: Record<string, string> = {};
+    for (const p of params) {
+      const eq = p.indexOf('=');
+      if (eq > 0) parsed[p.slice(0, eq).trim()] = p.slice(eq + 1).trim();
+    }
+    return { type: type.toLowerCase(), params: parsed };
+  });
+}
+
+const isPlainJson = (r: MediaRange): boolean =>
+  ['application/json', 'application/*', '*/*'].includes(r.type) && r.params.as === undefined;
+const isYaml = (r: MediaRange): boolean => r.type === 'application/yaml' && r.params.as === undefined;
+
+type Encoding = 'json' | 'yaml';
+
+/** Picks the first representation in the client's Accept list that the sandbox can produce. */
+function negotiateObject(accept: MediaRange[]): { shape: ResponseShape; encoding: Encoding; contentType: string } {
+  for (const r of accept) {
+    if (r.type === 'application/json' && r.params.as === 'Table' && r.params.g === 'meta.k8s.io' && (r.params.v === 'v1' || r.params.v === 'v1beta1')) {
+      return { shape: { table: r.params.v }, encoding: 'json', contentType: `application/json;as=Table;v=${r.params.v};g=meta.k8s.io` };
+    }
+    if (isPlainJson(r)) return { shape: {}, encoding: 'json', contentType: 'application/json' };
+    if (isYaml(r)) return { shape: {}, encoding: 'yaml', contentType: 'application/yaml' };
+  }
+  throw notAcceptable();
+}
+
+function negotiateDiscovery(accept: MediaRange[], aggregatedAvailable: boolean): { aggregated: boolean; encoding: Encoding } {
+  for (const r of accept) {
+    if (
+      aggregatedAvailable &&
+      r.type === 'application/json' &&
+      r.params.as === 'APIGroupDiscoveryList' &&
+      r.params.g === 'apidiscovery.k8s.io' &&
+      r.params.v === 'v2'
+    ) {
+      return { aggregated: true, encoding: 'json' };
+    }
+    if (isPlainJson(r)) return { aggregated: false, encoding: 'json' };
+    if (isYaml(r)) return { aggregated: false, encoding: 'yaml' };
+  }
+  throw notAcceptable();
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(tooLarge());
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function decodeBody(raw: Buffer, contentType: string | undefined): unknown {
+  if (raw.length === 0) return undefined;
+  const type = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+  const text = type === PROTOBUF_CONTENT_TYPE ? '' : raw.toString('utf8');
+  try {
+    if (type === 'application/json' || type === '') return JSON.parse(text);
+    if (type === 'application/yaml') return yaml.load(text, { schema: yaml.JSON_SCHEMA });
+  } catch (err) {
+    throw badRequest(`the body of the request could not be decoded: ${(err as Error).message}`);
+  }
+  if (type === PROTOBUF_CONTENT_TYPE) return decodeProtobufObject(raw);
+  throw unsupportedMediaType();
+}
+
+function tokenMatches(header: string | undefined, token: Buffer): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  if (!match) return false;
+  const given = Buffer.from(match[1]!, 'utf8');
+  return given.length === token.length && timingSafeEqual(given, token);
+}
+
+function goPlatform(): string {
+  const arch = ({ x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm' } as Record<string, string>)[process.arch] ?? process.arch;
+  return `${process.platform}/${arch}`;
+}
+
+/** Starts a sandbox API server; resolves once it listens. */
+export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
+  const host = opts.host ?? '127.0.0.1';
+  const token = opts.token ?? randomBytes(32).toString('base64url');
+  const tokenBytes = Buffer.from(token, 'utf8');
+  const startedAt = new Date();
+  const certs = generateSandboxCerts({ hosts: [host] });
+
+  const registry = new ResourceRegistry();
+  registerBuiltins(registry);
+  const store = new ObjectStore();
+  const rest = new RestHandler({ registry, store, now: () => new Date() });
+  for (const name of INITIAL_NAMESPACES) {
+    const body = { metadata: { name } };
+    await rest.handle({ group: '', version: 'v1', resource: 'namespaces', verb: 'create' }, new URLSearchParams(), async () => body, {});
+  }
+  const namespaceController = startNamespaceController(store);
+
+  const versionInfo = {
+    major: '1',
+    minor: SANDBOX_KUBERNETES_VERSION.split('.')[1]!,
+    gitVersion: `${SANDBOX_KUBERNETES_VERSION}-vnfm-sandbox`,
+    gitCommit: '0000000000000000000000000000000000000000',
+    gitTreeState: 'clean',
+    buildDate: `${startedAt.toISOString().slice(0, 19)}Z`,
+    // The sandbox is not built with Go; these name the runtime that serves it instead.
+    goVersion: `node${process.versions.node}`,
+    compiler: 'v8',
+    platform: goPlatform(),
+  };
+
+  let serverAddress = '';
+
+  function send(res: ServerResponse, code: number, body: unknown, encoding: Encoding = 'json', contentType?: string): void {
+    const text = typeof body === 'string' ? body : encoding === 'yaml' ? yaml.dump(body, { noRefs: true }) : JSON.stringify(body);
+    res.writeHead(code, {
+      'Content-Type': contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : encoding === 'yaml' ? 'application/yaml' : 'application/json'),
+      'Cache-Control': 'no-cache, private',
+      'X-Content-Type-Options': 'nosniff',
+      'Audit-Id': randomUUID(),
+      'Content-Length': Buffer.byteLength(text),
+    });
+    res.end(res.req.method === 'HEAD' ? undefined : text);
+  }
+
+  function serveDiscovery(res: ServerResponse, request: DiscoveryRequest, accept: MediaRange[]): void {
+    const aggregatable = request.type === 'core-versions' || request.type === 'groups';
+    const { aggregated, encoding } = negotiateDiscovery(accept, aggregatable);
+    if (aggregated) {
+      send(res, 200, aggregatedDiscovery(registry, request.type === 'core-versions'), 'json', AGGREGATED_DISCOVERY_CONTENT_TYPE);
+      return;
+    }
+    let doc: object | undefined;
+    switch (request.type) {
+      case 'core-versions':
+        doc = apiVersions(registry, serverAddress);
+        break;
+      case 'groups':
+        doc = apiGroupList(registry);
+        break;
+      case 'group':
+        doc = apiGroup(registry, request.group);
+        break;
+      case 'core-resources':
+        doc = apiResourceList(registry, '', request.version);
+        break;
+      case 'group-resources':
+        doc = apiResourceList(registry, request.group, request.version);
+        break;
+    }
+    if (!doc) throw resourceNotFound();
+    send(res, 200, doc, encoding);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://sandbox.invalid');
+    const method = (req.method ?? 'GET').toUpperCase();
+    if (!tokenMatches(req.headers.authorization, tokenBytes)) throw unauthorized();
+    const accept = parseAccept(req.headers.accept);
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+
+    if (path === '/version') {
+      if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed();
+      send(res, 200, versionInfo);
+      return;
+    }
+    if (/^\/(healthz|livez|readyz)(\/[A-Za-z0-9-]+)?$/.test(path)) {
+      send(res, 200, 'ok');
+      return;
+    }
+    if (path === '/') {
+      const paths = ['/api', '/api/v1', '/apis', ...registry.groups().flatMap((g) => [`/apis/${g.name}`, ...g.versions.map((v) => `/apis/${g.name}/${v}`)]), '/healthz', '/livez', '/readyz', '/version'];
+      send(res, 200, { paths: paths.sort() });
+      return;
+    }
+
+    const parsed = parseApiPath(method, path, ['1', 'true'].includes(url.searchParams.get('watch') ?? ''));
+    switch (parsed.kind) {
+      case 'unknown':
+        send(res, 404, '404 page not found\n');
+        return;
+      case 'bad-method':
+        throw methodNotAllowed();
+      case 'discovery':
+        if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed();
+        serveDiscovery(res, parsed.request, accept);
+        return;
+      case 'resource': {
+        const { shape, encoding, contentType } = negotiateObject(accept);
+        const body = async (): Promise<unknown> => decodeBody(await readBody(req), req.headers['content-type']);
+        const result = await rest.handle(parsed.request, url.searchParams, body, shape);
+        send(res, result.code, result.body, encoding, encoding === 'json' && shape.table ? contentType : undefined);
+        return;
+      }
+    }
+  }
+
+  const server: Server = createServer({ key: certs.keyPem, cert: certs.certPem }, (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      const status = err instanceof ApiError ? err.status : internalError(err instanceof Error ? err.message : String(err)).status;
+      if (!res.headersSent) send(res, status.code ?? 500, status);
+      else res.destroy();
+    });
+  });
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  // A wildcard listener is reached through loopback; the certificate names 127.0.0.1.
+  const connectHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  const urlHost = connectHost.includes(':') ? `[${connectHost}]` : connectHost;
+  serverAddress = `${urlHost}:${port}`;
+
+  return {
+    url: `https://${urlHost}:${port}`,
+    caPem: certs.caPem,
+    token,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        namespaceController.stop();
+        server.close((err) => (err ? reject(err) : resolve()));
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
+}

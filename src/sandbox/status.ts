@@ -1,0 +1,160 @@
+/**
+ * `Status` objects, the body a kube-apiserver sends with every failed
+ * request (and with some successful deletes). Messages and reasons follow
+ * the wording of k8s.io/apimachinery's `errors` package so that clients
+ * that match on them (kubectl prints `Error from server (NotFound): ...`)
+ * behave as against a real server.
+ */
+
+export type StatusReason =
+  | 'Unauthorized'
+  | 'Forbidden'
+  | 'NotFound'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Invalid'
+  | 'BadRequest'
+  | 'MethodNotAllowed'
+  | 'NotAcceptable'
+  | 'UnsupportedMediaType'
+  | 'RequestEntityTooLarge'
+  | 'InternalError';
+
+/** One field-level cause inside `details.causes`. */
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+}
+
+/** The wire shape of `v1.Status`. */
+export interface Status {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Failure' | 'Success';
+  message?: string;
+  reason?: StatusReason;
+  details?: StatusDetails;
+  /** Set on failures; a successful delete's Status carries none. */
+  code?: number;
+}
+
+/** A request failed; the server answers with `status` and its `code`. */
+export class ApiError extends Error {
+  constructor(readonly status: Status) {
+    super(status.message ?? status.reason ?? 'request failed');
+    this.name = 'ApiError';
+  }
+}
+
+/** What a request is about, as Status details name it (`kind` is the plural resource). */
+export interface Target {
+  group: string;
+  resource: string;
+  name: string;
+}
+
+function failure(code: number, reason: StatusReason, message: string, details?: StatusDetails): ApiError {
+  const status: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason };
+  if (details) status.details = details;
+  status.code = code;
+  return new ApiError(status);
+}
+
+/** `pods "x"`, `deployments.apps "x"`: how apimachinery names a group/resource and object. */
+function qualified(t: Target): string {
+  return `${t.group ? `${t.resource}.${t.group}` : t.resource} "${t.name}"`;
+}
+
+function targetDetails(t: Target): StatusDetails {
+  const details: StatusDetails = { name: t.name };
+  if (t.group) details.group = t.group;
+  details.kind = t.resource;
+  return details;
+}
+
+export const unauthorized = (): ApiError => failure(401, 'Unauthorized', 'Unauthorized');
+
+export const notFound = (t: Target): ApiError => failure(404, 'NotFound', `${qualified(t)} not found`, targetDetails(t));
+
+/** A path the server has no handler for (unknown group, version, resource or subresource). */
+export const resourceNotFound = (): ApiError => failure(404, 'NotFound', 'the server could not find the requested resource', {});
+
+export const alreadyExists = (t: Target): ApiError =>
+  failure(409, 'AlreadyExists', `${qualified(t)} already exists`, targetDetails(t));
+
+export const conflict = (t: Target, why: string): ApiError =>
+  failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(t)}: ${why}`, targetDetails(t));
+
+export const methodNotAllowed = (): ApiError =>
+  failure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+
+export const badRequest = (message: string): ApiError => failure(400, 'BadRequest', message);
+
+export const notAcceptable = (): ApiError =>
+  failure(406, 'NotAcceptable', 'only the following media types are accepted: application/json, application/yaml');
+
+export const unsupportedMediaType = (): ApiError =>
+  failure(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf');
+
+export const tooLarge = (): ApiError => failure(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
+
+export const internalError = (message: string): ApiError =>
+  failure(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+
+export const forbidden = (t: Target, why: string, causes?: StatusCause[]): ApiError =>
+  failure(403, 'Forbidden', `${qualified(t)} is forbidden: ${why}`, { ...targetDetails(t), ...(causes ? { causes } : {}) });
+
+/** One validation failure, as field.Error renders it. */
+export interface FieldError {
+  type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueForbidden' | 'FieldValueTooLong';
+  field: string;
+  /** The offending value; absent for Required. */
+  value?: unknown;
+  detail: string;
+}
+
+function fieldErrorBody(e: FieldError): string {
+  switch (e.type) {
+    case 'FieldValueRequired':
+      return `Required value${e.detail ? `: ${e.detail}` : ''}`;
+    case 'FieldValueForbidden':
+      return `Forbidden${e.detail ? `: ${e.detail}` : ''}`;
+    case 'FieldValueTooLong':
+      return `Too long: ${e.detail}`;
+    case 'FieldValueNotSupported':
+      return `Unsupported value: ${JSON.stringify(e.value)}${e.detail ? `: ${e.detail}` : ''}`;
+    default:
+      return `Invalid value: ${typeof e.value === 'string' ? JSON.stringify(e.value) : JSON.stringify(e.value ?? null)}: ${e.detail}`;
+  }
+}
+
+/** 422 `Invalid`: `Namespace "Bad" is invalid: metadata.name: Invalid value: ...`. */
+export function invalid(kind: string, group: string, name: string, errors: FieldError[]): ApiError {
+  const rendered = errors.map((e) => `${e.field}: ${fieldErrorBody(e)}`);
+  const summary = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`;
+  const qualifiedKind = group ? `${kind}.${group}` : kind;
+  const details: StatusDetails = { name };
+  if (group) details.group = group;
+  details.kind = kind;
+  details.causes = errors.map((e) => ({ reason: e.type, message: fieldErrorBody(e), field: e.field }));
+  return failure(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${summary}`, details);
+}
+
+/** The `Success` Status a delete answers with for kinds that do not return the deleted object. */
+export function deletedStatus(t: Target, uid: string): Status {
+  const details: StatusDetails = { name: t.name };
+  if (t.group) details.group = t.group;
+  details.kind = t.resource;
+  details.uid = uid;
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
+}
