@@ -3,11 +3,10 @@
  * applies, into a VimConfig. Every problem names the file, the field and the
  * fix; nothing here touches the store or the network.
  */
-import { readFileSync } from 'node:fs';
 import { ValidationError } from '../errors.js';
 import type { VimAuth, VimConfig, VimSecrets, VimSpec, VimType } from './model.js';
 import { parsePemCertificates } from './pem.js';
-import { lineOfKey, readYamlFile } from './yaml.js';
+import { readBoundedText, readConfigYaml, MAX_CONFIG_BYTES } from './config-file.js';
 
 const KNOWN_KEYS = new Set([
   'auth_url', 'type', 'project_name', 'project_id', 'project_domain_name', 'username', 'user_id', 'password',
@@ -15,10 +14,17 @@ const KNOWN_KEYS = new Set([
   'application_credential_id', 'application_credential_secret', 'region_name', 'extra',
 ]);
 
-/** Reads a vim-config file. `for` names the VIM in messages. */
+/** Reads a vim-config file. */
 export function readVimConfigFile(path: string): VimConfig {
-  const doc = readYamlFile(path);
-  return parseVimConfig(doc, path, readFileSync(path, 'utf8'));
+  const doc = readConfigYaml(path, 'check the path given to --config-file');
+  return parseVimConfig(doc, path, readBoundedText(path, MAX_CONFIG_BYTES));
+}
+
+/** The 1-based line where `key:` first appears, for messages. */
+function lineOfKey(text: string, key: string): number | undefined {
+  const re = new RegExp(`^\\s*["']?${key}["']?\\s*:`);
+  const i = text.split('\n').findIndex((l) => re.test(l));
+  return i < 0 ? undefined : i + 1;
 }
 
 /**

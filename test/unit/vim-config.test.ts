@@ -108,13 +108,13 @@ describe('vim-config.yaml, bad: exit code 2, names the file, the field and the f
   });
 
   it('a missing file is a ValidationError naming it', () => {
-    expect(() => readVimConfigFile(join(dir, 'nope.yaml'))).toThrow(/nope\.yaml.*cannot be read: ENOENT/);
+    expect(() => readVimConfigFile(join(dir, 'nope.yaml'))).toThrow(/nope\.yaml.*does not exist/);
   });
 
   it('refuses an alias bomb instead of expanding it', () => {
-    const lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
-    for (let i = 0; i < 1100; i++) lines.push(`k${i}: [*a,*a,*a,*a,*a,*a,*a,*a,*a]`);
+    const lines = ['l0: &l0 ["x","x","x","x","x","x","x","x","x"]'];
+    for (let i = 1; i < 9; i++) lines.push(`l${i}: &l${i} [*l${i - 1},*l${i - 1},*l${i - 1},*l${i - 1},*l${i - 1},*l${i - 1},*l${i - 1},*l${i - 1},*l${i - 1}]`);
     const path = write('bomb.yaml', lines.join('\n'));
-    expect(() => readVimConfigFile(path)).toThrow(/YAML aliases/);
+    expect(() => readVimConfigFile(path)).toThrow(/YAML aliases are followed/);
   });
 });
