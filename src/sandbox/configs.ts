@@ -4,7 +4,7 @@
  * and `vim-register --kubeconfig` read). Both carry the bearer token, so
  * they are written readable by their owner only.
  */
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import yaml from 'js-yaml';
 import { VnfmError } from '../errors.js';
@@ -61,12 +61,12 @@ export function renderKubeconfig(sandbox: SandboxEndpoint, namespace = 'default'
   );
 }
 
-async function writePrivate(path: string, text: string, what: string): Promise<void> {
+function writePrivate(path: string, text: string, what: string): void {
   try {
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, text, { mode: 0o600 });
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text, { mode: 0o600 });
     // The mode above applies only to a new file; an existing one keeps its own.
-    await chmod(path, 0o600);
+    chmodSync(path, 0o600);
   } catch (err) {
     throw new VnfmError(`cannot write the sandbox ${what} to ${path}: ${(err as Error).message}`, {
       hint: 'choose a path in a directory you can write to',
@@ -77,16 +77,17 @@ async function writePrivate(path: string, text: string, what: string): Promise<v
 
 /**
  * Writes the vim-config.yaml and/or kubeconfig for `sandbox` (mode 0600,
- * parent directories created). Returns the paths written.
+ * parent directories created), synchronously: the files exist when it
+ * returns. Returns the paths written.
  */
-export async function writeSandboxConfigs(sandbox: SandboxEndpoint, paths: SandboxConfigPaths): Promise<{ vimConfigPath?: string; kubeconfigPath?: string }> {
+export function writeSandboxConfigs(sandbox: SandboxEndpoint, paths: SandboxConfigPaths): { vimConfigPath?: string; kubeconfigPath?: string } {
   const written: { vimConfigPath?: string; kubeconfigPath?: string } = {};
   if (paths.vimConfigPath) {
-    await writePrivate(paths.vimConfigPath, renderVimConfig(sandbox, paths.namespace), 'vim-config');
+    writePrivate(paths.vimConfigPath, renderVimConfig(sandbox, paths.namespace), 'vim-config');
     written.vimConfigPath = paths.vimConfigPath;
   }
   if (paths.kubeconfigPath) {
-    await writePrivate(paths.kubeconfigPath, renderKubeconfig(sandbox, paths.namespace), 'kubeconfig');
+    writePrivate(paths.kubeconfigPath, renderKubeconfig(sandbox, paths.namespace), 'kubeconfig');
     written.kubeconfigPath = paths.kubeconfigPath;
   }
   return written;
