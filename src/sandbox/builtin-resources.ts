@@ -36,13 +36,13 @@ export const namespaces: ResourceType = {
       const spec = (obj.spec ?? {}) as { finalizers?: string[] };
       obj.spec = { ...spec, finalizers: spec.finalizers ?? ['kubernetes'] };
       obj.status = { phase: 'Active' };
-      obj.metadata.labels = { ...obj.metadata.labels, [NAMESPACE_NAME_LABEL]: obj.metadata.name };
+      obj.metadata.labels = { ...obj.metadata.labels, [NAMESPACE_NAME_LABEL]: obj.metadata.name ?? '' };
     },
     prepareForUpdate(obj, old) {
       // spec.finalizers changes only through /finalize, status only through /status.
       obj.spec = old.spec;
       obj.status = old.status;
-      obj.metadata.labels = { ...obj.metadata.labels, [NAMESPACE_NAME_LABEL]: obj.metadata.name };
+      obj.metadata.labels = { ...obj.metadata.labels, [NAMESPACE_NAME_LABEL]: obj.metadata.name ?? '' };
     },
     beginDelete(obj, now) {
       if (obj.metadata.deletionTimestamp) {
