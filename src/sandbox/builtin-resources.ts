@@ -4,7 +4,7 @@
  * handlers implement, so discovery never promises what the sandbox cannot do.
  */
 import { conflict, type FieldError } from './status.js';
-import type { KubeObject, ResourceRegistry, ResourceType } from './resources.js';
+import { rfc3339, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
 
 /** The label the API server puts on every namespace (since Kubernetes 1.21). */
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
@@ -157,8 +157,3 @@ export function registerBuiltins(registry: ResourceRegistry): void {
 
 /** The namespaces a fresh cluster has. */
 export const INITIAL_NAMESPACES = ['default', 'kube-node-lease', 'kube-public', 'kube-system'];
-
-/** RFC 3339 at second precision, as metav1.Time serialises. */
-export function rfc3339(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}Z`;
-}

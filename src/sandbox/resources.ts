@@ -84,6 +84,11 @@ export interface ResourceType {
   strategy?: ResourceStrategy;
 }
 
+/** RFC 3339 at second precision, as metav1.Time serialises. */
+export function rfc3339(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}
+
 /** `group/version`, or `version` alone for the core group. */
 export function groupVersion(t: { group: string; version: string }): string {
   return t.group ? `${t.group}/${t.version}` : t.version;

@@ -6,9 +6,8 @@
  * kind by name except the NamespaceLifecycle admission rules.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { rfc3339 } from './builtin-resources.js';
 import type { ResourceRequest } from './request-info.js';
-import { groupVersion, type KubeObject, type ObjectMeta, type ResourceRegistry, type ResourceType, type Verb } from './resources.js';
+import { groupVersion, rfc3339, type KubeObject, type ObjectMeta, type ResourceRegistry, type ResourceType, type Verb } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import {
   alreadyExists,

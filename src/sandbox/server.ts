@@ -17,10 +17,15 @@
  *   update (resourceVersion preconditions, dryRun), delete (finalizers;
  *   namespaces go Terminating, their content is removed, then they go).
  *   Server-side Tables (kubectl get) on request.
+ * - Request bodies in JSON, YAML, and protobuf for Namespace, ConfigMap and
+ *   Secret (what kubectl's typed `create` subcommands send); answers in JSON
+ *   (or YAML when asked).
  * - Errors as Status objects: 400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 500.
  *
  * Not yet: watch, patch and server-side apply, deletecollection, CRDs,
- * scale, workload kinds and their controllers, protobuf.
+ * scale, workload kinds and their controllers, protobuf answers,
+ * finalizers on objects inside a deleted namespace (they are removed at once),
+ * managedFields, fieldValidation=Strict (unknown fields are kept, not refused).
  *
  * Routing: non-resource paths here; /api and /apis paths are parsed by
  * request-info.ts into discovery requests or resource requests
@@ -45,7 +50,7 @@ import {
 import { startNamespaceController } from './namespace-controller.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import { parseApiPath, type DiscoveryRequest } from './request-info.js';
-import { ResourceRegistry } from './resources.js';
+import { ResourceRegistry, rfc3339 } from './resources.js';
 import { RestHandler, type ResponseShape } from './rest.js';
 import {
   ApiError,
@@ -208,7 +213,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     gitVersion: `${SANDBOX_KUBERNETES_VERSION}-vnfm-sandbox`,
     gitCommit: '0000000000000000000000000000000000000000',
     gitTreeState: 'clean',
-    buildDate: `${startedAt.toISOString().slice(0, 19)}Z`,
+    buildDate: rfc3339(startedAt),
     // The sandbox is not built with Go; these name the runtime that serves it instead.
     goVersion: `node${process.versions.node}`,
     compiler: 'v8',
