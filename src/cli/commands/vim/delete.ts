@@ -29,9 +29,10 @@ export function vimDeleteCommand(ctx: Context): Command {
         return;
       }
     }
-    for (const vim of deleteVims(vims, targets)) {
-      ctx.io.success(`vim "${vim.name}" deleted`);
-      if (vim.isDefault) ctx.io.warn('that was the default VIM; choose another with: vnfm vim-update VIM --is-default');
+    const deleted = deleteVims(vims, targets);
+    for (const vim of deleted) ctx.io.success(`vim "${vim.name}" deleted`);
+    if (deleted.some((v) => v.isDefault) && vims.count() > 0) {
+      ctx.io.warn('the default VIM was deleted; choose another with: vnfm vim-update VIM --is-default');
     }
   });
 }
