@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the end-to-end tests start themselves
+# (Keystone under uwsgi, keystoneclient for seeding it, sshd, openssl).
+#
+# Run as root on Debian bookworm. Idempotent: when every package is already
+# installed it changes nothing and returns at once. It never leaves a daemon
+# running: the tests start their own servers on 127.0.0.1 with their own
+# configuration, and a packaged service listening on 0.0.0.0 would only get in
+# their way.
+set -euo pipefail
+
+packages=(
+  keystone
+  uwsgi
+  uwsgi-plugin-python3
+  python3-keystoneclient
+  python3-cryptography
+  openssh-server
+  openssl
+)
+
+# Services these packages ship: any of them that the install started is
+# stopped again.
+services=(keystone uwsgi apache2 ssh)
+
+log() { printf 'install-debian-deps: %s\n' "$*" >&2; }
+
+if [[ $(id -u) -ne 0 ]]; then
+  log "must run as root (it calls apt-get)"
+  exit 1
+fi
+
+service_running() {
+  [[ -x /etc/init.d/$1 ]] && service "$1" status >/dev/null 2>&1
+}
+
+is_installed() {
+  [[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true) == installed ]]
+}
+
+missing=()
+for p in "${packages[@]}"; do
+  is_installed "$p" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  log "all packages already installed"
+  exit 0
+fi
+log "installing: ${missing[*]}"
+
+# Services already running belong to whoever runs this machine: leave them be.
+running_before=()
+for s in "${services[@]}"; do
+  service_running "$s" && running_before+=("$s")
+done
+
+# Maintainer scripts start daemons through invoke-rc.d, which asks
+# policy-rc.d first; 101 means "action forbidden".
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+  printf '#!/bin/sh\n# Installed by vnfm test/support/install-debian-deps.sh: no daemon starts on install.\nexit 101\n' \
+    >/usr/sbin/policy-rc.d
+  chmod 0755 /usr/sbin/policy-rc.d
+fi
+
+# Keystone's maintainer scripts would otherwise create a database, bootstrap
+# an admin and register endpoints in /etc/keystone; the tests configure
+# everything themselves in temp dirs.
+debconf-set-selections <<'EOF'
+keystone keystone/configure_db boolean false
+keystone keystone/create-admin-tenant boolean false
+keystone keystone/register-endpoint boolean false
+EOF
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends --no-upgrade "${packages[@]}"
+
+# In case an existing policy-rc.d allowed starting: stop what the maintainer
+# scripts started. `service` does not ask policy-rc.d.
+for s in "${services[@]}"; do
+  [[ " ${running_before[*]} " == *" $s "* ]] && continue
+  if service_running "$s"; then
+    log "stopping $s, started by its package"
+    service "$s" stop || true
+  fi
+done
+
+for p in "${packages[@]}"; do
+  if ! is_installed "$p"; then
+    log "$p is still not installed"
+    exit 1
+  fi
+done
+log "done"

@@ -1,0 +1,406 @@
+/**
+ * A real Keystone (Debian's `keystone` package) for the tests, served by
+ * uwsgi on 127.0.0.1 from a temp dir: its own keystone.conf, SQLite database,
+ * fernet keys and logs. Nothing under /etc/keystone is read or written.
+ *
+ * Needs the packages from `install-debian-deps.sh`. Facts behind the choices
+ * below are in notes/openstack-test-env.md (WAL, one thread per worker, no
+ * keep-alive, /usr/bin/python3).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+
+/** Connection facts of a running test Keystone; plain data, so it can cross process boundaries. */
+export interface KeystoneInfo {
+  /** `http://127.0.0.1:<port>/v3` */
+  url: string;
+  /** Password of `admin` (project `admin`, domain `Default`). */
+  adminPassword: string;
+  /** Name of the project the test user works in (`vnf`). */
+  project: string;
+  projectId: string;
+  /** The test user (`vnfuser`), with the `member` and `admin` roles on `project`. */
+  user: { name: string; id: string; password: string; domain: string };
+  /** An application credential of the test user, bound to `project`. */
+  appCredential: { id: string; secret: string };
+  /** Region of every catalog entry. */
+  region: string;
+  /** The temp dir holding keystone.conf, the database and the logs. */
+  dir: string;
+}
+
+export interface KeystoneServer extends KeystoneInfo {
+  /** Stops uwsgi (its whole process group) and removes the temp dir. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const REGION = 'RegionOne';
+const PROJECT = 'vnf';
+const USER = 'vnfuser';
+/** Heat does not run; the tests only need its catalog entry. */
+const ORCHESTRATION_URL = 'http://127.0.0.1:8004/v1/%(tenant_id)s';
+const PYTHON = '/usr/bin/python3';
+const SEED_SCRIPT = fileURLToPath(new URL('./keystone-seed.py', import.meta.url));
+const START_TIMEOUT_MS = 90_000;
+const PROBE_INTERVAL_MS = 200;
+const PROBE_TIMEOUT_MS = 2_000;
+const STOP_TIMEOUT_MS = 10_000;
+
+/** Environment variable through which `keystoneGlobalSetup` hands `KeystoneInfo` to test workers. */
+export const KEYSTONE_ENV = 'VNFM_TEST_KEYSTONE';
+
+/**
+ * Starts a Keystone with project `vnf`, user `vnfuser`, an application
+ * credential and an `orchestration` catalog entry. Takes a few seconds
+ * (`keystone-manage` and uwsgi each import all of Keystone).
+ */
+export async function startKeystone(): Promise<KeystoneServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'vnfm-keystone-'));
+  let uwsgi: ChildProcess | undefined;
+  const stop = async (): Promise<void> => {
+    if (uwsgi) await stopProcessGroup(uwsgi);
+    uwsgi = undefined;
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/v3`;
+    const adminPassword = randomSecret();
+    const userPassword = randomSecret();
+    const conf = join(dir, 'keystone.conf');
+    await writeFile(conf, keystoneConf(dir));
+
+    const owner = await processOwner();
+    const manage = (...args: string[]) =>
+      run('keystone-manage', ['--config-file', conf, ...args], { dir, env: { OS_BOOTSTRAP_PASSWORD: adminPassword } });
+    // Every step imports all of Keystone (~2 s): run what does not depend on
+    // each other at once. Key repositories need no database; uwsgi needs the
+    // schema to exist and answers GET /v3 before bootstrap is done.
+    await settleAll([
+      manage('fernet_setup', '--keystone-user', owner.user, '--keystone-group', owner.group),
+      manage('credential_setup', '--keystone-user', owner.user, '--keystone-group', owner.group),
+      (async () => {
+        await manage('db_sync');
+        useWal(join(dir, 'keystone.sqlite'));
+        const child = spawnUwsgi(dir, conf, port);
+        uwsgi = child;
+        await settleAll([
+          manage(
+            'bootstrap',
+            '--bootstrap-username', 'admin',
+            '--bootstrap-project-name', 'admin',
+            '--bootstrap-role-name', 'admin',
+            '--bootstrap-service-name', 'keystone',
+            '--bootstrap-region-id', REGION,
+            '--bootstrap-public-url', url,
+          ),
+          waitUntilServing(child, url, dir),
+        ]);
+      })(),
+    ]);
+
+    const seeded = JSON.parse(
+      await run(PYTHON, [SEED_SCRIPT], {
+        dir,
+        input: JSON.stringify({
+          url,
+          adminPassword,
+          project: PROJECT,
+          username: USER,
+          password: userPassword,
+          orchestrationUrl: ORCHESTRATION_URL,
+          region: REGION,
+        }),
+      }),
+    ) as { projectId: string; userId: string; appCredential: { id: string; secret: string } };
+
+    return {
+      url,
+      adminPassword,
+      project: PROJECT,
+      projectId: seeded.projectId,
+      user: { name: USER, id: seeded.userId, password: userPassword, domain: 'Default' },
+      appCredential: seeded.appCredential,
+      region: REGION,
+      dir,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/**
+ * For a vitest `globalSetup` file:
+ * `export { keystoneGlobalSetup as default } from '../support/keystone.js'`.
+ * Starts one Keystone for the whole run, hands its `KeystoneInfo` to the
+ * workers in `VNFM_TEST_KEYSTONE` (read it with `keystoneFromEnv`), and
+ * returns the teardown.
+ */
+export async function keystoneGlobalSetup(): Promise<() => Promise<void>> {
+  const server = await startKeystone();
+  const { stop, ...info } = server;
+  process.env[KEYSTONE_ENV] = JSON.stringify(info);
+  return async () => {
+    delete process.env[KEYSTONE_ENV];
+    await stop();
+  };
+}
+
+/** The Keystone a global setup started, if any. */
+export function keystoneFromEnv(): KeystoneInfo | undefined {
+  const raw = process.env[KEYSTONE_ENV];
+  return raw ? (JSON.parse(raw) as KeystoneInfo) : undefined;
+}
+
+/**
+ * The Keystone of the global setup when there is one, else a new one that
+ * `stop()` stops; lets a test file run alone or in the whole suite.
+ */
+export async function useKeystone(): Promise<KeystoneServer> {
+  const shared = keystoneFromEnv();
+  if (shared) return { ...shared, stop: async () => {} };
+  return startKeystone();
+}
+
+function keystoneConf(dir: string): string {
+  return `[DEFAULT]
+log_file = ${join(dir, 'keystone.log')}
+use_stderr = false
+
+[database]
+connection = sqlite:///${join(dir, 'keystone.sqlite')}
+
+[token]
+provider = fernet
+
+[fernet_tokens]
+key_repository = ${join(dir, 'fernet-keys')}
+
+[fernet_receipts]
+key_repository = ${join(dir, 'fernet-keys')}
+
+[credential]
+key_repository = ${join(dir, 'credential-keys')}
+`;
+}
+
+/**
+ * In rollback-journal mode a request that keeps a read transaction open
+ * blocks every writer ("database is locked", HTTP 500). WAL mode is stored in
+ * the file, so setting it once here holds for every Keystone process.
+ */
+function useWal(file: string): void {
+  const db = new Database(file);
+  try {
+    db.pragma('journal_mode = WAL');
+  } finally {
+    db.close();
+  }
+}
+
+function spawnUwsgi(dir: string, conf: string, port: number): ChildProcess {
+  const log = openSync(join(dir, 'uwsgi.log'), 'a');
+  try {
+    const child = spawn(
+      'uwsgi',
+      [
+        '--plugins', 'python3',
+        '--http-socket', `127.0.0.1:${port}`,
+        '--wsgi-file', '/usr/bin/keystone-wsgi-public',
+        '--master',
+        '--processes', '2',
+        // More threads per worker bring back "database is locked" on SQLite.
+        '--threads', '1',
+        // Each worker opens its own database connections after the fork.
+        '--lazy-apps',
+        '--need-app',
+        '--die-on-term',
+        '--buffer-size', '65535',
+        // --http-socket closes every connection after one response but does
+        // not say so; clients reusing the connection then get a reset
+        // (keystoneauth's POSTs are not retried). Say it.
+        '--add-header', 'Connection: close',
+      ],
+      {
+        cwd: dir,
+        // Its own process group, so stop() reaches master and workers at once.
+        detached: true,
+        stdio: ['ignore', log, log],
+        env: { ...pythonEnv(), OS_KEYSTONE_CONFIG_FILES: conf },
+      },
+    );
+    killOnExit(child);
+    return child;
+  } finally {
+    closeSync(log);
+  }
+}
+
+/** Probes `GET /v3` until it answers 200; fails at once, with the logs, if uwsgi exits. */
+async function waitUntilServing(child: ChildProcess, url: string, dir: string): Promise<void> {
+  let exited: string | undefined;
+  const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+    exited = signal ? `killed by ${signal}` : `exited with code ${code}`;
+  };
+  child.once('exit', onExit);
+  try {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    let lastProblem = 'no answer yet';
+    while (Date.now() < deadline) {
+      if (exited) break;
+      try {
+        const res = await fetch(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+        await res.arrayBuffer();
+        if (res.status === 200) return;
+        lastProblem = `GET ${url} answered HTTP ${res.status}`;
+      } catch (err) {
+        lastProblem = `GET ${url}: ${(err as Error).cause ?? (err as Error).message}`;
+      }
+      if (exited) break;
+      await new Promise((resolve) => setTimeout(resolve, PROBE_INTERVAL_MS));
+    }
+    const why = exited ? `uwsgi ${exited}` : `not serving after ${START_TIMEOUT_MS / 1000} s (${lastProblem})`;
+    throw new Error(`test Keystone did not start: ${why}\n${await logTails(dir)}`);
+  } finally {
+    child.off('exit', onExit);
+  }
+}
+
+/**
+ * Like Promise.all, but waits for every step to end before failing, so that
+ * nothing still runs in the temp dir when the caller cleans it up.
+ */
+async function settleAll(steps: Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(steps);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+async function stopProcessGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const pid = child.pid;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  signalGroup(pid, 'SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS);
+  });
+  const late = await Promise.race([exited.then(() => false), timedOut]);
+  clearTimeout(timer);
+  if (late) {
+    signalGroup(pid, 'SIGKILL');
+    await exited;
+  }
+  // Workers may outlive the master by a moment; none may keep the port.
+  signalGroup(pid, 'SIGKILL');
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
+/** A test run that ends without calling stop() must not leave uwsgi behind. */
+function killOnExit(child: ChildProcess): void {
+  const kill = () => {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      signalGroup(child.pid, 'SIGKILL');
+    }
+  };
+  process.once('exit', kill);
+  child.once('exit', () => process.off('exit', kill));
+}
+
+async function logTails(dir: string): Promise<string> {
+  const parts: string[] = [];
+  for (const name of ['uwsgi.log', 'keystone.log']) {
+    const text = await readFile(join(dir, name), 'utf8').catch(() => '');
+    if (text) parts.push(`--- ${name} (last lines) ---\n${text.split('\n').slice(-30).join('\n')}`);
+  }
+  return parts.join('\n');
+}
+
+interface RunOptions {
+  dir: string;
+  input?: string;
+  env?: Record<string, string>;
+}
+
+/** Runs a command to completion; resolves with stdout, rejects with stderr and the Keystone log tail. */
+function run(command: string, args: string[], opts: RunOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: opts.dir,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...pythonEnv(), ...opts.env },
+    });
+    const out: Buffer[] = [];
+    const errOut: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => errOut.push(b));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) {
+        resolve(Buffer.concat(out).toString('utf8'));
+        return;
+      }
+      const stderr = Buffer.concat(errOut).toString('utf8').split('\n').slice(-20).join('\n');
+      void logTails(opts.dir).then((tails) =>
+        reject(
+          new Error(
+            `${command} ${args.join(' ')} failed (${signal ?? `exit code ${code}`}):\n${stderr}\n${tails}`,
+          ),
+        ),
+      );
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/**
+ * Keystone's tools must run on Debian's /usr/bin/python3 with Debian's
+ * packages; drop what could point them at another interpreter's libraries.
+ */
+function pythonEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of ['PYTHONPATH', 'PYTHONHOME', 'VIRTUAL_ENV', 'PYTHONSTARTUP']) delete env[name];
+  env.PATH = `/usr/sbin:/usr/bin:/sbin:/bin${env.PATH ? `:${env.PATH}` : ''}`;
+  return env;
+}
+
+async function processOwner(): Promise<{ user: string; group: string }> {
+  if (process.getuid?.() === 0) return { user: 'root', group: 'root' };
+  const group = (await run('id', ['-gn'], { dir: tmpdir() })).trim();
+  return { user: userInfo().username, group };
+}
+
+/** A port free right now on 127.0.0.1 (uwsgi binds it a moment later). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('could not find a free port on 127.0.0.1'));
+      });
+    });
+  });
+}
+
+function randomSecret(): string {
+  return randomBytes(18).toString('base64url');
+}
