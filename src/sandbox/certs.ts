@@ -1,6 +1,8 @@
 /**
- * In-memory TLS material for the sandbox: a self-signed CA and a server
- * certificate it signs, both ECDSA P-256 / SHA-256.
+ * TLS material for the sandbox: a self-signed CA and server certificates it
+ * signs, all ECDSA P-256 / SHA-256, and the rule for when a kept server
+ * certificate must be issued again. Nothing here touches the disk
+ * (identity.ts keeps the material when the sandbox is given a state dir).
  *
  * The certificates are DER-encoded here by hand (a few ASN.1 shapes from
  * RFC 5280) and signed with node:crypto, so the sandbox needs neither the
@@ -8,13 +10,15 @@
  * and OpenSSL's (node:tls) both check what is encoded: SAN for the host name,
  * basicConstraints/keyUsage on the CA, extKeyUsage serverAuth on the leaf.
  */
-import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
 
 /** PEM-encoded TLS material for one sandbox run. */
 export interface SandboxCerts {
   /** The CA certificate clients trust (`ssl_ca_cert`, `certificate-authority-data`). */
   caPem: string;
+  /** The CA's private key (PKCS#8), kept only when the sandbox keeps its identity. */
+  caKeyPem: string;
   /** The server certificate, issued by the CA. */
   certPem: string;
   /** The server's private key (PKCS#8). */
@@ -24,7 +28,7 @@ export interface SandboxCerts {
 export interface CertOptions {
   /** Extra host names or IP addresses the server certificate must be valid for. */
   hosts?: string[];
-  /** Validity in days from now (default 365). */
+  /** Validity of the server certificate in days from now (default 365). */
   validityDays?: number;
   /** The moment the certificates start to be valid (default: now, minus an hour for clock skew). */
   now?: Date;
@@ -135,8 +139,9 @@ function keyIdentifier(spkiDer: Buffer): Buffer {
 }
 
 interface IssueRequest {
-  subjectCn: string;
-  issuerCn: string;
+  /** Encoded Names. */
+  subject: Buffer;
+  issuer: Buffer;
   subjectKey: KeyObject;
   issuerKey: KeyObject;
   notBefore: Date;
@@ -151,9 +156,9 @@ function issue(req: IssueRequest): Buffer {
     explicit(0, unsignedInteger(Buffer.from([2]))), // v3
     unsignedInteger(serial),
     signatureAlgorithm(),
-    distinguishedName(req.issuerCn),
+    req.issuer,
     sequence(time(req.notBefore), time(req.notAfter)),
-    distinguishedName(req.subjectCn),
+    req.subject,
     req.subjectKey.export({ type: 'spki', format: 'der' }),
     explicit(3, sequence(...req.extensions)),
   );
@@ -166,29 +171,44 @@ function toPem(label: string, der: Buffer): string {
   return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
 }
 
+/** Hosts every server certificate names, plus `extra`; wildcard listen addresses are not names. */
+export function certificateHosts(extra: string[] = []): string[] {
+  return [...new Set(['127.0.0.1', '::1', 'localhost', ...extra].filter((h) => h && h !== '0.0.0.0' && h !== '::'))];
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A CA that signs sandbox server certificates. */
+export interface SandboxCa {
+  /** The CA certificate (PEM). */
+  caPem: string;
+  /** The CA's private key (PKCS#8 PEM). */
+  caKeyPem: string;
+}
+
+/** A server certificate and its key. */
+export interface ServerCert {
+  certPem: string;
+  keyPem: string;
+}
+
 /**
- * Makes a fresh CA and a server certificate valid for 127.0.0.1, ::1,
- * localhost and every host in `opts.hosts`. Nothing touches the disk.
+ * Makes a fresh self-signed CA, valid for `opts.validityDays` (default
+ * 3650: like kubeadm's CA it outlives many server certificates, so a kept
+ * sandbox identity stays trusted while its server certificate is renewed).
  */
-export function generateSandboxCerts(opts: CertOptions = {}): SandboxCerts {
+export function generateSandboxCa(opts: Pick<CertOptions, 'now' | 'validityDays'> = {}): SandboxCa {
   const now = opts.now ?? new Date();
-  const notBefore = new Date(now.getTime() - 60 * 60 * 1000);
-  const notAfter = new Date(now.getTime() + (opts.validityDays ?? 365) * 24 * 60 * 60 * 1000);
-  const hosts = [...new Set(['127.0.0.1', '::1', 'localhost', ...(opts.hosts ?? [])].filter((h) => h && h !== '0.0.0.0' && h !== '::'))];
-
   const ca = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  const server = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const caKeyId = keyIdentifier(ca.publicKey.export({ type: 'spki', format: 'der' }));
-  const serverKeyId = keyIdentifier(server.publicKey.export({ type: 'spki', format: 'der' }));
   const caCn = `vnfm-sandbox-ca@${Math.floor(now.getTime() / 1000)}`;
-
   const caDer = issue({
-    subjectCn: caCn,
-    issuerCn: caCn,
+    subject: distinguishedName(caCn),
+    issuer: distinguishedName(caCn),
     subjectKey: ca.publicKey,
     issuerKey: ca.privateKey,
-    notBefore,
-    notAfter,
+    notBefore: new Date(now.getTime() - 60 * 60 * 1000),
+    notAfter: new Date(now.getTime() + (opts.validityDays ?? 3650) * DAY_MS),
     extensions: [
       // digitalSignature | keyCertSign | cRLSign: bits 0, 5, 6 -> 0x86, one unused bit.
       extension(OID.keyUsage, true, bitString(Buffer.from([0x86]), 1)),
@@ -196,13 +216,56 @@ export function generateSandboxCerts(opts: CertOptions = {}): SandboxCerts {
       extension(OID.subjectKeyIdentifier, false, octetString(caKeyId)),
     ],
   });
+  return { caPem: toPem('CERTIFICATE', caDer), caKeyPem: ca.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+}
+
+/** Reads one DER TLV at `offset`: where its content starts and where the whole element ends. */
+function readTlv(der: Buffer, offset: number): { tag: number; contentStart: number; end: number } {
+  const tag = der[offset]!;
+  let length = der[offset + 1]!;
+  let contentStart = offset + 2;
+  if (length & 0x80) {
+    const count = length & 0x7f;
+    length = 0;
+    for (let i = 0; i < count; i++) length = length * 256 + der[contentStart + i]!;
+    contentStart += count;
+  }
+  return { tag, contentStart, end: contentStart + length };
+}
+
+/**
+ * The subject Name of a certificate, byte for byte: a leaf's issuer must
+ * equal it exactly, since verifiers (Go's among them) match issuer to
+ * subject on the raw encoding.
+ */
+function rawSubject(certDer: Buffer): Buffer {
+  const tbs = readTlv(certDer, 0);
+  let at = readTlv(certDer, tbs.contentStart).contentStart;
+  if (readTlv(certDer, at).tag === 0xa0) at = readTlv(certDer, at).end; // version
+  for (let i = 0; i < 4; i++) at = readTlv(certDer, at).end; // serial, signature, issuer, validity
+  return certDer.subarray(at, readTlv(certDer, at).end);
+}
+
+/**
+ * Issues a server certificate signed by `ca`, valid for 127.0.0.1, ::1,
+ * localhost and every host in `opts.hosts`, for `opts.validityDays`
+ * (default 365) but never beyond the CA's own expiry.
+ */
+export function issueServerCert(ca: SandboxCa, opts: CertOptions = {}): ServerCert {
+  const now = opts.now ?? new Date();
+  const caCert = new X509Certificate(ca.caPem);
+  const caKey = createPrivateKey(ca.caKeyPem);
+  const caKeyId = keyIdentifier(caCert.publicKey.export({ type: 'spki', format: 'der' }));
+  const server = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const serverKeyId = keyIdentifier(server.publicKey.export({ type: 'spki', format: 'der' }));
+  const notAfter = Math.min(now.getTime() + (opts.validityDays ?? 365) * DAY_MS, Date.parse(caCert.validTo));
   const serverDer = issue({
-    subjectCn: 'vnfm-sandbox-apiserver',
-    issuerCn: caCn,
+    subject: distinguishedName('vnfm-sandbox-apiserver'),
+    issuer: rawSubject(caCert.raw),
     subjectKey: server.publicKey,
-    issuerKey: ca.privateKey,
-    notBefore,
-    notAfter,
+    issuerKey: caKey,
+    notBefore: new Date(now.getTime() - 60 * 60 * 1000),
+    notAfter: new Date(notAfter),
     extensions: [
       // digitalSignature only: bit 0 -> 0x80, seven unused bits.
       extension(OID.keyUsage, true, bitString(Buffer.from([0x80]), 7)),
@@ -210,13 +273,47 @@ export function generateSandboxCerts(opts: CertOptions = {}): SandboxCerts {
       extension(OID.basicConstraints, true, sequence()),
       extension(OID.subjectKeyIdentifier, false, octetString(serverKeyId)),
       extension(OID.authorityKeyIdentifier, false, sequence(tlv(0x80, caKeyId))),
-      extension(OID.subjectAltName, false, subjectAltNames(hosts)),
+      extension(OID.subjectAltName, false, subjectAltNames(certificateHosts(opts.hosts))),
     ],
   });
+  return { certPem: toPem('CERTIFICATE', serverDer), keyPem: server.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+}
 
-  return {
-    caPem: toPem('CERTIFICATE', caDer),
-    certPem: toPem('CERTIFICATE', serverDer),
-    keyPem: server.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  };
+/** A server certificate is renewed when it has this little validity left. */
+export const SERVER_CERT_RENEW_BEFORE_DAYS = 30;
+
+/**
+ * Why a kept server certificate cannot serve `hosts` at `now` and must be
+ * issued again, or `undefined` when it can: it does not parse, its key does
+ * not match, `ca` did not sign it, it does not name every host, or it is not
+ * yet valid or expires within {@link SERVER_CERT_RENEW_BEFORE_DAYS} days.
+ */
+export function serverCertRenewalReason(server: ServerCert, caPem: string, hosts: string[], now: Date = new Date()): string | undefined {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(server.certPem);
+    if (!cert.checkPrivateKey(createPrivateKey(server.keyPem))) return 'its key does not match it';
+  } catch {
+    return 'it cannot be read';
+  }
+  const ca = new X509Certificate(caPem);
+  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return 'the CA did not issue it';
+  for (const host of certificateHosts(hosts)) {
+    const named = isIP(host) ? cert.checkIP(host) : cert.checkHost(host, { subject: 'never' });
+    if (named === undefined) return `it does not name ${host}`;
+  }
+  if (Date.parse(cert.validFrom) > now.getTime()) return 'it is not valid yet';
+  if (Date.parse(cert.validTo) - now.getTime() < SERVER_CERT_RENEW_BEFORE_DAYS * DAY_MS) {
+    return `it expires within ${SERVER_CERT_RENEW_BEFORE_DAYS} days (${new Date(Date.parse(cert.validTo)).toISOString()})`;
+  }
+  return undefined;
+}
+
+/**
+ * Makes a fresh CA and a server certificate valid for 127.0.0.1, ::1,
+ * localhost and every host in `opts.hosts`. Nothing touches the disk.
+ */
+export function generateSandboxCerts(opts: CertOptions = {}): SandboxCerts {
+  const ca = generateSandboxCa({ now: opts.now });
+  return { ...ca, ...issueServerCert(ca, opts) };
 }

@@ -12,4 +12,21 @@ export {
   type SandboxConfigPaths,
   type SandboxEndpoint,
 } from './configs.js';
-export { generateSandboxCerts, type SandboxCerts, type CertOptions } from './certs.js';
+export {
+  generateSandboxCerts,
+  generateSandboxCa,
+  issueServerCert,
+  serverCertRenewalReason,
+  SERVER_CERT_RENEW_BEFORE_DAYS,
+  type SandboxCerts,
+  type SandboxCa,
+  type ServerCert,
+  type CertOptions,
+} from './certs.js';
+export {
+  loadSandboxIdentity,
+  SANDBOX_STATE_FILES,
+  type SandboxIdentity,
+  type LoadIdentityOptions,
+  type LoadedIdentity,
+} from './identity.js';

@@ -3,8 +3,10 @@
  * 1.32 does, for what vnfm relies on. It runs no containers.
  *
  * Served so far:
- * - HTTPS with an in-memory CA (certs.ts), bearer-token authentication on
+ * - HTTPS with its own CA (certs.ts), bearer-token authentication on
  *   every path (as with --anonymous-auth=false: no or a wrong token is 401).
+ *   Given a state directory, the CA, server certificate and token are kept
+ *   there and reused by the next start (identity.ts); objects never are.
  * - GET /version, /healthz, /livez, /readyz (and their /<check> sub-paths), / (paths).
  * - Discovery built from the resource registry: /api (APIVersions),
  *   /api/v1 (APIResourceList), /apis (APIGroupList), /apis/{g} (APIGroup),
@@ -32,12 +34,13 @@
  * (group/version/namespace/resource/name/subresource/verb), which rest.ts
  * serves for any registered resource.
  */
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import yaml from 'js-yaml';
 import { generateSandboxCerts } from './certs.js';
+import { loadSandboxIdentity, newSandboxToken } from './identity.js';
 import { INITIAL_NAMESPACES, registerBuiltins } from './builtin-resources.js';
 import {
   AGGREGATED_DISCOVERY_CONTENT_TYPE,
@@ -85,8 +88,19 @@ export interface SandboxOptions {
   host?: string;
   /** Port; 0 (the default) picks a free one. */
   port?: number;
-  /** The bearer token to accept; a random one is made when absent. */
+  /**
+   * The bearer token to accept. When absent: the one kept in `stateDir`, or
+   * a new random one. A token given here is used for this run only, never
+   * written to `stateDir`.
+   */
   token?: string;
+  /**
+   * Where the sandbox keeps its identity — CA, server certificate and token
+   * (identity.ts) — so that a restart serves the same cluster to clients that
+   * trusted it before. Without it every start makes a new identity, in memory
+   * only. Objects are never kept: they live in memory.
+   */
+  stateDir?: string;
 }
 
 /** Largest request body the API server accepts (3 MiB). */
@@ -192,10 +206,11 @@ function goPlatform(): string {
 /** Starts a sandbox API server; resolves once it listens. */
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   const host = opts.host ?? '127.0.0.1';
-  const token = opts.token ?? randomBytes(32).toString('base64url');
+  const identity = opts.stateDir ? loadSandboxIdentity({ stateDir: opts.stateDir, hosts: [host] }) : undefined;
+  const token = opts.token ?? identity?.token ?? newSandboxToken();
   const tokenBytes = Buffer.from(token, 'utf8');
   const startedAt = new Date();
-  const certs = generateSandboxCerts({ hosts: [host] });
+  const certs = identity ?? generateSandboxCerts({ hosts: [host] });
 
   const registry = new ResourceRegistry();
   registerBuiltins(registry);

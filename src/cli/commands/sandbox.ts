@@ -28,6 +28,13 @@ export function parseListen(value: string): { host: string; port: number } {
 export function sandboxCommand(ctx: Context): Command {
   const cmd = new Command('sandbox')
     .description('Run a local Kubernetes API emulator (HTTPS, bearer token) to try vnfm without a cluster; stops on Ctrl-C')
+    .addHelpText(
+      'after',
+      `
+The sandbox's objects live in memory and are gone when it stops; its CA and
+token are kept in $VNFM_HOME/sandbox so registered VIMs keep working after a
+restart. Remove that directory to give it a new identity.`,
+    )
     .option('--listen <host:port>', 'loopback address to serve on', '127.0.0.1:16443')
     .option('--vim-config <file>', 'where to write a vim-config.yaml for it (default: $VNFM_HOME/sandbox/vim-config.yaml)')
     .option('--kubeconfig <file>', 'where to write a kubeconfig for it (default: $VNFM_HOME/sandbox/kubeconfig)');
@@ -39,11 +46,10 @@ export function sandboxCommand(ctx: Context): Command {
   return cmd.action(async (flags: Flags) => {
     const { host, port } = parseListen(flags.listen);
     const { startSandbox, writeSandboxConfigs } = await import('../../sandbox/index.js');
-    const { ensurePrivateDir } = await import('../../store/index.js');
-    const vimConfigPath = flags.vimConfig ?? join(ctx.home, 'sandbox', 'vim-config.yaml');
-    const kubeconfigPath = flags.kubeconfig ?? join(ctx.home, 'sandbox', 'kubeconfig');
-    if (!flags.vimConfig || !flags.kubeconfig) ensurePrivateDir(join(ctx.home, 'sandbox'));
-    const sandbox = await startSandbox({ host, port }).catch((err: NodeJS.ErrnoException) => {
+    const stateDir = join(ctx.home, 'sandbox');
+    const vimConfigPath = flags.vimConfig ?? join(stateDir, 'vim-config.yaml');
+    const kubeconfigPath = flags.kubeconfig ?? join(stateDir, 'kubeconfig');
+    const sandbox = await startSandbox({ host, port, stateDir }).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') {
         throw new UsageError(`${flags.listen} is already in use`, { hint: 'pick another port with --listen 127.0.0.1:PORT (0 for any free port)' });
       }
