@@ -55,6 +55,11 @@ restart. Remove that directory to give it a new identity.`,
       }
       throw err;
     });
+    // Listen for the stop signal before announcing the URL: whoever reads it may stop us at once.
+    const stopped = new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
     try {
       writeSandboxConfigs(sandbox, { vimConfigPath, kubeconfigPath });
       ctx.io.success(`Kubernetes API sandbox serving at ${sandbox.url}`);
@@ -65,10 +70,7 @@ restart. Remove that directory to give it a new identity.`,
         { columns: [], empty: '', toData: () => ({ url: sandbox.url, vim_config: vimConfigPath, kubeconfig: kubeconfigPath }) },
         null,
       );
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      await stopped;
     } finally {
       await sandbox.close();
     }
