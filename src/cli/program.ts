@@ -19,7 +19,7 @@ export function buildProgram(ctx: Context): Command {
   const program = new Command('vnfm')
     .description('A standalone, Tacker-compatible VNF manager: VIMs, ETSI NFV packages and VNF lifecycle, from one command line.')
     .version(VERSION, '-v, --version', 'print the vnfm version')
-    .option('--debug', 'print stack traces and HTTP traces (secrets redacted)')
+    .option('--debug', 'print stack traces of failures')
     .option('--no-color', 'never colour the output (also: NO_COLOR=1)')
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
