@@ -9,7 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -64,7 +64,15 @@ export const KEYSTONE_ENV = 'VNFM_TEST_KEYSTONE';
 export async function startKeystone(): Promise<KeystoneServer> {
   const dir = await mkdtemp(join(tmpdir(), 'vnfm-keystone-'));
   let uwsgi: ChildProcess | undefined;
+  // A test process that ends without stop() (a timed-out hook, a crash)
+  // must not leave uwsgi or the temp dir behind. Only synchronous work runs here.
+  const onProcessExit = () => {
+    if (uwsgi?.pid !== undefined && uwsgi.exitCode === null && uwsgi.signalCode === null) signalGroup(uwsgi.pid, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onProcessExit);
   const stop = async (): Promise<void> => {
+    process.off('exit', onProcessExit);
     if (uwsgi) await stopProcessGroup(uwsgi);
     uwsgi = undefined;
     await rm(dir, { recursive: true, force: true });
@@ -238,7 +246,6 @@ function spawnUwsgi(dir: string, conf: string, port: number): ChildProcess {
         env: { ...pythonEnv(), OS_KEYSTONE_CONFIG_FILES: conf },
       },
     );
-    killOnExit(child);
     return child;
   } finally {
     closeSync(log);
@@ -310,17 +317,6 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
   }
-}
-
-/** A test run that ends without calling stop() must not leave uwsgi behind. */
-function killOnExit(child: ChildProcess): void {
-  const kill = () => {
-    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      signalGroup(child.pid, 'SIGKILL');
-    }
-  };
-  process.once('exit', kill);
-  child.once('exit', () => process.off('exit', kill));
 }
 
 async function logTails(dir: string): Promise<string> {
