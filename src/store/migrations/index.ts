@@ -37,4 +37,30 @@ export const migrations: Migration[] = [
       CREATE UNIQUE INDEX vims_single_default ON vims (is_default) WHERE is_default = 1;
     `,
   },
+  {
+    version: 2,
+    name: 'vnf-packages',
+    sql: `
+      CREATE TABLE vnf_packages (
+        id                TEXT PRIMARY KEY,
+        name              TEXT UNIQUE,
+        vnfd_id           TEXT NOT NULL UNIQUE,
+        vnf_provider      TEXT NOT NULL DEFAULT '',
+        vnf_product_name  TEXT NOT NULL DEFAULT '',
+        vnf_software_version TEXT NOT NULL DEFAULT '',
+        vnfd_version      TEXT NOT NULL DEFAULT '',
+        onboarding_state  TEXT NOT NULL CHECK (onboarding_state IN ('CREATED', 'UPLOADING', 'PROCESSING', 'ONBOARDED', 'ERROR')),
+        operational_state TEXT NOT NULL CHECK (operational_state IN ('ENABLED', 'DISABLED')),
+        usage_state       TEXT NOT NULL CHECK (usage_state IN ('IN_USE', 'NOT_IN_USE')),
+        user_defined_data TEXT NOT NULL DEFAULT '{}',
+        checksum_algorithm TEXT NOT NULL,
+        checksum_hash     TEXT NOT NULL,
+        size_bytes        INTEGER NOT NULL,
+        -- what vnfpkg-show prints: flavours, VDUs, aspects, levels, hooks, artifacts (derived from the VNFD)
+        summary           TEXT NOT NULL DEFAULT '{}',
+        created_at        TEXT NOT NULL,
+        updated_at        TEXT NOT NULL
+      );
+    `,
+  },
 ];
