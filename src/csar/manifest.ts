@@ -1,0 +1,238 @@
+/**
+ * The SOL004 manifest (`*.mf`): a `metadata:` block about the package, then
+ * `Source:`/`Algorithm:`/`Hash:` blocks about files (or URLs of external
+ * artifacts), optionally `non_mano_artifact_sets:` and a CMS signature.
+ * Parsing is pure; the files and hashes are checked in check-structure.
+ */
+import type { Finding } from './model.js';
+import { isHexDigest, parseAlgorithm } from './hashes.js';
+import { checkMemberName } from './open-package.js';
+import { isUrl, memberPath, parseKeyValue, splitLines } from './meta-text.js';
+
+/** One `Source:` block. Lines are 1-based, in the manifest. */
+export interface ManifestArtifact {
+  /** As written. */
+  source: string;
+  /** As a member path; undefined for an external artifact (a URL). */
+  path?: string;
+  /** A URL: vnfm does not fetch it, so its hash is not checked. */
+  external: boolean;
+  algorithm?: string;
+  hash?: string;
+  signature?: string;
+  certificate?: string;
+  line: number;
+  algorithmLine?: number;
+  hashLine?: number;
+  lastLine: number;
+}
+
+export interface Manifest {
+  file: string;
+  /** `vnf_provider_id`, `vnf_product_name`, `vnf_release_date_time`, `vnf_package_version`, ... as written. */
+  metadata: Record<string, string>;
+  metadataLine?: number;
+  artifacts: ManifestArtifact[];
+  /** `non_mano_artifact_sets`: set name → member paths. */
+  nonManoArtifactSets: Record<string, { path: string; line: number }[]>;
+  /** Whether the manifest carries a CMS signature (not verified here). */
+  signed: boolean;
+}
+
+/** The metadata keys SOL004 asks of a VNF package manifest. */
+export const MANIFEST_METADATA_KEYS = ['vnf_provider_id', 'vnf_product_name', 'vnf_release_date_time', 'vnf_package_version'] as const;
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$/;
+
+export function parseManifest(text: string, file: string): { manifest: Manifest; findings: Finding[] } {
+  const findings: Finding[] = [];
+  const manifest: Manifest = { file, metadata: {}, artifacts: [], nonManoArtifactSets: {}, signed: false };
+  const add = (code: string, line: number | undefined, message: string, hint?: string, severity: Finding['severity'] = 'error'): void => {
+    findings.push({ severity, code, file, line, message, hint });
+  };
+
+  type Mode = 'top' | 'metadata' | 'non-mano' | 'cms';
+  let mode: Mode = 'top';
+  let current: ManifestArtifact | undefined;
+  let nonManoSet: string | undefined;
+  let orphanReported = false;
+  const lines = splitLines(text);
+  lines.forEach((raw, i) => {
+    const n = i + 1;
+    if (mode === 'cms') {
+      if (/^-----END CMS-----\s*$/.test(raw)) mode = 'top';
+      return;
+    }
+    if (/^-----BEGIN CMS-----\s*$/.test(raw)) {
+      manifest.signed = true;
+      mode = 'cms';
+      current = undefined;
+      return;
+    }
+    if (raw.trim() === '') {
+      if (mode === 'metadata') mode = 'top';
+      current = undefined;
+      orphanReported = false;
+      return;
+    }
+    if (raw.trimStart().startsWith('#')) return;
+    const indented = /^\s/.test(raw);
+    const kv = parseKeyValue(raw.trim());
+    if (indented && mode === 'metadata') {
+      if (!kv) {
+        add('manifest-syntax', n, `line ${n} of the metadata block is not "key: value"`, 'write "  key: value" lines under metadata:');
+        return;
+      }
+      if (kv.key in manifest.metadata) add('manifest-duplicate-key', n, `metadata key ${kv.key} appears twice`, 'keep one', 'warning');
+      manifest.metadata[kv.key] = kv.value;
+      return;
+    }
+    if (indented && mode === 'non-mano') {
+      if (kv && kv.value === '') {
+        nonManoSet = kv.key;
+        manifest.nonManoArtifactSets[nonManoSet] ??= [];
+      } else if (kv && kv.key.toLowerCase() === 'source' && nonManoSet) {
+        manifest.nonManoArtifactSets[nonManoSet]!.push({ path: memberPath(kv.value), line: n });
+      }
+      return;
+    }
+    if (indented) {
+      add('manifest-syntax', n, `line ${n} is indented outside the metadata or non_mano_artifact_sets block`, 'remove the indentation, or put the line in its block');
+      return;
+    }
+    if (!kv) {
+      add('manifest-syntax', n, `line ${n} is not a "Key: value" line: ${JSON.stringify(raw.slice(0, 80))}`, 'write one "Key: value" per line, blocks separated by an empty line');
+      return;
+    }
+    const key = kv.key.toLowerCase();
+    if (key === 'metadata' && kv.value === '') {
+      if (manifest.metadataLine !== undefined) add('manifest-duplicate-key', n, 'metadata: appears twice', 'keep one metadata block');
+      manifest.metadataLine ??= n;
+      mode = 'metadata';
+      current = undefined;
+      return;
+    }
+    if (key === 'non_mano_artifact_sets' && kv.value === '') {
+      mode = 'non-mano';
+      current = undefined;
+      return;
+    }
+    mode = 'top';
+    if (key === 'source') {
+      current = { source: kv.value, external: false, line: n, lastLine: n };
+      manifest.artifacts.push(current);
+      return;
+    }
+    if (!current) {
+      if (!orphanReported) add('artifact-block-incomplete', n, `${kv.key}: at line ${n} is not in a Source: block`, 'start each file block with Source: <path in the package>');
+      orphanReported = true;
+      return;
+    }
+    current.lastLine = n;
+    const dup = (): void => add('manifest-duplicate-key', n, `${kv.key} appears twice in the block of ${current!.source}`, 'keep one');
+    switch (key) {
+      case 'algorithm':
+        if (current.algorithm !== undefined) dup();
+        current.algorithm = kv.value;
+        current.algorithmLine = n;
+        break;
+      case 'hash':
+        if (current.hash !== undefined) dup();
+        current.hash = kv.value;
+        current.hashLine = n;
+        break;
+      case 'signature':
+        current.signature = kv.value;
+        break;
+      case 'certificate':
+        current.certificate = kv.value;
+        break;
+      default:
+        add('manifest-unknown-key', n, `${kv.key} is not a key of a manifest file block`, 'file blocks hold Source, Algorithm and Hash (and optionally Signature, Certificate)', 'warning');
+    }
+  });
+
+  checkMetadata(manifest, file, findings);
+  for (const a of manifest.artifacts) checkArtifact(a, file, findings);
+  if (manifest.signed) {
+    add('manifest-signature-not-verified', undefined, `${file} carries a CMS signature, which vnfm does not verify`, 'verify it with openssl cms -verify if you rely on it', 'info');
+  }
+  return { manifest, findings };
+}
+
+function checkMetadata(m: Manifest, file: string, findings: Finding[]): void {
+  if (m.metadataLine === undefined) {
+    findings.push({
+      severity: 'warning',
+      code: 'manifest-metadata-missing',
+      file,
+      line: 1,
+      message: `${file} has no metadata: block`,
+      hint: `start the manifest with "metadata:" and indented ${MANIFEST_METADATA_KEYS.join(', ')}`,
+    });
+    return;
+  }
+  const missing = MANIFEST_METADATA_KEYS.filter((k) => !m.metadata[k]);
+  if (missing.length > 0) {
+    findings.push({
+      severity: 'warning',
+      code: 'manifest-metadata-missing',
+      file,
+      line: m.metadataLine,
+      message: `the metadata block of ${file} lacks ${missing.join(', ')}`,
+      hint: 'SOL004 asks for each of them: add them under metadata:',
+    });
+  }
+  const when = m.metadata.vnf_release_date_time;
+  if (when && (!RFC3339.test(when) || Number.isNaN(Date.parse(when)))) {
+    findings.push({
+      severity: 'warning',
+      code: 'manifest-metadata-invalid',
+      file,
+      line: m.metadataLine,
+      message: `vnf_release_date_time ${JSON.stringify(when)} is not an RFC 3339 date-time`,
+      hint: 'write it like 2024-05-01T12:00:00+00:00',
+    });
+  }
+}
+
+function checkArtifact(a: ManifestArtifact, file: string, findings: Finding[]): void {
+  const add = (code: string, line: number, message: string, hint: string, severity: Finding['severity'] = 'error'): void => {
+    findings.push({ severity, code, file, line, message, hint });
+  };
+  if (a.source === '') {
+    add('artifact-block-incomplete', a.line, 'a Source: line has no value', 'write the path of the file in the package after Source:');
+    return;
+  }
+  if (isUrl(a.source)) {
+    a.external = true;
+  } else {
+    const check = checkMemberName(a.source);
+    if (check.finding) {
+      add('zip-slip', a.line, `Source ${JSON.stringify(a.source)} points outside the package`, 'give a path relative to the package root, without ".."');
+      return;
+    }
+    a.path = memberPath(a.source);
+  }
+  const hasAlg = !!a.algorithm;
+  const hasHash = !!a.hash;
+  if (!hasAlg || !hasHash) {
+    if (a.algorithm === undefined && a.hash === undefined) {
+      add('hash-missing', a.line, `the block of ${a.source} has no Algorithm and Hash`, 'SOL004 asks for a hash of every listed file: vnfm vnfpkg-build fills them in', 'warning');
+    } else {
+      add(
+        'artifact-block-incomplete',
+        a.hashLine ?? a.algorithmLine ?? a.line,
+        `the block of ${a.source} has ${hasAlg ? 'an Algorithm but no Hash' : hasHash ? 'a Hash but no Algorithm' : 'empty Algorithm and Hash'}`,
+        'give Source, Algorithm and Hash together, as Tacker requires (vnfm vnfpkg-build fills them in)',
+      );
+    }
+    return;
+  }
+  const alg = parseAlgorithm(a.algorithm!);
+  if (!alg) {
+    add('hash-algorithm-unsupported', a.algorithmLine!, `Algorithm ${a.algorithm} of ${a.source} is not SHA-224, SHA-256, SHA-384 or SHA-512`, 'write one of SHA-224, SHA-256, SHA-384, SHA-512');
+  } else if (!isHexDigest(alg, a.hash!)) {
+    add('hash-malformed', a.hashLine!, `Hash of ${a.source} is not a ${a.algorithm} hex digest`, 'rebuild the package with vnfm vnfpkg-build to compute it');
+  }
+}
