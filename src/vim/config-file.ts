@@ -85,7 +85,12 @@ export function parseConfigYaml(text: string, file: string): unknown {
   return doc;
 }
 
-function assertBoundedExpansion(doc: unknown, file: string): void {
+/**
+ * Refuses a parsed document that expands past MAX_EXPANDED_NODES once its
+ * aliases are followed (throws a ValidationError on `file`). Exported for the
+ * package readers, which parse with their own error positions.
+ */
+export function assertBoundedExpansion(doc: unknown, file: string): void {
   const stack: unknown[] = [doc];
   let visited = 0;
   while (stack.length > 0) {

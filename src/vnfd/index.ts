@@ -1,0 +1,25 @@
+/**
+ * The VNFD room: the TOSCA/SOL001 descriptor of a package as a typed model,
+ * every reference in it checked, and the lint of a CNF's Kubernetes manifests.
+ */
+export type {
+  AffinityRule,
+  ConnectionPoint,
+  Flavour,
+  HookImplementation,
+  InstantiationLevel,
+  LcmHook,
+  ScalingAspect,
+  SwImage,
+  Vdu,
+  VduProfile,
+  VirtualCompute,
+  VirtualLink,
+  VirtualStorage,
+  Vnfd,
+  VnfdImport,
+} from './model.js';
+export { LCM_HOOKS } from './model.js';
+export { loadVnfd, MAX_DEFINITION_FILES, MAX_IMPORT_DEPTH, type LoadVnfdResult } from './load.js';
+export { lintKubernetesDefinitions, findRemovedApi, REMOVED_APIS, WORKLOAD_KINDS, type RemovedApi } from './kubernetes-lint.js';
+export { SOL001_VERSION, isSol001TypeFile } from './sol001-types.js';
