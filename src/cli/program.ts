@@ -13,6 +13,16 @@ import { vimListCommand } from './commands/vim/list.js';
 import { vimRegisterCommand } from './commands/vim/register.js';
 import { vimShowCommand } from './commands/vim/show.js';
 import { vimUpdateCommand } from './commands/vim/update.js';
+import { versionCommand } from './commands/version.js';
+import { vnfpkgBuildCommand } from './commands/vnfpkg/build.js';
+import { vnfpkgDeleteCommand } from './commands/vnfpkg/delete.js';
+import { vnfpkgDownloadCommand } from './commands/vnfpkg/download.js';
+import { vnfpkgListCommand } from './commands/vnfpkg/list.js';
+import { vnfpkgOnboardCommand } from './commands/vnfpkg/onboard.js';
+import { vnfpkgShowCommand } from './commands/vnfpkg/show.js';
+import { vnfpkgUpdateCommand } from './commands/vnfpkg/update.js';
+import { vnfpkgValidateCommand } from './commands/vnfpkg/validate.js';
+import { vnfpkgVnfdCommand } from './commands/vnfpkg/vnfd.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(ctx: Context): Command {
@@ -34,9 +44,19 @@ export function buildProgram(ctx: Context): Command {
     vimShowCommand(ctx),
     vimUpdateCommand(ctx),
     vimDeleteCommand(ctx),
+    vnfpkgValidateCommand(ctx),
+    vnfpkgBuildCommand(ctx),
+    vnfpkgOnboardCommand(ctx),
+    vnfpkgListCommand(ctx),
+    vnfpkgShowCommand(ctx),
+    vnfpkgUpdateCommand(ctx),
+    vnfpkgDeleteCommand(ctx),
+    vnfpkgDownloadCommand(ctx),
+    vnfpkgVnfdCommand(ctx),
     keyRotateCommand(ctx),
     keyGenerateCommand(ctx),
     sandboxCommand(ctx),
+    versionCommand(ctx),
     completionCommand(ctx, () => program),
   ];
   for (const cmd of commands) {

@@ -1,0 +1,12 @@
+import type { PackageDeps } from '../../../csar/index.js';
+import type { Context } from '../../context.js';
+
+export async function packageDeps(ctx: Context): Promise<PackageDeps> {
+  const store = await ctx.store();
+  return {
+    packages: store.packages,
+    home: ctx.home,
+    now: () => ctx.now(),
+    onEvent: (e) => (e.type === 'warning' ? ctx.io.warn(e.message) : ctx.io.info(ctx.io.color.dim(e.message))),
+  };
+}

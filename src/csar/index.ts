@@ -1,0 +1,21 @@
+/**
+ * VNF packages (ETSI SOL004 CSARs): reading them safely, validating them,
+ * building them, and keeping onboarded ones under VNFM_HOME.
+ */
+export type { Finding, PackageFiles, Severity } from './model.js';
+export type { VnfPackage, PackageSummary, OperationalState, UsageState, OnboardingState } from './package.js';
+export { openPackage, type PackageLimits } from './open-package.js';
+export { PackageError } from './package-error.js';
+export { buildCsar } from './build.js';
+export { validatePackage, type PackageValidation } from './validate.js';
+export {
+  onboardPackage,
+  listPackages,
+  getPackage,
+  setOperationalState,
+  deletePackage,
+  downloadPackage,
+  readVnfdFiles,
+  packageContent,
+  type PackageDeps,
+} from './packages.js';
