@@ -22,8 +22,7 @@ import { constants } from 'node:fs';
 import { lstat, open, readdir, readlink, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
-import { Transform } from 'node:stream';
-import type { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import type { TransformCallback } from 'node:stream';
 import { createInflateRaw, crc32 } from 'node:zlib';
 import type { Finding, PackageFiles } from './model.js';
@@ -558,12 +557,7 @@ class ZipPackage implements OpenedPackage {
       guard.end();
       return guard;
     }
-    const raw = this.fh.createReadStream({
-      start,
-      end: start + e.compressedSize - 1,
-      autoClose: false,
-      highWaterMark: MiB,
-    });
+    const raw = rangeStream(this.fh, start, e.compressedSize);
     const wrap = (err: Error): PackageError =>
       err instanceof PackageError ? err : bad('zip-corrupt', `member ${path} cannot be inflated: ${err.message}`);
     raw.on('error', (err) => guard.destroy(wrap(err)));
@@ -591,6 +585,39 @@ class ZipPackage implements OpenedPackage {
     if (!e) throw missingMember(this.origin, path);
     return e;
   }
+}
+
+/**
+ * Bytes `start..start+length` of a file shared by every member stream. Not
+ * fs.createReadStream: destroying one of those closes the descriptor even
+ * with autoClose off, and the handle outlives each member.
+ */
+function rangeStream(fh: FileHandle, start: number, length: number): Readable {
+  let pos = start;
+  let left = length;
+  return new Readable({
+    highWaterMark: 2 * MiB,
+    read() {
+      const n = Math.min(left, 2 * MiB);
+      if (n === 0) {
+        this.push(null);
+        return;
+      }
+      const buf = Buffer.allocUnsafe(n);
+      fh.read(buf, 0, n, pos).then(
+        ({ bytesRead }) => {
+          if (bytesRead === 0) {
+            this.destroy(new Error('unexpected end of file'));
+            return;
+          }
+          pos += bytesRead;
+          left -= bytesRead;
+          this.push(bytesRead === n ? buf : buf.subarray(0, bytesRead));
+        },
+        (err: Error) => this.destroy(err),
+      );
+    },
+  });
 }
 
 function missingMember(origin: string, path: string): PackageError {
