@@ -153,7 +153,7 @@ function lintFile(path: string, text: string, objects: ManifestObject[], finding
     });
     return;
   }
-  for (const { text: docText, startLine } of docs) {
+  for (const { text: docText, startLine, firstLine } of docs) {
     const parsed = parseYaml(docText, path, startLine - 1);
     if (!parsed.ok) {
       findings.push(parsed.finding);
@@ -163,14 +163,14 @@ function lintFile(path: string, text: string, objects: ManifestObject[], finding
     if (doc === null || doc === undefined) continue;
     const at = (key: string[]) => {
       const l = lineOf(docText, key);
-      return l === undefined ? startLine : l + startLine - 1;
+      return l === undefined ? firstLine : l + startLine - 1;
     };
     if (!isMapping(doc)) {
       findings.push({
         severity: 'error',
         code: 'kubernetes-object-invalid',
         file: path,
-        line: startLine,
+        line: firstLine,
         message: 'a document here is not a Kubernetes object (a mapping)',
         hint: 'each document needs apiVersion, kind and metadata.name',
       });
@@ -190,7 +190,7 @@ function lintFile(path: string, text: string, objects: ManifestObject[], finding
         severity: 'error',
         code: 'kubernetes-object-invalid',
         file: path,
-        line: startLine,
+        line: firstLine,
         message: `the object starting here has no ${missing.join(', ')}`,
         hint: 'each object needs apiVersion (e.g. apps/v1), kind (e.g. Deployment) and metadata.name; generateName is not enough, as vnfm tracks resources by name',
       });

@@ -593,7 +593,7 @@ class FlavourContext {
     }
     for (const storage of requirements.virtualStorage) {
       if (!(storage in this.nodes)) {
-        this.add('requirement-target-missing', ['node_templates', name, 'requirements'], `VDU ${name} requires virtual_storage ${storage}, which is not a node template of flavour ${this.flavour.id}`, `define ${storage} (a tosca.nodes.nfv.Vdu.VirtualBlockStorage) in this file, or fix the name`);
+        this.add('requirement-target-missing', ['node_templates', name, 'requirements', 'virtual_storage'], `VDU ${name} requires virtual_storage ${storage}, which is not a node template of flavour ${this.flavour.id}`, `define ${storage} (a tosca.nodes.nfv.Vdu.VirtualBlockStorage) in this file, or fix the name`);
       }
     }
     return {
@@ -901,10 +901,10 @@ class FlavourContext {
     }
     for (const [name, cp] of Object.entries(f.cps)) {
       if (cp.vdu !== undefined && !f.vdus[cp.vdu]) {
-        this.add('requirement-target-missing', ['node_templates', name, 'requirements'], `connection point ${name} binds to ${cp.vdu}, which is not a VDU of flavour ${f.id}`, `set virtual_binding to one of: ${vduList}`);
+        this.add('requirement-target-missing', ['node_templates', name, 'requirements', 'virtual_binding'], `connection point ${name} binds to ${cp.vdu}, which is not a VDU of flavour ${f.id}`, `set virtual_binding to one of: ${vduList}`);
       }
       if (cp.virtualLink !== undefined && !f.virtualLinks[cp.virtualLink]) {
-        this.add('requirement-target-missing', ['node_templates', name, 'requirements'], `connection point ${name} links to ${cp.virtualLink}, which is not a virtual link of flavour ${f.id}`, `define ${cp.virtualLink} as a tosca.nodes.nfv.VnfVirtualLink, or fix the name`);
+        this.add('requirement-target-missing', ['node_templates', name, 'requirements', 'virtual_link'], `connection point ${name} links to ${cp.virtualLink}, which is not a virtual link of flavour ${f.id}`, `define ${cp.virtualLink} as a tosca.nodes.nfv.VnfVirtualLink, or fix the name`);
       }
     }
   }

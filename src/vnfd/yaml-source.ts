@@ -61,7 +61,10 @@ function boundsFinding(file: string, problem: string): Finding {
 /** One document of a multi-document stream, with the line (1-based) its text starts on. */
 export interface YamlDocumentSource {
   text: string;
+  /** The file line `text` starts on (its `---` line, if any): add `startLine - 1` to a line within `text`. */
   startLine: number;
+  /** The file line of the document's first content (not blank, comment or marker), for findings about the whole document. */
+  firstLine: number;
 }
 
 /**
@@ -76,9 +79,8 @@ export function splitYamlDocuments(text: string): YamlDocumentSource[] {
   let start = 0;
   const flush = (end: number) => {
     const body = lines.slice(start, end);
-    if (body.some((l) => l.trim() !== '' && !l.trim().startsWith('#') && l.trim() !== '...')) {
-      docs.push({ text: body.join('\n'), startLine: start + 1 });
-    }
+    const first = body.findIndex((l) => l.trim() !== '' && !l.trim().startsWith('#') && l.trim() !== '...');
+    if (first >= 0) docs.push({ text: body.join('\n'), startLine: start + 1, firstLine: start + first + 1 });
   };
   for (let i = 0; i < lines.length; i++) {
     if (/^---(\s|$)/.test(lines[i]!)) {
@@ -133,14 +135,20 @@ export function lineOf(text: string, path: readonly string[]): number | undefine
   for (const segment of path) {
     let hit = -1;
     // The parent's children all start at the column of its first child; deeper keys are grandchildren.
+    // In a list, each item's key sits after its own dash, wherever that puts it.
     let childCol: number | undefined;
+    let dashCol: number | undefined;
     for (let i = from; i < lines.length; i++) {
       const scanned = scanLine(lines[i]!);
       if (!scanned) continue;
       // Leaving the parent's block ends the search (a list may sit at its parent's column).
       if (parentCol >= 0 && (scanned.col < parentCol || (scanned.col === parentCol && !scanned.dash))) break;
-      childCol ??= scanned.keyCol;
-      if (scanned.key === segment && scanned.keyCol === childCol) {
+      if (childCol === undefined) {
+        childCol = scanned.keyCol;
+        dashCol = scanned.dash ? scanned.col : undefined;
+      }
+      const isChild = scanned.keyCol === childCol || (scanned.dash && scanned.col === dashCol);
+      if (scanned.key === segment && isChild) {
         hit = i;
         parentCol = scanned.keyCol;
         break;
