@@ -216,6 +216,11 @@ function checkArtifact(a: ManifestArtifact, file: string, findings: Finding[]): 
   }
   const hasAlg = !!a.algorithm;
   const hasHash = !!a.hash;
+  const alg = hasAlg ? parseAlgorithm(a.algorithm!) : undefined;
+  if (hasAlg && !alg) {
+    add('hash-algorithm-unsupported', a.algorithmLine!, `Algorithm ${a.algorithm} of ${a.source} is not SHA-224, SHA-256, SHA-384 or SHA-512`, 'write one of SHA-224, SHA-256, SHA-384, SHA-512');
+    return;
+  }
   if (!hasAlg || !hasHash) {
     if (a.algorithm === undefined && a.hash === undefined) {
       add('hash-missing', a.line, `the block of ${a.source} has no Algorithm and Hash`, 'SOL004 asks for a hash of every listed file: vnfm vnfpkg-build fills them in', 'warning');
@@ -229,10 +234,7 @@ function checkArtifact(a: ManifestArtifact, file: string, findings: Finding[]): 
     }
     return;
   }
-  const alg = parseAlgorithm(a.algorithm!);
-  if (!alg) {
-    add('hash-algorithm-unsupported', a.algorithmLine!, `Algorithm ${a.algorithm} of ${a.source} is not SHA-224, SHA-256, SHA-384 or SHA-512`, 'write one of SHA-224, SHA-256, SHA-384, SHA-512');
-  } else if (!isHexDigest(alg, a.hash!)) {
+  if (!isHexDigest(alg!, a.hash!)) {
     add('hash-malformed', a.hashLine!, `Hash of ${a.source} is not a ${a.algorithm} hex digest`, 'rebuild the package with vnfm vnfpkg-build to compute it');
   }
 }

@@ -262,6 +262,11 @@ function checkEntry(e: ToscaMetaEntry, file: string, findings: Finding[]): void 
   }
   const hasAlg = e.algorithm !== undefined && e.algorithm !== '';
   const hasHash = e.hash !== undefined && e.hash !== '';
+  const alg = hasAlg ? parseAlgorithm(e.algorithm!) : undefined;
+  if (hasAlg && !alg) {
+    add('hash-algorithm-unsupported', e.algorithmLine!, `Algorithm ${e.algorithm} of ${e.name} is not SHA-224, SHA-256, SHA-384 or SHA-512`, 'write one of SHA-224, SHA-256, SHA-384, SHA-512');
+    return;
+  }
   if (e.algorithm !== undefined || e.hash !== undefined) {
     if (!hasAlg || !hasHash) {
       add(
@@ -273,12 +278,7 @@ function checkEntry(e: ToscaMetaEntry, file: string, findings: Finding[]): void 
       return;
     }
   }
-  if (hasAlg) {
-    const alg = parseAlgorithm(e.algorithm!);
-    if (!alg) {
-      add('hash-algorithm-unsupported', e.algorithmLine!, `Algorithm ${e.algorithm} of ${e.name} is not SHA-224, SHA-256, SHA-384 or SHA-512`, 'write one of SHA-224, SHA-256, SHA-384, SHA-512');
-    } else if (!isHexDigest(alg, e.hash!)) {
-      add('hash-malformed', e.hashLine!, `Hash of ${e.name} is not a ${e.algorithm} hex digest`, 'rebuild the package with vnfm vnfpkg-build to compute it');
-    }
+  if (alg && !isHexDigest(alg, e.hash!)) {
+    add('hash-malformed', e.hashLine!, `Hash of ${e.name} is not a ${e.algorithm} hex digest`, 'rebuild the package with vnfm vnfpkg-build to compute it');
   }
 }
