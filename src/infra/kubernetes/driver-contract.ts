@@ -1,0 +1,83 @@
+/**
+ * What the operation engine asks of the Kubernetes infra-driver. Inputs are
+ * concrete Kubernetes objects and targets: the engine has already read the
+ * VNFD, the request and the package.
+ */
+import type { DriverContext, ResourceRef, Vnfc } from '../driver.js';
+
+/** A Kubernetes object as read from a package's definition files. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** The label every object of a VNF instance carries; an object without our value is someone else's. */
+export const INSTANCE_LABEL = 'vnfm/vnf-instance-id';
+
+/** A VDU's workload (Deployment, StatefulSet, ReplicaSet, DaemonSet, Pod, or a custom resource with /scale). */
+export interface VduTarget {
+  vduId: string;
+  resource: ResourceRef;
+}
+
+export interface DeployInput {
+  instanceId: string;
+  /** Objects without a namespace of their own go here (namespaced kinds only). */
+  namespace: string;
+  objects: KubeObject[];
+  /** Replicas to set, by VDU workload: `${kind}/${name}` → replicas (from the instantiation level). */
+  replicas: Record<string, number>;
+}
+
+export interface ScaleInput {
+  resource: ResourceRef;
+  replicas: number;
+}
+
+export interface HealInput {
+  instanceId: string;
+  /** The VNFCs to replace (their pods are deleted and replacements awaited). */
+  vnfcs: Vnfc[];
+  /** Specs of bare Pods as deployed, to recreate them: `${namespace}/${name}` → object. */
+  barePods: Record<string, KubeObject>;
+}
+
+export interface RemoveInput {
+  instanceId: string;
+  /** In creation order; removed in reverse. */
+  resources: ResourceRef[];
+  /** Graceful termination period for pods; 0 for FORCEFUL. */
+  gracePeriodSeconds?: number;
+}
+
+export interface ChangePackageInput {
+  instanceId: string;
+  namespace: string;
+  /** The new package's objects, applied with server-side apply (field manager "vnfm"). */
+  objects: KubeObject[];
+  /** What the instance has now; anything not in `objects` is deleted. */
+  current: ResourceRef[];
+  replicas: Record<string, number>;
+}
+
+/**
+ * The Kubernetes infra-driver. Every method waits by watching until the VIM
+ * has reached what was asked (or ctx.signal aborts), records each step in
+ * ctx.journal before taking it, and is safe to call again after a failure
+ * (retry): objects already labelled with the instance id are updated, not
+ * created twice.
+ */
+export interface KubernetesInfraDriver {
+  /** Creates every object in dependency order, independent ones in parallel; returns them in creation order. */
+  deploy(ctx: DriverContext, input: DeployInput): Promise<ResourceRef[]>;
+  /** Sets replicas through the /scale subresource and waits for the workload to settle. */
+  scale(ctx: DriverContext, input: ScaleInput): Promise<void>;
+  heal(ctx: DriverContext, input: HealInput): Promise<void>;
+  /** Deletes in reverse order with foreground propagation and waits until all are gone; 404 counts as deleted. */
+  remove(ctx: DriverContext, input: RemoveInput): Promise<void>;
+  changePackage(ctx: DriverContext, input: ChangePackageInput): Promise<ResourceRef[]>;
+  /** The current VNFCs (pods) of each VDU workload, Tacker's ids `<vduId>-<podName>`. */
+  listVnfcs(ctx: DriverContext, targets: VduTarget[]): Promise<Vnfc[]>;
+}
