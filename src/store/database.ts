@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { VnfmError } from '../errors.js';
 import { migrations, type Migration } from './migrations/index.js';
+import { loadNativeBinding } from './native-binding.js';
 
 export type Db = Database.Database;
 
@@ -26,13 +27,33 @@ export function openDatabase(home: string, opts: { migrations?: Migration[] } = 
   // Create the file ourselves so it is 0600 from its first byte; SQLite gives
   // the -wal and -shm files the mode of the database file.
   closeSync(openSync(file, 'a', 0o600));
-  const db = new Database(file);
+  const db = new Database(file, addonOptions(home));
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   migrate(db, opts.migrations ?? migrations);
   return db;
+}
+
+/**
+ * Hands better-sqlite3 its addon already loaded, so it never searches for one
+ * (native-binding.ts). It accepts the module object as well as a path; its
+ * type declarations know only the path.
+ */
+function addonOptions(home: string): Database.Options {
+  return { nativeBinding: loadNativeBinding(home) as unknown as string };
+}
+
+/** The version of the SQLite library inside better-sqlite3's addon. */
+export function sqliteVersion(home: string): string {
+  ensurePrivateDir(home);
+  const db = new Database(':memory:', addonOptions(home));
+  try {
+    return db.prepare('select sqlite_version()').pluck().get() as string;
+  } finally {
+    db.close();
+  }
 }
 
 export function ensurePrivateDir(dir: string): void {

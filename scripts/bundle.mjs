@@ -1,0 +1,218 @@
+#!/usr/bin/env node
+// Bundles vnfm into build/vnfm.cjs (one CommonJS file: what bin/vnfm runs and
+// what `npm run dist` injects into the single executable) plus one file per
+// heavy package in build/chunks/, evaluated only when a command first uses it
+// (scripts/chunk-loader.ts). Start-up cost grows with the code Node has to read
+// and parse, so `--version`, `--help` and `vim-list` must not pay for the
+// Kubernetes client, SSH, YAML or the prompts.
+//
+//   node scripts/bundle.mjs [--metafile]   (--metafile: build/vnfm.meta.json, for esbuild's analyzer)
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import * as esbuild from 'esbuild';
+
+const root = resolve(import.meta.dirname, '..');
+const buildDir = join(root, 'build');
+const chunkDir = join(buildDir, 'chunks');
+
+/**
+ * Packages kept out of the main bundle. Add a package here when it is large
+ * and only some commands need it; the size check below names offenders.
+ */
+export const CHUNKED_PACKAGES = ['@kubernetes/client-node', 'inquirer', 'js-yaml', 'node-ssh', 'adm-zip'];
+
+/** The main bundle stays small enough to parse in a few milliseconds. */
+const MAIN_BUNDLE_BUDGET = 1024 * 1024;
+
+const chunkFile = (pkg) => pkg.replace(/^@/, '').replace(/\//g, '-') + '.cjs';
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+const chunkFilter = new RegExp(`^(${CHUNKED_PACKAGES.map(escapeRe).join('|')})(/.*)?$`);
+
+/** The commit the bundle is built from, `-dirty` when tracked files differ from it; `unknown` outside git. */
+function gitCommit() {
+  const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    const sha = git('rev-parse', 'HEAD');
+    return git('status', '--porcelain', '--untracked-files=no') ? `${sha}-dirty` : sha;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * The names src/ takes from each chunked package, so a chunk can hold only
+ * what vnfm uses (the whole Kubernetes client is 15 MB of JavaScript, the part
+ * vnfm uses a fraction of it). Any use this scan does not understand keeps the
+ * whole package: a bigger chunk, never a missing export.
+ */
+function usedExports() {
+  const used = new Map(CHUNKED_PACKAGES.map((p) => [p, new Set()]));
+  const files = readdirSync(join(root, 'src'), { recursive: true }).filter((f) => f.endsWith('.ts')).map((f) => join(root, 'src', f));
+  const names = (list) => list.split(',').map((n) => n.trim()).filter((n) => n && !n.startsWith('type ')).map((n) => n.split(/\s+as\s+|\s*:\s*/)[0].trim());
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    for (const pkg of CHUNKED_PACKAGES) {
+      const q = `['"]${escapeRe(pkg)}['"]`;
+      if (!new RegExp(q).test(text)) continue;
+      const set = used.get(pkg);
+      let understood = 0;
+      const all = new RegExp(q, 'g');
+      const total = text.match(all).length;
+      for (const m of text.matchAll(new RegExp(`import\\s+type\\s[^;]*?from\\s*${q}`, 'g'))) understood += m ? 1 : 0;
+      for (const m of text.matchAll(new RegExp(`(?:import|export)\\s+(?!type\\s)([\\w$]+)?\\s*,?\\s*(?:\\*\\s+as\\s+([\\w$]+)|\\{([^}]*)\\})?\\s*from\\s*${q}`, 'g'))) {
+        understood++;
+        if (m[1] && m[1] !== 'type') set.add('default');
+        if (m[3]) names(m[3]).forEach((n) => set.add(n));
+        if (m[2]) {
+          // A namespace import is understood when every use is `ns.Name`.
+          const uses = [...text.matchAll(new RegExp(`\\b${escapeRe(m[2])}\\b(\\.([\\w$]+))?`, 'g'))];
+          if (uses.slice(1).some((u) => !u[2])) set.add('*');
+          uses.forEach((u) => u[2] && set.add(u[2]));
+        }
+      }
+      for (const m of text.matchAll(new RegExp(`const\\s*\\{([^}]*)\\}\\s*=\\s*await\\s+import\\(\\s*${q}\\s*\\)`, 'g'))) {
+        understood++;
+        names(m[1]).forEach((n) => set.add(n));
+      }
+      if (understood < total) set.add('*');
+    }
+  }
+  return used;
+}
+
+/**
+ * A chunk's entry (the names src uses, or the whole package) and the names
+ * the main bundle's stand-in for the package exports. Names that exist only as
+ * TypeScript types (`k8s.KubernetesObject`) are dropped.
+ */
+async function chunkPlan(pkg, used) {
+  const exported = Object.keys(await import(pkg));
+  const actual = exported.filter((n) => n !== 'default' && /^[A-Za-z_$][\w$]*$/.test(n));
+  if (used.has('*')) return { entry: `module.exports = require(${JSON.stringify(pkg)});`, names: actual };
+  const names = actual.filter((n) => used.has(n));
+  const lines = used.has('default') && exported.includes('default') ? [`export { default } from ${JSON.stringify(pkg)};`] : [];
+  if (names.length) lines.push(`export { ${names.join(', ')} } from ${JSON.stringify(pkg)};`);
+  return { entry: lines.join('\n'), names };
+}
+
+/**
+ * Stands in for a chunked package in the main bundle: an ES module with the
+ * package's default and named exports, read from the chunk when a module that
+ * imports it is first evaluated. It keeps Node's rule for a default import
+ * (a CommonJS package's default is its module.exports).
+ */
+function chunkRouting(plans) {
+  return {
+    name: 'vnfm-chunks',
+    setup(build) {
+      build.onResolve({ filter: chunkFilter }, (args) => {
+        const [, pkg, subpath] = chunkFilter.exec(args.path);
+        if (subpath) return { errors: [{ text: `import "${pkg}" itself, not "${args.path}": ${pkg} is loaded as a chunk (scripts/bundle.mjs)` }] };
+        return { path: pkg, namespace: 'vnfm-chunk' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'vnfm-chunk' }, (args) => {
+        const { names } = plans.get(args.path);
+        return {
+          contents: [
+            `import { loadChunk } from ${JSON.stringify(join(root, 'scripts', 'chunk-loader.ts'))};`,
+            `const m = loadChunk(${JSON.stringify(chunkFile(args.path))});`,
+            `export default m && m.__esModule ? m.default : m;`,
+            names.length ? `export const { ${names.join(', ')} } = m;` : '',
+          ].join('\n'),
+          resolveDir: root,
+          loader: 'js',
+        };
+      });
+    },
+  };
+}
+
+// better-sqlite3 falls back to the `bindings` package, which searches the
+// directories around the calling file for its addon. vnfm always hands it the
+// loaded addon (src/store/native-binding.ts); this stub makes a missed case
+// fail loudly instead of searching node_modules.
+const noBindingsSearch = {
+  name: 'no-bindings-search',
+  setup(build) {
+    build.onResolve({ filter: /^bindings$/ }, () => ({ path: 'bindings', namespace: 'vnfm-stub' }));
+    build.onLoad({ filter: /.*/, namespace: 'vnfm-stub' }, () => ({
+      contents: `module.exports = () => { throw new Error('internal: better-sqlite3 was opened without nativeBinding'); };`,
+      loader: 'js',
+    }));
+  },
+};
+
+const common = {
+  absWorkingDir: root,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  // ssh2's optional native helpers: never bundled (it falls back to
+  // JavaScript), so bin/vnfm and the executable run the same code.
+  external: ['cpu-features', '*.node'],
+  define: {
+    __VNFM_COMMIT__: JSON.stringify(gitCommit()),
+    // import.meta is empty in CommonJS: give code that uses it its file's location.
+    'import.meta.url': '__vnfm_import_meta_url',
+    'import.meta.dirname': '__dirname',
+    'import.meta.filename': '__filename',
+  },
+  banner: { js: `const __vnfm_import_meta_url = require('node:url').pathToFileURL(__filename).href;` },
+  legalComments: 'none',
+  logLevel: 'warning',
+};
+
+// Built beside the current output and swapped in by rename: a vnfm started
+// during the build (another terminal, a test run) sees the old files or the
+// new ones, never half of either.
+const staging = join(buildDir, `.staging-${process.pid}`);
+rmSync(staging, { recursive: true, force: true });
+mkdirSync(join(staging, 'chunks'), { recursive: true });
+const metafile = process.argv.includes('--metafile');
+const used = usedExports();
+// A package src/ does not import yet (node-ssh before the SSH driver lands) gets no chunk.
+const plans = new Map();
+for (const pkg of CHUNKED_PACKAGES) if (used.get(pkg).size > 0) plans.set(pkg, await chunkPlan(pkg, used.get(pkg)));
+const builds = await Promise.all([
+  esbuild.build({
+    ...common,
+    entryPoints: ['scripts/vnfm-entry.ts'],
+    outfile: join(staging, 'vnfm.cjs'),
+    plugins: [chunkRouting(plans), noBindingsSearch],
+    metafile,
+  }),
+  // Each chunk carries its own dependencies (a second copy of js-yaml in the
+  // Kubernetes client's chunk costs less than wiring chunks to each other).
+  ...[...plans].map(([pkg, plan]) =>
+    esbuild.build({
+      ...common,
+      stdin: { contents: plan.entry, resolveDir: root, loader: 'js' },
+      outfile: join(staging, 'chunks', chunkFile(pkg)),
+      plugins: [noBindingsSearch],
+    }),
+  ),
+]);
+
+const size = statSync(join(staging, 'vnfm.cjs')).size;
+if (size > MAIN_BUNDLE_BUDGET) {
+  rmSync(staging, { recursive: true, force: true });
+  console.error(`bundle: build/vnfm.cjs would be ${(size / 1024).toFixed(0)} KiB, over the ${MAIN_BUNDLE_BUDGET / 1024} KiB start-up budget.`);
+  console.error('Run `node scripts/bundle.mjs --metafile` and look at build/vnfm.meta.json for the package that grew it; list it in CHUNKED_PACKAGES.');
+  if (metafile) writeFileSync(join(buildDir, 'vnfm.meta.json'), JSON.stringify(builds[0].metafile));
+  process.exit(1);
+}
+if (metafile) writeFileSync(join(buildDir, 'vnfm.meta.json'), JSON.stringify(builds[0].metafile));
+
+// The chunks first: the new main bundle may load a chunk the old one had not.
+const oldChunks = join(buildDir, `.old-chunks-${process.pid}`);
+if (existsSync(chunkDir)) renameSync(chunkDir, oldChunks);
+renameSync(join(staging, 'chunks'), chunkDir);
+renameSync(join(staging, 'vnfm.cjs'), join(buildDir, 'vnfm.cjs'));
+rmSync(oldChunks, { recursive: true, force: true });
+rmSync(staging, { recursive: true, force: true });
+// What older builds left: the per-file tsc output that bin/vnfm once ran.
+for (const name of readdirSync(buildDir)) {
+  if (!['vnfm.cjs', 'chunks', 'sea', 'vnfm.meta.json'].includes(name) && !name.startsWith('.')) rmSync(join(buildDir, name), { recursive: true, force: true });
+}
