@@ -3,21 +3,33 @@
  * aggregate. Secrets reach it only as Fernet tokens.
  */
 import { openDatabase, type Db } from './database.js';
+import { LcmOpOccRepository } from './lcm-op-occ-repository.js';
 import { PackageRepository } from './package-repository.js';
 import { VimRepository } from './vim-repository.js';
+import { VnfInstanceRepository } from './vnf-instance-repository.js';
 
 export { DATABASE_FILE, ensurePrivateDir } from './database.js';
 export type { SealedSecrets } from './vim-repository.js';
-export { PackageRepository, VimRepository };
+export type { VnfLock } from './lcm-op-occ-repository.js';
+export { LcmOpOccRepository, PackageRepository, VimRepository, VnfInstanceRepository };
 
 export interface Store {
   readonly db: Db;
   readonly vims: VimRepository;
   readonly packages: PackageRepository;
+  readonly instances: VnfInstanceRepository;
+  readonly opOccs: LcmOpOccRepository;
   close(): void;
 }
 
 export function openStore(home: string): Store {
   const db = openDatabase(home);
-  return { db, vims: new VimRepository(db), packages: new PackageRepository(db), close: () => db.close() };
+  return {
+    db,
+    vims: new VimRepository(db),
+    packages: new PackageRepository(db),
+    instances: new VnfInstanceRepository(db),
+    opOccs: new LcmOpOccRepository(db),
+    close: () => db.close(),
+  };
 }

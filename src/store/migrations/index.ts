@@ -63,4 +63,56 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'vnf-instances-and-lcm-op-occs',
+    sql: `
+      CREATE TABLE vnf_instances (
+        id                    TEXT PRIMARY KEY,
+        name                  TEXT,
+        description           TEXT NOT NULL DEFAULT '',
+        vnfd_id               TEXT NOT NULL,
+        vnf_pkg_id            TEXT NOT NULL REFERENCES vnf_packages (id) ON DELETE RESTRICT,
+        vnf_provider          TEXT NOT NULL DEFAULT '',
+        vnf_product_name      TEXT NOT NULL DEFAULT '',
+        vnf_software_version  TEXT NOT NULL DEFAULT '',
+        vnfd_version          TEXT NOT NULL DEFAULT '',
+        instantiation_state   TEXT NOT NULL CHECK (instantiation_state IN ('NOT_INSTANTIATED', 'INSTANTIATED')),
+        vim_id                TEXT REFERENCES vims (id) ON DELETE RESTRICT,
+        -- the request's vimConnectionInfo without its secrets (for an inline VIM, which has no vims row)
+        vim_connection_info   TEXT,
+        -- flavour, scale status, VNFCs, resources created, namespace and definition files
+        instantiated_vnf_info TEXT,
+        created_at            TEXT NOT NULL,
+        updated_at            TEXT NOT NULL
+      );
+      CREATE INDEX vnf_instances_pkg ON vnf_instances (vnf_pkg_id);
+
+      CREATE TABLE lcm_op_occs (
+        id                      TEXT PRIMARY KEY,
+        vnf_instance_id         TEXT NOT NULL REFERENCES vnf_instances (id) ON DELETE CASCADE,
+        operation               TEXT NOT NULL CHECK (operation IN ('INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'CHANGE_VNFPKG')),
+        operation_state         TEXT NOT NULL CHECK (operation_state IN
+                                  ('STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK')),
+        state_entered_time      TEXT NOT NULL,
+        start_time              TEXT NOT NULL,
+        operation_params        TEXT NOT NULL DEFAULT '{}',
+        error                   TEXT,
+        resource_changes        TEXT,
+        journal                 TEXT NOT NULL DEFAULT '[]',
+        -- the instance as it was before the operation, for rollback
+        prior_state             TEXT,
+        is_automatic_invocation INTEGER NOT NULL DEFAULT 0 CHECK (is_automatic_invocation IN (0, 1)),
+        pid                     INTEGER
+      );
+      CREATE INDEX lcm_op_occs_instance ON lcm_op_occs (vnf_instance_id, start_time);
+
+      CREATE TABLE vnf_locks (
+        vnf_instance_id TEXT PRIMARY KEY REFERENCES vnf_instances (id) ON DELETE CASCADE,
+        op_id           TEXT NOT NULL REFERENCES lcm_op_occs (id) ON DELETE CASCADE,
+        pid             INTEGER NOT NULL,
+        acquired_at     TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -1,0 +1,191 @@
+/**
+ * VNF instances, LCM operation occurrences and the request bodies that start
+ * operations, in SOL003 / Tacker v2 shapes and names.
+ */
+import type { JournalStep, ResourceRef } from '../infra/driver.js';
+import type { VimSecrets, VimSpec } from '../vim/index.js';
+
+export type InstantiationState = 'NOT_INSTANTIATED' | 'INSTANTIATED';
+
+export interface ScaleInfo {
+  aspectId: string;
+  scaleLevel: number;
+}
+
+/** Tacker's vnfcResourceInfo: the VIM-level resource (a pod) of one VNFC. */
+export interface VnfcResourceInfo {
+  /** The pod name. */
+  id: string;
+  vduId: string;
+  computeResource: { vimConnectionId?: string; resourceId: string; vimLevelResourceType: string };
+  metadata: Record<string, unknown>;
+}
+
+/** Tacker's vnfcInfo: id `<vduId>-<podName>`, what heal requests name. */
+export interface VnfcInfo {
+  id: string;
+  vduId: string;
+  vnfcResourceInfoId: string;
+  vnfcState: 'STARTED' | 'STOPPED';
+}
+
+export interface InstantiatedVnfInfo {
+  flavourId: string;
+  instantiationLevelId?: string;
+  vnfState: 'STARTED' | 'STOPPED';
+  scaleStatus: ScaleInfo[];
+  maxScaleLevels: ScaleInfo[];
+  vnfcResourceInfo: VnfcResourceInfo[];
+  vnfcInfo: VnfcInfo[];
+  /** Everything created at the VIM, in creation order (removed in reverse). */
+  resources: ResourceRef[];
+  metadata: {
+    namespace: string;
+    'lcm-kubernetes-def-files': string[];
+    /** Replicas of each VDU now (VDU node name → count). */
+    vduReplicas: Record<string, number>;
+  };
+}
+
+/** SOL003 VnfInstance as vnfm keeps it. */
+export interface VnfInstance {
+  id: string;
+  vnfInstanceName?: string;
+  vnfInstanceDescription: string;
+  vnfdId: string;
+  vnfPkgId: string;
+  vnfProvider: string;
+  vnfProductName: string;
+  vnfSoftwareVersion: string;
+  vnfdVersion: string;
+  instantiationState: InstantiationState;
+  /** The registered VIM the instance runs on. */
+  vimId?: string;
+  /** For an inline VIM: the request's vimConnectionInfo without accessInfo (secrets are never kept). */
+  vimConnectionInfo?: Record<string, VimConnectionInfo>;
+  instantiatedVnfInfo?: InstantiatedVnfInfo;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type LcmOperation = 'INSTANTIATE' | 'SCALE' | 'HEAL' | 'TERMINATE' | 'CHANGE_VNFPKG';
+export type LcmOperationState = 'STARTING' | 'PROCESSING' | 'COMPLETED' | 'FAILED_TEMP' | 'FAILED' | 'ROLLING_BACK' | 'ROLLED_BACK';
+
+/** RFC 7807 problem details, as SOL013 uses them for an occurrence's error. */
+export interface ProblemDetails {
+  status: number;
+  title: string;
+  detail: string;
+}
+
+export interface AffectedVnfc {
+  /** The vnfcInfo id `<vduId>-<podName>`. */
+  id: string;
+  vduId: string;
+  changeType: 'ADDED' | 'REMOVED' | 'MODIFIED';
+  computeResource: { resourceId: string; vimLevelResourceType: string };
+}
+
+export interface ResourceChanges {
+  affectedVnfcs: AffectedVnfc[];
+}
+
+/** SOL003 VnfLcmOpOcc, with vnfm's journal of driver steps. */
+export interface LcmOpOcc {
+  id: string;
+  vnfInstanceId: string;
+  operation: LcmOperation;
+  operationState: LcmOperationState;
+  stateEnteredTime: string;
+  startTime: string;
+  operationParams: LcmRequest;
+  error?: ProblemDetails;
+  resourceChanges?: ResourceChanges;
+  journal: JournalStep[];
+  isAutomaticInvocation: boolean;
+  /** The vnfm process running it, while it runs. */
+  pid?: number;
+}
+
+/** The instance as it was before an operation, kept on the occurrence for rollback. */
+export type PriorState = Pick<VnfInstance, 'vnfPkgId' | 'vnfdId' | 'instantiationState' | 'instantiatedVnfInfo'>;
+
+/** One entry of Tacker v2's vimConnectionInfo map. */
+export interface VimConnectionInfo {
+  /** A registered VIM's id or name; for an inline VIM, any label. */
+  vimId?: string;
+  /** `kubernetes`, `ETSINFV.KUBERNETES.V_1`, `openstack`, `ETSINFV.OPENSTACK_KEYSTONE.V_3`. */
+  vimType?: string;
+  /** Inline VIM: `endpoint`, and `ssl_ca_cert` (PEM, or `None` to skip verification). */
+  interfaceInfo?: Record<string, unknown>;
+  /** Inline VIM credentials: `bearer_token`, or `username` + `password`. Used in memory only. */
+  accessInfo?: Record<string, unknown>;
+  extra?: Record<string, unknown>;
+}
+
+export interface InstantiateVnfRequest {
+  flavourId: string;
+  instantiationLevelId?: string;
+  vimConnectionInfo?: Record<string, VimConnectionInfo>;
+  extVirtualLinks?: unknown[];
+  extManagedVirtualLinks?: unknown[];
+  localizationLanguage?: string;
+  additionalParams?: {
+    'lcm-kubernetes-def-files'?: string[];
+    namespace?: string;
+    [key: string]: unknown;
+  };
+  extensions?: Record<string, unknown>;
+}
+
+export interface ScaleVnfRequest {
+  type: 'SCALE_OUT' | 'SCALE_IN';
+  aspectId: string;
+  numberOfSteps?: number;
+  additionalParams?: Record<string, unknown>;
+  vimConnectionInfo?: Record<string, VimConnectionInfo>;
+}
+
+export interface HealVnfRequest {
+  /** vnfcInfo ids; all VNFCs when absent or empty. */
+  vnfcInstanceId?: string[];
+  cause?: string;
+  additionalParams?: Record<string, unknown>;
+  vimConnectionInfo?: Record<string, VimConnectionInfo>;
+}
+
+export interface TerminateVnfRequest {
+  terminationType: 'FORCEFUL' | 'GRACEFUL';
+  gracefulTerminationTimeout?: number;
+  additionalParams?: Record<string, unknown>;
+  vimConnectionInfo?: Record<string, VimConnectionInfo>;
+}
+
+export interface ChangeCurrentVnfPkgRequest {
+  vnfdId: string;
+  extVirtualLinks?: unknown[];
+  extManagedVirtualLinks?: unknown[];
+  vimConnectionInfo?: Record<string, VimConnectionInfo>;
+  additionalParams?: {
+    'lcm-kubernetes-def-files'?: string[];
+    namespace?: string;
+    upgrade_type?: string;
+    vdu_params?: unknown[];
+    [key: string]: unknown;
+  };
+  extensions?: Record<string, unknown>;
+}
+
+export type LcmRequest = InstantiateVnfRequest | ScaleVnfRequest | HealVnfRequest | TerminateVnfRequest | ChangeCurrentVnfPkgRequest;
+
+/**
+ * The VIM an operation runs on, secrets opened: a registered VIM, or an
+ * inline one from the request (then `inline` and no `id` in the store).
+ */
+export interface VimConnection {
+  id?: string;
+  name: string;
+  inline: boolean;
+  spec: VimSpec;
+  secrets: VimSecrets;
+}

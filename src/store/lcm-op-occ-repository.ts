@@ -1,0 +1,170 @@
+import { NotFoundError, UsageError } from '../errors.js';
+import type { JournalStep } from '../infra/driver.js';
+import type { LcmOpOcc, LcmOperationState, PriorState } from '../lcm/model.js';
+import type { Db } from './database.js';
+
+interface OpOccRow {
+  id: string;
+  vnf_instance_id: string;
+  operation: LcmOpOcc['operation'];
+  operation_state: LcmOperationState;
+  state_entered_time: string;
+  start_time: string;
+  operation_params: string;
+  error: string | null;
+  resource_changes: string | null;
+  journal: string;
+  prior_state: string | null;
+  is_automatic_invocation: number;
+  pid: number | null;
+}
+
+const COLUMNS: (keyof OpOccRow)[] = [
+  'id', 'vnf_instance_id', 'operation', 'operation_state', 'state_entered_time', 'start_time', 'operation_params', 'error',
+  'resource_changes', 'journal', 'prior_state', 'is_automatic_invocation', 'pid',
+];
+
+function toOpOcc(r: OpOccRow): LcmOpOcc {
+  return {
+    id: r.id,
+    vnfInstanceId: r.vnf_instance_id,
+    operation: r.operation,
+    operationState: r.operation_state,
+    stateEnteredTime: r.state_entered_time,
+    startTime: r.start_time,
+    operationParams: JSON.parse(r.operation_params) as LcmOpOcc['operationParams'],
+    ...(r.error === null ? {} : { error: JSON.parse(r.error) as LcmOpOcc['error'] }),
+    ...(r.resource_changes === null ? {} : { resourceChanges: JSON.parse(r.resource_changes) as LcmOpOcc['resourceChanges'] }),
+    journal: JSON.parse(r.journal) as JournalStep[],
+    isAutomaticInvocation: r.is_automatic_invocation === 1,
+    ...(r.pid === null ? {} : { pid: r.pid }),
+  };
+}
+
+/** Who holds an instance's operation lock. */
+export interface VnfLock {
+  vnfInstanceId: string;
+  opId: string;
+  pid: number;
+  acquiredAt: string;
+}
+
+/**
+ * LCM operation occurrences and the per-instance operation locks. Journal
+ * steps are appended with one statement each, so a step is on disk before
+ * the driver takes it.
+ */
+export class LcmOpOccRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Runs `fn` in an IMMEDIATE transaction: the write lock is taken first, so check-then-write is atomic across processes. */
+  exclusive<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  list(filter: { vnfInstanceId?: string; state?: LcmOperationState } = {}): LcmOpOcc[] {
+    const where: string[] = [];
+    if (filter.vnfInstanceId) where.push('vnf_instance_id = @vnfInstanceId');
+    if (filter.state) where.push('operation_state = @state');
+    const sql = `SELECT * FROM lcm_op_occs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY start_time, rowid`;
+    return (this.db.prepare(sql).all(filter) as OpOccRow[]).map(toOpOcc);
+  }
+
+  /** By id, or by a unique id prefix (at least 8 characters), as uuids are long to type. */
+  find(ref: string): LcmOpOcc | undefined {
+    const exact = this.db.prepare('SELECT * FROM lcm_op_occs WHERE id = ?').get(ref) as OpOccRow | undefined;
+    if (exact) return toOpOcc(exact);
+    if (ref.length < 8) return undefined;
+    const rows = this.db.prepare("SELECT * FROM lcm_op_occs WHERE id LIKE ? ESCAPE '\\' LIMIT 2").all(ref.replace(/[%_\\]/g, '\\$&') + '%') as OpOccRow[];
+    if (rows.length > 1) throw new UsageError(`"${ref}" is the start of several occurrence ids`, { hint: 'give the whole id (vnfm op-list)' });
+    return rows[0] && toOpOcc(rows[0]);
+  }
+
+  get(ref: string): LcmOpOcc {
+    const found = this.find(ref);
+    if (!found) throw new NotFoundError(`lcm operation occurrence "${ref}" not found`, { hint: 'list them with: vnfm op-list' });
+    return found;
+  }
+
+  insert(op: LcmOpOcc, prior: PriorState): void {
+    this.db.prepare(`INSERT INTO lcm_op_occs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run({
+      id: op.id,
+      vnf_instance_id: op.vnfInstanceId,
+      operation: op.operation,
+      operation_state: op.operationState,
+      state_entered_time: op.stateEnteredTime,
+      start_time: op.startTime,
+      operation_params: JSON.stringify(op.operationParams),
+      error: op.error ? JSON.stringify(op.error) : null,
+      resource_changes: op.resourceChanges ? JSON.stringify(op.resourceChanges) : null,
+      journal: JSON.stringify(op.journal),
+      prior_state: JSON.stringify(prior),
+      is_automatic_invocation: op.isAutomaticInvocation ? 1 : 0,
+      pid: op.pid ?? null,
+    });
+  }
+
+  /** Moves the occurrence to `state`; `error` and `resourceChanges` are replaced when given (null clears). */
+  setState(
+    id: string,
+    state: LcmOperationState,
+    now: string,
+    more: { error?: LcmOpOcc['error'] | null; resourceChanges?: LcmOpOcc['resourceChanges']; pid?: number | null } = {},
+  ): LcmOpOcc {
+    const sets = ['operation_state = @state', 'state_entered_time = @now'];
+    if (more.error !== undefined) sets.push('error = @error');
+    if (more.resourceChanges !== undefined) sets.push('resource_changes = @resourceChanges');
+    if (more.pid !== undefined) sets.push('pid = @pid');
+    const r = this.db.prepare(`UPDATE lcm_op_occs SET ${sets.join(', ')} WHERE id = @id`).run({
+      id,
+      state,
+      now,
+      error: more.error ? JSON.stringify(more.error) : null,
+      resourceChanges: more.resourceChanges ? JSON.stringify(more.resourceChanges) : null,
+      pid: more.pid ?? null,
+    });
+    if (r.changes === 0) throw new NotFoundError(`lcm operation occurrence "${id}" not found`);
+    return this.get(id);
+  }
+
+  appendJournal(id: string, step: JournalStep): void {
+    this.db.prepare("UPDATE lcm_op_occs SET journal = json_insert(journal, '$[#]', json(?)) WHERE id = ?").run(JSON.stringify(step), id);
+  }
+
+  journal(id: string): JournalStep[] {
+    const row = this.db.prepare('SELECT journal FROM lcm_op_occs WHERE id = ?').get(id) as { journal: string } | undefined;
+    return row ? (JSON.parse(row.journal) as JournalStep[]) : [];
+  }
+
+  priorState(id: string): PriorState | undefined {
+    const row = this.db.prepare('SELECT prior_state FROM lcm_op_occs WHERE id = ?').get(id) as { prior_state: string | null } | undefined;
+    return row?.prior_state ? (JSON.parse(row.prior_state) as PriorState) : undefined;
+  }
+
+  /** Occurrences of the instance that are not finished (anything but COMPLETED, FAILED, ROLLED_BACK). */
+  unfinished(vnfInstanceId: string): LcmOpOcc[] {
+    return (
+      this.db
+        .prepare("SELECT * FROM lcm_op_occs WHERE vnf_instance_id = ? AND operation_state NOT IN ('COMPLETED', 'FAILED', 'ROLLED_BACK') ORDER BY start_time, rowid")
+        .all(vnfInstanceId) as OpOccRow[]
+    ).map(toOpOcc);
+  }
+
+  lock(vnfInstanceId: string): VnfLock | undefined {
+    const row = this.db.prepare('SELECT * FROM vnf_locks WHERE vnf_instance_id = ?').get(vnfInstanceId) as
+      | { vnf_instance_id: string; op_id: string; pid: number; acquired_at: string }
+      | undefined;
+    return row && { vnfInstanceId: row.vnf_instance_id, opId: row.op_id, pid: row.pid, acquiredAt: row.acquired_at };
+  }
+
+  /** Takes the lock; the caller has checked, in the same exclusive transaction, that none is held. */
+  takeLock(lock: VnfLock): void {
+    this.db
+      .prepare('INSERT INTO vnf_locks (vnf_instance_id, op_id, pid, acquired_at) VALUES (?, ?, ?, ?)')
+      .run(lock.vnfInstanceId, lock.opId, lock.pid, lock.acquiredAt);
+  }
+
+  releaseLock(vnfInstanceId: string, opId: string): void {
+    this.db.prepare('DELETE FROM vnf_locks WHERE vnf_instance_id = ? AND op_id = ?').run(vnfInstanceId, opId);
+  }
+}

@@ -1,0 +1,154 @@
+import { ConflictError, NotFoundError, UsageError } from '../errors.js';
+import type { VnfInstance } from '../lcm/model.js';
+import type { Db } from './database.js';
+
+interface InstanceRow {
+  id: string;
+  name: string | null;
+  description: string;
+  vnfd_id: string;
+  vnf_pkg_id: string;
+  vnf_provider: string;
+  vnf_product_name: string;
+  vnf_software_version: string;
+  vnfd_version: string;
+  instantiation_state: VnfInstance['instantiationState'];
+  vim_id: string | null;
+  vim_connection_info: string | null;
+  instantiated_vnf_info: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const COLUMNS: (keyof InstanceRow)[] = [
+  'id', 'name', 'description', 'vnfd_id', 'vnf_pkg_id', 'vnf_provider', 'vnf_product_name', 'vnf_software_version', 'vnfd_version',
+  'instantiation_state', 'vim_id', 'vim_connection_info', 'instantiated_vnf_info', 'created_at', 'updated_at',
+];
+
+function toInstance(r: InstanceRow): VnfInstance {
+  return {
+    id: r.id,
+    ...(r.name === null ? {} : { vnfInstanceName: r.name }),
+    vnfInstanceDescription: r.description,
+    vnfdId: r.vnfd_id,
+    vnfPkgId: r.vnf_pkg_id,
+    vnfProvider: r.vnf_provider,
+    vnfProductName: r.vnf_product_name,
+    vnfSoftwareVersion: r.vnf_software_version,
+    vnfdVersion: r.vnfd_version,
+    instantiationState: r.instantiation_state,
+    ...(r.vim_id === null ? {} : { vimId: r.vim_id }),
+    ...(r.vim_connection_info === null ? {} : { vimConnectionInfo: JSON.parse(r.vim_connection_info) as VnfInstance['vimConnectionInfo'] }),
+    ...(r.instantiated_vnf_info === null
+      ? {}
+      : { instantiatedVnfInfo: JSON.parse(r.instantiated_vnf_info) as VnfInstance['instantiatedVnfInfo'] }),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function toRow(i: VnfInstance): InstanceRow {
+  return {
+    id: i.id,
+    name: i.vnfInstanceName ?? null,
+    description: i.vnfInstanceDescription,
+    vnfd_id: i.vnfdId,
+    vnf_pkg_id: i.vnfPkgId,
+    vnf_provider: i.vnfProvider,
+    vnf_product_name: i.vnfProductName,
+    vnf_software_version: i.vnfSoftwareVersion,
+    vnfd_version: i.vnfdVersion,
+    instantiation_state: i.instantiationState,
+    vim_id: i.vimId ?? null,
+    vim_connection_info: i.vimConnectionInfo ? JSON.stringify(i.vimConnectionInfo) : null,
+    instantiated_vnf_info: i.instantiatedVnfInfo ? JSON.stringify(i.instantiatedVnfInfo) : null,
+    created_at: i.createdAt,
+    updated_at: i.updatedAt,
+  };
+}
+
+/**
+ * VNF instances. A package's usage state follows its instances: creating one
+ * makes the package IN_USE, deleting its last one NOT_IN_USE, in the same
+ * transaction.
+ */
+export class VnfInstanceRepository {
+  constructor(private readonly db: Db) {}
+
+  list(): VnfInstance[] {
+    return (this.db.prepare('SELECT * FROM vnf_instances ORDER BY created_at, id').all() as InstanceRow[]).map(toInstance);
+  }
+
+  /** Finds an instance by id or name; a name shared by several instances is an error. */
+  find(ref: string): VnfInstance | undefined {
+    const rows = this.db.prepare('SELECT * FROM vnf_instances WHERE id = ? OR name = ?').all(ref, ref) as InstanceRow[];
+    const exact = rows.find((r) => r.id === ref);
+    if (exact) return toInstance(exact);
+    if (rows.length > 1) {
+      throw new UsageError(`"${ref}" names ${rows.length} VNF instances`, { hint: 'use the instance id (vnfm vnf-list)' });
+    }
+    return rows[0] && toInstance(rows[0]);
+  }
+
+  get(ref: string): VnfInstance {
+    const found = this.find(ref);
+    if (!found) throw new NotFoundError(`vnf instance "${ref}" not found`, { hint: 'list the VNF instances with: vnfm vnf-list' });
+    return found;
+  }
+
+  /** Inserts the instance and marks its package IN_USE. */
+  insert(instance: VnfInstance): void {
+    this.db
+      .transaction(() => {
+        this.db.prepare(`INSERT INTO vnf_instances (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(toRow(instance));
+        this.db
+          .prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?")
+          .run(instance.updatedAt, instance.vnfPkgId);
+      })
+      .immediate();
+  }
+
+  /**
+   * Writes every field. When the package changed (change of package), the old
+   * package becomes NOT_IN_USE if no other instance uses it, and the new one
+   * IN_USE. Callers run it inside their own transaction where it must go
+   * with other writes.
+   */
+  update(instance: VnfInstance): void {
+    const before = this.db.prepare('SELECT vnf_pkg_id FROM vnf_instances WHERE id = ?').get(instance.id) as { vnf_pkg_id: string } | undefined;
+    if (!before) throw new NotFoundError(`vnf instance "${instance.id}" not found`);
+    const sets = COLUMNS.filter((c) => c !== 'id' && c !== 'created_at').map((c) => `${c} = @${c}`);
+    this.db.prepare(`UPDATE vnf_instances SET ${sets.join(', ')} WHERE id = @id`).run(toRow(instance));
+    if (before.vnf_pkg_id !== instance.vnfPkgId) {
+      this.db.prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?").run(instance.updatedAt, instance.vnfPkgId);
+      this.releasePackage(before.vnf_pkg_id, instance.updatedAt);
+    }
+  }
+
+  /** Deletes a NOT_INSTANTIATED instance (and its occurrences); its package is released if this was its last instance. */
+  delete(id: string, now: string): void {
+    this.db
+      .transaction(() => {
+        const row = this.db.prepare('SELECT instantiation_state, vnf_pkg_id FROM vnf_instances WHERE id = ?').get(id) as
+          | { instantiation_state: string; vnf_pkg_id: string }
+          | undefined;
+        if (!row) throw new NotFoundError(`vnf instance "${id}" not found`);
+        if (row.instantiation_state !== 'NOT_INSTANTIATED') {
+          throw new ConflictError(`vnf instance ${id} is ${row.instantiation_state}`, { hint: `terminate it first: vnfm vnf-terminate ${id}` });
+        }
+        this.db.prepare('DELETE FROM vnf_instances WHERE id = ?').run(id);
+        this.releasePackage(row.vnf_pkg_id, now);
+      })
+      .immediate();
+  }
+
+  countByPackage(pkgId: string): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM vnf_instances WHERE vnf_pkg_id = ?').get(pkgId) as { n: number }).n;
+  }
+
+  private releasePackage(pkgId: string, now: string): void {
+    if (this.countByPackage(pkgId) === 0) {
+      this.db.prepare("UPDATE vnf_packages SET usage_state = 'NOT_IN_USE', updated_at = ? WHERE id = ?").run(now, pkgId);
+    }
+  }
+}
