@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// Runs every benchmark in bench/ (`npm run bench`, which builds the bundle and
+// the single executable first), one after the other.
+//
+// Some take minutes and write gigabytes: they run only when asked, with
+// `npm run bench -- --all` or VNFM_BENCH_ALL=1. One script alone:
+// `node bench/<name>.mjs`.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+
+/** Long benchmarks: csar-validate.mjs builds and validates a 2 GB package. */
+const LONG = new Set(['csar-validate.mjs']);
+
+const all = process.argv.includes('--all') || process.env.VNFM_BENCH_ALL === '1';
+const self = basename(import.meta.filename);
+const scripts = readdirSync(import.meta.dirname)
+  .filter((f) => f.endsWith('.mjs') && f !== self)
+  .sort();
+let failed = false;
+for (const script of scripts) {
+  if (LONG.has(script) && !all) {
+    console.log(`\n== ${script}: skipped (takes minutes; run with npm run bench -- --all)`);
+    continue;
+  }
+  console.log(`\n== ${script}`);
+  const r = spawnSync(process.execPath, [join(import.meta.dirname, script)], { stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error(`bench: ${script} failed (exit ${r.status ?? r.signal})`);
+    failed = true;
+  }
+}
+process.exitCode = failed ? 1 : 0;
