@@ -82,6 +82,11 @@ describe('the single executable, alone in an empty directory with an empty PATH'
     const info = JSON.parse(r.stdout);
     expect(info).toMatchObject({ version: VERSION, node: process.version, single_executable: true, platform: `${process.platform}-${process.arch}` });
     expect(info.sqlite).toMatch(/^3\.\d+\.\d+$/);
+    // Every sample and template, read from the embedded archive.
+    const shipped = ['templates', 'csar-samples'].flatMap((d) =>
+      readdirSync(join(root, d), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()),
+    );
+    expect(info.shipped_files).toBe(shipped.length);
     const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
     expect(info.commit).toMatch(new RegExp(`^${head}(-dirty)?$`));
   });

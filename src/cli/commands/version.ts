@@ -12,6 +12,8 @@ export interface VersionInfo {
   commit: string;
   singleExecutable: boolean;
   platform: string;
+  /** How many sample, template and type-definition files it carries (templates/, csar-samples/). */
+  shippedFiles: number;
 }
 
 const versionView: View<VersionInfo> = {
@@ -24,6 +26,7 @@ const versionView: View<VersionInfo> = {
     commit: v.commit,
     single_executable: v.singleExecutable,
     platform: v.platform,
+    shipped_files: v.shippedFiles,
   }),
 };
 
@@ -37,6 +40,7 @@ export function versionCommand(ctx: Context): Command {
   return cmd.action(async (flags: OutputOptions) => {
     const { sqliteVersion } = await import('../../store/database.js');
     const { runningAsSingleExecutable } = await import('../../store/native-binding.js');
+    const { listShippedFiles } = await import('../../assets/index.js');
     const info: VersionInfo = {
       version: VERSION,
       node: process.version,
@@ -44,6 +48,7 @@ export function versionCommand(ctx: Context): Command {
       commit: BUILD_COMMIT,
       singleExecutable: runningAsSingleExecutable(),
       platform: `${process.platform}-${process.arch}`,
+      shippedFiles: listShippedFiles().length,
     };
     await printResource(ctx.io, flags, versionView, info);
   });
