@@ -1,6 +1,10 @@
 /**
- * The Kubernetes infra-driver. For now: reaching a cluster with a VIM's
- * credentials.
+ * The Kubernetes infra-driver: reaching a cluster with a VIM's credentials,
+ * and running a CNF's objects on it (any kind the cluster serves, found
+ * through discovery).
  */
-export { checkKubernetesAccess, type KubeAccess, type KubeCheckResult } from './kube-api.js';
+export { checkKubernetesAccess, type KubeAccess, type KubeCheckResult, type KubeTransport } from './kube-api.js';
 export { fetchOidcIdToken, type OidcPasswordGrant } from './oidc.js';
+export { createKubernetesDriver, type KubernetesDriver, type KubernetesDriverOptions } from './driver.js';
+export { KubeApiError, type RetryPolicy } from './client.js';
+export * from './driver-contract.js';

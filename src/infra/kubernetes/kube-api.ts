@@ -3,6 +3,8 @@
  * configuration in memory from a VIM's settings and secrets: the CA and
  * client keys never touch the disk.
  */
+import * as http from 'node:http';
+import * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { VimCheckError } from '../../errors.js';
 
@@ -120,4 +122,146 @@ function explain(err: unknown, access: KubeAccess, what: string): VimCheckError 
   return new VimCheckError(`cannot reach ${server}${code ? ` (${code})` : ''}: ${(err as Error).message ?? String(err)}`, {
     hint: 'check auth_url and that the API server is running; skip this check with --no-check',
   });
+}
+
+/** One HTTP exchange with the API server, as the driver's client sees it. */
+export interface KubeHttpRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** An absolute API path, e.g. `/apis/apps/v1/namespaces/ns/deployments`. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Sent as JSON (a server-side apply body is JSON too: JSON is YAML). */
+  body?: unknown;
+  /** Defaults to application/json when there is a body. */
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+export interface KubeHttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed JSON answer, or the raw text when it was not JSON. */
+  body: unknown;
+}
+
+/**
+ * The raw wire to one API server: requests and line-delimited streams
+ * (watches). Authentication and TLS come from the VIM's settings through
+ * client-node's KubeConfig, in memory. Transport failures reject with the
+ * socket's error (its `code` says which); HTTP errors resolve with their
+ * status, so the caller decides what is worth a retry.
+ */
+export interface KubeTransport {
+  request(req: KubeHttpRequest): Promise<KubeHttpResponse>;
+  /**
+   * Opens a streaming GET and hands each complete line to `onLine`. Resolves
+   * when the server ends the stream; a non-2xx answer resolves as a response
+   * without streaming, so the caller can read its Status.
+   */
+  stream(req: KubeHttpRequest, onLine: (line: string) => void): Promise<KubeHttpResponse | undefined>;
+  /** Closes idle keep-alive connections. */
+  close(): void;
+}
+
+interface WireOptions {
+  headers: Record<string, string>;
+  agent: http.Agent;
+  auth?: string;
+  url: URL;
+  secure: boolean;
+}
+
+/**
+ * The driver's seam to the API server. Plain HTTPS rather than client-node's
+ * typed API classes: those turn objects into generated models (dropping
+ * fields they do not know), hide Retry-After, and cannot reach `/scale` of
+ * an arbitrary kind; a driver for "any kind the cluster serves" needs the
+ * objects exactly as served.
+ */
+export function createKubeTransport(access: KubeAccess): KubeTransport {
+  let wire: Promise<WireOptions> | undefined;
+  const wireOptions = (): Promise<WireOptions> =>
+    (wire ??= (async () => {
+      const kc = makeKubeConfig(access);
+      const opts: https.RequestOptions = { headers: {} };
+      await kc.applyToHTTPSOptions(opts);
+      const url = new URL(access.server);
+      const secure = url.protocol === 'https:';
+      const agentOpts = { keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized ?? true };
+      const agent = secure ? new https.Agent(agentOpts) : new http.Agent({ keepAlive: true });
+      return { headers: { ...(opts.headers as Record<string, string>) }, agent, auth: opts.auth ?? undefined, url, secure };
+    })());
+
+  const open = async (req: KubeHttpRequest, accept: string) => {
+    const w = await wireOptions();
+    const path = w.url.pathname.replace(/\/$/, '') + req.path + queryString(req.query);
+    const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
+    const headers: Record<string, string> = { ...w.headers, Accept: accept };
+    if (body) {
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      headers['Content-Length'] = String(body.length);
+    }
+    const options = { method: req.method, hostname: w.url.hostname, port: w.url.port || (w.secure ? 443 : 80), path, headers, agent: w.agent, auth: w.auth, signal: req.signal };
+    return new Promise<http.IncomingMessage>((resolve, reject) => {
+      const r = (w.secure ? https : http).request(options, resolve);
+      r.on('error', reject);
+      r.end(body);
+    });
+  };
+
+  const readAll = (res: http.IncomingMessage): Promise<KubeHttpResponse> =>
+    new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = text;
+        try {
+          body = text ? JSON.parse(text) : undefined;
+        } catch {
+          // Not JSON (a proxy's HTML error page, say): keep the text for the message.
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      });
+    });
+
+  return {
+    async request(req) {
+      return readAll(await open(req, 'application/json'));
+    },
+    async stream(req, onLine) {
+      const res = await open(req, 'application/json');
+      if ((res.statusCode ?? 0) >= 300) return readAll(res);
+      return new Promise<undefined>((resolve, reject) => {
+        let pending = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          pending += chunk;
+          let nl: number;
+          while ((nl = pending.indexOf('\n')) >= 0) {
+            const line = pending.slice(0, nl).trim();
+            pending = pending.slice(nl + 1);
+            if (line) onLine(line);
+          }
+        });
+        res.on('error', reject);
+        res.on('aborted', () => reject(Object.assign(new Error('the watch connection was cut'), { code: 'ECONNRESET' })));
+        res.on('end', () => {
+          if (pending.trim()) onLine(pending.trim());
+          resolve(undefined);
+        });
+      });
+    },
+    close() {
+      void wire?.then((w) => w.agent.destroy());
+    },
+  };
+}
+
+function queryString(query: KubeHttpRequest['query']): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.append(k, String(v));
+  const s = params.toString();
+  return s ? `?${s}` : '';
 }

@@ -1,0 +1,75 @@
+/**
+ * Creation order: what other objects need must exist first. Namespaces
+ * hold everything; CRDs define the kinds of custom resources; storage,
+ * accounts and configuration are what pods mount and run as; Services come
+ * before their pods so the pods see their environment variables; workloads
+ * next; then whatever refers to workloads (HPAs, PDBs, Ingresses, custom
+ * resources). Objects of one rank do not depend on each other and are
+ * created in parallel. Removal runs the ranks backwards.
+ */
+
+/** Kind → rank; a kind not named here is ranked with the "others", last. */
+const RANKS: ReadonlyArray<readonly string[]> = [
+  ['Namespace'],
+  ['CustomResourceDefinition'],
+  ['PriorityClass', 'ResourceQuota', 'LimitRange', 'NetworkPolicy', 'PodSecurityPolicy', 'StorageClass', 'PersistentVolume', 'PersistentVolumeClaim'],
+  ['ServiceAccount', 'ClusterRole', 'Role', 'ClusterRoleBinding', 'RoleBinding'],
+  ['ConfigMap', 'Secret'],
+  ['Service', 'Endpoints', 'EndpointSlice'],
+  ['Pod', 'ReplicationController', 'ReplicaSet', 'Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob'],
+];
+
+const RANK_OF = new Map<string, number>(RANKS.flatMap((kinds, rank) => kinds.map((k) => [k, rank] as const)));
+export const OTHERS_RANK = RANKS.length;
+
+export function creationRank(kind: string): number {
+  return RANK_OF.get(kind) ?? OTHERS_RANK;
+}
+
+/** Objects grouped by rank, in creation order; each group keeps the input order. */
+export function groupByRank<T>(items: readonly T[], kindOf: (item: T) => string): T[][] {
+  const groups = new Map<number, T[]>();
+  for (const item of items) {
+    const rank = creationRank(kindOf(item));
+    let group = groups.get(rank);
+    if (!group) groups.set(rank, (group = []));
+    group.push(item);
+  }
+  return [...groups.entries()].sort(([a], [b]) => a - b).map(([, g]) => g);
+}
+
+/**
+ * Removal groups for resources listed in creation order: the reverse of
+ * creation, so workloads go before the Services, config and accounts they
+ * use, and Namespaces and CRDs last.
+ */
+export function removalGroups<T>(items: readonly T[], kindOf: (item: T) => string): T[][] {
+  return groupByRank(items, kindOf)
+    .reverse()
+    .map((g) => g.reverse());
+}
+
+/**
+ * Runs `fn` on every item with at most `limit` at once. On a failure no new
+ * call starts; the running ones finish, then the first failure is rethrown
+ * (so no call is left running behind the error).
+ */
+export async function forEachLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  const failures: unknown[] = [];
+  let next = 0;
+  const worker = async () => {
+    // After a failure nothing new starts; what is running finishes.
+    while (next < items.length && failures.length === 0) {
+      const i = next++;
+      try {
+        results[i] = await fn(items[i]!, i);
+      } catch (err) {
+        failures.push(err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  if (failures.length > 0) throw failures[0];
+  return results;
+}
