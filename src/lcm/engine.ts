@@ -1,0 +1,384 @@
+/**
+ * The operation engine. Every LCM operation runs the same way: the request
+ * is checked (nothing changes on a refusal), the instance's lock is taken and
+ * an occurrence recorded (STARTING → PROCESSING), the hooks and the
+ * infra-driver run with a journal that is on disk before each step, and the
+ * occurrence ends COMPLETED (with the instance's new state, in the same
+ * transaction) or FAILED_TEMP (with the error, lock released). A FAILED_TEMP
+ * occurrence blocks the instance until it is retried, rolled back or failed.
+ */
+import { randomUUID } from 'node:crypto';
+import { ConflictError, InterruptedError, NotFoundError, TimeoutError, UsageError, VimCheckError, VnfmError } from '../errors.js';
+import type { DriverContext, DriverEvent, JournalStep, ResourceRef } from '../infra/driver.js';
+import type { KubernetesInfraDriver } from '../infra/kubernetes/driver-contract.js';
+import type { ManagementDriver } from '../mgmt/index.js';
+import { noopManagementDriver } from '../mgmt/index.js';
+import type { Store } from '../store/index.js';
+import type { Vim, VimSecrets } from '../vim/index.js';
+import type { Flavour, LcmHook } from '../vnfd/index.js';
+import type {
+  AffectedVnfc,
+  LcmOpOcc,
+  LcmOperation,
+  LcmOperationState,
+  LcmRequest,
+  PriorState,
+  ProblemDetails,
+  VimConnection,
+  VnfInstance,
+} from './model.js';
+import { vnfcsOf } from './vnfcs.js';
+
+/** What the engine needs from outside; the cli supplies the real ones, tests their own. */
+export interface LcmDeps {
+  store: Store;
+  /** VNFM_HOME, where onboarded packages are unpacked. */
+  home: string;
+  now(): Date;
+  /** Decrypts a registered VIM's secrets (needs the keyring). */
+  openVimSecrets(vim: Vim): Promise<VimSecrets>;
+  /** The Kubernetes infra-driver for a VIM. */
+  kubernetesDriver(vim: VimConnection): KubernetesInfraDriver | Promise<KubernetesInfraDriver>;
+  /** Hooks around the infra-driver; the no-op driver when absent. */
+  mgmt?: ManagementDriver;
+  /** The pid recorded in locks (this process's by default). */
+  pid?: number;
+  /** Whether a lock holder still runs (process.kill(pid, 0) by default). */
+  isProcessAlive?(pid: number): boolean;
+}
+
+/** Progress of an operation, for the cli's live view or log lines. */
+export type LcmEvent =
+  | { type: 'occurrence'; opOcc: LcmOpOcc }
+  | { type: 'driver'; event: DriverEvent }
+  | { type: 'hook'; hook: LcmHook }
+  | { type: 'notice'; message: string };
+
+export interface OperationOptions {
+  /** Aborted on Ctrl-C or --timeout: the reason should be an InterruptedError or a TimeoutError. */
+  signal?: AbortSignal;
+  onEvent?(event: LcmEvent): void;
+  /** Where the request came from, for messages (the request file). */
+  source?: string;
+}
+
+export interface OperationResult {
+  opOcc: LcmOpOcc;
+  vnfInstance: VnfInstance;
+}
+
+/** What an operation (or a rollback) will do, decided before anything changes. */
+export interface Plan {
+  operation: LcmOperation;
+  /** Recorded as the occurrence's operationParams: never with secrets. */
+  params: LcmRequest;
+  vim: VimConnection;
+  flavour?: Flavour;
+  packageDir: string;
+  /** Start and end hooks; none for a rollback. */
+  hooks?: [LcmHook, LcmHook];
+  /** Does the VIM work and returns the instance as it is afterwards. */
+  run(driver: KubernetesInfraDriver, ctx: DriverContext): Promise<VnfInstance>;
+}
+
+const ACTIVE: LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK'];
+
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const nowIso = (deps: LcmDeps) => deps.now().toISOString();
+const pidOf = (deps: LcmDeps) => deps.pid ?? process.pid;
+
+/**
+ * Turns what a dead process left behind into FAILED_TEMP: its lock, and any
+ * occurrence still marked as running that holds no lock.
+ */
+export function sweepStaleLock(deps: LcmDeps, vnfInstanceId: string, onEvent?: (e: LcmEvent) => void): LcmOpOcc[] {
+  const alive = deps.isProcessAlive ?? isProcessAlive;
+  const ops = deps.store.opOccs;
+  const swept = ops.exclusive(() => {
+    const out: LcmOpOcc[] = [];
+    const lock = ops.lock(vnfInstanceId);
+    if (lock && !alive(lock.pid)) {
+      const op = ops.find(lock.opId);
+      ops.releaseLock(vnfInstanceId, lock.opId);
+      if (op && ACTIVE.includes(op.operationState)) {
+        out.push(
+          ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), {
+            pid: null,
+            error: {
+              status: 500,
+              title: 'vnfm process died',
+              detail: `the vnfm process (pid ${lock.pid}) running this ${op.operation} stopped before finishing it (killed or crashed); the instance may be partly changed`,
+            },
+          }),
+        );
+      }
+    }
+    const held = ops.lock(vnfInstanceId);
+    for (const op of ops.unfinished(vnfInstanceId)) {
+      if (ACTIVE.includes(op.operationState) && held?.opId !== op.id) {
+        out.push(
+          ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), {
+            pid: null,
+            error: { status: 500, title: 'vnfm process died', detail: `this ${op.operation} was left ${op.operationState} by a vnfm process that is gone` },
+          }),
+        );
+      }
+    }
+    return out;
+  });
+  for (const op of swept) {
+    onEvent?.({ type: 'notice', message: `occurrence ${op.id} (${op.operation}) was left running by a vnfm process that is gone: now FAILED_TEMP` });
+  }
+  return swept;
+}
+
+/** Refuses when another process holds the lock or an occurrence of the instance waits in FAILED_TEMP. */
+export function assertInstanceFree(deps: LcmDeps, vnfInstanceId: string, exceptOpId?: string): void {
+  const ops = deps.store.opOccs;
+  const lock = ops.lock(vnfInstanceId);
+  if (lock) {
+    const op = ops.find(lock.opId);
+    throw new ConflictError(`another vnfm process (pid ${lock.pid}) is running ${op?.operation ?? 'an operation'} on vnf instance ${vnfInstanceId}`, {
+      hint: `wait for it to finish; follow it with: vnfm op-show ${lock.opId}`,
+    });
+  }
+  const blocking = ops.unfinished(vnfInstanceId).find((o) => o.id !== exceptOpId);
+  if (blocking) {
+    throw new ConflictError(
+      `vnf instance ${vnfInstanceId} has a ${blocking.operationState} ${blocking.operation} occurrence (${blocking.id}) that must be resolved first`,
+      { hint: resolutionHint(blocking) },
+    );
+  }
+}
+
+export function resolutionHint(op: Pick<LcmOpOcc, 'id' | 'operation' | 'operationParams'>): string {
+  const choices = [`retry it: vnfm op-retry ${op.id}`];
+  if (canRollBack(op)) choices.push(`undo it: vnfm op-rollback ${op.id}`);
+  choices.push(`give up on it: vnfm op-fail ${op.id}`);
+  return choices.join('; or ');
+}
+
+export function canRollBack(op: Pick<LcmOpOcc, 'operation' | 'operationParams'>): boolean {
+  if (op.operation === 'INSTANTIATE' || op.operation === 'CHANGE_VNFPKG') return true;
+  return op.operation === 'SCALE' && (op.operationParams as { type?: string }).type === 'SCALE_OUT';
+}
+
+function priorOf(instance: VnfInstance): PriorState {
+  return {
+    vnfPkgId: instance.vnfPkgId,
+    vnfdId: instance.vnfdId,
+    instantiationState: instance.instantiationState,
+    ...(instance.instantiatedVnfInfo ? { instantiatedVnfInfo: instance.instantiatedVnfInfo } : {}),
+  };
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return;
+  const r = signal.reason as unknown;
+  if (r instanceof TimeoutError || r instanceof InterruptedError) throw r;
+  throw new InterruptedError('interrupted');
+}
+
+/** Starts a new operation on the instance: the plan has been made from the checked request. */
+export async function runOperation(
+  deps: LcmDeps,
+  instance: VnfInstance,
+  makePlan: () => Promise<Plan>,
+  opts: OperationOptions = {},
+): Promise<OperationResult> {
+  throwIfAborted(opts.signal);
+  sweepStaleLock(deps, instance.id, opts.onEvent);
+  assertInstanceFree(deps, instance.id);
+  const plan = await makePlan();
+  throwIfAborted(opts.signal);
+  const ops = deps.store.opOccs;
+  const op = ops.exclusive(() => {
+    // Checked again under the write lock: another process may have started meanwhile.
+    assertInstanceFree(deps, instance.id);
+    const now = nowIso(deps);
+    const current = deps.store.instances.get(instance.id);
+    const occ: LcmOpOcc = {
+      id: randomUUID(),
+      vnfInstanceId: instance.id,
+      operation: plan.operation,
+      operationState: 'STARTING',
+      stateEnteredTime: now,
+      startTime: now,
+      operationParams: plan.params,
+      journal: [],
+      isAutomaticInvocation: false,
+      pid: pidOf(deps),
+    };
+    ops.insert(occ, priorOf(current));
+    ops.takeLock({ vnfInstanceId: instance.id, opId: occ.id, pid: pidOf(deps), acquiredAt: now });
+    return occ;
+  });
+  opts.onEvent?.({ type: 'occurrence', opOcc: op });
+  return execute(deps, op, plan, 'PROCESSING', 'COMPLETED', opts);
+}
+
+/**
+ * Takes the lock for an existing FAILED_TEMP occurrence (retry or rollback)
+ * and moves it to `state`.
+ */
+export function resumeOccurrence(deps: LcmDeps, opId: string, state: 'PROCESSING' | 'ROLLING_BACK'): LcmOpOcc {
+  const ops = deps.store.opOccs;
+  return ops.exclusive(() => {
+    const op = ops.get(opId);
+    assertFailedTemp(op, state === 'PROCESSING' ? 'retried' : 'rolled back');
+    assertInstanceFree(deps, op.vnfInstanceId, op.id);
+    ops.takeLock({ vnfInstanceId: op.vnfInstanceId, opId: op.id, pid: pidOf(deps), acquiredAt: nowIso(deps) });
+    return ops.setState(op.id, state, nowIso(deps), { error: null, pid: pidOf(deps) });
+  });
+}
+
+export function assertFailedTemp(op: LcmOpOcc, what: string): void {
+  if (op.operationState !== 'FAILED_TEMP') {
+    throw new ConflictError(`occurrence ${op.id} (${op.operation}) is ${op.operationState}: only a FAILED_TEMP occurrence can be ${what}`, {
+      hint: `see it with: vnfm op-show ${op.id}`,
+    });
+  }
+}
+
+/** Runs a planned operation whose occurrence is locked; ends it COMPLETED/ROLLED_BACK or FAILED_TEMP. */
+export async function execute(
+  deps: LcmDeps,
+  started: LcmOpOcc,
+  plan: Plan,
+  running: 'PROCESSING' | 'ROLLING_BACK',
+  done: 'COMPLETED' | 'ROLLED_BACK',
+  opts: OperationOptions,
+): Promise<OperationResult> {
+  const ops = deps.store.opOccs;
+  const signal = opts.signal ?? new AbortController().signal;
+  let op = started.operationState === running ? started : ops.setState(started.id, running, nowIso(deps), { pid: pidOf(deps) });
+  if (op !== started) opts.onEvent?.({ type: 'occurrence', opOcc: op });
+  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const steps: JournalStep[] = ops.journal(op.id);
+  const ctx: DriverContext = {
+    journal: {
+      record(step) {
+        ops.appendJournal(op.id, step);
+        steps.push(step);
+      },
+      steps: () => steps,
+    },
+    report: (event) => opts.onEvent?.({ type: 'driver', event }),
+    signal,
+  };
+  const mgmt = deps.mgmt ?? noopManagementDriver;
+  const hook = async (name: LcmHook) => {
+    opts.onEvent?.({ type: 'hook', hook: name });
+    await mgmt.runHook({
+      hook: name,
+      vnfInstanceId: instance.id,
+      operation: plan.operation,
+      request: plan.params,
+      ...(plan.flavour?.hooks[name] ? { implementation: plan.flavour.hooks[name] } : {}),
+      packageDir: plan.packageDir,
+      signal,
+      report: (message) => opts.onEvent?.({ type: 'driver', event: { message } }),
+    });
+  };
+  try {
+    const driver = await deps.kubernetesDriver(plan.vim);
+    if (plan.hooks) await hook(plan.hooks[0]);
+    const after = await plan.run(driver, ctx);
+    if (plan.hooks) await hook(plan.hooks[1]);
+    const affectedVnfcs = diffVnfcs(instance, after);
+    const final = ops.exclusive(() => {
+      const now = nowIso(deps);
+      deps.store.instances.update({ ...after, updatedAt: now });
+      const o = ops.setState(op.id, done, now, { error: null, resourceChanges: { affectedVnfcs }, pid: null });
+      ops.releaseLock(op.vnfInstanceId, op.id);
+      return o;
+    });
+    opts.onEvent?.({ type: 'occurrence', opOcc: final });
+    return { opOcc: final, vnfInstance: deps.store.instances.get(op.vnfInstanceId) };
+  } catch (err) {
+    op = ops.exclusive(() => {
+      const o = ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), { error: problemOf(err, signal), pid: null });
+      ops.releaseLock(op.vnfInstanceId, op.id);
+      return o;
+    });
+    opts.onEvent?.({ type: 'occurrence', opOcc: op });
+    throw explainFailure(err, op, signal, running === 'ROLLING_BACK');
+  }
+}
+
+function diffVnfcs(before: VnfInstance, after: VnfInstance): AffectedVnfc[] {
+  const was = vnfcsOf(before.instantiatedVnfInfo);
+  const now = vnfcsOf(after.instantiatedVnfInfo);
+  const ids = (list: typeof was) => new Set(list.map((v) => v.id));
+  const wasIds = ids(was);
+  const nowIds = ids(now);
+  const entry = (v: (typeof was)[number], changeType: AffectedVnfc['changeType']): AffectedVnfc => ({
+    id: v.id,
+    vduId: v.vduId,
+    changeType,
+    computeResource: { resourceId: v.resourceId, vimLevelResourceType: v.vimLevelResourceType },
+  });
+  return [...now.filter((v) => !wasIds.has(v.id)).map((v) => entry(v, 'ADDED')), ...was.filter((v) => !nowIds.has(v.id)).map((v) => entry(v, 'REMOVED'))];
+}
+
+function abortReason(signal: AbortSignal): VnfmError {
+  const r = signal.reason as unknown;
+  return r instanceof TimeoutError || r instanceof InterruptedError ? r : new InterruptedError('interrupted');
+}
+
+export function problemOf(err: unknown, signal: AbortSignal): ProblemDetails {
+  if (signal.aborted) {
+    const r = abortReason(signal);
+    return r instanceof TimeoutError
+      ? { status: 504, title: 'Timed out', detail: r.message }
+      : { status: 503, title: 'Interrupted', detail: r.message };
+  }
+  if (err instanceof VnfmError) {
+    const status = err instanceof NotFoundError ? 404 : err instanceof ConflictError ? 409 : err instanceof UsageError ? 422 : err instanceof VimCheckError ? 503 : 500;
+    return { status, title: err.name, detail: err.message + (err.hint ? ` (hint: ${err.hint})` : '') };
+  }
+  const e = err as Error;
+  return { status: 500, title: 'Infra-driver error', detail: e?.message ?? String(err) };
+}
+
+function explainFailure(err: unknown, op: LcmOpOcc, signal: AbortSignal, rollingBack: boolean): VnfmError {
+  const what = `${rollingBack ? 'rollback of ' : ''}${op.operation} of vnf instance ${op.vnfInstanceId}`;
+  const hint = resolutionHint(op);
+  if (signal.aborted) {
+    const r = abortReason(signal);
+    const message = `${what} ${r instanceof TimeoutError ? r.message : 'interrupted'}; occurrence ${op.id} is FAILED_TEMP`;
+    return r instanceof TimeoutError ? new TimeoutError(message, { hint, cause: err }) : new InterruptedError(message, { hint, cause: err });
+  }
+  const detail = err instanceof Error ? err.message : String(err);
+  const innerHint = err instanceof VnfmError && err.hint ? `${err.hint}; then ` : '';
+  return new VnfmError(`${what} failed: ${detail}; occurrence ${op.id} is FAILED_TEMP`, { hint: innerHint + hint, cause: err });
+}
+
+/** Resources the journal says were created or changed, in the order first seen. */
+export function journalResources(steps: readonly JournalStep[]): ResourceRef[] {
+  const seen = new Map<string, ResourceRef>();
+  for (const s of steps) {
+    if (s.action !== 'create' && s.action !== 'apply' && s.action !== 'update') continue;
+    const key = `${s.resource.apiVersion}|${s.resource.kind}|${s.resource.namespace ?? ''}|${s.resource.name}`;
+    if (!seen.has(key)) seen.set(key, s.resource);
+  }
+  return [...seen.values()];
+}
+
+/** Merges resource lists keeping the first occurrence's order. */
+export function unionResources(...lists: ResourceRef[][]): ResourceRef[] {
+  const seen = new Map<string, ResourceRef>();
+  for (const r of lists.flat()) {
+    const key = `${r.apiVersion}|${r.kind}|${r.namespace ?? ''}|${r.name}`;
+    if (!seen.has(key)) seen.set(key, r);
+  }
+  return [...seen.values()];
+}

@@ -1,0 +1,11 @@
+/**
+ * The lifecycle room: VNF instances, LCM operation occurrences and the
+ * engine that runs INSTANTIATE, SCALE, HEAL, TERMINATE and CHANGE_VNFPKG
+ * through the infra-driver, with locks, a journal, retry, rollback and fail.
+ */
+export type * from './model.js';
+export type { LcmDeps, LcmEvent, OperationOptions, OperationResult } from './engine.js';
+export { isProcessAlive } from './engine.js';
+export { createVnf, listVnfs, getVnf, resolveVnfs, deleteVnf, deleteVnfs, listOpOccs, getOpOcc, failOpOcc, type CreateVnfOptions, type OpOccFilter } from './instances.js';
+export { instantiateVnf, scaleVnf, healVnf, terminateVnf, changeVnfPackage, retryOpOcc, rollbackOpOcc } from './operations.js';
+export { levelReplicas, scaledReplicas, aspectDelta } from './replicas.js';

@@ -1,0 +1,454 @@
+/**
+ * The LCM operations as use cases: each turns a request into a plan (the
+ * Kubernetes objects, namespace, replicas and VDU targets the driver needs)
+ * and runs it through the engine. Retry re-plans from the recorded request;
+ * rollback plans the way back from the journal and the state before.
+ */
+import { UsageError, ValidationError, NotFoundError } from '../errors.js';
+import type { ResourceRef } from '../infra/driver.js';
+import type { KubeObject, KubernetesInfraDriver, VduTarget } from '../infra/kubernetes/driver-contract.js';
+import type { Flavour } from '../vnfd/index.js';
+import {
+  assertFailedTemp,
+  canRollBack,
+  execute,
+  journalResources,
+  resumeOccurrence,
+  runOperation,
+  sweepStaleLock,
+  unionResources,
+  type LcmDeps,
+  type OperationOptions,
+  type OperationResult,
+  type Plan,
+} from './engine.js';
+import type {
+  ChangeCurrentVnfPkgRequest,
+  HealVnfRequest,
+  InstantiateVnfRequest,
+  InstantiatedVnfInfo,
+  LcmOpOcc,
+  LcmOperation,
+  ScaleVnfRequest,
+  VimConnection,
+  VimConnectionInfo,
+  VnfInstance,
+} from './model.js';
+import { openOnboarded, readObjects, type OnboardedPackage } from './package-content.js';
+import { levelReplicas } from './replicas.js';
+import {
+  checkChangePackage,
+  checkChangePackageShape,
+  checkHealRequest,
+  checkInstantiateRequest,
+  checkScaleRequest,
+  checkTerminateRequest,
+  defaultVim,
+  flavourOf,
+  redactVimConnectionInfo,
+  registeredVim,
+  resolveVimConnection,
+  type VimLookup,
+} from './requests.js';
+import { vnfcRecords, vnfcsOf } from './vnfcs.js';
+
+const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
+/** Kinds whose replicas cannot be set: a DaemonSet runs one pod per node, a Pod is one. */
+const FIXED_KINDS = new Set(['DaemonSet', 'Pod']);
+const NEVER_A_VDU = new Set([
+  'Service', 'ConfigMap', 'Secret', 'ServiceAccount', 'PersistentVolumeClaim', 'Endpoints', 'NetworkPolicy', 'HorizontalPodAutoscaler',
+  'PodDisruptionBudget', 'Ingress', 'Role', 'RoleBinding',
+]);
+
+function vimLookup(deps: LcmDeps): VimLookup {
+  return {
+    find: (ref) => deps.store.vims.find(ref),
+    findDefault: () => deps.store.vims.findDefault(),
+    openSecrets: (vim) => deps.openVimSecrets(vim),
+  };
+}
+
+/** The VIM an instance runs on, for operations after instantiate. */
+async function instanceVim(deps: LcmDeps, instance: VnfInstance, source: string): Promise<VimConnection> {
+  if (instance.vimId) {
+    const vim = deps.store.vims.find(instance.vimId);
+    if (!vim) throw new NotFoundError(`the VIM ${instance.vimId} of vnf instance ${instance.id} is no longer registered`, { hint: 'register it again under the same id is not possible: op-fail and re-instantiate' });
+    return registeredVim(source, 'vimConnectionInfo', vimLookup(deps), vim);
+  }
+  if (instance.vimConnectionInfo) {
+    const endpoint = Object.values(instance.vimConnectionInfo)[0]?.interfaceInfo?.['endpoint'];
+    throw new UsageError(`vnf instance ${instance.id} runs on an inline VIM (${String(endpoint)}) whose credentials vnfm does not keep`, {
+      hint: 'give them again in the request: "vimConnectionInfo": {"vim1": {"interfaceInfo": {...}, "accessInfo": {...}}}, or register the cluster with vnfm vim-register',
+    });
+  }
+  throw new UsageError(`vnf instance ${instance.id} has no VIM`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
+}
+
+/** The recorded form of the VIM: a registered VIM by id; an inline one without its secrets. */
+function recordedVim(vim: VimConnection, given: Record<string, VimConnectionInfo> | undefined): Record<string, VimConnectionInfo> {
+  const key = Object.keys(given ?? {})[0] ?? 'vim1';
+  if (vim.inline) return redactVimConnectionInfo(given ?? {});
+  return { [key]: { vimId: vim.id!, vimType: 'kubernetes' } };
+}
+
+function packageOf(deps: LcmDeps, pkgId: string): Promise<OnboardedPackage> {
+  return openOnboarded(deps.home, deps.store.packages.get(pkgId));
+}
+
+/** The namespace rule: the request's, else the objects' own, else the VIM's project_name, else default. */
+function chooseNamespace(requested: string | undefined, objects: KubeObject[], vim: VimConnection): string {
+  return requested ?? objects.find((o) => typeof o.metadata.namespace === 'string')?.metadata.namespace ?? vim.spec.projectName ?? 'default';
+}
+
+function vduTargets(source: string, field: string, flavour: Flavour, objects: KubeObject[], namespace: string): VduTarget[] {
+  return Object.entries(flavour.vdus).map(([vduId, vdu]) => {
+    const named = objects.filter((o) => o.metadata.name === vdu.name);
+    const o = named.find((x) => WORKLOAD_KINDS.has(x.kind)) ?? named.find((x) => !NEVER_A_VDU.has(x.kind));
+    if (!o) {
+      throw new ValidationError(source, field, `no workload named "${vdu.name}" (VDU ${vduId}) is in the definition files`, {
+        hint: `list the file that holds the workload of ${vduId}`,
+      });
+    }
+    const resource: ResourceRef = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace ?? namespace };
+    return { vduId, resource };
+  });
+}
+
+function replicasByWorkload(targets: VduTarget[], replicas: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of targets) {
+    const n = replicas[t.vduId];
+    if (n !== undefined && !FIXED_KINDS.has(t.resource.kind)) out[`${t.resource.kind}/${t.resource.name}`] = n;
+  }
+  return out;
+}
+
+function withNamespace(objects: KubeObject[], namespace: string): KubeObject[] {
+  return objects.map((o) => (o.kind === 'Pod' && !o.metadata.namespace ? { ...o, metadata: { ...o.metadata, namespace } } : o));
+}
+
+function barePods(objects: KubeObject[], namespace: string): Record<string, KubeObject> {
+  return Object.fromEntries(
+    withNamespace(objects.filter((o) => o.kind === 'Pod'), namespace).map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]),
+  );
+}
+
+async function refreshed(
+  driver: KubernetesInfraDriver,
+  ctx: Parameters<KubernetesInfraDriver['listVnfcs']>[0],
+  targets: VduTarget[],
+  vimId: string | undefined,
+) {
+  return vnfcRecords(await driver.listVnfcs(ctx, targets), vimId);
+}
+
+// ---------------------------------------------------------------------------
+// Plans
+
+async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<Plan> {
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const checked = checkInstantiateRequest(source, body, instance, pkg.vnfd, pkg);
+  const request = checked.request;
+  const lookup = vimLookup(deps);
+  const vim = await resolveVimConnection(source, request.vimConnectionInfo, lookup, () => defaultVim(source, lookup));
+  const objects = await readObjects(pkg.dir, checked.defFiles);
+  const namespace = chooseNamespace(checked.namespace, objects, vim);
+  const level = levelReplicas(checked.flavour, request.instantiationLevelId);
+  const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', checked.flavour, objects, namespace);
+  const vimRecord = recordedVim(vim, request.vimConnectionInfo);
+  const params: InstantiateVnfRequest = { ...request, vimConnectionInfo: vimRecord };
+  return {
+    operation: 'INSTANTIATE',
+    params,
+    vim,
+    flavour: checked.flavour,
+    packageDir: pkg.dir,
+    hooks: ['instantiate_start', 'instantiate_end'],
+    async run(driver, ctx) {
+      const resources = await driver.deploy(ctx, {
+        instanceId: instance.id,
+        namespace,
+        objects: withNamespace(objects, namespace),
+        replicas: replicasByWorkload(targets, level.replicas),
+      });
+      const info: InstantiatedVnfInfo = {
+        flavourId: checked.flavour.id,
+        ...(level.instantiationLevelId ? { instantiationLevelId: level.instantiationLevelId } : {}),
+        vnfState: 'STARTED',
+        scaleStatus: level.scaleStatus,
+        maxScaleLevels: level.maxScaleLevels,
+        ...(await refreshed(driver, ctx, targets, vim.id)),
+        resources,
+        metadata: { namespace, 'lcm-kubernetes-def-files': checked.defFiles, vduReplicas: level.replicas },
+      };
+      const { vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+      return {
+        ...rest,
+        instantiationState: 'INSTANTIATED',
+        ...(vim.inline ? { vimConnectionInfo: vimRecord } : { vimId: vim.id! }),
+        instantiatedVnfInfo: info,
+      };
+    },
+  };
+}
+
+/** What every operation after instantiate starts from: the package, flavour, objects and targets in use. */
+async function current(deps: LcmDeps, instance: VnfInstance, source: string, given: Record<string, VimConnectionInfo> | undefined) {
+  const info = instance.instantiatedVnfInfo;
+  if (!info) throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const flavour = flavourOf(instance, pkg.vnfd);
+  const lookup = vimLookup(deps);
+  const vim = await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source));
+  const objects = await readObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
+  const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', flavour, objects, info.metadata.namespace);
+  return { info, pkg, flavour, vim, objects, targets, params: given ? { vimConnectionInfo: redactVimConnectionInfo(given) } : {} };
+}
+
+async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<Plan> {
+  const given = (body as ScaleVnfRequest | undefined)?.vimConnectionInfo;
+  const cur = await current(deps, instance, source, given);
+  const checked = checkScaleRequest(source, body, instance, cur.flavour);
+  const aspect = cur.flavour.aspects[checked.request.aspectId]!;
+  const moves = cur.targets.filter((t) => aspect.vduDeltas[t.vduId] !== undefined && checked.replicas[t.vduId] !== cur.info.metadata.vduReplicas[t.vduId]);
+  for (const t of moves) {
+    if (FIXED_KINDS.has(t.resource.kind)) {
+      throw new ValidationError(source, 'aspectId', `aspect ${aspect.id} scales ${t.vduId}, whose workload is a ${t.resource.kind}: its replicas cannot be set`);
+    }
+  }
+  return {
+    operation: 'SCALE',
+    params: { ...checked.request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['scale_start', 'scale_end'],
+    async run(driver, ctx) {
+      for (const t of moves) await driver.scale(ctx, { resource: t.resource, replicas: checked.replicas[t.vduId]! });
+      return {
+        ...instance,
+        instantiatedVnfInfo: {
+          ...cur.info,
+          scaleStatus: cur.info.scaleStatus.map((s) => (s.aspectId === aspect.id ? { ...s, scaleLevel: checked.toLevel } : s)),
+          ...(await refreshed(driver, ctx, cur.targets, cur.vim.id)),
+          metadata: { ...cur.info.metadata, vduReplicas: checked.replicas },
+        },
+      };
+    },
+  };
+}
+
+async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<Plan> {
+  const given = (body as HealVnfRequest | undefined)?.vimConnectionInfo;
+  const cur = await current(deps, instance, source, given);
+  const checked = checkHealRequest(source, body, instance, retry);
+  const wanted = new Set(checked.vnfcs.map((v) => v.id));
+  const vnfcs = vnfcsOf(cur.info).filter((v) => wanted.has(v.id));
+  return {
+    operation: 'HEAL',
+    params: { ...checked.request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['heal_start', 'heal_end'],
+    async run(driver, ctx) {
+      await driver.heal(ctx, { instanceId: instance.id, vnfcs, barePods: barePods(cur.objects, cur.info.metadata.namespace) });
+      return { ...instance, instantiatedVnfInfo: { ...cur.info, ...(await refreshed(driver, ctx, cur.targets, cur.vim.id)) } };
+    },
+  };
+}
+
+async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<Plan> {
+  const request = checkTerminateRequest(source, body, instance);
+  const cur = await current(deps, instance, source, request.vimConnectionInfo);
+  const grace = request.terminationType === 'FORCEFUL' ? 0 : request.gracefulTerminationTimeout;
+  return {
+    operation: 'TERMINATE',
+    params: { ...request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['terminate_start', 'terminate_end'],
+    async run(driver, ctx) {
+      await driver.remove(ctx, { instanceId: instance.id, resources: cur.info.resources, ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}) });
+      // The VIM is let go with the resources, so it can be deleted while the instance stays.
+      const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+      return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
+    },
+  };
+}
+
+async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<Plan> {
+  const request = checkChangePackageShape(source, body, instance);
+  const newPkgRecord = deps.store.packages.find(request.vnfdId);
+  if (!newPkgRecord || newPkgRecord.vnfdId !== request.vnfdId) {
+    throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, { hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list' });
+  }
+  if (newPkgRecord.onboardingState !== 'ONBOARDED' || newPkgRecord.operationalState !== 'ENABLED') {
+    throw new ValidationError(source, 'vnfdId', `package ${newPkgRecord.id} is ${newPkgRecord.onboardingState}/${newPkgRecord.operationalState}`, {
+      hint: `enable it: vnfm vnfpkg-update ${newPkgRecord.id} --operational-state ENABLED`,
+    });
+  }
+  const cur = await current(deps, instance, source, request.vimConnectionInfo);
+  const newPkg = await openOnboarded(deps.home, newPkgRecord);
+  const checked = checkChangePackage(source, request, instance, newPkg.vnfd, newPkg);
+  const objects = await readObjects(newPkg.dir, checked.defFiles);
+  const namespace = checked.namespace ?? cur.info.metadata.namespace;
+  const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', checked.flavour, objects, namespace);
+  const defaults = levelReplicas(checked.flavour, cur.info.instantiationLevelId).replicas;
+  const replicas = Object.fromEntries(Object.keys(checked.flavour.vdus).map((vduId) => [vduId, cur.info.metadata.vduReplicas[vduId] ?? defaults[vduId] ?? 1]));
+  const levels = levelReplicas(checked.flavour);
+  return {
+    operation: 'CHANGE_VNFPKG',
+    params: { ...request, ...cur.params } as ChangeCurrentVnfPkgRequest,
+    vim: cur.vim,
+    flavour: checked.flavour,
+    packageDir: newPkg.dir,
+    hooks: ['change_current_package_start', 'change_current_package_end'],
+    async run(driver, ctx) {
+      const resources = await driver.changePackage(ctx, {
+        instanceId: instance.id,
+        namespace,
+        objects: withNamespace(objects, namespace),
+        current: cur.info.resources,
+        replicas: replicasByWorkload(targets, replicas),
+      });
+      return {
+        ...instance,
+        vnfPkgId: newPkgRecord.id,
+        vnfdId: newPkgRecord.vnfdId,
+        vnfProvider: newPkgRecord.vnfProvider,
+        vnfProductName: newPkgRecord.vnfProductName,
+        vnfSoftwareVersion: newPkgRecord.vnfSoftwareVersion,
+        vnfdVersion: newPkgRecord.vnfdVersion,
+        instantiatedVnfInfo: {
+          ...cur.info,
+          scaleStatus: levels.scaleStatus.map((s) => cur.info.scaleStatus.find((c) => c.aspectId === s.aspectId) ?? s),
+          maxScaleLevels: levels.maxScaleLevels,
+          ...(await refreshed(driver, ctx, targets, cur.vim.id)),
+          resources,
+          metadata: { namespace, 'lcm-kubernetes-def-files': checked.defFiles, vduReplicas: replicas },
+        },
+      };
+    },
+  };
+}
+
+type Planner = (deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean) => Promise<Plan>;
+
+const PLANNERS: Record<LcmOperation, Planner> = {
+  INSTANTIATE: planInstantiate,
+  SCALE: planScale,
+  HEAL: planHeal,
+  TERMINATE: planTerminate,
+  CHANGE_VNFPKG: planChangePackage,
+};
+
+// ---------------------------------------------------------------------------
+// Use cases
+
+function start(operation: LcmOperation) {
+  return (deps: LcmDeps, vnfRef: string, request: unknown, opts: OperationOptions = {}): Promise<OperationResult> => {
+    const instance = deps.store.instances.get(vnfRef);
+    const source = opts.source ?? 'request';
+    return runOperation(deps, instance, () => PLANNERS[operation](deps, instance, request, source, false), opts);
+  };
+}
+
+/** INSTANTIATE with an InstantiateVnfRequest. */
+export const instantiateVnf: (deps: LcmDeps, vnfRef: string, request: unknown, opts?: OperationOptions) => Promise<OperationResult> = start('INSTANTIATE');
+/** SCALE with a ScaleVnfRequest. */
+export const scaleVnf: (deps: LcmDeps, vnfRef: string, request: unknown, opts?: OperationOptions) => Promise<OperationResult> = start('SCALE');
+/** HEAL with a HealVnfRequest (all VNFCs when it names none). */
+export const healVnf: (deps: LcmDeps, vnfRef: string, request: unknown, opts?: OperationOptions) => Promise<OperationResult> = start('HEAL');
+/** TERMINATE with a TerminateVnfRequest. */
+export const terminateVnf: (deps: LcmDeps, vnfRef: string, request: unknown, opts?: OperationOptions) => Promise<OperationResult> = start('TERMINATE');
+/** CHANGE_VNFPKG with a ChangeCurrentVnfPkgRequest. */
+export const changeVnfPackage: (deps: LcmDeps, vnfRef: string, request: unknown, opts?: OperationOptions) => Promise<OperationResult> =
+  start('CHANGE_VNFPKG');
+
+/** Runs a FAILED_TEMP occurrence's operation again from its recorded request; the drivers pick up where it stopped. */
+export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
+  const first = deps.store.opOccs.get(opRef);
+  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = deps.store.opOccs.get(first.id);
+  assertFailedTemp(op, 'retried');
+  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const plan = await PLANNERS[op.operation](deps, instance, op.operationParams, opts.source ?? `occurrence ${op.id}`, true);
+  // Keep the request as first recorded (the plan may have normalised it).
+  const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
+  opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
+  return execute(deps, resumed, { ...plan, params: op.operationParams }, 'PROCESSING', 'COMPLETED', opts);
+}
+
+/** Undoes a FAILED_TEMP INSTANTIATE, SCALE_OUT or CHANGE_VNFPKG: ROLLING_BACK → ROLLED_BACK (FAILED_TEMP again if the rollback fails). */
+export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
+  const first = deps.store.opOccs.get(opRef);
+  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = deps.store.opOccs.get(first.id);
+  assertFailedTemp(op, 'rolled back');
+  if (!canRollBack(op)) {
+    const what = op.operation === 'SCALE' ? 'SCALE_IN' : op.operation;
+    throw new UsageError(`occurrence ${op.id} is a ${what}, which cannot be rolled back`, {
+      hint: `retry it (vnfm op-retry ${op.id}) or give up on it (vnfm op-fail ${op.id})`,
+    });
+  }
+  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const plan = await planRollback(deps, instance, op, opts.source ?? `occurrence ${op.id}`);
+  const resumed = resumeOccurrence(deps, op.id, 'ROLLING_BACK');
+  opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
+  return execute(deps, resumed, plan, 'ROLLING_BACK', 'ROLLED_BACK', opts);
+}
+
+async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, source: string): Promise<Plan> {
+  const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo> };
+  const lookup = vimLookup(deps);
+  const vim = await resolveVimConnection(source, params.vimConnectionInfo, lookup, () => instanceVim(deps, instance, source));
+  const steps = deps.store.opOccs.journal(op.id);
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const base = { operation: op.operation, params: op.operationParams, vim, packageDir: pkg.dir };
+  if (op.operation === 'INSTANTIATE') {
+    return {
+      ...base,
+      async run(driver, ctx) {
+        await driver.remove(ctx, { instanceId: instance.id, resources: unionResources(journalResources(steps), instance.instantiatedVnfInfo?.resources ?? []) });
+        const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+        return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
+      },
+    };
+  }
+  const info = instance.instantiatedVnfInfo;
+  if (!info) throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
+  const flavour = flavourOf(instance, pkg.vnfd);
+  const objects = await readObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
+  const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', flavour, objects, info.metadata.namespace);
+  const prior = deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo ?? info;
+  if (op.operation === 'SCALE') {
+    // The instance records the state before the scale (it changes only on COMPLETED): scale every VDU of the aspect back to it.
+    const aspect = flavour.aspects[(op.operationParams as ScaleVnfRequest).aspectId];
+    const back = targets.filter((t) => aspect?.vduDeltas[t.vduId] !== undefined && !FIXED_KINDS.has(t.resource.kind));
+    return {
+      ...base,
+      flavour,
+      async run(driver, ctx) {
+        for (const t of back) await driver.scale(ctx, { resource: t.resource, replicas: prior.metadata.vduReplicas[t.vduId] ?? 0 });
+        return { ...instance, instantiatedVnfInfo: { ...prior, ...(await refreshed(driver, ctx, targets, vim.id)) } };
+      },
+    };
+  }
+  // CHANGE_VNFPKG: the old package's manifests again, over whatever the new one created.
+  return {
+    ...base,
+    flavour,
+    async run(driver, ctx) {
+      const resources = await driver.changePackage(ctx, {
+        instanceId: instance.id,
+        namespace: prior.metadata.namespace,
+        objects: withNamespace(objects, prior.metadata.namespace),
+        current: unionResources(prior.resources, journalResources(steps)),
+        replicas: replicasByWorkload(targets, prior.metadata.vduReplicas),
+      });
+      return { ...instance, instantiatedVnfInfo: { ...prior, ...(await refreshed(driver, ctx, targets, vim.id)), resources } };
+    },
+  };
+}

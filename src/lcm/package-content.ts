@@ -1,0 +1,72 @@
+/**
+ * What the engine reads from an onboarded package: its VNFD, and the
+ * Kubernetes objects of the definition files a request names.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import { openPackage, packageContent, type VnfPackage } from '../csar/index.js';
+import { parseToscaMeta, TOSCA_META_PATH } from '../csar/tosca-meta.js';
+import { ValidationError, VnfmError } from '../errors.js';
+import type { KubeObject } from '../infra/kubernetes/driver-contract.js';
+import { loadVnfd, type Vnfd } from '../vnfd/index.js';
+import type { PackageView } from './requests.js';
+
+export interface OnboardedPackage extends PackageView {
+  pkg: VnfPackage;
+  vnfd: Vnfd;
+  /** The unpacked members. */
+  dir: string;
+}
+
+export async function openOnboarded(home: string, pkg: VnfPackage): Promise<OnboardedPackage> {
+  const dir = packageContent(home, pkg.id);
+  const broken = (why: string) =>
+    new VnfmError(`the stored copy of package ${pkg.id} under ${dir} ${why}`, { hint: 'onboard the package again (vnfm vnfpkg-onboard)' });
+  let files;
+  try {
+    files = await openPackage(dir);
+  } catch (err) {
+    throw Object.assign(broken('cannot be read'), { cause: err });
+  }
+  try {
+    const meta = files.has(TOSCA_META_PATH) ? parseToscaMeta(await files.readText(TOSCA_META_PATH)).meta : undefined;
+    const entry = meta?.entryDefinitions;
+    if (!entry) throw broken('has no Entry-Definitions');
+    const { vnfd } = await loadVnfd(files, entry);
+    if (!vnfd) throw broken('holds a VNFD that no longer loads');
+    const members = new Set(files.list());
+    return {
+      pkg,
+      vnfd,
+      dir,
+      hasMember: (path) => members.has(path),
+      kubernetesDefinitions: pkg.summary.kubernetesDefinitions,
+    };
+  } finally {
+    await files.close();
+  }
+}
+
+/** The objects of the definition files, in file then document order. */
+export async function readObjects(dir: string, defFiles: string[]): Promise<KubeObject[]> {
+  const objects: KubeObject[] = [];
+  for (const file of defFiles) {
+    const text = await readFile(join(dir, file), 'utf8');
+    let docs: unknown[];
+    try {
+      docs = yaml.loadAll(text, undefined, { schema: yaml.DEFAULT_SCHEMA });
+    } catch (err) {
+      throw new ValidationError(file, undefined, `is not valid YAML: ${(err as Error).message}`);
+    }
+    docs.forEach((doc, i) => {
+      if (doc === null || doc === undefined) return;
+      const o = doc as Partial<KubeObject>;
+      if (typeof o !== 'object' || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string' || typeof o.metadata?.name !== 'string') {
+        throw new ValidationError(file, `document ${i + 1}`, 'is not a Kubernetes object (apiVersion, kind and metadata.name are required)');
+      }
+      objects.push(o as KubeObject);
+    });
+  }
+  return objects;
+}
