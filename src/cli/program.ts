@@ -13,6 +13,8 @@ import { vimListCommand } from './commands/vim/list.js';
 import { vimRegisterCommand } from './commands/vim/register.js';
 import { vimShowCommand } from './commands/vim/show.js';
 import { vimUpdateCommand } from './commands/vim/update.js';
+import { sampleExportCommand } from './commands/sample/export.js';
+import { sampleListCommand } from './commands/sample/list.js';
 import { versionCommand } from './commands/version.js';
 import { vnfpkgBuildCommand } from './commands/vnfpkg/build.js';
 import { vnfpkgDeleteCommand } from './commands/vnfpkg/delete.js';
@@ -56,6 +58,8 @@ export function buildProgram(ctx: Context): Command {
     keyRotateCommand(ctx),
     keyGenerateCommand(ctx),
     sandboxCommand(ctx),
+    sampleListCommand(ctx),
+    sampleExportCommand(ctx),
     versionCommand(ctx),
     completionCommand(ctx, () => program),
   ];

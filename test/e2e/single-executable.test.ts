@@ -131,10 +131,20 @@ describe('the single executable, alone in an empty directory with an empty PATH'
     expect(await exited).toBe(0);
   });
 
-  it('validates a sample package (from the repository tree: no command exports the embedded samples yet)', async () => {
-    const r = await run(['vnfpkg-validate', join(root, 'csar-samples', 'basic-cnf', 'package'), '-o', 'json']);
-    expect(r.stderr).not.toMatch(/unexpected failure/);
-    expect(r.code).toBe(0);
+  it('exports an embedded sample, builds, validates and onboards it', async () => {
+    const list = await run(['sample-list', '-o', 'json']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(JSON.parse(list.stdout).map((s: { name: string }) => s.name)).toEqual(['basic-cnf', 'heat-vnf', 'kuryr-cnf']);
+    const out = join(dir, 'basic-cnf');
+    const exported = await run(['sample-export', 'basic-cnf', out]);
+    expect(exported.code, exported.stderr).toBe(0);
+    const v = await run(['vnfpkg-validate', join(out, 'package'), '-o', 'json']);
+    expect(v.stderr).not.toMatch(/unexpected failure/);
+    expect(v.code, v.stdout).toBe(0);
+    expect((await run(['vnfpkg-build', join(out, 'package'), '-o', join(dir, 'basic-cnf.zip')])).code).toBe(0);
+    const on = await run(['vnfpkg-onboard', join(dir, 'basic-cnf.zip'), '-o', 'json']);
+    expect(on.code, on.stderr).toBe(0);
+    expect(JSON.parse(on.stdout).onboardingState).toBe('ONBOARDED');
   });
 
   it('writes a damaged cached addon again, and refuses a symlink in its place', async () => {
