@@ -5,6 +5,7 @@
  */
 import { conflict, type FieldError } from './status.js';
 import { rfc3339, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
+import { ALL_VERBS, builtinKinds, newAllocators, type Allocators } from './kinds/builtin-kinds.js';
 
 /** The label the API server puts on every namespace (since Kubernetes 1.21). */
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
@@ -17,9 +18,10 @@ export const namespaces: ResourceType = {
   plural: 'namespaces',
   singular: 'namespace',
   namespaced: false,
-  verbs: ['create', 'delete', 'get', 'list', 'update'],
+  verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
   shortNames: ['ns'],
-  subresources: [{ name: 'status', verbs: ['get', 'update'] }],
+  strategicMerge: true,
+  subresources: [{ name: 'status', verbs: ['get', 'patch', 'update'] }],
   nameRule: 'dns1123-label',
   returnDeletedObject: true,
   columns: [
@@ -66,7 +68,8 @@ export const configMaps: ResourceType = {
   plural: 'configmaps',
   singular: 'configmap',
   namespaced: true,
-  verbs: ['create', 'delete', 'get', 'list', 'update'],
+  verbs: ALL_VERBS,
+  strategicMerge: true,
   shortNames: ['cm'],
   nameRule: 'dns1123-subdomain',
   columns: [
@@ -90,7 +93,8 @@ export const secrets: ResourceType = {
   plural: 'secrets',
   singular: 'secret',
   namespaced: true,
-  verbs: ['create', 'delete', 'get', 'list', 'update'],
+  verbs: ALL_VERBS,
+  strategicMerge: true,
   nameRule: 'dns1123-subdomain',
   columns: [
     { name: 'Type', type: 'string', description: 'The type of the secret', priority: 0, cell: (obj) => obj.type ?? '' },
@@ -137,7 +141,8 @@ export const leases: ResourceType = {
   plural: 'leases',
   singular: 'lease',
   namespaced: true,
-  verbs: ['create', 'delete', 'get', 'list', 'update'],
+  verbs: ALL_VERBS,
+  strategicMerge: true,
   nameRule: 'dns1123-subdomain',
   columns: [
     {
@@ -150,9 +155,9 @@ export const leases: ResourceType = {
   ],
 };
 
-/** Registers every built-in kind. */
-export function registerBuiltins(registry: ResourceRegistry): void {
-  for (const type of [namespaces, configMaps, secrets, leases]) registry.register(type);
+/** Registers every built-in kind; `alloc` hands out Service IPs and node ports. */
+export function registerBuiltins(registry: ResourceRegistry, alloc: Allocators = newAllocators()): void {
+  for (const type of [namespaces, configMaps, secrets, leases, ...builtinKinds(alloc)]) registry.register(type);
 }
 
 /** The namespaces a fresh cluster has. */

@@ -49,7 +49,14 @@ function apiResources(types: ResourceType[]): object[] {
     entry.storageVersionHash = storageVersionHash(t);
     resources.push(entry);
     for (const sub of t.subresources ?? []) {
-      resources.push({ name: `${t.plural}/${sub.name}`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: [...sub.verbs].sort() });
+      const entry: Record<string, unknown> = { name: `${t.plural}/${sub.name}`, singularName: '', namespaced: t.namespaced };
+      if (sub.responseKind) {
+        entry.group = sub.responseKind.group;
+        entry.version = sub.responseKind.version;
+      }
+      entry.kind = sub.responseKind?.kind ?? t.kind;
+      entry.verbs = [...sub.verbs].sort();
+      resources.push(entry);
     }
   }
   return resources.sort((a, b) => ((a as { name: string }).name < (b as { name: string }).name ? -1 : 1));
@@ -80,7 +87,7 @@ function resourceDiscovery(t: ResourceType): object {
   if (t.subresources?.length) {
     entry.subresources = t.subresources.map((sub) => ({
       subresource: sub.name,
-      responseKind: { group: t.group, version: t.version, kind: t.kind },
+      responseKind: sub.responseKind ?? { group: t.group, version: t.version, kind: t.kind },
       verbs: [...sub.verbs].sort(),
     }));
   }

@@ -31,6 +31,24 @@ export interface ObjectMeta {
 export interface SubresourceType {
   name: string;
   verbs: Verb[];
+  /** The kind the subresource answers with when it is not the parent's (`scale`: autoscaling/v1 Scale). */
+  responseKind?: { group: string; version: string; kind: string };
+}
+
+/**
+ * Where a kind keeps its replica count, for the `scale` subresource — the
+ * same description a CustomResourceDefinition gives in `subresources.scale`.
+ */
+export interface ScaleSpec {
+  /** Dotted path of the desired count (`spec.replicas`). */
+  specReplicasPath: string;
+  /** Dotted path of the observed count (`status.replicas`). */
+  statusReplicasPath: string;
+  /**
+   * The selector the Scale reports in `status.selector`: a dotted path to a
+   * string, or a function (built-ins serialise their `spec.selector`).
+   */
+  labelSelector?: string | ((obj: KubeObject) => string | undefined);
 }
 
 /** A column of the server-side `Table` (kubectl get), after Name and before Age. */
@@ -54,6 +72,11 @@ export interface ResourceStrategy {
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   /** Kind-specific checks beyond object metadata. */
   validate?(obj: KubeObject): FieldError[];
+  /**
+   * Fill in defaults, as the API server's defaulting does before storing.
+   * Runs on create and on every update, so it must be idempotent.
+   */
+  applyDefaults?(obj: KubeObject): void;
   /**
    * Start a delete. Returns the object to keep (marked for deletion, for
    * kinds that finish deleting later, like namespaces) or `undefined` to
@@ -82,6 +105,16 @@ export interface ResourceType {
   returnDeletedObject?: boolean;
   columns?: TableColumn[];
   strategy?: ResourceStrategy;
+  /** `metadata.generation` is set to 1 on create and bumped when anything but metadata and status changes. */
+  generation?: boolean;
+  /** Where `/scale` reads and writes the replica count (with a `scale` entry in `subresources`). */
+  scale?: ScaleSpec;
+  /**
+   * Lists merged by key in strategic merge patches and tracked per item by
+   * server-side apply. Built-in kinds have them; custom resources do not
+   * accept strategic merge patches at all.
+   */
+  strategicMerge?: boolean;
 }
 
 /** RFC 3339 at second precision, as metav1.Time serialises. */
@@ -137,6 +170,17 @@ export class ResourceRegistry {
   /** Versions of the core group (served under /api). */
   coreVersions(): string[] {
     return [...new Set(this.types.filter((t) => !t.group).map((t) => t.version))];
+  }
+
+  /** The resource serving `kind` in `group/version` (a kind has one plural). */
+  findByKind(group: string, version: string, kind: string): ResourceType | undefined {
+    return this.types.find((t) => t.group === group && t.version === version && t.kind === kind);
+  }
+
+  /** The resource for an `apiVersion` and `kind` as an owner reference names them. */
+  findByApiVersionKind(apiVersion: string, kind: string): ResourceType | undefined {
+    const slash = apiVersion.indexOf('/');
+    return slash < 0 ? this.findByKind('', apiVersion, kind) : this.findByKind(apiVersion.slice(0, slash), apiVersion.slice(slash + 1), kind);
   }
 
   hasGroupVersion(group: string, version: string): boolean {

@@ -1,40 +1,46 @@
 /**
- * Generic REST handlers for every registered resource: list, get, create,
- * update (and the `status` subresource) and delete, with the metadata
- * handling, admission and error answers of a real API server. Kind-specific
- * behaviour comes from each ResourceType's strategy; nothing here knows a
- * kind by name except the NamespaceLifecycle admission rules.
+ * Generic REST handlers for every registered resource: list, watch, get,
+ * create, update, patch (JSON, merge, strategic merge, server-side apply),
+ * delete and deletecollection, and the `status` and `scale` subresources.
+ * HTTP concerns live here (query parameters, bodies, answers); object
+ * semantics live in objects.ts, which the controllers share.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { apply, checkApplyOptions, defaultManager } from './managed-fields.js';
+import { ObjectApi, type DeleteOptions, type PropagationPolicy } from './objects.js';
+import { jsonPatch, mergePatch, PATCH_TYPES, strategicMergePatch } from './patch.js';
 import type { ResourceRequest } from './request-info.js';
-import { groupVersion, rfc3339, type KubeObject, type ObjectMeta, type ResourceRegistry, type ResourceType, type Verb } from './resources.js';
-import { parseFieldSelector, parseLabelSelector } from './selectors.js';
-import {
-  alreadyExists,
-  badRequest,
-  conflict,
-  deletedStatus,
-  forbidden,
-  invalid,
-  methodNotAllowed,
-  notFound,
-  resourceNotFound,
-  type Target,
-} from './status.js';
+import { groupVersion, type KubeObject, type ResourceRegistry, type ResourceType, type Verb } from './resources.js';
+import { parseFieldSelector, parseLabelSelector, type Matcher } from './selectors.js';
+import { badRequest, deletedStatus, methodNotAllowed, resourceNotFound, unsupportedMediaType } from './status.js';
 import type { ObjectStore } from './store.js';
 import { toTable } from './table.js';
-import { validateObjectMeta } from './validation.js';
 
-/** What the handler answers; the server encodes it. */
-export interface RestResponse {
-  code: number;
-  body: unknown;
+/** What a watch request asks for; the server streams it (watch.ts). */
+export interface WatchRequest {
+  type: ResourceType;
+  namespace?: string;
+  matches: Matcher;
+  resourceVersion: string;
+  timeoutSeconds?: number;
+  allowBookmarks: boolean;
+  sendInitialEvents?: boolean;
+  table?: string;
 }
+
+/** What the handler answers; the server encodes it (or streams a watch). */
+export type RestResponse = { code: number; body: unknown } | { watch: WatchRequest };
 
 /** How the client wants objects back. */
 export interface ResponseShape {
   /** meta.k8s.io version of the Table asked for, or undefined for plain objects. */
   table?: string;
+}
+
+/** What the request says about itself besides its path and query. */
+export interface RequestMeta {
+  /** Media type of the body, without parameters. */
+  contentType?: string;
+  userAgent?: string;
 }
 
 export interface RestContext {
@@ -43,18 +49,12 @@ export interface RestContext {
   now(): Date;
 }
 
-const GENERATE_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-
-function generateNameSuffix(): string {
-  return [...randomBytes(5)].map((b) => GENERATE_NAME_ALPHABET[b % GENERATE_NAME_ALPHABET.length]).join('');
-}
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The object as served: with kind and apiVersion. */
-function withTypeMeta(type: ResourceType, obj: KubeObject): KubeObject {
+export function withTypeMeta(type: ResourceType, obj: KubeObject): KubeObject {
   const { metadata, ...rest } = obj;
   delete rest.kind;
   delete rest.apiVersion;
@@ -67,56 +67,83 @@ function withoutTypeMeta(obj: KubeObject): KubeObject {
   return rest as KubeObject;
 }
 
+function getPath(obj: unknown, path: string): unknown {
+  let node = obj;
+  for (const p of path.split('.')) node = isObject(node) ? node[p] : undefined;
+  return node;
+}
+
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = obj;
+  for (const p of parts.slice(0, -1)) {
+    if (!isObject(node[p])) node[p] = {};
+    node = node[p] as Record<string, unknown>;
+  }
+  node[parts[parts.length - 1]!] = value;
+}
+
+const POLICIES: PropagationPolicy[] = ['Foreground', 'Background', 'Orphan'];
+
 export class RestHandler {
-  constructor(private readonly ctx: RestContext) {}
+  readonly api: ObjectApi;
+
+  constructor(ctx: RestContext, api?: ObjectApi) {
+    this.api = api ?? new ObjectApi(ctx.registry, ctx.store, ctx.now);
+  }
 
   /**
    * Serves one request. The body is read only once the request is known to
    * be allowed, so a forbidden verb answers 405 whatever it carries.
    */
-  async handle(req: ResourceRequest, query: URLSearchParams, readBody: () => Promise<unknown>, shape: ResponseShape): Promise<RestResponse> {
-    const type = this.ctx.registry.find(req.group, req.version, req.resource);
+  async handle(
+    req: ResourceRequest,
+    query: URLSearchParams,
+    readBody: () => Promise<unknown>,
+    shape: ResponseShape,
+    meta: RequestMeta = {},
+  ): Promise<RestResponse> {
+    const type = this.api.registry.find(req.group, req.version, req.resource);
     if (!type) throw resourceNotFound();
     if (req.namespace !== undefined && !type.namespaced) throw resourceNotFound();
     if (req.subresource !== undefined && !type.subresources?.some((s) => s.name === req.subresource)) throw resourceNotFound();
     const verbs: Verb[] = req.subresource ? type.subresources!.find((s) => s.name === req.subresource)!.verbs : type.verbs;
     if (!verbs.includes(req.verb)) throw methodNotAllowed();
-    // Namespaced kinds are reachable without a namespace only to list across all of them.
+    // Namespaced kinds are reachable without a namespace only to list or watch across all of them.
     if (type.namespaced && req.namespace === undefined && req.verb !== 'list' && req.verb !== 'watch') {
       throw req.name === undefined ? methodNotAllowed() : resourceNotFound();
     }
     const dryRun = query.getAll('dryRun').includes('All');
+    const manager = query.get('fieldManager') ?? defaultManager(meta.userAgent);
+    if (manager.length > 128) throw badRequest('fieldManager: Too long: may not be more than 128 bytes');
 
     switch (req.verb) {
       case 'list':
         return this.list(type, req, query, shape);
+      case 'watch':
+        return { watch: this.watchRequest(type, req, query, shape) };
       case 'get':
+        if (req.subresource === 'scale') return { code: 200, body: this.scaleOf(type, this.api.get(type, req.namespace, req.name!)) };
         return this.get(type, req, shape);
       case 'create':
-        return this.create(type, req, await readBody(), dryRun);
+        return this.create(type, req, await readBody(), dryRun, manager);
       case 'update':
-        return this.update(type, req, await readBody(), dryRun);
+        return this.update(type, req, await readBody(), dryRun, manager);
+      case 'patch':
+        return this.patch(type, req, query, await readBody(), meta.contentType ?? '', dryRun, manager);
       case 'delete':
-        return this.delete(type, req, dryRun);
+        return this.delete(type, req, query, await readBody(), dryRun);
+      case 'deletecollection':
+        return this.deleteCollection(type, req, query, await readBody(), dryRun);
       default:
         throw methodNotAllowed();
     }
   }
 
-  private target(type: ResourceType, name: string): Target {
-    return { group: type.group, resource: type.plural, name };
-  }
-
-  private mustGet(type: ResourceType, namespace: string | undefined, name: string): KubeObject {
-    const obj = this.ctx.store.get(type.group, type.plural, namespace, name);
-    if (!obj) throw notFound(this.target(type, name));
-    return obj;
-  }
-
   private list(type: ResourceType, req: ResourceRequest, query: URLSearchParams, shape: ResponseShape): RestResponse {
     const byLabel = parseLabelSelector(query.get('labelSelector'));
     const byField = parseFieldSelector(query.get('fieldSelector'));
-    const { items, resourceVersion } = this.ctx.store.list(type.group, type.plural, req.namespace);
+    const { items, resourceVersion } = this.api.store.list(type.group, type.plural, req.namespace);
     let selected = items.filter((obj) => byLabel(obj) && byField(obj));
 
     const metadata: Record<string, unknown> = { resourceVersion };
@@ -133,16 +160,37 @@ export class RestHandler {
       metadata.remainingItemCount = remaining;
     }
 
-    if (shape.table) return { code: 200, body: toTable(type, selected, resourceVersion, this.ctx.now(), shape.table) };
+    if (shape.table) return { code: 200, body: toTable(type, selected, resourceVersion, this.api.now(), shape.table) };
     return {
       code: 200,
       body: { kind: type.listKind, apiVersion: groupVersion(type), metadata, items: selected.map(withoutTypeMeta) },
     };
   }
 
+  private watchRequest(type: ResourceType, req: ResourceRequest, query: URLSearchParams, shape: ResponseShape): WatchRequest {
+    const byLabel = parseLabelSelector(query.get('labelSelector'));
+    const byField = parseFieldSelector(query.get('fieldSelector'));
+    const w: WatchRequest = {
+      type,
+      matches: (obj) => byLabel(obj) && byField(obj),
+      resourceVersion: query.get('resourceVersion') ?? '',
+      allowBookmarks: ['1', 'true'].includes(query.get('allowWatchBookmarks') ?? ''),
+    };
+    if (req.namespace !== undefined) w.namespace = req.namespace;
+    const timeout = query.get('timeoutSeconds');
+    if (timeout !== null) {
+      if (!/^[0-9]+$/.test(timeout)) throw badRequest(`timeoutSeconds: Invalid value: "${timeout}": must be a non-negative integer`);
+      w.timeoutSeconds = Number(timeout);
+    }
+    const initial = query.get('sendInitialEvents');
+    if (initial !== null) w.sendInitialEvents = ['1', 'true'].includes(initial);
+    if (shape.table) w.table = shape.table;
+    return w;
+  }
+
   private get(type: ResourceType, req: ResourceRequest, shape: ResponseShape): RestResponse {
-    const obj = this.mustGet(type, req.namespace, req.name!);
-    if (shape.table) return { code: 200, body: toTable(type, [obj], obj.metadata.resourceVersion ?? '', this.ctx.now(), shape.table) };
+    const obj = this.api.get(type, req.namespace, req.name!);
+    if (shape.table) return { code: 200, body: toTable(type, [obj], obj.metadata.resourceVersion ?? '', this.api.now(), shape.table) };
     return { code: 200, body: withTypeMeta(type, obj) };
   }
 
@@ -169,103 +217,170 @@ export class RestHandler {
     return obj;
   }
 
-  private validate(type: ResourceType, obj: KubeObject): void {
-    const errors = [...validateObjectMeta(obj.metadata, type.nameRule, type.namespaced), ...(type.strategy?.validate?.(obj) ?? [])];
-    if (errors.length > 0) throw invalid(type.kind, type.group, obj.metadata.name ?? '', errors);
-  }
-
-  /** NamespaceLifecycle admission: no new content in a missing or terminating namespace. */
-  private admitCreate(type: ResourceType, obj: KubeObject): void {
-    if (!type.namespaced) return;
-    const ns = this.ctx.store.get('', 'namespaces', undefined, obj.metadata.namespace!);
-    if (!ns) throw notFound({ group: '', resource: 'namespaces', name: obj.metadata.namespace! });
-    if (ns.metadata.deletionTimestamp) {
-      throw forbidden(
-        this.target(type, obj.metadata.name || obj.metadata.generateName || ''),
-        `unable to create new content in namespace ${ns.metadata.name} because it is being terminated`,
-        [{ reason: 'NamespaceTerminating', message: `namespace ${ns.metadata.name} is being terminated`, field: 'metadata.namespace' }],
-      );
-    }
-  }
-
-  private create(type: ResourceType, req: ResourceRequest, body: unknown, dryRun: boolean): RestResponse {
+  private create(type: ResourceType, req: ResourceRequest, body: unknown, dryRun: boolean, manager: string): RestResponse {
     if (req.name !== undefined) throw methodNotAllowed();
     const obj = this.decode(type, req, body);
-    this.admitCreate(type, obj);
-
-    const meta: ObjectMeta = obj.metadata;
-    if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) meta.name = meta.generateName + generateNameSuffix();
-    for (const serverOwned of ['uid', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const) {
-      delete meta[serverOwned];
-    }
-    meta.creationTimestamp = rfc3339(this.ctx.now());
-    type.strategy?.prepareForCreate?.(obj);
-    this.validate(type, obj);
-
-    if (this.ctx.store.get(type.group, type.plural, meta.namespace, meta.name)) throw alreadyExists(this.target(type, meta.name));
-    meta.uid = randomUUID();
-    if (dryRun) return { code: 201, body: withTypeMeta(type, obj) };
-    const stored = this.ctx.store.create(type.group, type.plural, obj);
-    return { code: 201, body: withTypeMeta(type, stored) };
+    return { code: 201, body: withTypeMeta(type, this.api.create(type, obj, { dryRun, manager })) };
   }
 
-  private update(type: ResourceType, req: ResourceRequest, body: unknown, dryRun: boolean): RestResponse {
+  /** The object a PUT or PATCH names, with the name checked against the URL. */
+  private named(type: ResourceType, req: ResourceRequest, body: unknown): KubeObject {
     const obj = this.decode(type, req, body);
     const name = req.name!;
     if (obj.metadata.name && obj.metadata.name !== name) {
       throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
     }
     obj.metadata.name = name;
-    const old = this.mustGet(type, req.namespace, name);
-    const wanted = obj.metadata.resourceVersion;
-    if (wanted && wanted !== old.metadata.resourceVersion) {
-      throw conflict(this.target(type, name), 'the object has been modified; please apply your changes to the latest version and try again');
-    }
-
-    let next: KubeObject;
-    if (req.subresource === 'status') {
-      next = { ...old, status: obj.status } as KubeObject;
-    } else {
-      next = obj;
-      if ('status' in old) next.status = old.status;
-      else delete next.status;
-      type.strategy?.prepareForUpdate?.(next, old);
-    }
-    for (const serverOwned of ['uid', 'creationTimestamp', 'deletionTimestamp', 'generateName'] as const) {
-      if (old.metadata[serverOwned] === undefined) delete next.metadata[serverOwned];
-      else next.metadata[serverOwned] = old.metadata[serverOwned];
-    }
-    this.validate(type, next);
-    if (dryRun) return { code: 200, body: withTypeMeta(type, { ...next, metadata: { ...next.metadata, resourceVersion: old.metadata.resourceVersion } }) };
-
-    // An object marked for deletion goes once its last finalizer is removed.
-    if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length && !type.strategy?.beginDelete) {
-      const gone = this.ctx.store.delete(type.group, type.plural, req.namespace, name)!;
-      return { code: 200, body: withTypeMeta(type, { ...next, metadata: { ...next.metadata, resourceVersion: gone.metadata.resourceVersion } }) };
-    }
-    return { code: 200, body: withTypeMeta(type, this.ctx.store.update(type.group, type.plural, next)) };
+    return obj;
   }
 
-  private delete(type: ResourceType, req: ResourceRequest, dryRun: boolean): RestResponse {
+  private update(type: ResourceType, req: ResourceRequest, body: unknown, dryRun: boolean, manager: string): RestResponse {
+    if (req.subresource === 'scale') return this.writeScale(type, req, body, dryRun, manager);
+    const obj = this.named(type, req, body);
+    const opts = { dryRun, manager, ...(req.subresource ? { subresource: req.subresource } : {}) };
+    return { code: 200, body: withTypeMeta(type, this.api.update(type, obj, opts)) };
+  }
+
+  private patch(
+    type: ResourceType,
+    req: ResourceRequest,
+    query: URLSearchParams,
+    body: unknown,
+    contentType: string,
+    dryRun: boolean,
+    manager: string,
+  ): RestResponse {
+    if (contentType === PATCH_TYPES.apply) {
+      if (req.subresource) throw methodNotAllowed();
+      return this.apply(type, req, query, body, dryRun);
+    }
+    const live = this.api.get(type, req.namespace, req.name!);
+    const current = req.subresource === 'scale' ? this.scaleOf(type, live) : withTypeMeta(type, live);
+    let patched: unknown;
+    switch (contentType) {
+      case PATCH_TYPES.json:
+        patched = jsonPatch(current, body);
+        break;
+      case PATCH_TYPES.merge:
+        patched = mergePatch(current, body);
+        break;
+      case PATCH_TYPES.strategic:
+        if (!type.strategicMerge && req.subresource !== 'scale') throw unsupportedPatch();
+        patched = strategicMergePatch(current, body);
+        break;
+      default:
+        throw unsupportedPatch();
+    }
+    if (req.subresource === 'scale') return this.writeScale(type, req, patched, dryRun, manager);
+    const obj = this.named(type, req, patched);
+    const opts = { dryRun, manager, ...(req.subresource ? { subresource: req.subresource } : {}) };
+    return { code: 200, body: withTypeMeta(type, this.api.update(type, obj, opts)) };
+  }
+
+  private apply(type: ResourceType, req: ResourceRequest, query: URLSearchParams, body: unknown, dryRun: boolean): RestResponse {
+    const manager = checkApplyOptions(query.get('fieldManager'));
+    const force = ['1', 'true'].includes(query.get('force') ?? '');
+    if (!isObject(body)) throw badRequest('the body of the request was not a JSON or YAML object');
+    if (body.apiVersion === undefined || body.kind === undefined) {
+      throw badRequest('invalid object type: apiVersion and kind are required for apply');
+    }
+    const applied = this.named(type, req, body);
+    const live = this.api.find(type, req.namespace, req.name!);
+    const result = apply(type, live, applied, manager, force, this.api.now());
+    if (result.created) {
+      const created = this.api.create(type, result.object, { dryRun, keepManagedFields: true });
+      return { code: 201, body: withTypeMeta(type, created) };
+    }
+    return { code: 200, body: withTypeMeta(type, this.api.update(type, result.object, { dryRun, keepManagedFields: true })) };
+  }
+
+  /** The autoscaling/v1 Scale of an object whose kind has a scale subresource. */
+  private scaleOf(type: ResourceType, obj: KubeObject): KubeObject {
+    const spec = type.scale!;
+    const selector = typeof spec.labelSelector === 'function' ? spec.labelSelector(obj) : spec.labelSelector ? getPath(obj, spec.labelSelector) : undefined;
+    const status: Record<string, unknown> = { replicas: Number(getPath(obj, spec.statusReplicasPath) ?? 0) };
+    if (typeof selector === 'string' && selector) status.selector = selector;
+    const meta: Record<string, unknown> = {
+      name: obj.metadata.name,
+      namespace: obj.metadata.namespace,
+      uid: obj.metadata.uid,
+      resourceVersion: obj.metadata.resourceVersion,
+      creationTimestamp: obj.metadata.creationTimestamp,
+    };
+    if (!type.namespaced) delete meta.namespace;
+    return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: meta, spec: { replicas: Number(getPath(obj, spec.specReplicasPath) ?? 0) }, status } as unknown as KubeObject;
+  }
+
+  private writeScale(type: ResourceType, req: ResourceRequest, body: unknown, dryRun: boolean, manager: string): RestResponse {
+    if (!isObject(body)) throw badRequest('the body of the request was not a JSON or YAML object');
+    if (body.kind !== undefined && body.kind !== 'Scale') throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (Scale)`);
+    const meta = (isObject(body.metadata) ? body.metadata : {}) as Record<string, unknown>;
+    if (meta.name !== undefined && meta.name !== req.name) {
+      throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${req.name})`);
+    }
+    const replicas = (body.spec as Record<string, unknown> | undefined)?.replicas;
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+      throw badRequest('Scale.autoscaling "" is invalid: spec.replicas: Invalid value: must be greater than or equal to 0');
+    }
+    const live = this.api.get(type, req.namespace, req.name!);
+    if (typeof meta.resourceVersion === 'string' && meta.resourceVersion) live.metadata.resourceVersion = meta.resourceVersion;
+    setPath(live, type.scale!.specReplicasPath, replicas);
+    const updated = this.api.update(type, live, { dryRun, manager, subresource: 'scale' });
+    return { code: 200, body: this.scaleOf(type, updated) };
+  }
+
+  private deleteOptions(query: URLSearchParams, body: unknown, dryRun: boolean): DeleteOptions {
+    const opts: DeleteOptions = { dryRun };
+    const b = isObject(body) ? body : {};
+    if (Array.isArray(b.dryRun) && b.dryRun.includes('All')) opts.dryRun = true;
+    const policy = query.get('propagationPolicy') ?? (b.propagationPolicy as string | undefined);
+    if (policy !== undefined && policy !== null) {
+      if (!POLICIES.includes(policy as PropagationPolicy)) {
+        throw badRequest(`DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
+      }
+      opts.propagationPolicy = policy as PropagationPolicy;
+    } else if (query.get('orphanDependents') === 'true' || b.orphanDependents === true) {
+      opts.propagationPolicy = 'Orphan';
+    }
+    const grace = query.get('gracePeriodSeconds') ?? b.gracePeriodSeconds;
+    if (grace !== undefined && grace !== null) {
+      const n = Number(grace);
+      if (!Number.isInteger(n)) throw badRequest(`gracePeriodSeconds: Invalid value: "${String(grace)}"`);
+      opts.gracePeriodSeconds = Math.max(0, n);
+    }
+    if (isObject(b.preconditions)) opts.preconditions = b.preconditions as DeleteOptions['preconditions'] & object;
+    return opts;
+  }
+
+  private delete(type: ResourceType, req: ResourceRequest, query: URLSearchParams, body: unknown, dryRun: boolean): RestResponse {
     const name = req.name!;
-    const obj = this.mustGet(type, req.namespace, name);
-    const now = this.ctx.now();
-
-    let kept: KubeObject | undefined;
-    if (type.strategy?.beginDelete) {
-      kept = type.strategy.beginDelete(obj, now);
-    } else if (obj.metadata.finalizers?.length) {
-      obj.metadata.deletionTimestamp ??= rfc3339(now);
-      kept = obj;
+    const { object, removed } = this.api.delete(type, req.namespace, name, this.deleteOptions(query, body, dryRun));
+    if (removed && !type.returnDeletedObject) {
+      return { code: 200, body: deletedStatus(this.api.target(type, name), object.metadata.uid ?? '') };
     }
-    if (kept) {
-      const result = dryRun ? kept : this.ctx.store.update(type.group, type.plural, kept);
-      return { code: 200, body: withTypeMeta(type, result) };
-    }
-    const gone = dryRun ? obj : this.ctx.store.delete(type.group, type.plural, req.namespace, name)!;
-    if (type.returnDeletedObject) return { code: 200, body: withTypeMeta(type, gone) };
-    return { code: 200, body: deletedStatus(this.target(type, name), obj.metadata.uid ?? '') };
+    return { code: 200, body: withTypeMeta(type, object) };
   }
+
+  private deleteCollection(type: ResourceType, req: ResourceRequest, query: URLSearchParams, body: unknown, dryRun: boolean): RestResponse {
+    const byLabel = parseLabelSelector(query.get('labelSelector'));
+    const byField = parseFieldSelector(query.get('fieldSelector'));
+    const opts = this.deleteOptions(query, body, dryRun);
+    const deleted: KubeObject[] = [];
+    for (const obj of this.api.list(type, req.namespace)) {
+      if (!byLabel(obj) || !byField(obj)) continue;
+      deleted.push(withoutTypeMeta(this.api.delete(type, obj.metadata.namespace, obj.metadata.name, opts).object));
+    }
+    return {
+      code: 200,
+      body: { kind: type.listKind, apiVersion: groupVersion(type), metadata: { resourceVersion: this.api.store.currentResourceVersion() }, items: deleted },
+    };
+  }
+}
+
+function unsupportedPatch(): Error {
+  const err = unsupportedMediaType();
+  err.status.message = `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.json}, ${PATCH_TYPES.merge}, ${PATCH_TYPES.apply}`;
+  return err;
 }
 
 function itemKey(obj: KubeObject): string {

@@ -76,3 +76,44 @@ export function parseFieldSelector(selector: string | null): Matcher {
   });
   return (obj) => matchers.every((m) => m(obj));
 }
+
+/** A `metav1.LabelSelector` object (`matchLabels`, `matchExpressions`). */
+export interface LabelSelectorObject {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+}
+
+/**
+ * Whether `labels` match a LabelSelector object. An empty selector matches
+ * everything; a missing one (undefined) matches nothing, as for workloads.
+ */
+export function matchesSelector(selector: LabelSelectorObject | undefined, labels: Record<string, string> | undefined): boolean {
+  if (!selector) return false;
+  const l = labels ?? {};
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = Object.hasOwn(l, e.key);
+    const value = l[e.key];
+    const values = e.values ?? [];
+    if (e.operator === 'In' && !(has && values.includes(value!))) return false;
+    if (e.operator === 'NotIn' && has && values.includes(value!)) return false;
+    if (e.operator === 'Exists' && !has) return false;
+    if (e.operator === 'DoesNotExist' && has) return false;
+  }
+  return true;
+}
+
+/** A LabelSelector object as the string form (`a=b,c in (d)`), as metav1.FormatLabelSelector writes it. */
+export function formatSelector(selector: LabelSelectorObject | undefined): string {
+  if (!selector) return '';
+  const terms: string[] = [];
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) terms.push(`${k}=${v}`);
+  for (const e of selector.matchExpressions ?? []) {
+    const values = [...(e.values ?? [])].sort().join(',');
+    if (e.operator === 'In') terms.push(`${e.key} in (${values})`);
+    else if (e.operator === 'NotIn') terms.push(`${e.key} notin (${values})`);
+    else if (e.operator === 'Exists') terms.push(e.key);
+    else terms.push(`!${e.key}`);
+  }
+  return terms.join(',');
+}

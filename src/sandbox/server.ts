@@ -52,8 +52,12 @@ import {
 } from './discovery.js';
 import { startNamespaceController } from './namespace-controller.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
+import { PATCH_TYPES } from './patch.js';
+import { openApiV3Document, openApiV3Index } from './openapi.js';
+import { WatchHub, type WatchOptions } from './watch.js';
+import { ObjectApi } from './objects.js';
 import { parseApiPath, type DiscoveryRequest } from './request-info.js';
-import { ResourceRegistry, rfc3339 } from './resources.js';
+import { ResourceRegistry, rfc3339, type KubeObject } from './resources.js';
 import { RestHandler, type ResponseShape } from './rest.js';
 import {
   ApiError,
@@ -101,6 +105,8 @@ export interface SandboxOptions {
    * only. Objects are never kept: they live in memory.
    */
   stateDir?: string;
+  /** Watch history and bookmark interval (watch.ts). */
+  watch?: WatchOptions;
 }
 
 /** Largest request body the API server accepts (3 MiB). */
@@ -177,13 +183,19 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+const JSON_BODY_TYPES = new Set(['application/json', '', PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.strategic]);
+
+function mediaType(contentType: string | undefined): string {
+  return (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+}
+
 function decodeBody(raw: Buffer, contentType: string | undefined): unknown {
   if (raw.length === 0) return undefined;
-  const type = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+  const type = mediaType(contentType);
   const text = type === PROTOBUF_CONTENT_TYPE ? '' : raw.toString('utf8');
   try {
-    if (type === 'application/json' || type === '') return JSON.parse(text);
-    if (type === 'application/yaml') return yaml.load(text, { schema: yaml.JSON_SCHEMA });
+    if (JSON_BODY_TYPES.has(type)) return JSON.parse(text);
+    if (type === 'application/yaml' || type === PATCH_TYPES.apply) return yaml.load(text, { schema: yaml.JSON_SCHEMA });
   } catch (err) {
     throw badRequest(`the body of the request could not be decoded: ${(err as Error).message}`);
   }
@@ -215,12 +227,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const registry = new ResourceRegistry();
   registerBuiltins(registry);
   const store = new ObjectStore();
-  const rest = new RestHandler({ registry, store, now: () => new Date() });
+  const now = (): Date => new Date();
+  const api = new ObjectApi(registry, store, now);
+  const rest = new RestHandler({ registry, store, now }, api);
+  const watches = new WatchHub(store, now, opts.watch);
   for (const name of INITIAL_NAMESPACES) {
-    const body = { metadata: { name } };
-    await rest.handle({ group: '', version: 'v1', resource: 'namespaces', verb: 'create' }, new URLSearchParams(), async () => body, {});
+    api.create(api.type('', 'namespaces'), { metadata: { name } } as KubeObject);
   }
   const namespaceController = startNamespaceController(store);
+  watches.startHistoryHere();
 
   const versionInfo = {
     major: '1',
@@ -290,6 +305,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       send(res, 200, versionInfo);
       return;
     }
+    if (path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
+      const doc = path === '/openapi/v3' ? openApiV3Index(registry) : openApiV3Document(registry, path);
+      if (!doc) send(res, 404, '404 page not found\n');
+      else send(res, 200, doc);
+      return;
+    }
     if (/^\/(healthz|livez|readyz)(\/[A-Za-z0-9-]+)?$/.test(path)) {
       send(res, 200, 'ok');
       return;
@@ -314,7 +335,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       case 'resource': {
         const { shape, encoding, contentType } = negotiateObject(accept);
         const body = async (): Promise<unknown> => decodeBody(await readBody(req), req.headers['content-type']);
-        const result = await rest.handle(parsed.request, url.searchParams, body, shape);
+        const meta = { contentType: mediaType(req.headers['content-type']), userAgent: req.headers['user-agent'] ?? '' };
+        const result = await rest.handle(parsed.request, url.searchParams, body, shape, meta);
+        if ('watch' in result) {
+          watches.serve(res, result.watch);
+          return;
+        }
         send(res, result.code, result.body, encoding, encoding === 'json' && shape.table ? contentType : undefined);
         return;
       }
@@ -354,6 +380,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     close: () =>
       new Promise<void>((resolve, reject) => {
         namespaceController.stop();
+        watches.stop();
         server.close((err) => (err ? reject(err) : resolve()));
         for (const socket of sockets) socket.destroy();
       }),

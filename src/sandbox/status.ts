@@ -18,7 +18,10 @@ export type StatusReason =
   | 'NotAcceptable'
   | 'UnsupportedMediaType'
   | 'RequestEntityTooLarge'
-  | 'InternalError';
+  | 'InternalError'
+  | 'Expired'
+  | 'TooManyRequests'
+  | 'ServiceUnavailable';
 
 /** One field-level cause inside `details.causes`. */
 export interface StatusCause {
@@ -29,6 +32,7 @@ export interface StatusCause {
 
 export interface StatusDetails {
   name?: string;
+  retryAfterSeconds?: number;
   group?: string;
   kind?: string;
   uid?: string;
@@ -110,6 +114,34 @@ export const tooLarge = (): ApiError => failure(413, 'RequestEntityTooLarge', 'R
 
 export const internalError = (message: string): ApiError =>
   failure(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+
+/** 422 without field details, as the patch appliers answer a patch that does not apply. */
+export const unprocessable = (message: string): ApiError => failure(422, 'Invalid', message);
+
+/** A watch (or list) from a resourceVersion the server no longer has history for. */
+export const expired = (message: string): ApiError => failure(410, 'Expired', message);
+
+export const tooManyRequests = (retryAfterSeconds: number): ApiError =>
+  failure(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds } as StatusDetails);
+
+export const serviceUnavailable = (message: string): ApiError => failure(503, 'ServiceUnavailable', message);
+
+/** A field manager conflict of server-side apply: 409 with one cause per field. */
+export function applyConflict(conflicts: { manager: string; apiVersion: string; field: string }[]): ApiError {
+  const byManager = new Map<string, string[]>();
+  for (const c of conflicts) {
+    const k = `conflict with "${c.manager}" using ${c.apiVersion}`;
+    byManager.set(k, [...(byManager.get(k) ?? []), c.field]);
+  }
+  const n = conflicts.length;
+  const parts = [...byManager].map(([who, fields]) =>
+    fields.length === 1 ? `${who}: ${fields[0]}` : `${who.replace('conflict with', 'conflicts with')}:\n${fields.map((f) => `- ${f}`).join('\n')}`,
+  );
+  const message = `Apply failed with ${n} conflict${n === 1 ? '' : 's'}: ${parts.join('\n')}`;
+  return failure(409, 'Conflict', message, {
+    causes: conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}" using ${c.apiVersion}`, field: c.field })),
+  });
+}
 
 export const forbidden = (t: Target, why: string, causes?: StatusCause[]): ApiError =>
   failure(403, 'Forbidden', `${qualified(t)} is forbidden: ${why}`, { ...targetDetails(t), ...(causes ? { causes } : {}) });

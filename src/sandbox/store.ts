@@ -9,9 +9,18 @@ import type { KubeObject } from './resources.js';
 
 export type StoreEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-/** One change, as a future watch will stream it. */
+/** One change, as watches stream it. */
 export interface StoreEvent {
   type: StoreEventType;
+  group: string;
+  resource: string;
+  object: KubeObject;
+  /** For MODIFIED, the object as it was before (watches with selectors need both). */
+  old?: KubeObject;
+}
+
+/** Where an object is stored. */
+export interface StoredRef {
   group: string;
   resource: string;
   object: KubeObject;
@@ -35,6 +44,8 @@ function prefix(group: string, resource: string, namespace?: string): string {
 
 export class ObjectStore {
   private readonly objects = new Map<string, KubeObject>();
+  /** uid → key, for owner references and garbage collection. */
+  private readonly byUid = new Map<string, string>();
   private readonly listeners = new Set<StoreListener>();
   private revision = 0;
 
@@ -74,6 +85,7 @@ export class ObjectStore {
     const obj = this.objects.get(k);
     if (!obj) return undefined;
     this.objects.delete(k);
+    if (obj.metadata.uid) this.byUid.delete(obj.metadata.uid);
     // Like etcd, a delete is a write: watchers see the object at the delete's revision.
     const deleted = structuredClone(obj);
     deleted.metadata.resourceVersion = String(++this.revision);
@@ -93,6 +105,30 @@ export class ObjectStore {
     return found;
   }
 
+  /** The object with this uid, wherever it is stored. */
+  getByUid(uid: string): StoredRef | undefined {
+    const k = this.byUid.get(uid);
+    const obj = k === undefined ? undefined : this.objects.get(k);
+    if (!obj || k === undefined) return undefined;
+    const [group, resource] = k.split('/');
+    return { group: group!, resource: resource!, object: structuredClone(obj) };
+  }
+
+  /**
+   * Objects that name `uid` in their owner references. A scan: the sandbox
+   * holds hundreds of objects, not millions.
+   */
+  dependentsOf(uid: string): StoredRef[] {
+    const found: StoredRef[] = [];
+    for (const [k, obj] of this.objects) {
+      const refs = obj.metadata.ownerReferences as { uid?: string }[] | undefined;
+      if (!refs?.some((r) => r.uid === uid)) continue;
+      const [group, resource] = k.split('/');
+      found.push({ group: group!, resource: resource!, object: structuredClone(obj) });
+    }
+    return found;
+  }
+
   subscribe(listener: StoreListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -101,8 +137,13 @@ export class ObjectStore {
   private write(type: StoreEventType, group: string, resource: string, obj: KubeObject): KubeObject {
     const stored = structuredClone(obj);
     stored.metadata.resourceVersion = String(++this.revision);
-    this.objects.set(key(group, resource, stored.metadata.namespace, stored.metadata.name), stored);
-    this.emit({ type, group, resource, object: structuredClone(stored) });
+    const k = key(group, resource, stored.metadata.namespace, stored.metadata.name);
+    const old = this.objects.get(k);
+    this.objects.set(k, stored);
+    if (stored.metadata.uid) this.byUid.set(stored.metadata.uid, k);
+    const event: StoreEvent = { type, group, resource, object: structuredClone(stored) };
+    if (type === 'MODIFIED' && old) event.old = structuredClone(old);
+    this.emit(event);
     return structuredClone(stored);
   }
 

@@ -293,7 +293,8 @@ describe('raw API answers', () => {
   });
 
   it('answers 405 MethodNotAllowed for a verb the resource does not serve', async () => {
-    const reply = await api('PATCH', '/api/v1/namespaces/default', { body: {} });
+    // Namespaces, as in a real cluster, have no deletecollection.
+    const reply = await api('DELETE', '/api/v1/namespaces');
     expect(reply.status).toBe(405);
     expect(reply.json).toEqual(failure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}));
   });
@@ -389,10 +390,17 @@ describe('raw API answers', () => {
       responseKind: { group: '', version: 'v1', kind: 'Namespace' },
       scope: 'Cluster',
       singularResource: 'namespace',
-      subresources: [{ subresource: 'status', verbs: ['get', 'update'] }],
+      subresources: [{ subresource: 'status', verbs: ['get', 'patch', 'update'] }],
     });
 
     const named = await api('GET', '/apis', { accept });
-    expect(named.json.items.map((g: any) => g.metadata.name)).toEqual(['coordination.k8s.io']);
+    expect(named.json.items.map((g: any) => g.metadata.name)).toContain('coordination.k8s.io');
+    const apps = named.json.items.find((g: any) => g.metadata.name === 'apps');
+    const deployments = apps.versions[0].resources.find((r: any) => r.resource === 'deployments');
+    expect(deployments.subresources).toContainEqual({
+      subresource: 'scale',
+      responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+      verbs: ['get', 'patch', 'update'],
+    });
   });
 });

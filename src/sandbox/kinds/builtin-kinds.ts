@@ -1,0 +1,485 @@
+/**
+ * The built-in workload, networking, storage, RBAC and policy kinds, all
+ * served by the generic handlers. What a real API server does for a kind on
+ * its own — defaults, a few validations, the Service IP allocator — lives
+ * in the kind's strategy here; what controllers do lives in controllers/.
+ */
+import type { FieldError } from '../status.js';
+import { invalid } from '../status.js';
+import { matchesSelector, formatSelector, type LabelSelectorObject } from '../selectors.js';
+import type { KubeObject, ResourceStrategy, ResourceType, TableColumn, Verb } from '../resources.js';
+import * as d from './defaults.js';
+
+/** Every verb the generic handlers serve. */
+export const ALL_VERBS: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+const STATUS = { name: 'status', verbs: ['get', 'patch', 'update'] as Verb[] };
+const SCALE = { name: 'scale', verbs: ['get', 'patch', 'update'] as Verb[], responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' } };
+
+type Obj = Record<string, any>;
+
+interface KindDef {
+  group: string;
+  version: string;
+  kind: string;
+  plural?: string;
+  namespaced: boolean;
+  shortNames?: string[];
+  categories?: string[];
+  status?: boolean;
+  scale?: boolean;
+  generation?: boolean;
+  columns?: TableColumn[];
+  strategy?: ResourceStrategy;
+  returnDeletedObject?: boolean;
+}
+
+function define(def: KindDef): ResourceType {
+  const plural = def.plural ?? `${def.kind.toLowerCase()}s`;
+  const type: ResourceType = {
+    group: def.group,
+    version: def.version,
+    kind: def.kind,
+    listKind: `${def.kind}List`,
+    plural,
+    singular: def.kind.toLowerCase(),
+    namespaced: def.namespaced,
+    verbs: ALL_VERBS,
+    nameRule: 'dns1123-subdomain',
+    strategicMerge: true,
+  };
+  if (def.shortNames) type.shortNames = def.shortNames;
+  if (def.categories) type.categories = def.categories;
+  const subresources = [...(def.status ? [STATUS] : []), ...(def.scale ? [SCALE] : [])];
+  if (subresources.length) type.subresources = subresources;
+  if (def.scale) {
+    type.scale = {
+      specReplicasPath: 'spec.replicas',
+      statusReplicasPath: 'status.replicas',
+      labelSelector: (o) => formatSelector((o.spec as Obj | undefined)?.selector as LabelSelectorObject | undefined),
+    };
+  }
+  if (def.generation) type.generation = true;
+  if (def.columns) type.columns = def.columns;
+  if (def.strategy) type.strategy = def.strategy;
+  if (def.returnDeletedObject) type.returnDeletedObject = true;
+  return type;
+}
+
+const col = (name: string, cell: (o: Obj) => unknown, type: TableColumn['type'] = 'string', priority = 0): TableColumn => ({
+  name,
+  type,
+  description: name,
+  priority,
+  cell: cell as (o: KubeObject) => unknown,
+});
+
+const spec = (o: Obj): Obj => (o.spec as Obj | undefined) ?? {};
+const status = (o: Obj): Obj => (o.status as Obj | undefined) ?? {};
+
+/** Workloads need a selector that matches their pod template's labels (apps/v1 validation). */
+function validateSelectorTemplate(o: KubeObject, templatePath: string[] = ['spec', 'template']): FieldError[] {
+  const s = spec(o);
+  const selector = s.selector as LabelSelectorObject | undefined;
+  const errors: FieldError[] = [];
+  if (!selector || (Object.keys(selector.matchLabels ?? {}).length === 0 && !(selector.matchExpressions ?? []).length)) {
+    errors.push({ type: 'FieldValueRequired', field: 'spec.selector', detail: '' });
+    return errors;
+  }
+  let template: Obj | undefined = o;
+  for (const p of templatePath) template = template?.[p] as Obj | undefined;
+  const labels = (template?.metadata as Obj | undefined)?.labels as Record<string, string> | undefined;
+  if (!matchesSelector(selector, labels)) {
+    errors.push({
+      type: 'FieldValueInvalid',
+      field: `${templatePath.join('.')}.metadata.labels`,
+      value: labels ?? {},
+      detail: '`selector` does not match template `labels`',
+    });
+  }
+  return [...errors, ...validateContainers((template?.spec as Obj | undefined) ?? {}, `${templatePath.join('.')}.spec`)];
+}
+
+function validateContainers(podSpec: Obj, path: string): FieldError[] {
+  const containers = podSpec.containers as Obj[] | undefined;
+  if (!Array.isArray(containers) || containers.length === 0) return [{ type: 'FieldValueRequired', field: `${path}.containers`, detail: '' }];
+  const errors: FieldError[] = [];
+  containers.forEach((c, i) => {
+    if (!c?.name) errors.push({ type: 'FieldValueRequired', field: `${path}.containers[${i}].name`, detail: '' });
+    if (!c?.image) errors.push({ type: 'FieldValueRequired', field: `${path}.containers[${i}].image`, detail: '' });
+  });
+  return errors;
+}
+
+/** apps/v1 selectors cannot change after creation. */
+function keepSelector(kind: string, group: string): ResourceStrategy['prepareForUpdate'] {
+  return (o, old) => {
+    if (JSON.stringify(spec(o).selector) !== JSON.stringify(spec(old).selector)) {
+      throw invalid(kind, group, o.metadata.name, [
+        { type: 'FieldValueInvalid', field: 'spec.selector', value: spec(o).selector, detail: 'field is immutable' },
+      ]);
+    }
+  };
+}
+
+const ready = (o: Obj): string => `${status(o).readyReplicas ?? 0}/${spec(o).replicas ?? 0}`;
+
+function podReady(o: Obj): string {
+  const statuses = (status(o).containerStatuses as Obj[] | undefined) ?? [];
+  const total = ((spec(o).containers as Obj[] | undefined) ?? []).length;
+  return `${statuses.filter((c) => c.ready).length}/${total}`;
+}
+
+function podPhase(o: Obj): string {
+  if (o.metadata?.deletionTimestamp) return 'Terminating';
+  const waiting = ((status(o).containerStatuses as Obj[] | undefined) ?? []).find((c) => c.state?.waiting?.reason);
+  return waiting?.state.waiting.reason ?? status(o).reason ?? status(o).phase ?? 'Pending';
+}
+
+/** Per-sandbox allocators for what the API server assigns on create. */
+export interface Allocators {
+  clusterIp(): string;
+  nodePort(): number;
+}
+
+export function newAllocators(): Allocators {
+  let nextIp = 10;
+  let nextPort = 30000;
+  return {
+    clusterIp() {
+      const n = nextIp++;
+      return `10.96.${Math.floor(n / 256)}.${n % 256}`;
+    },
+    nodePort() {
+      return nextPort++;
+    },
+  };
+}
+
+function serviceStrategy(alloc: Allocators): ResourceStrategy {
+  return {
+    applyDefaults: d.defaultService,
+    prepareForCreate(o) {
+      const s = spec(o);
+      if (s.type !== 'ExternalName') {
+        if (!s.clusterIP) s.clusterIP = alloc.clusterIp();
+        s.clusterIPs = [s.clusterIP];
+        if (s.clusterIP !== 'None') {
+          s.ipFamilies ??= ['IPv4'];
+          s.ipFamilyPolicy ??= 'SingleStack';
+        }
+        if (s.type === 'NodePort' || s.type === 'LoadBalancer') {
+          for (const p of (s.ports as Obj[] | undefined) ?? []) p.nodePort ??= alloc.nodePort();
+        }
+      }
+      o.status = { loadBalancer: {} };
+    },
+    prepareForUpdate(o, old) {
+      // As the Service REST storage does: allocated values carry over when the update leaves them out.
+      const s = spec(o);
+      const before = spec(old);
+      s.clusterIP ??= before.clusterIP;
+      s.clusterIPs ??= before.clusterIPs;
+      if (before.ipFamilies) s.ipFamilies ??= before.ipFamilies;
+      if (before.ipFamilyPolicy) s.ipFamilyPolicy ??= before.ipFamilyPolicy;
+      for (const p of (s.ports as Obj[] | undefined) ?? []) {
+        const was = ((before.ports as Obj[] | undefined) ?? []).find((q) => q.port === p.port && (q.protocol ?? 'TCP') === (p.protocol ?? 'TCP'));
+        if (was?.nodePort && (s.type === 'NodePort' || s.type === 'LoadBalancer')) p.nodePort ??= was.nodePort;
+      }
+      if (s.clusterIP !== before.clusterIP && before.clusterIP) {
+        throw invalid('Service', '', o.metadata.name, [{ type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', value: s.clusterIP, detail: 'may not change once set' }]);
+      }
+    },
+  };
+}
+
+/** The kinds beyond namespaces, configmaps, secrets and leases. */
+export function builtinKinds(alloc: Allocators): ResourceType[] {
+  const core = (def: Omit<KindDef, 'group' | 'version'>): ResourceType => define({ group: '', version: 'v1', ...def });
+  const apps = (def: Omit<KindDef, 'group' | 'version'>): ResourceType => define({ group: 'apps', version: 'v1', ...def });
+
+  return [
+    core({
+      kind: 'Pod',
+      namespaced: true,
+      returnDeletedObject: true,
+      shortNames: ['po'],
+      categories: ['all'],
+      status: true,
+      columns: [
+        col('Ready', podReady),
+        col('Status', podPhase),
+        col('Restarts', (o) => ((status(o).containerStatuses as Obj[] | undefined) ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0), 'integer'),
+        col('IP', (o) => status(o).podIP ?? '<none>', 'string', 1),
+        col('Node', (o) => spec(o).nodeName ?? '<none>', 'string', 1),
+      ],
+      strategy: {
+        applyDefaults: d.defaultPod,
+        prepareForCreate(o) {
+          o.status = { phase: 'Pending', qosClass: 'BestEffort' };
+        },
+        validate: (o) => validateContainers(spec(o), 'spec'),
+      },
+    }),
+    core({
+      kind: 'Service',
+      namespaced: true,
+      shortNames: ['svc'],
+      categories: ['all'],
+      status: true,
+      columns: [
+        col('Type', (o) => spec(o).type),
+        col('Cluster-IP', (o) => spec(o).clusterIP ?? '<none>'),
+        col('External-IP', (o) => spec(o).externalName ?? ((status(o).loadBalancer?.ingress as Obj[] | undefined)?.map((i) => i.ip).join(',') || (spec(o).type === 'LoadBalancer' ? '<pending>' : '<none>'))),
+        col('Port(s)', (o) => ((spec(o).ports as Obj[] | undefined) ?? []).map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol}`).join(',') || '<none>'),
+        col('Selector', (o) => Object.entries((spec(o).selector as Record<string, string> | undefined) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>', 'string', 1),
+      ],
+      strategy: serviceStrategy(alloc),
+    }),
+    core({
+      kind: 'Endpoints',
+      plural: 'endpoints',
+      namespaced: true,
+      shortNames: ['ep'],
+      columns: [
+        col('Endpoints', (o) =>
+          ((o.subsets as Obj[] | undefined) ?? [])
+            .flatMap((s) => ((s.addresses as Obj[] | undefined) ?? []).flatMap((a) => ((s.ports as Obj[] | undefined) ?? [{}]).map((p) => (p.port ? `${a.ip}:${p.port}` : a.ip))))
+            .join(',') || '<none>'),
+      ],
+    }),
+    core({ kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'] }),
+    core({
+      kind: 'PersistentVolumeClaim',
+      namespaced: true,
+      shortNames: ['pvc'],
+      status: true,
+      columns: [
+        col('Status', (o) => status(o).phase ?? 'Pending'),
+        col('Volume', (o) => spec(o).volumeName ?? ''),
+        col('Capacity', (o) => status(o).capacity?.storage ?? ''),
+        col('Access Modes', (o) => ((status(o).accessModes as string[] | undefined) ?? []).map((m) => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' })[m] ?? m).join(',')),
+        col('StorageClass', (o) => spec(o).storageClassName ?? '<unset>'),
+      ],
+      strategy: {
+        applyDefaults: d.defaultPersistentVolumeClaim,
+        prepareForCreate(o) {
+          o.status = { phase: 'Pending' };
+        },
+      },
+    }),
+    core({
+      kind: 'PersistentVolume',
+      namespaced: false,
+      shortNames: ['pv'],
+      status: true,
+      columns: [
+        col('Capacity', (o) => spec(o).capacity?.storage ?? ''),
+        col('Reclaim Policy', (o) => spec(o).persistentVolumeReclaimPolicy),
+        col('Status', (o) => status(o).phase ?? 'Pending'),
+        col('Claim', (o) => (spec(o).claimRef ? `${spec(o).claimRef.namespace}/${spec(o).claimRef.name}` : '')),
+      ],
+      strategy: {
+        applyDefaults: d.defaultPersistentVolume,
+        prepareForCreate(o) {
+          o.status = { phase: 'Pending' };
+        },
+      },
+    }),
+    core({ kind: 'LimitRange', namespaced: true, shortNames: ['limits'] }),
+    core({ kind: 'ResourceQuota', namespaced: true, shortNames: ['quota'], status: true }),
+    core({
+      kind: 'Event',
+      namespaced: true,
+      shortNames: ['ev'],
+      columns: [col('Type', (o) => o.type ?? ''), col('Reason', (o) => o.reason ?? ''), col('Message', (o) => o.message ?? '')],
+    }),
+    core({
+      kind: 'Node',
+      namespaced: false,
+      shortNames: ['no'],
+      status: true,
+      columns: [
+        col('Status', (o) => (((status(o).conditions as Obj[] | undefined) ?? []).find((c) => c.type === 'Ready')?.status === 'True' ? 'Ready' : 'NotReady')),
+        col('Roles', () => '<none>'),
+        col('Version', (o) => status(o).nodeInfo?.kubeletVersion ?? ''),
+      ],
+    }),
+    apps({
+      kind: 'Deployment',
+      namespaced: true,
+      shortNames: ['deploy'],
+      categories: ['all'],
+      status: true,
+      scale: true,
+      generation: true,
+      columns: [
+        col('Ready', ready),
+        col('Up-to-date', (o) => status(o).updatedReplicas ?? 0, 'integer'),
+        col('Available', (o) => status(o).availableReplicas ?? 0, 'integer'),
+      ],
+      strategy: { applyDefaults: d.defaultDeployment, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('Deployment', 'apps') },
+    }),
+    apps({
+      kind: 'ReplicaSet',
+      namespaced: true,
+      shortNames: ['rs'],
+      categories: ['all'],
+      status: true,
+      scale: true,
+      generation: true,
+      columns: [
+        col('Desired', (o) => spec(o).replicas ?? 0, 'integer'),
+        col('Current', (o) => status(o).replicas ?? 0, 'integer'),
+        col('Ready', (o) => status(o).readyReplicas ?? 0, 'integer'),
+      ],
+      strategy: { applyDefaults: d.defaultReplicaSet, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('ReplicaSet', 'apps') },
+    }),
+    apps({
+      kind: 'StatefulSet',
+      namespaced: true,
+      shortNames: ['sts'],
+      categories: ['all'],
+      status: true,
+      scale: true,
+      generation: true,
+      columns: [col('Ready', ready)],
+      strategy: { applyDefaults: d.defaultStatefulSet, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('StatefulSet', 'apps') },
+    }),
+    apps({
+      kind: 'DaemonSet',
+      namespaced: true,
+      shortNames: ['ds'],
+      categories: ['all'],
+      status: true,
+      generation: true,
+      columns: [
+        col('Desired', (o) => status(o).desiredNumberScheduled ?? 0, 'integer'),
+        col('Current', (o) => status(o).currentNumberScheduled ?? 0, 'integer'),
+        col('Ready', (o) => status(o).numberReady ?? 0, 'integer'),
+        col('Up-to-date', (o) => status(o).updatedNumberScheduled ?? 0, 'integer'),
+        col('Available', (o) => status(o).numberAvailable ?? 0, 'integer'),
+      ],
+      strategy: { applyDefaults: d.defaultDaemonSet, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('DaemonSet', 'apps') },
+    }),
+    apps({ kind: 'ControllerRevision', namespaced: true, columns: [col('Revision', (o) => o.revision ?? 0, 'integer')] }),
+    define({
+      group: 'batch',
+      version: 'v1',
+      kind: 'Job',
+      namespaced: true,
+      categories: ['all'],
+      status: true,
+      generation: true,
+      columns: [
+        col('Status', (o) => {
+          const conds = (status(o).conditions as Obj[] | undefined) ?? [];
+          const done = conds.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+          return done ? done.type : 'Running';
+        }),
+        col('Completions', (o) => `${status(o).succeeded ?? 0}/${spec(o).completions ?? 1}`),
+      ],
+      strategy: {
+        applyDefaults: d.defaultJob,
+        prepareForCreate(o) {
+          // The API server generates the selector and the pod labels that tie pods to this Job's uid.
+          const s = spec(o);
+          if (s.manualSelector) return;
+          const uid = o.metadata.uid as string | undefined;
+          if (!uid) return;
+          s.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
+          const template = (s.template ??= {}) as Obj;
+          const meta = (template.metadata ??= {}) as Obj;
+          meta.labels = {
+            ...meta.labels,
+            'batch.kubernetes.io/controller-uid': uid,
+            'batch.kubernetes.io/job-name': o.metadata.name,
+            'controller-uid': uid,
+            'job-name': o.metadata.name,
+          };
+        },
+        validate(o) {
+          const errors = validateContainers(((spec(o).template as Obj | undefined)?.spec as Obj | undefined) ?? {}, 'spec.template.spec');
+          const policy = ((spec(o).template as Obj | undefined)?.spec as Obj | undefined)?.restartPolicy;
+          if (policy !== 'Never' && policy !== 'OnFailure') {
+            errors.push({ type: 'FieldValueNotSupported', field: 'spec.template.spec.restartPolicy', value: policy ?? 'Always', detail: 'supported values: "OnFailure", "Never"' });
+          }
+          return errors;
+        },
+      },
+    }),
+    define({
+      group: 'batch',
+      version: 'v1',
+      kind: 'CronJob',
+      namespaced: true,
+      shortNames: ['cj'],
+      categories: ['all'],
+      status: true,
+      generation: true,
+      columns: [col('Schedule', (o) => spec(o).schedule ?? ''), col('Suspend', (o) => String(spec(o).suspend ?? false))],
+      strategy: { applyDefaults: d.defaultCronJob },
+    }),
+    ...['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].map((kind) =>
+      define({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, namespaced: !kind.startsWith('Cluster') }),
+    ),
+    define({
+      group: 'networking.k8s.io',
+      version: 'v1',
+      kind: 'NetworkPolicy',
+      plural: 'networkpolicies',
+      namespaced: true,
+      shortNames: ['netpol'],
+      generation: true,
+      strategy: { applyDefaults: d.defaultNetworkPolicy },
+    }),
+    define({ group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', namespaced: true, shortNames: ['ing'], status: true, generation: true }),
+    define({
+      group: 'autoscaling',
+      version: 'v2',
+      kind: 'HorizontalPodAutoscaler',
+      namespaced: true,
+      shortNames: ['hpa'],
+      categories: ['all'],
+      status: true,
+      generation: true,
+      columns: [
+        col('Reference', (o) => `${spec(o).scaleTargetRef?.kind ?? ''}/${spec(o).scaleTargetRef?.name ?? ''}`),
+        col('MinPods', (o) => spec(o).minReplicas ?? 1, 'integer'),
+        col('MaxPods', (o) => spec(o).maxReplicas ?? 0, 'integer'),
+      ],
+      strategy: {
+        applyDefaults(o) {
+          ((o.spec ??= {}) as Obj).minReplicas ??= 1;
+        },
+      },
+    }),
+    define({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', namespaced: true, shortNames: ['pdb'], status: true, generation: true }),
+    define({
+      group: 'storage.k8s.io',
+      version: 'v1',
+      kind: 'StorageClass',
+      plural: 'storageclasses',
+      namespaced: false,
+      shortNames: ['sc'],
+      columns: [col('Provisioner', (o) => o.provisioner ?? ''), col('ReclaimPolicy', (o) => o.reclaimPolicy ?? ''), col('VolumeBindingMode', (o) => o.volumeBindingMode ?? '')],
+      strategy: { applyDefaults: d.defaultStorageClass },
+    }),
+    define({
+      group: 'scheduling.k8s.io',
+      version: 'v1',
+      kind: 'PriorityClass',
+      plural: 'priorityclasses',
+      namespaced: false,
+      shortNames: ['pc'],
+      columns: [col('Value', (o) => o.value ?? 0, 'integer'), col('Global-Default', (o) => String(o.globalDefault ?? false), 'boolean')],
+      strategy: { applyDefaults: d.defaultPriorityClass },
+    }),
+    define({
+      group: 'discovery.k8s.io',
+      version: 'v1',
+      kind: 'EndpointSlice',
+      namespaced: true,
+      columns: [col('AddressType', (o) => o.addressType ?? ''), col('Ports', (o) => ((o.ports as Obj[] | undefined) ?? []).map((p) => p.port).join(',') || '<unset>')],
+    }),
+  ];
+}

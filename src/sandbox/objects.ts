@@ -1,0 +1,274 @@
+/**
+ * The object semantics of the API server, below HTTP: create, update (and
+ * `/status`), delete with finalizers and propagation policies. The REST
+ * handlers and the in-process controllers both write through here, so a
+ * controller's write gets the same resourceVersion, generation, managed
+ * fields and deletion rules as a client's.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { recordUpdate } from './managed-fields.js';
+import { rfc3339, type KubeObject, type ObjectMeta, type ResourceRegistry, type ResourceType } from './resources.js';
+import { alreadyExists, conflict, forbidden, invalid, notFound, type Target } from './status.js';
+import type { ObjectStore } from './store.js';
+import { validateObjectMeta } from './validation.js';
+
+export type PropagationPolicy = 'Foreground' | 'Background' | 'Orphan';
+
+/** The fields of `metav1.DeleteOptions` the sandbox honours. */
+export interface DeleteOptions {
+  propagationPolicy?: PropagationPolicy;
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+}
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  /** The field manager recorded in managedFields (`fieldManager=`, or derived from the user agent). */
+  manager?: string;
+  /** `status` for writes to the status subresource; `scale` for writes through `/scale`. */
+  subresource?: string;
+  /** The object's managedFields are already set (server-side apply): keep them, record nothing. */
+  keepManagedFields?: boolean;
+}
+
+export interface DeleteResult {
+  /** The object as stored after the request (marked for deletion) or as it was when removed. */
+  object: KubeObject;
+  /** True when the object is gone; false when finalizers or a grace period keep it. */
+  removed: boolean;
+}
+
+/** Finalizers the garbage collector acts on. */
+export const FOREGROUND_FINALIZER = 'foregroundDeletion';
+export const ORPHAN_FINALIZER = 'orphan';
+
+const GENERATE_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+export function generateNameSuffix(): string {
+  return [...randomBytes(5)].map((b) => GENERATE_NAME_ALPHABET[b % GENERATE_NAME_ALPHABET.length]).join('');
+}
+
+/** Everything but metadata and status: what bumps `metadata.generation` when it changes. */
+function specPart(obj: KubeObject): string {
+  const { metadata: _m, status: _s, kind: _k, apiVersion: _a, ...rest } = obj;
+  return JSON.stringify(rest);
+}
+
+/** The object without what every write changes, to tell a no-op update from a real one. */
+function comparable(obj: KubeObject): string {
+  const { resourceVersion: _rv, managedFields: _mf, ...meta } = obj.metadata;
+  return JSON.stringify({ ...obj, metadata: meta });
+}
+
+/** managedFields without their times: an apply that changes nothing else is a no-op. */
+function ownership(obj: KubeObject): string {
+  const entries = (obj.metadata.managedFields as { time?: string }[] | undefined) ?? [];
+  return JSON.stringify(entries.map(({ time: _t, ...rest }) => rest));
+}
+
+export class ObjectApi {
+  constructor(
+    readonly registry: ResourceRegistry,
+    readonly store: ObjectStore,
+    readonly now: () => Date,
+  ) {}
+
+  /** The registered type serving `group`/`resource` (any version). */
+  type(group: string, resource: string): ResourceType {
+    const t = this.registry.all().find((r) => r.group === group && r.plural === resource);
+    if (!t) throw new Error(`no resource ${resource} in group "${group}"`);
+    return t;
+  }
+
+  target(type: ResourceType, name: string): Target {
+    return { group: type.group, resource: type.plural, name };
+  }
+
+  find(type: ResourceType, namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.store.get(type.group, type.plural, type.namespaced ? namespace : undefined, name);
+  }
+
+  get(type: ResourceType, namespace: string | undefined, name: string): KubeObject {
+    const obj = this.find(type, namespace, name);
+    if (!obj) throw notFound(this.target(type, name));
+    return obj;
+  }
+
+  list(type: ResourceType, namespace?: string): KubeObject[] {
+    return this.store.list(type.group, type.plural, type.namespaced ? namespace : undefined).items;
+  }
+
+  private validate(type: ResourceType, obj: KubeObject): void {
+    const errors = [...validateObjectMeta(obj.metadata, type.nameRule, type.namespaced), ...(type.strategy?.validate?.(obj) ?? [])];
+    if (errors.length > 0) throw invalid(type.kind, type.group, obj.metadata.name ?? '', errors);
+  }
+
+  /** NamespaceLifecycle admission: no new content in a missing or terminating namespace. */
+  private admitCreate(type: ResourceType, obj: KubeObject): void {
+    if (!type.namespaced) return;
+    const ns = this.store.get('', 'namespaces', undefined, obj.metadata.namespace!);
+    if (!ns) throw notFound({ group: '', resource: 'namespaces', name: obj.metadata.namespace! });
+    if (ns.metadata.deletionTimestamp) {
+      throw forbidden(
+        this.target(type, obj.metadata.name || obj.metadata.generateName || ''),
+        `unable to create new content in namespace ${ns.metadata.name} because it is being terminated`,
+        [{ reason: 'NamespaceTerminating', message: `namespace ${ns.metadata.name} is being terminated`, field: 'metadata.namespace' }],
+      );
+    }
+  }
+
+  /** Creates `obj` (its namespace already set from the URL). */
+  create(type: ResourceType, obj: KubeObject, opts: WriteOptions = {}): KubeObject {
+    obj = structuredClone(obj);
+    delete obj.kind;
+    delete obj.apiVersion;
+    if (!type.namespaced) delete obj.metadata.namespace;
+    this.admitCreate(type, obj);
+    const meta: ObjectMeta = obj.metadata;
+    if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) meta.name = meta.generateName + generateNameSuffix();
+    for (const serverOwned of ['uid', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink', 'generation'] as const) {
+      delete meta[serverOwned];
+    }
+    if (!opts.keepManagedFields) delete meta.managedFields;
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339(this.now());
+    if (type.generation) meta.generation = 1;
+    if (obj.metadata.finalizers?.length === 0) delete obj.metadata.finalizers;
+    // Fields the request set are its manager's; those defaulting fills in below are no one's.
+    if (opts.manager && !opts.keepManagedFields) recordUpdate(type, undefined, obj, opts.manager, this.now(), opts.subresource);
+    type.strategy?.applyDefaults?.(obj);
+    type.strategy?.prepareForCreate?.(obj);
+    this.validate(type, obj);
+    if (this.find(type, meta.namespace, meta.name)) throw alreadyExists(this.target(type, meta.name));
+    if (opts.dryRun) return obj;
+    return this.store.create(type.group, type.plural, obj);
+  }
+
+  /**
+   * Replaces an object (or its status). A resourceVersion in `obj` is a
+   * precondition; an update that changes nothing writes nothing, as etcd
+   * would not be asked to.
+   */
+  update(type: ResourceType, obj: KubeObject, opts: WriteOptions = {}): KubeObject {
+    obj = structuredClone(obj);
+    delete obj.kind;
+    delete obj.apiVersion;
+    const name = obj.metadata.name;
+    const old = this.get(type, obj.metadata.namespace, name);
+    const wanted = obj.metadata.resourceVersion;
+    if (wanted && wanted !== old.metadata.resourceVersion) {
+      throw conflict(this.target(type, name), 'the object has been modified; please apply your changes to the latest version and try again');
+    }
+    const hasStatus = type.subresources?.some((s) => s.name === 'status') ?? false;
+
+    let next: KubeObject;
+    if (opts.subresource === 'status') {
+      next = structuredClone(old);
+      if (obj.status === undefined) delete next.status;
+      else next.status = obj.status;
+    } else {
+      next = obj;
+      if (hasStatus) {
+        if ('status' in old) next.status = old.status;
+        else delete next.status;
+      }
+      type.strategy?.applyDefaults?.(next);
+      type.strategy?.prepareForUpdate?.(next, old);
+    }
+    const serverOwned = ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'];
+    if (!opts.keepManagedFields) serverOwned.push('managedFields');
+    for (const field of serverOwned) {
+      if (old.metadata[field] === undefined) delete next.metadata[field];
+      else next.metadata[field] = old.metadata[field];
+    }
+    if (!next.metadata.generateName) delete next.metadata.generateName;
+    if (next.metadata.finalizers?.length === 0) delete next.metadata.finalizers;
+    if (type.generation && specPart(next) !== specPart(old)) next.metadata.generation = Number(old.metadata.generation ?? 0) + 1;
+
+    if (old.metadata.deletionTimestamp) {
+      const added = (next.metadata.finalizers ?? []).filter((f) => !(old.metadata.finalizers ?? []).includes(f));
+      if (added.length > 0) {
+        throw invalid(type.kind, type.group, name, [
+          { type: 'FieldValueForbidden', field: 'metadata.finalizers', detail: 'no new finalizers can be added if the object is being deleted' },
+        ]);
+      }
+    }
+    this.validate(type, next);
+    next.metadata.resourceVersion = old.metadata.resourceVersion;
+    if (comparable(next) === comparable(old) && ownership(next) === ownership(old)) return old;
+    if (opts.manager && !opts.keepManagedFields) recordUpdate(type, old, next, opts.manager, this.now(), opts.subresource);
+    if (opts.dryRun) return next;
+
+    // An object marked for deletion goes once its last finalizer is removed (and its grace period is over).
+    if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length && !type.strategy?.beginDelete && !this.inGracePeriod(type, next)) {
+      const gone = this.store.delete(type.group, type.plural, next.metadata.namespace, name)!;
+      return { ...next, metadata: { ...next.metadata, resourceVersion: gone.metadata.resourceVersion } };
+    }
+    return this.store.update(type.group, type.plural, next);
+  }
+
+  /** A pod deleted gracefully stays until its kubelet (the sandbox's pod controller) confirms the stop. */
+  private inGracePeriod(type: ResourceType, obj: KubeObject): boolean {
+    return type.group === '' && type.plural === 'pods' && Number(obj.metadata.deletionGracePeriodSeconds ?? 0) > 0;
+  }
+
+  /** Starts or completes the deletion of one object. */
+  delete(type: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions = {}): DeleteResult {
+    const obj = this.get(type, namespace, name);
+    const pre = opts.preconditions;
+    if (pre?.uid && pre.uid !== obj.metadata.uid) {
+      throw conflict(this.target(type, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`);
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== obj.metadata.resourceVersion) {
+      throw conflict(
+        this.target(type, name),
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`,
+      );
+    }
+    const now = this.now();
+
+    if (type.strategy?.beginDelete) {
+      const kept = type.strategy.beginDelete(obj, now);
+      if (kept) return { object: opts.dryRun ? kept : this.store.update(type.group, type.plural, kept), removed: false };
+    }
+
+    const meta = obj.metadata;
+    const finalizers = [...(meta.finalizers ?? [])];
+    const policy = opts.propagationPolicy ?? 'Background';
+    if (policy === 'Foreground' && !finalizers.includes(FOREGROUND_FINALIZER) && !finalizers.includes(ORPHAN_FINALIZER)) finalizers.push(FOREGROUND_FINALIZER);
+    if (policy === 'Orphan' && !finalizers.includes(ORPHAN_FINALIZER) && !finalizers.includes(FOREGROUND_FINALIZER)) finalizers.push(ORPHAN_FINALIZER);
+
+    let grace = 0;
+    if (this.isPod(type)) {
+      const spec = (obj.spec ?? {}) as { terminationGracePeriodSeconds?: number; nodeName?: string };
+      const phase = (obj.status as { phase?: string } | undefined)?.phase;
+      grace = opts.gracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30;
+      // Like the real pod storage: a pod no kubelet runs (unscheduled or finished) goes at once.
+      if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') grace = 0;
+      if (meta.deletionTimestamp && meta.deletionGracePeriodSeconds !== undefined) grace = Math.min(grace, Number(meta.deletionGracePeriodSeconds));
+    }
+
+    if (finalizers.length === 0 && grace === 0) {
+      const gone = opts.dryRun ? obj : this.store.delete(type.group, type.plural, meta.namespace, name)!;
+      return { object: gone, removed: true };
+    }
+    const sameFinalizers = JSON.stringify(finalizers) === JSON.stringify(meta.finalizers ?? []);
+    if (meta.deletionTimestamp && sameFinalizers && Number(meta.deletionGracePeriodSeconds ?? 0) === grace) {
+      return { object: obj, removed: false };
+    }
+    const marked = structuredClone(obj);
+    marked.metadata.deletionTimestamp = meta.deletionTimestamp && grace === Number(meta.deletionGracePeriodSeconds ?? 0)
+      ? meta.deletionTimestamp
+      : rfc3339(new Date(now.getTime() + grace * 1000));
+    marked.metadata.deletionGracePeriodSeconds = grace;
+    if (finalizers.length) marked.metadata.finalizers = finalizers;
+    if (type.generation) marked.metadata.generation = Number(meta.generation ?? 0) + (meta.deletionTimestamp ? 0 : 1);
+    if (opts.dryRun) return { object: marked, removed: false };
+    return { object: this.store.update(type.group, type.plural, marked), removed: false };
+  }
+
+  private isPod(type: ResourceType): boolean {
+    return type.group === '' && type.plural === 'pods';
+  }
+}
