@@ -25,6 +25,20 @@ import { vnfpkgShowCommand } from './commands/vnfpkg/show.js';
 import { vnfpkgUpdateCommand } from './commands/vnfpkg/update.js';
 import { vnfpkgValidateCommand } from './commands/vnfpkg/validate.js';
 import { vnfpkgVnfdCommand } from './commands/vnfpkg/vnfd.js';
+import { opFailCommand } from './commands/op/fail.js';
+import { opListCommand } from './commands/op/list.js';
+import { opRetryCommand } from './commands/op/retry.js';
+import { opRollbackCommand } from './commands/op/rollback.js';
+import { opShowCommand } from './commands/op/show.js';
+import { vnfChangePackageCommand } from './commands/vnf/change-package.js';
+import { vnfCreateCommand } from './commands/vnf/create.js';
+import { vnfDeleteCommand } from './commands/vnf/delete.js';
+import { vnfHealCommand } from './commands/vnf/heal.js';
+import { vnfInstantiateCommand } from './commands/vnf/instantiate.js';
+import { vnfListCommand } from './commands/vnf/list.js';
+import { vnfScaleCommand } from './commands/vnf/scale.js';
+import { vnfShowCommand } from './commands/vnf/show.js';
+import { vnfTerminateCommand } from './commands/vnf/terminate.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(ctx: Context): Command {
@@ -55,6 +69,20 @@ export function buildProgram(ctx: Context): Command {
     vnfpkgDeleteCommand(ctx),
     vnfpkgDownloadCommand(ctx),
     vnfpkgVnfdCommand(ctx),
+    vnfCreateCommand(ctx),
+    vnfListCommand(ctx),
+    vnfShowCommand(ctx),
+    vnfInstantiateCommand(ctx),
+    vnfScaleCommand(ctx),
+    vnfHealCommand(ctx),
+    vnfChangePackageCommand(ctx),
+    vnfTerminateCommand(ctx),
+    vnfDeleteCommand(ctx),
+    opListCommand(ctx),
+    opShowCommand(ctx),
+    opRetryCommand(ctx),
+    opRollbackCommand(ctx),
+    opFailCommand(ctx),
     keyRotateCommand(ctx),
     keyGenerateCommand(ctx),
     sandboxCommand(ctx),

@@ -189,3 +189,5 @@ export interface VimConnection {
   spec: VimSpec;
   secrets: VimSecrets;
 }
+
+export type { JournalStep, ResourceRef };

@@ -1,0 +1,100 @@
+/**
+ * What every long-running LCM command shares: the request file, --timeout
+ * and Ctrl-C as an AbortSignal, progress on stderr, and the final
+ * occurrence through the printer (also when it ended FAILED_TEMP, so a
+ * script reading `-o json` sees it).
+ */
+import { readFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { InterruptedError, TimeoutError, UsageError, ValidationError } from '../../../errors.js';
+import type { LcmDeps, LcmOpOcc, OperationOptions, OperationResult } from '../../../lcm/index.js';
+import type { Context } from '../../context.js';
+import { addOutputOptions, printResource, type OutputOptions } from '../../output/printer.js';
+import { opView } from '../../output/op-view.js';
+import { lcmDeps } from './deps.js';
+import { createProgress } from './progress.js';
+
+export interface RunFlags extends OutputOptions {
+  timeout: string;
+}
+
+const DEFAULT_TIMEOUT = '10m';
+
+export function addRunOptions(cmd: Command): Command {
+  addOutputOptions(cmd);
+  return cmd.addOption(new Option('--timeout <duration>', 'give up (FAILED_TEMP, exit 124) after this long: 300, 90s, 5m, 1h').default(DEFAULT_TIMEOUT));
+}
+
+/** Seconds from `300`, `90s`, `5m`, `1h30m`. */
+export function parseDuration(value: string): number {
+  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s?)?$/.exec(value.trim());
+  const seconds = m ? Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0) : NaN;
+  if (!m || !value.trim() || !(seconds > 0)) {
+    throw new UsageError(`--timeout "${value}" is not a duration`, { hint: 'e.g. --timeout 300 (seconds), 90s, 5m or 1h' });
+  }
+  return seconds;
+}
+
+/** A request body from a JSON (or YAML) file. */
+export async function readRequestFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read request file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      hint: 'see csar-samples/basic-cnf/requests/ for examples',
+    });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    const { default: yaml } = await import('js-yaml');
+    try {
+      return yaml.load(text);
+    } catch (err) {
+      throw new ValidationError(path, undefined, `is neither JSON nor YAML: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+}
+
+/**
+ * Runs an operation in the foreground: the signal aborts on Ctrl-C and at
+ * the timeout; the result (or the FAILED_TEMP occurrence) is printed.
+ */
+export async function runLcmCommand(
+  ctx: Context,
+  flags: RunFlags,
+  action: (deps: LcmDeps, opts: OperationOptions) => Promise<OperationResult>,
+  source?: string,
+): Promise<void> {
+  const seconds = parseDuration(flags.timeout);
+  const controller = new AbortController();
+  const onSigint = () => controller.abort(new InterruptedError('interrupted'));
+  const timer = setTimeout(() => controller.abort(new TimeoutError(`timed out after ${flags.timeout}`)), seconds * 1000);
+  process.once('SIGINT', onSigint);
+  const progress = createProgress(ctx.io, () => ctx.now());
+  let last: LcmOpOcc | undefined;
+  const { deps, close } = await lcmDeps(ctx);
+  try {
+    const result = await action(deps, {
+      signal: controller.signal,
+      ...(source ? { source } : {}),
+      onEvent: (e) => {
+        if (e.type === 'occurrence') last = e.opOcc;
+        progress.onEvent(e);
+      },
+    });
+    progress.stop();
+    const op = result.opOcc;
+    ctx.io.success(`${op.operation} of vnf instance ${op.vnfInstanceId} ${op.operationState} (occurrence ${op.id})`);
+    await printResource(ctx.io, flags, opView(flags), op);
+  } catch (err) {
+    progress.stop();
+    if (last?.operationState === 'FAILED_TEMP') await printResource(ctx.io, flags, opView(flags), last);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    process.removeListener('SIGINT', onSigint);
+    close();
+  }
+}

@@ -1,0 +1,112 @@
+import type { ResourceRef, VnfInstance } from '../../lcm/index.js';
+import type { OutputOptions, View } from './printer.js';
+
+const vimOf = (i: VnfInstance) => i.vimId ?? Object.values(i.vimConnectionInfo ?? {})[0]?.vimId ?? '';
+const scale = (i: VnfInstance) =>
+  (i.instantiatedVnfInfo?.scaleStatus ?? [])
+    .map((s) => `${s.aspectId}=${s.scaleLevel}/${i.instantiatedVnfInfo?.maxScaleLevels.find((m) => m.aspectId === s.aspectId)?.scaleLevel ?? '?'}`)
+    .join(', ');
+
+/** SOL003 VnfInstance, as json/yaml print it. */
+export const vnfInstanceView: View<VnfInstance> = {
+  empty: 'No VNF instances. Create one with: vnfm vnf-create --vnfd-id VNFD_ID --name NAME',
+  columns: [
+    { header: 'ID', key: 'id', cell: (i) => i.id },
+    { header: 'NAME', key: 'vnfInstanceName', cell: (i) => i.vnfInstanceName ?? '' },
+    { header: 'STATE', key: 'instantiationState', cell: (i) => i.instantiationState },
+    { header: 'PRODUCT', key: 'vnfProductName', cell: (i) => i.vnfProductName },
+    { header: 'VERSION', key: 'vnfSoftwareVersion', cell: (i) => i.vnfSoftwareVersion },
+    { header: 'VNFD ID', key: 'vnfdId', cell: (i) => i.vnfdId },
+    { header: 'VIM', key: 'vimId', cell: vimOf },
+    { header: 'VNFCS', key: 'vnfcs', cell: (i) => (i.instantiatedVnfInfo ? String(i.instantiatedVnfInfo.vnfcInfo.length) : '') },
+  ],
+  toData: (i) => ({
+    id: i.id,
+    ...(i.vnfInstanceName ? { vnfInstanceName: i.vnfInstanceName } : {}),
+    vnfInstanceDescription: i.vnfInstanceDescription,
+    vnfdId: i.vnfdId,
+    vnfPkgId: i.vnfPkgId,
+    vnfProvider: i.vnfProvider,
+    vnfProductName: i.vnfProductName,
+    vnfSoftwareVersion: i.vnfSoftwareVersion,
+    vnfdVersion: i.vnfdVersion,
+    instantiationState: i.instantiationState,
+    ...(i.vimId ? { vimId: i.vimId } : {}),
+    ...(i.vimConnectionInfo ? { vimConnectionInfo: i.vimConnectionInfo } : {}),
+    ...(i.instantiatedVnfInfo ? { instantiatedVnfInfo: i.instantiatedVnfInfo } : {}),
+    createdAt: i.createdAt,
+    updatedAt: i.updatedAt,
+  }),
+};
+
+/** FIELD/VALUE rows for a person; the VNFCs and resources follow as their own tables. */
+export const vnfInstanceSummaryView: View<VnfInstance> = {
+  ...vnfInstanceView,
+  toData: (i) => ({
+    id: i.id,
+    vnfInstanceName: i.vnfInstanceName ?? '',
+    vnfInstanceDescription: i.vnfInstanceDescription,
+    instantiationState: i.instantiationState,
+    vnfdId: i.vnfdId,
+    vnfPkgId: i.vnfPkgId,
+    vnfProduct: `${i.vnfProvider} ${i.vnfProductName} ${i.vnfSoftwareVersion}`.trim(),
+    vim: vimOf(i),
+    flavourId: i.instantiatedVnfInfo?.flavourId ?? '',
+    instantiationLevelId: i.instantiatedVnfInfo?.instantiationLevelId ?? '',
+    scaleStatus: scale(i),
+    namespace: i.instantiatedVnfInfo?.metadata.namespace ?? '',
+    createdAt: i.createdAt,
+    updatedAt: i.updatedAt,
+  }),
+};
+
+export const vnfView = (flags: OutputOptions): View<VnfInstance> => (flags.output === 'table' ? vnfInstanceSummaryView : vnfInstanceView);
+
+export interface VnfcRow {
+  id: string;
+  vduId: string;
+  pod: string;
+  kind: string;
+  state: string;
+  owner: string;
+}
+
+export const vnfcView: View<VnfcRow> = {
+  empty: 'No VNFCs.',
+  columns: [
+    { header: 'VNFC', key: 'id', cell: (v) => v.id },
+    { header: 'VDU', key: 'vduId', cell: (v) => v.vduId },
+    { header: 'POD', key: 'pod', cell: (v) => v.pod },
+    { header: 'STATE', key: 'state', cell: (v) => v.state },
+    { header: 'WORKLOAD', key: 'owner', cell: (v) => v.owner },
+  ],
+  toData: (v) => ({ ...v }),
+};
+
+export function vnfcRows(i: VnfInstance): VnfcRow[] {
+  const info = i.instantiatedVnfInfo;
+  if (!info) return [];
+  return info.vnfcInfo.map((c) => {
+    const r = info.vnfcResourceInfo.find((x) => x.id === c.vnfcResourceInfoId);
+    const owner = r?.metadata['owner'] as ResourceRef | undefined;
+    return {
+      id: c.id,
+      vduId: c.vduId,
+      pod: c.vnfcResourceInfoId,
+      kind: r?.computeResource.vimLevelResourceType ?? '',
+      state: c.vnfcState,
+      owner: owner ? `${owner.kind}/${owner.name}` : '',
+    };
+  });
+}
+
+export const resourceView: View<ResourceRef> = {
+  empty: 'No resources.',
+  columns: [
+    { header: 'KIND', key: 'kind', cell: (r) => r.kind },
+    { header: 'NAME', key: 'name', cell: (r) => r.name },
+    { header: 'NAMESPACE', key: 'namespace', cell: (r) => r.namespace ?? '' },
+    { header: 'API VERSION', key: 'apiVersion', cell: (r) => r.apiVersion },
+  ],
+  toData: (r) => ({ ...r }),
+};
