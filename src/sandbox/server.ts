@@ -51,6 +51,8 @@ import {
   apiVersions,
 } from './discovery.js';
 import { startNamespaceController } from './namespace-controller.js';
+import { bootstrapCluster, startControllers, type ControllerOptions } from './controllers/index.js';
+import { FaultRules, type SandboxFaults } from './faults.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import { PATCH_TYPES } from './patch.js';
 import { openApiV3Document, openApiV3Index } from './openapi.js';
@@ -62,6 +64,8 @@ import { RestHandler, type ResponseShape } from './rest.js';
 import {
   ApiError,
   badRequest,
+  serviceUnavailable,
+  tooManyRequests,
   internalError,
   methodNotAllowed,
   notAcceptable,
@@ -83,6 +87,8 @@ export interface Sandbox {
   caPem: string;
   /** The bearer token the server accepts. */
   token: string;
+  /** Fault switches for tests (faults.ts). */
+  faults: SandboxFaults;
   /** Stops listening, drops open connections and stops the controllers. */
   close(): Promise<void>;
 }
@@ -107,6 +113,8 @@ export interface SandboxOptions {
   stateDir?: string;
   /** Watch history and bookmark interval (watch.ts). */
   watch?: WatchOptions;
+  /** The in-process controllers: readiness and termination delays, or none at all. */
+  controllers?: ControllerOptions;
 }
 
 /** Largest request body the API server accepts (3 MiB). */
@@ -232,10 +240,18 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const rest = new RestHandler({ registry, store, now }, api);
   const watches = new WatchHub(store, now, opts.watch);
   for (const name of INITIAL_NAMESPACES) {
-    api.create(api.type('', 'namespaces'), { metadata: { name } } as KubeObject);
+    api.create(api.type('', 'namespaces'), { metadata: { name } } as KubeObject, { manager: 'kube-apiserver' });
   }
-  const namespaceController = startNamespaceController(store);
-  watches.startHistoryHere();
+  const faultRules = new FaultRules();
+  const readyDelayMs = opts.controllers?.readyDelayMs ?? 200;
+  const controllerContext = {
+    api,
+    faults: faultRules,
+    readyDelayMs,
+    terminationDelayMs: opts.controllers?.terminationDelayMs ?? readyDelayMs,
+    caPem: certs.caPem,
+  };
+  const namespaceController = startNamespaceController(controllerContext);
 
   const versionInfo = {
     major: '1',
@@ -299,6 +315,18 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (!tokenMatches(req.headers.authorization, tokenBytes)) throw unauthorized();
     const accept = parseAccept(req.headers.accept);
     const path = url.pathname.replace(/\/+$/, '') || '/';
+    const fault = faultRules.requestFault(method, path);
+    if (fault) {
+      if (fault.status === 'reset') {
+        req.socket.destroy();
+        return;
+      }
+      const retryAfter = fault.retryAfterSeconds ?? 1;
+      if (fault.status !== 500) res.setHeader('Retry-After', String(retryAfter));
+      if (fault.status === 429) throw tooManyRequests(retryAfter);
+      if (fault.status === 503) throw serviceUnavailable('the server is currently unable to handle the request');
+      throw internalError('the sandbox was told to fail this request');
+    }
 
     if (path === '/version') {
       if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed();
@@ -373,12 +401,25 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const urlHost = connectHost.includes(':') ? `[${connectHost}]` : connectHost;
   serverAddress = `${urlHost}:${port}`;
 
+  bootstrapCluster(controllerContext, port);
+  const controllers = startControllers(controllerContext, opts.controllers ?? {});
+  watches.startHistoryHere();
+  const faults: SandboxFaults = {
+    neverReady: (match) => faultRules.addNeverReady(match),
+    failPods: (match) => faultRules.addFailPods(match),
+    failRequests: (fault) => faultRules.addRequestFault(fault),
+    dropWatches: (o) => watches.dropAll(o?.abrupt ?? false),
+    clear: () => faultRules.clear(),
+  };
+
   return {
     url: `https://${urlHost}:${port}`,
     caPem: certs.caPem,
     token,
+    faults,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        controllers.stop();
         namespaceController.stop();
         watches.stop();
         server.close((err) => (err ? reject(err) : resolve()));

@@ -34,7 +34,7 @@ export interface WatchOptions {
 interface Watcher {
   request: WatchRequest;
   send(type: string, obj: KubeObject): void;
-  close(): void;
+  close(abrupt?: boolean): void;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 1800;
@@ -98,10 +98,11 @@ export class WatchHub {
         first = false;
         write(type, table);
       },
-      close: () => {
+      close: (abrupt = false) => {
         for (const t of timers) clearTimeout(t);
         this.watchers.delete(watcher);
-        if (!res.writableEnded) res.end();
+        if (abrupt) res.destroy();
+        else if (!res.writableEnded) res.end();
       },
     };
     res.on('close', () => watcher.close());
@@ -150,10 +151,13 @@ export class WatchHub {
     return this.watchers.size;
   }
 
-  /** Ends every open watch, as a restarting API server or a broken connection would; returns how many. */
-  dropAll(): number {
+  /**
+   * Ends every open watch, as a restarting API server would (`abrupt`: as a
+   * broken connection would, without the end of the chunked stream); returns how many.
+   */
+  dropAll(abrupt = false): number {
     const n = this.watchers.size;
-    for (const w of [...this.watchers]) w.close();
+    for (const w of [...this.watchers]) w.close(abrupt);
     return n;
   }
 

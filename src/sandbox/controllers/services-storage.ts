@@ -1,0 +1,250 @@
+/**
+ * The endpoints, endpointslice and persistent-volume controllers.
+ *
+ * Endpoints/EndpointSlice: a Service with a selector gets an Endpoints
+ * object of the same name and one EndpointSlice (`kubernetes.io/service-name`
+ * label, owned by the Service) listing the selected pods that have an IP:
+ * ready ones as addresses, others as notReadyAddresses (ready: false in the
+ * slice). Named target ports are resolved against the first selected pod.
+ *
+ * Volumes: a Pending PVC without a class gets the default StorageClass; one
+ * naming a volume binds to it; otherwise a PV `pvc-<uid>` is provisioned
+ * (any StorageClass; WaitForFirstConsumer binds at once too) and both go
+ * Bound. Deleting a PVC deletes its provisioned PV (reclaim Delete) or
+ * releases it (Retain). The `kubernetes.io/pvc-protection` finalizer holds
+ * a PVC that a pod still uses.
+ */
+import type { KubeObject } from '../resources.js';
+import {
+  CONTROLLER_MANAGER,
+  controllerRef,
+  isEvent,
+  isPodActive,
+  isPodReady,
+  key,
+  spec,
+  splitKey,
+  status,
+  WorkQueue,
+  type Controller,
+  type ControllerContext,
+} from './base.js';
+
+type Obj = Record<string, any>;
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+const MANAGED_BY = 'endpointslice.kubernetes.io/managed-by';
+export const PVC_PROTECTION = 'kubernetes.io/pvc-protection';
+export const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
+
+export function startEndpointsController(ctx: ControllerContext): Controller {
+  const { api } = ctx;
+  const services = api.type('', 'services');
+  const endpoints = api.type('', 'endpoints');
+  const slices = api.type('discovery.k8s.io', 'endpointslices');
+  const pods = api.type('', 'pods');
+
+  function targetPort(port: Obj, sample: KubeObject | undefined): number {
+    const target = port.targetPort ?? port.port;
+    if (typeof target === 'number') return target;
+    for (const c of (spec(sample ?? ({} as KubeObject)).containers as Obj[] | undefined) ?? []) {
+      for (const p of (c.ports as Obj[] | undefined) ?? []) if (p.name === target) return Number(p.containerPort);
+    }
+    return Number(port.port);
+  }
+
+  function upsert(type: typeof endpoints, obj: KubeObject): void {
+    const existing = api.find(type, obj.metadata.namespace, obj.metadata.name);
+    if (!existing) api.create(type, obj, { manager: CONTROLLER_MANAGER });
+    else api.update(type, { ...obj, metadata: { ...existing.metadata, labels: obj.metadata.labels } }, { manager: CONTROLLER_MANAGER });
+  }
+
+  function reconcile(k: string): void {
+    const { namespace, name } = splitKey(k);
+    const svc = api.find(services, namespace, name);
+    const ownSlices = api.list(slices, namespace).filter((s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === name && s.metadata.labels?.[MANAGED_BY] === 'endpointslice-controller.k8s.io');
+    const selector = svc && (spec(svc).selector as Record<string, string> | undefined);
+    if (!svc || !selector || svc.metadata.deletionTimestamp || spec(svc).type === 'ExternalName') {
+      if (!svc && api.find(endpoints, namespace, name)?.metadata.labels?.['endpoints.kubernetes.io/managed-by'] === 'endpoint-controller') api.delete(endpoints, namespace, name);
+      return;
+    }
+    const selected = api
+      .list(pods, namespace)
+      .filter((p) => isPodActive(p) && status(p).podIP && Object.entries(selector).every(([lk, v]) => p.metadata.labels?.[lk] === v));
+    const ports = ((spec(svc).ports as Obj[] | undefined) ?? []).map((p) => ({
+      ...(p.name ? { name: p.name } : {}),
+      port: targetPort(p, selected[0]),
+      protocol: p.protocol ?? 'TCP',
+    }));
+    const address = (p: KubeObject): Obj => ({
+      ip: status(p).podIP,
+      nodeName: spec(p).nodeName,
+      targetRef: { kind: 'Pod', namespace, name: p.metadata.name, uid: p.metadata.uid },
+    });
+    const ready = selected.filter(isPodReady);
+    const notReady = selected.filter((p) => !isPodReady(p));
+    const subset: Obj = {};
+    if (ready.length) subset.addresses = ready.map(address);
+    if (notReady.length) subset.notReadyAddresses = notReady.map(address);
+    subset.ports = ports;
+    const labels = { ...svc.metadata.labels, 'endpoints.kubernetes.io/managed-by': 'endpoint-controller' };
+    upsert(endpoints, { metadata: { name, namespace, labels }, ...(selected.length ? { subsets: [subset] } : {}) } as unknown as KubeObject);
+
+    const slice: Obj = {
+      metadata: {
+        namespace,
+        labels: { ...svc.metadata.labels, [SERVICE_NAME_LABEL]: name, [MANAGED_BY]: 'endpointslice-controller.k8s.io' },
+        ownerReferences: [controllerRef(svc, services)],
+      },
+      addressType: 'IPv4',
+      endpoints: selected.map((p) => ({
+        addresses: [status(p).podIP],
+        conditions: { ready: isPodReady(p), serving: isPodReady(p), terminating: false },
+        nodeName: spec(p).nodeName,
+        targetRef: { kind: 'Pod', namespace, name: p.metadata.name, uid: p.metadata.uid },
+      })),
+      ports,
+    };
+    if (ownSlices.length === 0) {
+      slice.metadata.generateName = `${name}-`;
+      api.create(slices, slice as KubeObject, { manager: CONTROLLER_MANAGER });
+    } else {
+      const [first, ...extra] = ownSlices;
+      api.update(slices, { ...slice, metadata: { ...first!.metadata, labels: slice.metadata.labels } } as KubeObject, { manager: CONTROLLER_MANAGER });
+      for (const e of extra) api.delete(slices, namespace, e.metadata.name);
+    }
+  }
+
+  const queue = new WorkQueue(reconcile);
+  const unsubscribe = api.store.subscribe((event) => {
+    if (isEvent(event, '', 'services')) queue.add(key(event.object));
+    else if (isEvent(event, '', 'pods')) {
+      for (const svc of api.list(services, event.object.metadata.namespace)) queue.add(key(svc));
+    }
+  });
+  for (const svc of api.list(services)) queue.add(key(svc));
+  return {
+    stop() {
+      unsubscribe();
+      queue.stop();
+    },
+  };
+}
+
+export function startVolumeController(ctx: ControllerContext): Controller {
+  const { api } = ctx;
+  const claims = api.type('', 'persistentvolumeclaims');
+  const volumes = api.type('', 'persistentvolumes');
+  const classes = api.type('storage.k8s.io', 'storageclasses');
+  const pods = api.type('', 'pods');
+
+  function defaultClass(): KubeObject | undefined {
+    return api.list(classes).find((c) => c.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] === 'true');
+  }
+
+  function bind(pvc: KubeObject, pv: KubeObject): void {
+    const claimRef = { kind: 'PersistentVolumeClaim', namespace: pvc.metadata.namespace, name: pvc.metadata.name, uid: pvc.metadata.uid, apiVersion: 'v1', resourceVersion: pvc.metadata.resourceVersion };
+    let boundPv = pv;
+    if (spec(pv).claimRef?.uid !== pvc.metadata.uid) {
+      boundPv = api.update(volumes, { ...pv, spec: { ...spec(pv), claimRef } }, { manager: CONTROLLER_MANAGER });
+    }
+    api.update(volumes, { ...boundPv, status: { phase: 'Bound' } }, { subresource: 'status', manager: CONTROLLER_MANAGER });
+    const next = structuredClone(pvc);
+    (next.spec as Obj).volumeName = pv.metadata.name;
+    next.metadata.annotations = { ...next.metadata.annotations, 'pv.kubernetes.io/bind-completed': 'yes', 'pv.kubernetes.io/bound-by-controller': 'yes' };
+    const updated = api.update(claims, next, { manager: CONTROLLER_MANAGER });
+    api.update(
+      claims,
+      { ...updated, status: { phase: 'Bound', accessModes: spec(pv).accessModes, capacity: spec(pv).capacity } },
+      { subresource: 'status', manager: CONTROLLER_MANAGER },
+    );
+  }
+
+  function reconcileClaim(namespace: string, name: string): void {
+    const pvc = api.find(claims, namespace, name);
+    if (!pvc) return;
+    if (pvc.metadata.deletionTimestamp) {
+      const inUse = api
+        .list(pods, namespace)
+        .some((p) => isPodActive(p) && ((spec(p).volumes as Obj[] | undefined) ?? []).some((v) => v.persistentVolumeClaim?.claimName === name));
+      if (!inUse && pvc.metadata.finalizers?.includes(PVC_PROTECTION)) {
+        api.update(claims, { ...pvc, metadata: { ...pvc.metadata, finalizers: pvc.metadata.finalizers.filter((f) => f !== PVC_PROTECTION) } }, { manager: CONTROLLER_MANAGER });
+      }
+      return;
+    }
+    if (!pvc.metadata.finalizers?.includes(PVC_PROTECTION)) {
+      api.update(claims, { ...pvc, metadata: { ...pvc.metadata, finalizers: [...(pvc.metadata.finalizers ?? []), PVC_PROTECTION] } }, { manager: CONTROLLER_MANAGER });
+      return;
+    }
+    if (status(pvc).phase === 'Bound') return;
+    if (ctx.faults.neverReady([{ kind: 'PersistentVolumeClaim', object: pvc }])) return;
+    const s = spec(pvc);
+    if (s.storageClassName === undefined && !s.volumeName) {
+      const dflt = defaultClass();
+      if (dflt) {
+        api.update(claims, { ...pvc, spec: { ...s, storageClassName: dflt.metadata.name } }, { manager: CONTROLLER_MANAGER });
+        return;
+      }
+    }
+    if (s.volumeName) {
+      const pv = api.find(volumes, undefined, s.volumeName as string);
+      if (pv && (!spec(pv).claimRef || spec(pv).claimRef.uid === pvc.metadata.uid || spec(pv).claimRef.name === name)) bind(pvc, pv);
+      return;
+    }
+    const request = s.resources?.requests?.storage ?? '1Gi';
+    if (!s.storageClassName) {
+      const free = api.list(volumes).find((pv) => !spec(pv).claimRef && status(pv).phase === 'Available' && !spec(pv).storageClassName);
+      if (free) bind(pvc, free);
+      return;
+    }
+    const sc = api.find(classes, undefined, s.storageClassName as string);
+    if (!sc) return; // Pending, as with a class nobody provisions.
+    const pv = api.create(
+      volumes,
+      {
+        metadata: { name: `pvc-${pvc.metadata.uid}`, annotations: { 'pv.kubernetes.io/provisioned-by': String(sc.provisioner ?? '') } },
+        spec: {
+          capacity: { storage: request },
+          accessModes: s.accessModes ?? ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: sc.reclaimPolicy ?? 'Delete',
+          storageClassName: sc.metadata.name,
+          volumeMode: s.volumeMode ?? 'Filesystem',
+          hostPath: { path: `/var/lib/vnfm-sandbox/volumes/pvc-${pvc.metadata.uid}`, type: 'DirectoryOrCreate' },
+        },
+      } as unknown as KubeObject,
+      { manager: CONTROLLER_MANAGER },
+    );
+    bind(pvc, pv);
+  }
+
+  function releaseVolumes(claim: KubeObject): void {
+    for (const pv of api.list(volumes)) {
+      if (spec(pv).claimRef?.uid !== claim.metadata.uid) continue;
+      if (spec(pv).persistentVolumeReclaimPolicy === 'Delete') api.delete(volumes, undefined, pv.metadata.name);
+      else api.update(volumes, { ...pv, status: { phase: 'Released' } }, { subresource: 'status', manager: CONTROLLER_MANAGER });
+    }
+  }
+
+  const queue = new WorkQueue((k) => {
+    const { namespace, name } = splitKey(k);
+    reconcileClaim(namespace ?? '', name);
+  });
+  const unsubscribe = api.store.subscribe((event) => {
+    if (isEvent(event, '', 'persistentvolumeclaims')) {
+      if (event.type === 'DELETED') releaseVolumes(event.object);
+      else queue.add(key(event.object));
+    } else if (isEvent(event, '', 'persistentvolumes') && event.type === 'ADDED' && !spec(event.object).claimRef) {
+      api.update(volumes, { ...event.object, status: { phase: 'Available' } }, { subresource: 'status', manager: CONTROLLER_MANAGER });
+    } else if (isEvent(event, '', 'pods') && (event.type === 'DELETED' || !isPodActive(event.object))) {
+      for (const v of (spec(event.object).volumes as Obj[] | undefined) ?? []) {
+        if (v.persistentVolumeClaim?.claimName) queue.add(`${event.object.metadata.namespace}/${v.persistentVolumeClaim.claimName}`);
+      }
+    }
+  });
+  for (const pvc of api.list(claims)) queue.add(key(pvc));
+  return {
+    stop() {
+      unsubscribe();
+      queue.stop();
+    },
+  };
+}
