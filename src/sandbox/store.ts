@@ -48,6 +48,8 @@ export class ObjectStore {
   private readonly byUid = new Map<string, string>();
   private readonly listeners = new Set<StoreListener>();
   private revision = 0;
+  private readonly pending: StoreEvent[] = [];
+  private emitting = false;
 
   /** The latest revision, as a resourceVersion string. */
   currentResourceVersion(): string {
@@ -147,7 +149,20 @@ export class ObjectStore {
     return structuredClone(stored);
   }
 
+  /**
+   * Delivers events in revision order to every listener, even when a
+   * listener writes while being told about an earlier change.
+   */
   private emit(event: StoreEvent): void {
-    for (const listener of this.listeners) listener(event);
+    this.pending.push(event);
+    if (this.emitting) return;
+    this.emitting = true;
+    try {
+      for (let e = this.pending.shift(); e; e = this.pending.shift()) {
+        for (const listener of this.listeners) listener(e);
+      }
+    } finally {
+      this.emitting = false;
+    }
   }
 }

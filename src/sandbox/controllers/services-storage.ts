@@ -141,8 +141,11 @@ export function startVolumeController(ctx: ControllerContext): Controller {
     return api.list(classes).find((c) => c.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] === 'true');
   }
 
-  function bind(pvc: KubeObject, pv: KubeObject): void {
-    const claimRef = { kind: 'PersistentVolumeClaim', namespace: pvc.metadata.namespace, name: pvc.metadata.name, uid: pvc.metadata.uid, apiVersion: 'v1', resourceVersion: pvc.metadata.resourceVersion };
+  const claimRefOf = (pvc: KubeObject): Obj => ({ kind: 'PersistentVolumeClaim', namespace: pvc.metadata.namespace, name: pvc.metadata.name, uid: pvc.metadata.uid, apiVersion: 'v1' });
+
+  function bind(pvc: KubeObject, volume: KubeObject): void {
+    const claimRef = claimRefOf(pvc);
+    const pv = api.get(volumes, undefined, volume.metadata.name);
     let boundPv = pv;
     if (spec(pv).claimRef?.uid !== pvc.metadata.uid) {
       boundPv = api.update(volumes, { ...pv, spec: { ...spec(pv), claimRef } }, { manager: CONTROLLER_MANAGER });
@@ -207,6 +210,7 @@ export function startVolumeController(ctx: ControllerContext): Controller {
           accessModes: s.accessModes ?? ['ReadWriteOnce'],
           persistentVolumeReclaimPolicy: sc.reclaimPolicy ?? 'Delete',
           storageClassName: sc.metadata.name,
+          claimRef: claimRefOf(pvc),
           volumeMode: s.volumeMode ?? 'Filesystem',
           hostPath: { path: `/var/lib/vnfm-sandbox/volumes/pvc-${pvc.metadata.uid}`, type: 'DirectoryOrCreate' },
         },
@@ -224,16 +228,32 @@ export function startVolumeController(ctx: ControllerContext): Controller {
     }
   }
 
+  const released = new Map<string, KubeObject>();
   const queue = new WorkQueue((k) => {
+    if (k.startsWith('released:')) {
+      const claim = released.get(k);
+      released.delete(k);
+      if (claim) releaseVolumes(claim);
+      return;
+    }
+    if (k.startsWith('pv:')) {
+      const pv = api.find(volumes, undefined, k.slice(3));
+      if (pv && !spec(pv).claimRef && status(pv).phase !== 'Available') {
+        api.update(volumes, { ...pv, status: { phase: 'Available' } }, { subresource: 'status', manager: CONTROLLER_MANAGER });
+      }
+      return;
+    }
     const { namespace, name } = splitKey(k);
     reconcileClaim(namespace ?? '', name);
   });
   const unsubscribe = api.store.subscribe((event) => {
     if (isEvent(event, '', 'persistentvolumeclaims')) {
-      if (event.type === 'DELETED') releaseVolumes(event.object);
-      else queue.add(key(event.object));
-    } else if (isEvent(event, '', 'persistentvolumes') && event.type === 'ADDED' && !spec(event.object).claimRef) {
-      api.update(volumes, { ...event.object, status: { phase: 'Available' } }, { subresource: 'status', manager: CONTROLLER_MANAGER });
+      if (event.type === 'DELETED') {
+        released.set(`released:${event.object.metadata.uid}`, event.object);
+        queue.add(`released:${event.object.metadata.uid}`);
+      } else queue.add(key(event.object));
+    } else if (isEvent(event, '', 'persistentvolumes') && event.type === 'ADDED') {
+      queue.add(`pv:${event.object.metadata.name}`);
     } else if (isEvent(event, '', 'pods') && (event.type === 'DELETED' || !isPodActive(event.object))) {
       for (const v of (spec(event.object).volumes as Obj[] | undefined) ?? []) {
         if (v.persistentVolumeClaim?.claimName) queue.add(`${event.object.metadata.namespace}/${v.persistentVolumeClaim.claimName}`);

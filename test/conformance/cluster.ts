@@ -1,0 +1,185 @@
+/**
+ * The cluster the conformance suite runs against: a fresh in-process
+ * sandbox by default, or the cluster of the kubeconfig named by
+ * VNFM_CONFORMANCE_KUBECONFIG (its current context). Either way the tests
+ * work in a throw-away namespace and reach the API through a kubeconfig,
+ * with raw HTTPS requests, so that what they check is the wire behaviour.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import * as k8s from '@kubernetes/client-node';
+import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  json: any;
+  text: string;
+}
+
+export interface RequestOpts {
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+}
+
+export interface WatchEvent {
+  type: string;
+  object: any;
+}
+
+export interface Cluster {
+  kc: k8s.KubeConfig;
+  /** The throw-away namespace of this test file. */
+  namespace: string;
+  /** Set when the suite runs against an in-process sandbox. */
+  sandbox?: Sandbox;
+  request(method: string, path: string, opts?: RequestOpts): Promise<Reply>;
+  /**
+   * Watches `collectionPath` (with `query`) until `until` returns true for
+   * an event; resolves with the events seen. Rejects after `timeoutMs`.
+   */
+  watch(collectionPath: string, query: Record<string, string>, until: (e: WatchEvent, all: WatchEvent[]) => boolean, timeoutMs?: number): Promise<WatchEvent[]>;
+  /** Watches one object until `ready(object)` holds (or, with `gone`, until it is deleted). */
+  waitFor(collectionPath: string, name: string, ready: (obj: any) => boolean, timeoutMs?: number): Promise<any>;
+  waitForGone(collectionPath: string, name: string, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Runs against a real cluster when this names a kubeconfig. */
+export const REAL_CLUSTER_KUBECONFIG = process.env['VNFM_CONFORMANCE_KUBECONFIG'];
+
+export async function connect(prefix: string): Promise<Cluster> {
+  let sandbox: Sandbox | undefined;
+  let dir: string | undefined;
+  const kc = new k8s.KubeConfig();
+  if (REAL_CLUSTER_KUBECONFIG) {
+    kc.loadFromFile(REAL_CLUSTER_KUBECONFIG);
+  } else {
+    dir = mkdtempSync(join(tmpdir(), 'vnfm-conformance-'));
+    sandbox = await startSandbox({ controllers: { readyDelayMs: 30 } });
+    const path = join(dir, 'kubeconfig');
+    writeSandboxConfigs(sandbox, { kubeconfigPath: path });
+    kc.loadFromFile(path);
+  }
+  const server = new URL(kc.getCurrentCluster()!.server);
+
+  async function options(method: string, path: string, headers: Record<string, string>): Promise<RequestOptions> {
+    const opts: RequestOptions = { method, hostname: server.hostname, port: server.port || 443, path, headers };
+    await kc.applyToHTTPSOptions(opts);
+    return opts;
+  }
+
+  async function request(method: string, path: string, opts: RequestOpts = {}): Promise<Reply> {
+    const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
+    if (payload !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
+    const reqOpts = await options(method, path, headers);
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(reqOpts, (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => {
+          let json: any;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, json, text });
+        });
+      });
+      req.on('error', reject);
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  }
+
+  async function watch(collectionPath: string, query: Record<string, string>, until: (e: WatchEvent, all: WatchEvent[]) => boolean, timeoutMs = 20_000): Promise<WatchEvent[]> {
+    const qs = new URLSearchParams({ ...query, watch: '1' }).toString();
+    const reqOpts = await options('GET', `${collectionPath}?${qs}`, { Accept: 'application/json' });
+    return new Promise((resolve, reject) => {
+      const events: WatchEvent[] = [];
+      let buffer = '';
+      let done = false;
+      const finish = (err?: Error): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        req.destroy();
+        if (err) reject(err);
+        else resolve(events);
+      };
+      const timer = setTimeout(() => finish(new Error(`watch of ${collectionPath} ${qs} timed out; events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name, e.object?.status]))}`)), timeoutMs);
+      const req = httpsRequest(reqOpts, (res) => {
+        res.on('data', (d: Buffer) => {
+          buffer += d.toString();
+          let nl: number;
+          while ((nl = buffer.indexOf('\n')) >= 0) {
+            const line = buffer.slice(0, nl).trim();
+            buffer = buffer.slice(nl + 1);
+            if (!line) continue;
+            const event = JSON.parse(line) as WatchEvent;
+            events.push(event);
+            if (until(event, events)) finish();
+          }
+        });
+        res.on('end', () => finish());
+      });
+      req.on('error', (err) => finish(done ? undefined : err));
+      req.end();
+    });
+  }
+
+  async function waitFor(collectionPath: string, name: string, ready: (obj: any) => boolean, timeoutMs = 20_000): Promise<any> {
+    const events = await watch(collectionPath, { fieldSelector: `metadata.name=${name}` }, (e) => e.type !== 'DELETED' && e.type !== 'ERROR' && ready(e.object), timeoutMs);
+    return events[events.length - 1]!.object;
+  }
+
+  async function waitForGone(collectionPath: string, name: string, timeoutMs = 20_000): Promise<void> {
+    const current = await request('GET', `${collectionPath}/${name}`);
+    if (current.status === 404) return;
+    await watch(collectionPath, { fieldSelector: `metadata.name=${name}`, resourceVersion: current.json.metadata.resourceVersion }, (e) => e.type === 'DELETED', timeoutMs);
+  }
+
+  const namespace = `${prefix}-${randomBytes(3).toString('hex')}`;
+  const created = await request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+  if (created.status !== 201) throw new Error(`could not create namespace ${namespace}: ${created.text}`);
+
+  return {
+    kc,
+    namespace,
+    ...(sandbox ? { sandbox } : {}),
+    request,
+    watch,
+    waitFor,
+    waitForGone,
+    async close() {
+      await request('DELETE', `/api/v1/namespaces/${namespace}`);
+      await sandbox?.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A small Deployment manifest. */
+export function deployment(name: string, replicas = 2, image = 'nginx:1.27'): any {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, labels: { app: name } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image, ports: [{ containerPort: 80 }] }] } },
+    },
+  };
+}
+
+/** A condition of `type` with status True, in `obj.status.conditions`. */
+export function hasCondition(obj: any, type: string): boolean {
+  return (obj?.status?.conditions ?? []).some((c: any) => c.type === type && c.status === 'True');
+}
