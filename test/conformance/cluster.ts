@@ -76,7 +76,10 @@ export async function connect(prefix: string): Promise<Cluster> {
   async function request(method: string, path: string, opts: RequestOpts = {}): Promise<Reply> {
     const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
-    if (payload !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
+    if (payload !== undefined) {
+      headers['Content-Type'] = opts.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
     const reqOpts = await options(method, path, headers);
     return new Promise((resolve, reject) => {
       const req = httpsRequest(reqOpts, (res) => {
