@@ -4,6 +4,10 @@
  * instead of sharing their assumptions.
  */
 export { startSandbox, SANDBOX_KUBERNETES_VERSION, type Sandbox, type SandboxOptions } from './server.js';
+export type { SandboxFaults, ObjectMatch, RequestFault } from './faults.js';
+export type { ControllerOptions } from './controllers/index.js';
+export { SANDBOX_NODES } from './controllers/index.js';
+export type { WatchOptions } from './watch.js';
 export {
   writeSandboxConfigs,
   renderVimConfig,

@@ -1,38 +1,16 @@
 /**
  * vnfm sandbox: a Kubernetes API emulator that answers as kube-apiserver
- * 1.32 does, for what vnfm relies on. It runs no containers.
+ * 1.32 does, for what vnfm relies on. It runs no containers. README.md in
+ * this folder lists what it serves, the in-process test API (controllers
+ * options, fault switches) and what it deliberately does not do.
  *
- * Served so far:
- * - HTTPS with its own CA (certs.ts), bearer-token authentication on
- *   every path (as with --anonymous-auth=false: no or a wrong token is 401).
- *   Given a state directory, the CA, server certificate and token are kept
- *   there and reused by the next start (identity.ts); objects never are.
- * - GET /version, /healthz, /livez, /readyz (and their /<check> sub-paths), / (paths).
- * - Discovery built from the resource registry: /api (APIVersions),
- *   /api/v1 (APIResourceList), /apis (APIGroupList), /apis/{g} (APIGroup),
- *   /apis/{g}/{v} (APIResourceList), and aggregated discovery
- *   (apidiscovery.k8s.io/v2 APIGroupDiscoveryList) at /api and /apis when
- *   the Accept header asks for it.
- * - Resources (builtin-resources.ts): v1 namespaces (+ status), configmaps,
- *   secrets; coordination.k8s.io/v1 leases. Verbs: list (label/field
- *   selectors, limit/continue), get, create (generateName, dryRun),
- *   update (resourceVersion preconditions, dryRun), delete (finalizers;
- *   namespaces go Terminating, their content is removed, then they go).
- *   Server-side Tables (kubectl get) on request.
- * - Request bodies in JSON, YAML, and protobuf for Namespace, ConfigMap and
- *   Secret (what kubectl's typed `create` subcommands send); answers in JSON
- *   (or YAML when asked).
- * - Errors as Status objects: 400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 500.
- *
- * Not yet: watch, patch and server-side apply, deletecollection, CRDs,
- * scale, workload kinds and their controllers, protobuf answers,
- * finalizers on objects inside a deleted namespace (they are removed at once),
- * managedFields, fieldValidation=Strict (unknown fields are kept, not refused).
- *
- * Routing: non-resource paths here; /api and /apis paths are parsed by
- * request-info.ts into discovery requests or resource requests
- * (group/version/namespace/resource/name/subresource/verb), which rest.ts
- * serves for any registered resource.
+ * Layers: this file is HTTP (TLS, bearer tokens, content negotiation, body
+ * decoding, request faults, non-resource paths); request-info.ts parses
+ * /api and /apis paths into discovery or resource requests; rest.ts serves
+ * resource requests for any registered resource (resources.ts, kinds/);
+ * objects.ts holds the object semantics the controllers share; store.ts is
+ * the in-memory etcd; watch.ts streams changes; controllers/ and
+ * namespace-controller.ts make objects behave.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
