@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError } from '../../src/errors.js';
 import type { DriverContext, DriverEvent, JournalStep, ResourceRef } from '../../src/infra/driver.js';
 import { createKubernetesDriver, INSTANCE_LABEL, KubeApiError, type KubeAccess, type KubeObject, type KubernetesDriver } from '../../src/infra/kubernetes/index.js';
+import { createKubeTransport, type KubeHttpRequest, type KubeHttpResponse, type KubeTransport } from '../../src/infra/kubernetes/kube-api.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 
 const SAMPLE = join(import.meta.dirname, '../../csar-samples/basic-cnf');
@@ -203,4 +204,284 @@ describe('deploy and remove plain objects', () => {
   });
 });
 
-export { loadManifests, SAMPLE, type ResourceRef };
+/** What a fault plan answers for one request: pass it to the sandbox, answer this, or fail the socket. */
+type Fault = 'pass' | KubeHttpResponse | Error;
+
+/** The real transport, with faults injected by `plan` (request, how many requests matched before). */
+function faultyTransport(plan: (req: KubeHttpRequest) => Fault): KubeTransport {
+  const real = createKubeTransport(access);
+  return {
+    async request(req) {
+      const fault = plan(req);
+      if (fault === 'pass') return real.request(req);
+      if (fault instanceof Error) throw fault;
+      return fault;
+    },
+    stream: (req, onLine) => real.stream(req, onLine),
+    close: () => real.close(),
+  };
+}
+
+const statusAnswer = (code: number, reason: string, headers: Record<string, string> = {}): KubeHttpResponse => ({
+  status: code,
+  headers,
+  body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: `injected ${reason}`, reason, code },
+});
+
+describe('transient API failures', () => {
+  function faultyDriver(plan: (req: KubeHttpRequest) => Fault) {
+    const sleeps: number[] = [];
+    const d = createKubernetesDriver(access, {
+      transport: faultyTransport(plan),
+      retry: { sleep: async (ms) => void sleeps.push(ms), backoffMs: 100, maxBackoffMs: 1000 },
+    });
+    return { d, sleeps };
+  }
+
+  it('retries 500, 503, a reset connection and 429 (waiting what Retry-After says), then succeeds', async () => {
+    await createNamespace('faults-1');
+    const answers: Fault[] = [statusAnswer(500, 'InternalError'), statusAnswer(503, 'ServiceUnavailable'), Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), statusAnswer(429, 'TooManyRequests', { 'retry-after': '2' })];
+    const { d, sleeps } = faultyDriver((req) => (req.method === 'POST' ? (answers.shift() ?? 'pass') : 'pass'));
+    try {
+      const refs = await d.deploy(context(), { instanceId: 'inst-f', namespace: 'faults-1', objects: [configMap('flaky')], replicas: {} });
+      expect(refs).toHaveLength(1);
+      expect(sleeps).toEqual([100, 200, 400, 2000]);
+      expect((await api('GET', nsPath('faults-1', 'configmaps', 'flaky'))).body.metadata.labels[INSTANCE_LABEL]).toBe('inst-f');
+    } finally {
+      d.close();
+    }
+  });
+
+  it('gives up after a bounded number of attempts with the server message', async () => {
+    const { d, sleeps } = faultyDriver((req) => (req.method === 'POST' ? statusAnswer(500, 'InternalError') : 'pass'));
+    try {
+      const run = d.deploy(context(), { instanceId: 'inst-f', namespace: 'faults-1', objects: [configMap('never')], replicas: {} });
+      await expect(run).rejects.toThrow(/cannot create ConfigMap never in namespace faults-1: the API server answered 500 InternalError \(after 6 attempts\): injected InternalError/);
+      expect(sleeps).toEqual([100, 200, 400, 800, 1000]);
+    } finally {
+      d.close();
+    }
+  });
+
+  it('fails at once on an error that waiting cannot fix (422 Invalid), with the API server message', async () => {
+    const { d, sleeps } = faultyDriver(() => 'pass');
+    try {
+      const run = d.deploy(context(), { instanceId: 'inst-f', namespace: 'faults-1', objects: [configMap('Not_A_Name')], replicas: {} });
+      await expect(run).rejects.toMatchObject({ status: 422, reason: 'Invalid', message: expect.stringMatching(/ConfigMap "Not_A_Name" is invalid/) });
+      expect(sleeps).toEqual([]);
+    } finally {
+      d.close();
+    }
+  });
+});
+
+const deploymentTargets = (ns: string) => [
+  { vduId: 'VDU1', resource: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'vdu1', namespace: ns } },
+  { vduId: 'VDU2', resource: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'vdu2', namespace: ns } },
+];
+
+async function podNames(ns: string, selector: string): Promise<string[]> {
+  const list = await api('GET', `${nsPath(ns, 'pods')}?labelSelector=${encodeURIComponent(selector)}`);
+  return (list.body.items as KubeObject[]).filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name).sort();
+}
+
+describe('the basic CNF through its life', () => {
+  const ns = 'cnf-1';
+  const instanceId = 'inst-cnf';
+  const vdu1Pods = () => podNames(ns, 'app.kubernetes.io/component=vdu1');
+
+  it('deploys, lists VNFCs, scales out and in, heals a VNFC, changes package and removes everything', async () => {
+    await createNamespace(ns);
+    const objects = [...loadManifests(join(SAMPLE, 'package/Files/kubernetes')), configMap('only-in-v1')];
+
+    // Instantiate with the level's replica counts.
+    const ctx = context();
+    const refs = await driver.deploy(ctx, { instanceId, namespace: ns, objects, replicas: { 'Deployment/vdu1': 2, 'Deployment/vdu2': 1 } });
+    expect(refs.map((r) => `${r.kind}/${r.name}`)).toEqual(['ConfigMap/basic-cnf-content', 'ConfigMap/only-in-v1', 'Service/basic-cnf-web', 'Deployment/vdu1', 'Deployment/vdu2']);
+    const vdu1 = (await api('GET', `/apis/apps/v1/namespaces/${ns}/deployments/vdu1`)).body;
+    expect(vdu1.spec.replicas).toBe(2);
+    expect(vdu1.status.readyReplicas).toBe(2);
+    expect(vdu1.spec.template.metadata.labels[INSTANCE_LABEL]).toBe(instanceId);
+    const pods = (await api('GET', `${nsPath(ns, 'pods')}?labelSelector=${encodeURIComponent(`${INSTANCE_LABEL}=${instanceId}`)}`)).body.items as KubeObject[];
+    expect(pods).toHaveLength(3);
+    const readyEvents = ctx.events.filter((e) => e.done && e.resource?.kind === 'Deployment').map((e) => e.resource!.name);
+    expect(new Set(readyEvents)).toEqual(new Set(['vdu1', 'vdu2']));
+
+    // VNFCs: one per pod, Tacker's ids.
+    let vnfcs = await driver.listVnfcs(context(), deploymentTargets(ns));
+    expect(vnfcs.filter((v) => v.vduId === 'VDU1')).toHaveLength(2);
+    expect(vnfcs.filter((v) => v.vduId === 'VDU2')).toHaveLength(1);
+    for (const v of vnfcs) {
+      expect(v.id).toBe(`${v.vduId}-${v.resourceId}`);
+      expect(v).toMatchObject({ vimLevelResourceType: 'Deployment', state: 'STARTED', metadata: { phase: 'Running' } });
+    }
+    expect(vnfcs.filter((v) => v.vduId === 'VDU1').map((v) => v.resourceId).sort()).toEqual(await vdu1Pods());
+
+    // Scale out to 3, then in to 1: the surplus pods are gone when scale returns.
+    const vdu1Ref = deploymentTargets(ns)[0]!.resource;
+    const out = context();
+    await driver.scale(out, { resource: vdu1Ref, replicas: 3 });
+    expect(out.steps.map((s) => `${s.action}:${s.state}:${s.detail}`)).toEqual(['scale:intended:replicas=3', 'scale:done:replicas=3']);
+    expect(await vdu1Pods()).toHaveLength(3);
+    await driver.scale(context(), { resource: vdu1Ref, replicas: 1 });
+    const all = (await api('GET', `${nsPath(ns, 'pods')}?labelSelector=${encodeURIComponent('app.kubernetes.io/component=vdu1')}`)).body.items;
+    expect(all).toHaveLength(1);
+    vnfcs = await driver.listVnfcs(context(), deploymentTargets(ns));
+    const [only] = vnfcs.filter((v) => v.vduId === 'VDU1');
+    expect(vnfcs.filter((v) => v.vduId === 'VDU1')).toHaveLength(1);
+
+    // Heal that VNFC: a new pod with a new name replaces it.
+    const heal = context();
+    await driver.heal(heal, { instanceId, vnfcs: [only!], barePods: {} });
+    const after = await vdu1Pods();
+    expect(after).toHaveLength(1);
+    expect(after[0]).not.toBe(only!.resourceId);
+    expect(heal.steps.map((s) => `${s.action}:${s.state}:${s.resource.name}`)).toEqual([`delete:intended:${only!.resourceId}`, `delete:done:${only!.resourceId}`]);
+
+    // Change to the v2 package: applied with server-side apply, what v2 lacks is deleted.
+    const v2 = loadManifests(join(SAMPLE, 'package-v2/Files/new_kubernetes'));
+    const change = context();
+    const v2Refs = await driver.changePackage(change, { instanceId, namespace: ns, objects: v2, current: refs, replicas: { 'Deployment/vdu1': 1, 'Deployment/vdu2': 1 } });
+    expect(v2Refs.map((r) => r.name)).toEqual(['basic-cnf-content', 'basic-cnf-web', 'vdu1', 'vdu2']);
+    expect((await api('GET', nsPath(ns, 'configmaps', 'only-in-v1'))).status).toBe(404);
+    expect((await api('GET', nsPath(ns, 'configmaps', 'basic-cnf-content'))).body.data['index.html']).toMatch(/version 2.0/);
+    const vdu1v2 = (await api('GET', `/apis/apps/v1/namespaces/${ns}/deployments/vdu1`)).body;
+    expect(vdu1v2.spec.template.spec.containers[0].image).toBe('docker.io/library/nginx:1.27-alpine');
+    expect(vdu1v2.status.updatedReplicas).toBe(1);
+    expect(vdu1v2.status.readyReplicas).toBe(1);
+    expect(change.steps.filter((s) => s.action === 'apply' && s.state === 'done')).toHaveLength(4);
+    expect(change.steps.filter((s) => s.action === 'delete' && s.state === 'done').map((s) => s.resource.name)).toEqual(['only-in-v1']);
+
+    // Terminate: reverse order, everything gone, pods included.
+    const rm = context();
+    await driver.remove(rm, { instanceId, resources: v2Refs, gracePeriodSeconds: 0 });
+    expect(rm.steps.filter((s) => s.state === 'intended').map((s) => s.resource.name)).toEqual(['vdu2', 'vdu1', 'basic-cnf-web', 'basic-cnf-content']);
+    for (const r of v2Refs) {
+      const path = r.kind === 'Deployment' ? `/apis/apps/v1/namespaces/${ns}/deployments/${r.name}` : nsPath(ns, r.kind === 'Service' ? 'services' : 'configmaps', r.name);
+      expect((await api('GET', path)).status).toBe(404);
+    }
+    expect(await podNames(ns, `${INSTANCE_LABEL}=${instanceId}`)).toEqual([]);
+  });
+});
+
+const deployment = (name: string, replicas = 1): KubeObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image: 'registry.local/app:1' }] } },
+  },
+});
+
+describe('other workload kinds', () => {
+  it('waits for a StatefulSet, a DaemonSet, a Job and a bare Pod, and recreates a healed bare Pod from its spec', async () => {
+    const ns = 'kinds-1';
+    await createNamespace(ns);
+    const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'solo' }, spec: { containers: [{ name: 'main', image: 'registry.local/app:1' }] } };
+    const objects: KubeObject[] = [
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db' }, spec: { replicas: 2, serviceName: 'db', selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'registry.local/db:1' }] } } } },
+      { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' }, spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'a', image: 'registry.local/agent:1' }] } } } },
+      { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'init' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'i', image: 'registry.local/init:1' }] } } } },
+      pod,
+    ];
+    const refs = await driver.deploy(context(), { instanceId: 'inst-k', namespace: ns, objects, replicas: { 'StatefulSet/db': 3 } });
+    const sts = (await api('GET', `/apis/apps/v1/namespaces/${ns}/statefulsets/db`)).body;
+    expect(sts.status.readyReplicas).toBe(3);
+    const job = (await api('GET', `/apis/batch/v1/namespaces/${ns}/jobs/init`)).body;
+    expect(job.status.conditions.some((c: { type: string; status: string }) => c.type === 'Complete' && c.status === 'True')).toBe(true);
+
+    const vnfcs = await driver.listVnfcs(context(), [
+      { vduId: 'DB', resource: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', namespace: ns } },
+      { vduId: 'SOLO', resource: { apiVersion: 'v1', kind: 'Pod', name: 'solo', namespace: ns } },
+    ]);
+    expect(vnfcs.filter((v) => v.vduId === 'DB').map((v) => v.resourceId).sort()).toEqual(['db-0', 'db-1', 'db-2']);
+    const solo = vnfcs.find((v) => v.vduId === 'SOLO')!;
+    expect(solo).toMatchObject({ id: 'SOLO-solo', resourceId: 'solo', vimLevelResourceType: 'Pod' });
+
+    const before = (await api('GET', nsPath(ns, 'pods', 'solo'))).body.metadata.uid;
+    const heal = context();
+    await driver.heal(heal, { instanceId: 'inst-k', vnfcs: [solo], barePods: { [`${ns}/solo`]: { ...pod, metadata: { ...pod.metadata, namespace: ns } } } });
+    const after = (await api('GET', nsPath(ns, 'pods', 'solo'))).body;
+    expect(after.metadata.uid).not.toBe(before);
+    expect(after.metadata.labels[INSTANCE_LABEL]).toBe('inst-k');
+    expect(heal.steps.map((s) => `${s.action}:${s.state}`)).toEqual(['delete:intended', 'delete:done', 'create:intended', 'create:done']);
+
+    // A StatefulSet pod healed comes back under the same name, as a new pod.
+    const db1 = vnfcs.find((v) => v.resourceId === 'db-1')!;
+    const oldUid = (await api('GET', nsPath(ns, 'pods', 'db-1'))).body.metadata.uid;
+    await driver.heal(context(), { instanceId: 'inst-k', vnfcs: [db1], barePods: {} });
+    expect((await api('GET', nsPath(ns, 'pods', 'db-1'))).body.metadata.uid).not.toBe(oldUid);
+
+    await driver.remove(context(), { instanceId: 'inst-k', resources: refs });
+    expect(await podNames(ns, `${INSTANCE_LABEL}=inst-k`)).toEqual([]);
+  });
+});
+
+describe('failures during deploy', () => {
+  it('completes on retry after a failure part-way, updating what the first attempt created', async () => {
+    const ns = 'partial-1';
+    await createNamespace(ns);
+    const objects = [configMap('conf'), deployment('front'), deployment('back')];
+    const broken = createKubernetesDriver(access, {
+      transport: faultyTransport((req) => (req.method === 'POST' && req.path.endsWith('/deployments') && (req.body as KubeObject).metadata.name === 'back' ? statusAnswer(403, 'Forbidden') : 'pass')),
+    });
+    try {
+      await expect(broken.deploy(context(), { instanceId: 'inst-p', namespace: ns, objects, replicas: {} })).rejects.toMatchObject({ status: 403 });
+    } finally {
+      broken.close();
+    }
+    expect((await api('GET', `/apis/apps/v1/namespaces/${ns}/deployments/back`)).status).toBe(404);
+
+    const retry = context();
+    await driver.deploy(retry, { instanceId: 'inst-p', namespace: ns, objects, replicas: {} });
+    const done = retry.steps.filter((s) => s.state === 'done');
+    expect(done.find((s) => s.resource.name === 'conf')!.detail).toMatch(/updated/);
+    expect(done.find((s) => s.resource.name === 'back')!.detail).toBeUndefined();
+    expect((await api('GET', `/apis/apps/v1/namespaces/${ns}/deployments/back`)).body.status.readyReplicas).toBe(1);
+  });
+
+  it('keeps waiting across dropped watches and a watch whose resourceVersion expired (410)', async () => {
+    const ns = 'watch-1';
+    await createNamespace(ns);
+    let watches = 0;
+    const real = createKubeTransport(access);
+    const transport: KubeTransport = {
+      request: (req) => real.request(req),
+      async stream(req, onLine) {
+        watches++;
+        if (watches === 1) throw Object.assign(new Error('connection reset by peer'), { code: 'ECONNRESET' });
+        if (watches === 2) {
+          onLine(JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version' } }));
+          return undefined;
+        }
+        if (watches === 3) return undefined;
+        return real.stream(req, onLine);
+      },
+      close: () => real.close(),
+    };
+    const sleeps: number[] = [];
+    const d = createKubernetesDriver(access, { transport, retry: { sleep: async (ms) => void sleeps.push(ms) } });
+    try {
+      await d.deploy(context(), { instanceId: 'inst-w', namespace: ns, objects: [deployment('web', 2)], replicas: {} });
+    } finally {
+      d.close();
+    }
+    expect(watches).toBeGreaterThanOrEqual(4);
+    expect((await api('GET', `/apis/apps/v1/namespaces/${ns}/deployments/web`)).body.status.readyReplicas).toBe(2);
+  });
+
+  it('stops waiting when the signal aborts and says why', async () => {
+    const ns = 'abort-1';
+    await createNamespace(ns);
+    const ctrl = new AbortController();
+    const ctx = context(ctrl.signal);
+    const origReport = ctx.report;
+    ctx.report = (e) => {
+      origReport(e);
+      if (e.message === 'created') ctrl.abort(new Error('timed out after 1s'));
+    };
+    await expect(driver.deploy(ctx, { instanceId: 'inst-a', namespace: ns, objects: [deployment('slow', 1)], replicas: {} })).rejects.toThrow('timed out after 1s');
+  });
+});

@@ -133,10 +133,12 @@ class Driver implements KubernetesDriver {
     const waitCtx: DriverContext = { ...ctx, signal: waits.signal };
     const pending: Promise<unknown>[] = [];
     const created: ResourceRef[] = [];
+    const services: Live[] = [];
     try {
       for (const group of groupByRank(plan, (p) => p.obj.kind)) {
         const live = await forEachLimited(group, this.limit, write);
         created.push(...live.map((l) => l.ref));
+        services.push(...live.filter((l) => l.ref.kind === 'Service' && l.res.group === ''));
         if (GATE_KINDS.has(group[0]!.obj.kind)) {
           await Promise.all(live.map((l) => this.waitReady(ctx, l)));
           if (group[0]!.obj.kind === 'CustomResourceDefinition') this.discovery.invalidate();
@@ -150,6 +152,8 @@ class Driver implements KubernetesDriver {
       }
       if (afterWrites) await afterWrites();
       await firstFailure(pending, waits);
+      // Only now are the pods behind each Service ready, so only now can its endpoints be expected.
+      await forEachLimited(services, this.limit, (l) => this.waitEndpoints(ctx, l));
     } catch (err) {
       throw ctx.signal.aborted ? abortError(ctx.signal) : err;
     } finally {
@@ -309,6 +313,35 @@ class Driver implements KubernetesDriver {
         return r.ready ? obj : undefined;
       },
     );
+  }
+
+  /**
+   * A Service that selects ready pods is ready once its Endpoints list at
+   * least one of them (what clients of the Service need). A Service whose
+   * selector matches no ready pod, or a cluster without v1 Endpoints, has
+   * nothing more to wait for.
+   */
+  private async waitEndpoints(ctx: DriverContext, svc: Live): Promise<void> {
+    const selector = (svc.obj.spec as { selector?: Record<string, string> } | undefined)?.selector;
+    if (!selector || Object.keys(selector).length === 0) return;
+    const epRes = await this.discovery.tryResolve('v1', 'Endpoints', ctx.signal);
+    if (!epRes) return;
+    const podRes = await this.discovery.resolve('v1', 'Pod', ctx.signal);
+    const labelSelector = selectorString({ matchLabels: selector });
+    const { items } = await listObjects(this.client, { res: podRes, namespace: svc.ref.namespace, labelSelector }, ctx.signal);
+    if (!items.some(podReady)) return;
+    let said = false;
+    await watchUntil(this.client, { res: epRes, namespace: svc.ref.namespace, name: svc.ref.name }, { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds }, (objects) => {
+      const ep = objects.get(objectKey(svc.ref));
+      const subsets = (ep?.subsets ?? []) as Array<{ addresses?: unknown[] }>;
+      if (subsets.some((s) => (s.addresses?.length ?? 0) > 0)) {
+        this.report(ctx, { resource: svc.ref, message: 'endpoints ready', done: true });
+        return true;
+      }
+      if (!said) this.report(ctx, { resource: svc.ref, message: 'waiting for endpoints' });
+      said = true;
+      return undefined;
+    });
   }
 
   /** Watches until the object (with this uid, when given) no longer exists. */
