@@ -485,3 +485,85 @@ describe('failures during deploy', () => {
     await expect(driver.deploy(ctx, { instanceId: 'inst-a', namespace: ns, objects: [deployment('slow', 1)], replicas: {} })).rejects.toThrow('timed out after 1s');
   });
 });
+
+describe('the sandbox fault switches', () => {
+  function recordingDriver() {
+    const sleeps: number[] = [];
+    const d = createKubernetesDriver(access, { retry: { sleep: async (ms) => void sleeps.push(ms), backoffMs: 100 } });
+    return { d, sleeps };
+  }
+
+  it('rides out 500s, a reset connection and a 429 in the middle of a deploy', async () => {
+    const ns = 'sbfault-1';
+    await createNamespace(ns);
+    const lift = [
+      sandbox.faults.failRequests({ status: 500, count: 2, method: 'POST', path: `/apis/apps/v1/namespaces/${ns}/deployments` }),
+      sandbox.faults.failRequests({ status: 'reset', count: 1, method: 'POST', path: `/api/v1/namespaces/${ns}/services` }),
+      sandbox.faults.failRequests({ status: 429, count: 1, retryAfterSeconds: 3, method: 'GET', path: `/apis/apps/v1/namespaces/${ns}/replicasets` }),
+    ];
+    const { d, sleeps } = recordingDriver();
+    try {
+      const refs = await d.deploy(context(), { instanceId: 'inst-sf', namespace: ns, objects: loadManifests(join(SAMPLE, 'package/Files/kubernetes')), replicas: {} });
+      expect(refs).toHaveLength(4);
+      expect(sleeps).toContain(100);
+      expect(sleeps.filter((ms) => ms === 200).length + sleeps.filter((ms) => ms === 100).length).toBeGreaterThanOrEqual(3);
+      // The ReplicaSet list only happens when VNFCs are listed.
+      const vnfcs = await d.listVnfcs(context(), deploymentTargets(ns));
+      expect(vnfcs).toHaveLength(2);
+      expect(sleeps).toContain(3000);
+      await d.remove(context(), { instanceId: 'inst-sf', resources: refs, gracePeriodSeconds: 0 });
+    } finally {
+      lift.forEach((f) => f());
+      d.close();
+    }
+  });
+
+  it('reports what a never-ready workload waits for, and resumes after its watch is cut', async () => {
+    const ns = 'sbfault-2';
+    await createNamespace(ns);
+    const lift = sandbox.faults.neverReady({ kind: 'Deployment', namespace: ns, name: 'stuck' });
+    let dropped = -1;
+    const ctx = context();
+    const report = ctx.report;
+    ctx.report = (e) => {
+      report(e);
+      if (dropped < 0 && e.resource?.name === 'stuck' && /waiting for 0\/2 replicas ready/.test(e.message)) {
+        dropped = sandbox.faults.dropWatches({ abrupt: true });
+        lift();
+      }
+    };
+    await driver.deploy(ctx, { instanceId: 'inst-nr', namespace: ns, objects: [deployment('stuck', 2)], replicas: {} });
+    expect(dropped).toBeGreaterThanOrEqual(1);
+    expect(ctx.events.filter((e) => e.resource?.name === 'stuck').at(-1)).toMatchObject({ message: 'ready', done: true });
+  });
+
+  it('stops at the signal when a workload never becomes ready', async () => {
+    const ns = 'sbfault-3';
+    await createNamespace(ns);
+    const lift = sandbox.faults.neverReady({ kind: 'Deployment', namespace: ns, name: 'never' });
+    const ctrl = new AbortController();
+    const ctx = context(ctrl.signal);
+    const report = ctx.report;
+    ctx.report = (e) => {
+      report(e);
+      if (/waiting for 0\/1 replicas ready/.test(e.message)) ctrl.abort(new Error('--timeout reached'));
+    };
+    try {
+      await expect(driver.deploy(ctx, { instanceId: 'inst-nv', namespace: ns, objects: [deployment('never')], replicas: {} })).rejects.toThrow('--timeout reached');
+    } finally {
+      lift();
+    }
+  });
+
+  it('fails, naming the pod, when a bare Pod fails', async () => {
+    const ns = 'sbfault-4';
+    await createNamespace(ns);
+    const lift = sandbox.faults.failPods({ namespace: ns, name: 'doomed' });
+    const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'doomed' }, spec: { containers: [{ name: 'main', image: 'registry.local/app:1' }] } };
+    try {
+      await expect(driver.deploy(context(), { instanceId: 'inst-fp', namespace: ns, objects: [pod], replicas: {} })).rejects.toThrow(/Pod doomed in namespace sbfault-4 will not become ready: the pod failed/);
+    } finally {
+      lift();
+    }
+  });
+});
