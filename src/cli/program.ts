@@ -13,6 +13,7 @@ import { vimListCommand } from './commands/vim/list.js';
 import { vimRegisterCommand } from './commands/vim/register.js';
 import { vimShowCommand } from './commands/vim/show.js';
 import { vimUpdateCommand } from './commands/vim/update.js';
+import { demoCommand } from './commands/demo.js';
 import { sampleExportCommand } from './commands/sample/export.js';
 import { sampleListCommand } from './commands/sample/list.js';
 import { versionCommand } from './commands/version.js';
@@ -86,6 +87,7 @@ export function buildProgram(ctx: Context): Command {
     keyRotateCommand(ctx),
     keyGenerateCommand(ctx),
     sandboxCommand(ctx),
+    demoCommand(ctx),
     sampleListCommand(ctx),
     sampleExportCommand(ctx),
     versionCommand(ctx),
