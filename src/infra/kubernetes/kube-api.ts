@@ -1,7 +1,9 @@
 /**
  * The one module that imports @kubernetes/client-node. It builds the client
  * configuration in memory from a VIM's settings and secrets: the CA and
- * client keys never touch the disk.
+ * client keys never touch the disk. It also holds the driver's wire to the
+ * API server (createKubeTransport), authenticated through that same
+ * configuration.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -135,6 +137,13 @@ export interface KubeHttpRequest {
   /** Defaults to application/json when there is a body. */
   contentType?: string;
   signal?: AbortSignal;
+  /**
+   * The connection is cut (ETIMEDOUT) when nothing arrives for this long:
+   * a server that stopped answering is then retried instead of waited on
+   * forever. Defaults: 60 s for a request, for a stream 30 s beyond the
+   * `timeoutSeconds` it asked the server for (or 10 minutes).
+   */
+  idleTimeoutMs?: number;
 }
 
 export interface KubeHttpResponse {
@@ -192,7 +201,7 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
       return { headers: { ...(opts.headers as Record<string, string>) }, agent, auth: opts.auth ?? undefined, url, secure };
     })());
 
-  const open = async (req: KubeHttpRequest, accept: string) => {
+  const open = async (req: KubeHttpRequest, accept: string, idleTimeoutMs: number) => {
     const w = await wireOptions();
     const path = w.url.pathname.replace(/\/$/, '') + req.path + queryString(req.query);
     const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
@@ -204,6 +213,7 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
     const options = { method: req.method, hostname: w.url.hostname, port: w.url.port || (w.secure ? 443 : 80), path, headers, agent: w.agent, auth: w.auth, signal: req.signal };
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       const r = (w.secure ? https : http).request(options, resolve);
+      r.setTimeout(idleTimeoutMs, () => r.destroy(Object.assign(new Error(`no data from ${access.server} for ${idleTimeoutMs / 1000}s`), { code: 'ETIMEDOUT' })));
       r.on('error', reject);
       r.end(body);
     });
@@ -228,10 +238,11 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
 
   return {
     async request(req) {
-      return readAll(await open(req, 'application/json'));
+      return readAll(await open(req, 'application/json', req.idleTimeoutMs ?? 60_000));
     },
     async stream(req, onLine) {
-      const res = await open(req, 'application/json');
+      const serverTimeout = Number(req.query?.timeoutSeconds ?? 570);
+      const res = await open(req, 'application/json', req.idleTimeoutMs ?? (serverTimeout + 30) * 1000);
       if ((res.statusCode ?? 0) >= 300) return readAll(res);
       return new Promise<undefined>((resolve, reject) => {
         let pending = '';
