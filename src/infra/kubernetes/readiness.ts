@@ -218,8 +218,3 @@ export function assessReadiness(obj: KubeObject): Readiness {
   if ((obj.metadata as { deletionTimestamp?: string }).deletionTimestamp) return waiting('being deleted');
   return (PREDICATES[obj.kind] ?? generic)(obj);
 }
-
-/** Kinds worth waiting for after creation: everything but those that are ready the moment they exist. */
-export function needsWatch(obj: KubeObject): boolean {
-  return !assessReadiness(obj).ready;
-}
