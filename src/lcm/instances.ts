@@ -100,8 +100,10 @@ export interface OpOccFilter {
   state?: LcmOperationState;
 }
 
+/** Occurrences, oldest first; those left running by a dead process are listed as what they are now: FAILED_TEMP. */
 export function listOpOccs(deps: LcmDeps, filter: OpOccFilter = {}): LcmOpOcc[] {
   const vnfInstanceId = filter.vnf ? deps.store.instances.get(filter.vnf).id : undefined;
+  for (const id of deps.store.opOccs.lockedInstances()) sweepStaleLock(deps, id);
   return deps.store.opOccs.list({ ...(vnfInstanceId ? { vnfInstanceId } : {}), ...(filter.state ? { state: filter.state } : {}) });
 }
 

@@ -157,6 +157,11 @@ export class LcmOpOccRepository {
     return row && { vnfInstanceId: row.vnf_instance_id, opId: row.op_id, pid: row.pid, acquiredAt: row.acquired_at };
   }
 
+  /** The instances that hold a lock now. */
+  lockedInstances(): string[] {
+    return (this.db.prepare('SELECT vnf_instance_id AS id FROM vnf_locks').all() as { id: string }[]).map((r) => r.id);
+  }
+
   /** Takes the lock; the caller has checked, in the same exclusive transaction, that none is held. */
   takeLock(lock: VnfLock): void {
     this.db

@@ -1,0 +1,227 @@
+/**
+ * The real program runs the basic CNF sample's whole life against the
+ * Kubernetes API sandbox over HTTPS, and recovers from a vnfm process killed
+ * mid-instantiate by retry and by rollback.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
+import { BIN, newHome, vnfm } from '../support/cli.js';
+
+const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
+const REQ = (name: string) => join(SAMPLE, 'requests', name);
+
+let sandbox: Sandbox;
+let home: string;
+let vimConfig: string;
+
+/** Objects of an instance in the sandbox, by its label, as `Kind/name`. */
+async function objectsOf(instanceId: string): Promise<string[]> {
+  const paths = ['/api/v1/namespaces/default/configmaps', '/api/v1/namespaces/default/services', '/apis/apps/v1/namespaces/default/deployments'];
+  const names: string[] = [];
+  for (const path of paths) {
+    const body = await new Promise<string>((ok, fail) => {
+      const url = new URL(`${sandbox.url}${path}?labelSelector=${encodeURIComponent(`vnfm/vnf-instance-id=${instanceId}`)}`);
+      const req = httpsRequest(url, { ca: sandbox.caPem, headers: { authorization: `Bearer ${sandbox.token}` } }, (res) => {
+        let s = '';
+        res.on('data', (d: Buffer) => (s += d.toString()));
+        res.on('end', () => ok(s));
+      });
+      req.on('error', fail);
+      req.end();
+    });
+    const list = JSON.parse(body) as { kind: string; items: { metadata: { name: string } }[] };
+    names.push(...list.items.map((i) => `${list.kind.replace(/List$/, '')}/${i.metadata.name}`));
+  }
+  return names.sort();
+}
+
+const json = <T = Record<string, unknown>>(out: string) => JSON.parse(out) as T;
+
+async function ok(args: string[]) {
+  const r = await vnfm(args, { home });
+  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return r;
+}
+
+async function createInstance(name: string): Promise<string> {
+  return json<{ id: string }>((await ok(['vnf-create', '--package', 'basic-cnf', '--name', name, '-o', 'json'])).stdout).id;
+}
+
+/** Starts vnf-instantiate and kills it (SIGKILL) once it waits for the never-ready vdu2. */
+function instantiateAndKill(vnf: string): Promise<void> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [BIN, 'vnf-instantiate', vnf, '--request-file', REQ('instantiate.json')], {
+      env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home } as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (/Deployment\/vdu2 \(default\): waiting for 0\/1 replicas ready/.test(stderr)) child.kill('SIGKILL');
+    });
+    child.on('error', fail);
+    child.on('exit', (_code, signal) => (signal === 'SIGKILL' ? done() : fail(new Error(`vnf-instantiate was not killed mid-way: ${stderr}`))));
+  });
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ host: '127.0.0.1', port: 0, controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
+  const dir = mkdtempSync(join(tmpdir(), 'vnfm-lcm-e2e-'));
+  vimConfig = join(dir, 'vim-config.yaml');
+  writeSandboxConfigs(sandbox, { vimConfigPath: vimConfig, kubeconfigPath: join(dir, 'kubeconfig') });
+  home = newHome();
+  await ok(['vim-register', '--config-file', vimConfig, 'sandbox']);
+  await ok(['vnfpkg-onboard', join(SAMPLE, 'package'), '--name', 'basic-cnf']);
+  await ok(['vnfpkg-onboard', join(SAMPLE, 'package-v2'), '--name', 'basic-cnf-v2']);
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+describe('the basic CNF through its whole life', () => {
+  it('create, instantiate, show, scale out and in, heal, change package, terminate, delete', async () => {
+    const vnf = await createInstance('web');
+    expect(json((await ok(['vnfpkg-show', 'basic-cnf', '-o', 'json'])).stdout)['usageState']).toBe('IN_USE');
+
+    const inst = await ok(['vnf-instantiate', 'web', '--request-file', REQ('instantiate.json'), '-o', 'json']);
+    expect(json(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED', vnfInstanceId: vnf });
+    expect(inst.stderr).toMatch(/Deployment\/vdu1 \(default\): ready/);
+    expect(await objectsOf(vnf)).toEqual(['ConfigMap/basic-cnf-content', 'Deployment/vdu1', 'Deployment/vdu2', 'Service/basic-cnf-web']);
+
+    const shown = await ok(['vnf-show', 'web']);
+    expect(shown.stdout).toMatch(/instantiationState\s+INSTANTIATED/);
+    expect(shown.stdout).toMatch(/scaleStatus\s+vdu1_aspect=0\/2, vdu2_aspect=0\/1/);
+    expect(shown.stdout).toMatch(/VDU1-vdu1-\S+\s+VDU1\s+vdu1-\S+\s+STARTED\s+Deployment\/vdu1/);
+
+    const out = json<{ resourceChanges: { affectedVnfcs: { changeType: string }[] } }>(
+      (await ok(['vnf-scale', 'web', '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect', '-o', 'json'])).stdout,
+    );
+    expect(out.resourceChanges.affectedVnfcs.map((a) => a.changeType)).toEqual(['ADDED']);
+    const beyond = await vnfm(['vnf-scale', 'web', '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect', '--number-of-steps', '2'], { home });
+    expect(beyond.code).toBe(2);
+    expect(beyond.stderr).toMatch(/numberOfSteps: .*beyond its max_scale_level 2/);
+
+    const info = json<{ instantiatedVnfInfo: { vnfcInfo: { id: string }[] } }>((await ok(['vnf-show', 'web', '-o', 'json'])).stdout).instantiatedVnfInfo;
+    expect(info.vnfcInfo).toHaveLength(3);
+    const healed = json<{ resourceChanges: { affectedVnfcs: { id: string; changeType: string }[] } }>(
+      (await ok(['vnf-heal', 'web', '--vnfc-instance', info.vnfcInfo[0]!.id, '-o', 'json'])).stdout,
+    );
+    expect(healed.resourceChanges.affectedVnfcs).toContainEqual(expect.objectContaining({ id: info.vnfcInfo[0]!.id, changeType: 'REMOVED' }));
+
+    await ok(['vnf-scale', 'web', '--type', 'SCALE_IN', '--aspect-id', 'vdu1_aspect']);
+    const changed = await ok(['vnf-change-package', 'web', '--request-file', REQ('change-package.json'), '-o', 'json']);
+    expect(json(changed.stdout)['operationState']).toBe('COMPLETED');
+    expect(json((await ok(['vnf-show', 'web', '-o', 'json'])).stdout)).toMatchObject({ vnfSoftwareVersion: '2.0' });
+    expect(json((await ok(['vnfpkg-show', 'basic-cnf', '-o', 'json'])).stdout)['usageState']).toBe('NOT_IN_USE');
+
+    const refused = await vnfm(['vnf-terminate', 'web'], { home });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--yes/);
+    await ok(['vnf-terminate', 'web', '--yes', '--graceful-termination-timeout', '0']);
+    expect(await objectsOf(vnf)).toEqual([]);
+    await ok(['vnf-delete', 'web', '--yes']);
+    expect(json((await ok(['vnfpkg-show', 'basic-cnf-v2', '-o', 'json'])).stdout)['usageState']).toBe('NOT_IN_USE');
+    expect(json((await ok(['op-list', '-o', 'json'])).stdout)).toEqual([]);
+  });
+});
+
+describe('two vnfm processes on one instance', () => {
+  it('the second is refused while the first runs, naming its pid and operation', async () => {
+    const vnf = await createInstance('raced');
+    await ok(['vnf-instantiate', 'raced', '--request-file', REQ('instantiate.json')]);
+    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu1' });
+    const first = spawn(process.execPath, [BIN, 'vnf-scale', 'raced', '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect'], {
+      env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home } as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    await new Promise<void>((waiting) =>
+      first.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (/Deployment\/vdu1 \(default\): waiting/.test(stderr)) waiting();
+      }),
+    );
+    const second = await vnfm(['vnf-heal', 'raced'], { home });
+    expect(second.code).toBe(4);
+    expect(second.stderr).toMatch(new RegExp(`another vnfm process \\(pid ${first.pid}\\) is running SCALE on vnf instance ${vnf}`));
+    const exited = new Promise<number | null>((done) => first.on('exit', done));
+    lift();
+    expect(await exited).toBe(0);
+    await ok(['vnf-terminate', 'raced', '--yes']);
+  });
+});
+
+describe('a vnfm killed mid-instantiate', () => {
+  it('leaves a stale lock the next command turns into FAILED_TEMP, which blocks until op-retry completes it', async () => {
+    const vnf = await createInstance('killed-retry');
+    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });
+    await instantiateAndKill('killed-retry');
+
+    const blocked = await vnfm(['vnf-scale', 'killed-retry', '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect'], { home });
+    expect(blocked.code).toBe(4);
+    expect(blocked.stderr).toMatch(/has a FAILED_TEMP INSTANTIATE occurrence/);
+    const ops = json<{ id: string; operationState: string; error: { detail: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
+    expect(ops).toHaveLength(1);
+    expect(ops[0]).toMatchObject({ operationState: 'FAILED_TEMP', error: { detail: expect.stringMatching(/vnfm process \(pid \d+\) running this INSTANTIATE stopped/) } });
+    const again = await vnfm(['vnf-instantiate', 'killed-retry', '--request-file', REQ('instantiate.json')], { home });
+    expect(again.code).toBe(4);
+    expect(again.stderr).toMatch(new RegExp(`FAILED_TEMP INSTANTIATE occurrence \\(${ops[0]!.id}\\)`));
+    expect(again.stderr).toMatch(/hint: retry it: vnfm op-retry/);
+
+    lift();
+    const retried = await ok(['op-retry', ops[0]!.id.slice(0, 8), '-o', 'json']);
+    expect(json(retried.stdout)).toMatchObject({ id: ops[0]!.id, operationState: 'COMPLETED' });
+    expect(await objectsOf(vnf)).toHaveLength(4);
+    await ok(['vnf-terminate', 'killed-retry', '--yes', '--termination-type', 'FORCEFUL']);
+  });
+
+  it('op-rollback leaves no object of the instance in the cluster', async () => {
+    const vnf = await createInstance('killed-rollback');
+    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });
+    await instantiateAndKill('killed-rollback');
+    lift();
+    const [op] = json<{ id: string; operationState: string }[]>((await ok(['op-list', '--vnf', vnf, '--state', 'FAILED_TEMP', '-o', 'json'])).stdout);
+    expect(await objectsOf(vnf)).not.toEqual([]);
+    const rolled = await ok(['op-rollback', op!.id, '-o', 'json']);
+    expect(json(rolled.stdout)).toMatchObject({ operationState: 'ROLLED_BACK' });
+    expect(await objectsOf(vnf)).toEqual([]);
+    expect(json((await ok(['vnf-show', vnf, '-o', 'json'])).stdout)['instantiationState']).toBe('NOT_INSTANTIATED');
+    await ok(['vnf-delete', vnf, '--yes']);
+  });
+
+  it('a --timeout ends FAILED_TEMP with exit 124, and op-fail frees the instance', async () => {
+    const vnf = await createInstance('slow');
+    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });
+    const r = await vnfm(['vnf-instantiate', 'slow', '--request-file', REQ('instantiate.json'), '--timeout', '2s', '-o', 'json'], { home });
+    lift();
+    expect(r.code).toBe(124);
+    expect(r.stderr).toMatch(/INSTANTIATE of vnf instance .* timed out after 2s; occurrence .* is FAILED_TEMP/);
+    const op = json<{ id: string; operationState: string; error: { status: number } }>(r.stdout);
+    expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 504 } });
+    expect(json((await ok(['op-fail', op.id, '-o', 'json'])).stdout)['operationState']).toBe('FAILED');
+    const rollback = await vnfm(['op-rollback', op.id], { home });
+    expect(rollback.code).toBe(4);
+    await ok(['vnf-instantiate', 'slow', '--request-file', REQ('instantiate.json')]);
+    await ok(['vnf-terminate', 'slow', '--yes']);
+  });
+
+  it('refuses bad requests with exit 2 naming the field, before anything changes', async () => {
+    const vnf = await createInstance('bad');
+    const dir = mkdtempSync(join(tmpdir(), 'vnfm-req-'));
+    const file = join(dir, 'req.json');
+    writeFileSync(file, JSON.stringify({ flavourId: 'simple', additionalParams: { 'lcm-kubernetes-def-files': ['Files/kubernetes/missing.yaml'] } }));
+    const r = await vnfm(['vnf-instantiate', 'bad', '--request-file', file], { home });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/req\.json: additionalParams\.lcm-kubernetes-def-files\[0\]: "Files\/kubernetes\/missing\.yaml" is not a file of the package/);
+    writeFileSync(file, JSON.stringify({ flavourId: 'simple', vimConnectionInfo: { vim1: { vimId: 'elsewhere' } } }));
+    expect((await vnfm(['vnf-instantiate', 'bad', '--request-file', file], { home })).stderr).toMatch(/vimConnectionInfo\.vim1\.vimId: no VIM "elsewhere"/);
+    expect(json((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout)).toEqual([]);
+    expect(await objectsOf(vnf)).toEqual([]);
+  });
+});
