@@ -1,0 +1,70 @@
+/** The lifecycle commands' own pieces: durations, request files, and progress in TTY and non-TTY mode. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { parseDuration, readRequestFile } from '../../src/cli/commands/vnf/run.js';
+import { createProgress } from '../../src/cli/commands/vnf/progress.js';
+import { IO } from '../../src/cli/io.js';
+import type { LcmEvent, LcmOpOcc } from '../../src/lcm/index.js';
+
+function io(tty: boolean, env: Record<string, string> = {}) {
+  let text = '';
+  const stderr = Object.assign(new PassThrough(), { isTTY: tty, rows: 40 });
+  stderr.on('data', (d: Buffer) => (text += d.toString()));
+  const streams = { stdin: new PassThrough(), stdout: new PassThrough(), stderr };
+  return { io: new IO(streams, env), text: () => text };
+}
+
+const op = { id: 'op-1', operation: 'INSTANTIATE', operationState: 'PROCESSING' } as LcmOpOcc;
+const events: LcmEvent[] = [
+  { type: 'occurrence', opOcc: op },
+  { type: 'driver', event: { resource: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'vdu1', namespace: 'default' }, message: 'waiting for 0/1 replicas ready' } },
+  { type: 'driver', event: { resource: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'vdu1', namespace: 'default' }, message: 'ready', done: true } },
+];
+
+describe('parseDuration', () => {
+  it.each([['300', 300], ['90s', 90], ['5m', 300], ['1h30m', 5400], ['1m30s', 90]])('%s is %i s', (v, s) => expect(parseDuration(v)).toBe(s));
+  it.each(['', '0', 'soon', '5d', '-1'])('refuses %j', (v) => expect(() => parseDuration(v)).toThrow(/--timeout/));
+});
+
+describe('readRequestFile', () => {
+  it('reads JSON and YAML, and names the file it cannot read or parse', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vnfm-req-'));
+    writeFileSync(join(dir, 'a.json'), '{"flavourId": "simple"}');
+    writeFileSync(join(dir, 'b.yaml'), 'flavourId: simple\n');
+    writeFileSync(join(dir, 'c.json'), '{"flavourId": [');
+    expect(await readRequestFile(join(dir, 'a.json'))).toEqual({ flavourId: 'simple' });
+    expect(await readRequestFile(join(dir, 'b.yaml'))).toEqual({ flavourId: 'simple' });
+    await expect(readRequestFile(join(dir, 'c.json'))).rejects.toThrow(/c\.json: is neither JSON nor YAML/);
+    await expect(readRequestFile(join(dir, 'none.json'))).rejects.toThrow(/cannot read request file .*none\.json: ENOENT/);
+  });
+});
+
+describe('progress', () => {
+  it('writes timestamped lines when stderr is not a terminal', () => {
+    const t = io(false);
+    const p = createProgress(t.io, () => new Date('2026-01-01T00:00:00.000Z'));
+    events.forEach((e) => p.onEvent(e));
+    expect(t.text()).toBe(
+      [
+        '2026-01-01T00:00:00.000Z INSTANTIATE PROCESSING (occurrence op-1)',
+        '2026-01-01T00:00:00.000Z Deployment/vdu1 (default): waiting for 0/1 replicas ready',
+        '2026-01-01T00:00:00.000Z Deployment/vdu1 (default): ready',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('redraws one line per resource on a terminal, without colour under NO_COLOR', () => {
+    const t = io(true, { NO_COLOR: '1' });
+    const p = createProgress(t.io, () => new Date());
+    events.forEach((e) => p.onEvent(e));
+    p.stop();
+    const frames = t.text().split('\x1b[');
+    expect(frames.at(-1)).toBe('J' + 'INSTANTIATE PROCESSING (occurrence op-1)\n  ✓ Deployment/vdu1 (default)  ready\n');
+    expect(t.text()).toContain('\x1b[2F');
+    expect(t.text()).not.toMatch(/\x1b\[\d+m/);
+  });
+});
