@@ -195,6 +195,29 @@ describe('a vnfm killed mid-instantiate', () => {
     await ok(['vnf-delete', vnf, '--yes']);
   });
 
+  it('Ctrl-C (SIGINT) ends FAILED_TEMP with exit 130 and releases the lock', async () => {
+    const vnf = await createInstance('interrupted');
+    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });
+    const child = spawn(process.execPath, [BIN, 'vnf-instantiate', 'interrupted', '--request-file', REQ('instantiate.json')], {
+      env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home } as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    const exited = new Promise<number | null>((done) => child.on('exit', done));
+    let sent = false;
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (!sent && /Deployment\/vdu2 \(default\): waiting for 0\/1 replicas ready/.test(stderr)) sent = child.kill('SIGINT');
+    });
+    expect(await exited).toBe(130);
+    lift();
+    expect(stderr).toMatch(/INSTANTIATE of vnf instance .* interrupted; occurrence .* is FAILED_TEMP/);
+    const [op] = json<{ id: string; error: { title: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
+    expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { title: 'Interrupted' } });
+    expect(json((await ok(['op-rollback', op!.id, '-o', 'json'])).stdout)['operationState']).toBe('ROLLED_BACK');
+    expect(await objectsOf(vnf)).toEqual([]);
+  });
+
   it('a --timeout ends FAILED_TEMP with exit 124, and op-fail frees the instance', async () => {
     const vnf = await createInstance('slow');
     const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });
