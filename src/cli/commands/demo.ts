@@ -18,6 +18,7 @@ import { createProgress } from './vnf/progress.js';
 import { parseDuration } from './vnf/run.js';
 import { packageDeps } from './vnfpkg/deps.js';
 import { vimDeps } from './vim/deps.js';
+import { setMaxListeners } from 'node:events';
 
 interface Flags extends OutputOptions {
   vim?: string;
@@ -147,6 +148,7 @@ async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seco
       step(name, async () => {
         const progress = createProgress(io, () => ctx.now());
         const controller = new AbortController();
+        setMaxListeners(0, controller.signal);
         const timer = setTimeout(() => controller.abort(new TimeoutError(`${name} timed out after ${opts.seconds}s`)), opts.seconds * 1000);
         const onSigint = () => controller.abort(new InterruptedError('interrupted'));
         process.once('SIGINT', onSigint);

@@ -26,6 +26,7 @@ import { checkDuplicates, checkOwnership, controlledBy, prepareObject, refKey, r
 import { forEachLimited, groupByRank, removalGroups } from './order.js';
 import { assessReadiness, podReady } from './readiness.js';
 import { listObjects, watchUntil, withKind } from './watch.js';
+import { setMaxListeners } from 'node:events';
 
 export interface KubernetesDriverOptions {
   /** Requests in flight at once when creating, applying or deleting one rank of objects (default 16). */
@@ -128,6 +129,8 @@ class Driver implements KubernetesDriver {
    */
   private async rollOut(ctx: DriverContext, plan: Planned[], write: (p: Planned) => Promise<Live>, afterWrites?: () => Promise<void>): Promise<ResourceRef[]> {
     const waits = new AbortController();
+    // Every watch of the operation listens on this signal; dozens at once are expected.
+    setMaxListeners(0, waits.signal);
     const stop = () => waits.abort(ctx.signal.reason);
     ctx.signal.addEventListener('abort', stop, { once: true });
     const waitCtx: DriverContext = { ...ctx, signal: waits.signal };

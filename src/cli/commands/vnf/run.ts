@@ -13,6 +13,7 @@ import { addOutputOptions, printResource, type OutputOptions } from '../../outpu
 import { opView } from '../../output/op-view.js';
 import { lcmDeps } from './deps.js';
 import { createProgress } from './progress.js';
+import { setMaxListeners } from 'node:events';
 
 export interface RunFlags extends OutputOptions {
   timeout: string;
@@ -69,6 +70,8 @@ export async function runLcmCommand(
 ): Promise<void> {
   const seconds = parseDuration(flags.timeout);
   const controller = new AbortController();
+  // The driver hangs one listener per request and watch on this signal.
+  setMaxListeners(0, controller.signal);
   const onSigint = () => controller.abort(new InterruptedError('interrupted'));
   const timer = setTimeout(() => controller.abort(new TimeoutError(`timed out after ${flags.timeout}`)), seconds * 1000);
   process.once('SIGINT', onSigint);
