@@ -167,8 +167,22 @@ export class VimRepository {
     }
   }
 
-  delete(id: string): void {
-    this.db.prepare('DELETE FROM vims WHERE id = ?').run(id);
+  /** Deletes VIMs, all or none: refused while a VNF instance runs on one of them. */
+  deleteAll(ids: string[]): void {
+    this.db
+      .transaction(() => {
+        for (const id of ids) {
+          const users = this.db.prepare('SELECT id, name FROM vnf_instances WHERE vim_id = ?').all(id) as { id: string; name: string | null }[];
+          if (users.length > 0) {
+            const vim = this.db.prepare('SELECT name FROM vims WHERE id = ?').get(id) as { name: string } | undefined;
+            throw new ConflictError(`vim "${vim?.name ?? id}" is used by ${users.length} VNF instance(s): ${users.map((u) => u.name ?? u.id).join(', ')}`, {
+              hint: 'terminate those instances first (vnfm vnf-terminate VNF)',
+            });
+          }
+          this.db.prepare('DELETE FROM vims WHERE id = ?').run(id);
+        }
+      })
+      .immediate();
   }
 
   /** Ids of the master keys the stored secrets are encrypted under. */

@@ -23,7 +23,7 @@ export function resolveVims(vims: VimRepository, refs: string[]): Vim[] {
 }
 
 export function deleteVims(vims: VimRepository, targets: Vim[]): Vim[] {
-  for (const vim of targets) vims.delete(vim.id);
+  vims.deleteAll(targets.map((v) => v.id));
   return targets;
 }
 

@@ -248,3 +248,17 @@ describe('a vnfm killed mid-instantiate', () => {
     expect(await objectsOf(vnf)).toEqual([]);
   });
 });
+
+describe('a VIM in use', () => {
+  it('cannot be deleted while an instance runs on it; after terminate it can', async () => {
+    const id = await createInstance('vim-user');
+    await ok(['vnf-instantiate', id, '--request-file', REQ('instantiate.json')]);
+    const refused = await vnfm(['vim-delete', '--yes', 'sandbox'], { home });
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toMatch(/vim "sandbox" is used by 1 VNF instance\(s\): vim-user/);
+    expect(refused.stderr).toMatch(/hint: terminate those instances first/);
+    expect(json<unknown[]>((await ok(['vim-list', '-o', 'json'])).stdout)).toHaveLength(1);
+    await ok(['vnf-terminate', id, '--yes']);
+    await ok(['vnf-delete', id, '--yes']);
+  });
+});
