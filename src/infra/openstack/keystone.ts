@@ -1,15 +1,13 @@
 /**
- * Keystone v3: the one module that speaks Keystone's HTTP API. It issues
+ * Keystone v3, over the shared OpenStack HTTP seam (openstack-http.ts). It issues
  * tokens (password or application credential), reads the service catalog,
  * and checks an OpenStack VIM before it is registered.
  *
  * The VIM's CA certificate is handed to TLS in memory; it is never written
  * to a file.
  */
-import { X509Certificate } from 'node:crypto';
-import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { VimCheckError } from '../../errors.js';
+import { headerValue, KEYSTONE_LABEL, parseJson, sendHttp, type HttpAnswer } from './openstack-http.js';
 
 /** How to reach and authenticate to a Keystone v3 endpoint. */
 export interface KeystoneCredentials {
@@ -93,14 +91,7 @@ export interface OpenStackVimCheck {
   identityVersion: string;
 }
 
-const DEFAULT_TIMEOUT_MS = 30_000;
-/** A catalog is a few KiB; anything near this is not Keystone. */
-const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 const DEFAULT_DOMAIN = 'Default';
-
-const TLS_HINT =
-  'give the CA certificate that signed the Keystone certificate as ssl_ca_cert (PEM), ' +
-  'or set cert_verify: False to skip verification (insecure)';
 
 /** Keystone v3 URL from what the operator wrote: trailing slashes dropped, `/v3` appended when missing. */
 export function keystoneV3Url(authUrl: string): string {
@@ -307,12 +298,6 @@ function describeProject(auth: KeystonePasswordAuth): string {
     : `project "${auth.projectName}" (domain "${auth.projectDomainName ?? DEFAULT_DOMAIN}")`;
 }
 
-interface HttpAnswer {
-  status: number;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
 function unexpectedAnswer(base: string, what: string, res: HttpAnswer): VimCheckError {
   const body = parseJson(res.body) as { error?: { message?: unknown } } | undefined;
   const said = typeof body?.error?.message === 'string' ? `: ${body.error.message}` : '';
@@ -326,61 +311,6 @@ function unexpectedAnswer(base: string, what: string, res: HttpAnswer): VimCheck
   });
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/**
- * Checked here rather than left to TLS: Node ignores a CA that is not PEM,
- * and the handshake would then fail with a misleading "self-signed" error.
- */
-function checkedCa(caCert: string): string {
-  const blocks = caCert.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
-  const valid = blocks.every((block) => {
-    try {
-      new X509Certificate(block);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  if (blocks.length === 0 || !valid) {
-    throw new VimCheckError('the CA certificate (ssl_ca_cert) is not a valid PEM certificate', {
-      hint: 'give the PEM text, -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----',
-    });
-  }
-  return blocks.join('\n');
-}
-
-/** Node's codes for a certificate that could not be verified, as opposed to a network failure. */
-const CERT_ERROR_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_NOT_YET_VALID',
-  'CERT_HAS_EXPIRED',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'INVALID_CA',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
-
-/**
- * One request on a fresh connection (Keystone behind uwsgi's plain HTTP
- * socket closes every connection after one answer). Never follows redirects.
- */
 function send(
   creds: KeystoneCredentials,
   method: 'GET' | 'POST',
@@ -388,98 +318,11 @@ function send(
   body: unknown,
   opts: KeystoneRequestOptions,
 ): Promise<HttpAnswer> {
-  const target = new URL(url);
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  const isHttps = target.protocol === 'https:';
-  const options: RequestOptions & { ca?: string; rejectUnauthorized?: boolean } = {
+  return sendHttp(creds, KEYSTONE_LABEL, {
     method,
-    agent: false,
-    headers: {
-      accept: 'application/json',
-      ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
-    },
-  };
-  if (isHttps) {
-    options.rejectUnauthorized = creds.verifyTls;
-    if (creds.caCert && creds.verifyTls) options.ca = checkedCa(creds.caCert);
-  }
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const origin = target.origin;
-
-  return new Promise<HttpAnswer>((resolve, reject) => {
-    if (opts.signal?.aborted) {
-      reject(opts.signal.reason);
-      return;
-    }
-    let settled = false;
-    const finish = (err: unknown, answer?: HttpAnswer) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
-      if (err !== undefined) reject(err);
-      else resolve(answer as HttpAnswer);
-    };
-    const req = (isHttps ? httpsRequest : httpRequest)(target, options, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) {
-          req.destroy();
-          finish(new VimCheckError(`${origin} sent more than ${MAX_RESPONSE_BYTES} bytes: not a Keystone answer`, { hint: 'check auth_url' }));
-          return;
-        }
-        chunks.push(chunk);
-      });
-      res.on('end', () =>
-        finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
-      );
-      res.on('error', (err) => finish(networkError(origin, err, 'http')));
-    });
-    const timer = setTimeout(() => {
-      req.destroy();
-      finish(
-        new VimCheckError(`${origin} could not be reached: no answer within ${Math.round(timeoutMs / 1000)} s`, {
-          hint: 'check auth_url, and that Keystone runs and this host may connect to it',
-        }),
-      );
-    }, timeoutMs);
-    const onAbort = () => {
-      req.destroy();
-      finish(opts.signal?.reason);
-    };
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    // A failure between TCP connect and the end of the TLS handshake is a TLS
-    // problem even when it shows as a reset (a plain-HTTP server hangs up).
-    let phase: Phase = 'connect';
-    req.on('socket', (socket) => {
-      socket.once('connect', () => (phase = isHttps ? 'handshake' : 'http'));
-      socket.once('secureConnect', () => (phase = 'http'));
-    });
-    req.on('error', (err) => finish(networkError(origin, err, phase)));
-    req.end(payload);
-  });
-}
-
-type Phase = 'connect' | 'handshake' | 'http';
-
-function networkError(origin: string, err: Error & { code?: string }, phase: Phase): VimCheckError {
-  const code = err.code ?? '';
-  if (CERT_ERROR_CODES.has(code)) {
-    return new VimCheckError(`the certificate of ${origin} could not be verified (${code}: ${err.message})`, {
-      hint: code === 'ERR_TLS_CERT_ALTNAME_INVALID' ? `use the host name the certificate was issued for in auth_url, or ${TLS_HINT}` : TLS_HINT,
-      cause: err,
-    });
-  }
-  if (phase === 'handshake' || code.startsWith('ERR_SSL_') || /SSL routines|wrong version number/i.test(err.message)) {
-    return new VimCheckError(`the TLS handshake with ${origin} failed (${code || err.message})`, {
-      hint: 'check the scheme of auth_url: http:// for a plain-HTTP Keystone, https:// for TLS',
-      cause: err,
-    });
-  }
-  return new VimCheckError(`${origin} could not be reached (${code || err.message})`, {
-    hint: 'check auth_url (host and port), and that Keystone runs and this host may connect to it',
-    cause: err,
+    url,
+    body,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
   });
 }
