@@ -49,10 +49,15 @@ export function generateNameSuffix(): string {
   return [...randomBytes(5)].map((b) => GENERATE_NAME_ALPHABET[b % GENERATE_NAME_ALPHABET.length]).join('');
 }
 
-/** Everything but metadata and status: what bumps `metadata.generation` when it changes. */
-function specPart(obj: KubeObject): string {
-  const { metadata: _m, status: _s, kind: _k, apiVersion: _a, ...rest } = obj;
-  return JSON.stringify(rest);
+/**
+ * Everything but metadata and status: what bumps `metadata.generation` when
+ * it changes. A custom resource without a status subresource has no status
+ * of its own, so a change to `status` bumps it too, as the real server does.
+ */
+function specPart(type: ResourceType, obj: KubeObject): string {
+  const { metadata: _m, status, kind: _k, apiVersion: _a, ...rest } = obj;
+  const statusCounts = type.custom !== undefined && !type.subresources?.some((s) => s.name === 'status');
+  return JSON.stringify(statusCounts ? { ...rest, status } : rest);
 }
 
 /** The object without what every write changes, to tell a no-op update from a real one. */
@@ -135,6 +140,7 @@ export class ObjectApi {
     meta.creationTimestamp = rfc3339(this.now());
     if (type.generation) meta.generation = 1;
     if (obj.metadata.finalizers?.length === 0) delete obj.metadata.finalizers;
+    type.strategy?.normalize?.(obj);
     // Fields the request set are its manager's; those defaulting fills in below are no one's.
     if (opts.manager && !opts.keepManagedFields) recordUpdate(type, undefined, obj, opts.manager, this.now(), opts.subresource);
     type.strategy?.applyDefaults?.(obj);
@@ -176,6 +182,7 @@ export class ObjectApi {
       type.strategy?.applyDefaults?.(next);
       type.strategy?.prepareForUpdate?.(next, old);
     }
+    type.strategy?.normalize?.(next);
     const serverOwned = ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'];
     if (!opts.keepManagedFields) serverOwned.push('managedFields');
     for (const field of serverOwned) {
@@ -184,7 +191,7 @@ export class ObjectApi {
     }
     if (!next.metadata.generateName) delete next.metadata.generateName;
     if (next.metadata.finalizers?.length === 0) delete next.metadata.finalizers;
-    if (type.generation && specPart(next) !== specPart(old)) next.metadata.generation = Number(old.metadata.generation ?? 0) + 1;
+    if (type.generation && specPart(type, next) !== specPart(type, old)) next.metadata.generation = Number(old.metadata.generation ?? 0) + 1;
 
     if (old.metadata.deletionTimestamp) {
       const added = (next.metadata.finalizers ?? []).filter((f) => !(old.metadata.finalizers ?? []).includes(f));

@@ -70,6 +70,12 @@ export interface ResourceStrategy {
   prepareForCreate?(obj: KubeObject): void;
   /** Carry server-owned fields over from the stored object on update. */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /**
+   * Reshape the whole object on every write, `/status` and `/scale`
+   * included, before anything else looks at it — what a custom resource's
+   * decoder does with its schema (drop nulls, default, prune).
+   */
+  normalize?(obj: KubeObject): void;
   /** Kind-specific checks beyond object metadata. */
   validate?(obj: KubeObject): FieldError[];
   /**
@@ -115,6 +121,16 @@ export interface ResourceType {
    * accept strategic merge patches at all.
    */
   strategicMerge?: boolean;
+  /** Set for kinds a CustomResourceDefinition defines (crds.ts). */
+  custom?: CustomResourceInfo;
+}
+
+/** What a custom resource's type keeps of the CustomResourceDefinition that defines it. */
+export interface CustomResourceInfo {
+  /** The CRD's name (`<plural>.<group>`). */
+  crdName: string;
+  /** The version objects are stored in; the other served versions differ only in apiVersion (conversion `None`). */
+  storageVersion: string;
 }
 
 /** RFC 3339 at second precision, as metav1.Time serialises. */
@@ -136,6 +152,25 @@ export function storageVersionHash(t: ResourceType): string {
   return createHash('sha256').update(`${t.group}/${t.version}/${t.kind}`).digest().subarray(0, 8).toString('base64');
 }
 
+/**
+ * Orders API versions as the API server prefers them: GA before beta before
+ * alpha, higher numbers first (v2, v1, v1beta2, v1beta1, v1alpha1), then
+ * versions of other shapes alphabetically.
+ */
+export function compareKubeVersions(a: string, b: string): number {
+  const rank = (v: string): [number, number, number] | undefined => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return undefined;
+    return [m[2] === 'alpha' ? 0 : m[2] === 'beta' ? 1 : 2, Number(m[1]), Number(m[3] ?? 0)];
+  };
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra && rb) return rb[0] - ra[0] || rb[1] - ra[1] || rb[2] - ra[2];
+  if (ra) return -1;
+  if (rb) return 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export class ResourceRegistry {
   private readonly types: ResourceType[] = [];
 
@@ -144,6 +179,12 @@ export class ResourceRegistry {
       throw new Error(`resource ${type.plural} in ${groupVersion(type)} is already registered`);
     }
     this.types.push(type);
+  }
+
+  /** Stops serving a resource (a CRD's version that is deleted or no longer served). */
+  unregister(group: string, version: string, plural: string): void {
+    const i = this.types.findIndex((t) => t.group === group && t.version === version && t.plural === plural);
+    if (i >= 0) this.types.splice(i, 1);
   }
 
   find(group: string, version: string, plural: string): ResourceType | undefined {
@@ -164,7 +205,7 @@ export class ResourceRegistry {
       if (!versions.includes(t.version)) versions.push(t.version);
       groups.set(t.group, versions);
     }
-    return [...groups].map(([name, versions]) => ({ name, versions }));
+    return [...groups].map(([name, versions]) => ({ name, versions: versions.sort(compareKubeVersions) }));
   }
 
   /** Versions of the core group (served under /api). */

@@ -29,6 +29,7 @@ import {
   apiVersions,
 } from './discovery.js';
 import { startNamespaceController } from './namespace-controller.js';
+import { customResourceDefinitions, startCrdController } from './crds.js';
 import { bootstrapCluster, startControllers, type ControllerOptions } from './controllers/index.js';
 import { FaultRules, type SandboxFaults } from './faults.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
@@ -212,6 +213,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   const registry = new ResourceRegistry();
   registerBuiltins(registry);
+  registry.register(customResourceDefinitions);
   const store = new ObjectStore();
   const now = (): Date => new Date();
   const api = new ObjectApi(registry, store, now);
@@ -230,6 +232,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     caPem: certs.caPem,
   };
   const namespaceController = startNamespaceController(controllerContext);
+  const crdController = startCrdController(api);
 
   const versionInfo = {
     major: '1',
@@ -399,6 +402,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       new Promise<void>((resolve, reject) => {
         controllers.stop();
         namespaceController.stop();
+        crdController.stop();
         watches.stop();
         server.close((err) => (err ? reject(err) : resolve()));
         for (const socket of sockets) socket.destroy();

@@ -148,7 +148,7 @@ export const forbidden = (t: Target, why: string, causes?: StatusCause[]): ApiEr
 
 /** One validation failure, as field.Error renders it. */
 export interface FieldError {
-  type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueForbidden' | 'FieldValueTooLong';
+  type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueForbidden' | 'FieldValueTooLong' | 'FieldValueTooMany';
   field: string;
   /** The offending value; absent for Required. */
   value?: unknown;
@@ -163,6 +163,8 @@ function fieldErrorBody(e: FieldError): string {
       return `Forbidden${e.detail ? `: ${e.detail}` : ''}`;
     case 'FieldValueTooLong':
       return `Too long: ${e.detail}`;
+    case 'FieldValueTooMany':
+      return `Too many: ${JSON.stringify(e.value)}: ${e.detail}`;
     case 'FieldValueNotSupported':
       return `Unsupported value: ${JSON.stringify(e.value)}${e.detail ? `: ${e.detail}` : ''}`;
     default:
