@@ -3,6 +3,7 @@
  * operations, in SOL003 / Tacker v2 shapes and names.
  */
 import type { JournalStep, ResourceRef } from '../infra/driver.js';
+import type { ReadinessOverrides } from '../infra/kubernetes/readiness-rules.js';
 import type { VimSecrets, VimSpec } from '../vim/index.js';
 
 export type InstantiationState = 'NOT_INSTANTIATED' | 'INSTANTIATED';
@@ -44,6 +45,8 @@ export interface InstantiatedVnfInfo {
     'lcm-kubernetes-def-files': string[];
     /** Replicas of each VDU now (VDU node name → count). */
     vduReplicas: Record<string, number>;
+    /** The request's additionalParams.vnfm_readiness, for the operations that follow. */
+    vnfm_readiness?: ReadinessOverrides;
   };
 }
 

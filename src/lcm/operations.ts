@@ -34,7 +34,7 @@ import type {
   VimConnectionInfo,
   VnfInstance,
 } from './model.js';
-import { openOnboarded, readObjects, type OnboardedPackage } from './package-content.js';
+import { openOnboarded, readPackageObjects, type OnboardedPackage } from './package-content.js';
 import { levelReplicas } from './replicas.js';
 import {
   checkChangePackage,
@@ -151,7 +151,7 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
   const request = checked.request;
   const lookup = vimLookup(deps);
   const vim = await resolveVimConnection(source, request.vimConnectionInfo, lookup, () => defaultVim(source, lookup));
-  const objects = await readObjects(pkg.dir, checked.defFiles);
+  const { objects, sources } = await readPackageObjects(pkg.dir, checked.defFiles);
   const namespace = chooseNamespace(checked.namespace, objects, vim);
   const level = levelReplicas(checked.flavour, request.instantiationLevelId);
   const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', checked.flavour, objects, namespace);
@@ -170,6 +170,9 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
         namespace,
         objects: withNamespace(objects, namespace),
         replicas: replicasByWorkload(targets, level.replicas),
+        sources,
+        vdus: targets,
+        ...(checked.readiness ? { readiness: checked.readiness } : {}),
       });
       const info: InstantiatedVnfInfo = {
         flavourId: checked.flavour.id,
@@ -179,7 +182,12 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
         maxScaleLevels: level.maxScaleLevels,
         ...(await refreshed(driver, ctx, targets, vim.id)),
         resources,
-        metadata: { namespace, 'lcm-kubernetes-def-files': checked.defFiles, vduReplicas: level.replicas },
+        metadata: {
+          namespace,
+          'lcm-kubernetes-def-files': checked.defFiles,
+          vduReplicas: level.replicas,
+          ...(checked.readiness ? { vnfm_readiness: checked.readiness } : {}),
+        },
       };
       const { vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
       return {
@@ -200,7 +208,7 @@ async function current(deps: LcmDeps, instance: VnfInstance, source: string, giv
   const flavour = flavourOf(instance, pkg.vnfd);
   const lookup = vimLookup(deps);
   const vim = await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source));
-  const objects = await readObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
+  const { objects } = await readPackageObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
   const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', flavour, objects, info.metadata.namespace);
   return { info, pkg, flavour, vim, objects, targets, params: given ? { vimConnectionInfo: redactVimConnectionInfo(given) } : {} };
 }
@@ -224,7 +232,7 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
     packageDir: cur.pkg.dir,
     hooks: ['scale_start', 'scale_end'],
     async run(driver, ctx) {
-      for (const t of moves) await driver.scale(ctx, { resource: t.resource, replicas: checked.replicas[t.vduId]! });
+      for (const t of moves) await driver.scale(ctx, { resource: t.resource, replicas: checked.replicas[t.vduId]!, readiness: cur.info.metadata.vnfm_readiness });
       return {
         ...instance,
         instantiatedVnfInfo: {
@@ -252,7 +260,7 @@ async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, sou
     packageDir: cur.pkg.dir,
     hooks: ['heal_start', 'heal_end'],
     async run(driver, ctx) {
-      await driver.heal(ctx, { instanceId: instance.id, vnfcs, barePods: barePods(cur.objects, cur.info.metadata.namespace) });
+      await driver.heal(ctx, { instanceId: instance.id, vnfcs, barePods: barePods(cur.objects, cur.info.metadata.namespace), readiness: cur.info.metadata.vnfm_readiness });
       return { ...instance, instantiatedVnfInfo: { ...cur.info, ...(await refreshed(driver, ctx, cur.targets, cur.vim.id)) } };
     },
   };
@@ -292,8 +300,9 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
   const newPkg = await openOnboarded(deps.home, newPkgRecord);
   const checked = checkChangePackage(source, request, instance, newPkg.vnfd, newPkg);
-  const objects = await readObjects(newPkg.dir, checked.defFiles);
+  const { objects, sources } = await readPackageObjects(newPkg.dir, checked.defFiles);
   const namespace = checked.namespace ?? cur.info.metadata.namespace;
+  const readiness = checked.readiness ?? cur.info.metadata.vnfm_readiness;
   const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', checked.flavour, objects, namespace);
   const defaults = levelReplicas(checked.flavour, cur.info.instantiationLevelId).replicas;
   const replicas = Object.fromEntries(Object.keys(checked.flavour.vdus).map((vduId) => [vduId, cur.info.metadata.vduReplicas[vduId] ?? defaults[vduId] ?? 1]));
@@ -312,6 +321,9 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
         objects: withNamespace(objects, namespace),
         current: cur.info.resources,
         replicas: replicasByWorkload(targets, replicas),
+        sources,
+        vdus: targets,
+        ...(readiness ? { readiness } : {}),
       });
       return {
         ...instance,
@@ -327,7 +339,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
           maxScaleLevels: levels.maxScaleLevels,
           ...(await refreshed(driver, ctx, targets, cur.vim.id)),
           resources,
-          metadata: { namespace, 'lcm-kubernetes-def-files': checked.defFiles, vduReplicas: replicas },
+          metadata: { namespace, 'lcm-kubernetes-def-files': checked.defFiles, vduReplicas: replicas, ...(readiness ? { vnfm_readiness: readiness } : {}) },
         },
       };
     },
@@ -420,7 +432,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const info = instance.instantiatedVnfInfo;
   if (!info) throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
   const flavour = flavourOf(instance, pkg.vnfd);
-  const objects = await readObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
+  const { objects, sources } = await readPackageObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
   const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', flavour, objects, info.metadata.namespace);
   const prior = deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo ?? info;
   if (op.operation === 'SCALE') {
@@ -431,7 +443,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
       ...base,
       flavour,
       async run(driver, ctx) {
-        for (const t of back) await driver.scale(ctx, { resource: t.resource, replicas: prior.metadata.vduReplicas[t.vduId] ?? 0 });
+        for (const t of back) await driver.scale(ctx, { resource: t.resource, replicas: prior.metadata.vduReplicas[t.vduId] ?? 0, readiness: prior.metadata.vnfm_readiness });
         return { ...instance, instantiatedVnfInfo: { ...prior, ...(await refreshed(driver, ctx, targets, vim.id)) } };
       },
     };
@@ -447,6 +459,9 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
         objects: withNamespace(objects, prior.metadata.namespace),
         current: unionResources(prior.resources, journalResources(steps)),
         replicas: replicasByWorkload(targets, prior.metadata.vduReplicas),
+        sources,
+        vdus: targets,
+        ...(prior.metadata.vnfm_readiness ? { readiness: prior.metadata.vnfm_readiness } : {}),
       });
       return { ...instance, instantiatedVnfInfo: { ...prior, ...(await refreshed(driver, ctx, targets, vim.id)), resources } };
     },

@@ -9,6 +9,7 @@ import { openPackage, packageContent, type VnfPackage } from '../csar/index.js';
 import { parseToscaMeta, TOSCA_META_PATH } from '../csar/tosca-meta.js';
 import { ValidationError, VnfmError } from '../errors.js';
 import type { KubeObject } from '../infra/kubernetes/driver-contract.js';
+import { sourceKey } from '../infra/kubernetes/package-kinds.js';
 import { loadVnfd, type Vnfd } from '../vnfd/index.js';
 import type { PackageView } from './requests.js';
 
@@ -50,7 +51,13 @@ export async function openOnboarded(home: string, pkg: VnfPackage): Promise<Onbo
 
 /** The objects of the definition files, in file then document order. */
 export async function readObjects(dir: string, defFiles: string[]): Promise<KubeObject[]> {
+  return (await readPackageObjects(dir, defFiles)).objects;
+}
+
+/** The objects, and the file each came from (`<group>/<Kind>/<name>` → path) for the driver's messages. */
+export async function readPackageObjects(dir: string, defFiles: string[]): Promise<{ objects: KubeObject[]; sources: Record<string, string> }> {
   const objects: KubeObject[] = [];
+  const sources: Record<string, string> = {};
   for (const file of defFiles) {
     const text = await readFile(join(dir, file), 'utf8');
     let docs: unknown[];
@@ -66,7 +73,8 @@ export async function readObjects(dir: string, defFiles: string[]): Promise<Kube
         throw new ValidationError(file, `document ${i + 1}`, 'is not a Kubernetes object (apiVersion, kind and metadata.name are required)');
       }
       objects.push(o as KubeObject);
+      sources[sourceKey(o as KubeObject)] ??= file;
     });
   }
-  return objects;
+  return { objects, sources };
 }

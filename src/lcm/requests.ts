@@ -4,6 +4,7 @@
  * (exit 2) naming the request's source and the field.
  */
 import { UsageError, ValidationError } from '../errors.js';
+import { readinessOverrideProblems, type ReadinessOverrides } from '../infra/kubernetes/index.js';
 import type { Vim, VimSecrets } from '../vim/index.js';
 import type { Flavour, Vnfd } from '../vnfd/index.js';
 import type {
@@ -62,7 +63,7 @@ function checkKubernetesParams(
   source: string,
   params: Json | undefined,
   pkg: { hasMember: (path: string) => boolean; kubernetesDefinitions: string[] },
-): { defFiles: string[]; namespace?: string } {
+): { defFiles: string[]; namespace?: string; readiness?: ReadinessOverrides } {
   const field = 'additionalParams.lcm-kubernetes-def-files';
   const raw = params?.['lcm-kubernetes-def-files'];
   let defFiles: string[];
@@ -87,7 +88,16 @@ function checkKubernetesParams(
       hint: 'lower-case letters, digits and "-", at most 63 characters',
     });
   }
-  return { defFiles, ...(namespace ? { namespace } : {}) };
+  const readiness = params?.['vnfm_readiness'];
+  if (readiness !== undefined) {
+    const [problem] = readinessOverrideProblems(readiness);
+    if (problem) {
+      throw new ValidationError(source, `additionalParams.vnfm_readiness${problem[0]}`, problem[1], {
+        hint: 'e.g. "vnfm_readiness": {"cluster.x-k8s.io/Cluster": {"jsonPath": ".status.phase", "values": ["Provisioned"]}, "controlplane.cluster.x-k8s.io/KubeadmControlPlane": {"condition": "Available"}}',
+      });
+    }
+  }
+  return { defFiles, ...(namespace ? { namespace } : {}), ...(readiness !== undefined ? { readiness: readiness as ReadinessOverrides } : {}) };
 }
 
 function checkVimConnectionInfoShape(source: string, o: Json): Record<string, VimConnectionInfo> | undefined {
@@ -110,6 +120,8 @@ export interface CheckedInstantiate {
   flavour: Flavour;
   defFiles: string[];
   namespace?: string;
+  /** additionalParams.vnfm_readiness, checked. */
+  readiness?: ReadinessOverrides;
 }
 
 export function checkInstantiateRequest(source: string, body: unknown, instance: VnfInstance, vnfd: Vnfd, pkg: PackageView): CheckedInstantiate {
@@ -259,6 +271,7 @@ export interface CheckedChangePackage {
   flavour: Flavour;
   defFiles: string[];
   namespace?: string;
+  readiness?: ReadinessOverrides;
 }
 
 export function checkChangePackage(source: string, request: ChangeCurrentVnfPkgRequest, instance: VnfInstance, newVnfd: Vnfd, pkg: PackageView): CheckedChangePackage {

@@ -167,7 +167,7 @@ describe('deploy and remove plain objects', () => {
     const objects: KubeObject[] = [configMap('before'), { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }];
     const run = driver.deploy(context(), { instanceId: 'inst-u', namespace: 'unknown-1', objects, replicas: {} });
     await expect(run).rejects.toThrow(NotFoundError);
-    await expect(run).rejects.toThrow(/does not serve example.com\/v1 \(needed for kind Widget\)/);
+    await expect(run).rejects.toThrow(/no CustomResourceDefinition provides Widget \(example.com\/v1\), needed by w: the cluster at .* does not serve it and the package does not define it/);
     const run2 = driver.deploy(context(), { instanceId: 'inst-u', namespace: 'unknown-1', objects: [{ apiVersion: 'v1', kind: 'Gadget', metadata: { name: 'g' } }], replicas: {} });
     await expect(run2).rejects.toThrow(/does not serve kind Gadget in v1/);
     expect((await api('GET', nsPath('unknown-1', 'configmaps', 'before'))).status).toBe(404);

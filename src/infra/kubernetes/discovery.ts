@@ -84,6 +84,14 @@ export class Discovery {
     return (await this.groupVersion(apiVersion, signal))?.get(kind);
   }
 
+  /** The group's preferred `group/version`, or undefined when the cluster does not serve the group. */
+  async preferredVersion(group: string, signal?: AbortSignal): Promise<string | undefined> {
+    const res = await this.client.call({ method: 'GET', path: `/apis/${group}`, signal }, { what: `discover the versions of ${group}`, accept: [404], signal });
+    if (res.status === 404) return undefined;
+    const body = res.body as { preferredVersion?: { groupVersion?: string }; versions?: Array<{ groupVersion?: string }> };
+    return body.preferredVersion?.groupVersion ?? body.versions?.[0]?.groupVersion;
+  }
+
   /** Forgets everything, so the next lookups see kinds added since (new CRDs). */
   invalidate(): void {
     this.cache.clear();

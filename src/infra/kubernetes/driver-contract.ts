@@ -4,6 +4,7 @@
  * VNFD, the request and the package.
  */
 import type { DriverContext, ResourceRef, Vnfc } from '../driver.js';
+import type { ReadinessOverrides } from './readiness-rules.js';
 
 /** A Kubernetes object as read from a package's definition files. */
 export interface KubeObject {
@@ -22,7 +23,17 @@ export interface VduTarget {
   resource: ResourceRef;
 }
 
-export interface DeployInput {
+/** What every operation may add: the operator's readiness rules and where each object came from. */
+export interface OperationExtras {
+  /** Per-kind readiness from additionalParams.vnfm_readiness (readiness-rules.ts). */
+  readiness?: ReadinessOverrides;
+  /** The package file of each object, `<group>/<Kind>/<name>` → path, for messages. */
+  sources?: Record<string, string>;
+  /** The VDUs' workloads: checked at plan time to be scalable (a workload kind or one with /scale). */
+  vdus?: VduTarget[];
+}
+
+export interface DeployInput extends OperationExtras {
   instanceId: string;
   /** Objects without a namespace of their own go here (namespaced kinds only). */
   namespace: string;
@@ -33,12 +44,14 @@ export interface DeployInput {
 
 export interface ScaleInput {
   resource: ResourceRef;
+  readiness?: ReadinessOverrides;
   replicas: number;
 }
 
 export interface HealInput {
   instanceId: string;
-  /** The VNFCs to replace (their pods are deleted and replacements awaited). */
+  readiness?: ReadinessOverrides;
+  /** The VNFCs to replace (their pods or Machines are deleted and replacements awaited). */
   vnfcs: Vnfc[];
   /** Specs of bare Pods as deployed, to recreate them: `${namespace}/${name}` → object. */
   barePods: Record<string, KubeObject>;
@@ -52,7 +65,7 @@ export interface RemoveInput {
   gracePeriodSeconds?: number;
 }
 
-export interface ChangePackageInput {
+export interface ChangePackageInput extends OperationExtras {
   instanceId: string;
   namespace: string;
   /** The new package's objects, applied with server-side apply (field manager "vnfm"). */
@@ -78,6 +91,9 @@ export interface KubernetesInfraDriver {
   /** Deletes in reverse order with foreground propagation and waits until all are gone; 404 counts as deleted. */
   remove(ctx: DriverContext, input: RemoveInput): Promise<void>;
   changePackage(ctx: DriverContext, input: ChangePackageInput): Promise<ResourceRef[]>;
-  /** The current VNFCs (pods) of each VDU workload, Tacker's ids `<vduId>-<podName>`. */
+  /**
+   * The current VNFCs of each VDU workload, Tacker's ids `<vduId>-<name>`:
+   * pods of a workload, Cluster API Machines of a custom resource with /scale.
+   */
   listVnfcs(ctx: DriverContext, targets: VduTarget[]): Promise<Vnfc[]>;
 }

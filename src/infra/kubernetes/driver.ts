@@ -6,9 +6,9 @@
  * failure: an object labelled with the instance already is updated, one
  * already gone counts as deleted.
  */
-import { NotFoundError, UsageError, VnfmError } from '../../errors.js';
+import { NotFoundError, UsageError, ValidationError, VnfmError } from '../../errors.js';
 import type { DriverContext, DriverEvent, ResourceRef, Vnfc } from '../driver.js';
-import { abortError, defaultRetryPolicy, KubeClient, type RetryPolicy } from './client.js';
+import { abortError, defaultRetryPolicy, KubeApiError, KubeClient, type RetryPolicy } from './client.js';
 import { collectionPath, describeRef, Discovery, objectPath, splitApiVersion, type ApiResource } from './discovery.js';
 import {
   INSTANCE_LABEL,
@@ -17,6 +17,7 @@ import {
   type HealInput,
   type KubeObject,
   type KubernetesInfraDriver,
+  type OperationExtras,
   type RemoveInput,
   type ScaleInput,
   type VduTarget,
@@ -24,7 +25,10 @@ import {
 import { createKubeTransport, type KubeAccess, type KubeTransport } from './kube-api.js';
 import { checkDuplicates, checkOwnership, controlledBy, prepareObject, refKey, refOf, selectorString, type PrepareInput } from './objects.js';
 import { forEachLimited, groupByRank, removalGroups } from './order.js';
+import { byAge, machineOf, MACHINE_GROUP, ownedSetUids } from './machines.js';
+import { isBuiltinGroup, kindsDefinedBy, sourceKey } from './package-kinds.js';
 import { assessReadiness, podReady } from './readiness.js';
+import type { ReadinessOverrides } from './readiness-rules.js';
 import { listObjects, watchUntil, withKind } from './watch.js';
 import { setMaxListeners } from 'node:events';
 
@@ -60,6 +64,8 @@ const MAX_WRITE_ATTEMPTS = 5;
 interface Planned {
   obj: KubeObject;
   ref: ResourceRef;
+  /** The package file it came from, when the engine said. */
+  file?: string;
 }
 
 interface Live {
@@ -103,7 +109,7 @@ class Driver implements KubernetesDriver {
 
   async deploy(ctx: DriverContext, input: DeployInput): Promise<ResourceRef[]> {
     const plan = await this.plan(ctx, input.objects, input);
-    return this.rollOut(ctx, plan, (p) => this.createOrUpdate(ctx, p.obj, input.instanceId));
+    return this.rollOut(ctx, plan, (p) => this.createOrUpdate(ctx, p.obj, input.instanceId).catch((err) => rejectedFrom(err, p)), input.readiness);
   }
 
   async changePackage(ctx: DriverContext, input: ChangePackageInput): Promise<ResourceRef[]> {
@@ -113,7 +119,8 @@ class Driver implements KubernetesDriver {
     return this.rollOut(
       ctx,
       plan,
-      (p) => this.apply(ctx, p.obj, input.instanceId),
+      (p) => this.apply(ctx, p.obj, input.instanceId).catch((err) => rejectedFrom(err, p)),
+      input.readiness,
       async () => {
         for (const group of removalGroups(dropped, (r) => r.kind)) {
           await forEachLimited(group, this.limit, (ref) => this.removeOne(ctx, ref, input.instanceId, undefined));
@@ -127,7 +134,13 @@ class Driver implements KubernetesDriver {
    * CRDs are awaited before the next rank; everything else is awaited in the
    * background while later ranks are written, and all of it before return.
    */
-  private async rollOut(ctx: DriverContext, plan: Planned[], write: (p: Planned) => Promise<Live>, afterWrites?: () => Promise<void>): Promise<ResourceRef[]> {
+  private async rollOut(
+    ctx: DriverContext,
+    plan: Planned[],
+    write: (p: Planned) => Promise<Live>,
+    rules: ReadinessOverrides | undefined,
+    afterWrites?: () => Promise<void>,
+  ): Promise<ResourceRef[]> {
     const waits = new AbortController();
     // Every watch of the operation listens on this signal; dozens at once are expected.
     setMaxListeners(0, waits.signal);
@@ -143,11 +156,11 @@ class Driver implements KubernetesDriver {
         created.push(...live.map((l) => l.ref));
         services.push(...live.filter((l) => l.ref.kind === 'Service' && l.res.group === ''));
         if (GATE_KINDS.has(group[0]!.obj.kind)) {
-          await Promise.all(live.map((l) => this.waitReady(ctx, l)));
+          await Promise.all(live.map((l) => this.waitReady(ctx, l, rules)));
           if (group[0]!.obj.kind === 'CustomResourceDefinition') this.discovery.invalidate();
         } else {
           for (const l of live) {
-            const p = this.waitReady(waitCtx, l);
+            const p = this.waitReady(waitCtx, l, rules);
             p.catch(() => undefined);
             pending.push(p);
           }
@@ -166,28 +179,88 @@ class Driver implements KubernetesDriver {
     return created;
   }
 
-  /** Prepares every object, failing before anything is written if a kind is not served. */
-  private async plan(ctx: DriverContext, objects: KubeObject[], input: PrepareInput): Promise<Planned[]> {
-    // Kinds defined by the package's own CRDs do not exist yet; their CRDs say their scope.
-    const defined = new Map<string, boolean>();
-    for (const o of objects) {
-      if (o.kind !== 'CustomResourceDefinition') continue;
-      const spec = (o.spec ?? {}) as { group?: string; scope?: string; names?: { kind?: string } };
-      if (spec.group && spec.names?.kind) defined.set(`${spec.group}/${spec.names.kind}`, spec.scope !== 'Cluster');
-    }
-    const plan = await forEachLimited(objects, this.limit, async (o) => {
+  /**
+   * Prepares every object, failing before anything is written if a kind is
+   * neither served nor defined by one of the package's CRDs (all such kinds
+   * named at once), if an object uses a version its package CRD does not
+   * serve, or if a VDU maps to an object that cannot be scaled.
+   */
+  private async plan(ctx: DriverContext, objects: KubeObject[], input: PrepareInput & OperationExtras): Promise<Planned[]> {
+    // Kinds defined by the package's own CRDs do not exist yet; their CRDs say their scope and versions.
+    const defined = kindsDefinedBy(objects);
+    const sources = input.sources ?? {};
+    const missing: Array<{ o: KubeObject; file?: string }> = [];
+    const scalable = new Map<string, boolean>();
+    const planned = await forEachLimited(objects, this.limit, async (o): Promise<Planned | undefined> => {
       if (!o || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string' || typeof o.metadata?.name !== 'string') {
         throw new UsageError(`a manifest object lacks apiVersion, kind or metadata.name: ${JSON.stringify(o).slice(0, 120)}`, {
           hint: 'every object in lcm-kubernetes-def-files needs apiVersion, kind and metadata.name',
         });
       }
-      const local = defined.get(`${splitApiVersion(o.apiVersion).group}/${o.kind}`);
-      const namespaced = local ?? (await this.discovery.resolve(o.apiVersion, o.kind, ctx.signal)).namespaced;
+      const file = sources[sourceKey(o)];
+      const { group, version } = splitApiVersion(o.apiVersion);
+      const local = defined.get(`${group}/${o.kind}`);
+      let namespaced: boolean;
+      if (local) {
+        const v = local.versions.get(version);
+        if (!v?.served) {
+          const versions = [...local.versions.entries()].filter(([, d]) => d.served).map(([n]) => n);
+          const storage = [...local.versions.entries()].find(([, d]) => d.storage)?.[0] ?? versions[0];
+          throw new ValidationError(file ?? 'the package', undefined, `${o.kind} ${o.metadata.name} uses ${o.apiVersion}, which the package's CustomResourceDefinition ${local.crdName} does not serve (it serves ${versions.join(', ') || 'no version'})`, {
+            hint: `write it as apiVersion: ${group}/${storage}`,
+          });
+        }
+        namespaced = local.namespaced;
+        scalable.set(`${group}/${o.kind}`, v.scale);
+      } else {
+        let res: ApiResource | undefined;
+        try {
+          res = await this.discovery.resolve(o.apiVersion, o.kind, ctx.signal);
+        } catch (err) {
+          if (!(err instanceof NotFoundError)) throw err;
+          if (isBuiltinGroup(group)) throw new NotFoundError(`${err.message}${file ? ` (${o.kind} ${o.metadata.name} in ${file})` : ''}`, { hint: err.hint });
+          missing.push({ o, file });
+          return undefined;
+        }
+        namespaced = res.namespaced;
+        scalable.set(`${group}/${o.kind}`, res.subresources.has('scale'));
+      }
       const obj = prepareObject(o, namespaced, input);
-      return { obj, ref: refOf(obj) };
+      return { obj, ref: refOf(obj), ...(file ? { file } : {}) };
     });
+    if (missing.length > 0) throw await this.missingDefinitions(ctx, missing);
+    const plan = planned.filter((p): p is Planned => p !== undefined);
     checkDuplicates(plan.map((p) => p.obj));
+    for (const { vduId, resource } of input.vdus ?? []) {
+      const { group } = splitApiVersion(resource.apiVersion);
+      if (resource.kind === 'Pod' || (isBuiltinGroup(group) && POD_OWNERS.has(resource.kind))) continue;
+      if (scalable.get(`${group}/${resource.kind}`)) continue;
+      const file = sources[sourceKey({ ...resource, metadata: { name: resource.name } })];
+      throw new ValidationError(file ?? 'the package', undefined, `VDU ${vduId} maps to ${resource.kind} ${resource.name}, whose kind has no /scale subresource: vnfm can neither scale it nor find its VNFCs`, {
+        hint: `name the VDU (properties.name) after a Deployment, StatefulSet, ReplicaSet, DaemonSet or Pod, or after a custom resource whose CRD declares subresources.scale (as Cluster API's MachineDeployment does)`,
+      });
+    }
     return plan;
+  }
+
+  /** The error for custom resources whose kinds nobody defines: each kind, the objects and files that need it. */
+  private async missingDefinitions(ctx: DriverContext, missing: Array<{ o: KubeObject; file?: string }>): Promise<NotFoundError> {
+    const byKind = new Map<string, Array<{ o: KubeObject; file?: string }>>();
+    for (const m of missing) byKind.set(`${m.o.kind} (${m.o.apiVersion})`, [...(byKind.get(`${m.o.kind} (${m.o.apiVersion})`) ?? []), m]);
+    const parts: string[] = [];
+    for (const [kind, users] of byKind) {
+      const group = splitApiVersion(users[0]!.o.apiVersion).group;
+      const preferred = await this.discovery.preferredVersion(group, ctx.signal).catch(() => undefined);
+      const also = preferred ? `; the cluster serves ${group} only as ${preferred} without this kind or version` : '';
+      const who = users.map((u) => `${u.o.metadata.name}${u.file ? ` in ${u.file}` : ''}`).join(', ');
+      parts.push(`${kind}, needed by ${who}${also}`);
+    }
+    return new NotFoundError(
+      `no CustomResourceDefinition provides ${parts.join('; ')}: the cluster at ${this.client.server} does not serve ${byKind.size === 1 ? 'it' : 'them'} and the package does not define ${byKind.size === 1 ? 'it' : 'them'}`,
+      {
+        hint: 'install the definitions first (instantiate the CNF that carries them, e.g. the capi-mgmt sample for Cluster API), or add their CustomResourceDefinitions to lcm-kubernetes-def-files',
+      },
+    );
   }
 
   /** Creates the object; one already there with our label is updated, anyone else's is a conflict. */
@@ -254,8 +327,9 @@ class Driver implements KubernetesDriver {
   private async serverSideApply(ctx: DriverContext, res: ApiResource, obj: KubeObject): Promise<KubeObject> {
     const ref = refOf(obj);
     // force: the object is ours (checked), so fields another manager took are taken back.
+    // Explicit nulls (CAPO's templates carry `matchLabels: null`) are refused by apply where create takes them.
     const body = await this.client.json<KubeObject>(
-      { method: 'PATCH', path: objectPath(res, ref), query: { fieldManager: FIELD_MANAGER, force: true }, body: obj, contentType: APPLY_PATCH },
+      { method: 'PATCH', path: objectPath(res, ref), query: { fieldManager: FIELD_MANAGER, force: true }, body: dropNulls(obj), contentType: APPLY_PATCH },
       { what: `apply ${describeRef(ref)}`, signal: ctx.signal },
     );
     return withKind(res, body);
@@ -287,7 +361,7 @@ class Driver implements KubernetesDriver {
   // ---- waiting ----------------------------------------------------------------------------------
 
   /** Watches one object until its kind's readiness holds; a failed object (Job, Pod) is an error. */
-  private async waitReady(ctx: DriverContext, live: Pick<Live, 'ref' | 'res'> & { obj?: KubeObject }): Promise<KubeObject> {
+  private async waitReady(ctx: DriverContext, live: Pick<Live, 'ref' | 'res'> & { obj?: KubeObject }, rules?: ReadinessOverrides): Promise<KubeObject> {
     const { ref, res } = live;
     let said = '';
     const say = (message: string, done: boolean) => {
@@ -306,7 +380,7 @@ class Driver implements KubernetesDriver {
           say('waiting for it to exist', false);
           return undefined;
         }
-        const r = assessReadiness(obj);
+        const r = assessReadiness(obj, rules);
         if (r.failed) {
           throw new VnfmError(`${describeRef(ref)} will not become ready: ${r.failed}`, {
             hint: 'look at the object and its pods (kubectl describe), fix the package or the cluster, then retry or roll back the operation',
@@ -423,8 +497,9 @@ class Driver implements KubernetesDriver {
     if (!done) throw new VnfmError(`cannot scale ${describeRef(ref)}: it kept changing while vnfm wrote it`, { hint: 'another client is changing it: stop it, then retry the operation' });
     ctx.journal.record({ action: 'scale', resource: ref, state: 'done', detail: `replicas=${replicas}` });
     this.report(ctx, { resource: ref, message: `scaling to ${replicas} replicas` });
-    const workload = await this.waitReady(ctx, { ref, res });
-    if (POD_OWNERS.has(ref.kind)) await this.waitPods(ctx, ref, workload, replicas, new Set());
+    const workload = await this.waitReady(ctx, { ref, res }, input.readiness);
+    if (ownsPods(res)) await this.waitPods(ctx, ref, workload, replicas, new Set());
+    else if (await this.ownsMachines(ctx, workload)) await this.waitMachines(ctx, ref, workload, replicas, new Set(), input.readiness);
   }
 
   async heal(ctx: DriverContext, input: HealInput): Promise<void> {
@@ -446,6 +521,11 @@ class Driver implements KubernetesDriver {
       const workload = await this.read(ctx, res, owner);
       if (!workload) throw new NotFoundError(`cannot heal: ${describeRef(owner)} does not exist any more`, { hint: 'heal the whole VNF by retrying its instantiation, or terminate it' });
       checkOwnership(workload, owner, input.instanceId);
+      if (!ownsPods(res)) {
+        await this.healMachines(ctx, owner, workload, vnfcs, input);
+        await this.waitReady(ctx, { ref: owner, res }, input.readiness);
+        return;
+      }
       const replaced = new Set<string>();
       for (const vnfc of vnfcs) {
         const uid = await this.deletePod(ctx, podRes, { apiVersion: 'v1', kind: 'Pod', name: vnfc.resourceId, namespace: owner.namespace }, input.instanceId);
@@ -453,7 +533,92 @@ class Driver implements KubernetesDriver {
       }
       const want = (workload.spec as { replicas?: number } | undefined)?.replicas ?? 1;
       if (workload.kind !== 'DaemonSet' && workload.kind !== 'Job') await this.waitPods(ctx, owner, workload, want, replaced);
-      await this.waitReady(ctx, { ref: owner, res });
+      await this.waitReady(ctx, { ref: owner, res }, input.readiness);
+    });
+  }
+
+  /**
+   * Deletes the Machines of a Cluster API VDU and waits until its owner has
+   * replaced them: as many Machines as its replicas, none of the deleted
+   * ones, all ready.
+   */
+  private async healMachines(ctx: DriverContext, owner: ResourceRef, workload: KubeObject, vnfcs: Vnfc[], input: HealInput): Promise<void> {
+    const machineRes = await this.machineResource(ctx, workload);
+    if (!machineRes) {
+      throw new NotFoundError(`cannot heal the VNFCs of ${describeRef(owner)}: the cluster serves no Cluster API Machines`, { hint: 'heal needs the Cluster API CRDs (the capi-mgmt sample installs them)' });
+    }
+    const replaced = new Set<string>();
+    for (const vnfc of vnfcs) {
+      const ref: ResourceRef = { apiVersion: machineRes.apiVersion, kind: 'Machine', name: vnfc.resourceId, namespace: owner.namespace };
+      const machine = await this.read(ctx, machineRes, ref);
+      if (!machine) continue;
+      const uid = machine.metadata.uid as string;
+      ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
+      await this.client.call(
+        { method: 'DELETE', path: objectPath(machineRes, ref), body: deleteOptions(undefined, uid, 'Background') },
+        { what: `delete ${describeRef(ref)}`, signal: ctx.signal, accept: [404, 409] },
+      );
+      ctx.journal.record({ action: 'delete', resource: ref, state: 'done' });
+      this.report(ctx, { resource: ref, message: 'deleted, waiting for its replacement' });
+      replaced.add(uid);
+    }
+    const want = (workload.spec as { replicas?: number } | undefined)?.replicas ?? 1;
+    await this.waitMachines(ctx, owner, workload, want, replaced, input.readiness);
+  }
+
+  /** The Machine kind of the cluster, in the owner's version when it is a core Cluster API kind. */
+  private async machineResource(ctx: DriverContext, owner: KubeObject): Promise<ApiResource | undefined> {
+    const version = owner.apiVersion.startsWith(`${MACHINE_GROUP}/`) ? owner.apiVersion : await this.discovery.preferredVersion(MACHINE_GROUP, ctx.signal);
+    return version ? this.discovery.tryResolve(version, 'Machine', ctx.signal) : undefined;
+  }
+
+  /** The live (not deleting) Machines that `owner` owns, oldest first; none when the cluster serves no Machines. */
+  private async machinesOf(ctx: DriverContext, owner: KubeObject): Promise<{ res?: ApiResource; items: KubeObject[]; setUids: Set<string> }> {
+    const res = await this.machineResource(ctx, owner);
+    if (!res) return { items: [], setUids: new Set() };
+    const setRes = await this.discovery.tryResolve(res.apiVersion, 'MachineSet', ctx.signal);
+    const sets = setRes ? (await listObjects(this.client, { res: setRes, namespace: owner.metadata.namespace }, ctx.signal)).items : [];
+    const setUids = ownedSetUids(owner, sets);
+    const { items } = await listObjects(this.client, { res, namespace: owner.metadata.namespace }, ctx.signal);
+    return { res, setUids, items: items.filter((m) => machineOf(m, owner, setUids) && !m.metadata.deletionTimestamp).sort(byAge) };
+  }
+
+  /** Whether a scalable custom resource stands for Machines (a MachineDeployment, a machine-based control plane). */
+  private async ownsMachines(ctx: DriverContext, owner: KubeObject): Promise<boolean> {
+    if (owner.apiVersion.startsWith(`${MACHINE_GROUP}/`) && ['MachineDeployment', 'MachineSet'].includes(owner.kind)) return true;
+    return (await this.machinesOf(ctx, owner)).items.length > 0;
+  }
+
+  /**
+   * Watches the Machines of `owner` until exactly `want` exist, all ready
+   * (their own readiness: phase Running/Provisioned, or the operator's rule
+   * for Machine), none of them one of `replaced` and none being deleted.
+   */
+  private async waitMachines(ctx: DriverContext, ref: ResourceRef, owner: KubeObject, want: number, replaced: ReadonlySet<string>, rules: ReadinessOverrides | undefined): Promise<void> {
+    const { res } = await this.machinesOf(ctx, owner);
+    if (!res) return;
+    const setRes = await this.discovery.tryResolve(res.apiVersion, 'MachineSet', ctx.signal);
+    let setUids = new Set<string>();
+    const refreshSets = async () => {
+      const sets = setRes ? (await listObjects(this.client, { res: setRes, namespace: owner.metadata.namespace }, ctx.signal)).items : [];
+      setUids = ownedSetUids(owner, sets);
+    };
+    await refreshSets();
+    let said = '';
+    await watchUntil(this.client, { res, namespace: owner.metadata.namespace }, { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds }, (objects) => {
+      const machines = [...objects.values()].filter((m) => machineOf(m, owner, setUids));
+      const old = machines.filter((m) => replaced.has(m.metadata.uid as string)).length;
+      const deleting = machines.filter((m) => m.metadata.deletionTimestamp).length;
+      const ready = machines.filter((m) => !m.metadata.deletionTimestamp && !replaced.has(m.metadata.uid as string) && assessReadiness(m, rules).ready).length;
+      if (machines.length === want && ready === want) {
+        this.report(ctx, { resource: ref, message: `${want}/${want} machines ready`, done: true });
+        return true;
+      }
+      const extra = [old ? `${old} being replaced` : '', deleting ? `${deleting} being deleted` : ''].filter(Boolean).join(', ');
+      const message = `waiting for machines: ${ready}/${want} ready${extra ? ` (${extra})` : ''}`;
+      if (message !== said) this.report(ctx, { resource: ref, message });
+      said = message;
+      return undefined;
     });
   }
 
@@ -534,6 +699,28 @@ class Driver implements KubernetesDriver {
       const res = await this.discovery.resolve(resource.apiVersion, resource.kind, ctx.signal);
       const workload = await this.read(ctx, res, resource);
       if (!workload) return [];
+      if (!ownsPods(res)) {
+        const { items } = await this.machinesOf(ctx, workload);
+        return items.map(
+          (m): Vnfc => ({
+            id: `${vduId}-${m.metadata.name}`,
+            vduId,
+            resourceId: m.metadata.name,
+            vimLevelResourceType: resource.kind,
+            owner: resource,
+            state: 'STARTED',
+            metadata: {
+              kind: m.kind,
+              apiVersion: m.apiVersion,
+              namespace: m.metadata.namespace,
+              phase: (m.status as { phase?: string } | undefined)?.phase,
+              nodeName: (m.status as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name,
+              providerID: (m.spec as { providerID?: string } | undefined)?.providerID,
+              version: (m.spec as { version?: string } | undefined)?.version,
+            },
+          }),
+        );
+      }
       const pods = await this.podsOf(ctx, workload);
       return pods.map(
         (pod): Vnfc => ({
@@ -571,6 +758,32 @@ class Driver implements KubernetesDriver {
   private report(ctx: DriverContext, event: DriverEvent): void {
     ctx.report(event);
   }
+}
+
+/** Built-in workloads and bare pods have pods as VNFCs; any other scalable kind is a custom resource. */
+function ownsPods(res: ApiResource): boolean {
+  return isBuiltinGroup(res.group) && (POD_OWNERS.has(res.kind) || res.kind === 'Pod');
+}
+
+/** A 400/422 from the API server names the field; this adds the object and the package file it came from. */
+function rejectedFrom(err: unknown, p: Planned): never {
+  if (err instanceof KubeApiError && (err.status === 422 || err.status === 400)) {
+    const where = p.file ? ` (${describeRef(p.ref)}, from ${p.file})` : '';
+    throw new KubeApiError(`${err.message}${where}`, err.status, err.reason, {
+      hint: `fix ${p.ref.kind} ${p.ref.name}${p.file ? ` in ${p.file}` : ''} as the API server says, rebuild and onboard the package, then roll back or retry the operation`,
+      cause: err,
+    });
+  }
+  throw err;
+}
+
+/** The object without explicit nulls (in maps; list items stay). */
+function dropNulls<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => dropNulls(v)) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = dropNulls(v);
+  return out as T;
 }
 
 /** For a replace: fields the server filled in and would refuse to see cleared. */

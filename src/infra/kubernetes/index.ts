@@ -8,3 +8,5 @@ export { fetchOidcIdToken, type OidcPasswordGrant } from './oidc.js';
 export { createKubernetesDriver, type KubernetesDriver, type KubernetesDriverOptions } from './driver.js';
 export { KubeApiError, type RetryPolicy } from './client.js';
 export * from './driver-contract.js';
+export { readinessOverrideProblems, type ReadinessOverrides, type ReadinessRule } from './readiness-rules.js';
+export { sourceKey } from './package-kinds.js';

@@ -8,6 +8,7 @@
  * event.
  */
 import type { KubeObject } from './driver-contract.js';
+import { ruleFor, valueAt, type ReadinessOverrides, type ReadinessRule } from './readiness-rules.js';
 
 export interface Readiness {
   ready: boolean;
@@ -195,7 +196,30 @@ function generic(obj: KubeObject): Readiness {
     if (FAILED_PHASES.has(st.phase)) return { ready: false, message: 'failed', failed: `its phase is ${st.phase}` };
     return READY_PHASES.has(st.phase) ? READY : waiting(`waiting in phase ${st.phase}`);
   }
+  // Cluster API providers (OpenStackCluster, KubevirtCluster …) report a bare boolean.
+  if (typeof st.ready === 'boolean') return st.ready ? READY : waiting('waiting for status.ready to be true');
   return READY;
+}
+
+/** Readiness by an operator's rule (additionalParams.vnfm_readiness). */
+function byRule(obj: KubeObject, rule: ReadinessRule): Readiness {
+  if (rule.present) return READY;
+  if (rule.condition !== undefined) {
+    const st = statusOf(obj);
+    const c = condition(st, rule.condition);
+    const generation = (obj.metadata as { generation?: number }).generation;
+    const observed = c?.observedGeneration ?? st.observedGeneration;
+    if (c && generation !== undefined && observed !== undefined && observed < generation) {
+      return waiting(`waiting for the controller to observe generation ${generation}`);
+    }
+    if (c?.status === 'True') return READY;
+    return waiting(`waiting for condition ${rule.condition}${c ? ` (now ${c.status}${c.reason ? `, ${c.reason}` : ''})` : ''}`);
+  }
+  const path = rule.jsonPath!;
+  const value = valueAt(obj, path);
+  if (rule.failedValues?.includes(value as string)) return { ready: false, message: 'failed', failed: `${path} is ${JSON.stringify(value)}` };
+  if ((rule.values ?? [true]).includes(value as string)) return READY;
+  return waiting(`waiting for ${path} to be ${(rule.values ?? [true]).map((v) => JSON.stringify(v)).join(' or ')} (now ${value === undefined ? 'unset' : JSON.stringify(value)})`);
 }
 
 const PREDICATES: Record<string, (obj: KubeObject) => Readiness> = {
@@ -213,8 +237,13 @@ const PREDICATES: Record<string, (obj: KubeObject) => Readiness> = {
   Namespace: namespace,
 };
 
-/** Kinds whose status the API server or a controller fills; anything else is judged generically. */
-export function assessReadiness(obj: KubeObject): Readiness {
+/**
+ * Kinds whose status the API server or a controller fills; anything else is
+ * judged generically. An operator's rule for the kind (`overrides`) wins.
+ */
+export function assessReadiness(obj: KubeObject, overrides?: ReadinessOverrides): Readiness {
   if ((obj.metadata as { deletionTimestamp?: string }).deletionTimestamp) return waiting('being deleted');
+  const rule = ruleFor(overrides, obj);
+  if (rule) return byRule(obj, rule);
   return (PREDICATES[obj.kind] ?? generic)(obj);
 }
