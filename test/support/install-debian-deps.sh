@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the end-to-end tests start themselves
-# (Keystone under uwsgi, keystoneclient for seeding it, sshd, openssl).
+# (Keystone under uwsgi, keystoneclient for seeding it, Heat's API and engine
+# run as heat-all, sshd, openssl) and the `openstack` CLI with its Heat plugin
+# that the OpenStack benchmark compares with.
 #
 # Run as root on Debian bookworm. Idempotent: when every package is already
 # installed it changes nothing and returns at once. It never leaves a daemon
@@ -15,13 +17,17 @@ packages=(
   uwsgi-plugin-python3
   python3-keystoneclient
   python3-cryptography
+  heat-api
+  heat-engine
+  python3-heatclient
+  python3-openstackclient
   openssh-server
   openssl
 )
 
 # Services these packages ship: any of them that the install started is
 # stopped again.
-services=(keystone uwsgi apache2 ssh)
+services=(keystone uwsgi apache2 ssh heat-api heat-engine)
 
 log() { printf 'install-debian-deps: %s\n' "$*" >&2; }
 
@@ -62,13 +68,19 @@ if [[ ! -e /usr/sbin/policy-rc.d ]]; then
   chmod 0755 /usr/sbin/policy-rc.d
 fi
 
-# Keystone's maintainer scripts would otherwise create a database, bootstrap
-# an admin and register endpoints in /etc/keystone; the tests configure
-# everything themselves in temp dirs.
+# Keystone's and Heat's maintainer scripts would otherwise create databases,
+# bootstrap an admin, register endpoints and write credentials into
+# /etc/keystone and /etc/heat; the tests configure everything themselves in
+# temp dirs.
 debconf-set-selections <<'EOF'
 keystone keystone/configure_db boolean false
 keystone keystone/create-admin-tenant boolean false
 keystone keystone/register-endpoint boolean false
+heat-common heat/configure_with_debconf boolean false
+heat-common heat/configure_db boolean false
+heat-common heat/configure_rabbit boolean false
+heat-common heat/configure_ksat boolean false
+heat-api heat/configure_api-endpoint boolean false
 EOF
 
 export DEBIAN_FRONTEND=noninteractive

@@ -44,7 +44,7 @@ export interface KeystoneServer extends KeystoneInfo {
 const REGION = 'RegionOne';
 const PROJECT = 'vnf';
 const USER = 'vnfuser';
-/** Heat does not run; the tests only need its catalog entry. */
+/** A placeholder until `startHeat` (heat.ts) moves it to the port Heat really listens on. */
 const ORCHESTRATION_URL = 'http://127.0.0.1:8004/v1/%(tenant_id)s';
 const PYTHON = '/usr/bin/python3';
 const SEED_SCRIPT = fileURLToPath(new URL('./keystone-seed.py', import.meta.url));
@@ -286,13 +286,13 @@ async function waitUntilServing(child: ChildProcess, url: string, dir: string): 
  * Like Promise.all, but waits for every step to end before failing, so that
  * nothing still runs in the temp dir when the caller cleans it up.
  */
-async function settleAll(steps: Promise<unknown>[]): Promise<void> {
+export async function settleAll(steps: Promise<unknown>[]): Promise<void> {
   const results = await Promise.allSettled(steps);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
 }
 
-async function stopProcessGroup(child: ChildProcess): Promise<void> {
+export async function stopProcessGroup(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
   const pid = child.pid;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -311,7 +311,7 @@ async function stopProcessGroup(child: ChildProcess): Promise<void> {
   signalGroup(pid, 'SIGKILL');
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch (err) {
@@ -369,7 +369,7 @@ function run(command: string, args: string[], opts: RunOptions): Promise<string>
  * Keystone's tools must run on Debian's /usr/bin/python3 with Debian's
  * packages; drop what could point them at another interpreter's libraries.
  */
-function pythonEnv(): NodeJS.ProcessEnv {
+export function pythonEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of ['PYTHONPATH', 'PYTHONHOME', 'VIRTUAL_ENV', 'PYTHONSTARTUP']) delete env[name];
   env.PATH = `/usr/sbin:/usr/bin:/sbin:/bin${env.PATH ? `:${env.PATH}` : ''}`;
@@ -383,7 +383,7 @@ async function processOwner(): Promise<{ user: string; group: string }> {
 }
 
 /** A port free right now on 127.0.0.1 (uwsgi binds it a moment later). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
