@@ -36,6 +36,7 @@ import { vnfCreateCommand } from './commands/vnf/create.js';
 import { vnfDeleteCommand } from './commands/vnf/delete.js';
 import { vnfHealCommand } from './commands/vnf/heal.js';
 import { vnfInstantiateCommand } from './commands/vnf/instantiate.js';
+import { vnfKubeconfigCommand } from './commands/vnf/kubeconfig.js';
 import { vnfListCommand } from './commands/vnf/list.js';
 import { vnfScaleCommand } from './commands/vnf/scale.js';
 import { vnfShowCommand } from './commands/vnf/show.js';
@@ -79,6 +80,7 @@ export function buildProgram(ctx: Context): Command {
     vnfChangePackageCommand(ctx),
     vnfTerminateCommand(ctx),
     vnfDeleteCommand(ctx),
+    vnfKubeconfigCommand(ctx),
     opListCommand(ctx),
     opShowCommand(ctx),
     opRetryCommand(ctx),

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { ConflictError, InterruptedError, NotFoundError, TimeoutError, UsageError, VimCheckError, VnfmError } from '../errors.js';
 import type { DriverContext, DriverEvent, JournalStep, ResourceRef } from '../infra/driver.js';
 import type { KubernetesInfraDriver } from '../infra/kubernetes/driver-contract.js';
+import type { SecretReader } from '../infra/kubernetes/secrets.js';
 import type { ManagementDriver } from '../mgmt/index.js';
 import { noopManagementDriver } from '../mgmt/index.js';
 import type { Store } from '../store/index.js';
@@ -41,6 +42,8 @@ export interface LcmDeps {
   kubernetesDriver(vim: VimConnection): KubernetesInfraDriver | Promise<KubernetesInfraDriver>;
   /** Hooks around the infra-driver; the no-op driver when absent. */
   mgmt?: ManagementDriver;
+  /** Reads Secrets on a VIM (vnf-kubeconfig). */
+  secretReader?(vim: VimConnection): Promise<SecretReader>;
   /** The pid recorded in locks (this process's by default). */
   pid?: number;
   /** Whether a lock holder still runs (process.kill(pid, 0) by default). */
@@ -187,6 +190,27 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
   throw new InterruptedError('interrupted');
 }
 
+/**
+ * Lets the management driver refuse hooks it cannot run (before anything
+ * changes) and seal the secrets its hooks need in the request to record.
+ */
+async function prepared(deps: LcmDeps, plan: Plan, source: string): Promise<Plan> {
+  const mgmt = deps.mgmt ?? noopManagementDriver;
+  if (!plan.hooks || !mgmt.prepare) return plan;
+  const params = await mgmt.prepare({ operation: plan.operation, hooks: plan.hooks, implementations: plan.flavour?.hooks ?? {}, request: plan.params, source });
+  return { ...plan, params };
+}
+
+/** Keeps what the hooks recorded (and what earlier operations did) in the instance's metadata. */
+function withHookRecords(before: VnfInstance, after: VnfInstance, records: Record<string, unknown>): VnfInstance {
+  const info = after.instantiatedVnfInfo;
+  if (!info) return after;
+  const merged: Record<string, unknown> = { ...before.instantiatedVnfInfo?.metadata.mgmt, ...info.metadata.mgmt, ...records };
+  for (const [k, v] of Object.entries(merged)) if (v === null || v === undefined) delete merged[k];
+  const { mgmt: _m, ...metadata } = info.metadata;
+  return { ...after, instantiatedVnfInfo: { ...info, metadata: Object.keys(merged).length ? { ...metadata, mgmt: merged } : metadata } };
+}
+
 /** Starts a new operation on the instance: the plan has been made from the checked request. */
 export async function runOperation(
   deps: LcmDeps,
@@ -197,7 +221,7 @@ export async function runOperation(
   throwIfAborted(opts.signal);
   sweepStaleLock(deps, instance.id, opts.onEvent);
   assertInstanceFree(deps, instance.id);
-  const plan = await makePlan();
+  const plan = await prepared(deps, await makePlan(), opts.source ?? 'request');
   throwIfAborted(opts.signal);
   const ops = deps.store.opOccs;
   const op = ops.exclusive(() => {
@@ -275,9 +299,10 @@ export async function execute(
     signal,
   };
   const mgmt = deps.mgmt ?? noopManagementDriver;
-  const hook = async (name: LcmHook) => {
+  const records: Record<string, unknown> = {};
+  const hook = async (name: LcmHook, result?: VnfInstance) => {
     opts.onEvent?.({ type: 'hook', hook: name });
-    await mgmt.runHook({
+    const outcome = await mgmt.runHook({
       hook: name,
       vnfInstanceId: instance.id,
       operation: plan.operation,
@@ -286,13 +311,18 @@ export async function execute(
       packageDir: plan.packageDir,
       signal,
       report: (message) => opts.onEvent?.({ type: 'driver', event: { message } }),
+      vim: plan.vim,
+      instance,
+      ...(result ? { result } : {}),
     });
+    if (outcome?.record) Object.assign(records, outcome.record);
   };
   try {
     const driver = await deps.kubernetesDriver(plan.vim);
     if (plan.hooks) await hook(plan.hooks[0]);
-    const after = await plan.run(driver, ctx);
-    if (plan.hooks) await hook(plan.hooks[1]);
+    const ran = await plan.run(driver, ctx);
+    if (plan.hooks) await hook(plan.hooks[1], ran);
+    const after = withHookRecords(instance, ran, records);
     const affectedVnfcs = diffVnfcs(instance, after);
     const final = ops.exclusive(() => {
       const now = nowIso(deps);

@@ -9,3 +9,4 @@ export { isProcessAlive } from './engine.js';
 export { createVnf, listVnfs, getVnf, resolveVnfs, deleteVnf, deleteVnfs, listOpOccs, getOpOcc, failOpOcc, type CreateVnfOptions, type OpOccFilter } from './instances.js';
 export { instantiateVnf, scaleVnf, healVnf, terminateVnf, changeVnfPackage, retryOpOcc, rollbackOpOcc } from './operations.js';
 export { levelReplicas, scaledReplicas, aspectDelta } from './replicas.js';
+export { getWorkloadKubeconfig, type WorkloadKubeconfig, type WorkloadKubeconfigOptions } from './workload-kubeconfig.js';

@@ -45,6 +45,8 @@ export interface InstantiatedVnfInfo {
     'lcm-kubernetes-def-files': string[];
     /** Replicas of each VDU now (VDU node name → count). */
     vduReplicas: Record<string, number>;
+    /** What management drivers keep with the instance, by driver name (the VIMs capi-credentials registered). */
+    mgmt?: Record<string, unknown>;
     /** The request's additionalParams.vnfm_readiness, for the operations that follow. */
     vnfm_readiness?: ReadinessOverrides;
   };

@@ -1,8 +1,10 @@
 /**
  * Management drivers: the hooks (`instantiate_start`, `scale_end`, …) the
  * operation engine calls around the infra-driver, to configure what it
- * created. For now only the no-op driver; the SSH-based drivers arrive later.
+ * created. A declared hook runs a built-in driver chosen by its artifact's
+ * file name (README.md); package scripts are refused until vnfm can run them.
  */
+import type { LcmOperation, LcmRequest, VimConnection, VnfInstance } from '../lcm/model.js';
 import type { HookImplementation, LcmHook } from '../vnfd/index.js';
 
 /** What a hook is told about the operation it runs in. */
@@ -10,7 +12,7 @@ export interface HookContext {
   hook: LcmHook;
   vnfInstanceId: string;
   operation: string;
-  /** The operation's request body, as recorded on the occurrence. */
+  /** The operation's request body, as recorded on the occurrence (secrets sealed by `prepare`). */
   request: unknown;
   /** The hook's implementation declared in the VNFD's flavour; absent when the VNFD declares none. */
   implementation?: HookImplementation;
@@ -18,15 +20,62 @@ export interface HookContext {
   packageDir: string;
   signal: AbortSignal;
   report(message: string): void;
+  /** The VIM the operation runs on, secrets opened. */
+  vim: VimConnection;
+  /** The instance as stored before the operation. */
+  instance: VnfInstance;
+  /** End hooks only: the instance as the infra-driver left it, stored when the operation completes. */
+  result?: VnfInstance;
+}
+
+/** What a hook hands back to the engine. */
+export interface HookOutcome {
+  /**
+   * Facts to keep with the instance, merged into
+   * `instantiatedVnfInfo.metadata.mgmt` when the operation completes (a key
+   * set to null is removed). Drivers use their own name as the key.
+   */
+  record?: Record<string, unknown>;
+}
+
+/** What `prepare` is shown before an operation starts. */
+export interface PrepareInput {
+  operation: LcmOperation;
+  /** The operation's start and end hooks. */
+  hooks: readonly LcmHook[];
+  /** The hooks the VNFD's flavour declares. */
+  implementations: Partial<Record<LcmHook, HookImplementation>>;
+  /** The checked request, about to be recorded on the occurrence. */
+  request: LcmRequest;
+  /** Where the request came from, for messages (the request file). */
+  source: string;
 }
 
 /**
- * Runs a hook. Called for every hook of an operation; a driver does nothing
- * for hooks the VNFD does not declare. Throwing fails the operation
- * (FAILED_TEMP), like an infra-driver failure.
+ * Runs hooks. `runHook` is called for every hook of an operation; a driver
+ * does nothing for hooks the VNFD does not declare. Throwing fails the
+ * operation (FAILED_TEMP), like an infra-driver failure, and retry calls the
+ * hook again: drivers are idempotent.
  */
 export interface ManagementDriver {
-  runHook(ctx: HookContext): Promise<void>;
+  /**
+   * Called before the operation starts (nothing has changed yet): throws for
+   * a declared hook it cannot run or parameters it cannot use, and returns
+   * the request to record, with the secrets it will need sealed.
+   */
+  prepare?(input: PrepareInput): Promise<LcmRequest>;
+  runHook(ctx: HookContext): Promise<void | HookOutcome>;
 }
 
 export { noopManagementDriver } from './noop.js';
+export {
+  builtinDriverName,
+  createManagementDriver,
+  BUILTIN_DRIVERS,
+  type BuiltinDriver,
+  type ManagementServices,
+  type WorkloadVimRegistry,
+  type SealedValue,
+} from './builtin.js';
+export { parseReceiver, sendCredentials, displayUrl, type CredentialsReceiver, type CredentialsPayload, type SendOptions } from './receiver.js';
+export { parseWorkloadKubeconfig, type WorkloadCredentials } from './workload-kubeconfig.js';

@@ -6,6 +6,7 @@
 export { startSandbox, SANDBOX_KUBERNETES_VERSION, type Sandbox, type SandboxOptions } from './server.js';
 export type { SandboxFaults, ObjectMatch, RequestFault } from './faults.js';
 export type { ControllerOptions } from './controllers/index.js';
+export type { WorkloadClusterEndpoint } from './controllers/cluster-api.js';
 export { SANDBOX_NODES } from './controllers/index.js';
 export type { WatchOptions } from './watch.js';
 export {

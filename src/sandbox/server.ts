@@ -31,6 +31,7 @@ import {
 import { startNamespaceController } from './namespace-controller.js';
 import { customResourceDefinitions, startCrdController } from './crds.js';
 import { bootstrapCluster, startControllers, type ControllerOptions } from './controllers/index.js';
+import { startClusterApiController, type ClusterApiController, type WorkloadClusterEndpoint } from './controllers/cluster-api.js';
 import { FaultRules, type SandboxFaults } from './faults.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import { PATCH_TYPES } from './patch.js';
@@ -68,7 +69,12 @@ export interface Sandbox {
   token: string;
   /** Fault switches for tests (faults.ts). */
   faults: SandboxFaults;
-  /** Stops listening, drops open connections and stops the controllers. */
+  /**
+   * The API servers started for Cluster API workload clusters (one per
+   * provisioned `Cluster`; its `<cluster>-kubeconfig` Secret reaches it too).
+   */
+  workloadClusters(): WorkloadClusterEndpoint[];
+  /** Stops listening, drops open connections, stops the controllers and every workload cluster's API server. */
   close(): Promise<void>;
 }
 
@@ -384,6 +390,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   bootstrapCluster(controllerContext, port);
   const controllers = startControllers(controllerContext, opts.controllers ?? {});
+  // A workload cluster is another sandbox: its own CA, certificate and token, the same behaviour.
+  const clusterApi: ClusterApiController | undefined =
+    opts.controllers?.enabled !== false && opts.controllers?.clusterApi !== false
+      ? startClusterApiController(controllerContext, () => startSandbox({ host, ...(opts.watch ? { watch: opts.watch } : {}), ...(opts.controllers ? { controllers: opts.controllers } : {}) }))
+      : undefined;
   watches.startHistoryHere();
   const faults: SandboxFaults = {
     neverReady: (match) => faultRules.addNeverReady(match),
@@ -398,14 +409,18 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     caPem: certs.caPem,
     token,
     faults,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    workloadClusters: () => clusterApi?.workloadClusters() ?? [],
+    close: async () => {
+      clusterApi?.stop();
+      await clusterApi?.close();
+      await new Promise<void>((resolve, reject) => {
         controllers.stop();
         namespaceController.stop();
         crdController.stop();
         watches.stop();
         server.close((err) => (err ? reject(err) : resolve()));
         for (const socket of sockets) socket.destroy();
-      }),
+      });
+    },
   };
 }

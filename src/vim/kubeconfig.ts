@@ -7,7 +7,7 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { UsageError, ValidationError } from '../errors.js';
-import { FileReadError, isMapping, kindOf, MAX_REFERENCED_BYTES, readBoundedText, readConfigYaml } from './config-file.js';
+import { FileReadError, isMapping, kindOf, MAX_REFERENCED_BYTES, parseConfigYaml, readBoundedText, readConfigYaml } from './config-file.js';
 import type { VimAuth, VimConfig, VimSecrets, VimSpec } from './model.js';
 import { parsePemCertificates } from './pem.js';
 
@@ -43,6 +43,15 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export function readKubeconfig(path: string, opts: ReadKubeconfigOptions = {}): VimConfig {
   const doc = readConfigYaml(path, 'pass the path of a kubeconfig file (kind: Config)');
   return new KubeconfigReader(path, doc).read(opts);
+}
+
+/**
+ * Reads a kubeconfig held in memory (one kept in a Secret, say). `origin`
+ * names it in errors. References to other files are resolved against the
+ * working directory; a kubeconfig from a Secret embeds its data instead.
+ */
+export function parseKubeconfigText(text: string, origin: string, opts: ReadKubeconfigOptions = {}): VimConfig {
+  return new KubeconfigReader(origin, parseConfigYaml(text, origin)).read(opts);
 }
 
 class KubeconfigReader {

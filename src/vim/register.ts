@@ -17,7 +17,9 @@ import { sealSecrets, secretNamesOf } from './vims.js';
 export type VimSource =
   | { kind: 'vim-config'; path: string }
   | { kind: 'kubeconfig'; path: string; context?: string; namespace?: string }
-  | { kind: 'clouds-yaml'; cloud: string; env: Record<string, string | undefined>; cwd: string; home: string };
+  | { kind: 'clouds-yaml'; cloud: string; env: Record<string, string | undefined>; cwd: string; home: string }
+  /** Settings already read (a management driver's, from a workload cluster's kubeconfig). */
+  | { kind: 'config'; config: VimConfig };
 
 export function loadVimConfig(source: VimSource): VimConfig {
   switch (source.kind) {
@@ -27,6 +29,8 @@ export function loadVimConfig(source: VimSource): VimConfig {
       return readKubeconfig(source.path, { context: source.context, namespace: source.namespace });
     case 'clouds-yaml':
       return readCloudsYaml(source.cloud, { env: source.env, cwd: source.cwd, home: source.home });
+    case 'config':
+      return source.config;
   }
 }
 

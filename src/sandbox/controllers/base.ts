@@ -18,6 +18,12 @@ export interface ControllerOptions {
   readyDelayMs?: number;
   /** How long a pod deleted with a grace period stays Terminating (default: readyDelayMs, at most the grace period). */
   terminationDelayMs?: number;
+  /**
+   * Emulate the Cluster API controllers for the kinds CRDs define (default
+   * true; controllers/cluster-api.ts): Clusters get a workload API server of
+   * their own, MachineDeployments get Machines. The steps take readyDelayMs each.
+   */
+  clusterApi?: boolean;
 }
 
 export interface ControllerContext {

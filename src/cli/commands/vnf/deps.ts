@@ -1,6 +1,10 @@
 import type { Context } from '../../context.js';
 import type { KubeAccess } from '../../../infra/kubernetes/index.js';
 import type { LcmDeps, VimConnection } from '../../../lcm/index.js';
+import type { ManagementServices, WorkloadVimRegistry } from '../../../mgmt/index.js';
+import type { SecretReader } from '../../../infra/kubernetes/secrets.js';
+import type { Store } from '../../../store/index.js';
+import type { VimDeps } from '../../../vim/index.js';
 
 /**
  * Wires the lifecycle use cases to the store, the keyring (opened only when a
@@ -11,6 +15,10 @@ import type { LcmDeps, VimConnection } from '../../../lcm/index.js';
 export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): void }> {
   const store = await ctx.store();
   const drivers: { close(): void }[] = [];
+  const secretReader = async (vim: VimConnection) => {
+    const { createSecretReader } = await import('../../../infra/kubernetes/secrets.js');
+    return createSecretReader(await kubeAccessOf(vim));
+  };
   const deps: LcmDeps = {
     store,
     home: ctx.home,
@@ -25,7 +33,10 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
       drivers.push(driver);
       return driver;
     },
+    secretReader,
   };
+  const { createManagementDriver } = await import('../../../mgmt/index.js');
+  deps.mgmt = createManagementDriver(managementServices(ctx, store, secretReader));
   return { deps, close: () => drivers.splice(0).forEach((d) => d.close()) };
 }
 
@@ -53,5 +64,49 @@ async function kubeAccessOf(vim: VimConnection): Promise<KubeAccess> {
     ...(spec.auth.method === 'basic' ? { username: spec.auth.username, password: secrets.password } : {}),
     clientCert: secrets.clientCert,
     clientKey: secrets.clientKey,
+  };
+}
+
+/**
+ * What the built-in management drivers reach: Secrets on the instance's VIM,
+ * the keyring (to seal the secrets a request carries for later hooks), and
+ * the VIM use cases (capi-credentials registers workload clusters as VIMs).
+ */
+function managementServices(ctx: Context, store: Store, secrets: (vim: VimConnection) => Promise<SecretReader>): ManagementServices {
+  const vimDeps = async (): Promise<VimDeps> => {
+    const [{ checkVim }, keyring] = await Promise.all([import('../../../vim/check.js'), ctx.keyring()]);
+    return { vims: store.vims, keyring: () => keyring, check: checkVim, now: () => ctx.now() };
+  };
+  const configOf = async (kubeconfig: string, origin: string, extra: Record<string, string>) => {
+    const { parseKubeconfigText } = await import('../../../vim/kubeconfig.js');
+    const config = parseKubeconfigText(kubeconfig, origin);
+    config.spec.extra = { ...config.spec.extra, ...extra };
+    return config;
+  };
+  const vims: WorkloadVimRegistry = {
+    find: (ref) => store.vims.find(ref),
+    async register(input) {
+      const { registerVim } = await import('../../../vim/register.js');
+      const source = { kind: 'config' as const, config: await configOf(input.kubeconfig, input.origin, input.extra) };
+      return registerVim(await vimDeps(), { name: input.name, description: input.description, isDefault: input.isDefault, source });
+    },
+    async update(id, input) {
+      const { updateVim } = await import('../../../vim/register.js');
+      const source = { kind: 'config' as const, config: await configOf(input.kubeconfig, input.origin, input.extra) };
+      return updateVim(await vimDeps(), { ref: id, source, ...(input.isDefault ? { isDefault: true } : {}) });
+    },
+    usedBy: (id) => store.instances.list().filter((i) => i.vimId === id).map((i) => i.vnfInstanceName ?? i.id),
+    remove: (id) => store.vims.deleteAll([id]),
+  };
+  return {
+    secrets,
+    vims,
+    async seal(plain) {
+      const { token, keyId } = (await ctx.keyring()).encrypt(plain);
+      return { sealed: token, keyId };
+    },
+    async open(value) {
+      return (await ctx.keyring()).decrypt(value.sealed, value.keyId);
+    },
   };
 }
