@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { ConflictError, InterruptedError, NotFoundError, TimeoutError, UsageError, VimCheckError, VnfmError } from '../errors.js';
 import type { DriverContext, DriverEvent, JournalStep, ResourceRef } from '../infra/driver.js';
 import type { KubernetesInfraDriver } from '../infra/kubernetes/driver-contract.js';
+import type { OpenStackInfraDriver } from '../infra/openstack/driver-contract.js';
 import type { SecretReader } from '../infra/kubernetes/secrets.js';
 import type { ManagementDriver } from '../mgmt/index.js';
 import { noopManagementDriver } from '../mgmt/index.js';
@@ -40,6 +41,8 @@ export interface LcmDeps {
   openVimSecrets(vim: Vim): Promise<VimSecrets>;
   /** The Kubernetes infra-driver for a VIM. */
   kubernetesDriver(vim: VimConnection): KubernetesInfraDriver | Promise<KubernetesInfraDriver>;
+  /** The OpenStack (Heat) infra-driver for a VIM; operations on OpenStack VIMs fail without it. */
+  openstackDriver?(vim: VimConnection): OpenStackInfraDriver | Promise<OpenStackInfraDriver>;
   /** Hooks around the infra-driver; the no-op driver when absent. */
   mgmt?: ManagementDriver;
   /** Reads Secrets on a VIM (vnf-kubeconfig). */
@@ -63,6 +66,8 @@ export interface OperationOptions {
   onEvent?(event: LcmEvent): void;
   /** Where the request came from, for messages (the request file). */
   source?: string;
+  /** OpenStack: Heat environment files (`openstack stack create -e`), replacing the VIM's and the instance's. */
+  heatEnvironments?: string[];
 }
 
 export interface OperationResult {
@@ -71,7 +76,9 @@ export interface OperationResult {
 }
 
 /** What an operation (or a rollback) will do, decided before anything changes. */
-export interface Plan {
+export type Plan = KubernetesPlan | OpenStackPlan;
+
+interface PlanCommon {
   operation: LcmOperation;
   /** Recorded as the occurrence's operationParams: never with secrets. */
   params: LcmRequest;
@@ -80,8 +87,28 @@ export interface Plan {
   packageDir: string;
   /** Start and end hooks; none for a rollback. */
   hooks?: [LcmHook, LcmHook];
+}
+
+export interface KubernetesPlan extends PlanCommon {
+  infra?: 'kubernetes';
   /** Does the VIM work and returns the instance as it is afterwards. */
   run(driver: KubernetesInfraDriver, ctx: DriverContext): Promise<VnfInstance>;
+}
+
+export interface OpenStackPlan extends PlanCommon {
+  infra: 'openstack';
+  run(driver: OpenStackInfraDriver, ctx: DriverContext): Promise<VnfInstance>;
+}
+
+/** Binds a plan to the infra-driver of its VIM's type. */
+async function bindDriver(deps: LcmDeps, plan: Plan): Promise<(ctx: DriverContext) => Promise<VnfInstance>> {
+  if (plan.infra === 'openstack') {
+    if (!deps.openstackDriver) throw new VnfmError(`VIM "${plan.vim.name}" is an OpenStack VIM, and this vnfm was set up without the OpenStack infra-driver`);
+    const driver = await deps.openstackDriver(plan.vim);
+    return (ctx) => plan.run(driver, ctx);
+  }
+  const driver = await deps.kubernetesDriver(plan.vim);
+  return (ctx) => plan.run(driver, ctx);
 }
 
 const ACTIVE: LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK'];
@@ -318,9 +345,9 @@ export async function execute(
     if (outcome?.record) Object.assign(records, outcome.record);
   };
   try {
-    const driver = await deps.kubernetesDriver(plan.vim);
+    const run = await bindDriver(deps, plan);
     if (plan.hooks) await hook(plan.hooks[0]);
-    const ran = await plan.run(driver, ctx);
+    const ran = await run(ctx);
     if (plan.hooks) await hook(plan.hooks[1], ran);
     const after = withHookRecords(instance, ran, records);
     const affectedVnfcs = diffVnfcs(instance, after);

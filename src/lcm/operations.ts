@@ -19,6 +19,7 @@ import {
   unionResources,
   type LcmDeps,
   type OperationOptions,
+  type KubernetesPlan,
   type OperationResult,
   type Plan,
 } from './engine.js';
@@ -51,6 +52,7 @@ import {
   type VimLookup,
 } from './requests.js';
 import { vnfcRecords, vnfcsOf } from './vnfcs.js';
+import { infraOf, OPENSTACK_PLANNERS, planOpenStackRollback } from './openstack-plan.js';
 
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
 /** Kinds whose replicas cannot be set: a DaemonSet runs one pod per node, a Pod is one. */
@@ -145,7 +147,7 @@ async function refreshed(
 // ---------------------------------------------------------------------------
 // Plans
 
-async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<Plan> {
+async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<KubernetesPlan> {
   const pkg = await packageOf(deps, instance.vnfPkgId);
   const checked = checkInstantiateRequest(source, body, instance, pkg.vnfd, pkg);
   const request = checked.request;
@@ -213,7 +215,7 @@ async function current(deps: LcmDeps, instance: VnfInstance, source: string, giv
   return { info, pkg, flavour, vim, objects, targets, params: given ? { vimConnectionInfo: redactVimConnectionInfo(given) } : {} };
 }
 
-async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<Plan> {
+async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<KubernetesPlan> {
   const given = (body as ScaleVnfRequest | undefined)?.vimConnectionInfo;
   const cur = await current(deps, instance, source, given);
   const checked = checkScaleRequest(source, body, instance, cur.flavour);
@@ -246,7 +248,7 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
   };
 }
 
-async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<Plan> {
+async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<KubernetesPlan> {
   const given = (body as HealVnfRequest | undefined)?.vimConnectionInfo;
   const cur = await current(deps, instance, source, given);
   const checked = checkHealRequest(source, body, instance, retry);
@@ -266,7 +268,7 @@ async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, sou
   };
 }
 
-async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<Plan> {
+async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<KubernetesPlan> {
   const request = checkTerminateRequest(source, body, instance);
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
   const grace = request.terminationType === 'FORCEFUL' ? 0 : request.gracefulTerminationTimeout;
@@ -286,7 +288,7 @@ async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown
   };
 }
 
-async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<Plan> {
+async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<KubernetesPlan> {
   const request = checkChangePackageShape(source, body, instance);
   const newPkgRecord = deps.store.packages.find(request.vnfdId);
   if (!newPkgRecord || newPkgRecord.vnfdId !== request.vnfdId) {
@@ -346,7 +348,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
   };
 }
 
-type Planner = (deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean) => Promise<Plan>;
+type Planner = (deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean, opts: OperationOptions) => Promise<Plan>;
 
 const PLANNERS: Record<LcmOperation, Planner> = {
   INSTANTIATE: planInstantiate,
@@ -356,6 +358,11 @@ const PLANNERS: Record<LcmOperation, Planner> = {
   CHANGE_VNFPKG: planChangePackage,
 };
 
+/** The planner of the instance's VIM type. */
+function plannerFor(deps: LcmDeps, instance: VnfInstance, body: unknown, operation: LcmOperation, recorded?: LcmOpOcc): Planner {
+  return infraOf(deps, instance, body, recorded) === 'openstack' ? OPENSTACK_PLANNERS[operation] : PLANNERS[operation];
+}
+
 // ---------------------------------------------------------------------------
 // Use cases
 
@@ -363,7 +370,7 @@ function start(operation: LcmOperation) {
   return (deps: LcmDeps, vnfRef: string, request: unknown, opts: OperationOptions = {}): Promise<OperationResult> => {
     const instance = deps.store.instances.get(vnfRef);
     const source = opts.source ?? 'request';
-    return runOperation(deps, instance, () => PLANNERS[operation](deps, instance, request, source, false), opts);
+    return runOperation(deps, instance, () => plannerFor(deps, instance, request, operation)(deps, instance, request, source, false, opts), opts);
   };
 }
 
@@ -386,7 +393,7 @@ export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOp
   const op = deps.store.opOccs.get(first.id);
   assertFailedTemp(op, 'retried');
   const instance = deps.store.instances.get(op.vnfInstanceId);
-  const plan = await PLANNERS[op.operation](deps, instance, op.operationParams, opts.source ?? `occurrence ${op.id}`, true);
+  const plan = await plannerFor(deps, instance, op.operationParams, op.operation, op)(deps, instance, op.operationParams, opts.source ?? `occurrence ${op.id}`, true, opts);
   // Keep the request as first recorded (the plan may have normalised it).
   const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
@@ -406,13 +413,14 @@ export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: Operatio
     });
   }
   const instance = deps.store.instances.get(op.vnfInstanceId);
-  const plan = await planRollback(deps, instance, op, opts.source ?? `occurrence ${op.id}`);
+  const source = opts.source ?? `occurrence ${op.id}`;
+  const plan = infraOf(deps, instance, op.operationParams, op) === 'openstack' ? await planOpenStackRollback(deps, instance, op, source) : await planRollback(deps, instance, op, source);
   const resumed = resumeOccurrence(deps, op.id, 'ROLLING_BACK');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(deps, resumed, plan, 'ROLLING_BACK', 'ROLLED_BACK', opts);
 }
 
-async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, source: string): Promise<Plan> {
+async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, source: string): Promise<KubernetesPlan> {
   const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo> };
   const lookup = vimLookup(deps);
   const vim = await resolveVimConnection(source, params.vimConnectionInfo, lookup, () => instanceVim(deps, instance, source));

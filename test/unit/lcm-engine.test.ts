@@ -198,9 +198,9 @@ describe('requests refused before anything changes', () => {
     ],
     ['unknown VIM', (v) => instantiateVnf(deps, v.id, { flavourId: 'simple', vimConnectionInfo: { vim1: { vimId: 'nope' } } }), /vimConnectionInfo\.vim1\.vimId: no VIM "nope"/],
     [
-      'OpenStack VIM',
+      'a CNF package on an OpenStack VIM',
       (v) => instantiateVnf(deps, v.id, { flavourId: 'simple', vimConnectionInfo: { vim1: { vimId: 'openstack' } } }),
-      /OpenStack VIM: the OpenStack infra-driver is not supported yet/,
+      /flavourId: package .* has no Base HOT for flavour "simple": expected a YAML template in BaseHOT\/simple\//,
     ],
     ['scale of a NOT_INSTANTIATED instance', (v) => scaleVnf(deps, v.id, request('scale-out.json')), /NOT_INSTANTIATED/],
   ];

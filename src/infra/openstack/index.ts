@@ -1,0 +1,11 @@
+/**
+ * The OpenStack room: Keystone v3 (tokens, catalog, the VIM check), Heat
+ * (stacks, resources, events), and the infra-driver that runs VNFs as Heat
+ * stacks. openstack-http.ts alone sends their HTTP.
+ */
+export { checkOpenStackVim, findEndpoint, issueToken, keystoneV3Url } from './keystone.js';
+export type { KeystoneCredentials, KeystoneToken, OpenStackVimCheck } from './keystone.js';
+export { createHeatSession, HeatError } from './heat.js';
+export type { HeatSession, HeatSessionOptions, HeatStack, HeatResource, HeatEvent, StackContent, StackRef } from './heat.js';
+export { createOpenStackDriver, type OpenStackDriverOptions } from './driver.js';
+export * from './driver-contract.js';

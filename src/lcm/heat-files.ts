@@ -1,0 +1,180 @@
+/**
+ * The files a Heat stack is made of: the package's Base HOT for a flavour
+ * (the first YAML of `BaseHOT/<flavour>/` and every file of its `nested/`),
+ * and Heat environments as `openstack stack create -e` takes them, with the
+ * provider templates their `resource_registry` names, read relative to the
+ * environment file. The environments an instance was created with are kept
+ * under VNFM_HOME (`instances/<id>/heat/`) for its later updates.
+ */
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import yaml from 'js-yaml';
+import { UsageError, ValidationError, VnfmError } from '../errors.js';
+import type { HeatTemplates } from '../infra/openstack/driver-contract.js';
+
+/** Heat environments read from disk, ready to merge into a stack's files. */
+export interface HeatEnvironments {
+  /** The files as given (absolute), in merge order. */
+  paths: string[];
+  files: Record<string, string>;
+  environmentFiles: string[];
+  sources: Record<string, string>;
+}
+
+export const NO_ENVIRONMENTS: HeatEnvironments = { paths: [], files: {}, environmentFiles: [], sources: {} };
+
+const YAML_FILE = /\.(ya?ml)$/i;
+const TEMPLATE_FILE = /\.(ya?ml|template)$/i;
+/** Provider templates may use further templates; a chain this deep is a loop. */
+const MAX_DEPTH = 8;
+
+/** The Base HOT of a flavour; ValidationError (exit 2) naming the flavour and the expected path when there is none. */
+export async function readBaseHot(packageDir: string, flavourId: string, source: string, packageId: string): Promise<HeatTemplates> {
+  const dir = join(packageDir, 'BaseHOT', flavourId);
+  let top: string[] = [];
+  try {
+    top = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile() && YAML_FILE.test(e.name)).map((e) => e.name).sort();
+  } catch {
+    // No directory: reported below like an empty one.
+  }
+  if (top.length === 0) {
+    throw new ValidationError(source, 'flavourId', `package ${packageId} has no Base HOT for flavour "${flavourId}": expected a YAML template in BaseHOT/${flavourId}/`, {
+      hint: `add BaseHOT/${flavourId}/<name>.yaml (and its nested templates in BaseHOT/${flavourId}/nested/) to the package, or choose a flavour that has one`,
+    });
+  }
+  const templatePath = `BaseHOT/${flavourId}/${top[0]}`;
+  const files: Record<string, string> = {};
+  const sources: Record<string, string> = {};
+  let nested: string[] = [];
+  try {
+    nested = (await readdir(join(dir, 'nested'), { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name).sort();
+  } catch {
+    // A Base HOT without nested templates.
+  }
+  for (const name of nested) {
+    files[name] = await readFile(join(dir, 'nested', name), 'utf8');
+    sources[name] = `BaseHOT/${flavourId}/nested/${name}`;
+  }
+  return { templatePath, template: await readFile(join(dir, top[0]!), 'utf8'), files, environmentFiles: [], sources };
+}
+
+/** The Base HOT with the environments added to its files; a name both use is refused. */
+export function withEnvironments(hot: HeatTemplates, envs: HeatEnvironments): HeatTemplates {
+  for (const key of Object.keys(envs.files)) {
+    if (hot.files[key] !== undefined && hot.files[key] !== envs.files[key]) {
+      throw new UsageError(`the Heat environment file ${envs.sources[key]} names "${key}", which is also the nested template ${hot.sources[key]} of the package`, {
+        hint: 'rename the provider template (and its entry in resource_registry)',
+      });
+    }
+  }
+  return {
+    ...hot,
+    files: { ...hot.files, ...envs.files },
+    environmentFiles: envs.environmentFiles,
+    sources: { ...hot.sources, ...envs.sources },
+  };
+}
+
+/**
+ * Reads environment files in order. Each is sent under its own name in
+ * `files` and listed in `environment_files`; every template its
+ * `resource_registry` names (and the templates those use) is sent under
+ * the name the registry writes, as Heat looks it up by that name.
+ */
+export async function readHeatEnvironments(paths: string[], baseDir: string): Promise<HeatEnvironments> {
+  const out: HeatEnvironments = { paths: [], files: {}, environmentFiles: [], sources: {} };
+  const put = (key: string, text: string, from: string) => {
+    if (out.files[key] !== undefined && out.files[key] !== text) {
+      throw new UsageError(`two different files are named "${key}" in the Heat environments: ${out.sources[key]} and ${from}`, {
+        hint: 'give the provider templates distinct names in resource_registry',
+      });
+    }
+    out.files[key] = text;
+    out.sources[key] = from;
+  };
+  for (const [i, given] of paths.entries()) {
+    const path = isAbsolute(given) ? given : resolve(baseDir, given);
+    const text = await readText(path, 'Heat environment file');
+    const env = parseYaml(path, text);
+    if (env !== null && env !== undefined && (typeof env !== 'object' || Array.isArray(env))) {
+      throw new ValidationError(path, undefined, 'is not a Heat environment (a mapping with resource_registry, parameters, parameter_defaults...)');
+    }
+    const key = `env-${i + 1}-${basename(path)}`;
+    put(key, text, path);
+    out.paths.push(path);
+    out.environmentFiles.push(key);
+    const registry = (env as { resource_registry?: unknown } | null)?.resource_registry;
+    for (const name of templateNames(registry)) await addTemplate(name, dirname(path), path, 0);
+  }
+  return out;
+
+  async function addTemplate(name: string, dir: string, namedIn: string, depth: number): Promise<void> {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(name) && !name.startsWith('file://')) return; // fetched by Heat itself
+    if (depth > MAX_DEPTH) throw new UsageError(`provider templates nest more than ${MAX_DEPTH} deep at ${name} (named in ${namedIn})`, { hint: 'check for templates that use each other' });
+    const file = name.startsWith('file://') ? new URL(name).pathname : isAbsolute(name) ? name : resolve(dir, name);
+    if (out.files[name] !== undefined && out.sources[name] === file) return;
+    const text = await readText(file, `provider template named in ${namedIn}`);
+    put(name, text, file);
+    const template = parseYaml(file, text) as { resources?: Record<string, { type?: unknown }> } | null;
+    for (const r of Object.values(template?.resources ?? {})) {
+      if (typeof r?.type === 'string' && TEMPLATE_FILE.test(r.type)) await addTemplate(r.type, dirname(file), file, depth + 1);
+    }
+  }
+}
+
+/** Values of a resource_registry (at any depth: `resources: {name: {type: file}}`) that are template files. */
+function templateNames(registry: unknown): string[] {
+  if (!registry || typeof registry !== 'object') return [];
+  return Object.values(registry as Record<string, unknown>).flatMap((v) =>
+    typeof v === 'string' ? (TEMPLATE_FILE.test(v) ? [v] : []) : typeof v === 'object' ? templateNames(v) : [],
+  );
+}
+
+async function readText(path: string, what: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read the ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      hint: 'give the path of an existing file (relative paths in resource_registry are read relative to the environment file)',
+    });
+  }
+}
+
+function parseYaml(path: string, text: string): unknown {
+  try {
+    return yaml.load(text, { schema: yaml.JSON_SCHEMA });
+  } catch (err) {
+    throw new ValidationError(path, undefined, `is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+const heatDir = (home: string, instanceId: string) => join(home, 'instances', instanceId, 'heat');
+
+/** Keeps the environments an instance's stack was made with. */
+export async function saveInstanceEnvironments(home: string, instanceId: string, envs: HeatEnvironments): Promise<void> {
+  const dir = heatDir(home, instanceId);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await writeFile(join(dir, 'environments.json'), JSON.stringify(envs, null, 2), { mode: 0o600 });
+}
+
+/** The environments kept for an instance; none when it was created without. */
+export async function loadInstanceEnvironments(home: string, instanceId: string): Promise<HeatEnvironments> {
+  let text: string;
+  try {
+    text = await readFile(join(heatDir(home, instanceId), 'environments.json'), 'utf8');
+  } catch {
+    return NO_ENVIRONMENTS;
+  }
+  try {
+    return JSON.parse(text) as HeatEnvironments;
+  } catch {
+    throw new VnfmError(`the Heat environments kept for vnf instance ${instanceId} under ${heatDir(home, instanceId)} cannot be read`, {
+      hint: 'give the environments again with --heat-environment',
+    });
+  }
+}
+
+export async function dropInstanceEnvironments(home: string, instanceId: string): Promise<void> {
+  await rm(join(home, 'instances', instanceId), { recursive: true, force: true });
+}
