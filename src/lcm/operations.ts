@@ -7,6 +7,7 @@
 import { UsageError, ValidationError, NotFoundError } from '../errors.js';
 import type { ResourceRef } from '../infra/driver.js';
 import type { KubeObject, KubernetesInfraDriver, VduTarget } from '../infra/kubernetes/driver-contract.js';
+import { kindsDefinedBy } from '../infra/kubernetes/package-kinds.js';
 import type { Flavour } from '../vnfd/index.js';
 import {
   assertFailedTemp,
@@ -105,7 +106,7 @@ function chooseNamespace(requested: string | undefined, objects: KubeObject[], v
 function vduTargets(source: string, field: string, flavour: Flavour, objects: KubeObject[], namespace: string): VduTarget[] {
   return Object.entries(flavour.vdus).map(([vduId, vdu]) => {
     const named = objects.filter((o) => o.metadata.name === vdu.name);
-    const o = named.find((x) => WORKLOAD_KINDS.has(x.kind)) ?? named.find((x) => !NEVER_A_VDU.has(x.kind));
+    const o = named.find((x) => WORKLOAD_KINDS.has(x.kind)) ?? pickCustomVdu(named.filter((x) => !NEVER_A_VDU.has(x.kind)), objects);
     if (!o) {
       throw new ValidationError(source, field, `no workload named "${vdu.name}" (VDU ${vduId}) is in the definition files`, {
         hint: `list the file that holds the workload of ${vduId}`,
@@ -114,6 +115,26 @@ function vduTargets(source: string, field: string, flavour: Flavour, objects: Ku
     const resource: ResourceRef = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace ?? namespace };
     return { vduId, resource };
   });
+}
+
+/**
+ * Among custom resources sharing the VDU's name (Cluster API names a
+ * MachineDeployment, its machine templates and its bootstrap template
+ * alike; a Cluster and its control plane and infrastructure alike), the one
+ * that can be scaled: a kind whose package CRD declares /scale, else — by
+ * the Cluster API convention — a *Deployment, *Set, *Pool or *ControlPlane,
+ * never a *Template. The driver checks at plan time that the choice has
+ * /scale.
+ */
+function pickCustomVdu(candidates: KubeObject[], objects: KubeObject[]): KubeObject | undefined {
+  const scalable = kindsDefinedBy(objects);
+  const declared = candidates.find((c) => scalable.get(`${c.apiVersion.split('/')[0]}/${c.kind}`)?.versions.get(c.apiVersion.split('/')[1] ?? '')?.scale);
+  return (
+    declared ??
+    candidates.find((c) => /(Deployment|Set|Pool|ControlPlane)$/.test(c.kind)) ??
+    candidates.find((c) => !c.kind.endsWith('Template')) ??
+    candidates[0]
+  );
 }
 
 function replicasByWorkload(targets: VduTarget[], replicas: Record<string, number>): Record<string, number> {

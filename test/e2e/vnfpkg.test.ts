@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { newHome, vnfm } from '../support/cli.js';
 
 const samples = resolve(import.meta.dirname, '../../csar-samples');
-const trees = ['basic-cnf/package', 'basic-cnf/package-v2', 'kuryr-cnf/package', 'heat-vnf/package'];
+const trees = ['basic-cnf/package', 'basic-cnf/package-v2', 'kuryr-cnf/package', 'heat-vnf/package', 'capi-mgmt/package', 'capi-capo-workload/package', 'capi-capo-workload/package-v2', 'capi-kamaji-kubevirt-workload/package'];
 const work = mkdtempSync(join(tmpdir(), 'vnfm-pkg-'));
 
 /** A copy of a sample tree to break. */

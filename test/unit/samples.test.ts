@@ -159,11 +159,26 @@ function packagesOf(sample: string): string[] {
     .map((e) => join(samplesRoot, sample, e.name));
 }
 
+/** `group/version/Kind` of every custom resource version with a scale subresource, from the samples' CRDs. */
+function scalableKinds(): Set<string> {
+  const out = new Set<string>();
+  for (const [, pkg] of allPackages) {
+    for (const f of listFiles(pkg).filter((x) => x.startsWith('Files/') && x.endsWith('.yaml'))) {
+      for (const doc of yaml.loadAll(readFileSync(join(pkg, f), 'utf8')) as Yaml[]) {
+        if (doc?.kind !== 'CustomResourceDefinition') continue;
+        const spec = doc.spec as { group: string; names: { kind: string }; versions: Array<{ name: string; subresources?: { scale?: unknown } }> };
+        for (const v of spec.versions) if (v.subresources?.scale) out.add(`${spec.group}/${v.name}/${spec.names.kind}`);
+      }
+    }
+  }
+  return out;
+}
+
 const allPackages = samples.flatMap((s) => packagesOf(s).map((p) => [relative(samplesRoot, p), p] as const));
 
 describe('csar-samples', () => {
-  it('holds the basic CNF, the Kuryr CNF and the Heat VNF, each with a package, requests and a README', () => {
-    expect(samples).toEqual(expect.arrayContaining(['basic-cnf', 'heat-vnf', 'kuryr-cnf']));
+  it('holds the basic CNF, the Kuryr CNF, the Heat VNF and the Cluster API CNFs, each with a package, requests and a README', () => {
+    expect(samples).toEqual(expect.arrayContaining(['basic-cnf', 'heat-vnf', 'kuryr-cnf', 'capi-mgmt', 'capi-capo-workload', 'capi-kamaji-kubevirt-workload']));
     for (const s of samples) {
       expect(existsSync(join(samplesRoot, s, 'package', 'TOSCA-Metadata', 'TOSCA.meta')), s).toBe(true);
       expect(existsSync(join(samplesRoot, s, 'requests', 'instantiate.json')), s).toBe(true);
@@ -232,7 +247,7 @@ describe('csar-samples', () => {
       }
     });
 
-    it('names each CNF VDU after a workload in its manifests', () => {
+    it('names each CNF VDU after a workload, or a custom resource whose CRD (in any sample) has /scale', () => {
       const manifests = files.filter((f) => f.startsWith('Files/') && f.endsWith('.yaml'));
       if (manifests.length === 0) return;
       const objects = manifests.flatMap((f) => yaml.loadAll(readFileSync(join(pkg, f), 'utf8')) as Yaml[]);
@@ -242,9 +257,10 @@ describe('csar-samples', () => {
         expect(o.kind).toBeTypeOf('string');
         expect(o.apiVersion as string, `${o.kind} uses a removed apiVersion`).not.toMatch(removed);
       }
+      const scalable = scalableKinds();
       const workloads = new Set(
         objects
-          .filter((o) => ['Deployment', 'DaemonSet', 'StatefulSet', 'ReplicaSet', 'Pod'].includes(o.kind as string))
+          .filter((o) => ['Deployment', 'DaemonSet', 'StatefulSet', 'ReplicaSet', 'Pod'].includes(o.kind as string) || scalable.has(`${o.apiVersion as string}/${o.kind as string}`))
           .map((o) => (o.metadata as Yaml).name as string),
       );
       for (const [vdu, name] of readVnfdFacts(pkg).vduNames) {
