@@ -104,6 +104,7 @@ interface ManifestObject {
 export async function lintKubernetesDefinitions(files: PackageFiles, paths: string[], vnfd?: Vnfd): Promise<Finding[]> {
   const findings: Finding[] = [];
   const objects: ManifestObject[] = [];
+  const scalable = new Map<string, boolean>();
   for (const path of paths) {
     if (!files.has(path)) {
       findings.push({
@@ -128,7 +129,7 @@ export async function lintKubernetesDefinitions(files: PackageFiles, paths: stri
       });
       continue;
     }
-    lintFile(path, text, objects, findings);
+    lintFile(path, text, objects, findings, scalable);
   }
   checkDuplicates(objects, findings);
   if (vnfd && paths.length > 0) {
@@ -136,12 +137,13 @@ export async function lintKubernetesDefinitions(files: PackageFiles, paths: stri
     for (const flavour of Object.values(vnfd.flavours)) {
       if (!texts.has(flavour.file)) texts.set(flavour.file, await files.readText(flavour.file).catch(() => ''));
     }
-    checkVduNames(vnfd, objects, texts, findings);
+    checkVduNames(vnfd, objects, texts, findings, scalable);
   }
   return findings;
 }
 
-function lintFile(path: string, text: string, objects: ManifestObject[], findings: Finding[]): void {
+/** `scalable`: `<apiVersion>/<Kind>` → whether the package's CRD gives that version a /scale subresource. */
+function lintFile(path: string, text: string, objects: ManifestObject[], findings: Finding[], scalable: Map<string, boolean>): void {
   const docs = splitYamlDocuments(text);
   if (docs.length === 0) {
     findings.push({
@@ -205,6 +207,7 @@ function lintFile(path: string, text: string, objects: ManifestObject[], finding
       namespace: typeof metadata.namespace === 'string' ? metadata.namespace : undefined,
     };
     objects.push(object);
+    if (object.kind === 'CustomResourceDefinition' && isMapping(doc.spec)) recordScale(doc.spec, scalable);
     const removed = findRemovedApi(object.apiVersion, object.kind);
     if (removed) findings.push(removedApiFinding(object, removed, at(['apiVersion'])));
   }
@@ -245,14 +248,38 @@ function checkDuplicates(objects: ManifestObject[], findings: Finding[]): void {
   }
 }
 
+function recordScale(spec: Record<string, unknown>, scalable: Map<string, boolean>): void {
+  const names = isMapping(spec.names) ? spec.names : {};
+  if (typeof spec.group !== 'string' || typeof names.kind !== 'string' || !Array.isArray(spec.versions)) return;
+  for (const v of spec.versions) {
+    if (!isMapping(v) || typeof v.name !== 'string') continue;
+    const subresources = isMapping(v.subresources) ? v.subresources : {};
+    scalable.set(`${spec.group}/${v.name}/${names.kind}`, isMapping(subresources.scale));
+  }
+}
+
 /** `flavourTexts`: the flavour files' source, to point each finding at the VDU's name line. */
-function checkVduNames(vnfd: Vnfd, objects: ManifestObject[], flavourTexts: Map<string, string>, findings: Finding[]): void {
+function checkVduNames(vnfd: Vnfd, objects: ManifestObject[], flavourTexts: Map<string, string>, findings: Finding[], scalable: Map<string, boolean>): void {
   const workloads = objects.filter((o) => (WORKLOAD_KINDS as readonly string[]).includes(o.kind));
   const workloadNames = [...new Set(workloads.map((o) => `${o.kind} ${o.name}`))];
   for (const flavour of Object.values(vnfd.flavours)) {
     for (const vdu of Object.values(flavour.vdus)) {
       const named = objects.filter((o) => o.name === vdu.name);
-      if (named.some((o) => !NON_WORKLOAD_KINDS.has(o.kind))) continue;
+      const candidates = named.filter((o) => !NON_WORKLOAD_KINDS.has(o.kind));
+      // A custom resource stands for a VDU only through /scale; the package's own CRDs say whether it has one.
+      const unscalable = candidates.filter((o) => scalable.get(`${o.apiVersion}/${o.kind}`) === false);
+      if (candidates.length > 0 && unscalable.length === candidates.length) {
+        findings.push({
+          severity: 'error',
+          code: 'vdu-resource-not-scalable',
+          file: flavour.file,
+          line: lineOf(flavourTexts.get(flavour.file) ?? '', ['topology_template', 'node_templates', vdu.nodeName, 'properties', 'name']),
+          message: `VDU ${vdu.nodeName} of flavour ${flavour.id} is named ${vdu.name}, which only ${unscalable.map((o) => `${o.kind} (${o.file}:${o.line})`).join(', ')} is called, and the package's CRD gives that kind no /scale subresource`,
+          hint: 'name the VDU after a workload or a custom resource whose CRD declares subresources.scale (specReplicasPath, statusReplicasPath), or add scale to that CRD version',
+        });
+        continue;
+      }
+      if (candidates.length > 0) continue;
       findings.push({
         severity: 'error',
         code: 'vdu-resource-missing',

@@ -204,6 +204,44 @@ describe('lintKubernetesDefinitions', () => {
     expect(await lintKubernetesDefinitions(memoryPackage(members), [WEB, CACHE], vnfd)).toEqual([]);
   });
 
+  test('a custom resource whose CRD in the package has no /scale cannot stand for a VDU', async () => {
+    const { members, vnfd } = await cnf();
+    const crd = (scale: boolean) =>
+      [
+        'apiVersion: apiextensions.k8s.io/v1',
+        'kind: CustomResourceDefinition',
+        'metadata:',
+        '  name: widgets.example.com',
+        'spec:',
+        '  group: example.com',
+        '  scope: Namespaced',
+        '  names: { kind: Widget, plural: widgets }',
+        '  versions:',
+        '    - name: v1',
+        '      served: true',
+        '      storage: true',
+        `      subresources: { status: {}${scale ? ', scale: { specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas }' : ''} }`,
+        '      schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } }',
+        '---',
+        'apiVersion: example.com/v1',
+        'kind: Widget',
+        'metadata:',
+        '  name: web',
+        '',
+      ].join('\n');
+    members[WEB] = crd(false);
+    const findings = await lintKubernetesDefinitions(memoryPackage(members), [WEB, CACHE], vnfd);
+    expect(findings).toEqual([
+      expect.objectContaining({
+        code: 'vdu-resource-not-scalable',
+        file: DF,
+        message: `VDU VDU1 of flavour simple is named web, which only Widget (${WEB}:19) is called, and the package's CRD gives that kind no /scale subresource`,
+      }),
+    ]);
+    members[WEB] = crd(true);
+    expect(await lintKubernetesDefinitions(memoryPackage(members), [WEB, CACHE], vnfd)).toEqual([]);
+  });
+
   test('the same object twice across files', async () => {
     const { members, vnfd } = await cnf();
     members['Files/kubernetes/again.yaml'] = members[CACHE]!;
