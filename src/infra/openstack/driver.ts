@@ -88,6 +88,14 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
   function rejected(err: unknown, templates: HeatTemplates): unknown {
     if (!(err instanceof HeatError) || err.status !== 400) return err;
     const named = Object.keys(templates.files).filter((k) => err.heatMessage.includes(`<${k}>`) || err.heatMessage.includes(k));
+    // "... for facade OS::Neutron::Net missing in provider": the provider template an environment maps that type to.
+    const facade = /facade (\S+)/.exec(err.heatMessage)?.[1];
+    if (facade) {
+      for (const env of templates.environmentFiles) {
+        const line = new RegExp(`^\\s*${facade.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*:\\s*["']?([^\\s"'#]+)`, 'm').exec(templates.files[env] ?? '');
+        if (line?.[1] && templates.files[line[1]] !== undefined && !named.includes(line[1])) named.push(env, line[1]);
+      }
+    }
     const files = [templates.templatePath, ...named.map((k) => templates.sources[k] ?? k)];
     return new VnfmError(`Heat rejected the template ${files.join(' / ')}: ${err.heatMessage}`, {
       hint: `fix ${named.length ? files.at(-1) : templates.templatePath}; nothing was created`,
@@ -170,9 +178,25 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
         ctx.report({ resource, message: 'deleting' });
         await settle(ctx, stack, 'DELETE', since);
       }
+      await nameReleased(ctx, name);
     }
     step(ctx, { action: 'delete', resource, state: 'done' });
     ctx.report({ resource, message: stack ? 'deleted' : 'already gone', done: true });
+  }
+
+  /**
+   * Heat records DELETE_COMPLETE a moment before it lets the stack's name go;
+   * a stack created under that name in between is refused as existing.
+   */
+  async function nameReleased(ctx: DriverContext, name: string): Promise<void> {
+    for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
+      const left = await heat.findStack(name, ctx.signal);
+      if (!left || left.status !== 'DELETE_COMPLETE') {
+        if (!left) return;
+        throw new VnfmError(`Heat stack ${name} is ${left.status} after its deletion completed`, { hint: 'another client works on the stack; retry once it is done' });
+      }
+      await pauseFor(pause, ctx.signal);
+    }
   }
 
   /** Servers named after a VDU, at any depth, oldest first. */
@@ -250,18 +274,7 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
         const resource = stackResource(stackNameOf(input.instanceId));
         step(ctx, { action: 'wait', resource, state: 'intended', detail: `graceful termination: ${grace} s` });
         ctx.report({ resource, message: `graceful termination: deleting in ${grace} s` });
-        await new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(() => {
-            ctx.signal.removeEventListener('abort', onAbort);
-            resolve();
-          }, grace * 1000);
-          const onAbort = () => {
-            clearTimeout(timer);
-            reject(ctx.signal.reason);
-          };
-          if (ctx.signal.aborted) onAbort();
-          else ctx.signal.addEventListener('abort', onAbort, { once: true });
-        });
+        await pauseFor(grace * 1000, ctx.signal);
         step(ctx, { action: 'wait', resource, state: 'done' });
       }
       await remove(ctx, input.instanceId);
@@ -341,4 +354,19 @@ function fixedIps(raw: unknown): string[] {
   return value.flatMap((x: unknown) =>
     typeof x === 'string' ? [x] : x && typeof x === 'object' && typeof (x as { ip_address?: unknown }).ip_address === 'string' ? [(x as { ip_address: string }).ip_address] : [],
   );
+}
+
+function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

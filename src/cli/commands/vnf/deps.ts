@@ -1,6 +1,7 @@
 import type { Context } from '../../context.js';
 import type { KubeAccess } from '../../../infra/kubernetes/index.js';
 import type { LcmDeps, VimConnection } from '../../../lcm/index.js';
+import type { KeystoneCredentials } from '../../../infra/openstack/index.js';
 import type { ManagementServices, WorkloadVimRegistry } from '../../../mgmt/index.js';
 import type { SecretReader } from '../../../infra/kubernetes/secrets.js';
 import type { Store } from '../../../store/index.js';
@@ -9,7 +10,7 @@ import type { VimDeps } from '../../../vim/index.js';
 /**
  * Wires the lifecycle use cases to the store, the keyring (opened only when a
  * registered VIM's secrets are needed) and the Kubernetes infra-driver
- * (loaded only when an operation reaches the VIM). `close` drops the
+ * (loaded only when an operation reaches the VIM), or the OpenStack one. `close` drops the
  * drivers' idle connections.
  */
 export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): void }> {
@@ -30,6 +31,17 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
     async kubernetesDriver(vim) {
       const { createKubernetesDriver } = await import('../../../infra/kubernetes/index.js');
       const driver = createKubernetesDriver(await kubeAccessOf(vim));
+      drivers.push(driver);
+      return driver;
+    },
+    async openstackDriver(vim) {
+      const { createOpenStackDriver } = await import('../../../infra/openstack/index.js');
+      const extra = vim.spec.extra ?? {};
+      const iface = extra['interface'];
+      const driver = createOpenStackDriver(keystoneCredentialsOf(vim), {
+        ...(vim.spec.regionName ? { region: vim.spec.regionName } : {}),
+        ...(iface === 'public' || iface === 'internal' || iface === 'admin' ? { interface: iface } : {}),
+      });
       drivers.push(driver);
       return driver;
     },
@@ -108,5 +120,37 @@ function managementServices(ctx: Context, store: Store, secrets: (vim: VimConnec
     async open(value) {
       return (await ctx.keyring()).decrypt(value.sealed, value.keyId);
     },
+  };
+}
+
+/** Keystone v3 credentials of an OpenStack VIM (the same mapping the VIM check uses). */
+export function keystoneCredentialsOf(vim: VimConnection): KeystoneCredentials {
+  const { spec, secrets } = vim;
+  const auth = spec.auth;
+  return {
+    authUrl: spec.authUrl,
+    auth:
+      auth.method === 'application-credential'
+        ? {
+            method: 'application-credential',
+            id: auth.applicationCredentialId,
+            name: auth.applicationCredentialName,
+            username: auth.username,
+            userDomainName: auth.userDomainName,
+            secret: secrets.applicationCredentialSecret ?? '',
+          }
+        : {
+            method: 'password',
+            username: auth.method === 'password' ? auth.username : undefined,
+            userId: auth.method === 'password' ? auth.userId : undefined,
+            userDomainName: auth.method === 'password' ? auth.userDomainName : undefined,
+            password: secrets.password ?? '',
+            projectName: spec.projectName,
+            projectId: spec.projectId,
+            projectDomainName: spec.projectDomainName,
+          },
+    caCert: secrets.caCert,
+    verifyTls: spec.verifyTls,
+    regionName: spec.regionName,
   };
 }

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { addRunOptions, readRequestFile, runLcmCommand, type RunFlags } from './run.js';
+import { addHeatEnvironmentOption, addRunOptions, readRequestFile, runLcmCommand, type RunFlags } from './run.js';
 
 interface Flags extends RunFlags {
   vnfcInstance?: string[];
@@ -17,6 +17,7 @@ export function vnfHealCommand(ctx: Context): Command {
     .option('--cause <text>', 'why, recorded on the occurrence')
     .option('--request-file <file>', 'a HealVnfRequest instead (the flags override its fields)');
   addRunOptions(cmd);
+  addHeatEnvironmentOption(cmd);
   withExamples(cmd, [
     ['replace one pod', 'vnfm vnf-heal web --vnfc-instance VDU1-vdu1-5d9c7b6f4-abcde --cause "not answering"'],
     ['replace every pod', 'vnfm vnf-heal web'],

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { addRunOptions, readRequestFile, runLcmCommand, type RunFlags } from './run.js';
+import { addHeatEnvironmentOption, addRunOptions, readRequestFile, runLcmCommand, type RunFlags } from './run.js';
 
 export function vnfInstantiateCommand(ctx: Context): Command {
   const cmd = new Command('vnf-instantiate')
@@ -19,6 +19,7 @@ op-rollback or op-fail it.`,
     .argument('<vnf>', 'instance id or name')
     .requiredOption('--request-file <file>', 'the InstantiateVnfRequest (JSON or YAML)');
   addRunOptions(cmd);
+  addHeatEnvironmentOption(cmd);
   withExamples(cmd, [['instantiate the basic CNF sample', 'vnfm vnf-instantiate web --request-file csar-samples/basic-cnf/requests/instantiate.json']]);
   return cmd.action(async (ref: string, flags: RunFlags & { requestFile: string }) => {
     const request = await readRequestFile(flags.requestFile);

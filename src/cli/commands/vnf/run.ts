@@ -5,6 +5,7 @@
  * script reading `-o json` sees it).
  */
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { InterruptedError, TimeoutError, UsageError, ValidationError } from '../../../errors.js';
 import type { LcmDeps, LcmOpOcc, OperationOptions, OperationResult } from '../../../lcm/index.js';
@@ -17,6 +18,8 @@ import { setMaxListeners } from 'node:events';
 
 export interface RunFlags extends OutputOptions {
   timeout: string;
+  /** --heat-environment, on the commands that create or update a Heat stack. */
+  heatEnvironment?: string[];
 }
 
 const DEFAULT_TIMEOUT = '10m';
@@ -24,6 +27,15 @@ const DEFAULT_TIMEOUT = '10m';
 export function addRunOptions(cmd: Command): Command {
   addOutputOptions(cmd);
   return cmd.addOption(new Option('--timeout <duration>', 'give up (FAILED_TEMP, exit 124) after this long: 300, 90s, 5m, 1h').default(DEFAULT_TIMEOUT));
+}
+
+/** `--heat-environment FILE` (repeatable), as `openstack stack create -e` takes it. */
+export function addHeatEnvironmentOption(cmd: Command): Command {
+  return cmd.option(
+    '--heat-environment <file>',
+    "OpenStack VIMs: a Heat environment file for the stack, merged in the order given (repeatable); provider templates its resource_registry names are read relative to it. Replaces the VIM's extra.heat_environments and the ones the instance was created with",
+    (v: string, prev: string[] = []) => [...prev, v],
+  );
 }
 
 /** Seconds from `300`, `90s`, `5m`, `1h30m`. */
@@ -82,6 +94,7 @@ export async function runLcmCommand(
     const result = await action(deps, {
       signal: controller.signal,
       ...(source ? { source } : {}),
+      ...(flags.heatEnvironment?.length ? { heatEnvironments: flags.heatEnvironment.map((p) => resolve(p)) } : {}),
       onEvent: (e) => {
         if (e.type === 'occurrence') last = e.opOcc;
         progress.onEvent(e);

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { UsageError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { addRunOptions, readRequestFile, runLcmCommand, type RunFlags } from './run.js';
+import { addHeatEnvironmentOption, addRunOptions, readRequestFile, runLcmCommand, type RunFlags } from './run.js';
 
 interface Flags extends RunFlags {
   type?: 'SCALE_OUT' | 'SCALE_IN';
@@ -20,6 +20,7 @@ export function vnfScaleCommand(ctx: Context): Command {
     .option('--number-of-steps <n>', 'how many steps (default 1)')
     .option('--request-file <file>', 'a ScaleVnfRequest instead (the flags override its fields)');
   addRunOptions(cmd);
+  addHeatEnvironmentOption(cmd);
   withExamples(cmd, [
     ['one more front-end replica', 'vnfm vnf-scale web --type SCALE_OUT --aspect-id vdu1_aspect'],
     ['back in by one step', 'vnfm vnf-scale web --type SCALE_IN --aspect-id vdu1_aspect --number-of-steps 1'],
