@@ -1,0 +1,142 @@
+import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPackage } from '../../src/csar/index.js';
+import { ValidationError, UsageError } from '../../src/errors.js';
+import { readBaseHot, readHeatEnvironments, withEnvironments } from '../../src/lcm/heat-files.js';
+import { buildNfvParameter, cpsByVdu, jsonMergePatch } from '../../src/lcm/openstack-plan.js';
+import { levelReplicas } from '../../src/lcm/replicas.js';
+import { loadVnfd, type Flavour } from '../../src/vnfd/index.js';
+
+const SAMPLE = resolve('csar-samples/heat-vnf/package');
+const ENV = resolve('test/fixtures/heat/env/nova-neutron-standins.yaml');
+let flavour: Flavour;
+
+beforeAll(async () => {
+  const files = await openPackage(SAMPLE);
+  try {
+    const { vnfd } = await loadVnfd(files, 'Definitions/heat_vnf_top.vnfd.yaml');
+    flavour = vnfd!.flavours['simple']!;
+  } finally {
+    await files.close();
+  }
+});
+
+const extVl = (cpConfig: Record<string, unknown>, extra: Record<string, unknown> = {}) => [
+  { id: 'ext1', resourceId: 'net-public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig }, { cpdId: 'VDU2_CP1', cpConfig: { a: {} } }], ...extra },
+];
+
+describe('the nfv parameter of the heat-vnf sample', () => {
+  it('desired_capacity from each instantiation level, flavour and image from the VDUs', () => {
+    for (const [level, vdu1] of [['instantiation_level_1', 1], ['instantiation_level_2', 3]] as const) {
+      const nfv = buildNfvParameter(flavour, levelReplicas(flavour, level).replicas);
+      expect(nfv.VDU).toEqual({
+        VDU1: { desired_capacity: vdu1, computeFlavourId: 'm1.tiny', vcImageId: 'cirros-0.5.2-x86_64-disk' },
+        VDU2: { desired_capacity: 1, computeFlavourId: 'm1.tiny', vcImageId: 'cirros-0.5.2-x86_64-disk' },
+      });
+      expect(nfv.CP).toEqual({});
+    }
+  });
+
+  it('locationConstraints when a zone is known', () => {
+    const nfv = buildNfvParameter(flavour, { VDU1: 2, VDU2: 1 }, { zone: 'az-1' });
+    expect(nfv.VDU['VDU1']).toMatchObject({ desired_capacity: 2, locationConstraints: 'az-1' });
+  });
+
+  it('network, port and fixed_ips from extVirtualLinks', () => {
+    const dynamic = buildNfvParameter(flavour, { VDU1: 1, VDU2: 1 }, {
+      extVirtualLinks: extVl({ c: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } }),
+    });
+    expect(dynamic.CP).toEqual({ VDU1_CP1: { network: 'net-public' }, VDU2_CP1: { network: 'net-public' } });
+
+    const fixed = buildNfvParameter(flavour, { VDU1: 1, VDU2: 1 }, {
+      extVirtualLinks: extVl({
+        c: {
+          cpProtocolData: [
+            {
+              layerProtocol: 'IP_OVER_ETHERNET',
+              ipOverEthernet: { ipAddresses: [{ type: 'IPV4', fixedAddresses: ['192.0.2.10', '192.0.2.11'], subnetId: 'sub-1' }, { type: 'IPV4', subnetId: 'sub-2', numDynamicAddresses: 1 }] },
+            },
+          ],
+        },
+      }),
+    });
+    expect(fixed.CP['VDU1_CP1']).toEqual({
+      network: 'net-public',
+      fixed_ips: [{ ip_address: '192.0.2.10', subnet: 'sub-1' }, { ip_address: '192.0.2.11', subnet: 'sub-1' }, { subnet: 'sub-2' }],
+    });
+
+    const port = buildNfvParameter(flavour, { VDU1: 1, VDU2: 1 }, {
+      extVirtualLinks: extVl({ c: { linkPortId: 'lp1' } }, { extLinkPorts: [{ id: 'lp1', resourceHandle: { resourceId: 'port-uuid' } }] }),
+    });
+    expect(port.CP['VDU1_CP1']).toEqual({ network: 'net-public', port: 'port-uuid' });
+  });
+
+  it('additionalParams.nfv is merged over it (JSON merge patch: null removes)', () => {
+    const nfv = buildNfvParameter(flavour, { VDU1: 1, VDU2: 1 }, {
+      overrides: { VDU: { VDU1: { computeFlavourId: 'm1.small', vcImageId: null }, VDU3: { desired_capacity: 0 } }, CP: { VDU1_CP2: { network: 'n2' } }, extra: 1 },
+    });
+    expect(nfv.VDU['VDU1']).toEqual({ desired_capacity: 1, computeFlavourId: 'm1.small' });
+    expect(nfv.VDU['VDU3']).toEqual({ desired_capacity: 0 });
+    expect(nfv.CP).toEqual({ VDU1_CP2: { network: 'n2' } });
+    expect(nfv['extra']).toBe(1);
+    expect(jsonMergePatch({ a: [1] }, { a: [2, 3] })).toEqual({ a: [2, 3] });
+  });
+
+  it('connection points by VDU, in order', () => {
+    expect(cpsByVdu(flavour)).toEqual({ VDU1: ['VDU1_CP1', 'VDU1_CP2'], VDU2: ['VDU2_CP1', 'VDU2_CP2'] });
+  });
+});
+
+describe('Base HOT and Heat environments', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'vnfm-heat-files-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('the first YAML of BaseHOT/<flavour>/ as the template, nested/ files by name', async () => {
+    const hot = await readBaseHot(SAMPLE, 'simple', 'req.json', 'pkg-1');
+    expect(hot.templatePath).toBe('BaseHOT/simple/heat_vnf.yaml');
+    expect(hot.template).toContain('VDU1_scale_group');
+    expect(Object.keys(hot.files)).toEqual(['VDU1.yaml']);
+    expect(hot.sources['VDU1.yaml']).toBe('BaseHOT/simple/nested/VDU1.yaml');
+  });
+
+  it('a flavour without a Base HOT: exit 2 naming the flavour and the expected path', async () => {
+    const err = await readBaseHot(SAMPLE, 'big', 'req.json', 'pkg-1').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as Error).message).toBe('req.json: flavourId: package pkg-1 has no Base HOT for flavour "big": expected a YAML template in BaseHOT/big/');
+  });
+
+  it('environment files in order, with the provider templates their resource_registry names, read relative to them', async () => {
+    const envs = await readHeatEnvironments([ENV], '/nowhere');
+    expect(envs.environmentFiles).toEqual(['env-1-nova-neutron-standins.yaml']);
+    expect(Object.keys(envs.files).sort()).toEqual([
+      'env-1-nova-neutron-standins.yaml',
+      'standins/floating-ip.yaml',
+      'standins/net.yaml',
+      'standins/port.yaml',
+      'standins/server.yaml',
+      'standins/subnet.yaml',
+    ]);
+    expect(envs.sources['standins/server.yaml']).toBe(resolve('test/fixtures/heat/env/standins/server.yaml'));
+    const all = withEnvironments(await readBaseHot(SAMPLE, 'simple', 'r', 'p'), envs);
+    expect(all.environmentFiles).toEqual(envs.environmentFiles);
+    expect(Object.keys(all.files)).toContain('VDU1.yaml');
+  });
+
+  it('a missing provider template or environment file, or two different files under one name, are refused', async () => {
+    await mkdir(join(dir, 'a'));
+    await writeFile(join(dir, 'a', 'env.yaml'), 'resource_registry:\n  OS::Nova::Server: gone.yaml\n');
+    await expect(readHeatEnvironments([join(dir, 'a', 'env.yaml')], dir)).rejects.toThrow(/cannot read the provider template named in .*env.yaml .*gone.yaml: ENOENT/);
+    await expect(readHeatEnvironments(['missing.yaml'], dir)).rejects.toBeInstanceOf(UsageError);
+    await mkdir(join(dir, 'b'));
+    await writeFile(join(dir, 'a', 's.yaml'), 'heat_template_version: 2018-08-31\n');
+    await writeFile(join(dir, 'b', 's.yaml'), 'heat_template_version: 2021-04-16\n');
+    await writeFile(join(dir, 'a', 'e.yaml'), 'resource_registry:\n  OS::Nova::Server: s.yaml\n');
+    await writeFile(join(dir, 'b', 'e.yaml'), 'resource_registry:\n  resources:\n    VDU1:\n      OS::Nova::Server: s.yaml\n');
+    await expect(readHeatEnvironments([join(dir, 'a', 'e.yaml'), join(dir, 'b', 'e.yaml')], dir)).rejects.toThrow(/two different files are named "s.yaml"/);
+  });
+});
