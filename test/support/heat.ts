@@ -250,6 +250,8 @@ transport_url = fake://
 # fake:// lives inside one process: one engine, not one per CPU.
 num_engine_workers = 1
 host = vnfm-test-heat
+# oslo.service waits this long for running work on SIGTERM (60 s by default).
+graceful_shutdown_timeout = 2
 region_name_for_services = ${keystone.region}
 auth_encryption_key = ${randomBytes(16).toString('hex')}
 stack_user_domain_name = heat
