@@ -1,0 +1,173 @@
+/**
+ * The heat-vnf sample's whole life on a real Keystone and Heat (no Nova or
+ * Neutron: the stand-in environment of test/fixtures/heat/env/), through the
+ * real program, and the faults: a template Heat rejects, a stack that ends
+ * CREATE_FAILED (then rolled back).
+ */
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newHome, vnfm, type RunResult } from '../support/cli.js';
+import { projectToken, useOpenStack, type OpenStackServers } from '../support/heat.js';
+
+const SAMPLE = resolve('csar-samples/heat-vnf');
+const STANDINS = resolve('test/fixtures/heat/env/nova-neutron-standins.yaml');
+const VNFD_ID = '72c3c844-4146-4e33-a2ab-fe1fbd9927fc';
+const LONG = 240_000;
+
+let os: OpenStackServers;
+let home: string;
+let work: string;
+let addressesEnv: string;
+let failingEnv: string;
+
+const run = (args: string[]): Promise<RunResult> => vnfm(args, { home, env: { VNFM_MASTER_KEY: undefined } });
+async function ok(args: string[]): Promise<string> {
+  const r = await run(args);
+  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}\n${r.stderr}`);
+  return r.stdout;
+}
+async function show(vnf: string) {
+  return JSON.parse(await ok(['vnf-show', vnf, '-o', 'json'])) as {
+    id: string;
+    instantiationState: string;
+    instantiatedVnfInfo?: {
+      vnfcInfo: Array<{ id: string; vduId: string }>;
+      vnfcResourceInfo: Array<{ vduId: string; metadata: { addresses: Record<string, string[]> } }>;
+      scaleStatus: Array<{ aspectId: string; scaleLevel: number }>;
+    };
+  };
+}
+const vnfcIds = async (vnf: string, vdu = 'VDU1') => (await show(vnf)).instantiatedVnfInfo!.vnfcInfo.filter((v) => v.vduId === vdu).map((v) => v.id);
+
+/** The stack as Heat shows it to the test user; undefined when there is none. */
+async function stack(instanceId: string): Promise<{ stack_status: string } | undefined> {
+  const token = await projectToken(os.keystone);
+  const res = await fetch(`${os.heat.url}/stacks/vnf-${instanceId}`, { headers: { 'x-auth-token': token } });
+  if (res.status === 404) return undefined;
+  return ((await res.json()) as { stack: { stack_status: string } }).stack;
+}
+
+async function newInstance(name: string): Promise<string> {
+  return JSON.parse(await ok(['vnf-create', '--package', VNFD_ID, '--name', name, '-o', 'json'])).id as string;
+}
+
+beforeAll(async () => {
+  os = await useOpenStack();
+  home = newHome();
+  work = dirname(home);
+  const vimConfig = join(work, 'vim.yaml');
+  await writeFile(
+    vimConfig,
+    [
+      `auth_url: "${os.keystone.url}"`,
+      `username: "${os.keystone.user.name}"`,
+      `password: "${os.keystone.user.password}"`,
+      `project_name: "${os.keystone.project}"`,
+      'project_domain_name: Default',
+      'user_domain_name: Default',
+      'cert_verify: "True"',
+      `region_name: "${os.keystone.region}"`,
+      '',
+    ].join('\n'),
+  );
+  await ok(['vim-register', '--config-file', vimConfig, '--is-default', 'os1']);
+  await ok(['vnfpkg-build', join(SAMPLE, 'package'), '-o', join(work, 'heat-vnf.zip')]);
+  await ok(['vnfpkg-onboard', join(work, 'heat-vnf.zip')]);
+  const request = (await readFile(join(SAMPLE, 'requests/instantiate.json'), 'utf8')).replace('REPLACE-WITH-EXTERNAL-NETWORK-ID', 'net-public-1');
+  await writeFile(join(work, 'instantiate.json'), request);
+  // The addresses the stand-in ports take: VDU2's fixed, VDU1's members under 10.20.
+  addressesEnv = join(work, 'addresses.yaml');
+  await writeFile(addressesEnv, 'parameter_defaults:\n  standin_addresses:\n    VDU2_CP1: 192.168.0.10\n    VDU1_CP1: "10.20."\n');
+  // VDU2's server fails: a copy of the stand-in whose TestResource fails.
+  const server = await readFile(join(dirname(STANDINS), 'standins/server.yaml'), 'utf8');
+  await mkdir(join(work, 'failing'), { recursive: true });
+  await writeFile(join(work, 'failing/server.yaml'), server.replace('      value: {get_param: name}\n', '      value: {get_param: name}\n      fail: true\n'));
+  failingEnv = join(work, 'failing.yaml');
+  await writeFile(failingEnv, 'resource_registry:\n  resources:\n    VDU2:\n      OS::Nova::Server: failing/server.yaml\n');
+}, LONG);
+
+afterAll(async () => {
+  await os?.stop();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe('the heat-vnf sample on Keystone and Heat', () => {
+  it('instantiate, scale out and in, heal one VNFC, heal all, terminate', async () => {
+    const vnf = await newInstance('hv');
+    const inst = await run(['vnf-instantiate', vnf, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS, '--heat-environment', addressesEnv, '-o', 'json']);
+    expect(inst.stderr).toMatch(/CREATE_COMPLETE/);
+    expect(inst.code).toBe(0);
+    expect(JSON.parse(inst.stdout).operationState).toBe('COMPLETED');
+    expect((await stack(vnf))?.stack_status).toBe('CREATE_COMPLETE');
+    const info = (await show(vnf)).instantiatedVnfInfo!;
+    expect(info.vnfcInfo.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU2']);
+    const vdu2 = info.vnfcResourceInfo.find((r) => r.vduId === 'VDU2')!;
+    expect(vdu2.metadata.addresses['VDU2_CP1']).toEqual(['192.168.0.10']);
+    expect(vdu2.metadata.addresses['VDU2_CP2']?.[0]).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(info.vnfcResourceInfo.find((r) => r.vduId === 'VDU1')!.metadata.addresses['VDU1_CP1']?.[0]).toMatch(/^10\.20\.\d+\.\d+$/);
+
+    const first = await vnfcIds(vnf);
+    await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
+    const two = await vnfcIds(vnf);
+    expect(two).toHaveLength(2);
+    expect(two).toEqual(expect.arrayContaining(first));
+    await ok(['vnf-scale', vnf, '--type', 'SCALE_IN', '--aspect-id', 'vdu1_aspect']);
+    // The newest member went, the first stayed.
+    expect(await vnfcIds(vnf)).toEqual(first);
+    expect((await show(vnf)).instantiatedVnfInfo!.scaleStatus).toEqual([{ aspectId: 'vdu1_aspect', scaleLevel: 0 }]);
+
+    const vdu2Before = await vnfcIds(vnf, 'VDU2');
+    await ok(['vnf-heal', vnf, '--vnfc-instance', first[0]!, '--cause', 'not answering']);
+    const healed = await vnfcIds(vnf);
+    expect(healed).toHaveLength(1);
+    expect(healed[0]).not.toBe(first[0]);
+    expect(await vnfcIds(vnf, 'VDU2')).toEqual(vdu2Before);
+
+    await writeFile(join(work, 'heal-all.json'), JSON.stringify({ additionalParams: { all: true } }));
+    await ok(['vnf-heal', vnf, '--request-file', join(work, 'heal-all.json')]);
+    expect(await vnfcIds(vnf)).not.toEqual(healed);
+    expect(await vnfcIds(vnf, 'VDU2')).not.toEqual(vdu2Before);
+    // The environments kept at instantiate were used again: the addresses are still the chosen ones.
+    const after = (await show(vnf)).instantiatedVnfInfo!;
+    expect(after.vnfcResourceInfo.find((r) => r.vduId === 'VDU2')!.metadata.addresses['VDU2_CP1']).toEqual(['192.168.0.10']);
+
+    await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
+    expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
+    expect(await stack(vnf)).toBeUndefined();
+  }, LONG);
+
+  it('a template Heat rejects: FAILED_TEMP naming the file, nothing created; rollback leaves nothing', async () => {
+    const broken = join(work, 'broken');
+    await cp(join(SAMPLE, 'package'), broken, { recursive: true });
+    const top = join(broken, 'BaseHOT/simple/heat_vnf.yaml');
+    await writeFile(top, (await readFile(top, 'utf8')).replace('flavor: { get_param: [ nfv, VDU, VDU2, computeFlavourId ] }', 'flavor: { get_param: no_such_parameter }'));
+    const vnfd = join(broken, 'Definitions/heat_vnf_top.vnfd.yaml');
+    await writeFile(vnfd, (await readFile(vnfd, 'utf8')).replaceAll(VNFD_ID, '5b0c4d0e-1111-4c5e-9a63-000000000001'));
+    await ok(['vnfpkg-build', broken, '-o', join(work, 'broken.zip')]);
+    await ok(['vnfpkg-onboard', join(work, 'broken.zip')]);
+    const vnf = JSON.parse(await ok(['vnf-create', '--package', '5b0c4d0e-1111-4c5e-9a63-000000000001', '--name', 'broken', '-o', 'json'])).id as string;
+    const r = await run(['vnf-instantiate', vnf, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Heat rejected the template BaseHOT\/simple\/heat_vnf\.yaml: .*no_such_parameter/);
+    expect(r.stderr).toMatch(/FAILED_TEMP/);
+    expect(await stack(vnf)).toBeUndefined();
+    const op = JSON.parse(await ok(['op-list', '-o', 'json'])).find((o: { vnfInstanceId: string }) => o.vnfInstanceId === vnf);
+    await ok(['op-rollback', op.id]);
+    expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
+  }, LONG);
+
+  it('a stack that ends CREATE_FAILED: FAILED_TEMP with the reason and the failed resource; rollback deletes the stack', async () => {
+    const vnf = await newInstance('fails');
+    const r = await run(['vnf-instantiate', vnf, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS, '--heat-environment', failingEnv]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Heat stack vnf-[0-9a-f-]+ ended CREATE_FAILED: .*; failed: .*\(OS::Heat::TestResource in vnf-[^)]*VDU2/);
+    expect((await stack(vnf))?.stack_status).toBe('CREATE_FAILED');
+    const op = JSON.parse(await ok(['op-list', '-o', 'json'])).find((o: { vnfInstanceId: string }) => o.vnfInstanceId === vnf);
+    expect(op.operationState).toBe('FAILED_TEMP');
+    expect(op.error.detail).toMatch(/CREATE_FAILED/);
+    await ok(['op-rollback', op.id]);
+    expect(await stack(vnf)).toBeUndefined();
+    expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
+  }, LONG);
+});
