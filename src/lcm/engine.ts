@@ -91,6 +91,8 @@ interface PlanCommon {
 
 export interface KubernetesPlan extends PlanCommon {
   infra?: 'kubernetes';
+  /** Asks the driver to refuse what the cluster cannot take, before the occurrence is recorded (see preflight). */
+  check?(driver: KubernetesInfraDriver, signal: AbortSignal): Promise<void>;
   /** Does the VIM work and returns the instance as it is afterwards. */
   run(driver: KubernetesInfraDriver, ctx: DriverContext): Promise<VnfInstance>;
 }
@@ -228,6 +230,18 @@ async function prepared(deps: LcmDeps, plan: Plan, source: string): Promise<Plan
   return { ...plan, params };
 }
 
+/**
+ * The infra-driver's read-only checks of the plan against the VIM (kinds it
+ * lacks, versions, VDUs it cannot scale): a refusal here leaves no
+ * occurrence behind. The driver checks again when it runs, since the
+ * cluster may change in between.
+ */
+async function preflight(deps: LcmDeps, plan: Plan, signal: AbortSignal | undefined): Promise<void> {
+  if (plan.infra === 'openstack' || !plan.check) return;
+  const driver = await deps.kubernetesDriver(plan.vim);
+  await plan.check(driver, signal ?? new AbortController().signal);
+}
+
 /** Keeps what the hooks recorded (and what earlier operations did) in the instance's metadata. */
 function withHookRecords(before: VnfInstance, after: VnfInstance, records: Record<string, unknown>): VnfInstance {
   const info = after.instantiatedVnfInfo;
@@ -249,6 +263,7 @@ export async function runOperation(
   sweepStaleLock(deps, instance.id, opts.onEvent);
   assertInstanceFree(deps, instance.id);
   const plan = await prepared(deps, await makePlan(), opts.source ?? 'request');
+  await preflight(deps, plan, opts.signal);
   throwIfAborted(opts.signal);
   const ops = deps.store.opOccs;
   const op = ops.exclusive(() => {

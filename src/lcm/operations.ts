@@ -6,7 +6,7 @@
  */
 import { UsageError, ValidationError, NotFoundError } from '../errors.js';
 import type { ResourceRef } from '../infra/driver.js';
-import type { KubeObject, KubernetesInfraDriver, VduTarget } from '../infra/kubernetes/driver-contract.js';
+import type { ChangePackageInput, DeployInput, KubeObject, KubernetesInfraDriver, VduTarget } from '../infra/kubernetes/driver-contract.js';
 import { kindsDefinedBy } from '../infra/kubernetes/package-kinds.js';
 import type { Flavour } from '../vnfd/index.js';
 import {
@@ -180,6 +180,15 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
   const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', checked.flavour, objects, namespace);
   const vimRecord = recordedVim(vim, request.vimConnectionInfo);
   const params: InstantiateVnfRequest = { ...request, vimConnectionInfo: vimRecord };
+  const input: DeployInput = {
+    instanceId: instance.id,
+    namespace,
+    objects: withNamespace(objects, namespace),
+    replicas: replicasByWorkload(targets, level.replicas),
+    sources,
+    vdus: targets,
+    ...(checked.readiness ? { readiness: checked.readiness } : {}),
+  };
   return {
     operation: 'INSTANTIATE',
     params,
@@ -187,16 +196,9 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
     flavour: checked.flavour,
     packageDir: pkg.dir,
     hooks: ['instantiate_start', 'instantiate_end'],
+    check: (driver, signal) => driver.check(input, signal),
     async run(driver, ctx) {
-      const resources = await driver.deploy(ctx, {
-        instanceId: instance.id,
-        namespace,
-        objects: withNamespace(objects, namespace),
-        replicas: replicasByWorkload(targets, level.replicas),
-        sources,
-        vdus: targets,
-        ...(checked.readiness ? { readiness: checked.readiness } : {}),
-      });
+      const resources = await driver.deploy(ctx, input);
       const info: InstantiatedVnfInfo = {
         flavourId: checked.flavour.id,
         ...(level.instantiationLevelId ? { instantiationLevelId: level.instantiationLevelId } : {}),
@@ -330,6 +332,16 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
   const defaults = levelReplicas(checked.flavour, cur.info.instantiationLevelId).replicas;
   const replicas = Object.fromEntries(Object.keys(checked.flavour.vdus).map((vduId) => [vduId, cur.info.metadata.vduReplicas[vduId] ?? defaults[vduId] ?? 1]));
   const levels = levelReplicas(checked.flavour);
+  const input: ChangePackageInput = {
+    instanceId: instance.id,
+    namespace,
+    objects: withNamespace(objects, namespace),
+    current: cur.info.resources,
+    replicas: replicasByWorkload(targets, replicas),
+    sources,
+    vdus: targets,
+    ...(readiness ? { readiness } : {}),
+  };
   return {
     operation: 'CHANGE_VNFPKG',
     params: { ...request, ...cur.params } as ChangeCurrentVnfPkgRequest,
@@ -337,17 +349,9 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
     flavour: checked.flavour,
     packageDir: newPkg.dir,
     hooks: ['change_current_package_start', 'change_current_package_end'],
+    check: (driver, signal) => driver.check(input, signal),
     async run(driver, ctx) {
-      const resources = await driver.changePackage(ctx, {
-        instanceId: instance.id,
-        namespace,
-        objects: withNamespace(objects, namespace),
-        current: cur.info.resources,
-        replicas: replicasByWorkload(targets, replicas),
-        sources,
-        vdus: targets,
-        ...(readiness ? { readiness } : {}),
-      });
+      const resources = await driver.changePackage(ctx, input);
       return {
         ...instance,
         vnfPkgId: newPkgRecord.id,

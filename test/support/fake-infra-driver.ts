@@ -7,6 +7,7 @@
 import type { DriverContext, JournalStep, ResourceRef, Vnfc } from '../../src/infra/driver.js';
 import type {
   ChangePackageInput,
+  CheckInput,
   DeployInput,
   HealInput,
   KubeObject,
@@ -16,7 +17,7 @@ import type {
   VduTarget,
 } from '../../src/infra/kubernetes/driver-contract.js';
 
-export type Method = 'deploy' | 'scale' | 'heal' | 'remove' | 'changePackage' | 'listVnfcs';
+export type Method = 'check' | 'deploy' | 'scale' | 'heal' | 'remove' | 'changePackage' | 'listVnfcs';
 
 const key = (r: ResourceRef) => `${r.kind}/${r.namespace ?? ''}/${r.name}`;
 
@@ -104,6 +105,17 @@ export class FakeInfraDriver implements KubernetesInfraDriver {
       refs.push(ref);
     });
     return refs;
+  }
+
+  /** Preflight writes nothing: it records the call and fails if told to (failOnce('check', ...)). */
+  async check(input: CheckInput, signal?: AbortSignal): Promise<void> {
+    this.calls.push({ method: 'check', input, journalBefore: 0 });
+    if (signal?.aborted) throw signal.reason;
+    const f = this.failures.get('check');
+    if (f) {
+      this.failures.delete('check');
+      throw f.error;
+    }
   }
 
   async deploy(ctx: DriverContext, input: DeployInput): Promise<ResourceRef[]> {

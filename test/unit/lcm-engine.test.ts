@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { onboardPackage } from '../../src/csar/index.js';
-import { ConflictError, InterruptedError, TimeoutError, UsageError, ValidationError, VnfmError } from '../../src/errors.js';
+import { ConflictError, InterruptedError, TimeoutError, UsageError, ValidationError, VimCheckError, VnfmError } from '../../src/errors.js';
 import {
   changeVnfPackage,
   createVnf,
@@ -225,6 +225,26 @@ describe('requests refused before anything changes', () => {
     await expect(healVnf(deps, vnf.id, { vnfcInstanceId: ['VDU1-gone'] })).rejects.toThrow(/vnfcInstanceId\[0\]: "VDU1-gone" is not a VNFC/);
     await expect(changeVnfPackage(deps, vnf.id, { vnfdId: 'nope' })).rejects.toThrow(/vnfdId: no onboarded package/);
     expect(store.opOccs.list()).toHaveLength(before);
+  });
+
+  it("the infra-driver's preflight refusal (package or unreachable cluster) leaves no occurrence, runs no hook and writes nothing", async () => {
+    const vnf = createVnf(deps, { vnfdId: V1 });
+    driver.failOnce('check', new ValidationError('Files/kubernetes/x.yaml', undefined, 'VDU VDU1 maps to Widget w, whose kind has no /scale subresource'));
+    await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(/x\.yaml: VDU VDU1 maps to Widget w/);
+    driver.failOnce('check', new VimCheckError('cannot check the package against the cluster at https://127.0.0.1:6443: no answer'));
+    await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(VimCheckError);
+    expect(store.opOccs.list()).toEqual([]);
+    expect(hooks).toEqual([]);
+    expect(driver.calls.map((c) => c.method)).toEqual(['check', 'check']);
+    expect((driver.calls[0]!.input as { vdus: Array<{ vduId: string }> }).vdus.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU2']);
+
+    await instantiateVnf(deps, vnf.id, request('instantiate.json'));
+    const before = store.opOccs.list().length;
+    driver.failOnce('check', new UsageError('no CustomResourceDefinition provides Widget (example.com/v1)'));
+    await expect(changeVnfPackage(deps, vnf.id, request('change-package.json'))).rejects.toThrow(/no CustomResourceDefinition provides Widget/);
+    expect(store.opOccs.list()).toHaveLength(before);
+    expect(driver.callsOf('changePackage')).toEqual([]);
+    expect(getVnf(deps, vnf.id).vnfdId).toBe(V1);
   });
 });
 

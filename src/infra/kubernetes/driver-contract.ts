@@ -42,6 +42,9 @@ export interface DeployInput extends OperationExtras {
   replicas: Record<string, number>;
 }
 
+/** What preflight checks: the objects an instantiate or a change of package would write (DeployInput and ChangePackageInput both fit). */
+export type CheckInput = Pick<DeployInput, 'instanceId' | 'namespace' | 'objects' | 'replicas' | 'readiness' | 'sources' | 'vdus'>;
+
 export interface ScaleInput {
   resource: ResourceRef;
   readiness?: ReadinessOverrides;
@@ -83,6 +86,16 @@ export interface ChangePackageInput extends OperationExtras {
  * created twice.
  */
 export interface KubernetesInfraDriver {
+  /**
+   * Preflight, run before the operation's occurrence is recorded: discovery
+   * and the package checks deploy and changePackage make at plan time (kinds
+   * neither served nor defined by a package CRD, versions a package CRD does
+   * not serve, VDUs whose kind has no /scale), writing nothing. Throws a
+   * UsageError or ValidationError (naming the object and its file) for a
+   * package problem, a VimCheckError when the cluster cannot be asked, and
+   * the signal's reason when it aborts.
+   */
+  check(input: CheckInput, signal?: AbortSignal): Promise<void>;
   /** Creates every object in dependency order, independent ones in parallel; returns them in creation order. */
   deploy(ctx: DriverContext, input: DeployInput): Promise<ResourceRef[]>;
   /** Sets replicas through the /scale subresource and waits for the workload to settle. */

@@ -6,13 +6,14 @@
  * failure: an object labelled with the instance already is updated, one
  * already gone counts as deleted.
  */
-import { NotFoundError, UsageError, ValidationError, VnfmError } from '../../errors.js';
+import { NotFoundError, UsageError, ValidationError, VimCheckError, VnfmError } from '../../errors.js';
 import type { DriverContext, DriverEvent, ResourceRef, Vnfc } from '../driver.js';
 import { abortError, defaultRetryPolicy, KubeApiError, KubeClient, type RetryPolicy } from './client.js';
 import { collectionPath, describeRef, Discovery, objectPath, splitApiVersion, type ApiResource } from './discovery.js';
 import {
   INSTANCE_LABEL,
   type ChangePackageInput,
+  type CheckInput,
   type DeployInput,
   type HealInput,
   type KubeObject,
@@ -105,7 +106,17 @@ class Driver implements KubernetesDriver {
     this.client.close();
   }
 
-  // ---- deploy and change package ------------------------------------------------------------
+  // ---- preflight, deploy and change package ----------------------------------------------------
+
+  async check(input: CheckInput, signal: AbortSignal = new AbortController().signal): Promise<void> {
+    // Nothing is written, so there is nothing to journal or report.
+    const ctx: DriverContext = { journal: { record: () => undefined, steps: () => [] }, report: () => undefined, signal };
+    try {
+      await this.plan(ctx, input.objects, input);
+    } catch (err) {
+      throw preflightError(err, signal, this.client.server);
+    }
+  }
 
   async deploy(ctx: DriverContext, input: DeployInput): Promise<ResourceRef[]> {
     const plan = await this.plan(ctx, input.objects, input);
@@ -763,6 +774,25 @@ class Driver implements KubernetesDriver {
 /** Built-in workloads and bare pods have pods as VNFCs; any other scalable kind is a custom resource. */
 function ownsPods(res: ApiResource): boolean {
   return isBuiltinGroup(res.group) && (POD_OWNERS.has(res.kind) || res.kind === 'Pod');
+}
+
+/**
+ * Preflight's verdict in the terms of a request check: what the package
+ * asks for and the cluster lacks is bad input (exit 2); a cluster that does
+ * not answer discovery is a VIM problem (exit 6). Nothing was recorded, so
+ * neither hint mentions retry or rollback.
+ */
+function preflightError(err: unknown, signal: AbortSignal, server: string): unknown {
+  if (signal.aborted) return abortError(signal);
+  if (err instanceof UsageError) return err;
+  if (err instanceof NotFoundError) return new UsageError(err.message, { hint: err.hint, cause: err });
+  if (err instanceof KubeApiError) {
+    return new VimCheckError(`cannot check the package against the cluster at ${server}: ${err.message}`, {
+      hint: err.status === 0 ? 'check that the API server is running and reachable (vnfm vim-show, vim-update), then run the command again' : err.hint,
+      cause: err,
+    });
+  }
+  return err;
 }
 
 /** A 400/422 from the API server names the field; this adds the object and the package file it came from. */
