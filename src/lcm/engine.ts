@@ -401,14 +401,16 @@ function diffVnfcs(before: VnfInstance, after: VnfInstance): AffectedVnfc[] {
   return [...now.filter((v) => !wasIds.has(v.id)).map((v) => entry(v, 'ADDED')), ...was.filter((v) => !nowIds.has(v.id)).map((v) => entry(v, 'REMOVED'))];
 }
 
-function abortReason(signal: AbortSignal): VnfmError {
+/** Why the operation stopped: the signal's reason, or the driver's account of it (what it was still waiting for), which has the reason as its cause. */
+function abortReason(signal: AbortSignal, err?: unknown): VnfmError {
   const r = signal.reason as unknown;
-  return r instanceof TimeoutError || r instanceof InterruptedError ? r : new InterruptedError('interrupted');
+  const reason = r instanceof TimeoutError || r instanceof InterruptedError ? r : new InterruptedError('interrupted');
+  return err instanceof VnfmError && err !== reason && err.cause === reason ? err : reason;
 }
 
 export function problemOf(err: unknown, signal: AbortSignal): ProblemDetails {
   if (signal.aborted) {
-    const r = abortReason(signal);
+    const r = abortReason(signal, err);
     return r instanceof TimeoutError
       ? { status: 504, title: 'Timed out', detail: r.message }
       : { status: 503, title: 'Interrupted', detail: r.message };
@@ -425,7 +427,7 @@ function explainFailure(err: unknown, op: LcmOpOcc, signal: AbortSignal, rolling
   const what = `${rollingBack ? 'rollback of ' : ''}${op.operation} of vnf instance ${op.vnfInstanceId}`;
   const hint = resolutionHint(op);
   if (signal.aborted) {
-    const r = abortReason(signal);
+    const r = abortReason(signal, err);
     const message = `${what} ${r instanceof TimeoutError ? r.message : 'interrupted'}; occurrence ${op.id} is FAILED_TEMP`;
     return r instanceof TimeoutError ? new TimeoutError(message, { hint, cause: err }) : new InterruptedError(message, { hint, cause: err });
   }

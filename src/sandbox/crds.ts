@@ -19,6 +19,7 @@
  */
 import { ALL_VERBS } from './kinds/builtin-kinds.js';
 import { CONTROLLER_MANAGER, setCondition, WorkQueue, type Controller } from './controllers/base.js';
+import type { FaultRules } from './faults.js';
 import type { ObjectApi } from './objects.js';
 import { rfc3339, type KubeObject, type ResourceType, type TableColumn, compareKubeVersions } from './resources.js';
 import { applySchemaDefaults, pruneUnknownFields, validateAgainstSchema, type StructuralSchema } from './schema.js';
@@ -287,7 +288,7 @@ function nameConflict(api: ObjectApi, crd: KubeObject): { reason: string; messag
 }
 
 /** Names, establishing, serving and clean-up of CRDs; see the file comment. */
-export function startCrdController(api: ObjectApi): Controller {
+export function startCrdController(api: ObjectApi, faults?: FaultRules): Controller {
   const store = api.store;
   const crdType = api.type(CRD_GROUP, CRD_RESOURCE);
 
@@ -347,14 +348,18 @@ export function startCrdController(api: ObjectApi): Controller {
         status.conditions = setCondition(status.conditions as Obj[], { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' }, now);
       }
     } else {
-      serve(crd);
+      // A test's fault can hold a CRD between its names being accepted and Established (its kinds unserved).
+      const held = condition(crd, 'Established')?.status !== 'True' && faults?.neverEstablished(crd) === true;
+      if (!held) serve(crd);
       const names = namesOf(crd);
       const accepted: Obj = { plural: names.plural, singular: names.singular, kind: names.kind, listKind: names.listKind };
       if (names.shortNames?.length) accepted.shortNames = names.shortNames;
       if (names.categories?.length) accepted.categories = names.categories;
       status.acceptedNames = accepted;
       status.conditions = setCondition(status.conditions as Obj[] | undefined, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }, now);
-      status.conditions = setCondition(status.conditions as Obj[], { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, now);
+      if (!held) {
+        status.conditions = setCondition(status.conditions as Obj[], { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, now);
+      }
     }
     if (JSON.stringify(status) !== JSON.stringify(crd.status ?? {})) {
       api.update(crdType, { ...crd, status }, { subresource: 'status', manager: CONTROLLER_MANAGER });
@@ -362,6 +367,13 @@ export function startCrdController(api: ObjectApi): Controller {
   }
 
   const queue = new WorkQueue(reconcile);
+  if (faults) {
+    const previous = faults.onChange;
+    faults.onChange = () => {
+      previous();
+      for (const crd of store.list(CRD_GROUP, CRD_RESOURCE).items) queue.add(crd.metadata.name);
+    };
+  }
   const unsubscribe = store.subscribe((event) => {
     if (event.group === CRD_GROUP && event.resource === CRD_RESOURCE) {
       queue.add(event.object.metadata.name);

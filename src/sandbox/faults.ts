@@ -1,7 +1,7 @@
 /**
- * Fault switches for tests: objects that never become ready, pods that
- * fail, API requests answered 500/503/429 (or cut off), and watches
- * dropped. Tests reach them through `sandbox.faults`; the controllers and
+ * Fault switches for tests: objects that never become ready, CRDs never
+ * Established, pods that fail, API requests answered 500/503/429 (or cut
+ * off), and watches dropped. Tests reach them through `sandbox.faults`; the controllers and
  * the HTTP server consult the rules here.
  */
 import { parseLabelSelector } from './selectors.js';
@@ -39,6 +39,13 @@ export interface SandboxFaults {
    * a function that lifts the fault.
    */
   neverReady(match: ObjectMatch): () => void;
+  /**
+   * CustomResourceDefinitions matching (by name or labels) that are not yet
+   * Established stay so: their names are accepted but the Established
+   * condition never comes and their kinds are not served. Deleting one
+   * still works. Returns a function that lifts the fault.
+   */
+  neverEstablished(match: ObjectMatch): () => void;
   /** Pods matching (directly or through their owners) go to phase Failed, now and when created. */
   failPods(match: ObjectMatch): () => void;
   /** API requests matching are answered with an error instead of being served. */
@@ -76,6 +83,7 @@ function compile(match: ObjectMatch): ObjectRule {
 export class FaultRules {
   private readonly neverReadyRules = new Set<ObjectRule>();
   private readonly failPodRules = new Set<ObjectRule>();
+  private readonly neverEstablishedRules = new Set<ObjectRule>();
   private readonly requestRules = new Set<RequestFault & { remaining: number }>();
   /** Called when a rule about objects changes, so controllers look again. */
   onChange: () => void = () => {};
@@ -100,6 +108,16 @@ export class FaultRules {
     };
   }
 
+  addNeverEstablished(match: ObjectMatch): () => void {
+    const rule = compile(match);
+    this.neverEstablishedRules.add(rule);
+    this.onChange();
+    return () => {
+      this.neverEstablishedRules.delete(rule);
+      this.onChange();
+    };
+  }
+
   addRequestFault(fault: RequestFault): () => void {
     const rule = { ...fault, remaining: fault.count ?? Number.POSITIVE_INFINITY };
     this.requestRules.add(rule);
@@ -109,6 +127,11 @@ export class FaultRules {
   /** Whether any of `chain` (an object and its owners) is under a never-ready rule. */
   neverReady(chain: Described[]): boolean {
     return [...this.neverReadyRules].some((r) => chain.some((d) => r.matches(d)));
+  }
+
+  /** Whether a CustomResourceDefinition is held back from being Established. */
+  neverEstablished(crd: KubeObject): boolean {
+    return [...this.neverEstablishedRules].some((r) => r.matches({ kind: 'CustomResourceDefinition', object: crd }));
   }
 
   failPod(chain: Described[]): boolean {
@@ -131,6 +154,7 @@ export class FaultRules {
   clear(): void {
     this.neverReadyRules.clear();
     this.failPodRules.clear();
+    this.neverEstablishedRules.clear();
     this.requestRules.clear();
     this.onChange();
   }

@@ -238,7 +238,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     caPem: certs.caPem,
   };
   const namespaceController = startNamespaceController(controllerContext);
-  const crdController = startCrdController(api);
+  const crdController = startCrdController(api, faultRules);
 
   const versionInfo = {
     major: '1',
@@ -398,6 +398,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   watches.startHistoryHere();
   const faults: SandboxFaults = {
     neverReady: (match) => faultRules.addNeverReady(match),
+    neverEstablished: (match) => faultRules.addNeverEstablished(match),
     failPods: (match) => faultRules.addFailPods(match),
     failRequests: (fault) => faultRules.addRequestFault(fault),
     dropWatches: (o) => watches.dropAll(o?.abrupt ?? false),

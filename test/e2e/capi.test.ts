@@ -5,9 +5,10 @@
  * Provisioned, workers scaled through the MachineDeployment's /scale, a
  * Machine healed, a change of package that fails and is rolled back, then
  * one that succeeds, terminate leaving no custom resource), the Kamaji +
- * KubeVirt workload cluster, and the bad inputs: a missing CRD, a schema
- * the API rejects, a CRD whose names are never accepted, a VDU without
- * /scale.
+ * KubeVirt workload cluster, and the bad inputs: a missing CRD or a VDU
+ * without /scale (refused before any occurrence exists), a schema the API
+ * rejects, a CRD whose names are never accepted, a CRD that never becomes
+ * Established.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -61,6 +62,11 @@ async function items(path: string): Promise<any[]> {
 const CAPI = '/apis/cluster.x-k8s.io/v1beta1';
 const machines = async (md: string) => (await items(`${CAPI}/namespaces/default/machines?labelSelector=${encodeURIComponent(`cluster.x-k8s.io/deployment-name=${md}`)}`)).filter((m) => !m.metadata.deletionTimestamp);
 
+/** The occurrences of one instance. */
+async function occurrences(vnf: string): Promise<any[]> {
+  return json<any[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
+}
+
 async function createVnf(pkg: string, name: string): Promise<string> {
   return json<{ id: string }>((await ok(['vnf-create', '--package', pkg, '--name', name, '-o', 'json'])).stdout).id;
 }
@@ -107,8 +113,8 @@ describe('Cluster API CNFs', () => {
   it('refuses a workload cluster before the management cluster: every missing CRD named with its objects and files, nothing created', async () => {
     const vnf = await createVnf('capo', 'too-early');
     const r = await run(['vnf-instantiate', vnf, '--request-file', req(CAPO, 'instantiate.json')]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/FAILED_TEMP/);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toMatch(/FAILED_TEMP/);
     expect(r.stderr).toMatch(/no CustomResourceDefinition provides /);
     expect(r.stderr).toMatch(/Cluster \(cluster.x-k8s.io\/v1beta1\), needed by capo-cluster-1 in Files\/kubernetes\/cluster.yaml/);
     expect(r.stderr).toMatch(/MachineDeployment \(cluster.x-k8s.io\/v1beta1\), needed by capo-cluster-1-md-0 in Files\/kubernetes\/workers.yaml/);
@@ -116,8 +122,7 @@ describe('Cluster API CNFs', () => {
     expect(r.stderr).toMatch(/hint: install the definitions first/);
     expect((await get('/api/v1/namespaces/default/secrets/capo-cluster-1-cloud-config')).status).toBe(404);
     expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
-    const op = json<any[]>((await ok(['op-list', '-o', 'json'])).stdout).find((o) => o.vnfInstanceId === vnf);
-    await ok(['op-fail', op.id]);
+    expect(await occurrences(vnf)).toEqual([]);
     await ok(['vnf-delete', vnf, '--yes']);
   });
 
@@ -134,6 +139,29 @@ describe('Cluster API CNFs', () => {
     const op = json<any[]>((await ok(['op-list', '-o', 'json'])).stdout).find((o) => o.vnfInstanceId === vnf);
     await ok(['op-rollback', op.id]);
     expect((await get('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/clusters.cluster.x-k8s.io')).status).toBe(404);
+  }, 60_000);
+
+  it('ends FAILED_TEMP at --timeout (124) on a CRD that never becomes Established, naming it; op-rollback removes what was created', async () => {
+    const lift = sandbox.faults.neverEstablished({ name: 'machinedeployments.cluster.x-k8s.io' });
+    try {
+      const vnf = await createVnf('capi-mgmt', 'never-established');
+      const r = await run(['vnf-instantiate', vnf, '--request-file', req(MGMT, 'instantiate.json'), '--timeout', '3s']);
+      expect(r.code).toBe(124);
+      expect(r.stderr).toMatch(/INSTANTIATE of vnf instance .* timed out after 3s while waiting for CustomResourceDefinition machinedeployments\.cluster\.x-k8s\.io \(waiting for the definition to be established\); occurrence .* is FAILED_TEMP/);
+      const [op] = await occurrences(vnf);
+      expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 504, detail: expect.stringMatching(/machinedeployments\.cluster\.x-k8s\.io/) } });
+      // The other definitions were created and Established; nothing after them (the controllers) was.
+      expect((await get('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/clusters.cluster.x-k8s.io')).status).toBe(200);
+      expect((await get('/apis/apps/v1/namespaces/capi-system/deployments/capi-controller-manager')).status).toBe(404);
+      await ok(['op-rollback', op.id, '--timeout', '30s']);
+      expect(json((await ok(['op-show', op.id, '-o', 'json'])).stdout).operationState).toBe('ROLLED_BACK');
+      for (const crd of ['clusters.cluster.x-k8s.io', 'machinedeployments.cluster.x-k8s.io']) {
+        expect((await get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`)).status, crd).toBe(404);
+      }
+      await ok(['vnf-delete', vnf, '--yes']);
+    } finally {
+      lift();
+    }
   }, 60_000);
 
   it('instantiates the management cluster: CRDs Established before the controllers', async () => {
@@ -266,10 +294,12 @@ describe('custom resources the cluster refuses', () => {
     await ok(['vnfpkg-onboard', dir, '--name', 'capo-no-scale']);
     const vnf = await createVnf('capo-no-scale', 'no-scale');
     const r = await run(['vnf-instantiate', vnf, '--request-file', req(CAPO, 'instantiate.json')]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/VDU control_plane maps to Cluster capo-cluster-1, whose kind has no \/scale subresource/);
-    expect(r.stderr).toMatch(/FAILED_TEMP/);
+    expect(r.stderr).not.toMatch(/FAILED_TEMP/);
+    expect(await occurrences(vnf)).toEqual([]);
     expect((await get('/api/v1/namespaces/default/secrets/capo-cluster-1-cloud-config')).status).toBe(404);
+    expect(await items(`${CAPI}/clusters`)).toEqual([]);
   });
 
 });

@@ -224,7 +224,7 @@ describe('a vnfm killed mid-instantiate', () => {
     const r = await vnfm(['vnf-instantiate', 'slow', '--request-file', REQ('instantiate.json'), '--timeout', '2s', '-o', 'json'], { home });
     lift();
     expect(r.code).toBe(124);
-    expect(r.stderr).toMatch(/INSTANTIATE of vnf instance .* timed out after 2s; occurrence .* is FAILED_TEMP/);
+    expect(r.stderr).toMatch(/INSTANTIATE of vnf instance .* timed out after 2s while waiting for Deployment vdu2 in namespace \S+ \(waiting for [^)]*\); occurrence .* is FAILED_TEMP/);
     const op = json<{ id: string; operationState: string; error: { status: number } }>(r.stdout);
     expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 504 } });
     expect(json((await ok(['op-fail', op.id, '-o', 'json'])).stdout)['operationState']).toBe('FAILED');

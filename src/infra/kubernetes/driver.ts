@@ -6,7 +6,7 @@
  * failure: an object labelled with the instance already is updated, one
  * already gone counts as deleted.
  */
-import { NotFoundError, UsageError, ValidationError, VimCheckError, VnfmError } from '../../errors.js';
+import { InterruptedError, NotFoundError, TimeoutError, UsageError, ValidationError, VimCheckError, VnfmError } from '../../errors.js';
 import type { DriverContext, DriverEvent, ResourceRef, Vnfc } from '../driver.js';
 import { abortError, defaultRetryPolicy, KubeApiError, KubeClient, type RetryPolicy } from './client.js';
 import { collectionPath, describeRef, Discovery, objectPath, splitApiVersion, type ApiResource } from './discovery.js';
@@ -127,7 +127,7 @@ class Driver implements KubernetesDriver {
     const plan = await this.plan(ctx, input.objects, input);
     const wanted = new Set(plan.map((p) => refKey(p.ref)));
     const dropped = input.current.filter((ref) => !wanted.has(refKey(ref)));
-    return this.rollOut(
+    const created = await this.rollOut(
       ctx,
       plan,
       (p) => this.apply(ctx, p.obj, input.instanceId).catch((err) => rejectedFrom(err, p)),
@@ -138,6 +138,22 @@ class Driver implements KubernetesDriver {
         }
       },
     );
+    await forEachLimited(input.vdus ?? [], this.limit, (t) => this.settleMachines(ctx, t.resource, input.readiness));
+    return created;
+  }
+
+  /**
+   * A Cluster API VDU whose machine template changed reports Ready as soon
+   * as its new Machines are, while the old ones are still being deleted:
+   * the change is done when only as many Machines as its replicas remain.
+   */
+  private async settleMachines(ctx: DriverContext, ref: ResourceRef, rules: ReadinessOverrides | undefined): Promise<void> {
+    const res = await this.discovery.resolve(ref.apiVersion, ref.kind, ctx.signal);
+    if (ownsPods(res)) return;
+    const workload = await this.read(ctx, res, ref);
+    if (!workload || !(await this.ownsMachines(ctx, workload))) return;
+    const want = (workload.spec as { replicas?: number } | undefined)?.replicas ?? 1;
+    await this.waitMachines(ctx, ref, workload, want, new Set(), rules);
   }
 
   /**
@@ -157,7 +173,24 @@ class Driver implements KubernetesDriver {
     setMaxListeners(0, waits.signal);
     const stop = () => waits.abort(ctx.signal.reason);
     ctx.signal.addEventListener('abort', stop, { once: true });
-    const waitCtx: DriverContext = { ...ctx, signal: waits.signal };
+    // What is still awaited and what it last said, so a timeout can name it.
+    const awaited = new Map<string, { ref: ResourceRef; said?: string }>();
+    const tracked: DriverContext = {
+      ...ctx,
+      report: (event) => {
+        const entry = event.resource && awaited.get(refKey(event.resource));
+        if (entry) entry.said = event.message;
+        ctx.report(event);
+      },
+    };
+    const waitCtx: DriverContext = { ...tracked, signal: waits.signal };
+    const awaitReady = (c: DriverContext, l: Live) => {
+      awaited.set(refKey(l.ref), { ref: l.ref });
+      return this.waitReady(c, l, rules).then((obj) => {
+        awaited.delete(refKey(l.ref));
+        return obj;
+      });
+    };
     const pending: Promise<unknown>[] = [];
     const created: ResourceRef[] = [];
     const services: Live[] = [];
@@ -167,11 +200,11 @@ class Driver implements KubernetesDriver {
         created.push(...live.map((l) => l.ref));
         services.push(...live.filter((l) => l.ref.kind === 'Service' && l.res.group === ''));
         if (GATE_KINDS.has(group[0]!.obj.kind)) {
-          await Promise.all(live.map((l) => this.waitReady(ctx, l, rules)));
+          await Promise.all(live.map((l) => awaitReady(tracked, l)));
           if (group[0]!.obj.kind === 'CustomResourceDefinition') this.discovery.invalidate();
         } else {
           for (const l of live) {
-            const p = this.waitReady(waitCtx, l, rules);
+            const p = awaitReady(waitCtx, l);
             p.catch(() => undefined);
             pending.push(p);
           }
@@ -182,7 +215,7 @@ class Driver implements KubernetesDriver {
       // Only now are the pods behind each Service ready, so only now can its endpoints be expected.
       await forEachLimited(services, this.limit, (l) => this.waitEndpoints(ctx, l));
     } catch (err) {
-      throw ctx.signal.aborted ? abortError(ctx.signal) : err;
+      throw ctx.signal.aborted ? stoppedWaiting(ctx.signal, [...awaited.values()]) : err;
     } finally {
       waits.abort();
       ctx.signal.removeEventListener('abort', stop);
@@ -774,6 +807,21 @@ class Driver implements KubernetesDriver {
 /** Built-in workloads and bare pods have pods as VNFCs; any other scalable kind is a custom resource. */
 function ownsPods(res: ApiResource): boolean {
   return isBuiltinGroup(res.group) && (POD_OWNERS.has(res.kind) || res.kind === 'Pod');
+}
+
+/**
+ * The abort's reason, made precise: a timeout or an interruption that came
+ * while objects were still awaited names them (and what each last said),
+ * with the reason as its cause.
+ */
+function stoppedWaiting(signal: AbortSignal, awaited: Array<{ ref: ResourceRef; said?: string }>): Error {
+  const reason = abortError(signal);
+  if (awaited.length === 0 || !(reason instanceof TimeoutError || reason instanceof InterruptedError)) return reason;
+  const shown = awaited.slice(0, 5).map((a) => `${describeRef(a.ref)}${a.said ? ` (${a.said})` : ''}`);
+  const more = awaited.length > shown.length ? ` and ${awaited.length - shown.length} more` : '';
+  const message = `${reason.message} while waiting for ${shown.join(', ')}${more}`;
+  const details = { ...(reason.hint ? { hint: reason.hint } : {}), cause: reason };
+  return reason instanceof TimeoutError ? new TimeoutError(message, details) : new InterruptedError(message, details);
 }
 
 /**
