@@ -37,8 +37,17 @@ export interface KeystoneInfo {
 }
 
 export interface KeystoneServer extends KeystoneInfo {
+  /** Stops uwsgi and keeps its data: Keystone is down until `resume`. */
+  pause(): Promise<void>;
+  /** Starts uwsgi again on the same port and data; resolves once it answers. */
+  resume(): Promise<void>;
   /** Stops uwsgi (its whole process group) and removes the temp dir. Idempotent. */
   stop(): Promise<void>;
+}
+
+export interface KeystoneOptions {
+  /** Keystone's `[token] expiration`: how long a token lives, in seconds (Keystone's default is 3600). */
+  tokenExpirationSeconds?: number;
 }
 
 const REGION = 'RegionOne';
@@ -61,7 +70,7 @@ export const KEYSTONE_ENV = 'VNFM_TEST_KEYSTONE';
  * credential and an `orchestration` catalog entry. Takes a few seconds
  * (`keystone-manage` and uwsgi each import all of Keystone).
  */
-export async function startKeystone(): Promise<KeystoneServer> {
+export async function startKeystone(opts: KeystoneOptions = {}): Promise<KeystoneServer> {
   const dir = await mkdtemp(join(tmpdir(), 'vnfm-keystone-'));
   let uwsgi: ChildProcess | undefined;
   // A test process that ends without stop() (a timed-out hook, a crash)
@@ -83,7 +92,7 @@ export async function startKeystone(): Promise<KeystoneServer> {
     const adminPassword = randomSecret();
     const userPassword = randomSecret();
     const conf = join(dir, 'keystone.conf');
-    await writeFile(conf, keystoneConf(dir));
+    await writeFile(conf, keystoneConf(dir, opts));
 
     const owner = await processOwner();
     const manage = (...args: string[]) =>
@@ -138,6 +147,15 @@ export async function startKeystone(): Promise<KeystoneServer> {
       appCredential: seeded.appCredential,
       region: REGION,
       dir,
+      pause: async () => {
+        if (uwsgi) await stopProcessGroup(uwsgi);
+      },
+      resume: async () => {
+        if (uwsgi && uwsgi.exitCode === null && uwsgi.signalCode === null) return;
+        const child = spawnUwsgi(dir, conf, port);
+        uwsgi = child;
+        await waitUntilServing(child, url, dir);
+      },
       stop,
     };
   } catch (err) {
@@ -175,11 +193,14 @@ export function keystoneFromEnv(): KeystoneInfo | undefined {
  */
 export async function useKeystone(): Promise<KeystoneServer> {
   const shared = keystoneFromEnv();
-  if (shared) return { ...shared, stop: async () => {} };
+  if (shared) {
+    const notOurs = () => Promise.reject(new Error('the shared test Keystone cannot be paused from a test file; start one with startKeystone'));
+    return { ...shared, pause: notOurs, resume: notOurs, stop: async () => {} };
+  }
   return startKeystone();
 }
 
-function keystoneConf(dir: string): string {
+function keystoneConf(dir: string, opts: KeystoneOptions): string {
   return `[DEFAULT]
 log_file = ${join(dir, 'keystone.log')}
 use_stderr = false
@@ -189,7 +210,7 @@ connection = sqlite:///${join(dir, 'keystone.sqlite')}
 
 [token]
 provider = fernet
-
+${opts.tokenExpirationSeconds ? `expiration = ${opts.tokenExpirationSeconds}\n` : ''}
 [fernet_tokens]
 key_repository = ${join(dir, 'fernet-keys')}
 

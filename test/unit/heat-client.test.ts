@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createHeatSession, HeatError } from '../../src/infra/openstack/heat.js';
+import { createHeatSession, HeatError, StackStalledError } from '../../src/infra/openstack/heat.js';
 
 interface Seen {
   method: string;
@@ -138,15 +138,25 @@ describe('Heat session', () => {
     await expect(heat.findStack('vnf-1')).rejects.toThrow(/HTTP 401/);
   });
 
-  it('a token about to expire is replaced before it is used', async () => {
-    expiresInMs = 30_000;
-    const heat = createHeatSession(creds(), { region: 'R1', tokenMarginMs: 60_000 });
-    await heat.findStack('vnf-1');
-    // Two requests (the redirect and the stack), each finding the token within the margin of its expiry.
-    expect(tokens).toBe(2);
-    const lasting = createHeatSession(creds(), { region: 'R1', tokenMarginMs: 1_000 });
+  it('a token is replaced before it expires: within the margin, or past half its life when it lives shorter than twice the margin', async () => {
+    let t = Date.now();
+    expiresInMs = 3600_000;
+    const lasting = createHeatSession(creds(), { region: 'R1', tokenMarginMs: 60_000, now: () => t });
     await lasting.findStack('vnf-1');
+    expect(tokens).toBe(1);
+    t += 3600_000 - 30_000;
+    // Two requests (the redirect and the stack): the first takes a new token, the second keeps it.
+    await lasting.findStack('vnf-1');
+    expect(tokens).toBe(2);
+
+    t = Date.now();
+    expiresInMs = 30_000;
+    const short = createHeatSession(creds(), { region: 'R1', tokenMarginMs: 60_000, now: () => t });
+    await short.findStack('vnf-1');
     expect(tokens).toBe(3);
+    t += 16_000;
+    await short.findStack('vnf-1');
+    expect(tokens).toBe(4);
   });
 
   it("Heat's error message and type; mark-unhealthy and resource links", async () => {
@@ -199,5 +209,29 @@ describe('Heat session', () => {
     const heat = createHeatSession(creds(), { region: 'R1', pollMs: { min: 1, max: 1 }, unreachableGraceMs: 10, now: () => (t += 4) });
     heatDown = 1000;
     await expect(heat.waitForStack({ name: 'vnf-1', id: 'id-1' }, { action: 'CREATE' }, new AbortController().signal)).rejects.toThrow(/could not be reached/);
+  });
+
+  it('waiting reports a stalled stack when Heat answers again after an outage but the stack shows no progress', async () => {
+    const heat = createHeatSession(creds(), { region: 'R1', pollMs: { min: 1, max: 2 }, resumeQuietMs: 30 });
+    stackStatus = 'CREATE_IN_PROGRESS';
+    // What the old engine did before it went is read after Heat answers again: not progress.
+    events = [{ id: 'e1', resource_name: 'VDU2_CP1', physical_resource_id: 'p1', resource_status: 'CREATE_COMPLETE' }];
+    heatDown = 2;
+    const err = await heat.waitForStack({ name: 'vnf-1', id: 'id-1' }, { action: 'CREATE' }, new AbortController().signal).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StackStalledError);
+    expect((err as StackStalledError).message).toMatch(/stayed CREATE_IN_PROGRESS with no event/);
+    expect((err as StackStalledError).hint).toMatch(/op-retry/);
+  });
+
+  it('no outage, no stall: a quiet IN_PROGRESS stack is simply waited for', async () => {
+    const heat = createHeatSession(creds(), { region: 'R1', pollMs: { min: 1, max: 2 }, resumeQuietMs: 1 });
+    stackStatus = 'CREATE_IN_PROGRESS';
+    events = [];
+    setTimeout(() => {
+      events.push({ id: 'e9', resource_name: 'vnf-1', physical_resource_id: 'id-1', resource_status: 'CREATE_COMPLETE' });
+      stackStatus = 'CREATE_COMPLETE';
+    }, 60);
+    const stack = await heat.waitForStack({ name: 'vnf-1', id: 'id-1' }, { action: 'CREATE' }, new AbortController().signal);
+    expect(stack?.status).toBe('CREATE_COMPLETE');
   });
 });

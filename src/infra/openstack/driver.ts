@@ -11,7 +11,7 @@ import {
   type OpenStackInfraDriver,
   type OpenStackVnfcQuery,
 } from './driver-contract.js';
-import { createHeatSession, HeatError, type HeatResource, type HeatSession, type HeatSessionOptions, type HeatStack, type StackContent, type StackRef } from './heat.js';
+import { createHeatSession, HeatError, StackStalledError, type HeatEvent, type HeatResource, type HeatSession, type HeatSessionOptions, type HeatStack, type StackContent, type StackRef } from './heat.js';
 import type { KeystoneCredentials } from './keystone.js';
 
 export interface OpenStackDriverOptions extends HeatSessionOptions {
@@ -22,6 +22,8 @@ export interface OpenStackDriverOptions extends HeatSessionOptions {
 }
 
 const SERVER_TYPE = 'OS::Nova::Server';
+/** How often one wait re-sends its request after Heat dropped the work. */
+const MAX_TAKEOVERS = 2;
 const FLOATING_IP_TYPES = new Set(['OS::Neutron::FloatingIP', 'OS::Neutron::FloatingIPAssociation']);
 
 const stackResource = (name: string): ResourceRef => ({ apiVersion: 'orchestration/v1', kind: 'Stack', name });
@@ -49,24 +51,64 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
     return stack;
   }
 
-  /** Waits for the end of `action` and throws Heat's reason and the failed resources when it failed. */
-  async function settle(ctx: DriverContext, ref: StackRef, action: 'CREATE' | 'UPDATE' | 'DELETE', since: string | undefined): Promise<HeatStack | undefined> {
-    const stack = await heat.waitForStack(
-      ref,
-      {
-        action,
-        ...(since ? { since } : {}),
-        onEvent: (e) =>
-          ctx.report({
-            resource: { apiVersion: 'orchestration/v1', kind: 'Resource', name: e.resourceName, namespace: ref.name },
-            message: `${e.status}${e.statusReason && !/state changed|completed successfully/i.test(e.statusReason) ? `: ${e.statusReason}` : ''}`,
-            done: e.status.endsWith('_COMPLETE'),
-          }),
-      },
-      ctx.signal,
-    );
-    if (stack && stack.status.endsWith('_FAILED')) throw await stackFailure(stack);
-    return stack;
+  /**
+   * Waits for the end of `action` and throws Heat's reason and the failed
+   * resources when it failed. `resend` sends the request again (same content)
+   * when a restarted Heat engine dropped the work (StackStalledError): a
+   * convergence Heat takes an IN_PROGRESS stack over on a new update or
+   * delete, and a legacy one, whose restarted engine marks the stack FAILED,
+   * accepts the update of a FAILED stack.
+   */
+  async function settle(
+    ctx: DriverContext,
+    ref: StackRef,
+    action: 'CREATE' | 'UPDATE' | 'DELETE',
+    since: string | undefined,
+    resend?: { action: 'UPDATE' | 'DELETE'; send(): Promise<void> },
+  ): Promise<HeatStack | undefined> {
+    let waitFor = action;
+    let after = since;
+    for (let takeovers = 0; ; takeovers++) {
+      let stack: HeatStack | undefined;
+      try {
+        stack = await heat.waitForStack(ref, { action: waitFor, ...(after ? { since: after } : {}), onEvent: (e) => reportEvent(ctx, ref, e) }, ctx.signal);
+      } catch (err) {
+        if (!(err instanceof StackStalledError) || !resend || takeovers >= MAX_TAKEOVERS) throw err;
+        ctx.report({ resource: stackResource(ref.name), message: `Heat restarted and left the stack ${err.heatStack.status} with no progress: sending the ${resend.action === 'DELETE' ? 'delete' : 'update'} again to take the work over` });
+        after = await heat.lastEventId(ref, ctx.signal);
+        await resend.send();
+        waitFor = resend.action;
+        continue;
+      }
+      if (stack && stack.status.endsWith('_FAILED')) throw await stackFailure(stack);
+      return stack;
+    }
+  }
+
+  function reportEvent(ctx: DriverContext, ref: StackRef, e: HeatEvent): void {
+    ctx.report({
+      resource: { apiVersion: 'orchestration/v1', kind: 'Resource', name: e.resourceName, namespace: ref.name },
+      message: `${e.status}${e.statusReason && !/state changed|completed successfully/i.test(e.statusReason) ? `: ${e.statusReason}` : ''}`,
+      done: e.status.endsWith('_COMPLETE'),
+    });
+  }
+
+  /**
+   * Sends a request on a stack an earlier attempt left IN_PROGRESS. A
+   * convergence Heat accepts it and supersedes the old work (which may belong
+   * to an engine that is gone); a legacy Heat refuses it (409) while its
+   * engine still works, and then the action is waited for first.
+   */
+  async function sendOver(ctx: DriverContext, stack: HeatStack, send: () => Promise<void>): Promise<void> {
+    try {
+      await send();
+    } catch (err) {
+      if (!(err instanceof HeatError && err.status === 409 && stack.status.endsWith('_IN_PROGRESS'))) throw err;
+      ctx.report({ resource: stackResource(stack.name), message: `waiting for the ${stack.status} left by an earlier attempt` });
+      const action = stack.status.split('_')[0] as 'CREATE' | 'UPDATE' | 'DELETE';
+      await heat.waitForStack(stack, { action }, ctx.signal);
+      await send();
+    }
   }
 
   async function stackFailure(stack: HeatStack): Promise<VnfmError> {
@@ -110,29 +152,29 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
   async function create(ctx: DriverContext, instanceId: string, templates: HeatTemplates, nfv: NfvParameter): Promise<ResourceRef[]> {
     const name = stackNameOf(instanceId);
     const resource = stackResource(name);
-    const existing = await findRef(ctx, instanceId);
+    let existing = await findRef(ctx, instanceId);
+    if (existing?.status === 'DELETE_IN_PROGRESS') {
+      await removeStack(ctx, existing);
+      existing = undefined;
+    }
     if (existing) {
       // A failed or interrupted attempt left the stack: bring it to what is asked instead of creating a second one.
-      let current: HeatStack | undefined = existing;
-      if (existing.status.endsWith('_IN_PROGRESS')) {
-        ctx.report({ resource, message: `waiting for the ${existing.status} left by an earlier attempt` });
-        const action = existing.status.split('_')[0] as 'CREATE' | 'UPDATE' | 'DELETE';
-        current = await heat.waitForStack(existing, { action }, ctx.signal);
-      }
-      if (current) {
-        step(ctx, { action: 'update', resource, state: 'intended', detail: `stack exists (${current.status}): updated` });
-        const since = await heat.lastEventId(current, ctx.signal);
+      const current = existing;
+      step(ctx, { action: 'update', resource, state: 'intended', detail: `stack exists (${current.status}): updated` });
+      const since = await heat.lastEventId(current, ctx.signal);
+      const send = async () => {
         try {
           await heat.updateStack(current, contentOf(templates, nfv), ctx.signal);
         } catch (err) {
           throw rejected(err, templates);
         }
-        ctx.report({ resource, message: 'updating' });
-        await settle(ctx, current, 'UPDATE', since);
-        step(ctx, { action: 'update', resource, state: 'done', detail: current.id });
-        ctx.report({ resource, message: 'UPDATE_COMPLETE', done: true });
-        return [resource];
-      }
+      };
+      await sendOver(ctx, current, send);
+      ctx.report({ resource, message: current.status.endsWith('_IN_PROGRESS') ? `updating (taking over the ${current.status} of an earlier attempt)` : 'updating' });
+      await settle(ctx, current, 'UPDATE', since, { action: 'UPDATE', send });
+      step(ctx, { action: 'update', resource, state: 'done', detail: current.id });
+      ctx.report({ resource, message: 'UPDATE_COMPLETE', done: true });
+      return [resource];
     }
     step(ctx, { action: 'create', resource, state: 'intended' });
     let ref: StackRef;
@@ -142,9 +184,19 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
       throw rejected(err, templates);
     }
     ctx.report({ resource, message: `creating (stack id ${ref.id})` });
-    await settle(ctx, ref, 'CREATE', undefined);
+    const created = ref;
+    const ended = await settle(ctx, ref, 'CREATE', undefined, {
+      action: 'UPDATE',
+      send: async () => {
+        try {
+          await heat.updateStack(created, contentOf(templates, nfv), ctx.signal);
+        } catch (err) {
+          throw rejected(err, templates);
+        }
+      },
+    });
     step(ctx, { action: 'create', resource, state: 'done', detail: ref.id });
-    ctx.report({ resource, message: 'CREATE_COMPLETE', done: true });
+    ctx.report({ resource, message: ended?.status ?? 'CREATE_COMPLETE', done: true });
     return [resource];
   }
 
@@ -152,14 +204,17 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
     const resource = stackResource(stack.name);
     step(ctx, { action: 'update', resource, state: 'intended', detail });
     const since = await heat.lastEventId(stack, ctx.signal);
-    try {
-      if (patch) await heat.patchStack(stack, content, ctx.signal);
-      else await heat.updateStack(stack, content as StackContent, ctx.signal);
-    } catch (err) {
-      throw templates ? rejected(err, templates) : err;
-    }
+    const send = async () => {
+      try {
+        if (patch) await heat.patchStack(stack, content, ctx.signal);
+        else await heat.updateStack(stack, content as StackContent, ctx.signal);
+      } catch (err) {
+        throw templates ? rejected(err, templates) : err;
+      }
+    };
+    await sendOver(ctx, stack, send);
     ctx.report({ resource, message: `updating: ${detail}` });
-    await settle(ctx, stack, 'UPDATE', since);
+    await settle(ctx, stack, 'UPDATE', since, { action: 'UPDATE', send });
     step(ctx, { action: 'update', resource, state: 'done', detail });
     ctx.report({ resource, message: 'UPDATE_COMPLETE', done: true });
   }
@@ -169,19 +224,28 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
     const resource = stackResource(name);
     step(ctx, { action: 'delete', resource, state: 'intended' });
     const stack = await findRef(ctx, instanceId);
-    if (stack) {
-      if (stack.status === 'DELETE_IN_PROGRESS') {
-        await settle(ctx, stack, 'DELETE', undefined);
-      } else {
-        const since = await heat.lastEventId(stack, ctx.signal);
-        await heat.deleteStack(stack, ctx.signal);
-        ctx.report({ resource, message: 'deleting' });
-        await settle(ctx, stack, 'DELETE', since);
-      }
-      await nameReleased(ctx, name);
-    }
+    if (stack) await removeStack(ctx, stack);
     step(ctx, { action: 'delete', resource, state: 'done' });
     ctx.report({ resource, message: stack ? 'deleted' : 'already gone', done: true });
+  }
+
+  /**
+   * Deletes the stack and waits until its name is free. A delete left
+   * DELETE_IN_PROGRESS by an earlier attempt is sent again: a convergence
+   * Heat takes it over (its engine may be gone), a legacy one answers 409
+   * and the running delete is waited for.
+   */
+  async function removeStack(ctx: DriverContext, stack: HeatStack): Promise<void> {
+    const since = await heat.lastEventId(stack, ctx.signal);
+    const send = () => heat.deleteStack(stack, ctx.signal);
+    try {
+      await send();
+    } catch (err) {
+      if (!(err instanceof HeatError && err.status === 409)) throw err;
+    }
+    ctx.report({ resource: stackResource(stack.name), message: 'deleting' });
+    await settle(ctx, stack, 'DELETE', since, { action: 'DELETE', send });
+    await nameReleased(ctx, stack.name);
   }
 
   /**

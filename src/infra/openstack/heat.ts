@@ -76,6 +76,13 @@ export interface HeatSessionOptions {
   pollMs?: { min: number; max: number };
   /** How long a wait tolerates Heat or Keystone not answering (a restart) before giving up. */
   unreachableGraceMs?: number;
+  /**
+   * After Heat answers again following an outage, how long the stack may stay
+   * `<action>_IN_PROGRESS` with no new event before the wait counts its work
+   * as dropped (StackStalledError): a restarted convergence engine does not
+   * resume what the old one was doing.
+   */
+  resumeQuietMs?: number;
   /** Per request. */
   requestTimeoutMs?: number;
   /** Re-issue a token this long before it expires. */
@@ -103,7 +110,31 @@ export class HeatError extends VnfmError {
   }
 }
 
+/** A token this close to its expiry is not used even when Keystone cannot give a new one. */
+const TOKEN_FLOOR_MS = 5_000;
+
 const HEAT_HINT = 'check that Heat runs and this host may connect to it (its URL is the orchestration endpoint of the Keystone catalog)';
+
+/**
+ * Heat stopped answering during an action and, once it answered again, the
+ * stack stayed `<action>_IN_PROGRESS` with no event: the engine that ran the
+ * action is gone. A convergence Heat (the default since Queens) never marks
+ * such a stack FAILED by itself (only stacks of the legacy engine are reset on
+ * engine start); an update of the stack, even while IN_PROGRESS, takes the
+ * work over and steals the dead engine's resource locks.
+ */
+export class StackStalledError extends VnfmError {
+  constructor(
+    readonly heatStack: HeatStack,
+    readonly action: 'CREATE' | 'UPDATE' | 'DELETE',
+    quietMs: number,
+  ) {
+    super(
+      `Heat stopped answering during the ${action} of stack ${heatStack.name}, and since it answers again the stack has stayed ${heatStack.status} with no event for ${Math.round(quietMs / 1000)} s: the Heat engine that ran it was restarted and dropped the work`,
+      { hint: `retry the operation (op-retry): vnfm then updates stack ${heatStack.name}, which makes Heat take the work over` },
+    );
+  }
+}
 
 /** A Heat client bound to one VIM's credentials. */
 export interface HeatSession {
@@ -139,14 +170,27 @@ export function createHeatSession(creds: KeystoneCredentials, opts: HeatSessionO
   const margin = opts.tokenMarginMs ?? 60_000;
   const poll = opts.pollMs ?? { min: 200, max: 2_000 };
   const grace = opts.unreachableGraceMs ?? 60_000;
+  const resumeQuiet = opts.resumeQuietMs ?? 10_000;
   let token: KeystoneToken | undefined;
+  let tokenMargin = margin;
   let base: string | undefined;
 
   const heatLabel = (url: string) => ({ name: 'Heat', reachHint: `${HEAT_HINT}: ${new URL(url).origin}` });
 
   async function session(signal: AbortSignal | undefined, fresh: boolean): Promise<{ token: KeystoneToken; base: string }> {
-    if (fresh || !token || token.expiresAt.getTime() - margin <= now()) {
-      token = await issueToken(creds, signal ? { signal } : {});
+    if (fresh || !token || token.expiresAt.getTime() - tokenMargin <= now()) {
+      const asked = now();
+      let issued: KeystoneToken;
+      try {
+        issued = await issueToken(creds, signal ? { signal } : {});
+      } catch (err) {
+        // Keystone not answering while the current token still has life left: go on with it.
+        if (!fresh && token && base && err instanceof ServiceUnreachableError && token.expiresAt.getTime() - TOKEN_FLOOR_MS > now()) return { token, base };
+        throw err;
+      }
+      token = issued;
+      // A cloud with short-lived tokens: renew at half their life, not on every request.
+      tokenMargin = Math.min(margin, Math.max(0, (token.expiresAt.getTime() - asked) / 2));
       const url = findEndpoint(token, 'orchestration', { interface: opts.interface ?? 'public', ...(opts.region ? { region: opts.region } : {}) });
       if (!url) {
         const where = opts.region ? ` in region "${opts.region}"` : '';
@@ -275,6 +319,8 @@ export function createHeatSession(creds: KeystoneCredentials, opts: HeatSessionO
       let pause = poll.min;
       let polls = 0;
       let unreachableSince: number | undefined;
+      // When Heat answered again after an outage; cleared by the next event (its engine is at work).
+      let backSince: number | undefined;
       for (;;) {
         throwIfAborted(signal);
         let sawEvent = false;
@@ -287,8 +333,13 @@ export function createHeatSession(creds: KeystoneCredentials, opts: HeatSessionO
             w.onEvent?.(e);
             if (e.resourceName === ref.name && e.physicalResourceId === ref.id && e.status.startsWith(`${w.action}_`) && !e.status.endsWith('_IN_PROGRESS')) ended = true;
           }
+          // The first answer after an outage brings the backlog (what the old engine did before it went): only later events are progress.
+          if (unreachableSince !== undefined) backSince = now();
+          else if (sawEvent) backSince = undefined;
+          unreachableSince = undefined;
+          const stalled = backSince !== undefined && now() - backSince >= resumeQuiet;
           // Events can be missed (Heat restarted, a marker it no longer knows): the stack's own status decides, checked now and then.
-          if (ended || polls % 5 === 4) {
+          if (ended || stalled || polls % 5 === 4) {
             const stack = await api.getStack(ref, signal);
             if (!stack) {
               if (w.action === 'DELETE') return undefined;
@@ -296,8 +347,8 @@ export function createHeatSession(creds: KeystoneCredentials, opts: HeatSessionO
             }
             if (stack.status === `${w.action}_COMPLETE` || stack.status === `${w.action}_FAILED`) return stack;
             if (w.action === 'DELETE' && stack.status === 'DELETE_COMPLETE') return undefined;
+            if (stalled && stack.status === `${w.action}_IN_PROGRESS`) throw new StackStalledError(stack, w.action, now() - backSince!);
           }
-          unreachableSince = undefined;
         } catch (err) {
           if (signal.aborted) throw signal.reason;
           const transient = err instanceof ServiceUnreachableError || (err instanceof HeatError && err.status >= 502);

@@ -5,7 +5,7 @@
  */
 export { checkOpenStackVim, findEndpoint, issueToken, keystoneV3Url } from './keystone.js';
 export type { KeystoneCredentials, KeystoneToken, OpenStackVimCheck } from './keystone.js';
-export { createHeatSession, HeatError } from './heat.js';
+export { createHeatSession, HeatError, StackStalledError } from './heat.js';
 export type { HeatSession, HeatSessionOptions, HeatStack, HeatResource, HeatEvent, StackContent, StackRef } from './heat.js';
 export { createOpenStackDriver, type OpenStackDriverOptions } from './driver.js';
 export * from './driver-contract.js';
