@@ -9,8 +9,11 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
-/** Long benchmarks: csar-validate.mjs builds and validates a 2 GB package. */
-const LONG = new Set(['csar-validate.mjs']);
+/**
+ * Long benchmarks: csar-validate.mjs builds and validates a 2 GB package;
+ * openstack-lifecycle.mjs starts Keystone and Heat and runs Heat stacks.
+ */
+const LONG = new Set(['csar-validate.mjs', 'openstack-lifecycle.mjs']);
 
 const all = process.argv.includes('--all') || process.env.VNFM_BENCH_ALL === '1';
 const self = basename(import.meta.filename);
