@@ -298,15 +298,20 @@ export interface VimLookup {
 const KUBERNETES_TYPES = new Set(['kubernetes', 'etsinfv.kubernetes.v_1', 'etsinfv.helm.v_3']);
 const OPENSTACK_TYPES = new Set(['openstack', 'etsinfv.openstack_keystone.v_3', 'etsinfv.openstack_keystone.v_2']);
 
-function notSupportedYet(source: string, field: string, what: string): never {
-  throw new ValidationError(source, field, `${what} is an OpenStack VIM: the OpenStack infra-driver is not supported yet`, {
-    hint: 'use a Kubernetes VIM (vnfm vim-list)',
+/**
+ * OpenStack operations are planned in openstack-plan.ts; these functions serve
+ * the Kubernetes ones, so an OpenStack VIM here is a mix-up in the request (a
+ * Kubernetes instance pointed at an OpenStack VIM, or vimType kubernetes on one).
+ */
+function notKubernetes(source: string, field: string, what: string): never {
+  throw new ValidationError(source, field, `${what} is an OpenStack VIM, where this operation needs a Kubernetes VIM`, {
+    hint: 'name a Kubernetes VIM (vnfm vim-list), or give an OpenStack VIM with vimType ETSINFV.OPENSTACK_KEYSTONE.V_3 to an instance that runs on OpenStack',
   });
 }
 
-/** A registered VIM, secrets opened; an OpenStack VIM is refused until its driver arrives. */
+/** A registered Kubernetes VIM, secrets opened. */
 export async function registeredVim(source: string, field: string, lookup: VimLookup, vim: Vim): Promise<VimConnection> {
-  if (vim.spec.type !== 'kubernetes') notSupportedYet(source, field, `VIM "${vim.name}"`);
+  if (vim.spec.type !== 'kubernetes') notKubernetes(source, field, `VIM "${vim.name}"`);
   return { id: vim.id, name: vim.name, inline: false, spec: vim.spec, secrets: await lookup.openSecrets(vim) };
 }
 
@@ -325,7 +330,7 @@ export async function resolveVimConnection(
   const [key, entry] = entries[0]!;
   const field = `vimConnectionInfo.${key}`;
   const type = entry.vimType?.toLowerCase();
-  if (type && OPENSTACK_TYPES.has(type)) notSupportedYet(source, `${field}.vimType`, `"${entry.vimType}"`);
+  if (type && OPENSTACK_TYPES.has(type)) notKubernetes(source, `${field}.vimType`, `"${entry.vimType}"`);
   if (type && !KUBERNETES_TYPES.has(type)) {
     throw new ValidationError(source, `${field}.vimType`, `"${entry.vimType}" is not a VIM type vnfm knows`, { hint: 'use kubernetes (or ETSINFV.KUBERNETES.V_1)' });
   }

@@ -165,7 +165,7 @@ describe('vimConnectionInfo', () => {
     expect(await field(resolveVimConnection('r', info as never, lookup, fallback))).toBe(want);
   });
 
-  it('says OpenStack is not supported yet', async () => {
-    await expect(resolveVimConnection('r', { a: { vimId: 'os' } }, lookup, fallback)).rejects.toThrow(/not supported yet/);
+  it('refuses an OpenStack VIM where a Kubernetes one is needed', async () => {
+    await expect(resolveVimConnection('r', { a: { vimId: 'os' } }, lookup, fallback)).rejects.toThrow(/is an OpenStack VIM, where this operation needs a Kubernetes VIM/);
   });
 });
