@@ -33,8 +33,8 @@ if (!existsSync(join(root, 'build', 'vnfm.cjs'))) {
 }
 
 // The test support modules (TypeScript) bundled beside their seed scripts,
-// inside the repository so that better-sqlite3 resolves from node_modules.
-const supportDir = join(root, 'build', 'bench-openstack');
+// under node_modules so that better-sqlite3 resolves (build/ is rebuilt by others).
+const supportDir = join(root, 'node_modules', '.cache', 'vnfm-bench-openstack');
 mkdirSync(supportDir, { recursive: true });
 const esbuild = await import(join(root, 'node_modules', 'esbuild', 'lib', 'main.js'));
 await esbuild.build({
