@@ -6,6 +6,7 @@ import type { ManagementServices, WorkloadVimRegistry } from '../../../mgmt/inde
 import type { SecretReader } from '../../../infra/kubernetes/secrets.js';
 import type { Store } from '../../../store/index.js';
 import type { VimDeps } from '../../../vim/index.js';
+import { keystoneCredentialsOf as keystoneCredentialsFor, kubeAccessOf as kubeAccessFor } from '../../../vim/access.js';
 
 /**
  * Wires the lifecycle use cases to the store, the keyring (opened only when a
@@ -53,32 +54,6 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
 }
 
 /** The API server access of a VIM; an OIDC VIM's token is fetched now, in memory. */
-async function kubeAccessOf(vim: VimConnection): Promise<KubeAccess> {
-  const { spec, secrets } = vim;
-  let bearerToken = secrets.bearerToken;
-  if (spec.auth.method === 'oidc') {
-    const { fetchOidcIdToken } = await import('../../../infra/kubernetes/index.js');
-    bearerToken = await fetchOidcIdToken({
-      tokenUrl: spec.auth.tokenUrl,
-      username: spec.auth.username,
-      password: secrets.password ?? '',
-      clientId: spec.auth.clientId,
-      clientSecret: secrets.clientSecret,
-      caCert: secrets.caCert,
-      verifyTls: spec.verifyTls,
-    });
-  }
-  return {
-    server: spec.authUrl,
-    verifyTls: spec.verifyTls,
-    caCert: secrets.caCert,
-    bearerToken,
-    ...(spec.auth.method === 'basic' ? { username: spec.auth.username, password: secrets.password } : {}),
-    clientCert: secrets.clientCert,
-    clientKey: secrets.clientKey,
-  };
-}
-
 /**
  * What the built-in management drivers reach: Secrets on the instance's VIM,
  * the keyring (to seal the secrets a request carries for later hooks), and
@@ -123,34 +98,11 @@ function managementServices(ctx: Context, store: Store, secrets: (vim: VimConnec
   };
 }
 
-/** Keystone v3 credentials of an OpenStack VIM (the same mapping the VIM check uses). */
+/** Keystone v3 credentials of an OpenStack VIM, as the VIM check reaches it. */
 export function keystoneCredentialsOf(vim: VimConnection): KeystoneCredentials {
-  const { spec, secrets } = vim;
-  const auth = spec.auth;
-  return {
-    authUrl: spec.authUrl,
-    auth:
-      auth.method === 'application-credential'
-        ? {
-            method: 'application-credential',
-            id: auth.applicationCredentialId,
-            name: auth.applicationCredentialName,
-            username: auth.username,
-            userDomainName: auth.userDomainName,
-            secret: secrets.applicationCredentialSecret ?? '',
-          }
-        : {
-            method: 'password',
-            username: auth.method === 'password' ? auth.username : undefined,
-            userId: auth.method === 'password' ? auth.userId : undefined,
-            userDomainName: auth.method === 'password' ? auth.userDomainName : undefined,
-            password: secrets.password ?? '',
-            projectName: spec.projectName,
-            projectId: spec.projectId,
-            projectDomainName: spec.projectDomainName,
-          },
-    caCert: secrets.caCert,
-    verifyTls: spec.verifyTls,
-    regionName: spec.regionName,
-  };
+  return keystoneCredentialsFor(vim.spec, vim.secrets);
+}
+
+function kubeAccessOf(vim: VimConnection): Promise<KubeAccess> {
+  return kubeAccessFor(vim.spec, vim.secrets);
 }
