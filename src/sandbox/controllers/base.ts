@@ -132,6 +132,37 @@ export function splitKey(k: string): { namespace: string | undefined; name: stri
 
 export const isEvent = (event: StoreEvent, group: string, resource: string): boolean => event.group === group && event.resource === resource;
 
+/**
+ * Runs `reconcile` for every object of `owner`, and again whenever it changes
+ * or an object of `owned` that it controls does (as an informer on both
+ * would). `also` enqueues on other events (a DaemonSet on nodes).
+ */
+export function runOwnerController(
+  api: ObjectApi,
+  owner: { type: ResourceType; kind: string },
+  owned: { group: string; resource: string },
+  reconcile: (key: string) => void,
+  also?: (event: StoreEvent, enqueue: (key: string) => void) => void,
+): Controller {
+  const queue = new WorkQueue(reconcile);
+  const enqueue = (k: string) => queue.add(k);
+  const unsubscribe = api.store.subscribe((event) => {
+    if (isEvent(event, owner.type.group, owner.type.plural)) queue.add(key(event.object));
+    else if (isEvent(event, owned.group, owned.resource)) {
+      const ref = controllerOf(event.object);
+      if (ref?.kind === owner.kind) queue.add(`${event.object.metadata.namespace}/${ref.name}`);
+    }
+    also?.(event, enqueue);
+  });
+  for (const obj of api.list(owner.type)) queue.add(key(obj));
+  return {
+    stop() {
+      unsubscribe();
+      queue.stop();
+    },
+  };
+}
+
 export const spec = (o: KubeObject): Obj => (o.spec as Obj | undefined) ?? {};
 export const status = (o: KubeObject): Obj => (o.status as Obj | undefined) ?? {};
 

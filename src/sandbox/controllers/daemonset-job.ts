@@ -16,7 +16,6 @@
 import type { KubeObject } from '../resources.js';
 import {
   CONTROLLER_MANAGER,
-  controllerOf,
   controllerRef,
   isControlledBy,
   isEvent,
@@ -28,7 +27,7 @@ import {
   splitKey,
   status,
   templateHash,
-  WorkQueue,
+  runOwnerController,
   writeStatus,
   type Controller,
   type ControllerContext,
@@ -113,22 +112,10 @@ export function startDaemonSetController(ctx: ControllerContext): Controller {
     });
   }
 
-  const queue = new WorkQueue(reconcile);
-  const unsubscribe = api.store.subscribe((event) => {
-    if (isEvent(event, 'apps', 'daemonsets')) queue.add(key(event.object));
-    else if (isEvent(event, '', 'nodes')) for (const ds of api.list(sets)) queue.add(key(ds));
-    else if (isEvent(event, '', 'pods')) {
-      const ref = controllerOf(event.object);
-      if (ref?.kind === 'DaemonSet') queue.add(`${event.object.metadata.namespace}/${ref.name}`);
-    }
+  return runOwnerController(api, { type: sets, kind: 'DaemonSet' }, { group: '', resource: 'pods' }, reconcile, (event, enqueue) => {
+    // A node coming or going changes where the pods belong.
+    if (isEvent(event, '', 'nodes')) for (const o of api.list(sets)) enqueue(key(o));
   });
-  for (const ds of api.list(sets)) queue.add(key(ds));
-  return {
-    stop() {
-      unsubscribe();
-      queue.stop();
-    },
-  };
 }
 
 export function startJobController(ctx: ControllerContext): Controller {
@@ -188,19 +175,5 @@ export function startJobController(ctx: ControllerContext): Controller {
     writeStatus(api, jobs, job, next);
   }
 
-  const queue = new WorkQueue(reconcile);
-  const unsubscribe = api.store.subscribe((event) => {
-    if (isEvent(event, 'batch', 'jobs')) queue.add(key(event.object));
-    else if (isEvent(event, '', 'pods')) {
-      const ref = controllerOf(event.object);
-      if (ref?.kind === 'Job') queue.add(`${event.object.metadata.namespace}/${ref.name}`);
-    }
-  });
-  for (const job of api.list(jobs)) queue.add(key(job));
-  return {
-    stop() {
-      unsubscribe();
-      queue.stop();
-    },
-  };
+  return runOwnerController(api, { type: jobs, kind: 'Job' }, { group: '', resource: 'pods' }, reconcile);
 }

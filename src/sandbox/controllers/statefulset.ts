@@ -11,17 +11,14 @@
 import type { KubeObject } from '../resources.js';
 import {
   CONTROLLER_MANAGER,
-  controllerOf,
   controllerRef,
   isControlledBy,
-  isEvent,
   isPodReady,
-  key,
   spec,
   splitKey,
   status,
   templateHash,
-  WorkQueue,
+  runOwnerController,
   writeStatus,
   type Controller,
   type ControllerContext,
@@ -172,19 +169,5 @@ export function startStatefulSetController(ctx: ControllerContext): Controller {
     writeStatus(api, sets, sts, next);
   }
 
-  const queue = new WorkQueue(reconcile);
-  const unsubscribe = api.store.subscribe((event) => {
-    if (isEvent(event, 'apps', 'statefulsets')) queue.add(key(event.object));
-    else if (isEvent(event, '', 'pods')) {
-      const ref = controllerOf(event.object);
-      if (ref?.kind === 'StatefulSet') queue.add(`${event.object.metadata.namespace}/${ref.name}`);
-    }
-  });
-  for (const sts of api.list(sets)) queue.add(key(sts));
-  return {
-    stop() {
-      unsubscribe();
-      queue.stop();
-    },
-  };
+  return runOwnerController(api, { type: sets, kind: 'StatefulSet' }, { group: '', resource: 'pods' }, reconcile);
 }

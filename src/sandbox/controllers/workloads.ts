@@ -31,6 +31,7 @@ import {
   splitKey,
   status,
   templateHash,
+  runOwnerController,
   WorkQueue,
   writeStatus,
   type Controller,
@@ -94,21 +95,7 @@ export function startReplicaSetController(ctx: ControllerContext): Controller {
     });
   }
 
-  const queue = new WorkQueue(reconcile);
-  const unsubscribe = api.store.subscribe((event) => {
-    if (isEvent(event, 'apps', 'replicasets')) queue.add(key(event.object));
-    else if (isEvent(event, '', 'pods')) {
-      const ref = controllerOf(event.object);
-      if (ref?.kind === 'ReplicaSet') queue.add(`${event.object.metadata.namespace}/${ref.name}`);
-    }
-  });
-  for (const rs of api.list(rsType)) queue.add(key(rs));
-  return {
-    stop() {
-      unsubscribe();
-      queue.stop();
-    },
-  };
+  return runOwnerController(api, { type: rsType, kind: 'ReplicaSet' }, { group: '', resource: 'pods' }, reconcile);
 }
 
 /** An int-or-percent of `total`, rounded up or down. */
@@ -291,6 +278,7 @@ export function startDeploymentController(ctx: ControllerContext): Controller {
     writeStatus(api, deployments, d, next);
   }
 
+  // Not runOwnerController: reconcile re-queues itself for the progress deadline.
   const queue = new WorkQueue(reconcile);
   const unsubscribe = api.store.subscribe((event) => {
     if (isEvent(event, 'apps', 'deployments')) queue.add(key(event.object));
