@@ -345,7 +345,11 @@ export function createHeatSession(creds: KeystoneCredentials, opts: HeatSessionO
               if (w.action === 'DELETE') return undefined;
               throw new HeatError(`stack ${ref.name} (${ref.id}) disappeared while vnfm waited for its ${w.action}`, 404, undefined, 'stack not found');
             }
-            if (stack.status === `${w.action}_COMPLETE` || stack.status === `${w.action}_FAILED`) return stack;
+            if (stack.status === `${w.action}_COMPLETE` || stack.status === `${w.action}_FAILED`) {
+              // Ended between the events read and the stack read: show the events that came with the end.
+              if (!ended) for (const e of await api.listEvents(ref, marker ? { marker } : {}, signal).catch(() => [])) w.onEvent?.(e);
+              return stack;
+            }
             if (w.action === 'DELETE' && stack.status === 'DELETE_COMPLETE') return undefined;
             if (stalled && stack.status === `${w.action}_IN_PROGRESS`) throw new StackStalledError(stack, w.action, now() - backSince!);
           }
