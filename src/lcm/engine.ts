@@ -14,7 +14,8 @@ import type { KubernetesInfraDriver } from '../infra/kubernetes/driver-contract.
 import type { OpenStackInfraDriver } from '../infra/openstack/driver-contract.js';
 import type { SecretReader } from '../infra/kubernetes/secrets.js';
 import type { ManagementDriver } from '../mgmt/index.js';
-import { noopManagementDriver } from '../mgmt/index.js';
+import { noopManagementDriver, type PackageScriptUse } from '../mgmt/index.js';
+import { openOpLog } from './op-log.js';
 import type { Store } from '../store/index.js';
 import type { Vim, VimSecrets } from '../vim/index.js';
 import type { Flavour, LcmHook } from '../vnfd/index.js';
@@ -68,6 +69,13 @@ export interface OperationOptions {
   source?: string;
   /** OpenStack: Heat environment files (`openstack stack create -e`), replacing the VIM's and the instance's. */
   heatEnvironments?: string[];
+  /**
+   * Consent to run package scripts in hooks: true (`--allow-package-scripts`),
+   * or asked for the scripts listed (a prompt on a terminal). Absent: refused.
+   */
+  allowPackageScripts?: boolean | ((scripts: readonly PackageScriptUse[]) => Promise<boolean>);
+  /** Server ids or addresses whose changed SSH host key the operator accepts. */
+  acceptHostKeys?: string[];
 }
 
 export interface OperationResult {
@@ -85,6 +93,8 @@ interface PlanCommon {
   vim: VimConnection;
   flavour?: Flavour;
   packageDir: string;
+  /** The operator consented to the package scripts `prepare` listed (asked before the operation started). */
+  consented?: boolean;
   /** Start and end hooks; none for a rollback. */
   hooks?: [LcmHook, LcmHook];
 }
@@ -223,11 +233,24 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
  * Lets the management driver refuse hooks it cannot run (before anything
  * changes) and seal the secrets its hooks need in the request to record.
  */
-async function prepared(deps: LcmDeps, plan: Plan, source: string): Promise<Plan> {
+async function prepared(deps: LcmDeps, plan: Plan, opts: OperationOptions): Promise<Plan> {
   const mgmt = deps.mgmt ?? noopManagementDriver;
   if (!plan.hooks || !mgmt.prepare) return plan;
-  const params = await mgmt.prepare({ operation: plan.operation, hooks: plan.hooks, implementations: plan.flavour?.hooks ?? {}, request: plan.params, source });
-  return { ...plan, params };
+  let consented = false;
+  const params = await mgmt.prepare({
+    operation: plan.operation,
+    hooks: plan.hooks,
+    implementations: plan.flavour?.hooks ?? {},
+    request: plan.params,
+    source: opts.source ?? 'request',
+    packageDir: plan.packageDir,
+    allowPackageScripts: async (scripts) => {
+      const consent = opts.allowPackageScripts;
+      consented = typeof consent === 'function' ? await consent(scripts) : consent === true;
+      return consented;
+    },
+  });
+  return { ...plan, params, consented };
 }
 
 /**
@@ -262,7 +285,7 @@ export async function runOperation(
   throwIfAborted(opts.signal);
   sweepStaleLock(deps, instance.id, opts.onEvent);
   assertInstanceFree(deps, instance.id);
-  const plan = await prepared(deps, await makePlan(), opts.source ?? 'request');
+  const plan = await prepared(deps, await makePlan(), opts);
   await preflight(deps, plan, opts.signal);
   throwIfAborted(opts.signal);
   const ops = deps.store.opOccs;
@@ -342,6 +365,7 @@ export async function execute(
   };
   const mgmt = deps.mgmt ?? noopManagementDriver;
   const records: Record<string, unknown> = {};
+  const log = openOpLog(deps.home, op.id, () => deps.now());
   const hook = async (name: LcmHook, result?: VnfInstance) => {
     opts.onEvent?.({ type: 'hook', hook: name });
     const outcome = await mgmt.runHook({
@@ -356,6 +380,10 @@ export async function execute(
       vim: plan.vim,
       instance,
       ...(result ? { result } : {}),
+      log: (line) => log.write(`[${name}] ${line}`),
+      acceptHostKeys: opts.acceptHostKeys ?? [],
+      // Consent was asked before a new operation started; retry and rollback carry the operator's flag.
+      allowPackageScripts: opts.allowPackageScripts === true || (typeof opts.allowPackageScripts === 'function' && plan.consented === true),
     });
     if (outcome?.record) Object.assign(records, outcome.record);
   };

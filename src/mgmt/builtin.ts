@@ -13,8 +13,11 @@ import type { LcmRequest, VimConnection } from '../lcm/model.js';
 import type { Vim } from '../vim/model.js';
 import type { HookImplementation, LcmHook } from '../vnfd/index.js';
 import { createCapiCredentialsDriver } from './capi-credentials.js';
+import { createKubernetesMgmtDriver } from './kubernetes-mgmt/index.js';
+import { createPrivateRegistryDriver } from './private-registry.js';
 import type { HookContext, HookOutcome, ManagementDriver, PrepareInput } from './index.js';
 import type { SendOptions } from './receiver.js';
+import type { HostKeyStore, SshConnector, SshRetry } from './ssh/types.js';
 
 /** A secret kept in a request or on the instance, encrypted with vnfm's keyring (Fernet). */
 export interface SealedValue {
@@ -44,6 +47,14 @@ export interface ManagementServices {
   open(value: SealedValue): Promise<string>;
   /** Back-off of the credentials receiver; tests shorten it. */
   receiver?: Omit<SendOptions, 'signal' | 'onRetry'>;
+  /** Connects to nodes over SSH (src/mgmt/ssh). */
+  ssh?: SshConnector;
+  /** Where SSH host keys are pinned, per server. */
+  hostKeys?: HostKeyStore;
+  /** SSH connection retry and timeouts; tests shorten them. */
+  sshRetry?: Partial<SshRetry>;
+  /** How many nodes are configured at once (default 10). */
+  sshConcurrency?: number;
 }
 
 /** One built-in driver. */
@@ -56,7 +67,7 @@ export interface BuiltinDriver {
 }
 
 /** Built-in driver names, as the artifact file names them (`capi_credentials` → `capi-credentials`). */
-export const BUILTIN_DRIVERS = ['capi-credentials'] as const;
+export const BUILTIN_DRIVERS = ['capi-credentials', 'private-registry-mgmt', 'kubernetes-mgmt'] as const;
 
 /** The built-in driver a hook's artifact names, or undefined for a package script. */
 export function builtinDriverName(impl: HookImplementation): string | undefined {
@@ -77,7 +88,11 @@ function packageScriptError(source: string, hook: LcmHook, impl: HookImplementat
 }
 
 export function createManagementDriver(services: ManagementServices): ManagementDriver {
-  const drivers = new Map<string, BuiltinDriver>([['capi-credentials', createCapiCredentialsDriver(services)]]);
+  const drivers = new Map<string, BuiltinDriver>([
+    ['capi-credentials', createCapiCredentialsDriver(services)],
+    ['private-registry-mgmt', createPrivateRegistryDriver(services)],
+    ['kubernetes-mgmt', createKubernetesMgmtDriver(services)],
+  ]);
   const driverFor = (hook: LcmHook, impl: HookImplementation, source: string): BuiltinDriver => {
     const name = builtinDriverName(impl);
     const driver = name ? drivers.get(name) : undefined;

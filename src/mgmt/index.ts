@@ -26,6 +26,15 @@ export interface HookContext {
   instance: VnfInstance;
   /** End hooks only: the instance as the infra-driver left it, stored when the operation completes. */
   result?: VnfInstance;
+  /**
+   * The operation's log (`vnfm op-log OP`): commands run on nodes, their exit
+   * codes and output. Callers redact secrets before writing.
+   */
+  log(line: string): void;
+  /** Server ids or addresses whose changed SSH host key the operator accepted (`--accept-host-key`). */
+  acceptHostKeys: readonly string[];
+  /** The operator allowed package scripts for this operation (`--allow-package-scripts` or the prompt). */
+  allowPackageScripts: boolean;
 }
 
 /** What a hook hands back to the engine. */
@@ -49,6 +58,22 @@ export interface PrepareInput {
   request: LcmRequest;
   /** Where the request came from, for messages (the request file). */
   source: string;
+  /** The package's unpacked members (to check files a request names, e.g. image_path). */
+  packageDir: string;
+  /**
+   * Asks the operator's consent to run the package scripts listed (the
+   * `--allow-package-scripts` flag, or a prompt on a terminal). Resolves
+   * false when neither gave it.
+   */
+  allowPackageScripts(scripts: readonly PackageScriptUse[]): Promise<boolean>;
+}
+
+/** A hook implemented by a script of the package, as shown to the operator before it runs. */
+export interface PackageScriptUse {
+  hook: LcmHook;
+  artifact: string;
+  /** The file, relative to the package root. */
+  file: string;
 }
 
 /**
