@@ -97,6 +97,8 @@ interface PlanCommon {
   consented?: boolean;
   /** Start and end hooks; none for a rollback. */
   hooks?: [LcmHook, LcmHook];
+  /** Scale-in: how many VNFCs of each VDU the infra-driver removes (the newest first). */
+  removing?: Record<string, number>;
 }
 
 export interface KubernetesPlan extends PlanCommon {
@@ -381,6 +383,7 @@ export async function execute(
       instance,
       ...(result ? { result } : {}),
       log: (line) => log.write(`[${name}] ${line}`),
+      ...(plan.removing ? { removing: plan.removing } : {}),
       acceptHostKeys: opts.acceptHostKeys ?? [],
       // Consent was asked before a new operation started; retry and rollback carry the operator's flag.
       allowPackageScripts: opts.allowPackageScripts === true || (typeof opts.allowPackageScripts === 'function' && plan.consented === true),

@@ -416,6 +416,7 @@ const planScale: OpenStackPlanner = async (deps, instance, body, source, _retry,
     flavour: cur.flavour,
     packageDir: cur.pkg.dir,
     hooks: ['scale_start', 'scale_end'],
+    removing: remove,
     async run(driver, ctx) {
       if (newEnvs) await saveInstanceEnvironments(deps.home, instance.id, envs);
       await driver.scale(ctx, { instanceId: instance.id, nfv, remove, ...(newEnvs ? { environments: envs } : {}) });

@@ -31,6 +31,8 @@ export interface HookContext {
    * codes and output. Callers redact secrets before writing.
    */
   log(line: string): void;
+  /** Scale: how many VNFCs of each VDU the infra-driver removes, the newest first (see `scaleInVictims`). */
+  removing?: Record<string, number>;
   /** Server ids or addresses whose changed SSH host key the operator accepted (`--accept-host-key`). */
   acceptHostKeys: readonly string[];
   /** The operator allowed package scripts for this operation (`--allow-package-scripts` or the prompt). */
