@@ -54,6 +54,7 @@ import {
 } from './requests.js';
 import { vnfcRecords, vnfcsOf } from './vnfcs.js';
 import { infraOf, OPENSTACK_PLANNERS, planOpenStackRollback } from './openstack-plan.js';
+import { packageScriptRefusal, packageScriptsOf } from '../mgmt/index.js';
 
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
 /** Kinds whose replicas cannot be set: a DaemonSet runs one pod per node, a Pod is one. */
@@ -418,11 +419,26 @@ export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOp
   const op = deps.store.opOccs.get(first.id);
   assertFailedTemp(op, 'retried');
   const instance = deps.store.instances.get(op.vnfInstanceId);
-  const plan = await plannerFor(deps, instance, op.operationParams, op.operation, op)(deps, instance, op.operationParams, opts.source ?? `occurrence ${op.id}`, true, opts);
+  const source = opts.source ?? `occurrence ${op.id}`;
+  const plan = await plannerFor(deps, instance, op.operationParams, op.operation, op)(deps, instance, op.operationParams, source, true, opts);
+  const consented = await retryConsent(plan, opts, source);
   // Keep the request as first recorded (the plan may have normalised it).
   const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
-  return execute(deps, resumed, { ...plan, params: op.operationParams }, 'PROCESSING', 'COMPLETED', opts);
+  return execute(deps, resumed, { ...plan, params: op.operationParams, consented }, 'PROCESSING', 'COMPLETED', opts);
+}
+
+/**
+ * A retry runs the operation's package scripts again: the operator allows
+ * them again (flag or prompt), asked before the occurrence is resumed, so a
+ * refusal leaves it FAILED_TEMP as it was.
+ */
+async function retryConsent(plan: Plan, opts: OperationOptions, source: string): Promise<boolean> {
+  const scripts = plan.hooks ? packageScriptsOf(plan.hooks, plan.flavour?.hooks ?? {}) : [];
+  if (!scripts.length || opts.allowPackageScripts === true) return opts.allowPackageScripts === true;
+  const consent = opts.allowPackageScripts;
+  if (typeof consent === 'function' && (await consent(scripts))) return true;
+  throw packageScriptRefusal(source, scripts);
 }
 
 /** Undoes a FAILED_TEMP INSTANTIATE, SCALE_OUT or CHANGE_VNFPKG: ROLLING_BACK → ROLLED_BACK (FAILED_TEMP again if the rollback fails). */

@@ -3,11 +3,12 @@
  * driver by the file's base name (`Scripts/capi_credentials.py` →
  * `capi-credentials`), so a package written for Tacker, which runs the
  * script, carries the same hooks for vnfm, which runs its own driver. A
- * declared hook that names no built-in driver is a package script: refused
- * before the operation starts, since vnfm cannot run those yet.
+ * declared hook that names no built-in driver is a package script: run as a
+ * subprocess (package-script.ts) once the operator consented, asked before
+ * the operation starts.
  */
 import { posix } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError, ValidationError } from '../errors.js';
 import type { SecretReader } from '../infra/kubernetes/secrets.js';
 import type { LcmRequest, VimConnection } from '../lcm/model.js';
 import type { Vim } from '../vim/model.js';
@@ -15,15 +16,13 @@ import type { HookImplementation, LcmHook } from '../vnfd/index.js';
 import { createCapiCredentialsDriver } from './capi-credentials.js';
 import { createKubernetesMgmtDriver } from './kubernetes-mgmt/index.js';
 import { createPrivateRegistryDriver } from './private-registry.js';
-import type { HookContext, HookOutcome, ManagementDriver, PrepareInput } from './index.js';
+import type { HookContext, HookOutcome, ManagementDriver, PackageScriptUse, PrepareInput } from './index.js';
+import { checkPackageScripts, runPackageScript } from './package-script.js';
+import type { SealedValue } from './sealed.js';
 import type { SendOptions } from './receiver.js';
 import type { HostKeyStore, SshConnector, SshRetry } from './ssh/types.js';
 
-/** A secret kept in a request or on the instance, encrypted with vnfm's keyring (Fernet). */
-export interface SealedValue {
-  sealed: string;
-  keyId: string;
-}
+export type { SealedValue } from './sealed.js';
 
 /** How the built-in drivers reach vnfm's own VIM store (the cli wires the VIM use cases in). */
 export interface WorkloadVimRegistry {
@@ -77,14 +76,25 @@ export function builtinDriverName(impl: HookImplementation): string | undefined 
   return (BUILTIN_DRIVERS as readonly string[]).includes(name) ? name : undefined;
 }
 
-function packageScriptError(source: string, hook: LcmHook, impl: HookImplementation): UsageError {
-  const file = impl.artifactFile ? `file ${impl.artifactFile}` : 'no file';
-  return new UsageError(
-    `${source}: the VNFD declares hook ${hook} implemented by artifact ${impl.implementation} (${file}), a package script; vnfm does not run package scripts yet`,
-    {
-      hint: `built-in drivers are chosen by the artifact's file name: ${BUILTIN_DRIVERS.map((n) => `Scripts/${n.replace(/-/g, '_')}.py (${n})`).join(', ')}; use one of them, or remove the hook from the VNFD ("${hook}: []")`,
-    },
-  );
+/** The hooks of `hooks` that the VNFD implements with package scripts (not built-in drivers), in order. */
+export function packageScriptsOf(hooks: readonly LcmHook[], implementations: Partial<Record<LcmHook, HookImplementation>>): PackageScriptUse[] {
+  const out: PackageScriptUse[] = [];
+  for (const hook of hooks) {
+    const impl = implementations[hook];
+    if (impl && !builtinDriverName(impl)) out.push({ hook, artifact: impl.implementation, file: impl.artifactFile ?? '' });
+  }
+  return out;
+}
+
+const CONSENT_HINT = 'review the script, then run again with --allow-package-scripts';
+
+function describeScripts(scripts: readonly PackageScriptUse[]): string {
+  return scripts.map((s) => `hook ${s.hook} runs ${s.file} (artifact ${s.artifact})`).join(', ');
+}
+
+/** The operator did not allow the package scripts this operation would run. */
+export function packageScriptRefusal(what: string, scripts: readonly PackageScriptUse[]): UsageError {
+  return new UsageError(`${what}: package scripts were not allowed: ${describeScripts(scripts)}`, { hint: CONSENT_HINT });
 }
 
 export function createManagementDriver(services: ManagementServices): ManagementDriver {
@@ -93,26 +103,36 @@ export function createManagementDriver(services: ManagementServices): Management
     ['private-registry-mgmt', createPrivateRegistryDriver(services)],
     ['kubernetes-mgmt', createKubernetesMgmtDriver(services)],
   ]);
-  const driverFor = (hook: LcmHook, impl: HookImplementation, source: string): BuiltinDriver => {
+  const driverFor = (impl: HookImplementation): BuiltinDriver | undefined => {
     const name = builtinDriverName(impl);
-    const driver = name ? drivers.get(name) : undefined;
-    if (!driver) throw packageScriptError(source, hook, impl);
-    return driver;
+    return name ? drivers.get(name) : undefined;
   };
   return {
     async prepare(input) {
+      const scripts = packageScriptsOf(input.hooks, input.implementations);
+      for (const s of scripts) {
+        if (!s.file) throw new ValidationError(input.source, `hook ${s.hook}`, `artifact ${s.artifact} of the VNFD names no file`, { hint: 'give the artifact a file of the package, e.g. file: ../Scripts/configure.sh' });
+      }
+      checkPackageScripts(input.source, input.packageDir, scripts);
+      if (scripts.length && !(await input.allowPackageScripts(scripts))) throw packageScriptRefusal(input.source, scripts);
       const used = new Set<BuiltinDriver>();
       for (const hook of input.hooks) {
         const impl = input.implementations[hook];
-        if (impl) used.add(driverFor(hook, impl, input.source));
+        const driver = impl ? driverFor(impl) : undefined;
+        if (driver) used.add(driver);
       }
       let request = input.request;
       for (const d of used) if (d.prepare) request = await d.prepare({ ...input, request });
       return request;
     },
     async runHook(ctx) {
-      if (!ctx.implementation) return;
-      const driver = driverFor(ctx.hook, ctx.implementation, `vnf instance ${ctx.vnfInstanceId}`);
+      const impl = ctx.implementation;
+      if (!impl) return;
+      const driver = driverFor(impl);
+      if (!driver) {
+        if (!ctx.allowPackageScripts) throw packageScriptRefusal(`vnf instance ${ctx.vnfInstanceId}`, packageScriptsOf([ctx.hook], { [ctx.hook]: impl }));
+        return runPackageScript(ctx, impl, { open: services.open });
+      }
       if (!driver.hooks.includes(ctx.hook)) {
         ctx.report(`${ctx.hook}: the ${driver.name} driver has nothing to do at this hook`);
         return;

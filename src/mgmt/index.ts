@@ -2,7 +2,8 @@
  * Management drivers: the hooks (`instantiate_start`, `scale_end`, …) the
  * operation engine calls around the infra-driver, to configure what it
  * created. A declared hook runs a built-in driver chosen by its artifact's
- * file name (README.md); package scripts are refused until vnfm can run them.
+ * file name (README.md); any other artifact is a package script, run as a
+ * subprocess once the operator consented.
  */
 import type { LcmOperation, LcmRequest, VimConnection, VnfInstance } from '../lcm/model.js';
 import type { HookImplementation, LcmHook } from '../vnfd/index.js';
@@ -98,6 +99,8 @@ export { noopManagementDriver } from './noop.js';
 export {
   builtinDriverName,
   createManagementDriver,
+  packageScriptsOf,
+  packageScriptRefusal,
   BUILTIN_DRIVERS,
   type BuiltinDriver,
   type ManagementServices,
@@ -106,3 +109,5 @@ export {
 } from './builtin.js';
 export { parseReceiver, sendCredentials, displayUrl, type CredentialsReceiver, type CredentialsPayload, type SendOptions } from './receiver.js';
 export { parseWorkloadKubeconfig, type WorkloadCredentials } from './workload-kubeconfig.js';
+export { isSealed, openSealed, redactSecrets, sealedStrings, sealFields, type Open, type Seal } from './sealed.js';
+export { runPackageScript, type PackageScriptOptions, type PackageScriptPayload } from './package-script.js';

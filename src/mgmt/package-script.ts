@@ -1,0 +1,232 @@
+/**
+ * Package scripts: a declared hook whose artifact is not a built-in driver
+ * runs the package's own file, as Tacker v2 runs a management driver — here
+ * as a subprocess that reads one JSON document on stdin:
+ *
+ * ```json
+ * { "operation": "instantiate_end", "lcmOperation": "INSTANTIATE",
+ *   "request": {...}, "vnf_instance": {...}, "vnf_instance_before": {...},
+ *   "package_dir": "/abs/path", "vim": {"name": "...", "type": "kubernetes"} }
+ * ```
+ *
+ * The request's sealed values are opened (and redacted from the output
+ * kept); the environment is a minimal one, never vnfm's own (no master
+ * key); the script's output goes, line by line, to the operation's log; a
+ * non-zero exit fails the hook. The operator consents before a script runs
+ * (`--allow-package-scripts` or a prompt): see builtin.ts.
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { extname, isAbsolute, relative, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ValidationError, VnfmError } from '../errors.js';
+import type { HookImplementation, LcmHook } from '../vnfd/index.js';
+import type { HookContext, HookOutcome, PackageScriptUse } from './index.js';
+import { openSealed, redactSecrets, sealedStrings, type Open } from './sealed.js';
+
+export interface PackageScriptOptions {
+  /** Opens the request's sealed values. */
+  open: Open;
+  /** Where PATH, HOME and LANG are taken from (the process's environment by default); nothing else of it reaches the script. */
+  env?: Record<string, string | undefined>;
+  /** After SIGTERM on abort, how long the script's process group has before SIGKILL (default 5000 ms). */
+  killGraceMs?: number;
+}
+
+/** How many of the script's last output lines a failure shows. */
+const TAIL_LINES = 20;
+
+/** The document a package script reads on stdin. */
+export interface PackageScriptPayload {
+  operation: LcmHook;
+  lcmOperation: string;
+  request: unknown;
+  vnf_instance: unknown;
+  vnf_instance_before: unknown;
+  package_dir: string;
+  vim: { id?: string; name: string; type: string };
+}
+
+/** The script's file inside the package, refusing paths that leave it. */
+export function packageScriptPath(packageDir: string, file: string): string {
+  const root = resolve(packageDir);
+  const full = resolve(root, file);
+  const rel = relative(root, full);
+  if (!rel || rel.startsWith('..') || isAbsolute(rel)) {
+    throw new ValidationError(file, undefined, 'is outside the package', { hint: 'a hook artifact is a file of the package, e.g. Scripts/configure.sh' });
+  }
+  return full;
+}
+
+/**
+ * Checks, before the operation starts, that each script is a regular file of
+ * the package (symlinks leading out of it refused).
+ */
+export function checkPackageScripts(source: string, packageDir: string, scripts: readonly PackageScriptUse[]): void {
+  for (const s of scripts) {
+    const what = `hook ${s.hook} (artifact ${s.artifact})`;
+    let full: string;
+    try {
+      full = packageScriptPath(packageDir, s.file);
+    } catch {
+      throw new ValidationError(source, what, `package script ${s.file} is outside the package`);
+    }
+    let real: string;
+    try {
+      real = realpathSync(full);
+    } catch {
+      throw new ValidationError(source, what, `package script ${s.file} is not in the package`, {
+        hint: `add ${s.file} to the package (and to TOSCA.meta), or correct the artifact's file in the VNFD`,
+      });
+    }
+    const rel = relative(realpathSync(packageDir), real);
+    if (rel.startsWith('..') || isAbsolute(rel) || !statSync(real).isFile()) {
+      throw new ValidationError(source, what, `package script ${s.file} is not a file of the package`);
+    }
+  }
+}
+
+/** The command that runs a script: by its extension, else the file itself (which must be executable). */
+export function scriptCommand(path: string, file: string): [string, string[]] {
+  const ext = extname(path).toLowerCase();
+  if (ext === '.py') return ['/usr/bin/env', ['python3', path]];
+  if (ext === '.sh') return ['/bin/bash', [path]];
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    throw new VnfmError(`package script ${file} is not executable, and vnfm has no interpreter for its extension`, {
+      hint: 'name it *.sh (run with bash) or *.py (run with python3), or make it executable with a #! line',
+    });
+  }
+  return [path, []];
+}
+
+/** What the script reads on stdin; `request` already opened. */
+export function packageScriptPayload(ctx: HookContext, request: unknown): PackageScriptPayload {
+  return {
+    operation: ctx.hook,
+    lcmOperation: ctx.operation,
+    request,
+    vnf_instance: ctx.result ?? ctx.instance,
+    vnf_instance_before: ctx.instance,
+    package_dir: resolve(ctx.packageDir),
+    vim: { ...(ctx.vim.id ? { id: ctx.vim.id } : {}), name: ctx.vim.name, type: ctx.vim.spec.type },
+  };
+}
+
+/** The script's environment: enough to find programs and speak UTF-8, nothing of vnfm's. */
+export function scriptEnvironment(base: Record<string, string | undefined>, ctx: HookContext): Record<string, string> {
+  return {
+    PATH: base['PATH'] || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    HOME: base['HOME'] || '/',
+    LANG: base['LANG'] || 'C.UTF-8',
+    VNFM_HOOK: ctx.hook,
+    VNFM_LCM_OPERATION: ctx.operation,
+    VNFM_VNF_INSTANCE_ID: ctx.vnfInstanceId,
+  };
+}
+
+/** The `vnfm_record` object of the script's last stdout line, if that line is one. */
+function recordOf(line: string | undefined): Record<string, unknown> | undefined {
+  if (!line?.trim().startsWith('{')) return undefined;
+  try {
+    const doc = JSON.parse(line) as { vnfm_record?: unknown };
+    const r = doc.vnfm_record;
+    return r && typeof r === 'object' && !Array.isArray(r) ? (r as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs the hook's package script and waits for it. Fails with the script's
+ * exit code and last output lines; on abort (Ctrl-C, --timeout) its whole
+ * process group is stopped.
+ */
+export async function runPackageScript(ctx: HookContext, impl: HookImplementation, opts: PackageScriptOptions): Promise<HookOutcome> {
+  const file = impl.artifactFile;
+  if (!file) throw new VnfmError(`hook ${ctx.hook}: artifact ${impl.implementation} names no file`, { hint: 'give the artifact a file: Scripts/<name>.sh' });
+  const path = packageScriptPath(ctx.packageDir, file);
+  const [command, args] = scriptCommand(path, file);
+  const request = await openSealed(ctx.request, opts.open);
+  const secrets = sealedStrings(ctx.request, request);
+  const redact = (text: string) => redactSecrets(text, secrets);
+  const stdin = JSON.stringify(packageScriptPayload(ctx, request));
+  const name = `package script ${file} (hook ${ctx.hook}, artifact ${impl.implementation})`;
+
+  ctx.signal.throwIfAborted();
+  ctx.report(`${ctx.hook}: running package script ${file}`);
+  ctx.log(`running ${file}: ${[command, ...args].join(' ')} in ${resolve(ctx.packageDir)}`);
+  const child = spawn(command, args, {
+    cwd: resolve(ctx.packageDir),
+    env: scriptEnvironment(opts.env ?? process.env, ctx),
+    stdio: ['pipe', 'pipe', 'pipe'],
+    // Its own process group, so an abort stops whatever it started too.
+    detached: true,
+  });
+  const tail: string[] = [];
+  let lastStdout: string | undefined;
+  const keep = (line: string, stream: 'stdout' | 'stderr') => {
+    const shown = redact(line);
+    if (stream === 'stdout') lastStdout = line;
+    tail.push(shown);
+    if (tail.length > TAIL_LINES) tail.shift();
+    ctx.log(`${file}${stream === 'stderr' ? ' [stderr]' : ''}: ${shown}`);
+  };
+  const streams = (['stdout', 'stderr'] as const).map(
+    (stream) =>
+      new Promise<void>((done) => {
+        const rl = createInterface({ input: child[stream], crlfDelay: Infinity });
+        rl.on('line', (l) => keep(l, stream));
+        rl.on('close', done);
+      }),
+  );
+  // A script that does not read its stdin closes it: that is not a failure.
+  child.stdin.on('error', () => {});
+  child.stdin.end(stdin);
+
+  let killTimer: NodeJS.Timeout | undefined;
+  const killGroup = (sig: NodeJS.Signals) => {
+    try {
+      if (child.pid) process.kill(-child.pid, sig);
+    } catch {
+      // Already gone.
+    }
+  };
+  const onAbort = () => {
+    ctx.log(`${file}: stopping it (${(ctx.signal.reason as Error | undefined)?.message ?? 'aborted'})`);
+    killGroup('SIGTERM');
+    killTimer = setTimeout(() => killGroup('SIGKILL'), opts.killGraceMs ?? 5000);
+    killTimer.unref();
+  };
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  let exit: { code: number | null; signal: NodeJS.Signals | null };
+  try {
+    exit = await new Promise((resolveExit, reject) => {
+      child.once('error', (err) => reject(new VnfmError(`${name} could not be started: ${err.message}`, { hint: `is ${command} installed?` })));
+      child.once('exit', (code, signal) => resolveExit({ code, signal }));
+    });
+    // Output still buffered is read; a process the script left behind holding its output does not hold the hook up.
+    await Promise.race([Promise.all(streams), new Promise((r) => setTimeout(r, 1000).unref())]);
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    if (killTimer) clearTimeout(killTimer);
+  }
+  if (ctx.signal.aborted) {
+    const reason = ctx.signal.reason as unknown;
+    const why = reason instanceof Error ? reason.message : 'interrupted';
+    throw new VnfmError(`${name} was stopped: ${why}`, { cause: reason });
+  }
+  if (exit.code !== 0) {
+    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    const output = tail.length ? `; its last output:\n${tail.map((l) => `  ${l}`).join('\n')}` : '; it printed nothing';
+    ctx.log(`${file}: ${how}`);
+    throw new VnfmError(`hook ${ctx.hook}: ${name} ${how}${output}`, {
+      hint: 'its whole output is in the operation log (vnfm op-log OCCURRENCE); fix the cause, then retry with --allow-package-scripts',
+    });
+  }
+  ctx.log(`${file}: exited with code 0`);
+  ctx.report(`${ctx.hook}: package script ${file} done`);
+  const record = recordOf(lastStdout);
+  return record ? { record: { [`package-script:${impl.implementation}`]: record } } : {};
+}
