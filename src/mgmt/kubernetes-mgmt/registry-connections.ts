@@ -1,0 +1,506 @@
+/**
+ * Connections from a Kubernetes cluster's nodes to private container
+ * registries (seed 004, `k8s_cluster_installation_param.
+ * private_registry_connection_info[]`): for each node, the container
+ * runtimes it has are told how to reach each registry, `/etc/hosts` gets the
+ * registry's name when the cluster has no DNS for it, and Docker logs in when
+ * credentials are given.
+ *
+ * Docker: `/etc/docker/daemon.json` `insecure-registries` (HTTP),
+ * `/etc/docker/certs.d/<server>/ca.crt` (HTTPS with a CA). containerd:
+ * `<config_path>/<server>/hosts.toml` (and `ca.crt` beside it), with
+ * `config_path` set in `/etc/containerd/config.toml` when it is not.
+ *
+ * Idempotent: files are read first and written only when their content
+ * differs; a runtime is restarted only when a file it reads at start-up
+ * changed (`daemon.json`, `config.toml`; both runtimes read `certs.d` and
+ * `hosts.toml` on every pull, as their documentation says). A retry after a
+ * failure half-way finishes the job and changes nothing already done.
+ */
+import { realpathSync, readFileSync, statSync } from 'node:fs';
+import { isIP, isIPv4, isIPv6 } from 'node:net';
+import { isAbsolute, join, posix, relative, sep } from 'node:path';
+import { ValidationError, VnfmError } from '../../errors.js';
+import type { SshSession } from '../ssh/types.js';
+
+/** One entry of `private_registry_connection_info`, checked. */
+export interface RegistryConnection {
+  /** 0: HTTP (an insecure registry for Docker), 1: HTTPS. */
+  connectionType: 0 | 1;
+  /** `host[:port]`: a host name, an IPv4 address or a bracketed IPv6 address. */
+  server: string;
+  username?: string;
+  password?: string;
+  /** The registry's CA certificate: a file of the package, relative to its root (HTTPS only). */
+  certificatePath?: string;
+  /** One `/etc/hosts` line: `<IP> <FQDN> [aliases...]`. */
+  hostsString?: string;
+}
+
+/** What configuring one node did. */
+export interface RegistryConfigResult {
+  /** Files written on the node (absolute paths), in the order written. */
+  changed: string[];
+  /** Runtimes restarted (`docker`, `containerd`). */
+  restarted: string[];
+  /** Servers Docker logged in to. */
+  loggedIn: string[];
+  /** Things worth telling the operator (a login that does not apply to containerd, ...). */
+  notes: string[];
+}
+
+export interface ConfigureRegistryOptions {
+  /** The onboarded package's unpacked members (certificate_path is relative to it). */
+  packageDir: string;
+  signal?: AbortSignal;
+  /** Short progress lines for the operation (what changed, what was restarted). */
+  report?(message: string): void;
+}
+
+export const DOCKER_DAEMON_JSON = '/etc/docker/daemon.json';
+export const DOCKER_CERTS_DIR = '/etc/docker/certs.d';
+export const CONTAINERD_CONFIG = '/etc/containerd/config.toml';
+export const CONTAINERD_CERTS_DIR = '/etc/containerd/certs.d';
+export const ETC_HOSTS = '/etc/hosts';
+
+const KNOWN_KEYS = ['connection_type', 'server', 'username', 'password', 'certificate_path', 'hosts_string'];
+const SERVER_HINT = 'give host[:port] without a scheme or path, e.g. "192.168.0.10:5000", "registry.example.com" or "[fd00::10]:5000"; connection_type says HTTP (0) or HTTPS (1)';
+const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/** A DNS host name (labels of letters, digits and inner hyphens), not an all-numeric dotted string. */
+function isHostName(name: string): boolean {
+  if (name.length === 0 || name.length > 253) return false;
+  const labels = name.replace(/\.$/, '').split('.');
+  if (!labels.every((l) => LABEL.test(l))) return false;
+  // 1.2.3.999 is a bad address, not a name.
+  return !/^[0-9.]+$/.test(name);
+}
+
+/** Why `server` is not `host[:port]`, or undefined when it is. */
+export function serverProblem(server: string): string | undefined {
+  if (server.trim() !== server || server === '') return 'must be host[:port] with no spaces';
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(server)) return `must not have a scheme ("${server.slice(0, server.indexOf(':'))}://")`;
+  if (server.includes('/')) return 'must not have a path';
+  let host: string;
+  let port: string | undefined;
+  const v6 = /^\[([^\]]+)\](?::(.*))?$/.exec(server);
+  if (v6) {
+    host = v6[1]!;
+    port = v6[2];
+    if (!isIPv6(host)) return `"[${host}]" is not an IPv6 address`;
+  } else {
+    const parts = server.split(':');
+    if (parts.length > 2) return 'has more than one ":" (write an IPv6 address in brackets: "[fd00::10]:5000")';
+    host = parts[0]!;
+    port = parts[1];
+    if (/^[0-9.]+$/.test(host) ? !isIPv4(host) : !isHostName(host)) return `"${host}" is neither a host name nor an IPv4 address`;
+  }
+  if (port !== undefined && !(/^[0-9]{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535)) {
+    return `port "${port}" is not a number from 1 to 65535`;
+  }
+  return undefined;
+}
+
+/** Why `hosts_string` is not one `/etc/hosts` line `<IP> <FQDN> [aliases]`, or undefined when it is. */
+export function hostsStringProblem(value: string): string | undefined {
+  if (/[\r\n]/.test(value)) return 'must be a single line';
+  const fields = value.trim().split(/\s+/);
+  if (fields.length < 2 || fields[0] === '') return 'must be "<IP address> <FQDN> [aliases...]"';
+  if (isIP(fields[0]!) === 0) return `"${fields[0]}" is not an IP address`;
+  const bad = fields.slice(1).find((n) => !isHostName(n));
+  if (bad !== undefined) return `"${bad}" is not a host name`;
+  return undefined;
+}
+
+function checkCertificatePath(source: string, field: string, path: string, packageDir: string): string {
+  const hint = 'give the path of a file inside the package, relative to its root, e.g. "Files/registries/ca.crt"';
+  const normal = posix.normalize(path.replace(/\\/g, '/'));
+  if (isAbsolute(path) || posix.isAbsolute(normal) || /^[A-Za-z]:/.test(path)) {
+    throw new ValidationError(source, field, `"${path}" is an absolute path; it must name a file of the package`, { hint });
+  }
+  if (normal === '..' || normal.startsWith('../') || path.split(/[\\/]/).includes('..')) {
+    throw new ValidationError(source, field, `"${path}" leaves the package ("..")`, { hint });
+  }
+  const full = join(packageDir, normal);
+  let isFile = false;
+  try {
+    isFile = statSync(full).isFile();
+  } catch {
+    isFile = false;
+  }
+  if (!isFile) throw new ValidationError(source, field, `"${path}" is not a file of the package`, { hint });
+  // A symbolic link inside the package must not lead out of it.
+  const inside = relative(realpathSync(packageDir), realpathSync(full));
+  if (inside.startsWith(`..${sep}`) || inside === '..' || isAbsolute(inside)) {
+    throw new ValidationError(source, field, `"${path}" links outside the package`, { hint });
+  }
+  return normal;
+}
+
+function optionalString(source: string, field: string, value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || value === '') throw new ValidationError(source, field, 'must be a non-empty string');
+  return value;
+}
+
+/**
+ * Checks `additionalParams.k8s_cluster_installation_param.private_registry_connection_info`
+ * (`field` is that path, `source` the request file). Absent → no connections.
+ * Throws ValidationError naming the entry (`field[i].key`) and the fix.
+ */
+export function parseRegistryConnections(source: string, field: string, value: unknown, packageDir: string): RegistryConnection[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    throw new ValidationError(source, field, 'must be a list of connections [{"connection_type": 0, "server": "host:port"}, ...]');
+  }
+  const seen = new Map<string, number>();
+  return value.map((entry: unknown, i): RegistryConnection => {
+    const at = `${field}[${i}]`;
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) {
+      throw new ValidationError(source, at, 'must be an object {"connection_type": 0|1, "server": "host:port", ...}');
+    }
+    const e = entry as Record<string, unknown>;
+    const unknown = Object.keys(e).filter((k) => !KNOWN_KEYS.includes(k));
+    if (unknown.length > 0) {
+      throw new ValidationError(source, `${at}.${unknown[0]}`, 'is not a registry connection parameter', { hint: `known parameters: ${KNOWN_KEYS.join(', ')}` });
+    }
+
+    const type = e['connection_type'];
+    if (!(type === 0 || type === 1 || type === '0' || type === '1')) {
+      throw new ValidationError(source, `${at}.connection_type`, `must be 0 (HTTP) or 1 (HTTPS), not ${JSON.stringify(type) ?? 'missing'}`);
+    }
+    const connectionType = Number(type) as 0 | 1;
+
+    const server = e['server'];
+    if (typeof server !== 'string') throw new ValidationError(source, `${at}.server`, 'must be a string host[:port]', { hint: SERVER_HINT });
+    const problem = serverProblem(server);
+    if (problem) throw new ValidationError(source, `${at}.server`, `"${server}" ${problem}`, { hint: SERVER_HINT });
+    const key = server.toLowerCase();
+    if (seen.has(key)) {
+      throw new ValidationError(source, `${at}.server`, `"${server}" is also ${field}[${seen.get(key)}]: one entry per registry`);
+    }
+    seen.set(key, i);
+
+    const username = optionalString(source, `${at}.username`, e['username']);
+    const password = optionalString(source, `${at}.password`, e['password']);
+    if ((username === undefined) !== (password === undefined)) {
+      throw new ValidationError(source, `${at}.${username === undefined ? 'username' : 'password'}`, 'is missing: give username and password together, or neither');
+    }
+    if (username !== undefined && /[\s'"]/.test(username)) {
+      throw new ValidationError(source, `${at}.username`, 'must not contain spaces or quotes');
+    }
+
+    const certificate = optionalString(source, `${at}.certificate_path`, e['certificate_path']);
+    let certificatePath: string | undefined;
+    if (certificate !== undefined) {
+      if (connectionType !== 1) {
+        throw new ValidationError(source, `${at}.certificate_path`, 'is only for HTTPS connections (connection_type 1)', {
+          hint: 'use connection_type 1 for a registry with a TLS certificate, or remove certificate_path for an HTTP registry',
+        });
+      }
+      certificatePath = checkCertificatePath(source, `${at}.certificate_path`, certificate, packageDir);
+    }
+
+    const hosts = optionalString(source, `${at}.hosts_string`, e['hosts_string']);
+    if (hosts !== undefined) {
+      const bad = hostsStringProblem(hosts);
+      if (bad) {
+        throw new ValidationError(source, `${at}.hosts_string`, bad, { hint: 'one /etc/hosts line, e.g. "192.168.0.20 registry.example.com"' });
+      }
+    }
+
+    return {
+      connectionType,
+      server,
+      ...(username !== undefined ? { username, password } : {}),
+      ...(certificatePath !== undefined ? { certificatePath } : {}),
+      ...(hosts !== undefined ? { hostsString: hosts.trim() } : {}),
+    };
+  });
+}
+
+// ---- the files' contents (pure) ----
+
+/**
+ * `daemon.json` with `insecure` added to `insecure-registries`, every other
+ * key kept. `changed` is false (and `text` the input) when they are all there.
+ */
+export function mergeDaemonJson(existing: string | undefined, insecure: readonly string[], path = DOCKER_DAEMON_JSON): { text: string; changed: boolean } {
+  let config: Record<string, unknown> = {};
+  if (existing !== undefined && existing.trim() !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(existing);
+    } catch (err) {
+      throw new VnfmError(`${path} is not valid JSON (${(err as Error).message}); vnfm does not overwrite it`, {
+        hint: `fix or remove ${path} on the node, then retry the operation`,
+      });
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new VnfmError(`${path} is not a JSON object; vnfm does not overwrite it`, { hint: `fix ${path} on the node, then retry the operation` });
+    }
+    config = parsed as Record<string, unknown>;
+  }
+  const current = config['insecure-registries'] ?? [];
+  if (!Array.isArray(current) || !current.every((s) => typeof s === 'string')) {
+    throw new VnfmError(`${path}: "insecure-registries" is not a list of strings; vnfm does not overwrite it`, { hint: `fix ${path} on the node, then retry the operation` });
+  }
+  const missing = [...new Set(insecure)].filter((s) => !current.includes(s));
+  if (missing.length === 0) return { text: existing ?? '', changed: false };
+  return { text: `${JSON.stringify({ ...config, 'insecure-registries': [...current, ...missing] }, null, 2)}\n`, changed: true };
+}
+
+/** containerd's `hosts.toml` for one registry; `caPath` is where its CA is on the node (HTTPS with a CA). */
+export function containerdHostsToml(connection: Pick<RegistryConnection, 'connectionType' | 'server'>, caPath?: string): string {
+  const url = `${connection.connectionType === 0 ? 'http' : 'https'}://${connection.server}`;
+  return [
+    `# Private registry ${connection.server} over ${connection.connectionType === 0 ? 'HTTP' : 'HTTPS'}, written by vnfm.`,
+    `server = "${url}"`,
+    '',
+    `[host."${url}"]`,
+    '  capabilities = ["pull", "resolve"]',
+    ...(caPath ? [`  ca = "${caPath}"`] : []),
+    '',
+  ].join('\n');
+}
+
+const REGISTRY_SECTIONS = [
+  '[plugins."io.containerd.grpc.v1.cri".registry]',
+  '[plugins."io.containerd.cri.v1.images".registry]',
+  '[plugins.cri.registry]',
+];
+
+/**
+ * Makes containerd's `config.toml` point `config_path` at a hosts directory.
+ * A config_path already set is kept (its first directory is where
+ * `hosts.toml` goes); an empty one is set; a missing one is added under the
+ * CRI registry section (added itself when absent, named for the file's
+ * version: `io.containerd.cri.v1.images` for 3, `io.containerd.grpc.v1.cri`
+ * for 2, `cri` for 1). A file
+ * that still configures registries the deprecated way (`registry.mirrors`,
+ * `registry.configs`) is refused: containerd will not start with both.
+ */
+export function ensureContainerdConfigPath(existing: string | undefined, path = CONTAINERD_CONFIG): { text: string; changed: boolean; certsDir: string } {
+  const want = `config_path = "${CONTAINERD_CERTS_DIR}"`;
+  if (existing === undefined || existing.trim() === '') {
+    return { text: `version = 2\n\n${REGISTRY_SECTIONS[0]}\n  ${want}\n`, changed: true, certsDir: CONTAINERD_CERTS_DIR };
+  }
+  const lines = existing.split('\n');
+  const header = (l: string) => /^\s*\[/.test(l);
+  const start = lines.findIndex((l) => REGISTRY_SECTIONS.includes(l.trim().replace(/\s+/g, '')) || REGISTRY_SECTIONS.includes(l.trim()));
+  if (start >= 0) {
+    let end = lines.findIndex((l, i) => i > start && header(l));
+    if (end < 0) end = lines.length;
+    for (let i = start + 1; i < end; i++) {
+      const m = /^(\s*)config_path\s*=\s*(?:"([^"]*)"|'([^']*)')\s*(#.*)?$/.exec(lines[i]!);
+      if (!m) continue;
+      const value = m[2] ?? m[3] ?? '';
+      if (value !== '') return { text: existing, changed: false, certsDir: value.split(':')[0]! };
+      lines[i] = `${m[1]}${want}`;
+      return { text: lines.join('\n'), changed: true, certsDir: CONTAINERD_CERTS_DIR };
+    }
+  }
+  if (/registry\.(mirrors|configs)\b/.test(existing)) {
+    throw new VnfmError(`${path} configures registries with registry.mirrors/registry.configs, which containerd does not allow beside config_path; vnfm cannot add config_path = "${CONTAINERD_CERTS_DIR}" safely`, {
+      hint: `move those settings to hosts.toml files and set config_path = "${CONTAINERD_CERTS_DIR}" under the CRI registry section of ${path}, then retry`,
+    });
+  }
+  if (start >= 0) {
+    lines.splice(start + 1, 0, `  ${want}`);
+    return { text: lines.join('\n'), changed: true, certsDir: CONTAINERD_CERTS_DIR };
+  }
+  // The section's name depends on the file's format version: containerd
+  // reads a file without `version` as version 1, where plugins go by short name.
+  const version = /^\s*version\s*=\s*(\d+)/m.exec(existing)?.[1] ?? '1';
+  const section = version === '3' ? REGISTRY_SECTIONS[1] : version === '2' ? REGISTRY_SECTIONS[0] : REGISTRY_SECTIONS[2];
+  const text = `${existing}${existing.endsWith('\n') ? '' : '\n'}\n${section}\n  ${want}\n`;
+  return { text, changed: true, certsDir: CONTAINERD_CERTS_DIR };
+}
+
+/** `/etc/hosts` with each line appended unless a line with the same fields is already there. */
+export function appendHostsLines(existing: string, add: readonly string[]): { text: string; changed: boolean } {
+  const norm = (l: string) => l.trim().split(/\s+/).join(' ');
+  const have = new Set(existing.split('\n').map(norm));
+  const missing: string[] = [];
+  for (const line of add) {
+    if (!have.has(norm(line))) {
+      missing.push(norm(line));
+      have.add(norm(line));
+    }
+  }
+  if (missing.length === 0) return { text: existing, changed: false };
+  const base = existing === '' || existing.endsWith('\n') ? existing : `${existing}\n`;
+  return { text: `${base}${missing.join('\n')}\n`, changed: true };
+}
+
+// ---- one node ----
+
+/** Single-quotes a word for the node's shell. */
+function quote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+interface PlannedFile {
+  path: string;
+  content: string;
+  runtime?: 'docker' | 'containerd';
+  /** Restart the runtime when this file changes. */
+  restart?: boolean;
+}
+
+/** Runs `fn` over `items`, at most `limit` at a time (the node's sshd caps sessions per connection). */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/** Parallel channels per node: below OpenSSH's default MaxSessions (10). */
+const NODE_CHANNELS = 4;
+
+async function detectRuntimes(session: SshSession): Promise<{ docker: boolean; containerd: boolean }> {
+  const r = await session.exec(
+    'if command -v docker >/dev/null 2>&1; then echo docker; fi; if command -v containerd >/dev/null 2>&1 || [ -d /etc/containerd ]; then echo containerd; fi',
+    { allowFailure: true, timeoutMs: 30_000 },
+  );
+  const found = new Set(r.stdout.split('\n').map((l) => l.trim()));
+  return { docker: found.has('docker'), containerd: found.has('containerd') };
+}
+
+function readCa(packageDir: string, connection: RegistryConnection): string | undefined {
+  if (connection.connectionType !== 1 || !connection.certificatePath) return undefined;
+  return readFileSync(join(packageDir, connection.certificatePath), 'utf8');
+}
+
+/**
+ * Configures one node's container runtimes for `connections` (see the file's
+ * comment): idempotent, every change through sudo, each command in the
+ * session's (redacted) log. Throws VnfmError naming the node for a file it
+ * will not overwrite, a node with neither runtime, or a failed login (the
+ * command and its output, never the password).
+ */
+export async function configureRegistryConnections(session: SshSession, connections: readonly RegistryConnection[], opts: ConfigureRegistryOptions): Promise<RegistryConfigResult> {
+  const node = session.target.label;
+  const result: RegistryConfigResult = { changed: [], restarted: [], loggedIn: [], notes: [] };
+  if (connections.length === 0) return result;
+  const step = () => opts.signal?.throwIfAborted();
+  const onNode = <T>(fn: () => T): T => {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof VnfmError) throw new VnfmError(`${node}: ${err.message}`, { ...(err.hint ? { hint: err.hint } : {}), cause: err });
+      throw err;
+    }
+  };
+
+  step();
+  const runtimes = await detectRuntimes(session);
+  if (!runtimes.docker && !runtimes.containerd) {
+    throw new VnfmError(`${node}: neither docker nor containerd is installed, so no container runtime can be told about the registries ${connections.map((c) => c.server).join(', ')}`, {
+      hint: 'install the cluster (its container runtime) on the node before configuring registry connections',
+    });
+  }
+  const cas = new Map(connections.map((c) => [c.server, readCa(opts.packageDir, c)] as const));
+  const hostsLines = connections.flatMap((c) => (c.hostsString ? [c.hostsString] : []));
+
+  // Everything the plan depends on, read at once.
+  step();
+  const toRead = new Set<string>();
+  if (hostsLines.length > 0) toRead.add(ETC_HOSTS);
+  if (runtimes.docker) {
+    toRead.add(DOCKER_DAEMON_JSON);
+    for (const c of connections) if (cas.get(c.server)) toRead.add(`${DOCKER_CERTS_DIR}/${c.server}/ca.crt`);
+  }
+  if (runtimes.containerd) toRead.add(CONTAINERD_CONFIG);
+  const read = new Map<string, string | undefined>();
+  const readAll = async (paths: Iterable<string>) => {
+    const list = [...paths].filter((p) => !read.has(p));
+    const texts = await mapLimit(list, NODE_CHANNELS, (p) => session.readFile(p, { sudo: true }));
+    list.forEach((p, i) => read.set(p, texts[i]));
+  };
+  await readAll(toRead);
+
+  const plan: PlannedFile[] = [];
+  const want = (file: PlannedFile) => {
+    if (read.get(file.path) !== file.content) plan.push(file);
+  };
+
+  if (runtimes.docker) {
+    const insecure = connections.filter((c) => c.connectionType === 0).map((c) => c.server);
+    const daemon = onNode(() => mergeDaemonJson(read.get(DOCKER_DAEMON_JSON), insecure));
+    if (daemon.changed) plan.push({ path: DOCKER_DAEMON_JSON, content: daemon.text, runtime: 'docker', restart: true });
+    for (const c of connections) {
+      const ca = cas.get(c.server);
+      if (ca) want({ path: `${DOCKER_CERTS_DIR}/${c.server}/ca.crt`, content: ca, runtime: 'docker' });
+    }
+  }
+  if (runtimes.containerd) {
+    const config = onNode(() => ensureContainerdConfigPath(read.get(CONTAINERD_CONFIG)));
+    if (config.changed) plan.push({ path: CONTAINERD_CONFIG, content: config.text, runtime: 'containerd', restart: true });
+    const dir = config.certsDir.replace(/\/+$/, '');
+    const files: PlannedFile[] = connections.flatMap((c) => {
+      const ca = cas.get(c.server);
+      const caPath = ca ? `${dir}/${c.server}/ca.crt` : undefined;
+      return [
+        ...(ca && caPath ? [{ path: caPath, content: ca, runtime: 'containerd' as const }] : []),
+        { path: `${dir}/${c.server}/hosts.toml`, content: containerdHostsToml(c, caPath), runtime: 'containerd' as const },
+      ];
+    });
+    await readAll(files.map((f) => f.path));
+    files.forEach(want);
+  }
+  if (hostsLines.length > 0) {
+    const hosts = appendHostsLines(read.get(ETC_HOSTS) ?? '', hostsLines);
+    if (hosts.changed) plan.push({ path: ETC_HOSTS, content: hosts.text });
+  }
+
+  if (plan.length > 0) {
+    step();
+    const dirs = [...new Set(plan.map((f) => posix.dirname(f.path)))].filter((d) => d !== '/etc');
+    if (dirs.length > 0) await session.exec(`mkdir -p ${dirs.map(quote).join(' ')}`, { sudo: true, timeoutMs: 30_000 });
+    await mapLimit(plan, NODE_CHANNELS, (f) => session.writeFile(f.path, f.content, { sudo: true, mode: 0o644 }));
+    result.changed.push(...plan.map((f) => f.path));
+    opts.report?.(`${node}: wrote ${result.changed.join(', ')}`);
+  }
+
+  for (const runtime of ['docker', 'containerd'] as const) {
+    if (!plan.some((f) => f.runtime === runtime && f.restart)) continue;
+    step();
+    await session.exec(`systemctl restart ${runtime}`, { sudo: true, timeoutMs: 180_000 });
+    result.restarted.push(runtime);
+    opts.report?.(`${node}: restarted ${runtime}`);
+  }
+
+  for (const c of connections) {
+    if (c.username === undefined || c.password === undefined) continue;
+    if (!runtimes.docker) {
+      result.notes.push(`${c.server}: no login on a containerd node: containerd takes registry credentials from the cluster (imagePullSecrets)`);
+      continue;
+    }
+    step();
+    await dockerLogin(session, c.server, c.username, c.password);
+    result.loggedIn.push(c.server);
+    opts.report?.(`${node}: docker logged in to ${c.server} as ${c.username}`);
+  }
+  for (const note of result.notes) opts.report?.(`${node}: ${note}`);
+  return result;
+}
+
+/** `docker login`, the password on stdin; a failure names node, command and output, never the password. */
+async function dockerLogin(session: SshSession, server: string, username: string, password: string): Promise<void> {
+  const command = `docker login -u ${quote(username)} --password-stdin ${quote(server)}`;
+  const r = await session.exec(command, { sudo: true, stdin: `${password}\n`, allowFailure: true, timeoutMs: 120_000 });
+  if (r.code === 0) return;
+  const scrub = (s: string) => s.split(password).join('***');
+  const output = scrub(`${r.stdout}\n${r.stderr}`.trim()).split('\n').slice(-20).join('\n');
+  throw new VnfmError(`${session.target.label}: \`${command}\` exited ${r.code}${output ? `; its last output:\n${output}` : ''}`, {
+    hint: `check username and password of ${server} in private_registry_connection_info (and that the registry answers from the node), then retry the operation`,
+  });
+}
