@@ -28,6 +28,7 @@ import { vnfpkgValidateCommand } from './commands/vnfpkg/validate.js';
 import { vnfpkgVnfdCommand } from './commands/vnfpkg/vnfd.js';
 import { opFailCommand } from './commands/op/fail.js';
 import { opListCommand } from './commands/op/list.js';
+import { opLogCommand } from './commands/op/log.js';
 import { opRetryCommand } from './commands/op/retry.js';
 import { opRollbackCommand } from './commands/op/rollback.js';
 import { opShowCommand } from './commands/op/show.js';
@@ -83,6 +84,7 @@ export function buildProgram(ctx: Context): Command {
     vnfKubeconfigCommand(ctx),
     opListCommand(ctx),
     opShowCommand(ctx),
+    opLogCommand(ctx),
     opRetryCommand(ctx),
     opRollbackCommand(ctx),
     opFailCommand(ctx),

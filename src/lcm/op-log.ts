@@ -35,3 +35,9 @@ export function openOpLog(home: string, opId: string, now: () => Date): OpLog {
     },
   };
 }
+
+/** The occurrence's log file, or undefined when nothing was logged for it yet. */
+export function findOpLog(home: string, opId: string): string | undefined {
+  const path = opLogPath(home, opId);
+  return existsSync(path) ? path : undefined;
+}

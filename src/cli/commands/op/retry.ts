@@ -8,9 +8,12 @@ export function opRetryCommand(ctx: Context): Command {
     .description('Run a FAILED_TEMP operation again from its recorded request; what already exists is updated, not created twice')
     .argument('<op>', 'occurrence id (or its first 8+ characters)');
   addRunOptions(cmd);
-  withExamples(cmd, [['retry after fixing the cause', 'vnfm op-retry 3f2a9c1e']]);
+  withExamples(cmd, [
+    ['retry after fixing the cause', 'vnfm op-retry 3f2a9c1e'],
+    ['retry an operation whose package script failed (runs it again)', 'vnfm op-retry 3f2a9c1e --allow-package-scripts'],
+  ]);
   return cmd.action(async (ref: string, flags: RunFlags) => {
     const { retryOpOcc } = await import('../../../lcm/index.js');
-    await runLcmCommand(ctx, flags, (deps, opts) => retryOpOcc(deps, ref, opts));
+    await runLcmCommand(ctx, flags, (deps, opts) => retryOpOcc(deps, ref, opts), undefined, `occurrence ${ref}`);
   });
 }

@@ -14,6 +14,6 @@ export function vnfChangePackageCommand(ctx: Context): Command {
   return cmd.action(async (ref: string, flags: RunFlags & { requestFile: string }) => {
     const request = await readRequestFile(flags.requestFile);
     const { changeVnfPackage } = await import('../../../lcm/index.js');
-    await runLcmCommand(ctx, flags, (deps, opts) => changeVnfPackage(deps, ref, request, opts), flags.requestFile);
+    await runLcmCommand(ctx, flags, (deps, opts) => changeVnfPackage(deps, ref, request, opts), flags.requestFile, `vnf instance ${ref}`);
   });
 }

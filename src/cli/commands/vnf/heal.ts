@@ -30,6 +30,6 @@ export function vnfHealCommand(ctx: Context): Command {
       ...(flags.cause ? { cause: flags.cause } : {}),
     };
     const { healVnf } = await import('../../../lcm/index.js');
-    await runLcmCommand(ctx, flags, (deps, opts) => healVnf(deps, ref, request, opts), flags.requestFile ?? 'vnf-heal');
+    await runLcmCommand(ctx, flags, (deps, opts) => healVnf(deps, ref, request, opts), flags.requestFile ?? 'vnf-heal', `vnf instance ${ref}`);
   });
 }

@@ -20,10 +20,13 @@ op-rollback or op-fail it.`,
     .requiredOption('--request-file <file>', 'the InstantiateVnfRequest (JSON or YAML)');
   addRunOptions(cmd);
   addHeatEnvironmentOption(cmd);
-  withExamples(cmd, [['instantiate the basic CNF sample', 'vnfm vnf-instantiate web --request-file csar-samples/basic-cnf/requests/instantiate.json']]);
+  withExamples(cmd, [
+    ['instantiate the basic CNF sample', 'vnfm vnf-instantiate web --request-file csar-samples/basic-cnf/requests/instantiate.json'],
+    ['a package whose hooks run its own scripts, from a pipeline', 'vnfm vnf-instantiate web --request-file instantiate.json --allow-package-scripts'],
+  ]);
   return cmd.action(async (ref: string, flags: RunFlags & { requestFile: string }) => {
     const request = await readRequestFile(flags.requestFile);
     const { instantiateVnf } = await import('../../../lcm/index.js');
-    await runLcmCommand(ctx, flags, (deps, opts) => instantiateVnf(deps, ref, request, opts), flags.requestFile);
+    await runLcmCommand(ctx, flags, (deps, opts) => instantiateVnf(deps, ref, request, opts), flags.requestFile, `vnf instance ${ref}`);
   });
 }

@@ -18,6 +18,10 @@ import { setMaxListeners } from 'node:events';
 
 export interface RunFlags extends OutputOptions {
   timeout: string;
+  /** The operator's consent to run the package's scripts in hooks. */
+  allowPackageScripts?: boolean;
+  /** Servers (id or address) whose changed SSH host key is accepted. */
+  acceptHostKey?: string[];
   /** --heat-environment, on the commands that create or update a Heat stack. */
   heatEnvironment?: string[];
 }
@@ -26,7 +30,25 @@ const DEFAULT_TIMEOUT = '10m';
 
 export function addRunOptions(cmd: Command): Command {
   addOutputOptions(cmd);
-  return cmd.addOption(new Option('--timeout <duration>', 'give up (FAILED_TEMP, exit 124) after this long: 300, 90s, 5m, 1h').default(DEFAULT_TIMEOUT));
+  cmd.addOption(new Option('--timeout <duration>', 'give up (FAILED_TEMP, exit 124) after this long: 300, 90s, 5m, 1h').default(DEFAULT_TIMEOUT));
+  cmd.option(
+    '--allow-package-scripts',
+    "run the scripts the package's VNFD declares on this operation's hooks (as the operator; review them first). Without it vnfm asks on a terminal, and refuses otherwise; --yes does not allow them",
+  );
+  cmd.option(
+    '--accept-host-key <server>',
+    'a server (VNFC id or address) whose SSH host key changed since vnfm pinned it: accept and pin the new key (repeatable)',
+    (v: string, prev: string[] = []) => [...prev, v],
+  );
+  return cmd.addHelpText(
+    'after',
+    `
+Package scripts: a hook the VNFD implements with a file of the package that
+is not a built-in driver runs that file (*.sh with bash, *.py with python3)
+in the package directory, with the operation as JSON on stdin; its output
+goes to the operation log (vnfm op-log OP). It runs only with
+--allow-package-scripts, or after a "y" at the prompt on a terminal.`,
+  );
 }
 
 /** `--heat-environment FILE` (repeatable), as `openstack stack create -e` takes it. */
@@ -79,6 +101,8 @@ export async function runLcmCommand(
   flags: RunFlags,
   action: (deps: LcmDeps, opts: OperationOptions) => Promise<OperationResult>,
   source?: string,
+  /** What the operation acts on, for the package-script prompt (`vnf instance web`). */
+  subject?: string,
 ): Promise<void> {
   const seconds = parseDuration(flags.timeout);
   const controller = new AbortController();
@@ -95,6 +119,8 @@ export async function runLcmCommand(
       signal: controller.signal,
       ...(source ? { source } : {}),
       ...(flags.heatEnvironment?.length ? { heatEnvironments: flags.heatEnvironment.map((p) => resolve(p)) } : {}),
+      allowPackageScripts: packageScriptConsent(ctx, flags, subject, () => progress.stop()),
+      acceptHostKeys: flags.acceptHostKey ?? [],
       onEvent: (e) => {
         if (e.type === 'occurrence') last = e.opOcc;
         progress.onEvent(e);
@@ -113,4 +139,22 @@ export async function runLcmCommand(
     process.removeListener('SIGINT', onSigint);
     close();
   }
+}
+
+/**
+ * The operator's consent to package scripts: the flag; else, on a terminal,
+ * one question per script (--yes answers the command's own confirmation,
+ * never this one); else none, and the operation is refused.
+ */
+function packageScriptConsent(ctx: Context, flags: RunFlags, subject: string | undefined, beforePrompt: () => void): OperationOptions['allowPackageScripts'] {
+  if (flags.allowPackageScripts) return true;
+  if (!ctx.io.canPrompt) return false;
+  return async (scripts) => {
+    beforePrompt();
+    const { confirm } = await import('../../prompt.js');
+    for (const s of scripts) {
+      if (!(await confirm(ctx.io, `Run package script ${s.file} (hook ${s.hook}, artifact ${s.artifact})${subject ? ` for ${subject}` : ''}?`))) return false;
+    }
+    return true;
+  };
 }

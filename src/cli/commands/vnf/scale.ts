@@ -43,6 +43,6 @@ export function vnfScaleCommand(ctx: Context): Command {
       });
     }
     const { scaleVnf } = await import('../../../lcm/index.js');
-    await runLcmCommand(ctx, flags, (deps, opts) => scaleVnf(deps, ref, request, opts), flags.requestFile ?? 'vnf-scale');
+    await runLcmCommand(ctx, flags, (deps, opts) => scaleVnf(deps, ref, request, opts), flags.requestFile ?? 'vnf-scale', `vnf instance ${ref}`);
   });
 }

@@ -24,6 +24,7 @@ export function vnfTerminateCommand(ctx: Context): Command {
   withExamples(cmd, [
     ['terminate, giving pods 30 s', 'vnfm vnf-terminate web --graceful-termination-timeout 30'],
     ['from a script', 'vnfm vnf-terminate web --termination-type FORCEFUL --yes -o json'],
+    ['from a script, running the package\'s terminate hook scripts (--yes alone does not allow them)', 'vnfm vnf-terminate web --yes --allow-package-scripts'],
   ]);
   return cmd.action(async (ref: string, flags: Flags) => {
     const fromFile = flags.requestFile ? ((await readRequestFile(flags.requestFile)) as Record<string, unknown>) : {};
@@ -51,6 +52,6 @@ export function vnfTerminateCommand(ctx: Context): Command {
       }
     }
     const { terminateVnf } = await import('../../../lcm/index.js');
-    await runLcmCommand(ctx, flags, (deps, opts) => terminateVnf(deps, vnf.id, request, opts), flags.requestFile ?? 'vnf-terminate');
+    await runLcmCommand(ctx, flags, (deps, opts) => terminateVnf(deps, vnf.id, request, opts), flags.requestFile ?? 'vnf-terminate', `vnf instance ${vnf.vnfInstanceName ?? vnf.id}`);
   });
 }
