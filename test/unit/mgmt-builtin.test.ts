@@ -1,8 +1,12 @@
 /**
  * The built-in management drivers: chosen by the artifact's file name,
- * package scripts refused before the operation, and capi-credentials' hooks
- * with an in-memory Secret reader and VIM registry.
+ * package scripts refused before the operation without the operator's
+ * consent, and capi-credentials' hooks with an in-memory Secret reader and
+ * VIM registry.
  */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConflictError, UsageError, ValidationError } from '../../src/errors.js';
 import type { SecretKeyRef, SecretReader } from '../../src/infra/kubernetes/secrets.js';
@@ -116,27 +120,29 @@ function ctx(hook: LcmHook, over: Partial<HookContext> = {}): HookContext & { re
   const reports: string[] = [];
   return {
     hook, vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', request: {}, implementation: CAPI, packageDir: '/pkg',
-    signal: new AbortController().signal, report: (m) => reports.push(m), vim: vimConnection, instance: instance([]), reports, ...over,
+    signal: new AbortController().signal, report: (m) => reports.push(m), log: () => {}, vim: vimConnection, instance: instance([]),
+    acceptHostKeys: [], allowPackageScripts: false, reports, ...over,
   };
 }
 
 describe('the management driver registry', () => {
-  it('refuses a package script before the operation, naming the hook, the artifact and the built-in names', async () => {
+  it('asks consent for a package script before the operation; refused, names the hook, the artifact and the file', async () => {
     const { driver } = setup();
+    const dir = mkdtempSync(join(tmpdir(), 'vnfm-builtin-'));
+    mkdirSync(join(dir, 'Scripts'));
+    writeFileSync(join(dir, 'Scripts/post_install.py'), 'print("configured")\n');
     const err = await driver
-      .prepare!({ operation: 'INSTANTIATE', hooks: ['instantiate_start', 'instantiate_end'], implementations: { instantiate_end: SCRIPT }, request: { flavourId: 'simple' }, source: 'inst.json' })
+      .prepare!({ operation: 'INSTANTIATE', hooks: ['instantiate_start', 'instantiate_end'], implementations: { instantiate_end: SCRIPT }, request: { flavourId: 'simple' }, source: 'inst.json', packageDir: dir, allowPackageScripts: async () => false })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);
-    expect((err as Error).message).toBe(
-      'inst.json: the VNFD declares hook instantiate_end implemented by artifact post-install (file Scripts/post_install.py), a package script; vnfm does not run package scripts yet',
-    );
-    expect((err as UsageError).hint).toContain('Scripts/capi_credentials.py (capi-credentials)');
+    expect((err as Error).message).toBe('inst.json: package scripts were not allowed: hook instantiate_end runs Scripts/post_install.py (artifact post-install)');
+    expect((err as UsageError).hint).toBe('review the script, then run again with --allow-package-scripts');
   });
 
   it('ignores declared hooks of other operations, and hooks the driver does not act on (with a notice)', async () => {
     const { driver, secrets } = setup();
     const req: LcmRequest = { type: 'SCALE_OUT', aspectId: 'a' };
-    expect(await driver.prepare!({ operation: 'SCALE', hooks: ['scale_start', 'scale_end'], implementations: { instantiate_end: SCRIPT, scale_end: CAPI }, request: req, source: 's' })).toBe(req);
+    expect(await driver.prepare!({ operation: 'SCALE', hooks: ['scale_start', 'scale_end'], implementations: { instantiate_end: SCRIPT, scale_end: CAPI }, request: req, source: 's', packageDir: '/pkg', allowPackageScripts: async () => false })).toBe(req);
     const c = ctx('scale_end');
     await driver.runHook(c);
     expect(c.reports).toEqual(['scale_end: the capi-credentials driver has nothing to do at this hook']);
@@ -147,7 +153,7 @@ describe('the management driver registry', () => {
   it('checks the parameters and seals the receiver token in the request it records', async () => {
     const { driver } = setup();
     const prepare = (ap: Record<string, unknown>) =>
-      driver.prepare!({ operation: 'INSTANTIATE', hooks: ['instantiate_start', 'instantiate_end'], implementations: { instantiate_end: CAPI }, request: { flavourId: 'simple', additionalParams: ap }, source: 'inst.json' });
+      driver.prepare!({ operation: 'INSTANTIATE', hooks: ['instantiate_start', 'instantiate_end'], implementations: { instantiate_end: CAPI }, request: { flavourId: 'simple', additionalParams: ap }, source: 'inst.json', packageDir: '/pkg', allowPackageScripts: async () => false });
     const recorded = await prepare({ namespace: 'capi', vnfm_credentials_receiver: { url: 'https://127.0.0.1:9443/c', bearerToken: 'secret-token' }, vnfm_register_vim: { name: 'w1' } });
     expect((recorded as { additionalParams: unknown }).additionalParams).toEqual({
       namespace: 'capi',
