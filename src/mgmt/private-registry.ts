@@ -1,13 +1,519 @@
-/** The `private-registry-mgmt` built-in driver (seed 004): a Docker private registry on a VM. */
-import { VnfmError } from '../errors.js';
+/**
+ * The `private-registry-mgmt` built-in driver (seed 004): a Docker private
+ * registry on the VNF's server. At `instantiate_end` and `heal_end` it logs
+ * in over SSH on the server's connection point `ssh_cp_name`, installs
+ * Docker from the distribution's packages when it is missing, loads the
+ * registry image from the package (`image_path`, a `docker save` tar) or
+ * pulls it, runs the `private_registry` container with its data on the
+ * server's /var/lib/private-registry, and waits until it answers `/v2/`.
+ * Heal does the same on the new server with the parameters instantiate
+ * recorded. `terminate_end` forgets the pinned host keys of the servers.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { isAbsolute, posix, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ValidationError, VnfmError } from '../errors.js';
+import type { HealVnfRequest, LcmRequest, VnfInstance } from '../lcm/model.js';
+import { vnfcsOf } from '../lcm/vnfcs.js';
 import type { BuiltinDriver, ManagementServices } from './builtin.js';
+import type { HookContext, HookOutcome, PrepareInput } from './index.js';
+import { newNodes, requireNodes, type Node } from './nodes.js';
+import { isSealed, openSealed, redactSecrets, sealedStrings, type SealedValue } from './sealed.js';
+import { NodesFailedError } from './ssh/errors.js';
+import type { SshSession, SshTarget } from './ssh/types.js';
 
-export function createPrivateRegistryDriver(_services: ManagementServices): BuiltinDriver {
+const NAME = 'private-registry-mgmt';
+export const PRIVATE_REGISTRY_PARAM = 'private_registry_installation_param';
+const FIELD = `additionalParams.${PRIVATE_REGISTRY_PARAM}`;
+
+/** The container, its image and the server directory holding the registry's data. */
+export const REGISTRY_CONTAINER = 'private_registry';
+export const REGISTRY_IMAGE = 'registry:latest';
+export const REGISTRY_DATA_DIR = '/var/lib/private-registry';
+export const DEFAULT_REGISTRY_PORT = 5000;
+
+const KNOWN_FIELDS = ['ssh_cp_name', 'ssh_username', 'ssh_password', 'ssh_private_key', 'ssh_private_key_file', 'image_path', 'port_no', 'proxy'] as const;
+const PROXY_FIELDS = ['http_proxy', 'https_proxy', 'no_proxy'] as const;
+
+type Secret = string | SealedValue;
+
+export interface RegistryProxy {
+  http_proxy?: Secret;
+  https_proxy?: Secret;
+  no_proxy?: string;
+}
+
+/**
+ * `private_registry_installation_param` after checking. In the recorded
+ * request and on the instance the password, the private key and proxy URLs
+ * with credentials are sealed; a key given as `ssh_private_key_file` is read
+ * at prepare and kept (sealed) as `ssh_private_key`, the path only for
+ * messages.
+ */
+export interface PrivateRegistryParams {
+  ssh_cp_name: string;
+  ssh_username: string;
+  ssh_password?: Secret;
+  ssh_private_key?: Secret;
+  ssh_private_key_file?: string;
+  image_path?: string;
+  port_no: number;
+  proxy?: RegistryProxy;
+}
+
+/** The parameters with every secret opened (in memory only). */
+interface OpenedParams extends PrivateRegistryParams {
+  ssh_password?: string;
+  ssh_private_key?: string;
+  proxy?: { http_proxy?: string; https_proxy?: string; no_proxy?: string };
+}
+
+/** How long the registry may take to answer /v2/ after `docker run`, and the pauses between asks. */
+export interface RegistryWait {
+  totalMs: number;
+  minMs: number;
+  maxMs: number;
+}
+const DEFAULT_WAIT: RegistryWait = { totalMs: 120_000, minMs: 500, maxMs: 5_000 };
+
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+function additionalParams(request: unknown): Record<string, unknown> {
+  const ap = (request as { additionalParams?: unknown } | undefined)?.additionalParams;
+  return isObject(ap) ? ap : {};
+}
+
+const PEM_KEY = /-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----[\s\S]+-----END ([A-Z0-9]+ )*PRIVATE KEY-----/;
+
+/**
+ * Checks `private_registry_installation_param` as the request gives it and
+ * returns it normalised (port defaulted, the key file read). Values already
+ * sealed are accepted for the secrets.
+ */
+export function parsePrivateRegistryParams(source: string, raw: unknown, packageDir: string): PrivateRegistryParams {
+  const fail = (field: string | undefined, problem: string, hint?: string): never => {
+    throw new ValidationError(source, field ? `${FIELD}.${field}` : FIELD, problem, hint ? { hint } : {});
+  };
+  if (!isObject(raw)) {
+    return fail(undefined, 'must be an object', '"private_registry_installation_param": {"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "..."}');
+  }
+  for (const key of Object.keys(raw)) {
+    if (!(KNOWN_FIELDS as readonly string[]).includes(key)) fail(key, 'is not a parameter of the private registry', `known parameters: ${KNOWN_FIELDS.join(', ')}`);
+  }
+  const name = (field: 'ssh_cp_name' | 'ssh_username', hint: string): string => {
+    const v = raw[field];
+    if (v === undefined) return fail(field, 'is required', hint);
+    if (typeof v !== 'string' || v.trim() === '') return fail(field, 'must be a non-empty string', hint);
+    return v;
+  };
+  const ssh_cp_name = name('ssh_cp_name', 'the connection point (VduCp) of the registry server vnfm logs in through, e.g. "ssh_cp_name": "CP1"');
+  const ssh_username = name('ssh_username', 'the user vnfm logs in as over SSH, e.g. "ssh_username": "ubuntu"');
+  const out: PrivateRegistryParams = { ssh_cp_name, ssh_username, port_no: DEFAULT_REGISTRY_PORT };
+
+  const password = raw['ssh_password'];
+  if (password !== undefined) {
+    if (!(typeof password === 'string' && password !== '') && !isSealed(password)) fail('ssh_password', 'must be a non-empty string');
+    out.ssh_password = password as Secret;
+  }
+  const key = raw['ssh_private_key'];
+  const keyFile = raw['ssh_private_key_file'];
+  if (key !== undefined && keyFile !== undefined) fail('ssh_private_key_file', 'cannot be given with ssh_private_key', 'give the key either as PEM text (ssh_private_key) or as a file on this machine (ssh_private_key_file)');
+  if (key !== undefined) {
+    if (!isSealed(key) && !(typeof key === 'string' && PEM_KEY.test(key))) {
+      fail('ssh_private_key', 'must be a private key in PEM or OpenSSH format (-----BEGIN ... PRIVATE KEY-----)', 'or give the path of the key file on this machine as ssh_private_key_file');
+    }
+    out.ssh_private_key = key as Secret;
+  }
+  if (keyFile !== undefined) {
+    if (typeof keyFile !== 'string' || keyFile === '') return fail('ssh_private_key_file', 'must be the path of a private key file on this machine');
+    let text: string;
+    try {
+      text = readFileSync(keyFile, 'utf8');
+    } catch (err) {
+      return fail('ssh_private_key_file', `cannot read ${keyFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'the file is read on the machine vnfm runs on, when the operation starts');
+    }
+    if (!PEM_KEY.test(text)) fail('ssh_private_key_file', `${keyFile} holds no private key in PEM or OpenSSH format`);
+    out.ssh_private_key = text;
+    out.ssh_private_key_file = keyFile;
+  }
+  if (out.ssh_password === undefined && out.ssh_private_key === undefined) {
+    fail(undefined, 'gives no SSH credentials', 'add ssh_password, ssh_private_key (PEM text) or ssh_private_key_file (a key file on this machine)');
+  }
+
+  const image = raw['image_path'];
+  if (image !== undefined) {
+    if (typeof image !== 'string' || image === '') return fail('image_path', 'must be the path of a file in the VNF package, e.g. "Files/images/private_registry.tar"');
+    out.image_path = checkImagePath(source, image, packageDir);
+  }
+
+  const port = raw['port_no'];
+  if (port !== undefined) {
+    const n = typeof port === 'string' && /^\d+$/.test(port) ? Number(port) : port;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65535) {
+      fail('port_no', `must be a TCP port number from 1 to 65535, not ${JSON.stringify(port)}`, `leave it out for the default ${DEFAULT_REGISTRY_PORT}`);
+    }
+    out.port_no = n as number;
+  }
+
+  const proxy = raw['proxy'];
+  if (proxy !== undefined) {
+    if (!isObject(proxy)) return fail('proxy', 'must be an object {"http_proxy": "...", "https_proxy": "...", "no_proxy": "..."}');
+    const p: RegistryProxy = {};
+    for (const [k, v] of Object.entries(proxy)) {
+      if (!(PROXY_FIELDS as readonly string[]).includes(k)) fail(`proxy.${k}`, 'is not a proxy setting', `known settings: ${PROXY_FIELDS.join(', ')}`);
+      if (k === 'no_proxy') {
+        if (typeof v !== 'string') fail('proxy.no_proxy', 'must be a string (comma-separated hosts)');
+        p.no_proxy = v as string;
+        continue;
+      }
+      if (isSealed(v)) {
+        p[k as 'http_proxy' | 'https_proxy'] = v;
+        continue;
+      }
+      if (typeof v !== 'string' || !isProxyUrl(v)) fail(`proxy.${k}`, 'must be a proxy URL, e.g. "http://proxy.example.com:3128"');
+      p[k as 'http_proxy' | 'https_proxy'] = v as string;
+    }
+    out.proxy = p;
+  }
+  return out;
+}
+
+function isProxyUrl(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:' || u.protocol === 'socks5:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** A proxy URL that carries a user or password is a secret. */
+function hasCredentials(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.username !== '' || u.password !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** `image_path` is a regular file inside the package: relative, no `..`, present. Returns it normalised. */
+function checkImagePath(source: string, image: string, packageDir: string): string {
+  const field = `${FIELD}.image_path`;
+  const norm = image.replace(/\\/g, '/');
+  if (isAbsolute(image) || posix.isAbsolute(norm)) {
+    throw new ValidationError(source, field, `${image} is an absolute path; it must be a file inside the VNF package`, { hint: 'give the path relative to the package root, e.g. Files/images/private_registry.tar' });
+  }
+  if (norm.split('/').includes('..')) {
+    throw new ValidationError(source, field, `${image} leads out of the VNF package (..)`, { hint: 'give the path relative to the package root, e.g. Files/images/private_registry.tar' });
+  }
+  const rel = posix.normalize(norm);
+  let isFile = false;
+  try {
+    isFile = statSync(resolve(packageDir, rel)).isFile();
+  } catch {
+    isFile = false;
+  }
+  if (!isFile) {
+    throw new ValidationError(source, field, `${rel} is not a file of the VNF package`, { hint: 'put the registry image (made with docker save registry:latest -o private_registry.tar) in the package, e.g. under Files/images/, and name it here' });
+  }
+  return rel;
+}
+
+/** The parameters as recorded: password, key and proxy URLs with credentials sealed. */
+async function sealParams(p: PrivateRegistryParams, seal: (plain: string) => Promise<SealedValue>): Promise<PrivateRegistryParams> {
+  const sealed = async (v: Secret | undefined): Promise<SealedValue | undefined> => (v === undefined ? undefined : typeof v === 'string' ? seal(v) : v);
+  const out: PrivateRegistryParams = { ...p };
+  if (p.ssh_password !== undefined) out.ssh_password = (await sealed(p.ssh_password))!;
+  if (p.ssh_private_key !== undefined) out.ssh_private_key = (await sealed(p.ssh_private_key))!;
+  if (p.proxy) {
+    const proxy: RegistryProxy = { ...p.proxy };
+    for (const k of ['http_proxy', 'https_proxy'] as const) {
+      const v = proxy[k];
+      if (typeof v === 'string' && hasCredentials(v)) proxy[k] = await seal(v);
+    }
+    out.proxy = proxy;
+  }
+  return out;
+}
+
+/** What the driver keeps on the instance (`metadata.mgmt["private-registry-mgmt"]`): the parameters, secrets sealed. */
+export type PrivateRegistryRecord = PrivateRegistryParams;
+
+function recordOf(instance: VnfInstance | undefined): PrivateRegistryRecord | undefined {
+  const rec = instance?.instantiatedVnfInfo?.metadata.mgmt?.[NAME];
+  return isObject(rec) ? (rec as unknown as PrivateRegistryRecord) : undefined;
+}
+
+/** Shell-quotes one word for the node's sh. */
+const q = (s: string): string => (/^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The proxy environment for apt-get and docker pull (both spellings, as tools differ). */
+function proxyEnv(p: OpenedParams): Record<string, string> {
+  const env: Record<string, string> = {};
+  const proxy = p.proxy ?? {};
+  for (const k of PROXY_FIELDS) {
+    const v = proxy[k];
+    if (typeof v === 'string' && v !== '') {
+      env[k] = v;
+      env[k.toUpperCase()] = v;
+    }
+  }
+  return env;
+}
+
+/** Where a node is told about: the server's label in messages. */
+const labelOf = (n: Node): string => `${n.vduId} (${n.address})`;
+
+export interface PrivateRegistryOptions {
+  /** The wait for /v2/ after the container starts; tests shorten it. */
+  wait?: Partial<RegistryWait>;
+}
+
+export function createPrivateRegistryDriver(services: ManagementServices, options: PrivateRegistryOptions = {}): BuiltinDriver {
+  const wait: RegistryWait = { ...DEFAULT_WAIT, ...options.wait };
+
+  async function prepare(input: PrepareInput): Promise<LcmRequest> {
+    const ap = additionalParams(input.request);
+    const raw = ap[PRIVATE_REGISTRY_PARAM];
+    if (raw === undefined) {
+      if (input.operation === 'INSTANTIATE') {
+        throw new ValidationError(input.source, FIELD, 'is required: the VNFD runs the private-registry-mgmt driver at instantiate_end', {
+          hint: '"additionalParams": {"private_registry_installation_param": {"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "..."}}',
+        });
+      }
+      // Heal uses what instantiate recorded; other operations need nothing.
+      return input.request;
+    }
+    const params = parsePrivateRegistryParams(input.source, raw, input.packageDir);
+    // Recorded on the occurrence for retry and on the instance for heal: the database alone never reveals a secret.
+    const sealed = await sealParams(params, services.seal);
+    return { ...input.request, additionalParams: { ...ap, [PRIVATE_REGISTRY_PARAM]: sealed } } as LcmRequest;
+  }
+
+  /** The recorded parameters this hook uses: the request's (instantiate, or a heal that gives its own), else instantiate's. */
+  function settingsOf(ctx: HookContext): PrivateRegistryParams {
+    const own = additionalParams(ctx.request)[PRIVATE_REGISTRY_PARAM];
+    if (isObject(own)) return own as unknown as PrivateRegistryParams;
+    const recorded = recordOf(ctx.instance);
+    if (recorded) return recorded;
+    throw new VnfmError(`vnf instance ${ctx.vnfInstanceId}: no ${PRIVATE_REGISTRY_PARAM} was recorded at instantiate, and the ${ctx.operation.toLowerCase()} request gives none`, {
+      hint: `give "additionalParams": {"${PRIVATE_REGISTRY_PARAM}": {...}} in the request (the same parameters as for instantiate)`,
+    });
+  }
+
+  async function openParams(ctx: HookContext, params: PrivateRegistryParams): Promise<{ opened: OpenedParams; secrets: string[] }> {
+    let opened: OpenedParams;
+    try {
+      opened = await openSealed(params as OpenedParams, services.open);
+    } catch (err) {
+      throw new VnfmError(`vnf instance ${ctx.vnfInstanceId}: the sealed SSH credentials of ${PRIVATE_REGISTRY_PARAM} cannot be opened with the current keyring`, {
+        hint: `the master key they were sealed with is gone: give ${PRIVATE_REGISTRY_PARAM} again in a heal request`,
+        cause: err,
+      });
+    }
+    const secrets = sealedStrings(params, opened);
+    // A proxy password also appears on its own (URL-decoded) in tools' output.
+    for (const v of [opened.proxy?.http_proxy, opened.proxy?.https_proxy]) {
+      if (!v) continue;
+      try {
+        const pw = decodeURIComponent(new URL(v).password);
+        if (pw) secrets.push(pw, new URL(v).password);
+      } catch {
+        // not a URL: already refused at prepare
+      }
+    }
+    return { opened, secrets: [...new Set(secrets.filter(Boolean))] };
+  }
+
+  /** The servers the hook configures. */
+  function targetsOf(ctx: HookContext, cp: string): Node[] {
+    const field = `${FIELD}.ssh_cp_name`;
+    const after = ctx.result ?? ctx.instance;
+    if (ctx.hook !== 'heal_end') return requireNodes(after, cp, field);
+    const fresh = newNodes(ctx.instance, after, cp);
+    if (fresh.length > 0) return fresh;
+    // The VIM kept the servers' ids: the healed VNFCs are the ones the request names (all when it names none).
+    const named = (ctx.request as HealVnfRequest | undefined)?.vnfcInstanceId ?? [];
+    const all = requireNodes(after, cp, field);
+    return named.length ? all.filter((n) => named.includes(n.vnfcId)) : all;
+  }
+
+  async function configure(ctx: HookContext): Promise<HookOutcome> {
+    const params = settingsOf(ctx);
+    const nodes = targetsOf(ctx, params.ssh_cp_name);
+    if (nodes.length === 0) {
+      ctx.report(`${ctx.hook}: no server to configure on connection point ${params.ssh_cp_name}`);
+      return { record: { [NAME]: params } };
+    }
+    const ssh = services.ssh;
+    const hostKeys = services.hostKeys;
+    if (!ssh || !hostKeys) throw new VnfmError('the private-registry-mgmt driver needs SSH, which this vnfm was started without');
+    const { opened, secrets } = await openParams(ctx, params);
+    const image = params.image_path ? resolve(ctx.packageDir, params.image_path) : undefined;
+    if (image && params.image_path) {
+      let ok = false;
+      try {
+        ok = statSync(image).isFile();
+      } catch {
+        ok = false;
+      }
+      if (!ok) throw new VnfmError(`${FIELD}.image_path: ${params.image_path} is not a file of the instance's VNF package`, { hint: 'give a heal request with an image_path of the package' });
+    }
+    const redact = (s: string) => redactSecrets(s, secrets);
+
+    const one = async (node: Node): Promise<void> => {
+      const target: SshTarget = {
+        host: node.address,
+        username: opened.ssh_username,
+        ...(opened.ssh_password ? { password: opened.ssh_password } : {}),
+        ...(opened.ssh_private_key ? { privateKey: opened.ssh_private_key } : {}),
+        serverId: node.serverId,
+        label: labelOf(node),
+      };
+      ctx.report(`${target.label}: connecting as ${opened.ssh_username}`);
+      const session = await ssh(target, {
+        hostKeys,
+        acceptHostKeys: ctx.acceptHostKeys,
+        ...(services.sshRetry ? { retry: services.sshRetry } : {}),
+        signal: ctx.signal,
+        log: (line) => ctx.log(redact(line)),
+        report: (m) => ctx.report(redact(m)),
+        secrets,
+      });
+      try {
+        await installRegistry(ctx, session, target.label, opened, image);
+      } finally {
+        session.close();
+      }
+    };
+    await eachNode(nodes, services.sshConcurrency ?? 10, one);
+    return { record: { [NAME]: params } };
+  }
+
+  async function installRegistry(ctx: HookContext, s: SshSession, label: string, p: OpenedParams, image: string | undefined): Promise<void> {
+    const env = proxyEnv(p);
+    const port = p.port_no;
+    const say = (m: string) => ctx.report(`${label}: ${m}`);
+
+    if ((await s.exec('command -v docker', { allowFailure: true })).code !== 0) {
+      say('Docker is not installed: installing docker.io from the distribution');
+      const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
+      await s.exec('apt-get update', { sudo: true, env: aptEnv, timeoutMs: 900_000 });
+      await s.exec('apt-get install -y docker.io', { sudo: true, env: aptEnv, timeoutMs: 1_800_000 });
+      await s.exec('command -v docker');
+    }
+
+    const existing = await containerState(s, port);
+    if (existing === 'running') {
+      say(`the registry container ${REGISTRY_CONTAINER} already runs on port ${port}: kept`);
+    } else {
+      if (image) {
+        const remote = `/tmp/vnfm-private-registry-${randomUUID()}.tar`;
+        say(`uploading ${p.image_path} to ${remote}`);
+        await s.upload(image, remote, { mode: 0o600 });
+        try {
+          await s.exec(`docker load -i ${q(remote)}`, { sudo: true, timeoutMs: 1_800_000 });
+        } finally {
+          await s.exec(`rm -f ${q(remote)}`, { sudo: true, allowFailure: true });
+        }
+      } else {
+        say(`pulling ${REGISTRY_IMAGE}`);
+        await s.exec(`docker pull ${REGISTRY_IMAGE}`, { sudo: true, env, timeoutMs: 1_800_000 });
+      }
+      if (existing !== 'absent') {
+        say(`removing the container ${REGISTRY_CONTAINER} left by an earlier attempt (${existing})`);
+        await s.exec(`docker rm -f ${REGISTRY_CONTAINER}`, { sudo: true });
+      }
+      say(`starting the registry on port ${port}`);
+      await s.exec(`docker run -d -p ${port}:5000 -v ${REGISTRY_DATA_DIR}:/var/lib/registry --restart=always --name ${REGISTRY_CONTAINER} ${REGISTRY_IMAGE}`, { sudo: true });
+    }
+    await waitForRegistry(ctx, s, label, port);
+    say(`the registry answers on port ${port}`);
+  }
+
+  /**
+   * The `private_registry` container on the node: 'absent', 'running' (with
+   * the port mapping asked for), or why it cannot be kept as it is.
+   */
+  async function containerState(s: SshSession, port: number): Promise<'absent' | 'running' | string> {
+    const r = await s.exec(`docker inspect ${REGISTRY_CONTAINER}`, { sudo: true, allowFailure: true });
+    if (r.code !== 0) return 'absent';
+    let info: { State?: { Running?: boolean }; HostConfig?: { PortBindings?: Record<string, Array<{ HostPort?: string }> | null> } } | undefined;
+    try {
+      const parsed = JSON.parse(r.stdout) as unknown;
+      info = Array.isArray(parsed) ? parsed[0] : undefined;
+    } catch {
+      return 'its state is unreadable';
+    }
+    if (!info) return 'absent';
+    if (info.State?.Running !== true) return 'not running';
+    const bound = (info.HostConfig?.PortBindings?.['5000/tcp'] ?? []).map((b) => b.HostPort);
+    if (!bound.includes(String(port))) return `published on ${bound.length ? bound.join(', ') : 'no port'}, not ${port}`;
+    return 'running';
+  }
+
+  async function waitForRegistry(ctx: HookContext, s: SshSession, label: string, port: number): Promise<void> {
+    const cmd = `curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:${port}/v2/`;
+    const deadline = Date.now() + wait.totalMs;
+    let pause = wait.minMs;
+    let last = '';
+    for (;;) {
+      const r = await s.exec(cmd, { allowFailure: true, timeoutMs: 30_000 });
+      const status = r.stdout.trim();
+      if (status === '200' || status === '401') return;
+      last = `exit ${r.code}, HTTP status ${status || 'none'}${r.stderr.trim() ? `, ${r.stderr.trim()}` : ''}`;
+      if (Date.now() + pause > deadline) break;
+      await sleep(pause, undefined, { signal: ctx.signal }).catch(() => {
+        throw ctx.signal.reason ?? new VnfmError('interrupted');
+      });
+      pause = Math.min(pause * 2, wait.maxMs);
+    }
+    throw new VnfmError(`${label}: the registry does not answer on port ${port}: \`${cmd}\` gave ${last} for ${Math.round(wait.totalMs / 1000)} s`, {
+      hint: `look at the container on the server (sudo docker logs ${REGISTRY_CONTAINER}) and at vnfm op-log; vnfm op-retry runs the hook again`,
+    });
+  }
+
+  function forgetHostKeys(ctx: HookContext): HookOutcome {
+    const servers = vnfcsOf(ctx.instance.instantiatedVnfInfo).map((v) => v.resourceId);
+    if (services.hostKeys && servers.length > 0) {
+      services.hostKeys.forget(servers);
+      ctx.report(`forgot the SSH host keys of ${servers.length} server(s)`);
+    }
+    return { record: { [NAME]: null } };
+  }
+
   return {
-    name: 'private-registry-mgmt',
-    hooks: ['instantiate_end', 'heal_end'],
-    async runHook() {
-      throw new VnfmError('the private-registry-mgmt driver is not available in this build');
+    name: NAME,
+    hooks: ['instantiate_end', 'heal_end', 'terminate_end'],
+    prepare,
+    async runHook(ctx) {
+      if (ctx.hook === 'terminate_end') return forgetHostKeys(ctx);
+      return configure(ctx);
     },
   };
+}
+
+/**
+ * Runs `work` on every node, at most `limit` at once, each to its end; when
+ * some fail, one error names each failed node (a single node's error as it is).
+ */
+async function eachNode(nodes: readonly Node[], limit: number, work: (n: Node) => Promise<void>): Promise<void> {
+  const failures: Array<{ node: Node; error: unknown }> = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < nodes.length) {
+      const node = nodes[next++]!;
+      try {
+        await work(node);
+      } catch (error) {
+        failures.push({ node, error });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, nodes.length)) }, lane));
+  if (failures.length === 0) return;
+  if (failures.length === 1) throw failures[0]!.error;
+  throw new NodesFailedError(failures.map((f) => ({ node: labelOf(f.node), error: f.error })), nodes.length);
 }
