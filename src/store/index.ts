@@ -3,6 +3,7 @@
  * aggregate. Secrets reach it only as Fernet tokens.
  */
 import { openDatabase, type Db } from './database.js';
+import { HostKeyRepository } from './host-key-repository.js';
 import { LcmOpOccRepository } from './lcm-op-occ-repository.js';
 import { PackageRepository } from './package-repository.js';
 import { VimRepository } from './vim-repository.js';
@@ -11,7 +12,8 @@ import { VnfInstanceRepository } from './vnf-instance-repository.js';
 export { DATABASE_FILE, ensurePrivateDir } from './database.js';
 export type { SealedSecrets } from './vim-repository.js';
 export type { VnfLock } from './lcm-op-occ-repository.js';
-export { LcmOpOccRepository, PackageRepository, VimRepository, VnfInstanceRepository };
+export type { HostKeyRecord } from './host-key-repository.js';
+export { HostKeyRepository, LcmOpOccRepository, PackageRepository, VimRepository, VnfInstanceRepository };
 
 export interface Store {
   readonly db: Db;
@@ -19,6 +21,8 @@ export interface Store {
   readonly packages: PackageRepository;
   readonly instances: VnfInstanceRepository;
   readonly opOccs: LcmOpOccRepository;
+  /** SSH host keys pinned per server (management drivers). */
+  readonly hostKeys: HostKeyRepository;
   close(): void;
 }
 
@@ -30,6 +34,7 @@ export function openStore(home: string): Store {
     packages: new PackageRepository(db),
     instances: new VnfInstanceRepository(db),
     opOccs: new LcmOpOccRepository(db),
+    hostKeys: new HostKeyRepository(db),
     close: () => db.close(),
   };
 }

@@ -76,6 +76,12 @@ export interface ExecOptions {
   allowFailure?: boolean;
   /** Environment for the command (e.g. http_proxy), exported before it runs; values redacted in logs. */
   env?: Record<string, string>;
+  /**
+   * Keeps the command's output out of the log and out of the error (it is a
+   * file's content or a credential); the command line and exit code are still
+   * logged.
+   */
+  quiet?: boolean;
 }
 
 export interface ExecResult {

@@ -115,4 +115,18 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'ssh-host-keys',
+    sql: `
+      -- SSH host keys pinned on first use, per server (the VNFC's resource id at the VIM)
+      CREATE TABLE ssh_host_keys (
+        server_id   TEXT PRIMARY KEY,
+        address     TEXT NOT NULL,
+        key_type    TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        pinned_at   TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -56,8 +56,9 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
 /** The API server access of a VIM; an OIDC VIM's token is fetched now, in memory. */
 /**
  * What the built-in management drivers reach: Secrets on the instance's VIM,
- * the keyring (to seal the secrets a request carries for later hooks), and
- * the VIM use cases (capi-credentials registers workload clusters as VIMs).
+ * the keyring (to seal the secrets a request carries for later hooks), the
+ * VIM use cases (capi-credentials registers workload clusters as VIMs), SSH
+ * to the instance's servers and the host keys pinned for them.
  */
 function managementServices(ctx: Context, store: Store, secrets: (vim: VimConnection) => Promise<SecretReader>): ManagementServices {
   const vimDeps = async (): Promise<VimDeps> => {
@@ -88,6 +89,12 @@ function managementServices(ctx: Context, store: Store, secrets: (vim: VimConnec
   return {
     secrets,
     vims,
+    // src/mgmt/ssh loads the SSH library (a chunk of the bundle) only when a driver connects.
+    async ssh(target, opts) {
+      const { connectSsh } = await import('../../../mgmt/ssh/index.js');
+      return connectSsh(target, opts);
+    },
+    hostKeys: store.hostKeys,
     async seal(plain) {
       const { token, keyId } = (await ctx.keyring()).encrypt(plain);
       return { sealed: token, keyId };
