@@ -21,6 +21,7 @@ import { realpathSync, readFileSync, statSync } from 'node:fs';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { isAbsolute, join, posix, relative, sep } from 'node:path';
 import { ValidationError, VnfmError } from '../../errors.js';
+import { shellQuote as quote } from '../ssh/quote.js';
 import type { SshSession } from '../ssh/types.js';
 
 /** One entry of `private_registry_connection_info`, checked. */
@@ -334,11 +335,6 @@ export function appendHostsLines(existing: string, add: readonly string[]): { te
 }
 
 // ---- one node ----
-
-/** Single-quotes a word for the node's shell. */
-function quote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
 
 interface PlannedFile {
   path: string;
