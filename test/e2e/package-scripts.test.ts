@@ -1,0 +1,191 @@
+/**
+ * Package scripts through the real program against the sandbox: the basic
+ * CNF with an instantiate_end hook implemented by Scripts/record.sh, which
+ * writes the JSON it reads on stdin to the file the request names. Without
+ * the operator's consent the operation is refused before anything is
+ * recorded; with --allow-package-scripts the script sees the operation, the
+ * request and the instance with its VNFCs; a failing script leaves
+ * FAILED_TEMP with its output in the error and in `vnfm op-log`, and op-retry
+ * runs it again only with the flag.
+ */
+import { createHash } from 'node:crypto';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
+import { newHome, vnfm } from '../support/cli.js';
+
+const BASIC = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
+
+// Reads the operation, keeps it where the request says, and fails while the request's marker file exists.
+const RECORD_SH = `#!/bin/bash
+set -e
+payload=$(cat)
+param() { printf '%s' "$payload" | sed -n "s/.*\\"$1\\":\\"\\([^\\"]*\\)\\".*/\\1/p"; }
+out=$(param record_to)
+if [ -n "$out" ]; then printf '%s' "$payload" > "$out"; fi
+echo "recorded $VNFM_HOOK of $VNFM_VNF_INSTANCE_ID to \${out:-nowhere}"
+marker=$(param fail_while)
+if [ -n "$marker" ] && [ -e "$marker" ]; then
+  echo "cannot configure: $marker is there" >&2
+  exit 7
+fi
+`;
+
+let sandbox: Sandbox;
+let home: string;
+let work: string;
+
+function buildPackage(dir: string): string {
+  const pkg = join(dir, 'scripted-cnf');
+  cpSync(join(BASIC, 'package'), pkg, { recursive: true });
+  mkdirSync(join(pkg, 'Scripts'));
+  writeFileSync(join(pkg, 'Scripts/record.sh'), RECORD_SH);
+  const hash = createHash('sha256').update(RECORD_SH).digest('hex');
+  appendFileSync(join(pkg, 'TOSCA-Metadata/TOSCA.meta'), `\nName: Scripts/record.sh\nContent-Type: text/x-shellscript\nAlgorithm: SHA-256\nHash: ${hash}\n`);
+  const df = join(pkg, 'Definitions', readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!);
+  const text = readFileSync(df, 'utf8').replace(
+    /    VNF:\n      type: vnfm.samples.BasicCnf\n/,
+    [
+      '    VNF:',
+      '      type: vnfm.samples.BasicCnf',
+      '      interfaces:',
+      '        Vnflcm:',
+      '          instantiate_end: {implementation: record}',
+      '          terminate_end: {implementation: record}',
+      '      artifacts:',
+      '        record:',
+      '          description: Records the operation it is given',
+      '          type: tosca.artifacts.Implementation.Bash',
+      '          file: ../Scripts/record.sh',
+      '',
+    ].join('\n'),
+  );
+  expect(text).toContain('implementation: record');
+  writeFileSync(df, text);
+  return pkg;
+}
+
+function request(extra: Record<string, unknown>): string {
+  const base = JSON.parse(readFileSync(join(BASIC, 'requests/instantiate.json'), 'utf8')) as { additionalParams: Record<string, unknown> };
+  Object.assign(base.additionalParams, extra);
+  const file = join(work, `req-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify(base));
+  return file;
+}
+
+const run = (args: string[]) => vnfm(args, { home, env: { VNFM_MASTER_KEY: undefined } });
+async function ok(args: string[]) {
+  const r = await run(args);
+  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return r;
+}
+const json = <T = any>(s: string) => JSON.parse(s) as T;
+const create = async (name: string) => json<{ id: string }>((await ok(['vnf-create', '--package', 'scripted-cnf', '--name', name, '-o', 'json'])).stdout).id;
+const ops = async (vnf: string) => json<any[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ host: '127.0.0.1', port: 0, controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
+  work = mkdtempSync(join(tmpdir(), 'vnfm-pkg-scripts-'));
+  const vimConfig = join(work, 'vim-config.yaml');
+  writeSandboxConfigs(sandbox, { vimConfigPath: vimConfig, kubeconfigPath: join(work, 'kubeconfig') });
+  home = newHome();
+  await ok(['vim-register', '--config-file', vimConfig, 'sandbox']);
+  await ok(['vnfpkg-onboard', buildPackage(work), '--name', 'scripted-cnf']);
+}, 60_000);
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+describe('package scripts', () => {
+  it('without --allow-package-scripts (and no terminal to ask on) the operation is refused before it starts', async () => {
+    const vnf = await create('refused');
+    const out = join(work, 'refused.json');
+    const r = await run(['vnf-instantiate', vnf, '--request-file', request({ record_to: out })]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('package scripts were not allowed: hook instantiate_end runs Scripts/record.sh (artifact record)');
+    expect(r.stderr).toContain('hint: review the script, then run again with --allow-package-scripts');
+    expect(await ops(vnf)).toEqual([]);
+    expect(existsSync(out)).toBe(false);
+    expect(json((await ok(['vnf-show', vnf, '-o', 'json'])).stdout)).toMatchObject({ instantiationState: 'NOT_INSTANTIATED' });
+  }, 60_000);
+
+  it('with --allow-package-scripts the script gets the operation, the request and the instance with its VNFCs', async () => {
+    const vnf = await create('allowed');
+    const out = join(work, 'allowed.json');
+    const r = await ok(['vnf-instantiate', vnf, '--request-file', request({ record_to: out }), '--allow-package-scripts', '--timeout', '60s']);
+    expect(r.stderr).toContain('running package script Scripts/record.sh');
+    const payload = json(readFileSync(out, 'utf8'));
+    expect(payload).toMatchObject({
+      operation: 'instantiate_end',
+      lcmOperation: 'INSTANTIATE',
+      request: { flavourId: 'simple', additionalParams: { record_to: out, namespace: 'default' } },
+      vim: { name: 'sandbox', type: 'kubernetes' },
+      vnf_instance_before: { id: vnf, instantiationState: 'NOT_INSTANTIATED' },
+    });
+    expect(Object.keys(payload.vim).sort()).toEqual(['id', 'name', 'type']);
+    expect(payload.package_dir).toContain(home);
+    const vnfcs = payload.vnf_instance.instantiatedVnfInfo.vnfcResourceInfo as { vduId: string }[];
+    expect(vnfcs.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU2']);
+
+    const [op] = await ops(vnf);
+    expect(op.operationState).toBe('COMPLETED');
+    const log = (await ok(['op-log', op.id])).stdout;
+    expect(log).toMatch(/^\S+ \[instantiate_end\] running Scripts\/record\.sh: \/bin\/bash /m);
+    expect(log).toContain(`[instantiate_end] Scripts/record.sh: recorded instantiate_end of ${vnf} to ${out}`);
+    expect(log).toContain('[instantiate_end] Scripts/record.sh: exited with code 0');
+
+    // An operation without package scripts needs no consent, and logs nothing.
+    await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect', '--timeout', '60s']);
+    const scale = (await ops(vnf)).find((o) => o.operation === 'SCALE');
+    expect((await ok(['op-log', scale.id])).stdout).toBe('');
+
+    // --yes answers the terminate question, not the package-script one.
+    const refused = await run(['vnf-terminate', vnf, '--yes', '--timeout', '60s']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('package scripts were not allowed: hook terminate_end runs Scripts/record.sh (artifact record)');
+    expect((await ops(vnf)).filter((o) => o.operation === 'TERMINATE')).toEqual([]);
+    await ok(['vnf-terminate', vnf, '--yes', '--allow-package-scripts', '--timeout', '60s']);
+    const terminate = (await ops(vnf)).find((o) => o.operation === 'TERMINATE');
+    expect((await ok(['op-log', terminate.id])).stdout).toContain(`[terminate_end] Scripts/record.sh: recorded terminate_end of ${vnf} to nowhere`);
+  }, 90_000);
+
+  it('a failing script leaves FAILED_TEMP with its output; op-retry runs it again only with the flag', async () => {
+    const vnf = await create('failing');
+    const out = join(work, 'failing.json');
+    const marker = join(work, 'not-ready');
+    writeFileSync(marker, '');
+    const r = await run(['vnf-instantiate', vnf, '--request-file', request({ record_to: out, fail_while: marker }), '--allow-package-scripts', '--timeout', '60s']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('hook instantiate_end: package script Scripts/record.sh (hook instantiate_end, artifact record) exited with code 7; its last output:');
+    expect(r.stderr).toContain(`  cannot configure: ${marker} is there`);
+    const [op] = await ops(vnf);
+    expect(op.operationState).toBe('FAILED_TEMP');
+    expect(op.error.detail).toContain('exited with code 7');
+    const log = (await ok(['op-log', op.id.slice(0, 8)])).stdout;
+    expect(log).toContain(`[instantiate_end] Scripts/record.sh [stderr]: cannot configure: ${marker} is there`);
+    expect(log).toContain('[instantiate_end] Scripts/record.sh: exited with code 7');
+
+    rmSync(marker);
+    const refused = await run(['op-retry', op.id, '--timeout', '60s']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('package scripts were not allowed: hook instantiate_end runs Scripts/record.sh (artifact record)');
+    expect((await ops(vnf))[0]).toMatchObject({ id: op.id, operationState: 'FAILED_TEMP' });
+
+    await ok(['op-retry', op.id, '--allow-package-scripts', '--timeout', '60s']);
+    expect((await ops(vnf))[0]).toMatchObject({ id: op.id, operationState: 'COMPLETED' });
+    expect(json(readFileSync(out, 'utf8')).operation).toBe('instantiate_end');
+    const after = (await ok(['op-log', op.id])).stdout;
+    expect(after.match(/running Scripts\/record\.sh/g)).toHaveLength(2);
+    expect(after).toContain('[instantiate_end] Scripts/record.sh: exited with code 0');
+    await ok(['vnf-terminate', vnf, '--yes', '--allow-package-scripts', '--timeout', '60s']);
+  }, 120_000);
+
+  it('op-log of an unknown occurrence is exit 3', async () => {
+    const unknown = await run(['op-log', '00000000-0000-0000-0000-000000000000']);
+    expect(unknown.code).toBe(3);
+    expect(unknown.stdout).toBe('');
+  });
+});
