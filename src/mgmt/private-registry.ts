@@ -20,8 +20,7 @@ import type { BuiltinDriver, ManagementServices } from './builtin.js';
 import type { HookContext, HookOutcome, PrepareInput } from './index.js';
 import { newNodes, requireNodes, type Node } from './nodes.js';
 import { isSealed, openSealed, redactSecrets, sealedStrings, type SealedValue } from './sealed.js';
-import { NodesFailedError } from './ssh/errors.js';
-import type { SshSession, SshTarget } from './ssh/types.js';
+import { forEachNode, NodesFailedError, shellQuote, type SshSession, type SshTarget } from './ssh/index.js';
 
 const NAME = 'private-registry-mgmt';
 export const PRIVATE_REGISTRY_PARAM = 'private_registry_installation_param';
@@ -246,9 +245,6 @@ function recordOf(instance: VnfInstance | undefined): PrivateRegistryRecord | un
   return isObject(rec) ? (rec as unknown as PrivateRegistryRecord) : undefined;
 }
 
-/** Shell-quotes one word for the node's sh. */
-const q = (s: string): string => (/^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-
 /** The proxy environment for apt-get and docker pull (both spellings, as tools differ). */
 function proxyEnv(p: OpenedParams): Record<string, string> {
   const env: Record<string, string> = {};
@@ -388,7 +384,13 @@ export function createPrivateRegistryDriver(services: ManagementServices, option
         session.close();
       }
     };
-    await eachNode(nodes, services.sshConcurrency ?? 10, one);
+    try {
+      await forEachNode(nodes, services.sshConcurrency ?? 10, labelOf, one);
+    } catch (err) {
+      // One server (the usual registry): its own error already names it.
+      if (err instanceof NodesFailedError && err.total === 1 && err.failures.length === 1) throw err.failures[0]!.error;
+      throw err;
+    }
     return { record: { [NAME]: params } };
   }
 
@@ -414,9 +416,9 @@ export function createPrivateRegistryDriver(services: ManagementServices, option
         say(`uploading ${p.image_path} to ${remote}`);
         await s.upload(image, remote, { mode: 0o600 });
         try {
-          await s.exec(`docker load -i ${q(remote)}`, { sudo: true, timeoutMs: 1_800_000 });
+          await s.exec(`docker load -i ${shellQuote(remote)}`, { sudo: true, timeoutMs: 1_800_000 });
         } finally {
-          await s.exec(`rm -f ${q(remote)}`, { sudo: true, allowFailure: true });
+          await s.exec(`rm -f ${shellQuote(remote)}`, { sudo: true, allowFailure: true });
         }
       } else {
         say(`pulling ${REGISTRY_IMAGE}`);
@@ -493,27 +495,4 @@ export function createPrivateRegistryDriver(services: ManagementServices, option
       return configure(ctx);
     },
   };
-}
-
-/**
- * Runs `work` on every node, at most `limit` at once, each to its end; when
- * some fail, one error names each failed node (a single node's error as it is).
- */
-async function eachNode(nodes: readonly Node[], limit: number, work: (n: Node) => Promise<void>): Promise<void> {
-  const failures: Array<{ node: Node; error: unknown }> = [];
-  let next = 0;
-  const lane = async () => {
-    while (next < nodes.length) {
-      const node = nodes[next++]!;
-      try {
-        await work(node);
-      } catch (error) {
-        failures.push({ node, error });
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, nodes.length)) }, lane));
-  if (failures.length === 0) return;
-  if (failures.length === 1) throw failures[0]!.error;
-  throw new NodesFailedError(failures.map((f) => ({ node: labelOf(f.node), error: f.error })), nodes.length);
 }
