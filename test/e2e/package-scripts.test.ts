@@ -8,13 +8,14 @@
  * FAILED_TEMP with its output in the error and in `vnfm op-log`, and op-retry
  * runs it again only with the flag.
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
-import { newHome, vnfm } from '../support/cli.js';
+import { BIN, newHome, vnfm } from '../support/cli.js';
 
 const BASIC = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
 
@@ -183,9 +184,48 @@ describe('package scripts', () => {
     await ok(['vnf-terminate', vnf, '--yes', '--allow-package-scripts', '--timeout', '60s']);
   }, 120_000);
 
+  it('on a terminal vnfm asks: "n" refuses (nothing recorded), "y" runs the script', async () => {
+    const vnf = await create('asked');
+    const out = join(work, 'asked.json');
+    const req = request({ record_to: out });
+    const no = await onTerminal(['vnf-instantiate', 'asked', '--request-file', req, '--timeout', '60s'], 'n');
+    // The question as shown, without colours and the terminal's line wrapping.
+    const text = no.screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r?\n/g, '');
+    expect(text).toContain('Run package script Scripts/record.sh (hook instantiate_end, artifact record) for vnf instance asked? (y/N)');
+    expect(no.code).toBe(2);
+    expect(await ops(vnf)).toEqual([]);
+
+    const yes = await onTerminal(['vnf-instantiate', 'asked', '--request-file', req, '--timeout', '60s'], 'y');
+    expect(yes.code).toBe(0);
+    expect(json(readFileSync(out, 'utf8')).vnf_instance.id).toBe(vnf);
+    expect((await ops(vnf))[0].operationState).toBe('COMPLETED');
+  }, 90_000);
+
   it('op-log of an unknown occurrence is exit 3', async () => {
     const unknown = await run(['op-log', '00000000-0000-0000-0000-000000000000']);
     expect(unknown.code).toBe(3);
     expect(unknown.stdout).toBe('');
   });
 });
+
+/** Runs vnfm on a pseudo-terminal (`script`) and types `answer` once a question shows. */
+function onTerminal(args: string[], answer: string): Promise<{ code: number | null; screen: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const cmd = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
+    const child = spawn('script', ['-qec', cmd, '/dev/null'], {
+      env: { PATH: process.env['PATH'], HOME: work, VNFM_HOME: home, TERM: 'xterm' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let screen = '';
+    let answered = false;
+    child.stdout.on('data', (d: Buffer) => {
+      screen += d.toString();
+      if (!answered && screen.includes('(y/N)')) {
+        answered = true;
+        child.stdin.write(answer + '\r');
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, screen }));
+  });
+}
