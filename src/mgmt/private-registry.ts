@@ -440,7 +440,7 @@ export function createPrivateRegistryDriver(services: ManagementServices, option
    * the port mapping asked for), or why it cannot be kept as it is.
    */
   async function containerState(s: SshSession, port: number): Promise<'absent' | 'running' | string> {
-    const r = await s.exec(`docker inspect ${REGISTRY_CONTAINER}`, { sudo: true, allowFailure: true });
+    const r = await s.exec(`docker inspect --type container ${REGISTRY_CONTAINER}`, { sudo: true, allowFailure: true });
     if (r.code !== 0) return 'absent';
     let info: { State?: { Running?: boolean }; HostConfig?: { PortBindings?: Record<string, Array<{ HostPort?: string }> | null> } } | undefined;
     try {

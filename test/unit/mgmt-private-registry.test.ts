@@ -254,7 +254,7 @@ describe('instantiate_end', () => {
       'sudo apt-get update',
       'sudo apt-get install -y docker.io',
       'command -v docker',
-      'sudo docker inspect private_registry',
+      'sudo docker inspect --type container private_registry',
       `sudo docker load -i '${tmp}'`,
       `sudo rm -f '${tmp}'`,
       'sudo docker run -d -p 5050:5000 -v /var/lib/private-registry:/var/lib/registry --restart=always --name private_registry registry:latest',
@@ -276,7 +276,7 @@ describe('instantiate_end', () => {
     expect(node.commands).toContain('sudo docker pull registry:latest');
     node.commands = [];
     await driver.runHook(c);
-    expect(node.commands).toEqual(['command -v docker', 'sudo docker inspect private_registry', "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:5000/v2/"]);
+    expect(node.commands).toEqual(['command -v docker', 'sudo docker inspect --type container private_registry', "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:5000/v2/"]);
     expect(c.reports.join('\n')).toMatch(/already runs on port 5000: kept/);
   });
 
