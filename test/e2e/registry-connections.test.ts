@@ -147,6 +147,8 @@ let connections: RegistryConnection[];
 let dockerNode: TestNode;
 let bothNode: TestNode;
 let containerdNode: TestNode;
+/** Its user's sudo asks for the password (sent on stdin ahead of the files). */
+let sudoPasswordNode: TestNode;
 let first: RegistryConfigResult[];
 let httpServer: string;
 let httpsServer: string;
@@ -169,10 +171,11 @@ beforeAll(async () => {
   writeFileSync(join(pkg, 'Files', 'registries', 'ca.crt'), caPem);
 
   const base = net.prefix;
-  [dockerNode, bothNode, containerdNode] = await Promise.all([
+  [dockerNode, bothNode, containerdNode, sudoPasswordNode] = await Promise.all([
     net.node('master1', `${base}0.11`),
     net.node('worker1', `${base}0.21`, { containerd: true }),
     net.node('worker2', `${base}0.22`, { docker: false, containerd: true }),
+    net.node('worker3', `${base}0.23`, { containerd: true, users: [{ name: 'ubuntu', password: 'ubuntu', sudo: 'password' }] }),
   ]);
   // A Docker configured before: its other settings must survive.
   await dockerNode.run(`mkdir -p /etc/docker && printf '%s' '{"log-driver": "json-file", "insecure-registries": ["old.example:5000"]}' > /etc/docker/daemon.json`);
@@ -184,7 +187,7 @@ beforeAll(async () => {
     { connection_type: '0', server: httpServer },
     { connection_type: '1', server: httpsServer, username: USER, password: PASSWORD, certificate_path: 'Files/registries/ca.crt', hosts_string: hostsLine },
   ], pkg);
-  first = await configureAll([dockerNode, bothNode, containerdNode], connections);
+  first = await configureAll([dockerNode, bothNode, containerdNode, sudoPasswordNode], connections);
 }, 180_000);
 
 afterAll(async () => {
@@ -236,7 +239,11 @@ describe('registry connections on real nodes', () => {
     expect(Buffer.from(auths[httpsServer]!.auth, 'base64').toString()).toBe(`${USER}:${PASSWORD}`);
   });
 
-  it('a node with Docker and containerd: both runtimes configured, config_path set, both restarted', () => {
+  it.each([
+    ['sudo without a password', () => bothNode, 1],
+    ['sudo asking for the password', () => sudoPasswordNode, 3],
+  ])('a node with Docker and containerd (%s): both runtimes configured, config_path set, both restarted, logged in', (_how, nodeOf, index) => {
+    const bothNode = nodeOf();
     expect(JSON.parse(bothNode.file('/etc/docker/daemon.json')!)).toEqual({ 'insecure-registries': [httpServer] });
     expect(bothNode.file(`/etc/docker/certs.d/${httpsServer}/ca.crt`)).toBe(caPem);
     expect(bothNode.file(`/etc/containerd/certs.d/${httpServer}/hosts.toml`)).toBe(hostsToml(httpServer, 'http'));
@@ -245,7 +252,8 @@ describe('registry connections on real nodes', () => {
     expect(bothNode.file(ca)).toBe(caPem);
     expect(bothNode.file('/etc/containerd/config.toml')).toBe('version = 2\n\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"\n');
     expect(bothNode.restarts().sort()).toEqual(['containerd', 'docker']);
-    expect(first[1]!.loggedIn).toEqual([httpsServer]);
+    expect(first[index]!.loggedIn).toEqual([httpsServer]);
+    expect(Object.keys(JSON.parse(bothNode.file('/root/.docker/config.json')!).auths)).toEqual([httpsServer]);
   });
 
   it('a containerd-only node: hosts.toml and no daemon.json; login said not to apply', () => {
@@ -261,20 +269,26 @@ describe('registry connections on real nodes', () => {
 
   it('every change went through sudo, and the log never holds the password', () => {
     const text = logs.join('\n');
-    expect(text).toMatch(/write \/etc\/docker\/daemon\.json \(\d+ bytes, through sudo\)/);
+    // One sudo command installs a node's files, naming them; what the files hold stays out of the log.
+    const install = logs.filter((l) => l.startsWith(`master1 (${dockerNode.address}) $ sudo set -e; for f in `));
+    expect(install).toHaveLength(1);
+    expect(install[0]).toContain(`'/etc/docker/daemon.json' '/etc/docker/certs.d/${httpsServer}/ca.crt' '/etc/hosts'`);
+    expect(text).not.toContain(caPem.split('\n')[1]);
+    expect(text).toContain(`worker1 (${bothNode.address}) $ sudo systemctl restart docker containerd`);
     expect(text).toContain('docker login -u');
     expect(text).not.toContain(PASSWORD);
   });
 
   it('running again changes nothing and restarts nothing', async () => {
-    const before = [dockerNode, bothNode, containerdNode].map((n) => ({ hosts: n.file('/etc/hosts'), daemon: n.file('/etc/docker/daemon.json'), restarts: n.restarts() }));
-    const again = await configureAll([dockerNode, bothNode, containerdNode], connections);
+    const all = [dockerNode, bothNode, containerdNode, sudoPasswordNode];
+    const before = all.map((n) => ({ hosts: n.file('/etc/hosts'), daemon: n.file('/etc/docker/daemon.json'), restarts: n.restarts() }));
+    const again = await configureAll(all, connections);
     for (const r of again) {
       expect(r.changed).toEqual([]);
       expect(r.restarted).toEqual([]);
     }
     expect(again[0]!.loggedIn).toEqual([httpsServer]);
-    expect([dockerNode, bothNode, containerdNode].map((n) => ({ hosts: n.file('/etc/hosts'), daemon: n.file('/etc/docker/daemon.json'), restarts: n.restarts() }))).toEqual(before);
+    expect(all.map((n) => ({ hosts: n.file('/etc/hosts'), daemon: n.file('/etc/docker/daemon.json'), restarts: n.restarts() }))).toEqual(before);
   });
 
   it('a wrong password: the node, the command and the registry\'s answer, never the password', async () => {

@@ -344,30 +344,54 @@ interface PlannedFile {
   restart?: boolean;
 }
 
-/** Runs `fn` over `items`, at most `limit` at a time (the node's sshd caps sessions per connection). */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
+interface NodeState {
+  docker: boolean;
+  containerd: boolean;
+  /** Content of each file asked for; absent files are not in the map. */
+  files: Map<string, string>;
 }
 
-/** Parallel channels per node: below OpenSSH's default MaxSessions (10). */
-const NODE_CHANNELS = 4;
+/**
+ * Which runtimes the node has and what the files hold, in one command (a
+ * node is a few round trips, not one per file). Its output is kept out of the
+ * log (it is the files' content); the command line, naming the files, is logged.
+ */
+async function readNodeState(session: SshSession, paths: readonly string[]): Promise<NodeState> {
+  const script = [
+    'if command -v docker >/dev/null 2>&1; then echo "@runtime docker"; fi',
+    'if command -v containerd >/dev/null 2>&1 || [ -d /etc/containerd ]; then echo "@runtime containerd"; fi',
+    `for f in ${paths.map(quote).join(' ')}; do if [ -f "$f" ]; then echo "@file $f"; base64 < "$f" || exit 1; echo "@end"; fi; done`,
+  ].join('; ');
+  const r = await session.exec(script, { sudo: true, quiet: true, timeoutMs: 60_000 });
+  const state: NodeState = { docker: false, containerd: false, files: new Map() };
+  let current: string | undefined;
+  let chunks: string[] = [];
+  for (const line of r.stdout.split('\n')) {
+    if (line === '@runtime docker') state.docker = true;
+    else if (line === '@runtime containerd') state.containerd = true;
+    else if (line.startsWith('@file ')) {
+      current = line.slice(6);
+      chunks = [];
+    } else if (line === '@end' && current !== undefined) {
+      state.files.set(current, Buffer.from(chunks.join(''), 'base64').toString('utf8'));
+      current = undefined;
+    } else if (current !== undefined) chunks.push(line.trim());
+  }
+  return state;
+}
 
-async function detectRuntimes(session: SshSession): Promise<{ docker: boolean; containerd: boolean }> {
-  const r = await session.exec(
-    'if command -v docker >/dev/null 2>&1; then echo docker; fi; if command -v containerd >/dev/null 2>&1 || [ -d /etc/containerd ]; then echo containerd; fi',
-    { allowFailure: true, timeoutMs: 30_000 },
-  );
-  const found = new Set(r.stdout.split('\n').map((l) => l.trim()));
-  return { docker: found.has('docker'), containerd: found.has('containerd') };
+/**
+ * Installs the files (root-owned, 0644, parent directories made) in one sudo
+ * command: their content goes on stdin, base64 blocks in the order the
+ * command line names the files.
+ */
+async function installFiles(session: SshSession, files: readonly PlannedFile[]): Promise<void> {
+  const script =
+    `set -e; for f in ${files.map((f) => quote(f.path)).join(' ')}; do t=$(mktemp); ` +
+    `while IFS= read -r l && [ "$l" != "@end" ]; do printf '%s\\n' "$l"; done | base64 -d > "$t"; ` +
+    `install -D -m 0644 "$t" "$f"; rm -f "$t"; done`;
+  const stdin = files.map((f) => `${Buffer.from(f.content).toString('base64').replace(/(.{76})/g, '$1\n')}\n@end\n`).join('');
+  await session.exec(script, { sudo: true, stdin, timeoutMs: 60_000 });
 }
 
 function readCa(packageDir: string, connection: RegistryConnection): string | undefined {
@@ -378,9 +402,11 @@ function readCa(packageDir: string, connection: RegistryConnection): string | un
 /**
  * Configures one node's container runtimes for `connections` (see the file's
  * comment): idempotent, every change through sudo, each command in the
- * session's (redacted) log. Throws VnfmError naming the node for a file it
- * will not overwrite, a node with neither runtime, or a failed login (the
- * command and its output, never the password).
+ * session's (redacted) log. A node takes a few commands whatever the number
+ * of connections: one reading, one writing, one restarting, one per login.
+ * Throws VnfmError naming the node for a file it will not overwrite, a node
+ * with neither runtime, or a failed login (the command and its output, never
+ * the password).
  */
 export async function configureRegistryConnections(session: SshSession, connections: readonly RegistryConnection[], opts: ConfigureRegistryOptions): Promise<RegistryConfigResult> {
   const node = session.target.label;
@@ -395,53 +421,10 @@ export async function configureRegistryConnections(session: SshSession, connecti
       throw err;
     }
   };
-
-  step();
-  const runtimes = await detectRuntimes(session);
-  if (!runtimes.docker && !runtimes.containerd) {
-    throw new VnfmError(`${node}: neither docker nor containerd is installed, so no container runtime can be told about the registries ${connections.map((c) => c.server).join(', ')}`, {
-      hint: 'install the cluster (its container runtime) on the node before configuring registry connections',
-    });
-  }
   const cas = new Map(connections.map((c) => [c.server, readCa(opts.packageDir, c)] as const));
   const hostsLines = connections.flatMap((c) => (c.hostsString ? [c.hostsString] : []));
-
-  // Everything the plan depends on, read at once.
-  step();
-  const toRead = new Set<string>();
-  if (hostsLines.length > 0) toRead.add(ETC_HOSTS);
-  if (runtimes.docker) {
-    toRead.add(DOCKER_DAEMON_JSON);
-    for (const c of connections) if (cas.get(c.server)) toRead.add(`${DOCKER_CERTS_DIR}/${c.server}/ca.crt`);
-  }
-  if (runtimes.containerd) toRead.add(CONTAINERD_CONFIG);
-  const read = new Map<string, string | undefined>();
-  const readAll = async (paths: Iterable<string>) => {
-    const list = [...paths].filter((p) => !read.has(p));
-    const texts = await mapLimit(list, NODE_CHANNELS, (p) => session.readFile(p, { sudo: true }));
-    list.forEach((p, i) => read.set(p, texts[i]));
-  };
-  await readAll(toRead);
-
-  const plan: PlannedFile[] = [];
-  const want = (file: PlannedFile) => {
-    if (read.get(file.path) !== file.content) plan.push(file);
-  };
-
-  if (runtimes.docker) {
-    const insecure = connections.filter((c) => c.connectionType === 0).map((c) => c.server);
-    const daemon = onNode(() => mergeDaemonJson(read.get(DOCKER_DAEMON_JSON), insecure));
-    if (daemon.changed) plan.push({ path: DOCKER_DAEMON_JSON, content: daemon.text, runtime: 'docker', restart: true });
-    for (const c of connections) {
-      const ca = cas.get(c.server);
-      if (ca) want({ path: `${DOCKER_CERTS_DIR}/${c.server}/ca.crt`, content: ca, runtime: 'docker' });
-    }
-  }
-  if (runtimes.containerd) {
-    const config = onNode(() => ensureContainerdConfigPath(read.get(CONTAINERD_CONFIG)));
-    if (config.changed) plan.push({ path: CONTAINERD_CONFIG, content: config.text, runtime: 'containerd', restart: true });
-    const dir = config.certsDir.replace(/\/+$/, '');
-    const files: PlannedFile[] = connections.flatMap((c) => {
+  const containerdFiles = (dir: string) =>
+    connections.flatMap((c): PlannedFile[] => {
       const ca = cas.get(c.server);
       const caPath = ca ? `${dir}/${c.server}/ca.crt` : undefined;
       return [
@@ -449,34 +432,69 @@ export async function configureRegistryConnections(session: SshSession, connecti
         { path: `${dir}/${c.server}/hosts.toml`, content: containerdHostsToml(c, caPath), runtime: 'containerd' as const },
       ];
     });
-    await readAll(files.map((f) => f.path));
+
+  // Everything the plan depends on, read at once (both runtimes' files: which
+  // runtimes there are is learnt by the same command).
+  step();
+  const wanted = [
+    ...(hostsLines.length > 0 ? [ETC_HOSTS] : []),
+    DOCKER_DAEMON_JSON,
+    ...connections.filter((c) => cas.get(c.server)).map((c) => `${DOCKER_CERTS_DIR}/${c.server}/ca.crt`),
+    CONTAINERD_CONFIG,
+    ...containerdFiles(CONTAINERD_CERTS_DIR).map((f) => f.path),
+  ];
+  const state = await readNodeState(session, wanted);
+  if (!state.docker && !state.containerd) {
+    throw new VnfmError(`${node}: neither docker nor containerd is installed, so no container runtime can be told about the registries ${connections.map((c) => c.server).join(', ')}`, {
+      hint: 'install the cluster (its container runtime) on the node before configuring registry connections',
+    });
+  }
+
+  const plan: PlannedFile[] = [];
+  const want = (file: PlannedFile) => {
+    if (state.files.get(file.path) !== file.content) plan.push(file);
+  };
+  if (state.docker) {
+    const insecure = connections.filter((c) => c.connectionType === 0).map((c) => c.server);
+    const daemon = onNode(() => mergeDaemonJson(state.files.get(DOCKER_DAEMON_JSON), insecure));
+    if (daemon.changed) plan.push({ path: DOCKER_DAEMON_JSON, content: daemon.text, runtime: 'docker', restart: true });
+    for (const c of connections) {
+      const ca = cas.get(c.server);
+      if (ca) want({ path: `${DOCKER_CERTS_DIR}/${c.server}/ca.crt`, content: ca, runtime: 'docker' });
+    }
+  }
+  if (state.containerd) {
+    const config = onNode(() => ensureContainerdConfigPath(state.files.get(CONTAINERD_CONFIG)));
+    if (config.changed) plan.push({ path: CONTAINERD_CONFIG, content: config.text, runtime: 'containerd', restart: true });
+    const files = containerdFiles(config.certsDir.replace(/\/+$/, '') || CONTAINERD_CERTS_DIR);
+    // A config_path of the node's own: its files were not read yet.
+    const unread = files.map((f) => f.path).filter((p) => !wanted.includes(p));
+    if (unread.length > 0) for (const [path, text] of (await readNodeState(session, unread)).files) state.files.set(path, text);
     files.forEach(want);
   }
   if (hostsLines.length > 0) {
-    const hosts = appendHostsLines(read.get(ETC_HOSTS) ?? '', hostsLines);
+    const hosts = appendHostsLines(state.files.get(ETC_HOSTS) ?? '', hostsLines);
     if (hosts.changed) plan.push({ path: ETC_HOSTS, content: hosts.text });
   }
 
   if (plan.length > 0) {
     step();
-    const dirs = [...new Set(plan.map((f) => posix.dirname(f.path)))].filter((d) => d !== '/etc');
-    if (dirs.length > 0) await session.exec(`mkdir -p ${dirs.map(quote).join(' ')}`, { sudo: true, timeoutMs: 30_000 });
-    await mapLimit(plan, NODE_CHANNELS, (f) => session.writeFile(f.path, f.content, { sudo: true, mode: 0o644 }));
+    await installFiles(session, plan);
     result.changed.push(...plan.map((f) => f.path));
     opts.report?.(`${node}: wrote ${result.changed.join(', ')}`);
   }
 
-  for (const runtime of ['docker', 'containerd'] as const) {
-    if (!plan.some((f) => f.runtime === runtime && f.restart)) continue;
+  const restart = (['docker', 'containerd'] as const).filter((runtime) => plan.some((f) => f.runtime === runtime && f.restart));
+  if (restart.length > 0) {
     step();
-    await session.exec(`systemctl restart ${runtime}`, { sudo: true, timeoutMs: 180_000 });
-    result.restarted.push(runtime);
-    opts.report?.(`${node}: restarted ${runtime}`);
+    await session.exec(`systemctl restart ${restart.join(' ')}`, { sudo: true, timeoutMs: 180_000 });
+    result.restarted.push(...restart);
+    opts.report?.(`${node}: restarted ${restart.join(', ')}`);
   }
 
   for (const c of connections) {
     if (c.username === undefined || c.password === undefined) continue;
-    if (!runtimes.docker) {
+    if (!state.docker) {
       result.notes.push(`${c.server}: no login on a containerd node: containerd takes registry credentials from the cluster (imagePullSecrets)`);
       continue;
     }
