@@ -268,7 +268,7 @@ describe('capi-credentials', () => {
     await ok(['op-rollback', op.id, '--timeout', '60s']);
   }, 90_000);
 
-  it('refuses a package script hook before anything changes', async () => {
+  it('refuses a package script hook without the operator consent, before anything changes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vnfm-capi-script-'));
     const pkg = buildPackage(dir);
     // The same package with the artifact renamed: now a package script.
@@ -282,7 +282,7 @@ describe('capi-credentials', () => {
     const id = json((await s(['vnf-create', '--package', 'script-cnf', '-o', 'json'])).stdout).id;
     const r = await s(['vnf-instantiate', id, '--request-file', request([], {})]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('hook instantiate_end implemented by artifact capi-credentials (file Scripts/post_install.py), a package script; vnfm does not run package scripts yet');
+    expect(r.stderr).toContain('package scripts were not allowed: hook instantiate_end runs Scripts/post_install.py (artifact capi-credentials)');
     expect(json((await s(['op-list', '-o', 'json'])).stdout)).toEqual([]);
   }, 60_000);
 });
