@@ -170,6 +170,13 @@ describe('runPackageScript', () => {
     }
   });
 
+  it('runs *.py with python3', async () => {
+    const dir = pkg({ 'configure.py': 'import json, sys\ndoc = json.load(sys.stdin)\nprint(json.dumps({"vnfm_record": {"hook": doc["operation"], "vnfcs": len(doc["vnf_instance"]["instantiatedVnfInfo"]["vnfcResourceInfo"])}}))\n' });
+    const c = ctx(dir, 'Scripts/configure.py');
+    expect(await runPackageScript(c, impl(c), { open })).toEqual({ record: { 'package-script:configure': { hook: 'instantiate_end', vnfcs: 2 } } });
+    expect(c.logs[0]).toBe(`running Scripts/configure.py: /usr/bin/env python3 ${join(dir, 'Scripts/configure.py')} in ${dir}`);
+  });
+
   it('refuses a file that is neither *.sh, *.py nor executable', async () => {
     const dir = pkg({ 'tool.bin': '#!/bin/sh\nexit 0\n' });
     const c = ctx(dir, 'Scripts/tool.bin');
