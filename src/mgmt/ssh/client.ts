@@ -72,7 +72,12 @@ export async function connectNow(target: SshTarget, opts: SshConnectOptions): Pr
     const code = typeof err.code === 'string' ? err.code : undefined;
     const notUp = (code !== undefined && NOT_UP_CODES.has(code)) || err.level === 'client-timeout' || NOT_UP_MESSAGES.test(message);
     if (!notUp) throw new SshConnectError(target.label, `cannot connect to ${where}: ${message}`, { cause: err });
-    last = code && !NOT_UP_MESSAGES.test(message) ? code : message;
+    last =
+      err.level === 'client-timeout'
+        ? `no SSH answer within ${formatMs(opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS)}`
+        : code && !NOT_UP_MESSAGES.test(message)
+          ? code
+          : message;
     const delay = nextRetryDelay(n, Date.now() - start, retry);
     if (delay === undefined) {
       throw gaveUp(` after ${formatMs(Date.now() - start)}`, {

@@ -22,12 +22,15 @@ const DEFAULT_EXEC_TIMEOUT_MS = 600_000;
 const TAIL_LINES = 20;
 /** The exit code of the read-through-sudo script when the file is absent. */
 const ABSENT = 44;
+/** How long after a command's timeout vnfm stops waiting when the node did not end it. */
+const TIMEOUT_GRACE_MS = 10_000;
+/** The exit status of a command the node's `timeout -s KILL` killed. */
+const KILLED = 137;
 /** SFTP status "no such file". */
 const SFTP_NO_SUCH_FILE = 2;
 
 /** The parts of ssh2's channel and SFTP objects used here (ssh2 ships no types). */
 interface Channel {
-  signal(name: string): void;
   close(): void;
 }
 interface Sftp {
@@ -193,13 +196,17 @@ export class NodeSshSession implements SshSession {
     }
     const redact = this.redactorFor(env);
     const exports = Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}; `).join('');
-    let remote = exports + command;
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
+    // The node enforces the timeout itself (coreutils timeout kills the
+    // command's whole process group, as root under sudo); vnfm stops waiting a
+    // little later in case the node does not.
+    const script = shellQuote(exports + command);
+    let remote = `timeout -s KILL ${timeoutMs / 1000}s sh -c ${script}`;
     let stdin = opts.stdin;
     if (opts.sudo) {
       const withPassword = await this.needsSudoPassword();
-      const script = shellQuote(remote);
       // -k: always ask, so the password line is never left for the command to read.
-      remote = withPassword ? `sudo -k -S -p '' -- sh -c ${script}` : `sudo -n -- sh -c ${script}`;
+      remote = withPassword ? `sudo -k -S -p '' -- ${remote}` : `sudo -n -- ${remote}`;
       if (withPassword) stdin = `${this.target.password}\n${opts.stdin ?? ''}`;
     }
     const shown = `${opts.sudo ? 'sudo ' : ''}${Object.entries(env).map(([k, v]) => `${k}=${v} `).join('')}${command}`;
@@ -218,32 +225,31 @@ export class NodeSshSession implements SshSession {
     const err = lineSplitter(line);
     let channel: Channel | undefined;
     let stopped: RunResult['stopped'];
+    let giveUp: () => void = () => undefined;
+    const gaveUp = new Promise<undefined>((resolve) => (giveUp = () => resolve(undefined)));
     const stop = (why: 'timeout' | 'aborted') => {
       stopped ??= why;
-      if (!channel) return;
-      try {
-        channel.signal('KILL');
-      } catch {
-        // the channel may be closing already
-      }
-      channel.close();
+      if (channel) killChannel(channel);
+      giveUp();
     };
-    const timeoutMs = opts.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
-    const timer = setTimeout(() => stop('timeout'), timeoutMs);
+    const started = Date.now();
+    const timer = setTimeout(() => stop('timeout'), timeoutMs + TIMEOUT_GRACE_MS);
     const onAbort = () => stop('aborted');
     signal.addEventListener('abort', onAbort, { once: true });
-    let r: { stdout: string; stderr: string; code: number | null; signal: string | null };
+    let r: { stdout: string; stderr: string; code: number | null; signal: string | null } | undefined;
     try {
-      r = await this.ssh.execCommand(remote, {
+      const running = this.ssh.execCommand(remote, {
         ...(stdin === undefined ? {} : { stdin }),
         noTrim: true,
         onChannel: (ch) => {
           channel = ch as unknown as Channel;
-          if (stopped === 'timeout' || stopped === 'aborted') stop(stopped);
+          if (stopped === 'timeout' || stopped === 'aborted') killChannel(channel);
         },
         onStdout: (chunk) => out.push(chunk),
         onStderr: (chunk) => err.push(chunk),
       });
+      running.catch(() => undefined);
+      r = await Promise.race([running, gaveUp]);
     } catch (e) {
       if (signal.aborted) return { code: -1, stdout: '', stderr: '', tail: tail.join('\n'), stopped: 'aborted' };
       throw new VnfmError(`${this.label}: could not run \`${redact(command)}\`: ${redact(e instanceof Error ? e.message : String(e))}`, { cause: e });
@@ -253,18 +259,19 @@ export class NodeSshSession implements SshSession {
     }
     out.end();
     err.end();
-    if (r.code === null && !stopped) stopped = 'lost';
-    const code = r.code ?? -1;
+    if (r && (r.code === KILLED || /KILL$/.test(r.signal ?? '')) && Date.now() - started >= timeoutMs) stopped ??= 'timeout';
+    if (r && r.code === null) stopped ??= 'lost';
+    const code = r?.code ?? -1;
     this.opts.log(
       stopped === 'timeout'
         ? `${this.label} killed: timed out after ${formatMs(timeoutMs)}`
         : stopped === 'aborted'
           ? `${this.label} killed: the operation was interrupted`
-          : r.code === null
-            ? `${this.label} ended without an exit code${r.signal ? ` (signal ${r.signal})` : ''}`
+          : stopped === 'lost'
+            ? `${this.label} ended without an exit code${r?.signal ? ` (signal ${r.signal})` : ''}`
             : `${this.label} exit ${code}`,
     );
-    return { code, stdout: r.stdout, stderr: r.stderr, tail: tail.join('\n'), ...(stopped ? { stopped } : {}) };
+    return { code, stdout: r?.stdout ?? '', stderr: r?.stderr ?? '', tail: tail.join('\n'), ...(stopped ? { stopped } : {}) };
   }
 
   private failure(command: string, opts: ExecOptions, r: RunResult): VnfmError {
@@ -285,6 +292,22 @@ export class NodeSshSession implements SshSession {
         return new SshCommandError(this.label, shown, r.code, tail, false, `exited with code ${r.code}`);
     }
   }
+}
+
+/**
+ * Asks sshd to KILL the command's process group, then closes the channel.
+ * ssh2 sends the signal request only while our side of the channel is open
+ * for writing, and a command's stdin is already closed, so the request goes
+ * through its protocol object directly.
+ */
+function killChannel(channel: Channel): void {
+  const ch = channel as Channel & { outgoing?: { id: number; state: string }; _client?: { _protocol?: { signal(id: number, name: string): void } } };
+  try {
+    if (ch.outgoing?.state === 'open') ch._client?._protocol?.signal(ch.outgoing.id, 'KILL');
+  } catch {
+    // the channel is closing already
+  }
+  channel.close();
 }
 
 /** Splits a byte stream into lines, decoding UTF-8 across chunk boundaries. */
