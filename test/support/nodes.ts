@@ -114,6 +114,7 @@ function run(cmd: string, args: string[], input?: string): Promise<{ code: numbe
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
+    child.stdin.on('error', () => undefined); // a command that does not read its input
     child.on('close', (code, signal) => resolveRun({ code: code ?? (signal ? 128 : 1), stdout, stderr }));
     child.stdin.end(input ?? '');
   });
@@ -183,6 +184,7 @@ while :; do wait; sleep 1; done
 
 interface NodeState {
   init?: ChildProcess;
+  exited?: Promise<void>;
   initPid?: number; // host pid of the PID namespace's init
 }
 
@@ -229,14 +231,17 @@ class Node implements TestNode {
     );
     closeSync(logFd);
     child.unref();
-    this.state = { init: child };
+    const exited = new Promise<void>((res) => child.once('exit', () => res()));
+    this.state = { init: child, exited };
     const unsharePid = child.pid!;
-    this.net.track(unsharePid);
+    this.net.track(unsharePid, 'launcher');
     await waitFor(`node ${this.name} init`, () => {
       if (!pidAlive(unsharePid)) throw new Error(`test node ${this.name}: its init exited early (${readFileSync(log, 'utf8')})`);
       const kids = readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, 'utf8').trim();
       if (kids && existsSync(join(r, 'init.ready'))) {
         this.state.initPid = Number(kids.split(/\s+/)[0]);
+        this.net.track(this.state.initPid, 'init');
+        this.net.untrack(unsharePid);
         return true;
       }
       return false;
@@ -316,7 +321,8 @@ Subsystem sftp /usr/lib/openssh/sftp-server
       const src = join(NODE_BIN, name);
       if (existsSync(src)) symlinkSync(src, join(bin, name));
     };
-    for (const always of ['systemctl', 'apt-get', 'apt']) link(always);
+    for (const always of ['systemctl', 'apt-get']) link(always);
+    symlinkSync(join(NODE_BIN, 'apt-get'), join(bin, 'apt'));
     if (this.opts.docker !== false) link('docker');
     if (this.opts.containerd) link('containerd');
     if (this.opts.kubeadm) for (const k of ['kubeadm', 'kubectl', 'kubelet']) link(k);
@@ -363,19 +369,43 @@ Subsystem sftp /usr/lib/openssh/sftp-server
     });
   }
 
-  /** Kills the node's processes (its whole PID namespace). */
+  /**
+   * Kills the node's processes: killing the PID namespace's init makes the
+   * kernel kill everything else in it. The launcher (unshare, our child)
+   * reaps the init and exits on its own; killing the launcher first would
+   * leave the init a zombie under the host's PID 1.
+   */
   async kill(): Promise<void> {
-    const { init, initPid } = this.state;
-    const pids = [initPid, init?.pid].filter((p): p is number => !!p);
-    for (const p of pids) {
+    const { init, initPid, exited } = this.state;
+    const launcher = init?.pid;
+    let targets = initPid ? [initPid] : [];
+    if (!initPid && launcher) {
+      try {
+        targets = readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+      } catch {
+        targets = [];
+      }
+    }
+    for (const p of targets) {
       try {
         process.kill(p, 'SIGKILL');
       } catch {
         /* already gone */
       }
     }
-    await waitFor(`node ${this.name} processes to end`, () => pids.every((p) => !pidAlive(p)), 10000);
-    if (init?.pid) this.net.untrack(init.pid);
+    if (init && exited && init.exitCode === null && init.signalCode === null) {
+      const timedOut = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 10000).unref())]);
+      if (timedOut) {
+        try {
+          process.kill(launcher!, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+        await exited;
+      }
+    }
+    if (launcher) this.net.untrack(launcher);
+    if (initPid) this.net.untrack(initPid);
     this.state = {};
   }
 
@@ -415,8 +445,10 @@ Subsystem sftp /usr/lib/openssh/sftp-server
 class Network implements NodeNetwork {
   readonly prefix: string;
   readonly gateway: string;
+  /** Network namespaces of this network's nodes are named nsPrefix + a number. */
+  readonly nsPrefix: string;
   private readonly list: Node[] = [];
-  private readonly pids = new Set<number>();
+  private readonly pids = new Map<number, 'launcher' | 'init'>();
   private counter = 0;
   private closed = false;
   private readonly exitHook = () => this.closeSync();
@@ -428,11 +460,12 @@ class Network implements NodeNetwork {
   ) {
     this.prefix = `10.${n}.`;
     this.gateway = `10.${n}.255.254`;
+    this.nsPrefix = `vnfm${n}.${process.pid}.`;
     process.on('exit', this.exitHook);
   }
 
-  track(pid: number): void {
-    this.pids.add(pid);
+  track(pid: number, kind: 'launcher' | 'init'): void {
+    this.pids.set(pid, kind);
   }
   untrack(pid: number): void {
     this.pids.delete(pid);
@@ -452,7 +485,7 @@ class Network implements NodeNetwork {
       if (this.list.some((n) => n.addresses.includes(a))) throw new Error(`test node ${name}: ${a} is taken`);
     }
     const i = this.counter++;
-    const netns = `vnfm${this.n}n${i}`;
+    const netns = `${this.nsPrefix}${i}`;
     const host = `vn${this.n}h${i}`;
     const peer = `vn${this.n}p${i}`;
     const root = join(this.dir, `${i}-${name.replace(/[^A-Za-z0-9_.-]/g, '_')}`);
@@ -488,7 +521,9 @@ class Network implements NodeNetwork {
   /** Synchronous last-resort cleanup (also run at process exit). */
   closeSync(): void {
     this.closed = true;
-    for (const p of this.pids) {
+    // Inits (their launchers then exit by themselves), and launchers whose
+    // init never came up.
+    for (const p of this.pids.keys()) {
       try {
         process.kill(p, 'SIGKILL');
       } catch {
@@ -499,7 +534,7 @@ class Network implements NodeNetwork {
     const netnsList = sh('ip', ['netns', 'list'], { allowFail: true }).stdout;
     for (const line of netnsList.split('\n')) {
       const ns = line.split(/\s+/)[0];
-      if (ns && ns.startsWith(`vnfm${this.n}n`)) sh('ip', ['netns', 'del', ns], { allowFail: true });
+      if (ns && ns.startsWith(this.nsPrefix)) sh('ip', ['netns', 'del', ns], { allowFail: true });
     }
     sh('ip', ['link', 'del', this.bridge], { allowFail: true });
     rmSync(this.dir, { recursive: true, force: true });
@@ -528,7 +563,7 @@ export async function createNodeNetwork(): Promise<NodeNetwork> {
       sh('ip', ['link', 'del', bridge], { allowFail: true });
       for (const line of sh('ip', ['netns', 'list'], { allowFail: true }).stdout.split('\n')) {
         const ns = line.split(/\s+/)[0];
-        if (ns && ns.startsWith(`vnfm${n}n`)) sh('ip', ['netns', 'del', ns], { allowFail: true });
+        if (ns && ns.startsWith(`vnfm${n}.${owner}.`)) sh('ip', ['netns', 'del', ns], { allowFail: true });
       }
       added = sh('ip', ['link', 'add', bridge, 'type', 'bridge'], { allowFail: true }).code === 0;
       if (!added) continue;
