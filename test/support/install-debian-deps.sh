@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the end-to-end tests start themselves
 # (Keystone under uwsgi, keystoneclient for seeding it, Heat's API and engine
-# run as heat-all, sshd, openssl) and the `openstack` CLI with its Heat plugin
-# that the OpenStack benchmark compares with.
+# run as heat-all, sshd, openssl; for the simulated nodes of test/support/nodes.ts
+# sudo, the CNCF registry that their docker stand-in runs, skopeo and htpasswd)
+# and the `openstack` CLI with its Heat plugin that the OpenStack benchmark
+# compares with.
 #
 # Run as root on Debian bookworm. Idempotent: when every package is already
 # installed it changes nothing and returns at once. It never leaves a daemon
@@ -23,11 +25,17 @@ packages=(
   python3-openstackclient
   openssh-server
   openssl
+  sudo
+  docker-registry
+  skopeo
+  apache2-utils
+  curl
+  iproute2
 )
 
 # Services these packages ship: any of them that the install started is
 # stopped again.
-services=(keystone uwsgi apache2 ssh heat-api heat-engine)
+services=(keystone uwsgi apache2 ssh heat-api heat-engine docker-registry)
 
 log() { printf 'install-debian-deps: %s\n' "$*" >&2; }
 
