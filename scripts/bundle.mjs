@@ -23,7 +23,7 @@ const chunkDir = join(buildDir, 'chunks');
 export const CHUNKED_PACKAGES = ['@kubernetes/client-node', 'inquirer', 'js-yaml', 'node-ssh', 'adm-zip'];
 
 /** The main bundle stays small enough to parse in a few milliseconds. */
-const MAIN_BUNDLE_BUDGET = 1088 * 1024;
+const MAIN_BUNDLE_BUDGET = 1216 * 1024;
 
 const chunkFile = (pkg) => pkg.replace(/^@/, '').replace(/\//g, '-') + '.cjs';
 const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');

@@ -92,7 +92,11 @@ export interface ExecResult {
 
 export interface SshSession {
   readonly target: SshTarget;
-  /** Runs a shell command line on the node. Throws SshCommandError on a non-zero exit unless allowFailure. */
+  /**
+   * Runs a shell command line on the node (`sh -c`, under the node's `timeout`, which kills the
+   * command's process group when it runs too long). Throws SshCommandError on a non-zero exit
+   * unless allowFailure.
+   */
   exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
   /** Streams a local file to the node over SFTP (memory stays flat for a multi-GB tar). */
   upload(localPath: string, remotePath: string, opts?: { mode?: number }): Promise<void>;
