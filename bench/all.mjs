@@ -14,6 +14,8 @@ import { basename, join } from 'node:path';
  * openstack-lifecycle.mjs starts Keystone and Heat and runs Heat stacks.
  */
 const LONG = new Set(['csar-validate.mjs', 'openstack-lifecycle.mjs']);
+/** Need root (network namespaces and a bridge for simulated nodes): registry-connections.mjs. */
+const ROOT = new Set(['registry-connections.mjs']);
 
 const all = process.argv.includes('--all') || process.env.VNFM_BENCH_ALL === '1';
 const self = basename(import.meta.filename);
@@ -24,6 +26,10 @@ let failed = false;
 for (const script of scripts) {
   if (LONG.has(script) && !all) {
     console.log(`\n== ${script}: skipped (takes minutes; run with npm run bench -- --all)`);
+    continue;
+  }
+  if (ROOT.has(script) && process.getuid?.() !== 0) {
+    console.log(`\n== ${script}: skipped (needs root: it creates network namespaces)`);
     continue;
   }
   console.log(`\n== ${script}`);
