@@ -1,0 +1,197 @@
+/**
+ * The kubeadm-cluster-vnf sample through the real program, on a real
+ * Keystone and Heat whose servers are simulated VMs (test/support/nodes.ts:
+ * a real sshd in its own namespaces, booted by test/support/heat-nodes.ts at
+ * the stand-in ports' addresses). On the nodes, kubeadm, kubectl and kubelet
+ * are stand-ins (test/support/node-bin/): `kubeadm init` runs vnfm's API
+ * emulator as the cluster's API server; the package's install script runs
+ * unchanged. One instance is walked through instantiate, scale out, scale in,
+ * heal of one worker and terminate; each step is checked from outside: the
+ * cluster's Node objects over HTTPS with the registered VIM's endpoint, the
+ * nodes' files, the restarts the systemctl stand-in saw, vnfm's VIM list.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { dirname, join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newHome, vnfm, type RunResult } from '../support/cli.js';
+import { useOpenStack, type OpenStackServers } from '../support/heat.js';
+import { heatEnvironmentFor, watchStackNodes, type StackNodes } from '../support/heat-nodes.js';
+import { createNodeNetwork, type NodeNetwork, type TestNode } from '../support/nodes.js';
+
+const SAMPLE = resolve('csar-samples/kubeadm-cluster-vnf');
+const VNFD_ID = '4322f82e-42ea-4545-aec9-aa93b8c3eb0b';
+const VIM_NAME = 'kubernetes_vim';
+const LONG = 300_000;
+
+let os: OpenStackServers;
+let net: NodeNetwork;
+let watcher: StackNodes | undefined;
+let home: string;
+let work: string;
+let env: string;
+let vnf: string;
+let masterAddress: string;
+let registry: string;
+
+const run = (args: string[]): Promise<RunResult> => vnfm(args, { home, env: { VNFM_MASTER_KEY: undefined } });
+async function ok(args: string[]): Promise<string> {
+  const r = await run(args);
+  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}\n${r.stderr}`);
+  return r.stdout;
+}
+
+interface Shown {
+  instantiatedVnfInfo?: {
+    vnfcInfo: Array<{ id: string; vduId: string; vnfcResourceInfoId: string }>;
+    vnfcResourceInfo: Array<{ id: string; vduId: string; metadata: { addresses: Record<string, string[]>; creationTime?: string } }>;
+  };
+}
+const show = async (): Promise<Shown> => JSON.parse(await ok(['vnf-show', vnf, '-o', 'json'])) as Shown;
+const addressesOf = (s: Shown, vdu: string, cp: string): string[] =>
+  s.instantiatedVnfInfo!.vnfcResourceInfo.filter((r) => r.vduId === vdu).map((r) => r.metadata.addresses[cp]![0]!);
+const nodeName = (role: string, address: string) => `${role}-${address.replace(/\./g, '-')}`;
+
+/** The node at an address (the watcher's current nodes). */
+function nodeAt(address: string): TestNode {
+  const n = [...watcher!.nodes().values()].find((x) => x.addresses.includes(address));
+  if (!n) throw new Error(`no simulated node at ${address}`);
+  return n;
+}
+
+/**
+ * The cluster's Node objects, asked over HTTPS at the endpoint vnfm
+ * registered, with the API server's CA and token (read from the first
+ * master's disk, as an administrator would take admin.conf).
+ */
+async function clusterNodes(): Promise<Array<{ name: string; uid: string; controlPlane: boolean }>> {
+  const master = nodeAt(masterAddress);
+  const conf = JSON.parse(master.file('/etc/kubernetes/admin.conf')!) as { clusters: [{ cluster: Record<string, string> }]; users: [{ user: { token: string } }] };
+  const server = new URL(conf.clusters[0].cluster['server']!);
+  const ca = Buffer.from(conf.clusters[0].cluster['certificate-authority-data']!, 'base64').toString();
+  const body = await new Promise<string>((resolveBody, reject) => {
+    const req = request({ host: server.hostname, port: server.port, path: '/api/v1/nodes', ca, headers: { authorization: `Bearer ${conf.users[0].user.token}` } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d));
+      res.on('end', () => (res.statusCode === 200 ? resolveBody(text) : reject(new Error(`GET /api/v1/nodes: ${res.statusCode} ${text}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  const list = JSON.parse(body) as { items: Array<{ metadata: { name: string; uid: string; labels?: Record<string, string> } }> };
+  return list.items
+    .map((n) => ({ name: n.metadata.name, uid: n.metadata.uid, controlPlane: 'node-role.kubernetes.io/control-plane' in (n.metadata.labels ?? {}) }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+const hostsToml = (n: TestNode) => n.file(`/etc/containerd/certs.d/${registry}/hosts.toml`);
+
+beforeAll(async () => {
+  [os, net] = await Promise.all([useOpenStack(), createNodeNetwork()]);
+  home = newHome();
+  work = dirname(home);
+  masterAddress = `${net.prefix}0.10`;
+  registry = `${net.prefix}0.250:5000`;
+  const vimConfig = join(work, 'vim.yaml');
+  await writeFile(
+    vimConfig,
+    [
+      `auth_url: "${os.keystone.url}"`,
+      `username: "${os.keystone.user.name}"`,
+      `password: "${os.keystone.user.password}"`,
+      `project_name: "${os.keystone.project}"`,
+      'project_domain_name: Default',
+      'user_domain_name: Default',
+      `region_name: "${os.keystone.region}"`,
+      '',
+    ].join('\n'),
+  );
+  await ok(['vim-register', '--config-file', vimConfig, '--is-default', 'os1']);
+  await ok(['vnfpkg-build', join(SAMPLE, 'package'), '-o', join(work, 'k8s.zip')]);
+  await ok(['vnfpkg-onboard', join(work, 'k8s.zip')]);
+  // The sample request, with the test network and an HTTP registry on the node network.
+  const body = JSON.parse((await readFile(join(SAMPLE, 'requests/instantiate.json'), 'utf8')).replace('REPLACE-WITH-EXTERNAL-NETWORK-ID', 'net-public-1'));
+  body.additionalParams.k8s_cluster_installation_param.private_registry_connection_info = [{ connection_type: 0, server: registry }];
+  await writeFile(join(work, 'instantiate.json'), JSON.stringify(body));
+  await mkdir(join(work, 'env'), { recursive: true });
+  env = await heatEnvironmentFor(net, join(work, 'env'), { masterNode_CP1: masterAddress, workerNode_CP2: net.prefix });
+  vnf = (JSON.parse(await ok(['vnf-create', '--package', VNFD_ID, '--name', 'k8s', '-o', 'json'])) as { id: string }).id;
+  watcher = watchStackNodes(net, { heat: os, stackName: `vnf-${vnf}`, node: () => ({ kubeadm: true, containerd: true }) });
+}, LONG);
+
+afterAll(async () => {
+  await watcher?.close();
+  await net?.close();
+  await os?.stop();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe('the kubeadm-cluster-vnf sample', () => {
+  it('instantiate, scale out, scale in, heal a worker, terminate', async () => {
+    // Instantiate: one master, two workers; the cluster registered as a VIM.
+    const inst = await run(['vnf-instantiate', vnf, '--request-file', join(work, 'instantiate.json'), '--heat-environment', env, '-o', 'json']);
+    expect(inst.code, inst.stderr).toBe(0);
+    expect(JSON.parse(inst.stdout).operationState).toBe('COMPLETED');
+    let shown = await show();
+    const workers0 = addressesOf(shown, 'workerNode', 'workerNode_CP2');
+    expect(addressesOf(shown, 'masterNode', 'masterNode_CP1')).toEqual([masterAddress]);
+    expect(workers0).toHaveLength(2);
+    expect(await clusterNodes()).toEqual(
+      [
+        { name: nodeName('master', masterAddress), uid: expect.any(String), controlPlane: true },
+        ...workers0.map((a) => ({ name: nodeName('worker', a), uid: expect.any(String), controlPlane: false })),
+      ].sort((a, b) => a.name.localeCompare(b.name)),
+    );
+    const vim = JSON.parse(await ok(['vim-show', VIM_NAME, '-o', 'json'])) as { id: string; type?: string; authUrl?: string; auth_url?: string };
+    expect(JSON.stringify(vim)).toContain(`https://${masterAddress}:6443`);
+    // The registry connection on every node; the proxy credentials nowhere in vnfm's database or logs.
+    for (const a of [masterAddress, ...workers0]) expect(hostsToml(nodeAt(a)), a).toContain(`http://${registry}`);
+    const stored = readdirSync(home, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => readFileSync(join(e.parentPath, e.name)).toString('latin1'));
+    expect(stored.some((t) => t.includes('password1'))).toBe(false);
+
+    // Scale out: a third worker joins; only it gets the registry files, nothing on the others restarts.
+    const before = new Map([masterAddress, ...workers0].map((a) => [a, { toml: hostsToml(nodeAt(a)), restarts: nodeAt(a).restarts().length }]));
+    await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'worker_instance']);
+    shown = await show();
+    const workers1 = addressesOf(shown, 'workerNode', 'workerNode_CP2');
+    const added = workers1.filter((a) => !workers0.includes(a));
+    expect(added).toHaveLength(1);
+    expect((await clusterNodes()).map((n) => n.name)).toContain(nodeName('worker', added[0]!));
+    expect((await clusterNodes()).filter((n) => !n.controlPlane)).toHaveLength(3);
+    expect(hostsToml(nodeAt(added[0]!))).toContain(`http://${registry}`);
+    expect(nodeAt(added[0]!).restarts()).toContain('containerd');
+    for (const [a, b] of before) {
+      expect(hostsToml(nodeAt(a)), a).toBe(b.toml);
+      expect(nodeAt(a).restarts().length, a).toBe(b.restarts);
+    }
+
+    // Scale in: the newest worker is drained and deleted from the cluster.
+    await ok(['vnf-scale', vnf, '--type', 'SCALE_IN', '--aspect-id', 'worker_instance']);
+    shown = await show();
+    expect(addressesOf(shown, 'workerNode', 'workerNode_CP2').sort()).toEqual([...workers0].sort());
+    const afterIn = await clusterNodes();
+    expect(afterIn.map((n) => n.name)).not.toContain(nodeName('worker', added[0]!));
+    expect(afterIn).toHaveLength(3);
+
+    // Heal one worker: its server is replaced (same address, a new VM) and joins again as a new Node.
+    const target = shown.instantiatedVnfInfo!.vnfcResourceInfo.find((r) => r.vduId === 'workerNode')!;
+    const targetAddress = target.metadata.addresses['workerNode_CP2']![0]!;
+    const vnfcId = shown.instantiatedVnfInfo!.vnfcInfo.find((c) => c.vnfcResourceInfoId === target.id)!.id;
+    const uidBefore = afterIn.find((n) => n.name === nodeName('worker', targetAddress))!.uid;
+    await ok(['vnf-heal', vnf, '--vnfc-instance', vnfcId]);
+    const afterHeal = await clusterNodes();
+    expect(afterHeal.map((n) => n.name)).toEqual(afterIn.map((n) => n.name));
+    const healed = afterHeal.find((n) => n.name === nodeName('worker', targetAddress))!;
+    expect(healed.uid).not.toBe(uidBefore);
+    expect(nodeAt(targetAddress).file('/etc/kubernetes/kubelet.conf')).toBeDefined();
+    expect(hostsToml(nodeAt(targetAddress))).toContain(`http://${registry}`);
+
+    // Terminate: the VIM goes with the cluster.
+    await ok(['vnf-terminate', vnf, '--yes']);
+    const vims = JSON.parse(await ok(['vim-list', '-o', 'json'])) as Array<{ name: string }>;
+    expect(vims.map((v) => v.name)).toEqual(['os1']);
+  }, 900_000);
+});
