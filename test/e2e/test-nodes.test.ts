@@ -219,6 +219,10 @@ describe('test nodes', () => {
     r = await b.run(`docker login -u alice -p s3cret ${plainServer}`);
     expect(r.code).toBe(1);
     writeFileSync(join(b.root, 'etc', 'docker', 'daemon.json'), JSON.stringify({ 'insecure-registries': [plainServer] }));
+    // The daemon reads daemon.json when it starts.
+    expect((await b.run(`docker login -u alice -p s3cret ${plainServer}`)).code).toBe(1);
+    await ok(b, 'systemctl restart docker');
+    expect(await ok(b, 'docker info')).toContain(`  ${plainServer}\n`);
     r = await b.run(`docker login -u alice -p wrong ${plainServer}`);
     expect(r.code).toBe(1);
     r = await b.run(`docker login -u alice -p s3cret ${plainServer}`);
@@ -236,7 +240,7 @@ describe('test nodes', () => {
     await ok(a, "mkdir -p /etc/docker && echo '{not json' > /etc/docker/daemon.json");
     expect((await a.run('systemctl restart docker')).code).toBe(1);
     expect(a.restarts()).toEqual(['docker']);
-    expect(b.restarts()).toEqual(['containerd']);
+    expect(b.restarts()).toEqual(['docker', 'containerd']);
   });
 
   it('rebuild: a new VM at the same address, the data volume kept', async () => {
