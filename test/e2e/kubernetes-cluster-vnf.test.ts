@@ -6,7 +6,8 @@
  * are stand-ins (test/support/node-bin/): `kubeadm init` runs vnfm's API
  * emulator as the cluster's API server; the package's install script runs
  * unchanged. One instance is walked through instantiate, scale out, scale in,
- * heal of one worker and terminate; each step is checked from outside: the
+ * heal of one worker, heal of the whole cluster, a CNF on the registered VIM
+ * (which holds the terminate back) and terminate; each step is checked from outside: the
  * cluster's Node objects over HTTPS with the registered VIM's endpoint, the
  * nodes' files, the restarts the systemctl stand-in saw, vnfm's VIM list.
  */
@@ -128,7 +129,7 @@ afterAll(async () => {
 });
 
 describe('the kubeadm-cluster-vnf sample', () => {
-  it('instantiate, scale out, scale in, heal a worker, terminate', async () => {
+  it('instantiate, scale out, scale in, heal a worker, heal all, a CNF on its VIM, terminate', async () => {
     // Instantiate: one master, two workers; the cluster registered as a VIM.
     const inst = await run(['vnf-instantiate', vnf, '--request-file', join(work, 'instantiate.json'), '--heat-environment', env, '-o', 'json']);
     expect(inst.code, inst.stderr).toBe(0);
@@ -189,8 +190,35 @@ describe('the kubeadm-cluster-vnf sample', () => {
     expect(nodeAt(targetAddress).file('/etc/kubernetes/kubelet.conf')).toBeDefined();
     expect(hostsToml(nodeAt(targetAddress))).toContain(`http://${registry}`);
 
-    // Terminate: the VIM goes with the cluster.
-    await ok(['vnf-terminate', vnf, '--yes']);
+    // Heal the whole cluster: a new stack, the cluster installed again, the same VIM with the new credentials.
+    const vimBefore = JSON.parse(await ok(['vim-show', VIM_NAME, '-o', 'json'])) as { id: string };
+    const serversBefore = (await show()).instantiatedVnfInfo!.vnfcResourceInfo.map((r) => r.id);
+    await ok(['vnf-heal', vnf, '--request-file', join(SAMPLE, 'requests/heal-all.json')]);
+    shown = await show();
+    const workers2 = addressesOf(shown, 'workerNode', 'workerNode_CP2');
+    expect(shown.instantiatedVnfInfo!.vnfcResourceInfo.filter((r) => serversBefore.includes(r.id))).toEqual([]);
+    const afterHealAll = await clusterNodes();
+    expect(afterHealAll.map((n) => n.name)).toEqual([nodeName('master', masterAddress), ...workers2.map((a) => nodeName('worker', a))].sort());
+    expect(afterHealAll.some((n) => afterIn.some((o) => o.uid === n.uid))).toBe(false);
+    expect((JSON.parse(await ok(['vim-show', VIM_NAME, '-o', 'json'])) as { id: string }).id).toBe(vimBefore.id);
+
+    // The VIM is usable: a CNF runs on the cluster, and while it does the cluster VNF cannot be terminated.
+    await ok(['vnfpkg-build', resolve('csar-samples/basic-cnf/package'), '-o', join(work, 'cnf.zip')]);
+    await ok(['vnfpkg-onboard', join(work, 'cnf.zip')]);
+    const cnfBody = JSON.parse(await readFile(resolve('csar-samples/basic-cnf/requests/instantiate.json'), 'utf8'));
+    cnfBody.vimConnectionInfo = { vim1: { vimId: VIM_NAME, vimType: 'kubernetes' } };
+    await writeFile(join(work, 'cnf.json'), JSON.stringify(cnfBody));
+    const cnf = (JSON.parse(await ok(['vnf-create', '--package', '1191aa45-a57a-4232-8201-6a7a66d41e38', '--name', 'web', '-o', 'json'])) as { id: string }).id;
+    await ok(['vnf-instantiate', cnf, '--request-file', join(work, 'cnf.json')]);
+    const refused = await run(['vnf-terminate', vnf, '--yes']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/VNF instances running on it: web/);
+    const op = /occurrence (\S+) is FAILED_TEMP/.exec(refused.stderr)![1]!;
+    expect((await clusterNodes()).length).toBe(3);
+    await ok(['vnf-terminate', cnf, '--yes']);
+
+    // Terminate, retried: the VIM goes with the cluster.
+    await ok(['op-retry', op]);
     const vims = JSON.parse(await ok(['vim-list', '-o', 'json'])) as Array<{ name: string }>;
     expect(vims.map((v) => v.name)).toEqual(['os1']);
   }, 900_000);
