@@ -204,7 +204,7 @@ class Node implements TestNode {
     this.address = addresses[0];
   }
 
-  /** Lays out the node's filesystem parts (keeping what is in `kept`) and starts its init. */
+  /** Lays out the node's filesystem parts (what is already there stays, but /etc and /usr/local/bin are new) and starts its init. */
   async boot(): Promise<void> {
     const r = this.root;
     for (const [, part] of PARTS) mkdirSync(join(r, part), { recursive: true });
@@ -256,7 +256,7 @@ class Node implements TestNode {
 
   private writeEtc(): void {
     const etc = join(this.root, 'etc');
-    writeFileSync(join(etc, 'hostname'), this.name + '\n');
+    writeFileSync(join(etc, 'hostname'), this.name.replace(/[^A-Za-z0-9.-]/g, '-').slice(0, 63) + '\n');
     writeFileSync(join(etc, 'hosts'), `127.0.0.1 localhost\n${this.addresses.map((a) => `${a} ${this.name}`).join('\n')}\n`);
     // Fresh host keys: an ed25519 one only (fast to make, and what clients pin).
     const sshDir = join(etc, 'ssh');
