@@ -30,6 +30,8 @@ class FakeNode {
   files = new Map<string, string>();
   nodes = new Set<string>();
   members: { id: string; name: string }[] = [];
+  /** The next `join` of the script fails (as kubeadm join would, half-way). */
+  failJoin = false;
   constructor(readonly address: string) {}
 }
 
@@ -58,6 +60,10 @@ class FakeCluster {
           const mode = m[1]!;
           const params = node.files.get(m[2]!) ?? '';
           node.commands[node.commands.length - 1] = `script ${mode} ${params.replace(/\n/g, ' ').trim()}`;
+          if (mode === 'join' && node.failJoin) {
+            node.failJoin = false;
+            throw new VnfmError(`${target.label}: \`bash /var/lib/vnfm-k8s/install_k8s_cluster.sh join\` exited 1; its last output:\nkubeadm join failed`);
+          }
           if (mode === 'join-facts') node.files.set('/var/lib/vnfm-k8s/join-facts.env', `TOKEN='${TOKEN}'\nCA_CERT_HASH='${HASH}'\nCERTIFICATE_KEY='${CERT_KEY}'\n`);
           if (mode === 'admin-token') node.files.set('/var/lib/vnfm-k8s/admin-token', 'admin-sa-token\n');
           if (mode === 'init') node.files.set('/etc/kubernetes/pki/ca.crt', CA);
@@ -298,6 +304,17 @@ describe('kubernetes-mgmt driver', () => {
     expect((record['masters'] as { nodeName: string }[]).map((m) => m.nodeName)).toEqual(['master-10-0-0-10', 'master-10-0-0-11']);
     expect((record['workers'] as { nodeName: string }[]).map((m) => m.nodeName)).toEqual(['worker-10-0-0-20', 'worker-10-0-0-21']);
     expect(JSON.stringify(record)).not.toContain('m-secret');
+  });
+
+  it('a worker failing half-way fails the hook naming it, after the other nodes finished; the retry runs the join again', async () => {
+    cluster.node(W2.address).failJoin = true;
+    const err = await instantiate([M1, W1, W2]).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/1 of 2 nodes failed:\n- workerNode worker-10-0-0-21 \(10\.0\.0\.21\): [\s\S]*kubeadm join failed/);
+    expect(cluster.node(W1.address).commands.some((c) => c.startsWith('script join'))).toBe(true);
+    expect(vims.calls).toEqual([]);
+    await instantiate([M1, W1, W2]);
+    expect(cluster.node(W2.address).commands.filter((c) => c.startsWith('script join'))).toHaveLength(2);
+    expect(vims.calls).toEqual(['register kubernetes_vim_inst-1']);
   });
 
   it('instantiate_end again (retry) updates the VIM it registered instead of failing on the name', async () => {
