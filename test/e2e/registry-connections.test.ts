@@ -291,6 +291,19 @@ describe('registry connections on real nodes', () => {
     expect(all.map((n) => ({ hosts: n.file('/etc/hosts'), daemon: n.file('/etc/docker/daemon.json'), restarts: n.restarts() }))).toEqual(before);
   });
 
+  it('daemon.json already right but not loaded (an attempt stopped before the restart): docker is restarted', async () => {
+    const late = 'late.example:5000';
+    await dockerNode.run(`printf '%s' '${JSON.stringify({ 'log-driver': 'json-file', 'insecure-registries': ['old.example:5000', httpServer, late] })}' > /etc/docker/daemon.json`);
+    const restartsBefore = dockerNode.restarts().length;
+    const withLate = parseRegistryConnections('instantiate.json', 'private_registry_connection_info', [{ connection_type: 0, server: httpServer }, { connection_type: 0, server: late }], pkg);
+    const [r] = await configureAll([dockerNode], withLate);
+    expect(r!.changed).toEqual([]);
+    expect(r!.restarted).toEqual(['docker']);
+    expect(dockerNode.restarts().slice(restartsBefore)).toEqual(['docker']);
+    const [again] = await configureAll([dockerNode], withLate);
+    expect(again!.restarted).toEqual([]);
+  });
+
   it('a wrong password: the node, the command and the registry\'s answer, never the password', async () => {
     const wrong = 'Wr0ng-pa55word';
     const bad = parseRegistryConnections('instantiate.json', 'private_registry_connection_info', [

@@ -217,3 +217,12 @@ describe('appendHostsLines', () => {
     expect(appendHostsLines('127.0.0.1 localhost', ['10.1.1.1 reg.example']).text).toBe('127.0.0.1 localhost\n10.1.1.1 reg.example\n');
   });
 });
+
+describe('insecureRegistriesOf', () => {
+  it('reads the list docker info prints, up to the next section', async () => {
+    const { insecureRegistriesOf } = await import('../../src/mgmt/kubernetes-mgmt/registry-connections.js');
+    const info = 'Server:\n Containers: 0\n Insecure Registries:\n  10.0.0.5:5000\n  127.0.0.0/8\n Live Restore Enabled: false\n';
+    expect(insecureRegistriesOf(info)).toEqual(['10.0.0.5:5000', '127.0.0.0/8']);
+    expect(insecureRegistriesOf('Server:\n Containers: 0\n')).toEqual([]);
+  });
+});

@@ -399,6 +399,21 @@ function readCa(packageDir: string, connection: RegistryConnection): string | un
   return readFileSync(join(packageDir, connection.certificatePath), 'utf8');
 }
 
+/** The `Insecure Registries:` list of `docker info`: what the running daemon loaded. */
+export function insecureRegistriesOf(info: string): string[] {
+  const lines = info.split('\n');
+  const start = lines.findIndex((l) => l.trim() === 'Insecure Registries:');
+  if (start < 0) return [];
+  const indent = (l: string) => l.length - l.trimStart().length;
+  const own = indent(lines[start]!);
+  const out: string[] = [];
+  for (const l of lines.slice(start + 1)) {
+    if (!l.trim() || indent(l) <= own) break;
+    out.push(l.trim());
+  }
+  return out;
+}
+
 /**
  * Configures one node's container runtimes for `connections` (see the file's
  * comment): idempotent, every change through sudo, each command in the
@@ -484,7 +499,15 @@ export async function configureRegistryConnections(session: SshSession, connecti
     opts.report?.(`${node}: wrote ${result.changed.join(', ')}`);
   }
 
-  const restart = (['docker', 'containerd'] as const).filter((runtime) => plan.some((f) => f.runtime === runtime && f.restart));
+  const restart: ('docker' | 'containerd')[] = (['docker', 'containerd'] as const).filter((runtime) => plan.some((f) => f.runtime === runtime && f.restart));
+  const insecure = connections.filter((c) => c.connectionType === 0).map((c) => c.server);
+  if (state.docker && !restart.includes('docker') && insecure.length > 0) {
+    // daemon.json already right, but is the running daemon? (an earlier attempt may have stopped between writing it and the restart)
+    step();
+    const info = await session.exec('docker info', { sudo: true, allowFailure: true, quiet: true, timeoutMs: 60_000 });
+    const loaded = insecureRegistriesOf(info.stdout);
+    if (info.code !== 0 || insecure.some((s) => !loaded.includes(s))) restart.unshift('docker');
+  }
   if (restart.length > 0) {
     step();
     await session.exec(`systemctl restart ${restart.join(' ')}`, { sudo: true, timeoutMs: 180_000 });
