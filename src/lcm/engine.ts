@@ -442,7 +442,8 @@ function abortReason(signal: AbortSignal, err?: unknown): VnfmError {
 export function problemOf(err: unknown, signal: AbortSignal): ProblemDetails {
   if (signal.aborted) {
     const r = abortReason(signal, err);
-    return r instanceof TimeoutError
+    // The signal's reason says which it was; the driver's own account (when it gave one) says where.
+    return (signal.reason as unknown) instanceof TimeoutError
       ? { status: 504, title: 'Timed out', detail: r.message }
       : { status: 503, title: 'Interrupted', detail: r.message };
   }
@@ -459,8 +460,10 @@ function explainFailure(err: unknown, op: LcmOpOcc, signal: AbortSignal, rolling
   const hint = resolutionHint(op);
   if (signal.aborted) {
     const r = abortReason(signal, err);
-    const message = `${what} ${r instanceof TimeoutError ? r.message : 'interrupted'}; occurrence ${op.id} is FAILED_TEMP`;
-    return r instanceof TimeoutError ? new TimeoutError(message, { hint, cause: err }) : new InterruptedError(message, { hint, cause: err });
+    const timedOut = (signal.reason as unknown) instanceof TimeoutError;
+    const account = r instanceof TimeoutError ? r.message : r instanceof InterruptedError ? 'interrupted' : `${timedOut ? (signal.reason as TimeoutError).message : 'interrupted'}: ${r.message}`;
+    const message = `${what} ${account}; occurrence ${op.id} is FAILED_TEMP`;
+    return timedOut ? new TimeoutError(message, { hint, cause: err }) : new InterruptedError(message, { hint, cause: err });
   }
   const detail = err instanceof Error ? err.message : String(err);
   const innerHint = err instanceof VnfmError && err.hint ? `${err.hint}; then ` : '';

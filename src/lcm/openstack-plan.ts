@@ -297,9 +297,17 @@ function recordedVim(vim: VimConnection, given: Record<string, VimConnectionInfo
 // ---------------------------------------------------------------------------
 // Environments
 
-/** `--heat-environment` files when given, else (on instantiate) the VIM's `extra.heat_environments`, else the instance's own. */
-async function environmentsFor(deps: LcmDeps, instance: VnfInstance, vim: VimConnection, opts: OperationOptions, first: boolean): Promise<{ envs: HeatEnvironments; given: boolean }> {
+/**
+ * `--heat-environment` files when given, else (on instantiate) the VIM's
+ * `extra.heat_environments`, else the instance's own. A retried instantiate
+ * uses the ones its first attempt kept (the stack was made with them).
+ */
+async function environmentsFor(deps: LcmDeps, instance: VnfInstance, vim: VimConnection, opts: OperationOptions, first: boolean, retry = false): Promise<{ envs: HeatEnvironments; given: boolean }> {
   if (opts.heatEnvironments?.length) return { envs: await readHeatEnvironments(opts.heatEnvironments, deps.home), given: true };
+  if (first && retry) {
+    const kept = await loadInstanceEnvironments(deps.home, instance.id);
+    if (kept.paths.length > 0) return { envs: kept, given: false };
+  }
   if (first) {
     const defaults = vim.spec.extra?.['heat_environments'];
     const list = Array.isArray(defaults) ? defaults.filter((p): p is string => typeof p === 'string') : typeof defaults === 'string' ? [defaults] : [];
@@ -326,7 +334,7 @@ function openStackInfo(instance: VnfInstance): OpenStackInfo {
 
 type OpenStackPlanner = (deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean, opts: OperationOptions) => Promise<OpenStackPlan>;
 
-const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, _retry, opts) => {
+const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, retry, opts) => {
   if (instance.instantiationState === 'INSTANTIATED') {
     throw new UsageError(`vnf instance ${instance.id} is already INSTANTIATED`, { hint: `terminate it first (vnfm vnf-terminate ${instance.id}), or create another instance` });
   }
@@ -350,7 +358,7 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, _
   const given = isObject(body['vimConnectionInfo']) ? (body['vimConnectionInfo'] as Record<string, VimConnectionInfo>) : undefined;
   const vim = await resolveOpenStackVim(deps, source, given, instance);
   const hot = await readBaseHot(pkg.dir, flavourId, source, pkg.pkg.id);
-  const { envs } = await environmentsFor(deps, instance, vim, opts, true);
+  const { envs } = await environmentsFor(deps, instance, vim, opts, true, retry);
   const templates = withEnvironments(hot, envs);
   const level = levelReplicas(flavour, levelId as string | undefined);
   const zone = typeof vim.spec.extra?.['availability_zone'] === 'string' ? (vim.spec.extra['availability_zone'] as string) : undefined;
