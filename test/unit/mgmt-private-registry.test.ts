@@ -335,6 +335,37 @@ describe('heal_end and terminate_end', () => {
     );
   });
 
+  it('a heal request with its own parameters uses and records them instead', async () => {
+    const { driver, connects } = setup();
+    const recorded = paramsOf(await prepared(driver, BASE));
+    const own = paramsOf(await prepared(driver, { ...BASE, ssh_password: 'new-pw' }, 'HEAL'));
+    const servers = [{ id: 'srv-1', address: '10.0.0.5' }];
+    const out = await driver.runHook(ctx('heal_end', {
+      operation: 'HEAL', request: { additionalParams: { private_registry_installation_param: own } },
+      instance: instance(servers, { 'private-registry-mgmt': recorded }), result: instance([{ id: 'srv-9', address: '10.0.0.5' }]),
+    }));
+    expect(connects[0]!.target.password).toBe('new-pw');
+    expect(out).toEqual({ record: { 'private-registry-mgmt': own } });
+  });
+
+  it('apt-get and docker pull get the proxy; its password is among the secrets to redact', async () => {
+    const { driver, nodeAt, connects } = setup();
+    const node = nodeAt('10.0.0.5');
+    node.docker = false;
+    const envs: Array<Record<string, string> | undefined> = [];
+    const exec = node.exec.bind(node);
+    node.exec = (cmd, opts = {}) => {
+      envs.push(opts.env);
+      return exec(cmd, opts);
+    };
+    const request = await prepared(driver, { ...BASE, proxy: { http_proxy: 'http://u:pr%40xy@proxy:3128', no_proxy: '10.0.0.0/8' } });
+    await driver.runHook(ctx('instantiate_end', { request, result: instance([{ id: 'srv-1', address: '10.0.0.5' }]) }));
+    const pull = node.commands.indexOf('sudo docker pull registry:latest');
+    expect(envs[pull]).toEqual({ http_proxy: 'http://u:pr%40xy@proxy:3128', HTTP_PROXY: 'http://u:pr%40xy@proxy:3128', no_proxy: '10.0.0.0/8', NO_PROXY: '10.0.0.0/8' });
+    expect(envs[node.commands.indexOf('sudo apt-get install -y docker.io')]).toMatchObject({ http_proxy: 'http://u:pr%40xy@proxy:3128', DEBIAN_FRONTEND: 'noninteractive' });
+    expect(connects[0]!.opts.secrets).toEqual(expect.arrayContaining(['pw-secret', 'http://u:pr%40xy@proxy:3128', 'pr@xy', 'pr%40xy']));
+  });
+
   it('terminate_end forgets the host keys of the instance servers and drops the record', async () => {
     const { driver, hostKeys } = setup();
     const out = await driver.runHook(ctx('terminate_end', { operation: 'TERMINATE', instance: instance([{ id: 'srv-1', address: '10.0.0.5' }]) }));
