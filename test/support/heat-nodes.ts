@@ -66,6 +66,8 @@ interface Tracked {
   vdu: string;
   /** The stack the server is in (its ports are there too). */
   stack: string | undefined;
+  /** Powered off: its server was marked unhealthy or is gone while its port stays. */
+  down?: boolean;
 }
 
 function accessOf(heat: WatchOptions['heat']): HeatAccess {
@@ -155,6 +157,7 @@ export function watchStackNodes(net: NodeNetwork, opts: WatchOptions): StackNode
         if (previous) byServer.delete(previous[0]);
         awaitingServer.delete(tracked);
         await tracked.node.rebuild(opts.keep ? { keep: opts.keep } : {});
+        tracked.down = false;
         tracked.stack = stackOf(r);
         byServer.set(r.physical_resource_id, tracked);
         log.push(`rebuild ${r.resource_name} ${tracked.node.address}`);
@@ -165,11 +168,20 @@ export function watchStackNodes(net: NodeNetwork, opts: WatchOptions): StackNode
       log.push(`boot ${r.resource_name} ${addresses.join(',')}`);
     }
     for (const [id, tracked] of [...byServer]) {
+      // Marked unhealthy (a heal under way): the VM is as good as gone; its replacement boots at the same address.
+      const failed = servers.find((r) => r.physical_resource_id === id && r.resource_status === 'CHECK_FAILED');
+      if (failed && !tracked.down) {
+        tracked.down = true;
+        await tracked.node.powerOff();
+        log.push(`power off ${tracked.vdu} ${tracked.node.address}`);
+      }
       if (present.has(id)) continue;
       byServer.delete(id);
       const ports = await portAddresses(resources, tracked.stack);
       if (tracked.node.addresses.some((a) => ports.has(a))) {
         awaitingServer.add(tracked);
+        if (!tracked.down) await tracked.node.powerOff();
+        tracked.down = true;
         log.push(`server gone, port kept ${tracked.vdu} ${tracked.node.address}`);
         continue;
       }

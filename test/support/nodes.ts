@@ -65,6 +65,8 @@ export interface TestNode {
    * ['/var/lib/private-registry']) survive, like a persistent data volume.
    */
   rebuild(opts?: { keep?: string[] }): Promise<void>;
+  /** The VM is down (being replaced): every process it ran is killed, its address stays and answers nothing; rebuild() boots it again. */
+  powerOff(): Promise<void>;
 }
 
 export interface NodeNetwork {
@@ -415,6 +417,11 @@ Subsystem sftp /usr/lib/openssh/sftp-server
     await this.kill();
     sh('ip', ['netns', 'del', this.netns], { allowFail: true });
     this.net.forget(this);
+  }
+
+  async powerOff(): Promise<void> {
+    if (this.gone) return;
+    await this.kill();
   }
 
   async rebuild(opts: { keep?: string[] } = {}): Promise<void> {
