@@ -14,7 +14,8 @@ import type { KubernetesInfraDriver } from '../infra/kubernetes/driver-contract.
 import type { OpenStackInfraDriver } from '../infra/openstack/driver-contract.js';
 import type { SecretReader } from '../infra/kubernetes/secrets.js';
 import type { ManagementDriver } from '../mgmt/index.js';
-import { noopManagementDriver, type PackageScriptUse } from '../mgmt/index.js';
+import { noopManagementDriver } from '../mgmt/noop.js';
+import type { PackageScriptUse } from '../mgmt/index.js';
 import { openOpLog } from './op-log.js';
 import type { Store } from '../store/index.js';
 import type { Vim, VimSecrets } from '../vim/index.js';

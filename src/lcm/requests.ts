@@ -4,7 +4,7 @@
  * (exit 2) naming the request's source and the field.
  */
 import { UsageError, ValidationError } from '../errors.js';
-import { readinessOverrideProblems, type ReadinessOverrides } from '../infra/kubernetes/index.js';
+import { readinessOverrideProblems, type ReadinessOverrides } from '../infra/kubernetes/readiness-rules.js';
 import type { Vim, VimSecrets } from '../vim/index.js';
 import type { Flavour, Vnfd } from '../vnfd/index.js';
 import type {

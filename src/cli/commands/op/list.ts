@@ -16,7 +16,7 @@ export function opListCommand(ctx: Context): Command {
   addOutputOptions(cmd);
   withExamples(cmd, [['what waits for op-retry, op-rollback or op-fail', 'vnfm op-list --state FAILED_TEMP']]);
   return cmd.action(async (flags: OutputOptions & { vnf?: string; state?: LcmOperationState }) => {
-    const { listOpOccs } = await import('../../../lcm/index.js');
+    const { listOpOccs } = await import('../../../lcm/instances.js');
     await printList(ctx.io, flags, opOccView, listOpOccs((await lcmDeps(ctx)).deps, { vnf: flags.vnf, state: flags.state }));
   });
 }

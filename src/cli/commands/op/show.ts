@@ -12,7 +12,7 @@ export function opShowCommand(ctx: Context): Command {
   addOutputOptions(cmd);
   withExamples(cmd, [['why it failed', 'vnfm op-show 3f2a9c1e -o json -c error']]);
   return cmd.action(async (ref: string, flags: OutputOptions) => {
-    const { getOpOcc } = await import('../../../lcm/index.js');
+    const { getOpOcc } = await import('../../../lcm/instances.js');
     await printResource(ctx.io, flags, opView(flags), getOpOcc((await lcmDeps(ctx)).deps, ref));
   });
 }

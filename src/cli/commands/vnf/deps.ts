@@ -2,7 +2,7 @@ import type { Context } from '../../context.js';
 import type { KubeAccess } from '../../../infra/kubernetes/index.js';
 import type { LcmDeps, VimConnection } from '../../../lcm/index.js';
 import type { KeystoneCredentials } from '../../../infra/openstack/index.js';
-import type { ManagementServices, WorkloadVimRegistry } from '../../../mgmt/index.js';
+import type { ManagementDriver, ManagementServices, WorkloadVimRegistry } from '../../../mgmt/index.js';
 import type { SecretReader } from '../../../infra/kubernetes/secrets.js';
 import type { Store } from '../../../store/index.js';
 import type { VimDeps } from '../../../vim/index.js';
@@ -48,8 +48,19 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
     },
     secretReader,
   };
-  const { createManagementDriver } = await import('../../../mgmt/index.js');
-  deps.mgmt = createManagementDriver(managementServices(ctx, store, secretReader));
+  // The management drivers (and what they load) only when an operation reaches a hook.
+  let mgmt: Promise<ManagementDriver> | undefined;
+  const driver = () =>
+    (mgmt ??= import('../../../mgmt/index.js').then(({ createManagementDriver }) => createManagementDriver(managementServices(ctx, store, secretReader))));
+  deps.mgmt = {
+    async prepare(input) {
+      const d = await driver();
+      return d.prepare ? d.prepare(input) : input.request;
+    },
+    async runHook(hookCtx) {
+      return (await driver()).runHook(hookCtx);
+    },
+  };
   return { deps, close: () => drivers.splice(0).forEach((d) => d.close()) };
 }
 

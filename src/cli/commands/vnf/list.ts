@@ -10,7 +10,7 @@ export function vnfListCommand(ctx: Context): Command {
   addOutputOptions(cmd);
   withExamples(cmd, [['the ids of instantiated VNFs', "vnfm vnf-list -o json | jq -r '.[] | select(.instantiationState==\"INSTANTIATED\") | .id'"]]);
   return cmd.action(async (flags: OutputOptions) => {
-    const { listVnfs } = await import('../../../lcm/index.js');
+    const { listVnfs } = await import('../../../lcm/instances.js');
     await printList(ctx.io, flags, vnfInstanceView, listVnfs((await lcmDeps(ctx)).deps));
   });
 }

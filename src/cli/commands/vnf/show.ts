@@ -15,7 +15,7 @@ export function vnfShowCommand(ctx: Context): Command {
     ['its VNFC ids, for vnf-heal', "vnfm vnf-show web -o json | jq -r '.instantiatedVnfInfo.vnfcInfo[].id'"],
   ]);
   return cmd.action(async (ref: string, flags: OutputOptions) => {
-    const { getVnf } = await import('../../../lcm/index.js');
+    const { getVnf } = await import('../../../lcm/instances.js');
     const vnf = getVnf((await lcmDeps(ctx)).deps, ref);
     await printResource(ctx.io, flags, vnfView(flags), vnf);
     if (flags.output !== 'table' || flags.column?.length || !vnf.instantiatedVnfInfo) return;
