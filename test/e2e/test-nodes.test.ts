@@ -21,7 +21,7 @@ let imageDir: string; // an OCI layout holding one small image, tag "v1"
 
 async function sshRun(node: TestNode, user: string, password: string, cmd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const ssh = new NodeSSH();
-  await ssh.connect({ host: node.address, username: user, password, readyTimeout: 10_000 });
+  await ssh.connect({ host: node.address, username: user, password, readyTimeout: 60_000 });
   try {
     return await ssh.execCommand(cmd);
   } finally {
@@ -116,7 +116,7 @@ describe('test nodes', () => {
 
     // The second address answers too; sudo as configured per user.
     const second = new NodeSSH();
-    await second.connect({ host: b.addresses[1], username: 'ops', password: 'secret', readyTimeout: 10_000 });
+    await second.connect({ host: b.addresses[1], username: 'ops', password: 'secret', readyTimeout: 60_000 });
     expect((await second.execCommand('sudo -n true')).code).not.toBe(0);
     expect((await second.execCommand('sudo -S -p "" id -u', { stdin: 'secret\n' })).stdout).toBe('0');
     second.dispose();
@@ -130,7 +130,7 @@ describe('test nodes', () => {
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(keyDir, 'id')]);
     const node = await net.node('node-k', net.prefix + '0.12', { users: [{ name: 'core', authorizedKeys: [readFileSync(join(keyDir, 'id.pub'), 'utf8')] }] });
     const ssh = new NodeSSH();
-    await ssh.connect({ host: node.address, username: 'core', privateKey: readFileSync(join(keyDir, 'id'), 'utf8'), readyTimeout: 10_000 });
+    await ssh.connect({ host: node.address, username: 'core', privateKey: readFileSync(join(keyDir, 'id'), 'utf8'), readyTimeout: 60_000 });
     expect((await ssh.execCommand('sudo -n whoami')).stdout).toBe('root');
     ssh.dispose();
     await expect(sshRun(node, 'core', '', 'true')).rejects.toThrow();

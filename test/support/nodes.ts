@@ -493,8 +493,12 @@ class Network implements NodeNetwork {
     }
     const i = this.counter++;
     const netns = `${this.nsPrefix}${i}`;
-    const host = `vn${this.n}h${i}`;
-    const peer = `vn${this.n}p${i}`;
+    // Unique to this network instance: a network of the same N that another
+    // test process just closed may still have veths while the kernel tears
+    // its namespaces down (that happens asynchronously).
+    const tag = `${this.n}${process.pid.toString(36)}`;
+    const host = `v${tag}h${i}`;
+    const peer = `v${tag}p${i}`;
     const root = join(this.dir, `${i}-${name.replace(/[^A-Za-z0-9_.-]/g, '_')}`);
     const node = new Node(name, addresses, root, netns, opts, this);
     this.list.push(node);
@@ -560,7 +564,10 @@ function bridgeOwner(bridge: string): number | undefined {
 export async function createNodeNetwork(): Promise<NodeNetwork> {
   if (process.getuid?.() !== 0) throw new Error('test nodes need root (network namespaces, bridges)');
   const routes = sh('ip', ['-4', 'route', 'show'], { allowFail: true }).stdout;
-  for (let n = 200; n <= 250; n++) {
+  // From a random start, so that networks just closed by other test processes are not reused at once.
+  const start = Math.floor(Math.random() * 51);
+  for (let k = 0; k <= 50; k++) {
+    const n = 200 + ((start + k) % 51);
     const bridge = `vnfmbr${n}`;
     if (new RegExp(`^10\\.${n}\\.`, 'm').test(routes)) continue;
     let added = sh('ip', ['link', 'add', bridge, 'type', 'bridge'], { allowFail: true }).code === 0;
