@@ -207,9 +207,20 @@ describe('the private-registry-vnf sample on Heat with a simulated server', () =
     expect(log).toContain('port is already allocated');
     expect(log).not.toContain(PASSWORD);
 
-    // Fixed on the server; the retry keeps what is done and finishes the rest.
-    await inNode(node!, 'docker rm -f squatter');
-    const retried = await run(['op-retry', op.id, '-o', 'json']);
+    // The server was reinstalled meanwhile (the same server, a new host key, no squatter): the retry stops at the changed key…
+    const pinned = await node!.hostKeyFingerprint();
+    await node!.rebuild();
+    await startSshd(node!);
+    expect(await node!.hostKeyFingerprint()).not.toBe(pinned);
+    const stopped = await run(['op-retry', op.id]);
+    expect(stopped.code).toBe(1);
+    const changed = /the SSH host key of server (\S+) at (\S+) changed: pinned (\S+), now (\S+);/.exec(stopped.stderr);
+    expect(changed?.slice(2)).toEqual([address, pinned, await node!.hostKeyFingerprint()]);
+    const serverId = changed![1]!;
+    expect(stopped.stderr).toContain(`--accept-host-key ${serverId}`);
+    expect((await lastOp(vnf)).operationState).toBe('FAILED_TEMP');
+    // …until the operator accepts it; the retry keeps what is done and finishes the rest.
+    const retried = await run(['op-retry', op.id, '--accept-host-key', serverId, '-o', 'json']);
     expect(retried.code, retried.stderr).toBe(0);
     expect(JSON.parse(retried.stdout).operationState).toBe('COMPLETED');
     expect(await inNode(node!, "docker ps --format '{{.Names}} {{.Ports}}'")).toBe('private_registry 0.0.0.0:5000->5000/tcp\n');
