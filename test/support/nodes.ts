@@ -16,7 +16,7 @@
  * which is what stop(), rebuild() and close() do.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, realpathSync, chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -82,6 +82,8 @@ export interface NodeNetwork {
 
 /** The stand-in programs a node puts on its PATH (/usr/local/bin). */
 export const NODE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), 'node-bin');
+/** The repository the stand-ins and bin/vnfm are in: the nodes see it at the same path. */
+const REPO_ROOT = realpathSync(resolve(NODE_BIN, '..', '..', '..'));
 
 const DEFAULT_USERS: NodeUser[] = [{ name: 'ubuntu', password: 'ubuntu', sudo: 'nopasswd' }];
 const DEFAULT_KEEP = ['/var/lib/private-registry'];
@@ -164,12 +166,25 @@ set -e
 # Relative paths from the node's directory: it may itself live under /tmp,
 # which is mounted over below.
 cd "$1"
-mount --bind etc /etc
-mount --bind root /root
-mount --bind home /home
-mount --bind var-lib /var/lib
+# The repository (the stand-ins, bin/vnfm) stays visible at its path when it
+# lives under a directory the node has its own of (a clone in /tmp, /root…).
+repo="$3"
+keep_repo() {
+  case "$repo/" in
+    "$1"/*) mkdir -p "$2/\${repo#"$1"/}"; mount --bind "$repo" "$2/\${repo#"$1"/}" ;;
+  esac
+}
+keep_repo /etc etc
+keep_repo /root root
+keep_repo /home home
+keep_repo /var/lib var-lib
+keep_repo /tmp tmp
+mount --rbind etc /etc
+mount --rbind root /root
+mount --rbind home /home
+mount --rbind var-lib /var/lib
 mount --bind bin /usr/local/bin
-mount --bind tmp /tmp
+mount --rbind tmp /tmp
 mount -t tmpfs -o mode=0755 tmpfs /run
 hostname "$(cat /etc/hostname)"
 mkdir -p /run/sshd /run/lock
@@ -228,7 +243,7 @@ class Node implements TestNode {
     // it dies itself.
     const child = spawn(
       'nsenter',
-      [`--net=/run/netns/${this.netns}`, '--', 'unshare', '--mount', '--propagation', 'private', '--uts', '--pid', '--fork', '--kill-child', '--mount-proc', '--', '/bin/bash', join(r, 'init.sh'), r, sshd ? '1' : '0'],
+      [`--net=/run/netns/${this.netns}`, '--', 'unshare', '--mount', '--propagation', 'private', '--uts', '--pid', '--fork', '--kill-child', '--mount-proc', '--', '/bin/bash', join(r, 'init.sh'), r, sshd ? '1' : '0', REPO_ROOT],
       { detached: true, stdio: ['ignore', logFd, logFd] },
     );
     closeSync(logFd);
