@@ -185,6 +185,8 @@ mount --rbind home /home
 mount --rbind var-lib /var/lib
 mount --bind bin /usr/local/bin
 mount --rbind tmp /tmp
+# Never the host's real apt-get (it would reach the network): the stand-in must be there.
+if [ ! -x /usr/local/bin/apt-get ]; then echo "node init: the stand-ins in /usr/local/bin are not reachable" >&2; exit 1; fi
 mount -t tmpfs -o mode=0755 tmpfs /run
 hostname "$(cat /etc/hostname)"
 mkdir -p /run/sshd /run/lock
