@@ -17,7 +17,7 @@ import { request } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newHome, vnfm, type RunResult } from '../support/cli.js';
-import { useOpenStack, type OpenStackServers } from '../support/heat.js';
+import { useOpenStack, type OpenStackServers, openStackVimConfig } from '../support/heat.js';
 import { heatEnvironmentFor, watchStackNodes, type StackNodes } from '../support/heat-nodes.js';
 import { createNodeNetwork, type NodeNetwork, type TestNode } from '../support/nodes.js';
 
@@ -97,16 +97,7 @@ beforeAll(async () => {
   const vimConfig = join(work, 'vim.yaml');
   await writeFile(
     vimConfig,
-    [
-      `auth_url: "${os.keystone.url}"`,
-      `username: "${os.keystone.user.name}"`,
-      `password: "${os.keystone.user.password}"`,
-      `project_name: "${os.keystone.project}"`,
-      'project_domain_name: Default',
-      'user_domain_name: Default',
-      `region_name: "${os.keystone.region}"`,
-      '',
-    ].join('\n'),
+    openStackVimConfig(os.keystone),
   );
   await ok(['vim-register', '--config-file', vimConfig, '--is-default', 'os1']);
   await ok(['vnfpkg-build', join(SAMPLE, 'package'), '-o', join(work, 'k8s.zip')]);

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newHome, vnfm, type RunResult } from '../support/cli.js';
-import { projectToken, startHeat, type HeatServer } from '../support/heat.js';
+import { projectToken, startHeat, type HeatServer, openStackVimConfig } from '../support/heat.js';
 import { startKeystone, type KeystoneServer } from '../support/keystone.js';
 
 const SAMPLE = resolve('csar-samples/heat-vnf');
@@ -87,16 +87,7 @@ beforeAll(async () => {
   vimConfig = join(work, 'vim.yaml');
   await writeFile(
     vimConfig,
-    [
-      `auth_url: "${ks.url}"`,
-      `username: "${ks.user.name}"`,
-      `password: "${ks.user.password}"`,
-      `project_name: "${ks.project}"`,
-      'project_domain_name: Default',
-      'user_domain_name: Default',
-      'cert_verify: "True"',
-      '',
-    ].join('\n'),
+    openStackVimConfig(ks, { region: false }),
   );
   await ok(['vim-register', '--config-file', vimConfig, '--is-default', 'os1']);
   await ok(['vnfpkg-build', join(SAMPLE, 'package'), '-o', join(work, 'heat-vnf.zip')]);

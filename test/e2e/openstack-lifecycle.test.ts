@@ -8,7 +8,7 @@ import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newHome, vnfm, type RunResult } from '../support/cli.js';
-import { projectToken, useOpenStack, type OpenStackServers } from '../support/heat.js';
+import { projectToken, useOpenStack, type OpenStackServers, openStackVimConfig } from '../support/heat.js';
 
 const SAMPLE = resolve('csar-samples/heat-vnf');
 const STANDINS = resolve('test/fixtures/heat/env/nova-neutron-standins.yaml');
@@ -59,17 +59,7 @@ beforeAll(async () => {
   const vimConfig = join(work, 'vim.yaml');
   await writeFile(
     vimConfig,
-    [
-      `auth_url: "${os.keystone.url}"`,
-      `username: "${os.keystone.user.name}"`,
-      `password: "${os.keystone.user.password}"`,
-      `project_name: "${os.keystone.project}"`,
-      'project_domain_name: Default',
-      'user_domain_name: Default',
-      'cert_verify: "True"',
-      `region_name: "${os.keystone.region}"`,
-      '',
-    ].join('\n'),
+    openStackVimConfig(os.keystone),
   );
   await ok(['vim-register', '--config-file', vimConfig, '--is-default', 'os1']);
   await ok(['vnfpkg-build', join(SAMPLE, 'package'), '-o', join(work, 'heat-vnf.zip')]);

@@ -18,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newHome, vnfm, type RunResult } from '../support/cli.js';
 import { heatEnvironmentFor, watchStackNodes, type StackNodes } from '../support/heat-nodes.js';
-import { useOpenStack, type OpenStackServers } from '../support/heat.js';
+import { useOpenStack, type OpenStackServers, openStackVimConfig } from '../support/heat.js';
 import { createNodeNetwork, type NodeNetwork, type NodeOptions, type TestNode } from '../support/nodes.js';
 
 const SAMPLE = resolve('csar-samples/private-registry-vnf');
@@ -141,17 +141,7 @@ beforeAll(async () => {
   const vimConfig = join(work, 'vim.yaml');
   writeFileSync(
     vimConfig,
-    [
-      `auth_url: "${os.keystone.url}"`,
-      `username: "${os.keystone.user.name}"`,
-      `password: "${os.keystone.user.password}"`,
-      `project_name: "${os.keystone.project}"`,
-      'project_domain_name: Default',
-      'user_domain_name: Default',
-      'cert_verify: "True"',
-      `region_name: "${os.keystone.region}"`,
-      '',
-    ].join('\n'),
+    openStackVimConfig(os.keystone),
   );
   await ok(['vim-register', '--config-file', vimConfig, '--is-default', 'os1']);
   await ok(['vnfpkg-build', join(SAMPLE, 'package'), '-o', join(work, 'registry.zip')]);

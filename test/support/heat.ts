@@ -425,3 +425,18 @@ function run(command: string, args: string[], opts: RunOptions): Promise<string>
 function randomSecret(): string {
   return randomBytes(18).toString('base64url');
 }
+
+/** A Tacker vim-config.yaml for the test user and project of `keystone` (OpenStack VIM). */
+export function openStackVimConfig(keystone: KeystoneInfo, opts: { region?: boolean } = {}): string {
+  return [
+    `auth_url: "${keystone.url}"`,
+    `username: "${keystone.user.name}"`,
+    `password: "${keystone.user.password}"`,
+    `project_name: "${keystone.project}"`,
+    'project_domain_name: Default',
+    'user_domain_name: Default',
+    'cert_verify: "True"',
+    ...(opts.region === false ? [] : [`region_name: "${keystone.region}"`]),
+    '',
+  ].join('\n');
+}
