@@ -12,6 +12,8 @@ import type { Vim } from '../vim/model.js';
 import type { BuiltinDriver, ManagementServices, SealedValue } from './builtin.js';
 import type { HookContext, HookOutcome, PrepareInput } from './index.js';
 import { displayUrl, parseReceiver, sendCredentials } from './receiver.js';
+import { additionalParams } from './request.js';
+import { isSealed } from './sealed.js';
 import { parseWorkloadKubeconfig } from './workload-kubeconfig.js';
 
 const NAME = 'capi-credentials';
@@ -52,14 +54,6 @@ function parseRegisterVim(source: string, value: unknown): RegisterVimParam {
   }
   if (v['isDefault'] !== undefined && typeof v['isDefault'] !== 'boolean') throw new ValidationError(source, `${field}.isDefault`, 'must be true or false');
   return { name: v['name'], ...(v['isDefault'] === true ? { isDefault: true } : {}) };
-}
-
-const isSealed = (v: unknown): v is SealedValue =>
-  !!v && typeof v === 'object' && typeof (v as SealedValue).sealed === 'string' && typeof (v as SealedValue).keyId === 'string';
-
-function additionalParams(request: unknown): Record<string, unknown> {
-  const ap = (request as { additionalParams?: unknown } | undefined)?.additionalParams;
-  return ap && typeof ap === 'object' ? (ap as Record<string, unknown>) : {};
 }
 
 /** The settings in a recorded request (prepared: the token already sealed). */

@@ -19,6 +19,7 @@ import { vnfcsOf } from '../lcm/vnfcs.js';
 import type { BuiltinDriver, ManagementServices } from './builtin.js';
 import type { HookContext, HookOutcome, PrepareInput } from './index.js';
 import { newNodes, requireNodes, type Node } from './nodes.js';
+import { additionalParams, isObject } from './request.js';
 import { isSealed, openSealed, redactSecrets, sealedStrings, type SealedValue } from './sealed.js';
 import { forEachNode, NodesFailedError, shellQuote, type SshSession, type SshTarget } from './ssh/index.js';
 
@@ -76,12 +77,6 @@ export interface RegistryWait {
 }
 const DEFAULT_WAIT: RegistryWait = { totalMs: 120_000, minMs: 500, maxMs: 5_000 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
-function additionalParams(request: unknown): Record<string, unknown> {
-  const ap = (request as { additionalParams?: unknown } | undefined)?.additionalParams;
-  return isObject(ap) ? ap : {};
-}
 
 const PEM_KEY = /-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----[\s\S]+-----END ([A-Z0-9]+ )*PRIVATE KEY-----/;
 

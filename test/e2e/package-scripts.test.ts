@@ -8,14 +8,13 @@
  * FAILED_TEMP with its output in the error and in `vnfm op-log`, and op-retry
  * runs it again only with the flag.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
-import { BIN, newHome, vnfm } from '../support/cli.js';
+import { newHome, onTerminal, vnfm } from '../support/cli.js';
 
 const BASIC = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
 
@@ -188,14 +187,14 @@ describe('package scripts', () => {
     const vnf = await create('asked');
     const out = join(work, 'asked.json');
     const req = request({ record_to: out });
-    const no = await onTerminal(['vnf-instantiate', 'asked', '--request-file', req, '--timeout', '60s'], 'n');
+    const no = await onTerminal(['vnf-instantiate', 'asked', '--request-file', req, '--timeout', '60s'], home, 'n', work);
     // The question as shown, without colours and the terminal's line wrapping.
     const text = no.screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r?\n/g, '');
     expect(text).toContain('Run package script Scripts/record.sh (hook instantiate_end, artifact record) for vnf instance asked? (y/N)');
     expect(no.code).toBe(2);
     expect(await ops(vnf)).toEqual([]);
 
-    const yes = await onTerminal(['vnf-instantiate', 'asked', '--request-file', req, '--timeout', '60s'], 'y');
+    const yes = await onTerminal(['vnf-instantiate', 'asked', '--request-file', req, '--timeout', '60s'], home, 'y', work);
     expect(yes.code).toBe(0);
     expect(json(readFileSync(out, 'utf8')).vnf_instance.id).toBe(vnf);
     expect((await ops(vnf))[0].operationState).toBe('COMPLETED');
@@ -208,24 +207,3 @@ describe('package scripts', () => {
   });
 });
 
-/** Runs vnfm on a pseudo-terminal (`script`) and types `answer` once a question shows. */
-function onTerminal(args: string[], answer: string): Promise<{ code: number | null; screen: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const cmd = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
-    const child = spawn('script', ['-qec', cmd, '/dev/null'], {
-      env: { PATH: process.env['PATH'], HOME: work, VNFM_HOME: home, TERM: 'xterm' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let screen = '';
-    let answered = false;
-    child.stdout.on('data', (d: Buffer) => {
-      screen += d.toString();
-      if (!answered && screen.includes('(y/N)')) {
-        answered = true;
-        child.stdin.write(answer + '\r');
-      }
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, screen }));
-  });
-}

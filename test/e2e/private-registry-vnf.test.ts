@@ -11,13 +11,13 @@
  * --timeout.
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newHome, vnfm, type RunResult } from '../support/cli.js';
 import { heatEnvironmentFor, watchStackNodes, type StackNodes } from '../support/heat-nodes.js';
+import { makeOciImage, skopeo } from '../support/oci-image.js';
 import { useOpenStack, type OpenStackServers, openStackVimConfig } from '../support/heat.js';
 import { createNodeNetwork, type NodeNetwork, type NodeOptions, type TestNode } from '../support/nodes.js';
 
@@ -79,38 +79,7 @@ async function newInstance(name: string, address: string, nodeOptions: NodeOptio
   return { vnf, env, nodes };
 }
 
-const skopeo = (args: string[]) => execFileSync('skopeo', ['--insecure-policy', ...args], { stdio: 'pipe', encoding: 'utf8', timeout: 60_000 });
-const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
-/** A one-layer OCI image laid out by hand (tag v1), to push without a network. */
-function makeOciImage(dir: string): void {
-  const src = join(work, 'layer-src');
-  mkdirSync(src, { recursive: true });
-  writeFileSync(join(src, 'hello.txt'), 'hello from the private registry test\n');
-  const layerFile = join(work, 'layer.tar.gz');
-  execFileSync('tar', ['-C', src, '-czf', layerFile, '.']);
-  const layer = readFileSync(layerFile);
-  const diffId = sha(execFileSync('gzip', ['-dc', layerFile]));
-  const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: {}, rootfs: { type: 'layers', diff_ids: [`sha256:${diffId}`] } }));
-  const manifest = Buffer.from(
-    JSON.stringify({
-      schemaVersion: 2,
-      mediaType: 'application/vnd.oci.image.manifest.v1+json',
-      config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: `sha256:${sha(config)}`, size: config.length },
-      layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: `sha256:${sha(layer)}`, size: layer.length }],
-    }),
-  );
-  mkdirSync(join(dir, 'blobs', 'sha256'), { recursive: true });
-  for (const blob of [layer, config, manifest]) writeFileSync(join(dir, 'blobs', 'sha256', sha(blob)), blob);
-  writeFileSync(join(dir, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-  writeFileSync(
-    join(dir, 'index.json'),
-    JSON.stringify({
-      schemaVersion: 2,
-      manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${sha(manifest)}`, size: manifest.length, annotations: { 'org.opencontainers.image.ref.name': 'v1' } }],
-    }),
-  );
-}
 
 /** Pulls the image back into a fresh OCI layout and returns hello.txt from its layer. */
 function pullBack(address: string, port: number, into: string): string {
@@ -146,7 +115,7 @@ beforeAll(async () => {
   await ok(['vim-register', '--config-file', vimConfig, '--is-default', 'os1']);
   await ok(['vnfpkg-build', join(SAMPLE, 'package'), '-o', join(work, 'registry.zip')]);
   await ok(['vnfpkg-onboard', join(work, 'registry.zip')]);
-  makeOciImage(join(work, 'oci-src'));
+  makeOciImage(join(work, 'oci-src'), 'hello from the private registry test\n');
 }, LONG);
 
 afterAll(async () => {

@@ -2,31 +2,9 @@
  * Prompts on a real terminal: `script` gives the program a pseudo-terminal,
  * and the test answers when the question appears.
  */
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { BIN, newHome, vnfm } from '../support/cli.js';
+import { newHome, onTerminal, vnfm } from '../support/cli.js';
 
-/** Runs vnfm on a pty and types `answer` once the prompt shows. */
-function onTerminal(args: string[], home: string, answer: string): Promise<{ code: number | null; screen: string }> {
-  return new Promise((resolve, reject) => {
-    const cmd = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
-    const child = spawn('script', ['-qec', cmd, '/dev/null'], {
-      env: { PATH: process.env['PATH'], HOME: home, VNFM_HOME: home, TERM: 'xterm' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let screen = '';
-    let answered = false;
-    child.stdout.on('data', (d: Buffer) => {
-      screen += d.toString();
-      if (!answered && screen.includes('(y/N)')) {
-        answered = true;
-        child.stdin.write(answer + '\r');
-      }
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, screen }));
-  });
-}
 
 describe('confirmation prompts', () => {
   it('vim-delete asks on a terminal: "n" keeps the VIM, "y" deletes it', async () => {

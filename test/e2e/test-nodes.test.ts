@@ -5,12 +5,12 @@
  * apt-get); rebuild and cleanup.
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeSSH } from 'node-ssh';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeOciImage, sha256, skopeo } from '../support/oci-image.js';
 import { createNodeNetwork, type NodeNetwork, type TestNode } from '../support/nodes.js';
 
 let net: NodeNetwork;
@@ -35,33 +35,7 @@ async function ok(node: TestNode, cmd: string): Promise<string> {
   return r.stdout;
 }
 
-const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
-const skopeo = (args: string[]) => execFileSync('skopeo', ['--insecure-policy', ...args], { stdio: 'pipe', encoding: 'utf8' });
 
-/** A one-layer OCI image laid out by hand (no registry or network needed). */
-function makeOciImage(dir: string): void {
-  const src = join(work, 'layer-src');
-  mkdirSync(src, { recursive: true });
-  writeFileSync(join(src, 'hello.txt'), 'hello from a test image\n');
-  const layerFile = join(work, 'layer.tar.gz');
-  execFileSync('tar', ['-C', src, '-czf', layerFile, '.']);
-  const layer = readFileSync(layerFile);
-  const diffId = sha(execFileSync('gzip', ['-dc', layerFile]));
-  const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: {}, rootfs: { type: 'layers', diff_ids: [`sha256:${diffId}`] } }));
-  const manifest = Buffer.from(JSON.stringify({
-    schemaVersion: 2,
-    mediaType: 'application/vnd.oci.image.manifest.v1+json',
-    config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: `sha256:${sha(config)}`, size: config.length },
-    layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: `sha256:${sha(layer)}`, size: layer.length }],
-  }));
-  mkdirSync(join(dir, 'blobs', 'sha256'), { recursive: true });
-  for (const blob of [layer, config, manifest]) writeFileSync(join(dir, 'blobs', 'sha256', sha(blob)), blob);
-  writeFileSync(join(dir, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-  writeFileSync(join(dir, 'index.json'), JSON.stringify({
-    schemaVersion: 2,
-    manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${sha(manifest)}`, size: manifest.length, annotations: { 'org.opencontainers.image.ref.name': 'v1' } }],
-  }));
-}
 
 /** A CA and a server certificate for `address`, signed by it. */
 function makeServerPki(dir: string, address: string): { ca: string; cert: string; key: string } {
@@ -86,7 +60,7 @@ async function waitV2(url: string, expected: number): Promise<void> {
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'vnfm-test-nodes-'));
   imageDir = join(work, 'oci');
-  makeOciImage(imageDir);
+  makeOciImage(imageDir, 'hello from a test image\n');
   net = await createNodeNetwork();
   [a, b] = await Promise.all([
     net.node('node-a', net.prefix + '0.10'),
@@ -174,7 +148,7 @@ describe('test nodes', () => {
     skopeo(['copy', '--src-tls-verify=false', `docker://${base}/test/hello:v1`, `dir:${back}`]);
     const manifest = JSON.parse(readFileSync(join(back, 'manifest.json'), 'utf8'));
     const layerDigest = manifest.layers[0].digest.replace('sha256:', '');
-    expect(sha(readFileSync(join(back, layerDigest)))).toBe(layerDigest);
+    expect(sha256(readFileSync(join(back, layerDigest)))).toBe(layerDigest);
     expect(b.file('/var/lib/private-registry/docker/registry/v2/repositories/test/hello/_manifests/tags/v1/current/link')).toMatch(/^sha256:/);
 
     await ok(b, 'docker stop private_registry');

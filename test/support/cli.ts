@@ -48,3 +48,28 @@ export function vnfm(args: string[], opts: RunOptions): Promise<RunResult> {
     child.stdin.end(opts.input ?? '');
   });
 }
+
+/**
+ * Runs vnfm on a pseudo-terminal (`script`) with `VNFM_HOME=home` and types
+ * `answer` once a y/N question shows; HOME is `userHome` (default `home`).
+ */
+export function onTerminal(args: string[], home: string, answer: string, userHome = home): Promise<{ code: number | null; screen: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const cmd = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
+    const child = spawn('script', ['-qec', cmd, '/dev/null'], {
+      env: { PATH: process.env['PATH'], HOME: userHome, VNFM_HOME: home, TERM: 'xterm' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let screen = '';
+    let answered = false;
+    child.stdout.on('data', (d: Buffer) => {
+      screen += d.toString();
+      if (!answered && screen.includes('(y/N)')) {
+        answered = true;
+        child.stdin.write(answer + '\r');
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, screen }));
+  });
+}

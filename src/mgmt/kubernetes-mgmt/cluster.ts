@@ -7,7 +7,7 @@
  * command line or in a command's output.
  */
 import { VnfmError } from '../../errors.js';
-import { shellQuote } from '../ssh/session.js';
+import { shellQuote } from '../ssh/quote.js';
 import type { SshSession } from '../ssh/types.js';
 
 /** Where the driver keeps the script and its parameters on each node. */

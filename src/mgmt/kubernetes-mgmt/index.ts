@@ -17,6 +17,7 @@ import { OWNER_EXTRA } from '../capi-credentials.js';
 import type { HookContext, HookOutcome, PrepareInput } from '../index.js';
 import { vnfcsOf } from '../../lcm/vnfcs.js';
 import { newNodes, nodesByCp, scaleInVictims, type Node } from '../nodes.js';
+import { additionalParams, isObject } from '../request.js';
 import { sealedStrings } from '../sealed.js';
 import { forEachNode } from '../ssh/parallel.js';
 import type { SshSession } from '../ssh/types.js';
@@ -96,12 +97,6 @@ interface State {
   secrets: string[];
 }
 
-const isObject = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
-
-function additionalParams(request: unknown): Obj {
-  const ap = (request as { additionalParams?: unknown } | undefined)?.additionalParams;
-  return isObject(ap) ? ap : {};
-}
 
 function recordOf(instance: VnfInstance | undefined): KubernetesMgmtRecord | undefined {
   return (instance?.instantiatedVnfInfo?.metadata.mgmt?.[NAME] as KubernetesMgmtRecord | undefined) ?? undefined;

@@ -6,7 +6,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, normalize } from 'node:path';
 import { ValidationError, VnfmError } from '../../errors.js';
+import { isObject, type Obj } from '../request.js';
 import { openSealed, sealFields, type Open, type Seal } from '../sealed.js';
+
+export type { Obj };
 
 export const PARAM = 'k8s_cluster_installation_param';
 const FIELD = `additionalParams.${PARAM}`;
@@ -44,9 +47,6 @@ export interface ClusterParams {
   registryConnections?: unknown;
 }
 
-export type Obj = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
 
 function str(source: string, obj: Obj, key: string, field: string, required: true, hint?: string): string;
 function str(source: string, obj: Obj, key: string, field: string, required: false, hint?: string): string | undefined;

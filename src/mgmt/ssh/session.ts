@@ -13,7 +13,6 @@ import { VnfmError } from '../../errors.js';
 import { SshCommandError } from './errors.js';
 import { shellQuote } from './quote.js';
 
-export { shellQuote };
 import { createSessionRedactor, envSecrets, sessionSecrets } from './redact.js';
 import type { ExecOptions, ExecResult, SshConnectOptions, SshSession, SshTarget } from './types.js';
 
