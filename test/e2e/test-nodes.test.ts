@@ -20,8 +20,18 @@ let work: string;
 let imageDir: string; // an OCI layout holding one small image, tag "v1"
 
 async function sshRun(node: TestNode, user: string, password: string, cmd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const ssh = new NodeSSH();
-  await ssh.connect({ host: node.address, username: user, password, readyTimeout: 60_000 });
+  // A handshake that stalls on a loaded machine is tried again on a new connection (as vnfm's own client does).
+  let ssh = new NodeSSH();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ssh.connect({ host: node.address, username: user, password, readyTimeout: 15_000 });
+      break;
+    } catch (err) {
+      ssh.dispose();
+      if (attempt === 3 || !/handshake/i.test(String(err))) throw err;
+      ssh = new NodeSSH();
+    }
+  }
   try {
     return await ssh.execCommand(cmd);
   } finally {
