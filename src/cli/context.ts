@@ -27,7 +27,22 @@ export function resolveHome(env: Record<string, string | undefined>, cwd: string
   return fromEnv ? resolve(cwd, fromEnv) : join(env['HOME'] || homedir(), '.vnfm');
 }
 
-export function createContext(io: IO, env: Record<string, string | undefined>, cwd: string): Context {
+/** The environment variable that may hold the master keys; see crypto/keyring.ts. */
+const MASTER_KEY_ENV = 'VNFM_MASTER_KEY';
+
+/**
+ * `env` is the process's environment (or a test's stand-in). The master key
+ * is taken out of it at once: a process vnfm starts, whatever starts it,
+ * never inherits the key. The context keeps its own copy of the environment,
+ * read by the keyring (and key rotation) alone when a command needs them.
+ *
+ * This does not change what `/proc/<vnfm's pid>/environ` shows: that is the
+ * environment vnfm was started with. Package scripts therefore run as
+ * another user when vnfm runs as root (mgmt/script-isolation.ts).
+ */
+export function createContext(io: IO, processEnv: Record<string, string | undefined>, cwd: string): Context {
+  const env = { ...processEnv };
+  delete processEnv[MASTER_KEY_ENV];
   const home = resolveHome(env, cwd);
   let store: Store | undefined;
   let keyring: Keyring | undefined;
