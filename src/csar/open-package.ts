@@ -45,13 +45,47 @@ export interface PackageLimits {
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
+/**
+ * Room for real packages (a VM image of a few GiB, a container image tarball,
+ * thousands of chart files) while a bomb of many small, highly compressed
+ * members is refused before anything is inflated: besides each member, the
+ * package as a whole may not inflate more than `maxRatio` times its
+ * compressed bytes once it passes `ratioFloorBytes`.
+ */
 export const DEFAULT_LIMITS: Readonly<PackageLimits> = Object.freeze({
   maxMembers: 10_000,
   maxMemberBytes: 64 * GiB,
-  maxTotalBytes: 128 * GiB,
+  maxTotalBytes: 8 * GiB,
   maxRatio: 200,
   ratioFloorBytes: 16 * MiB,
 });
+
+/** The command-line flag that raises each limit, named in the hints of refusals. */
+export const LIMIT_FLAGS = {
+  maxMembers: '--max-members',
+  maxTotalBytes: '--max-unpacked-size',
+  maxRatio: '--max-ratio',
+} as const;
+
+/** `5368709120` → `5 GiB`, `1536` → `1.5 KiB`: sizes in messages. */
+export function formatBytes(n: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  if (i === 0) return `${n} bytes`;
+  return `${Number.isInteger(v) ? v : v.toFixed(1)} ${units[i]}`;
+}
+
+/** A flag value at least `n` bytes, in whole units: `5033164800` → `5GiB`. */
+function sizeAtLeast(n: number): string {
+  const unit = formatBytes(n).split(' ')[1]!;
+  const power = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'].indexOf(unit);
+  return power === 0 ? String(n) : `${Math.ceil(n / 1024 ** power)}${unit}`;
+}
 
 /** Default bound of `readText`: descriptors and metadata are small. */
 export const DEFAULT_TEXT_BYTES = 4 * MiB;
@@ -247,7 +281,7 @@ async function readZip(origin: string, fh: FileHandle, fileSize: number, lim: Pa
     throw fatal(
       'too-many-members',
       `holds ${entryCount} members, more than the limit of ${lim.maxMembers}`,
-      'split the package, or raise the member limit if it is genuine',
+      `split the package, or raise the limit if it is genuine: ${LIMIT_FLAGS.maxMembers} ${entryCount}`,
     );
   }
   if (cdOffset + cdSize > cdEndLimit || cdSize > MAX_CD_BYTES) {
@@ -332,6 +366,7 @@ async function readZip(origin: string, fh: FileHandle, fileSize: number, lim: Pa
   const duplicates = new Set<string>();
   const dirs = new Set<string>();
   let total = 0;
+  let compressedTotal = 0;
   for (const r of records) {
     const file = r.name;
     const add = (f: Omit<Finding, 'file'>): void => {
@@ -430,7 +465,7 @@ async function readZip(origin: string, fh: FileHandle, fileSize: number, lim: Pa
         severity: 'error',
         code: 'zip-bomb',
         message: `member ${path} inflates ${r.compressedSize} bytes to ${r.size} (ratio above ${lim.maxRatio}): refused as a zip bomb`,
-        hint: 'store such members uncompressed, or raise the ratio limit if it is genuine',
+        hint: `store such members uncompressed, or raise the limit if it is genuine: ${LIMIT_FLAGS.maxRatio} ${Math.ceil(r.size / Math.max(r.compressedSize, 1))}`,
       });
       continue;
     }
@@ -454,6 +489,7 @@ async function readZip(origin: string, fh: FileHandle, fileSize: number, lim: Pa
       continue;
     }
     total += r.size;
+    compressedTotal += r.compressedSize;
     entries.set(path, {
       path,
       rawName: r.rawName,
@@ -493,11 +529,21 @@ async function readZip(origin: string, fh: FileHandle, fileSize: number, lim: Pa
       });
     }
   }
+  // Declared sizes, checked before anything is inflated; MemberGuard holds
+  // every member to its declared size, so these bound what reading can produce.
   if (total > lim.maxTotalBytes) {
     throw fatal(
       'package-too-large',
-      `declares ${total} uncompressed bytes, more than the limit of ${lim.maxTotalBytes}`,
-      'split the package, or raise the total size limit if it is genuine',
+      `declares ${total} uncompressed bytes (${formatBytes(total)}), more than the limit of ${formatBytes(lim.maxTotalBytes)}`,
+      `split the package, or raise the limit if it is genuine: ${LIMIT_FLAGS.maxTotalBytes} ${sizeAtLeast(total)}`,
+    );
+  }
+  if (total > lim.ratioFloorBytes && total > lim.maxRatio * Math.max(compressedTotal, 1)) {
+    const ratio = Math.round(total / Math.max(compressedTotal, 1));
+    throw fatal(
+      'zip-bomb',
+      `inflates ${compressedTotal} compressed bytes to ${total} (${formatBytes(total)}, ratio ${ratio}), more than the ratio limit of ${lim.maxRatio}: refused as a zip bomb`,
+      `a genuine package this compressible (a raw disk image of mostly zeros, say) can be let in: ${LIMIT_FLAGS.maxRatio} ${ratio + 1}`,
     );
   }
   return new ZipPackage(origin, fh, entries, findings, lim);
@@ -746,7 +792,7 @@ async function openDirectory(origin: string, lim: PackageLimits): Promise<Opened
           code: 'too-many-members',
           file: origin,
           message: `${origin} holds more than ${lim.maxMembers} files and folders`,
-          hint: 'split the package, or raise the member limit if it is genuine',
+          hint: `split the package, or raise the limit if it is genuine: ${LIMIT_FLAGS.maxMembers} N`,
         });
       }
       const abs = join(dir, name);
@@ -795,8 +841,8 @@ async function openDirectory(origin: string, lim: PackageLimits): Promise<Opened
       severity: 'error',
       code: 'package-too-large',
       file: origin,
-      message: `${origin} holds ${total} bytes, more than the limit of ${lim.maxTotalBytes}`,
-      hint: 'split the package, or raise the total size limit if it is genuine',
+      message: `${origin} holds ${total} bytes (${formatBytes(total)}), more than the limit of ${formatBytes(lim.maxTotalBytes)}`,
+      hint: `split the package, or raise the limit if it is genuine: ${LIMIT_FLAGS.maxTotalBytes} ${sizeAtLeast(total)}`,
     });
   }
   return new DirectoryPackage(origin, entries, findings, lim);

@@ -6,11 +6,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { PackageRepository } from '../store/index.js';
 import { buildCsar } from './build.js';
 import type { Finding, PackageFiles } from './model.js';
+import { DEFAULT_LIMITS, formatBytes, LIMIT_FLAGS, type PackageLimits } from './open-package.js';
 import type { OperationalState, VnfPackage } from './package.js';
 import { PackageError } from './package-error.js';
 import { summarizeVnfd } from './summary.js';
@@ -35,6 +37,8 @@ export interface OnboardOptions {
   path: string;
   name?: string;
   userDefinedData?: Record<string, string>;
+  /** Safety limits of the package reader, where the operator raised or lowered them. */
+  limits?: Partial<PackageLimits>;
 }
 
 export interface OnboardResult {
@@ -61,14 +65,14 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
   try {
     deps.onEvent?.({ type: 'progress', message: `validating ${opts.path}` });
     let copied: { hash: string; size: number } | undefined;
-    const validation = await validatePackage(opts.path, {}, async (files, result) => {
+    const validation = await validatePackage(opts.path, { limits: opts.limits }, async (files, result) => {
       if (result.vnfd && deps.packages.find(result.vnfd.id)) {
         throw new ConflictError(`a package with vnfdId ${result.vnfd.id} is already onboarded`, {
           hint: 'give the new package its own descriptor_id, or delete the old one with: vnfm vnfpkg-delete ' + result.vnfd.id,
         });
       }
       deps.onEvent?.({ type: 'progress', message: 'copying the package into the store' });
-      copied = await keepCopy(opts.path, files, staging);
+      copied = await keepCopy(opts.path, files, staging, { ...DEFAULT_LIMITS, ...opts.limits }.maxTotalBytes);
     });
     if (!validation.valid) throw new PackageError(validation.findings.filter((f) => f.severity === 'error'));
     const vnfd = validation.vnfd!;
@@ -104,16 +108,20 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
   }
 }
 
-/** Copies the package (a zip as it is; a directory built into one) and unpacks its members. */
-async function keepCopy(origin: string, files: PackageFiles, staging: string): Promise<{ hash: string; size: number }> {
+/**
+ * Copies the package (a zip as it is; a directory built into one) and unpacks
+ * its members, stopping at `maxBytes` unpacked in all.
+ */
+async function keepCopy(origin: string, files: PackageFiles, staging: string, maxBytes: number): Promise<{ hash: string; size: number }> {
   const zip = join(staging, 'package.zip');
   if ((await stat(origin)).isDirectory()) await buildCsar(origin, zip);
   else await copyFile(origin, zip);
   const content = join(staging, 'content');
+  const budget = unpackBudget(origin, maxBytes);
   for (const member of files.list()) {
     const target = join(content, member);
     await mkdir(dirname(target), { recursive: true, mode: 0o700 });
-    await pipeline(await files.stream(member), createWriteStream(target, { flags: 'wx', mode: 0o600 }));
+    await pipeline(await files.stream(member), budget(), createWriteStream(target, { flags: 'wx', mode: 0o600 }));
   }
   const hash = createHash('sha256');
   let size = 0;
@@ -122,6 +130,35 @@ async function keepCopy(origin: string, files: PackageFiles, staging: string): P
     size += (chunk as Buffer).length;
   }
   return { hash: hash.digest('hex'), size };
+}
+
+/**
+ * One counter shared by every member's copy. The reader already holds each
+ * member to the size its central directory declares, and the declared total
+ * to the limit; this holds the bytes actually written to it as well, whatever
+ * a member stream yields.
+ */
+function unpackBudget(origin: string, maxBytes: number): () => Transform {
+  let written = 0;
+  return () =>
+    new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        written += chunk.length;
+        if (written > maxBytes) {
+          cb(
+            new PackageError({
+              severity: 'error',
+              code: 'package-too-large',
+              file: origin,
+              message: `${origin}: unpacking stopped at the limit of ${formatBytes(maxBytes)}`,
+              hint: `split the package, or raise the limit if it is genuine: ${LIMIT_FLAGS.maxTotalBytes} SIZE`,
+            }),
+          );
+          return;
+        }
+        cb(null, chunk);
+      },
+    });
 }
 
 async function listContent(dir: string, prefix = ''): Promise<string[]> {

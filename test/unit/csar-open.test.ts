@@ -34,6 +34,12 @@ async function validate(path: string, limits?: Partial<PackageLimits>): Promise<
   }
 }
 
+/** Members of 16 MiB of zeros each (about 16 KiB compressed): each exactly at the per-member ratio floor. */
+function manyZeroMembers(count: number, declaredSize?: number): RawEntry[] {
+  const b = zeroBomb(1);
+  return Array.from({ length: count }, (_, i) => ({ name: `Files/zeros/${i}.bin`, payload: b.payload, size: declaredSize ?? b.size, crc: 0 }));
+}
+
 const errorsOf = (fs: Finding[]) => fs.filter((f) => f.severity === 'error').map((f) => ({ code: f.code, file: f.file }));
 const good = goodPackageMembers();
 const symlinkMode = 0o120777;
@@ -85,6 +91,19 @@ describe('hostile and broken zips', () => {
     { name: 'too many members', entries: () => [...good, ...Array.from({ length: 20 }, (_, i) => ({ name: `Files/${i}`, data: 'x' }))], limits: { maxMembers: 10 }, code: 'too-many-members', file: 'ORIGIN' },
     { name: 'a member over the size limit', entries: () => [...good, { name: 'Files/big', data: 'x'.repeat(5000) }], limits: { maxMemberBytes: 4096 }, code: 'member-too-large', file: 'Files/big' },
     { name: 'a package over the total limit', entries: () => [...good, { name: 'Files/a', data: 'x'.repeat(3000) }, { name: 'Files/b', data: 'x'.repeat(3000) }], limits: { maxTotalBytes: 5000 }, code: 'package-too-large', file: 'ORIGIN' },
+    {
+      name: 'a bomb of many members each at the ratio floor (300 × 16 MiB of zeros)',
+      entries: () => [...good, ...manyZeroMembers(300)],
+      code: 'zip-bomb',
+      file: 'ORIGIN',
+    },
+    {
+      name: 'a package over the default total limit',
+      entries: () => [...good, ...Array.from({ length: 9 }, (_, i) => ({ name: `Files/images/${i}.img`, payload: Buffer.alloc(8), size: 1024 ** 3, crc: 0 }))],
+      limits: { maxRatio: 1e12 },
+      code: 'package-too-large',
+      file: 'ORIGIN',
+    },
     { name: 'a file also used as a folder', entries: () => [...good, { name: 'Files/a', data: 'x' }, { name: 'Files/a/b', data: 'y' }], code: 'path-conflict', file: 'Files/a' },
   ];
 
@@ -130,6 +149,58 @@ describe('hostile and broken zips', () => {
       })(),
     ).rejects.toMatchObject({ code: 'zip-size-mismatch' });
     expect(seen).toBeLessThanOrEqual(1000);
+    await files.close();
+  });
+});
+
+describe('package-wide limits', () => {
+  it('refuses the many-member bomb from its central directory, naming the limit and the flag', async () => {
+    const path = writeZip([...good, ...manyZeroMembers(300)]);
+    const err = await openPackage(path).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(PackageError);
+    const f = (err as PackageError).findings[0]!;
+    expect(f.code).toBe('zip-bomb');
+    expect(f.message).toMatch(/inflates \d+ compressed bytes to 50331649\d\d \(4\.7 GiB, ratio 10\d\d\), more than the ratio limit of 200: refused as a zip bomb$/);
+    expect(f.hint).toMatch(/--max-ratio \d+/);
+    // The same package is let in when the operator raises the ratio (and nothing else is wrong with it).
+    const files = await openPackage(path, { maxRatio: 100_000 });
+    expect(files.list()).toHaveLength(302);
+    await files.close();
+  });
+
+  it('names --max-unpacked-size and --max-members with a value that would let the package in', async () => {
+    const big = writeZip([...good, { name: 'Files/images/a.img', payload: Buffer.alloc(8), size: 9 * 1024 ** 3 + 1, crc: 0, zip64: true }]);
+    const e1 = (await openPackage(big, { maxRatio: 1e12 }).catch((e: unknown) => e)) as PackageError;
+    expect(e1.findings[0]).toMatchObject({ code: 'package-too-large', hint: expect.stringMatching(/--max-unpacked-size 10GiB$/) });
+    expect(e1.findings[0]!.message).toMatch(/more than the limit of 8 GiB/);
+    const many = writeZip([...good, ...Array.from({ length: 20 }, (_, i) => ({ name: `Files/${i}`, data: 'x' }))]);
+    const e2 = (await openPackage(many, { maxMembers: 10 }).catch((e: unknown) => e)) as PackageError;
+    expect(e2.findings[0]).toMatchObject({ code: 'too-many-members', hint: expect.stringMatching(/--max-members 22$/) });
+  });
+
+  it('stops a member whose central directory understates its size while inflating, at the declared size', async () => {
+    const path = writeZip([...good, ...manyZeroMembers(3, 1000)]);
+    const files = await openPackage(path);
+    let seen = 0;
+    await expect(
+      (async () => {
+        for await (const c of await files.stream('Files/zeros/0.bin')) seen += (c as Buffer).length;
+      })(),
+    ).rejects.toMatchObject({ code: 'zip-size-mismatch' });
+    expect(seen).toBeLessThanOrEqual(1000);
+    await files.close();
+  });
+
+  it('lets in a package whose large member barely compresses (a container image tarball)', async () => {
+    const noise = Buffer.alloc(24 * 1024 * 1024);
+    for (let i = 0; i < noise.length; i += 4) noise.writeUInt32LE((Math.imul(i, 2654435761) ^ (i >>> 7)) >>> 0, i);
+    const path = writeZip([...good, { name: 'Files/images/image.tar', data: noise, method: 0 }, { name: 'Files/chart/values.yaml', data: 'replicas: 1\n'.repeat(2000) }]);
+    const files = await openPackage(path);
+    expect(files.findings).toEqual([]);
+    expect(errorsOf((await checkCsarStructure(files)).findings)).toEqual([]);
     await files.close();
   });
 });

@@ -5,8 +5,9 @@ import { withExamples } from '../../help.js';
 import { addOutputOptions, printResource, type OutputOptions } from '../../output/printer.js';
 import { packageView } from '../../output/package-view.js';
 import { packageDeps } from './deps.js';
+import { addPackageLimitOptions, packageLimits, type LimitFlags } from './limits.js';
 
-interface Flags extends OutputOptions {
+interface Flags extends OutputOptions, LimitFlags {
   name?: string;
   userData?: string[];
 }
@@ -27,6 +28,7 @@ export function vnfpkgOnboardCommand(ctx: Context): Command {
     .argument('<path>', 'a .zip/.csar file or a package directory')
     .option('--name <name>', 'a name to find the package by')
     .option('--user-data <key=value>', 'user-defined data (repeatable)', (v: string, prev: string[] = []) => [...prev, v]);
+  addPackageLimitOptions(cmd);
   addOutputOptions(cmd);
   withExamples(cmd, [
     ['onboard a built package', 'vnfm vnfpkg-onboard basic-cnf.zip --name basic-cnf'],
@@ -34,8 +36,9 @@ export function vnfpkgOnboardCommand(ctx: Context): Command {
   ]);
   return cmd.action(async (path: string, flags: Flags) => {
     const userDefinedData = parseUserData(flags.userData);
+    const limits = packageLimits(flags);
     const { onboardPackage } = await import('../../../csar/index.js');
-    const { pkg, findings } = await onboardPackage(await packageDeps(ctx), { path, name: flags.name, userDefinedData });
+    const { pkg, findings } = await onboardPackage(await packageDeps(ctx), { path, name: flags.name, userDefinedData, limits });
     for (const f of findings.filter((x) => x.severity === 'warning')) ctx.io.warn(`${f.file ? f.file + ': ' : ''}${f.message}`);
     ctx.io.success(`vnf package ${pkg.id} onboarded (vnfdId ${pkg.vnfdId})`);
     await printResource(ctx.io, flags, packageView, pkg);

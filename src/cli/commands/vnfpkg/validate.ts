@@ -5,8 +5,9 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addOutputOptions, printList, printResource, type OutputOptions } from '../../output/printer.js';
 import { findingView } from '../../output/package-view.js';
+import { addPackageLimitOptions, packageLimits, type LimitFlags } from './limits.js';
 
-interface Flags extends OutputOptions {
+interface Flags extends OutputOptions, LimitFlags {
   skipImageHashes?: boolean;
 }
 
@@ -15,14 +16,16 @@ export function vnfpkgValidateCommand(ctx: Context): Command {
     .description('Validate a VNF package (zip or directory) offline: TOSCA.meta, manifest and hashes, the VNFD, Kubernetes manifests; writes nothing')
     .argument('<path>', 'a .zip/.csar file or an unpacked package directory')
     .option('--skip-image-hashes', 'do not hash image files (Files/images/…), as Tacker does not');
+  addPackageLimitOptions(cmd);
   addOutputOptions(cmd);
   withExamples(cmd, [
     ['validate a package before onboarding it', 'vnfm vnfpkg-validate basic-cnf.zip'],
     ['validate an unpacked tree in CI; exit 2 on any error', 'vnfm vnfpkg-validate csar-samples/basic-cnf/package -o json'],
   ]);
   return cmd.action(async (path: string, flags: Flags) => {
+    const limits = packageLimits(flags);
     const { validatePackage } = await import('../../../csar/index.js');
-    const result = await validatePackage(path, { skipImageHashes: flags.skipImageHashes });
+    const result = await validatePackage(path, { skipImageHashes: flags.skipImageHashes, limits });
     const errors = result.findings.filter((f) => f.severity === 'error').length;
     const warnings = result.findings.filter((f) => f.severity === 'warning').length;
     if (flags.output === 'table') {
