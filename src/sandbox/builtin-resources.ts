@@ -3,12 +3,15 @@
  * behaviour a real API server gives them. Verbs list only what the generic
  * handlers implement, so discovery never promises what the sandbox cannot do.
  */
-import { conflict, type FieldError } from './status.js';
+import { conflict, forbidden, type FieldError } from './status.js';
 import { rfc3339, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
-import { ALL_VERBS, builtinKinds, newAllocators, type Allocators } from './kinds/builtin-kinds.js';
+import { ALL_VERBS, builtinKinds, newAllocators, ownFields, type Allocators } from './kinds/builtin-kinds.js';
 
 /** The label the API server puts on every namespace (since Kubernetes 1.21). */
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/** The namespaces the NamespaceLifecycle admission plugin refuses to delete. */
+const UNDELETABLE_NAMESPACES = ['default', 'kube-system', 'kube-public'];
 
 export const namespaces: ResourceType = {
   group: '',
@@ -24,6 +27,7 @@ export const namespaces: ResourceType = {
   subresources: [{ name: 'status', verbs: ['get', 'patch', 'update'] }],
   nameRule: 'dns1123-label',
   returnDeletedObject: true,
+  selectableFields: ownFields({ 'status.phase': (o) => String((o.status as { phase?: string } | undefined)?.phase ?? '') }, { clusterScoped: true }),
   columns: [
     {
       name: 'Status',
@@ -47,6 +51,9 @@ export const namespaces: ResourceType = {
       obj.metadata.labels = { ...obj.metadata.labels, [NAMESPACE_NAME_LABEL]: obj.metadata.name ?? '' };
     },
     beginDelete(obj, now) {
+      if (UNDELETABLE_NAMESPACES.includes(obj.metadata.name)) {
+        throw forbidden({ group: '', resource: 'namespaces', name: obj.metadata.name }, 'this namespace may not be deleted');
+      }
       if (obj.metadata.deletionTimestamp) {
         throw conflict(
           { group: '', resource: 'namespaces', name: obj.metadata.name },
@@ -93,6 +100,7 @@ export const secrets: ResourceType = {
   plural: 'secrets',
   singular: 'secret',
   namespaced: true,
+  selectableFields: ownFields({ type: (o) => String(o.type ?? '') }),
   verbs: ALL_VERBS,
   strategicMerge: true,
   nameRule: 'dns1123-subdomain',

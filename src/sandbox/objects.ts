@@ -104,8 +104,12 @@ export class ObjectApi {
     return this.store.list(type.group, type.plural, type.namespaced ? namespace : undefined).items;
   }
 
-  private validate(type: ResourceType, obj: KubeObject): void {
-    const errors = [...validateObjectMeta(obj.metadata, type.nameRule, type.namespaced), ...(type.strategy?.validate?.(obj) ?? [])];
+  private validate(type: ResourceType, obj: KubeObject, old?: KubeObject): void {
+    const errors = [
+      ...validateObjectMeta(obj.metadata, type.nameRule, type.namespaced),
+      ...(type.strategy?.validate?.(obj) ?? []),
+      ...(old ? (type.strategy?.validateUpdate?.(obj, old) ?? []) : []),
+    ];
     if (errors.length > 0) throw invalid(type.kind, type.group, obj.metadata.name ?? '', errors);
   }
 
@@ -201,7 +205,7 @@ export class ObjectApi {
         ]);
       }
     }
-    this.validate(type, next);
+    this.validate(type, next, opts.subresource ? undefined : old);
     next.metadata.resourceVersion = old.metadata.resourceVersion;
     if (comparable(next) === comparable(old) && ownership(next) === ownership(old)) return old;
     if (opts.manager && !opts.keepManagedFields) recordUpdate(type, old, next, opts.manager, this.now(), opts.subresource);

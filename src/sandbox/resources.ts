@@ -5,6 +5,7 @@
  * not listed here answers 405, a resource not registered answers 404.
  */
 import { createHash } from 'node:crypto';
+import type { SelectableFields } from './selectors.js';
 import type { FieldError } from './status.js';
 import type { NameRule } from './validation.js';
 
@@ -78,6 +79,8 @@ export interface ResourceStrategy {
   normalize?(obj: KubeObject): void;
   /** Kind-specific checks beyond object metadata. */
   validate?(obj: KubeObject): FieldError[];
+  /** Checks of a client's update against the stored object (immutable fields); not run for subresource writes. */
+  validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
   /**
    * Fill in defaults, as the API server's defaulting does before storing.
    * Runs on create and on every update, so it must be idempotent.
@@ -123,6 +126,8 @@ export interface ResourceType {
   strategicMerge?: boolean;
   /** Set for kinds a CustomResourceDefinition defines (crds.ts). */
   custom?: CustomResourceInfo;
+  /** Fields `fieldSelector` may name; metadata.name and metadata.namespace when absent. */
+  selectableFields?: SelectableFields;
 }
 
 /** What a custom resource's type keeps of the CustomResourceDefinition that defines it. */

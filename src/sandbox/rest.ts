@@ -142,7 +142,7 @@ export class RestHandler {
 
   private list(type: ResourceType, req: ResourceRequest, query: URLSearchParams, shape: ResponseShape): RestResponse {
     const byLabel = parseLabelSelector(query.get('labelSelector'));
-    const byField = parseFieldSelector(query.get('fieldSelector'));
+    const byField = parseFieldSelector(query.get('fieldSelector'), type.selectableFields);
     const { items, resourceVersion } = this.api.store.list(type.group, type.plural, req.namespace);
     let selected = items.filter((obj) => byLabel(obj) && byField(obj));
 
@@ -169,7 +169,7 @@ export class RestHandler {
 
   private watchRequest(type: ResourceType, req: ResourceRequest, query: URLSearchParams, shape: ResponseShape): WatchRequest {
     const byLabel = parseLabelSelector(query.get('labelSelector'));
-    const byField = parseFieldSelector(query.get('fieldSelector'));
+    const byField = parseFieldSelector(query.get('fieldSelector'), type.selectableFields);
     const w: WatchRequest = {
       type,
       matches: (obj) => byLabel(obj) && byField(obj),
@@ -363,7 +363,7 @@ export class RestHandler {
 
   private deleteCollection(type: ResourceType, req: ResourceRequest, query: URLSearchParams, body: unknown, dryRun: boolean): RestResponse {
     const byLabel = parseLabelSelector(query.get('labelSelector'));
-    const byField = parseFieldSelector(query.get('fieldSelector'));
+    const byField = parseFieldSelector(query.get('fieldSelector'), type.selectableFields);
     const opts = this.deleteOptions(query, body, dryRun);
     const deleted: KubeObject[] = [];
     for (const obj of this.api.list(type, req.namespace)) {

@@ -1,79 +1,327 @@
 /**
- * `labelSelector` and `fieldSelector` query parameters, with the syntax the
- * API server accepts: `k=v`, `k==v`, `k!=v`, `k`, `!k`, `k in (a,b)`,
- * `k notin (a,b)` for labels; `metadata.name` and `metadata.namespace` with
- * `=`, `==`, `!=` for fields (the fields every kind supports).
+ * `labelSelector` and `fieldSelector` query parameters, with the syntax and
+ * the 400 messages of the API server: `k=v`, `k==v`, `k!=v`, `k`, `!k`,
+ * `k in (a,b)`, `k notin (a,b)`, `k>1`, `k<1` for labels (keys and values
+ * validated as on objects); for fields `=`, `==`, `!=` on the fields each
+ * kind supports (metadata.name and metadata.namespace for every kind, more
+ * for pods, events, secrets...: `selectableFields` of its ResourceType).
  */
 import { badRequest } from './status.js';
+import { labelValueProblems, qualifiedNameProblems } from './validation.js';
 import type { KubeObject } from './resources.js';
 
 export type Matcher = (obj: KubeObject) => boolean;
 
-function splitTerms(selector: string): string[] {
-  const terms: string[] = [];
-  let depth = 0;
-  let current = '';
-  for (const ch of selector) {
-    if (ch === '(') depth++;
-    if (ch === ')') depth--;
-    if (ch === ',' && depth === 0) {
-      terms.push(current.trim());
-      current = '';
-    } else {
-      current += ch;
+// ---- label selectors: the grammar and messages of apimachinery's labels parser ----
+
+type Tok = 'id' | 'end' | '(' | ')' | ',' | '=' | '==' | '!=' | '!' | 'in' | 'notin' | '>' | '<' | 'error';
+interface Scanned {
+  tok: Tok;
+  lit: string;
+}
+
+const SPECIAL = new Set(['=', '!', '(', ')', ',', '>', '<']);
+const SYMBOLS: Record<string, Tok> = { '(': '(', ')': ')', ',': ',', '=': '=', '==': '==', '!=': '!=', '!': '!', '>': '>', '<': '<' };
+const isSpace = (ch: string): boolean => ch === ' ' || ch === '\t' || ch === '\r' || ch === '\n';
+
+function lex(input: string): Scanned[] {
+  const out: Scanned[] = [];
+  let i = 0;
+  for (;;) {
+    while (i < input.length && isSpace(input[i]!)) i++;
+    if (i >= input.length) {
+      out.push({ tok: 'end', lit: '' });
+      return out;
+    }
+    const ch = input[i]!;
+    if (SPECIAL.has(ch)) {
+      let buffer = '';
+      let last: Scanned | undefined;
+      while (i < input.length && SPECIAL.has(input[i]!)) {
+        buffer += input[i];
+        const tok = SYMBOLS[buffer];
+        if (tok) last = { tok, lit: buffer };
+        else if (last) break;
+        i++;
+      }
+      out.push(last ?? { tok: 'error', lit: `error expected: keyword found '${buffer}'` });
+      if (!last) {
+        out.push({ tok: 'end', lit: '' });
+        return out;
+      }
+      continue;
+    }
+    let word = '';
+    while (i < input.length && !isSpace(input[i]!) && !SPECIAL.has(input[i]!)) word += input[i++];
+    out.push({ tok: word === 'in' ? 'in' : word === 'notin' ? 'notin' : 'id', lit: word });
+  }
+}
+
+type Operator = 'in' | 'notin' | '=' | '==' | '!=' | 'gt' | 'lt' | 'exists' | '!';
+
+interface Requirement {
+  key: string;
+  op: Operator;
+  values: string[];
+}
+
+class SelectorSyntaxError extends Error {}
+
+/** A field error as `field.Error.Error()` prints it: `path: Invalid value: "v": detail`. */
+function invalidValue(path: string, value: unknown, detail: string): string {
+  const shown = typeof value === 'string' ? JSON.stringify(value) : Array.isArray(value) ? `[]string{${value.map((v) => JSON.stringify(v)).join(', ')}}` : String(value);
+  return `${path}: Invalid value: ${shown}: ${detail}`;
+}
+
+function newRequirement(key: string, op: Operator, values: string[]): Requirement {
+  const errors: string[] = [];
+  const keyProblems = qualifiedNameProblems(key);
+  if (keyProblems.length) errors.push(invalidValue('key', key, keyProblems.join('; ')));
+  if ((op === 'in' || op === 'notin') && values.length === 0) errors.push(invalidValue('values', values, "for 'in', 'notin' operators, values set can't be empty"));
+  if ((op === '=' || op === '==' || op === '!=') && values.length !== 1) errors.push(invalidValue('values', values, 'exact-match compatibility requires one single value'));
+  if (op === 'gt' || op === 'lt') {
+    if (values.length !== 1) errors.push(invalidValue('values', values, "for 'Gt', 'Lt' operators, exactly one value is required"));
+    values.forEach((v, i) => {
+      if (!/^[+-]?[0-9]+$/.test(v)) errors.push(invalidValue(`values[${i}]`, v, "for 'Gt', 'Lt' operators, the value must be an integer"));
+    });
+  }
+  values.forEach((v, i) => {
+    const problems = labelValueProblems(v);
+    if (problems.length) errors.push(invalidValue(`values[${i}][${key}]`, v, problems.join('; ')));
+  });
+  if (errors.length === 1) throw new SelectorSyntaxError(errors[0]);
+  if (errors.length > 1) throw new SelectorSyntaxError(`[${errors.join(', ')}]`);
+  return { key, op, values };
+}
+
+class LabelParser {
+  private pos = 0;
+  constructor(private readonly items: Scanned[]) {}
+
+  /** In a value position the keywords `in` and `notin` are plain identifiers. */
+  private look(values: boolean): Scanned {
+    const it = this.items[this.pos]!;
+    return values && (it.tok === 'in' || it.tok === 'notin') ? { tok: 'id', lit: it.lit } : it;
+  }
+
+  private next(values: boolean): Scanned {
+    const it = this.look(values);
+    if (this.pos < this.items.length - 1) this.pos++;
+    return it;
+  }
+
+  parse(): Requirement[] {
+    const out: Requirement[] = [];
+    for (;;) {
+      const { tok, lit } = this.look(true);
+      if (tok === 'id' || tok === '!') {
+        try {
+          out.push(this.requirement());
+        } catch (err) {
+          throw new SelectorSyntaxError(`unable to parse requirement: ${(err as Error).message}`);
+        }
+        const after = this.next(true);
+        if (after.tok === 'end') return out;
+        if (after.tok === ',') {
+          const n = this.look(true);
+          if (n.tok !== 'id' && n.tok !== '!') throw new SelectorSyntaxError(`found '${n.lit}', expected: identifier after ','`);
+          continue;
+        }
+        throw new SelectorSyntaxError(`found '${after.lit}', expected: ',' or 'end of string'`);
+      }
+      if (tok === 'end') return out;
+      throw new SelectorSyntaxError(`found '${lit}', expected: !, identifier, or 'end of string'`);
     }
   }
-  if (current.trim()) terms.push(current.trim());
-  return terms.filter((t) => t !== '');
+
+  private requirement(): Requirement {
+    let op: Operator | undefined;
+    let t = this.next(true);
+    if (t.tok === '!') {
+      op = '!';
+      t = this.next(true);
+    }
+    if (t.tok !== 'id') throw new SelectorSyntaxError(`found '${t.lit}', expected: identifier`);
+    const key = t.lit;
+    const keyProblems = qualifiedNameProblems(key);
+    if (keyProblems.length) throw new SelectorSyntaxError(invalidValue('<nil>', key, keyProblems.join('; ')));
+    const n = this.look(true).tok;
+    // `!key` is complete whatever follows; what follows is then the parser's to reject.
+    if (op === '!' || n === 'end' || n === ',') return newRequirement(key, op ?? 'exists', []);
+    const o = this.next(false);
+    const ops: Partial<Record<Tok, Operator>> = { in: 'in', notin: 'notin', '=': '=', '==': '==', '!=': '!=', '>': 'gt', '<': 'lt' };
+    const binary = ops[o.tok];
+    if (!binary) throw new SelectorSyntaxError(`found '${o.lit}', expected: in, notin, =, ==, !=, gt, lt`);
+    const values = binary === 'in' || binary === 'notin' ? this.setValues() : this.exactValue();
+    return newRequirement(key, binary, [...new Set(values)].sort());
+  }
+
+  private setValues(): string[] {
+    const open = this.next(true);
+    if (open.tok !== '(') throw new SelectorSyntaxError(`found '${open.lit}' expected: '('`);
+    const { tok, lit } = this.look(true);
+    if (tok === ')') {
+      this.next(true);
+      return [''];
+    }
+    if (tok !== 'id' && tok !== ',') throw new SelectorSyntaxError(`found '${lit}', expected: ',', ')' or identifier`);
+    const values = this.identifiers();
+    if (this.next(true).tok !== ')') throw new SelectorSyntaxError(`found '${lit}', expected: ')'`);
+    return values;
+  }
+
+  private identifiers(): string[] {
+    const values = new Set<string>();
+    for (;;) {
+      const t = this.next(true);
+      if (t.tok === 'id') {
+        values.add(t.lit);
+        const n = this.look(true);
+        if (n.tok === ',') continue;
+        if (n.tok === ')') return [...values];
+        throw new SelectorSyntaxError(`found '${n.lit}', expected: ',' or ')'`);
+      }
+      if (t.tok === ',') {
+        if (values.size === 0) values.add('');
+        const n = this.look(true);
+        if (n.tok === ')') {
+          values.add('');
+          return [...values];
+        }
+        if (n.tok === ',') {
+          this.next(true);
+          values.add('');
+        }
+        continue;
+      }
+      throw new SelectorSyntaxError(`found '${t.lit}', expected: ',', or identifier`);
+    }
+  }
+
+  private exactValue(): string[] {
+    const n = this.look(true);
+    if (n.tok === 'end' || n.tok === ',') return [''];
+    const t = this.next(true);
+    if (t.tok === 'id') return [t.lit];
+    throw new SelectorSyntaxError(`found '${t.lit}', expected: identifier`);
+  }
 }
 
-function labelTerm(term: string): Matcher {
-  const setMatch = /^([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(term);
-  if (setMatch) {
-    const [, key, op, list] = setMatch as unknown as [string, string, string, string];
-    const values = list.split(',').map((v) => v.trim());
-    return (obj) => {
-      const value = obj.metadata.labels?.[key];
-      return op === 'in' ? value !== undefined && values.includes(value) : value === undefined || !values.includes(value);
-    };
-  }
-  const cmp = /^([^\s!=]+)\s*(==|=|!=)\s*([^\s]*)$/.exec(term);
-  if (cmp) {
-    const [, key, op, expected] = cmp as unknown as [string, string, string, string];
-    return (obj) => {
-      const value = obj.metadata.labels?.[key];
-      return op === '!=' ? value !== expected : value === expected;
-    };
-  }
-  const exists = /^(!?)([^\s!=()]+)$/.exec(term);
-  if (exists) {
-    const [, not, key] = exists as unknown as [string, string, string];
-    return (obj) => (obj.metadata.labels?.[key] !== undefined) !== (not === '!');
-  }
-  throw badRequest(`unable to parse requirement: found '${term}', expected: a valid label selector`);
+function requirementMatcher(r: Requirement): Matcher {
+  return (obj) => {
+    const labels = obj.metadata.labels ?? {};
+    const has = Object.hasOwn(labels, r.key);
+    const value = labels[r.key];
+    switch (r.op) {
+      case 'in':
+      case '=':
+      case '==':
+        return has && r.values.includes(value!);
+      case 'notin':
+      case '!=':
+        return !has || !r.values.includes(value!);
+      case 'exists':
+        return has;
+      case '!':
+        return !has;
+      case 'gt':
+      case 'lt': {
+        if (!has || !/^[+-]?[0-9]+$/.test(value!)) return false;
+        const n = Number(value);
+        return r.op === 'gt' ? n > Number(r.values[0]) : n < Number(r.values[0]);
+      }
+    }
+  };
 }
 
+/** Parses a `labelSelector` query parameter; a malformed one is a 400 worded as the API server words it. */
 export function parseLabelSelector(selector: string | null): Matcher {
   if (!selector) return () => true;
-  const matchers = splitTerms(selector).map(labelTerm);
+  let requirements: Requirement[];
+  try {
+    requirements = new LabelParser(lex(selector)).parse();
+  } catch (err) {
+    if (err instanceof SelectorSyntaxError) throw badRequest(err.message);
+    throw err;
+  }
+  const matchers = requirements.map(requirementMatcher);
   return (obj) => matchers.every((m) => m(obj));
 }
 
-const FIELDS: Record<string, (obj: KubeObject) => string | undefined> = {
+// ---- field selectors ----
+
+/** How a field selector reads one field of an object: as the string the API server's field set holds. */
+export type FieldGetter = (obj: KubeObject) => string;
+
+/**
+ * The fields a kind can be selected by. Kinds with a field-label
+ * conversion of their own answer `field label not supported: X` for
+ * others (or their own wording); the rest answer with the generic
+ * `"X" is not a known field selector` message.
+ */
+export interface SelectableFields {
+  fields: Record<string, FieldGetter>;
+  /** The 400 message for a field the kind does not support. */
+  unsupported?: (field: string) => string;
+}
+
+export const METADATA_FIELDS: Record<string, FieldGetter> = {
   'metadata.name': (obj) => obj.metadata.name,
   'metadata.namespace': (obj) => obj.metadata.namespace ?? '',
 };
 
-export function parseFieldSelector(selector: string | null): Matcher {
+const DEFAULT_FIELDS: SelectableFields = {
+  fields: METADATA_FIELDS,
+  unsupported: (field) => `"${field}" is not a known field selector: only "metadata.name", "metadata.namespace"`,
+};
+
+/** The message of kinds with their own field-label conversion. */
+export const fieldLabelNotSupported = (field: string): string => `field label not supported: ${field}`;
+
+/** Splits at unescaped commas (fields.splitTerms). */
+function splitFieldTerms(selector: string): string[] {
+  const terms: string[] = [];
+  let start = 0;
+  let escaped = false;
+  for (let i = 0; i < selector.length; i++) {
+    const c = selector[i];
+    if (escaped) escaped = false;
+    else if (c === '\\') escaped = true;
+    else if (c === ',') {
+      terms.push(selector.slice(start, i));
+      start = i + 1;
+    }
+  }
+  terms.push(selector.slice(start));
+  return terms;
+}
+
+function unescapeFieldValue(value: string): string {
+  return value.replace(/\\([\\,=!])/g, '$1');
+}
+
+/** Parses a `fieldSelector` for a kind whose selectable fields are `selectable` (metadata.name/namespace by default). */
+export function parseFieldSelector(selector: string | null, selectable: SelectableFields = DEFAULT_FIELDS): Matcher {
   if (!selector) return () => true;
-  const matchers = splitTerms(selector).map((term): Matcher => {
-    const cmp = /^([^\s!=]+)\s*(==|=|!=)\s*(.*)$/.exec(term);
-    if (!cmp) throw badRequest(`invalid selector: '${selector}'; can't understand '${term}'`);
-    const [, field, op, expected] = cmp as unknown as [string, string, string, string];
-    const get = FIELDS[field];
-    if (!get) throw badRequest(`field label not supported: ${field}`);
-    return (obj) => (op === '!=' ? get(obj) !== expected : get(obj) === expected);
-  });
+  const matchers: Matcher[] = [];
+  for (const term of splitFieldTerms(selector).sort()) {
+    if (term === '') continue;
+    let split: [string, string, string] | undefined;
+    for (let i = 0; i < term.length && !split; i++) {
+      for (const op of ['!=', '==', '=']) {
+        if (term.startsWith(op, i)) {
+          split = [term.slice(0, i), op, term.slice(i + op.length)];
+          break;
+        }
+      }
+    }
+    if (!split) throw badRequest(`invalid selector: '${selector}'; can't understand '${term}'`);
+    const [field, op, raw] = split;
+    const expected = unescapeFieldValue(raw);
+    const get = selectable.fields[field];
+    if (!get) throw badRequest((selectable.unsupported ?? DEFAULT_FIELDS.unsupported!)(field));
+    matchers.push((obj) => (op === '!=' ? get(obj) !== expected : get(obj) === expected));
+  }
   return (obj) => matchers.every((m) => m(obj));
 }
 

@@ -152,6 +152,8 @@ export interface FieldError {
   field: string;
   /** The offending value; absent for Required. */
   value?: unknown;
+  /** The value as the API server's Go formatting prints it (`[]string{"a"}`), when JSON would not read the same. */
+  goValue?: string;
   detail: string;
 }
 
@@ -168,8 +170,14 @@ function fieldErrorBody(e: FieldError): string {
     case 'FieldValueNotSupported':
       return `Unsupported value: ${JSON.stringify(e.value)}${e.detail ? `: ${e.detail}` : ''}`;
     default:
+      if (e.goValue !== undefined) return `Invalid value: ${e.goValue}: ${e.detail}`;
       return `Invalid value: ${typeof e.value === 'string' ? JSON.stringify(e.value) : JSON.stringify(e.value ?? null)}: ${e.detail}`;
   }
+}
+
+/** A Go `[]string` as `%#v` prints it. */
+export function goStrings(values: string[]): string {
+  return `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
 }
 
 /** 422 `Invalid`: `Namespace "Bad" is invalid: metadata.name: Invalid value: ...`. */

@@ -36,6 +36,57 @@ export function nameProblems(rule: NameRule, value: string): string[] {
   return problems;
 }
 
+const QUALIFIED_NAME_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
+const QUALIFIED_NAME_RE = new RegExp(`^${QUALIFIED_NAME_FMT}$`);
+const QUALIFIED_NAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_VALUE_FMT = `(${QUALIFIED_NAME_FMT})?`;
+const LABEL_VALUE_RE = new RegExp(`^${LABEL_VALUE_FMT}$`);
+const LABEL_VALUE_MSG =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/** Largest total size of an object's annotations (keys and values), in bytes. */
+export const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
+
+/**
+ * Problems with a label or annotation key: an optional DNS subdomain
+ * prefix and `/`, then a name of at most 63 characters
+ * (validation.IsQualifiedName).
+ */
+export function qualifiedNameProblems(value: string): string[] {
+  const problems: string[] = [];
+  const parts = value.split('/');
+  let name: string;
+  if (parts.length === 1) {
+    name = parts[0]!;
+  } else if (parts.length === 2) {
+    const prefix = parts[0]!;
+    name = parts[1]!;
+    if (prefix.length === 0) problems.push('prefix part must be non-empty');
+    else for (const p of nameProblems('dns1123-subdomain', prefix)) problems.push(`prefix part ${p}`);
+  } else {
+    return [
+      `a qualified name ${regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, ['MyName', 'my.name', '123-abc'])} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
+  }
+  if (name.length === 0) problems.push('name part must be non-empty');
+  else if (name.length > 63) problems.push('name part must be no more than 63 characters');
+  if (!QUALIFIED_NAME_RE.test(name)) problems.push(`name part ${regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, ['MyName', 'my.name', '123-abc'])}`);
+  return problems;
+}
+
+/** Problems with a label value: empty, or at most 63 characters of a restricted alphabet (validation.IsValidLabelValue). */
+export function labelValueProblems(value: string): string[] {
+  const problems: string[] = [];
+  if (value.length > 63) problems.push('must be no more than 63 characters');
+  if (!LABEL_VALUE_RE.test(value)) problems.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, ['MyValue', 'my_value', '12345']));
+  return problems;
+}
+
+/** A map's entries in a stable order (the API server walks a Go map; tests should not depend on its order). */
+function sortedEntries(map: Record<string, unknown>): [string, unknown][] {
+  return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** The checks every object's metadata gets on create and update. */
 export function validateObjectMeta(meta: Record<string, unknown>, rule: NameRule, namespaced: boolean): FieldError[] {
   const errors: FieldError[] = [];
@@ -57,10 +108,22 @@ export function validateObjectMeta(meta: Record<string, unknown>, rule: NameRule
       errors.push({ type: 'FieldValueInvalid', field: `metadata.${field}`, value: map, detail: 'must be a map of string keys to string values' });
       continue;
     }
-    for (const [key, value] of Object.entries(map as Record<string, unknown>)) {
+    let size = 0;
+    for (const [key, value] of sortedEntries(map as Record<string, unknown>)) {
       if (typeof value !== 'string') {
         errors.push({ type: 'FieldValueInvalid', field: `metadata.${field}.${key}`, value, detail: 'must be a string' });
+        continue;
       }
+      if (field === 'labels') {
+        for (const problem of qualifiedNameProblems(key)) errors.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: key, detail: problem });
+        for (const problem of labelValueProblems(value)) errors.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value, detail: problem });
+      } else {
+        for (const problem of qualifiedNameProblems(key.toLowerCase())) errors.push({ type: 'FieldValueInvalid', field: 'metadata.annotations', value: key, detail: problem });
+        size += key.length + Buffer.byteLength(value);
+      }
+    }
+    if (size > TOTAL_ANNOTATION_SIZE_LIMIT) {
+      errors.push({ type: 'FieldValueTooLong', field: 'metadata.annotations', detail: `must have at most ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes` });
     }
   }
   return errors;

@@ -74,7 +74,8 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
     if (!node) return; // Stays Pending, as without a fitting node.
     const next = structuredClone(pod);
     (next.spec as Obj).nodeName = node.metadata.name;
-    api.update(pods, next, { manager: 'kube-scheduler' });
+    // Through the binding subresource, as a scheduler binds: a client's update may not set spec.nodeName.
+    api.update(pods, next, { manager: 'kube-scheduler', subresource: 'binding' });
     const bound = api.get(pods, pod.metadata.namespace, pod.metadata.name);
     const conditions = [{ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: now() }];
     api.update(pods, { ...bound, status: { ...status(bound), conditions } }, { subresource: 'status', manager: 'kube-scheduler' });

@@ -5,8 +5,8 @@
  * in the kind's strategy here; what controllers do lives in controllers/.
  */
 import type { FieldError } from '../status.js';
-import { invalid } from '../status.js';
-import { matchesSelector, formatSelector, type LabelSelectorObject } from '../selectors.js';
+import { goStrings, invalid } from '../status.js';
+import { fieldLabelNotSupported, formatSelector, matchesSelector, METADATA_FIELDS, type FieldGetter, type LabelSelectorObject, type SelectableFields } from '../selectors.js';
 import type { KubeObject, ResourceStrategy, ResourceType, TableColumn, Verb } from '../resources.js';
 import * as d from './defaults.js';
 
@@ -31,7 +31,17 @@ interface KindDef {
   columns?: TableColumn[];
   strategy?: ResourceStrategy;
   returnDeletedObject?: boolean;
+  fields?: SelectableFields;
 }
+
+/** Selectable fields of a kind with its own field-label conversion: metadata.name/namespace and `more`. */
+export function ownFields(more: Record<string, FieldGetter>, opts: { clusterScoped?: boolean; unsupported?: (field: string) => string } = {}): SelectableFields {
+  const fields = { ...METADATA_FIELDS, ...more };
+  if (opts.clusterScoped) delete fields['metadata.namespace'];
+  return { fields, unsupported: opts.unsupported ?? fieldLabelNotSupported };
+}
+
+const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
 
 function define(def: KindDef): ResourceType {
   const plural = def.plural ?? `${def.kind.toLowerCase()}s`;
@@ -62,6 +72,7 @@ function define(def: KindDef): ResourceType {
   if (def.columns) type.columns = def.columns;
   if (def.strategy) type.strategy = def.strategy;
   if (def.returnDeletedObject) type.returnDeletedObject = true;
+  if (def.fields) type.selectableFields = def.fields;
   return type;
 }
 
@@ -110,6 +121,46 @@ function validateContainers(podSpec: Obj, path: string): FieldError[] {
   return errors;
 }
 
+const POD_UPDATABLE =
+  'pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
+
+/**
+ * A pod's spec is immutable but for images, activeDeadlineSeconds,
+ * added tolerations and terminationGracePeriodSeconds (ValidatePodUpdate).
+ * The real message ends with a Go diff of the internal PodSpec; this one
+ * lists the changed fields instead.
+ */
+export function validatePodUpdate(o: KubeObject, old: KubeObject): FieldError[] {
+  const now = spec(o);
+  const before = spec(old);
+  for (const key of ['containers', 'initContainers'] as const) {
+    if (((now[key] as Obj[] | undefined) ?? []).length !== ((before[key] as Obj[] | undefined) ?? []).length) {
+      return [{ type: 'FieldValueForbidden', field: `spec.${key}`, detail: 'pod updates may not add or remove containers' }];
+    }
+  }
+  const masked = (s: Obj, images: Obj): Obj => {
+    const copy = structuredClone(s);
+    for (const key of ['containers', 'initContainers'] as const) {
+      ((copy[key] as Obj[] | undefined) ?? []).forEach((c, i) => {
+        if (c) c.image = ((images[key] as Obj[] | undefined) ?? [])[i]?.image;
+      });
+    }
+    delete copy.activeDeadlineSeconds;
+    delete copy.terminationGracePeriodSeconds;
+    delete copy.tolerations;
+    return copy;
+  };
+  const a = masked(now, before);
+  const b = masked(before, before);
+  const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
+  const oldTolerations = ((before.tolerations as Obj[] | undefined) ?? []).map((t) => JSON.stringify(t));
+  const newTolerations = new Set(((now.tolerations as Obj[] | undefined) ?? []).map((t) => JSON.stringify(t)));
+  if (oldTolerations.some((t) => !newTolerations.has(t))) changed.push('tolerations');
+  if (changed.length === 0) return [];
+  const diff = changed.map((k) => `  spec.${k}: ${JSON.stringify(b[k] ?? null)} -> ${JSON.stringify(a[k] ?? null)}`).join('\n');
+  return [{ type: 'FieldValueForbidden', field: 'spec', detail: `${POD_UPDATABLE}\n${diff}\n` }];
+}
+
 /** apps/v1 selectors cannot change after creation. */
 function keepSelector(kind: string, group: string): ResourceStrategy['prepareForUpdate'] {
   return (o, old) => {
@@ -138,16 +189,47 @@ function podPhase(o: Obj): string {
 /** Per-sandbox allocators for what the API server assigns on create. */
 export interface Allocators {
   clusterIp(): string;
+  /** Takes an address a Service asks for; an error message when it cannot (`failed to allocate IP ...`). */
+  claimClusterIp(ip: string): string | undefined;
   nodePort(): number;
 }
 
+/** The service range of the sandbox, as `--service-cluster-ip-range` sets it on an API server. */
+export const SERVICE_CIDR = '10.96.0.0/12';
+
+function ipv4(ip: string): number | undefined {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
+  if (!m) return undefined;
+  const parts = m.slice(1).map(Number);
+  if (parts.some((p) => p > 255)) return undefined;
+  return ((parts[0]! << 24) >>> 0) + (parts[1]! << 16) + (parts[2]! << 8) + parts[3]!;
+}
+
+const isIpv6 = (ip: string): boolean => ip.includes(':') && /^[0-9a-fA-F:.]+$/.test(ip);
+
 export function newAllocators(): Allocators {
+  const [base, bits] = SERVICE_CIDR.split('/') as [string, string];
+  const first = ipv4(base)!;
+  const size = 2 ** (32 - Number(bits));
+  const used = new Set<number>();
   let nextIp = 10;
   let nextPort = 30000;
+  const show = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
   return {
     clusterIp() {
-      const n = nextIp++;
-      return `10.96.${Math.floor(n / 256)}.${n % 256}`;
+      while (used.has(first + nextIp)) nextIp++;
+      const n = first + nextIp++;
+      used.add(n);
+      return show(n);
+    },
+    claimClusterIp(ip) {
+      const n = ipv4(ip);
+      if (n === undefined || n <= first || n >= first + size - 1) {
+        return `failed to allocate IP ${ip}: the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}`;
+      }
+      if (used.has(n)) return `failed to allocate IP ${ip}: provided IP is already allocated`;
+      used.add(n);
+      return undefined;
     },
     nodePort() {
       return nextPort++;
@@ -161,6 +243,16 @@ function serviceStrategy(alloc: Allocators): ResourceStrategy {
     prepareForCreate(o) {
       const s = spec(o);
       if (s.type !== 'ExternalName') {
+        if (s.clusterIP && s.clusterIP !== 'None') {
+          const ip = String(s.clusterIP);
+          if (ipv4(ip) === undefined && !isIpv6(ip)) {
+            throw invalid('Service', '', o.metadata.name, [
+              { type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', value: ip, detail: 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)' },
+            ]);
+          }
+          const problem = alloc.claimClusterIp(ip);
+          if (problem) throw invalid('Service', '', o.metadata.name, [{ type: 'FieldValueInvalid', field: 'spec.clusterIPs', value: [ip], goValue: goStrings([ip]), detail: problem }]);
+        }
         if (!s.clusterIP) s.clusterIP = alloc.clusterIp();
         s.clusterIPs = [s.clusterIP];
         if (s.clusterIP !== 'None') {
@@ -185,8 +277,11 @@ function serviceStrategy(alloc: Allocators): ResourceStrategy {
         const was = ((before.ports as Obj[] | undefined) ?? []).find((q) => q.port === p.port && (q.protocol ?? 'TCP') === (p.protocol ?? 'TCP'));
         if (was?.nodePort && (s.type === 'NodePort' || s.type === 'LoadBalancer')) p.nodePort ??= was.nodePort;
       }
-      if (s.clusterIP !== before.clusterIP && before.clusterIP) {
-        throw invalid('Service', '', o.metadata.name, [{ type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', value: s.clusterIP, detail: 'may not change once set' }]);
+      const ips = Array.isArray(s.clusterIPs) ? (s.clusterIPs as string[]) : [String(s.clusterIP)];
+      if ((s.clusterIP !== before.clusterIP || ips[0] !== before.clusterIP) && before.clusterIP) {
+        throw invalid('Service', '', o.metadata.name, [
+          { type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', value: ips, goValue: goStrings(ips.map(String)), detail: 'may not change once set' },
+        ]);
       }
     },
   };
@@ -202,6 +297,17 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       kind: 'Pod',
       namespaced: true,
       returnDeletedObject: true,
+      fields: ownFields({
+        'spec.nodeName': (o) => str(spec(o).nodeName),
+        'spec.restartPolicy': (o) => str(spec(o).restartPolicy),
+        'spec.schedulerName': (o) => str(spec(o).schedulerName),
+        'spec.serviceAccountName': (o) => str(spec(o).serviceAccountName),
+        'status.phase': (o) => str(status(o).phase),
+        'status.podIP': (o) => str(status(o).podIP),
+        // The field set holds the first IP of each family; the sandbox's pods have one.
+        'status.podIPs': (o) => str(((status(o).podIPs as Obj[] | undefined) ?? [])[0]?.ip),
+        'status.nominatedNodeName': (o) => str(status(o).nominatedNodeName),
+      }),
       shortNames: ['po'],
       categories: ['all'],
       status: true,
@@ -218,6 +324,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
           o.status = { phase: 'Pending', qosClass: 'BestEffort' };
         },
         validate: (o) => validateContainers(spec(o), 'spec'),
+        validateUpdate: validatePodUpdate,
       },
     }),
     core({
@@ -290,12 +397,22 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
     core({
       kind: 'Event',
       namespaced: true,
+      fields: ownFields({
+        ...Object.fromEntries(
+          ['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [`involvedObject.${f}`, (o: KubeObject) => str((o.involvedObject as Obj | undefined)?.[f])]),
+        ),
+        reason: (o) => str(o.reason),
+        reportingComponent: (o) => str(o.reportingComponent),
+        source: (o) => str((o.source as Obj | undefined)?.component ?? o.reportingComponent),
+        type: (o) => str(o.type),
+      }),
       shortNames: ['ev'],
       columns: [col('Type', (o) => o.type ?? ''), col('Reason', (o) => o.reason ?? ''), col('Message', (o) => o.message ?? '')],
     }),
     core({
       kind: 'Node',
       namespaced: false,
+      fields: ownFields({ 'spec.unschedulable': (o) => String(spec(o).unschedulable === true) }, { clusterScoped: true }),
       shortNames: ['no'],
       status: true,
       columns: [
@@ -367,6 +484,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       version: 'v1',
       kind: 'Job',
       namespaced: true,
+      fields: ownFields({ 'status.successful': (o) => String(status(o).succeeded ?? 0) }, { unsupported: (f) => `field label "${f}" not supported for Job` }),
       categories: ['all'],
       status: true,
       generation: true,
