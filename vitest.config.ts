@@ -1,10 +1,37 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+
+/**
+ * Two tiers. `sandbox`: every test, against the in-process Kubernetes API
+ * sandbox and the other servers the tests start. `real-apiserver`: only when
+ * VNFM_KUBE_APISERVER_DIR names the directory of the real kube-apiserver and
+ * kube-controller-manager (test/support/real-apiserver.ts): the conformance
+ * suite and the end-to-end tests that matter for a real cluster, once more,
+ * against one real control plane started for the whole run.
+ */
+const realTier: TestProjectInlineConfiguration[] = process.env['VNFM_KUBE_APISERVER_DIR']
+  ? [
+      {
+        extends: true,
+        test: {
+          name: 'real-apiserver',
+          include: ['test/conformance/**/*.test.ts', 'test/real/**/*.test.ts'],
+          globalSetup: ['test/support/real-apiserver-setup.ts'],
+        },
+      },
+    ]
+  : [];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: { name: 'sandbox', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/real/**'] },
+      },
+      ...realTier,
+    ],
   },
 });

@@ -4,7 +4,8 @@
 # run as heat-all, sshd, openssl; for the simulated nodes of test/support/nodes.ts
 # sudo, the CNCF registry that their docker stand-in runs, skopeo and htpasswd)
 # and the `openstack` CLI with its Heat plugin that the OpenStack benchmark
-# compares with.
+# compares with; etcd for the real Kubernetes API server tier
+# (test/support/real-apiserver.ts).
 #
 # Run as root on Debian bookworm. Idempotent: when every package is already
 # installed it changes nothing and returns at once. It never leaves a daemon
@@ -31,11 +32,12 @@ packages=(
   apache2-utils
   curl
   iproute2
+  etcd-server
 )
 
 # Services these packages ship: any of them that the install started is
 # stopped again.
-services=(keystone uwsgi apache2 ssh heat-api heat-engine docker-registry)
+services=(keystone uwsgi apache2 ssh heat-api heat-engine docker-registry etcd)
 
 log() { printf 'install-debian-deps: %s\n' "$*" >&2; }
 

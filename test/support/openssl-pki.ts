@@ -3,7 +3,7 @@
  * directory, so no key is ever committed.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -40,4 +40,44 @@ export function makeTestPki(): TestPki {
     otherKey: read('other.key'),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/** Files of a CA and a serving certificate it signed (all PEM). */
+export interface ServingPki {
+  caCertPath: string;
+  caKeyPath: string;
+  certPath: string;
+  keyPath: string;
+  caCert: string;
+}
+
+/**
+ * Makes, in `dir`, a CA and a serving certificate it signs for the given
+ * IP addresses and DNS names: enough for a TLS server whose clients verify
+ * it against the CA (and for a CA key that a server may sign with itself).
+ */
+export function makeServingPki(dir: string, sans: { ips: string[]; dns: string[] }, commonName = 'vnfm test server'): ServingPki {
+  const p = (f: string) => join(dir, f);
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  execFileSync('openssl', [
+    'req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.crt'), '-days', '2', '-subj', '/CN=vnfm test CA',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+  ], { stdio: 'pipe' });
+  execFileSync('openssl', ['req', '-new', ...ec, '-keyout', p('server.key'), '-out', p('server.csr'), '-subj', `/CN=${commonName}`], { stdio: 'pipe' });
+  const altNames = [...sans.ips.map((ip) => `IP:${ip}`), ...sans.dns.map((d) => `DNS:${d}`)].join(',');
+  writeFileSync(p('server.ext'), `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${altNames}\n`);
+  execFileSync('openssl', [
+    'x509', '-req', '-in', p('server.csr'), '-CA', p('ca.crt'), '-CAkey', p('ca.key'), '-CAcreateserial',
+    '-days', '2', '-out', p('server.crt'), '-extfile', p('server.ext'),
+  ], { stdio: 'pipe' });
+  return { caCertPath: p('ca.crt'), caKeyPath: p('ca.key'), certPath: p('server.crt'), keyPath: p('server.key'), caCert: readFileSync(p('ca.crt'), 'utf8') };
+}
+
+/** Makes an RSA key pair in `dir` as `<name>.key` (private, PKCS#8) and `<name>.pub` (SPKI). */
+export function makeRsaKeyPair(dir: string, name: string): { keyPath: string; pubPath: string } {
+  const keyPath = join(dir, `${name}.key`);
+  const pubPath = join(dir, `${name}.pub`);
+  execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', keyPath], { stdio: 'pipe' });
+  execFileSync('openssl', ['pkey', '-in', keyPath, '-pubout', '-out', pubPath], { stdio: 'pipe' });
+  return { keyPath, pubPath };
 }
