@@ -154,7 +154,8 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
       return;
     }
     if (!s.nodeName) {
-      schedule(pod);
+      // Only the default scheduler runs here; a pod naming another stays Pending, unbound.
+      if ((s.schedulerName ?? 'default-scheduler') === 'default-scheduler') schedule(pod);
       return;
     }
     const phase = status(pod).phase ?? 'Pending';
