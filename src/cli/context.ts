@@ -54,8 +54,27 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
     now: () => new Date(),
     async store() {
       if (!store) {
-        const { openStore } = await import('../store/index.js');
-        store = openStore(home);
+        const [{ openStore }, crypto, { holderStatus }] = await Promise.all([
+          import('../store/index.js'),
+          import('../crypto/index.js'),
+          import('../lcm/lock-holder.js'),
+        ]);
+        // Every command that opens the store refuses a malformed master key, not only those that open secrets.
+        crypto.checkMasterKeyForm(home, env);
+        const onDisk = (): Keyring[] => {
+          try {
+            return [crypto.loadKeyring({ home, env, createIfMissing: false })];
+          } catch (err) {
+            if (err instanceof SecretKeyError) return [];
+            throw err;
+          }
+        };
+        store = openStore(home, {
+          // A secret this process sealed before a rotation committed is sealed again under the store's
+          // active key when it is written: opened with the keys loaded then, sealed with those on disk now.
+          resealer: (token, fromKeyId, toKeyId) => crypto.resealToken([...(keyring ? [keyring] : []), ...onDisk()], token, fromKeyId, toKeyId),
+          isHolderAlive: (holder) => holderStatus(holder).state !== 'gone',
+        });
       }
       return store;
     },

@@ -4,7 +4,7 @@
  */
 export { Fernet, InvalidFernetKey, InvalidFernetToken, generateFernetKey } from './fernet.js';
 export type { FernetDecryptOptions, FernetEncryptOptions } from './fernet.js';
-export { KEY_FILE_NAME, MASTER_KEY_ENV, keyFilePath, keyIdOf, loadKeyring } from './keyring.js';
+export { KEY_FILE_NAME, MASTER_KEY_ENV, checkMasterKeyForm, keyFilePath, keyIdOf, loadKeyring, removeStaleKeyTempFiles, resealToken } from './keyring.js';
 export type { KeySource, Keyring, LoadKeyringOptions } from './keyring.js';
 export { rotateMasterKey } from './rotate.js';
-export type { RotateMasterKeyOptions, RotationResult, RotationStep, SecretStore, StoredSecret } from './rotate.js';
+export type { RotateMasterKeyOptions, RotationLock, RotationResult, RotationStep, SecretStore, StoredSecret } from './rotate.js';

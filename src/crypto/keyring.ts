@@ -31,8 +31,11 @@ export interface Keyring {
   primaryKeyId: string;
   /** Fingerprints of every key, primary first. */
   keyIds: string[];
-  /** Encrypts under the primary key; `keyId` is stored beside the token. */
-  encrypt(plain: string): { token: string; keyId: string };
+  /**
+   * Encrypts under the primary key, or under the key `keyId` when given
+   * (it must be in the keyring); the key's id is stored beside the token.
+   */
+  encrypt(plain: string, keyId?: string): { token: string; keyId: string };
   /**
    * Decrypts with the key named by `keyId` first, then with every other key.
    * Throws `SecretKeyError` when none of them opens the token.
@@ -89,8 +92,10 @@ class MasterKeyring implements Keyring {
     this.primaryKeyId = this.keyIds[0]!;
   }
 
-  encrypt(plain: string): { token: string; keyId: string } {
-    return { token: this.#fernets.get(this.primaryKeyId)!.encrypt(plain), keyId: this.primaryKeyId };
+  encrypt(plain: string, keyId = this.primaryKeyId): { token: string; keyId: string } {
+    const fernet = this.#fernets.get(keyId);
+    if (!fernet) throw new SecretKeyError(`key ${keyId} is not in the keyring (${describeSource(this.source, this.path)}; it holds ${this.keyIds.join(', ')})`);
+    return { token: fernet.encrypt(plain), keyId };
   }
 
   decrypt(token: string, keyId?: string): string {
@@ -225,12 +230,41 @@ function writeTempBeside(file: string, text: string): string {
     fs.writeFileSync(fd, text);
     fs.fsyncSync(fd);
   } catch (err) {
-    fs.closeSync(fd);
     fs.rmSync(temp, { force: true });
     throw err;
+  } finally {
+    fs.closeSync(fd);
   }
-  fs.closeSync(fd);
   return temp;
+}
+
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temp files a killed writer left beside `file`
+ * (`.master.key.<pid>.<random>.tmp`): they hold keys, retired ones after a
+ * killed rotation. A file whose writer still runs is left to it.
+ */
+export function removeStaleKeyTempFiles(file: string): void {
+  const dir = path.dirname(file);
+  const pattern = new RegExp(`^\\.${path.basename(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)\\.[0-9a-f]+\\.tmp$`);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = pattern.exec(name)?.[1];
+    if (pid !== undefined && Number(pid) !== process.pid && !processRuns(Number(pid))) fs.rmSync(path.join(dir, name), { force: true });
+  }
 }
 
 /**
@@ -279,6 +313,7 @@ export function loadKeyring(opts: LoadKeyringOptions): Keyring {
   if (envKeys) return createKeyring(envKeys, 'env');
 
   const file = keyFilePath(opts.home);
+  removeStaleKeyTempFiles(file);
   let keys = readKeyFile(file);
   if (!keys) {
     if (!opts.createIfMissing) {
@@ -291,4 +326,42 @@ export function loadKeyring(opts: LoadKeyringOptions): Keyring {
     if (!keys) throw new SecretKeyError(`the key file ${file} vanished right after it was created`);
   }
   return createKeyring(keys, 'file', file);
+}
+
+/**
+ * Checks the master key's form without loading it for use: a malformed
+ * `VNFM_MASTER_KEY`, or a key file that is malformed, not private or not a
+ * file, is refused (SecretKeyError) by every command that opens the store,
+ * not only by those that open secrets. A missing key file is fine here.
+ */
+export function checkMasterKeyForm(home: string, env: Record<string, string | undefined>): void {
+  if (keysFromEnv(env)) return;
+  readKeyFile(keyFilePath(home));
+}
+
+/**
+ * Seals a token again under the key `toKeyId`: opened with any of `keyrings`
+ * (the keys a process loaded earlier, and those on disk now), encrypted with
+ * the first that holds `toKeyId`. `undefined` when none opens the token;
+ * SecretKeyError when none holds `toKeyId`.
+ */
+export function resealToken(keyrings: readonly Keyring[], token: string, fromKeyId: string, toKeyId: string): { token: string; keyId: string } | undefined {
+  let plain: string | undefined;
+  for (const ring of keyrings) {
+    try {
+      plain = ring.decrypt(token, fromKeyId);
+      break;
+    } catch (err) {
+      if (!(err instanceof SecretKeyError)) throw err;
+    }
+  }
+  if (plain === undefined) return undefined;
+  const target = keyrings.find((ring) => ring.keyIds.includes(toKeyId));
+  if (!target) {
+    const where = keyrings[0] ? describeSource(keyrings[0].source, keyrings[0].path) : 'the keyring';
+    throw new SecretKeyError(`the store's secrets are sealed under master key ${toKeyId} since a key rotation, which ${where} does not hold (it has ${keyrings.flatMap((r) => r.keyIds).join(', ')})`, {
+      hint: `use the store's current master key (${MASTER_KEY_ENV}=<new key> after a rotation of keys kept in the environment); nothing was written`,
+    });
+  }
+  return target.encrypt(plain, toKeyId);
 }

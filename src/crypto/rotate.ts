@@ -15,23 +15,38 @@ import {
   keysFromEnv,
   loadKeyring,
   readKeyFile,
+  removeStaleKeyTempFiles,
   writeKeyFile,
 } from './keyring.js';
 
 /** One encrypted secret as the store keeps it. */
 export interface StoredSecret {
-  /** The store's name for the secret (for example `vim/<id>/password`). */
+  /** Where the store keeps it, for messages (for example `vim/<id>`). */
   ref: string;
   token: string;
   /** Fingerprint of the key the token was made with (`Keyring.keyIds`). */
   keyId: string;
 }
 
-/** Implemented by the store: every encrypted secret it holds. */
+/** Implemented by the store: every encrypted secret it holds, wherever it rests. */
 export interface SecretStore {
+  /** Every secret, read in one snapshot. */
   listSecrets(): StoredSecret[];
-  /** Replace all tokens in one transaction. */
-  replaceSecrets(updates: StoredSecret[]): void;
+  /**
+   * In one write transaction: offers every secret to `rewrite`, stores the
+   * token it returns in its place (none: unchanged) and records
+   * `activeKeyId` as the key writers must seal under from now on. Returns
+   * how many secrets changed. Listing and rewriting in the same transaction
+   * means no secret written meanwhile can be missed.
+   */
+  rewriteSecrets(rewrite: (secret: StoredSecret) => { token: string; keyId: string } | undefined, activeKeyId?: string): number;
+}
+
+/** The store's exclusive rotation lock (a row in the database, so it holds for every process sharing the store). */
+export interface RotationLock {
+  /** Takes the lock, or throws a ConflictError naming who holds it. */
+  acquire(): void;
+  release(): void;
 }
 
 /**
@@ -43,6 +58,8 @@ export type RotationStep =
   | 'key-file-extended'
   /** Every secret is encrypted under the new key (one transaction). */
   | 're-encrypted'
+  /** Every secret was checked to open with the new key alone. */
+  | 'verified'
   /** The key file holds the new key alone. */
   | 'key-file-replaced';
 
@@ -55,6 +72,8 @@ export interface RotateMasterKeyOptions {
   newKey?: string;
   /** Called after each step; tests use it to stop a rotation midway. */
   afterStep?: (step: RotationStep) => void;
+  /** Held for the whole rotation, so that two rotations never interleave. */
+  lock?: RotationLock;
 }
 
 export interface RotationResult {
@@ -70,42 +89,55 @@ export interface RotationResult {
    * with `VNFM_MASTER_KEY` the operator can now remove them from it.
    */
   retiredKeyIds: string[];
+  /**
+   * Secrets (outside the VIMs) that no key opened before the rotation:
+   * sealed under a key lost earlier. They are left as they are.
+   */
+  unreadable: string[];
 }
-
-/** How many times re-encryption is repeated for secrets written meanwhile. */
-const MAX_PASSES = 3;
 
 /**
  * Rotates the master key.
  *
  * Key file: (1) the file becomes [new, old...], (2) every secret is
- * re-encrypted under the new key in one transaction, (3) the file becomes
- * [new]. Each write is atomic, so whichever step a kill interrupts, the file
- * holds a key for every secret. Running the rotation again after a kill
- * finishes the job.
+ * re-encrypted under the new key in one transaction, which also records the
+ * new key as the store's active key, (3) every secret is checked to open
+ * with the new key alone, (4) the file becomes [new]. Each write is atomic,
+ * so whichever step a kill interrupts, the file holds a key for every
+ * secret. Running the rotation again after a kill finishes the job.
  *
  * `VNFM_MASTER_KEY`: vnfm cannot change the environment, so the operator puts
  * the new key first (`VNFM_MASTER_KEY=<new>,<old>`) and the rotation
  * re-encrypts every secret under that first key in one transaction.
  *
- * The caller keeps other vnfm processes from writing secrets meanwhile (the
- * store's write lock): a secret written under an old key after step (3)
- * could no longer be read.
+ * Other vnfm processes may write secrets meanwhile: each seals, inside its
+ * own write transaction, under the store's active key (the store's
+ * `sealForWrite`), so its write lands either before step (2), which then
+ * re-encrypts it, or after it, under the new key. Step (3) checks that this
+ * held before the old keys are dropped. Two rotations exclude each other by
+ * the store's lock (`lock`).
  */
 export function rotateMasterKey(opts: RotateMasterKeyOptions): RotationResult {
   const envKeys = keysFromEnv(opts.env);
-  return envKeys ? rotateEnvKeys(envKeys, opts) : rotateKeyFile(opts);
-}
-
-function rotateEnvKeys(envKeys: string[], opts: RotateMasterKeyOptions): RotationResult {
-  if (opts.newKey !== undefined) {
+  if (envKeys && opts.newKey !== undefined) {
     throw new UsageError(`cannot rotate to a given key while the keys come from ${MASTER_KEY_ENV}`, {
       hint: `put the new key first in ${MASTER_KEY_ENV} (${MASTER_KEY_ENV}=<new>,<old>) and rotate again; make one with: vnfm key-generate`,
     });
   }
+  opts.lock?.acquire();
+  try {
+    return envKeys ? rotateEnvKeys(envKeys, opts) : rotateKeyFile(opts);
+  } finally {
+    opts.lock?.release();
+  }
+}
+
+function rotateEnvKeys(envKeys: string[], opts: RotateMasterKeyOptions): RotationResult {
   const keyring = createKeyring(envKeys, 'env');
-  const rotated = reencryptAll(keyring, opts.secrets);
-  return { rotated, keyId: keyring.primaryKeyId, source: 'env', retiredKeyIds: keyring.keyIds.slice(1) };
+  const unreadable = unreadableSecrets(keyring, opts.secrets.listSecrets());
+  const rotated = reencryptAll(keyring, opts.secrets, unreadable);
+  verifyAll(createKeyring([envKeys[0]!], 'env'), opts.secrets, unreadable);
+  return { rotated, keyId: keyring.primaryKeyId, source: 'env', retiredKeyIds: keyring.keyIds.slice(1), unreadable: [...unreadable.values()] };
 }
 
 function rotateKeyFile(opts: RotateMasterKeyOptions): RotationResult {
@@ -120,11 +152,13 @@ function rotateKeyFile(opts: RotateMasterKeyOptions): RotationResult {
     });
   }
 
+  // Temp files of earlier rotations that were killed hold retired keys.
+  removeStaleKeyTempFiles(file);
   const stored = opts.secrets.listSecrets();
   const current = loadKeyring({ home: opts.home, env: {}, createIfMissing: stored.length === 0 });
   // Read everything before the key file changes: a store that cannot be read
   // already stops the rotation here, with nothing touched.
-  for (const secret of stored) current.decrypt(secret.token, secret.keyId);
+  const unreadable = unreadableSecrets(current, stored);
 
   const oldKeys = readKeyFile(file);
   if (!oldKeys) throw new SecretKeyError(`the key file ${file} vanished during the rotation`);
@@ -134,31 +168,64 @@ function rotateKeyFile(opts: RotateMasterKeyOptions): RotationResult {
   opts.afterStep?.('key-file-extended');
 
   const extended = createKeyring([newKey, ...oldKeys], 'file', file);
-  const rotated = reencryptAll(extended, opts.secrets);
+  const rotated = reencryptAll(extended, opts.secrets, unreadable);
   opts.afterStep?.('re-encrypted');
+
+  verifyAll(createKeyring([newKey], 'file', file), opts.secrets, unreadable);
+  opts.afterStep?.('verified');
 
   writeKeyFile(file, [newKey]);
   opts.afterStep?.('key-file-replaced');
 
   const retiredKeyIds = [...new Set(oldKeys.map(keyIdOf))].filter((id) => id !== newKeyId);
-  return { rotated, keyId: newKeyId, source: 'file', path: file, retiredKeyIds };
+  return { rotated, keyId: newKeyId, source: 'file', path: file, retiredKeyIds, unreadable: [...unreadable.values()] };
 }
 
 /**
- * Re-encrypts every secret not yet under the keyring's primary key, one
- * transaction per pass, and checks afterwards that none was written under
- * another key in the meantime.
+ * The tokens no key of `keyring` opens, by token (their refs as values).
+ * A VIM's secrets must open: the rotation stops (nothing touched) when
+ * one does not. Sealed values elsewhere that no key opens were sealed under
+ * a key lost before; they cannot be rotated and are left as they are.
  */
-function reencryptAll(keyring: Keyring, secrets: SecretStore): number {
-  let rotated = 0;
-  for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const stale = secrets.listSecrets().filter((s) => s.keyId !== keyring.primaryKeyId);
-    if (stale.length === 0) return rotated;
-    const updates = stale.map((s) => ({ ref: s.ref, ...keyring.encrypt(keyring.decrypt(s.token, s.keyId)) }));
-    secrets.replaceSecrets(updates);
-    rotated += updates.length;
+function unreadableSecrets(keyring: Keyring, stored: StoredSecret[]): Map<string, string> {
+  const unreadable = new Map<string, string>();
+  for (const secret of stored) {
+    try {
+      keyring.decrypt(secret.token, secret.keyId);
+    } catch (err) {
+      if (!(err instanceof SecretKeyError) || secret.ref.startsWith('vim/')) throw err;
+      unreadable.set(secret.token, secret.ref);
+    }
   }
-  throw new ConflictError(`secrets are still being written under an old master key after ${MAX_PASSES} re-encryption passes`, {
-    hint: 'stop the other vnfm processes and run the rotation again; every secret is still readable meanwhile',
-  });
+  return unreadable;
+}
+
+/** Re-encrypts every secret not yet under the keyring's primary key, in one transaction. */
+function reencryptAll(keyring: Keyring, secrets: SecretStore, unreadable: Map<string, string>): number {
+  return secrets.rewriteSecrets((s) => {
+    if (s.keyId === keyring.primaryKeyId || unreadable.has(s.token)) return undefined;
+    return keyring.encrypt(keyring.decrypt(s.token, s.keyId));
+  }, keyring.primaryKeyId);
+}
+
+/**
+ * Checks that every secret opens with `only` (the key about to remain):
+ * otherwise the old keys must stay, and the rotation stops here.
+ */
+function verifyAll(only: Keyring, secrets: SecretStore, unreadable: Map<string, string>): void {
+  const failed: string[] = [];
+  for (const s of secrets.listSecrets()) {
+    if (unreadable.has(s.token)) continue;
+    try {
+      only.decrypt(s.token, s.keyId);
+    } catch (err) {
+      if (!(err instanceof SecretKeyError)) throw err;
+      failed.push(s.ref);
+    }
+  }
+  if (failed.length > 0) {
+    throw new ConflictError(`${failed.length} secret(s) do not open with the new master key ${only.primaryKeyId} (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', ...' : ''}): the old keys are kept`, {
+      hint: 'every secret is still readable; run vnfm key-rotate again to finish the rotation',
+    });
+  }
 }

@@ -18,6 +18,7 @@ import { createKubernetesMgmtDriver } from './kubernetes-mgmt/index.js';
 import { createPrivateRegistryDriver } from './private-registry.js';
 import type { HookContext, HookOutcome, ManagementDriver, PackageScriptUse, PrepareInput } from './index.js';
 import { checkPackageScripts, runPackageScript } from './package-script.js';
+import type { ScriptIsolation } from './script-isolation.js';
 import type { SealedValue } from './sealed.js';
 import type { SendOptions } from './receiver.js';
 import type { HostKeyStore, SshConnector, SshRetry } from './ssh/types.js';
@@ -54,6 +55,12 @@ export interface ManagementServices {
   sshRetry?: Partial<SshRetry>;
   /** How many nodes are configured at once (default 10). */
   sshConcurrency?: number;
+  /**
+   * Whom package scripts run as and what they cannot see
+   * (script-isolation.ts); throws for a setting that cannot work. Absent:
+   * as vnfm's own user.
+   */
+  scriptIsolation?(): ScriptIsolation;
 }
 
 /** One built-in driver. */
@@ -115,6 +122,8 @@ export function createManagementDriver(services: ManagementServices): Management
       }
       checkPackageScripts(input.source, input.packageDir, scripts);
       if (scripts.length && !(await input.allowPackageScripts(scripts))) throw packageScriptRefusal(input.source, scripts);
+      // A script user that cannot work is refused before the operation starts.
+      if (scripts.length) services.scriptIsolation?.();
       const used = new Set<BuiltinDriver>();
       for (const hook of input.hooks) {
         const impl = input.implementations[hook];
@@ -131,7 +140,8 @@ export function createManagementDriver(services: ManagementServices): Management
       const driver = driverFor(impl);
       if (!driver) {
         if (!ctx.allowPackageScripts) throw packageScriptRefusal(`vnf instance ${ctx.vnfInstanceId}`, packageScriptsOf([ctx.hook], { [ctx.hook]: impl }));
-        return runPackageScript(ctx, impl, { open: services.open });
+        const isolation = services.scriptIsolation?.();
+        return runPackageScript(ctx, impl, { open: services.open, ...(isolation ? { isolation } : {}) });
       }
       if (!driver.hooks.includes(ctx.hook)) {
         ctx.report(`${ctx.hook}: the ${driver.name} driver has nothing to do at this hook`);

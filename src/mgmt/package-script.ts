@@ -10,19 +10,24 @@
  * ```
  *
  * The request's sealed values are opened (and redacted from the output
- * kept); the environment is a minimal one, never vnfm's own (no master
- * key); the script's output goes, line by line, to the operation's log; a
- * non-zero exit fails the hook. The operator consents before a script runs
- * (`--allow-package-scripts` or a prompt): see builtin.ts.
+ * kept, as are the VIM's credentials); the environment is a minimal one,
+ * never vnfm's own (no master key); the script's output goes, line by line,
+ * to the operation's log; a non-zero exit fails the hook. The operator
+ * consents before a script runs (`--allow-package-scripts` or a prompt): see
+ * builtin.ts. Whom the script runs as, and what it can reach, is
+ * script-isolation.ts: when vnfm runs as root, another user that cannot
+ * read VNFM_HOME, with `package_dir` a read-only copy of the package.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
-import { extname, isAbsolute, relative, resolve } from 'node:path';
+import { extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ValidationError, VnfmError } from '../errors.js';
 import type { HookImplementation, LcmHook } from '../vnfd/index.js';
 import type { HookContext, HookOutcome, PackageScriptUse } from './index.js';
-import { openSealed, redactSecrets, sealedStrings, type Open } from './sealed.js';
+import { createScriptWorkspace, describeIsolation, isolatedCommand, type ScriptIsolation, type ScriptWorkspace } from './script-isolation.js';
+import { openSealed, sealedStrings, type Open } from './sealed.js';
+import { createSessionRedactor } from './ssh/redact.js';
 
 export interface PackageScriptOptions {
   /** Opens the request's sealed values. */
@@ -31,6 +36,8 @@ export interface PackageScriptOptions {
   env?: Record<string, string | undefined>;
   /** After SIGTERM on abort, how long the script's process group has before SIGKILL (default 5000 ms). */
   killGraceMs?: number;
+  /** Whom the script runs as and what it cannot see (default: vnfm's own user, as is). */
+  isolation?: ScriptIsolation;
 }
 
 /** How many of the script's last output lines a failure shows. */
@@ -101,15 +108,15 @@ export function scriptCommand(path: string, file: string): [string, string[]] {
   return [path, []];
 }
 
-/** What the script reads on stdin; `request` already opened. */
-export function packageScriptPayload(ctx: HookContext, request: unknown): PackageScriptPayload {
+/** What the script reads on stdin; `request` already opened; `packageDir` the package as the script sees it. */
+export function packageScriptPayload(ctx: HookContext, request: unknown, packageDir = resolve(ctx.packageDir)): PackageScriptPayload {
   return {
     operation: ctx.hook,
     lcmOperation: ctx.operation,
     request,
     vnf_instance: ctx.result ?? ctx.instance,
     vnf_instance_before: ctx.instance,
-    package_dir: resolve(ctx.packageDir),
+    package_dir: packageDir,
     vim: { ...(ctx.vim.id ? { id: ctx.vim.id } : {}), name: ctx.vim.name, type: ctx.vim.spec.type },
   };
 }
@@ -124,6 +131,30 @@ export function scriptEnvironment(base: Record<string, string | undefined>, ctx:
     VNFM_LCM_OPERATION: ctx.operation,
     VNFM_VNF_INSTANCE_ID: ctx.vnfInstanceId,
   };
+}
+
+/**
+ * Every form in which a script's output may show a secret it was given or
+ * could find: the value itself, as it reads inside JSON (the script may echo
+ * its stdin), and each line of a multi-line value (a PEM key) on its own.
+ */
+export function secretForms(secrets: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const s of secrets) {
+    if (!s) continue;
+    out.add(s);
+    out.add(JSON.stringify(s).slice(1, -1));
+    if (/[\r\n]/.test(s)) {
+      for (const line of s.split(/\r?\n/).map((l) => l.trim())) if (line.length >= 8 && !line.startsWith('-----')) out.add(line);
+    }
+  }
+  return [...out];
+}
+
+/** The string values of the VIM's opened credentials. */
+function vimSecretStrings(secrets: unknown): string[] {
+  if (!secrets || typeof secrets !== 'object') return [];
+  return Object.values(secrets as Record<string, unknown>).filter((v): v is string => typeof v === 'string' && v !== '');
 }
 
 /** The `vnfm_record` object of the script's last stdout line, if that line is one. */
@@ -147,19 +178,42 @@ export async function runPackageScript(ctx: HookContext, impl: HookImplementatio
   const file = impl.artifactFile;
   if (!file) throw new VnfmError(`hook ${ctx.hook}: artifact ${impl.implementation} names no file`, { hint: 'give the artifact a file: Scripts/<name>.sh' });
   const path = packageScriptPath(ctx.packageDir, file);
-  const [command, args] = scriptCommand(path, file);
+  // Refused before anything is copied for it.
+  scriptCommand(path, file);
   const request = await openSealed(ctx.request, opts.open);
-  const secrets = sealedStrings(ctx.request, request);
-  const redact = (text: string) => redactSecrets(text, secrets);
-  const stdin = JSON.stringify(packageScriptPayload(ctx, request));
-  const name = `package script ${file} (hook ${ctx.hook}, artifact ${impl.implementation})`;
-
+  const redact = createSessionRedactor(secretForms([...sealedStrings(ctx.request, request), ...vimSecretStrings(ctx.vim.secrets)]));
+  const iso = opts.isolation ?? { kind: 'same-user' };
   ctx.signal.throwIfAborted();
+  const workspace = iso.kind === 'other-user' ? createScriptWorkspace(ctx.packageDir, iso.user) : undefined;
+  try {
+    return await runScript(ctx, impl, opts, { file, request, redact, iso, workspace, path });
+  } finally {
+    workspace?.remove();
+  }
+}
+
+async function runScript(
+  ctx: HookContext,
+  impl: HookImplementation,
+  opts: PackageScriptOptions,
+  run: { file: string; request: unknown; redact: (text: string) => string; iso: ScriptIsolation; workspace: ScriptWorkspace | undefined; path: string },
+): Promise<HookOutcome> {
+  const { file, redact, iso, workspace } = run;
+  const packageDir = workspace?.packageDir ?? resolve(ctx.packageDir);
+  const path = join(packageDir, relative(resolve(ctx.packageDir), run.path));
+  const [command, args] = scriptCommand(path, file);
+  const stdin = JSON.stringify(packageScriptPayload(ctx, run.request, packageDir));
+  const name = `package script ${file} (hook ${ctx.hook}, artifact ${impl.implementation})`;
+  const env = scriptEnvironment(opts.env ?? process.env, ctx);
+  if (workspace && iso.kind === 'other-user') Object.assign(env, { HOME: workspace.home, TMPDIR: workspace.home, USER: iso.user.name, LOGNAME: iso.user.name });
+  const launch = isolatedCommand(iso, command, args);
+
   ctx.report(`${ctx.hook}: running package script ${file}`);
-  ctx.log(`running ${file}: ${[command, ...args].join(' ')} in ${resolve(ctx.packageDir)}`);
-  const child = spawn(command, args, {
-    cwd: resolve(ctx.packageDir),
-    env: scriptEnvironment(opts.env ?? process.env, ctx),
+  ctx.log(`running ${file}: ${[command, ...args].join(' ')} in ${packageDir}${iso.kind === 'same-user' ? '' : ` ${describeIsolation(iso)}`}`);
+  const child = spawn(launch.command, launch.args, {
+    cwd: packageDir,
+    env,
+    ...(launch.uid !== undefined ? { uid: launch.uid, gid: launch.gid } : {}),
     stdio: ['pipe', 'pipe', 'pipe'],
     // Its own process group, so an abort stops whatever it started too.
     detached: true,
@@ -168,7 +222,7 @@ export async function runPackageScript(ctx: HookContext, impl: HookImplementatio
   let lastStdout: string | undefined;
   const keep = (line: string, stream: 'stdout' | 'stderr') => {
     const shown = redact(line);
-    if (stream === 'stdout') lastStdout = line;
+    if (stream === 'stdout') lastStdout = shown;
     tail.push(shown);
     if (tail.length > TAIL_LINES) tail.shift();
     ctx.log(`${file}${stream === 'stderr' ? ' [stderr]' : ''}: ${shown}`);

@@ -6,6 +6,7 @@ import { openDatabase, type Db } from './database.js';
 import { HostKeyRepository } from './host-key-repository.js';
 import { LcmOpOccRepository } from './lcm-op-occ-repository.js';
 import { PackageRepository } from './package-repository.js';
+import { SecretRepository, type Resealer, type StoreLockHolder } from './secret-repository.js';
 import { VimRepository } from './vim-repository.js';
 import { VnfInstanceRepository } from './vnf-instance-repository.js';
 
@@ -13,7 +14,9 @@ export { DATABASE_FILE, ensurePrivateDir } from './database.js';
 export type { SealedSecrets } from './vim-repository.js';
 export type { VnfLock } from './lcm-op-occ-repository.js';
 export type { HostKeyRecord } from './host-key-repository.js';
-export { HostKeyRepository, LcmOpOccRepository, PackageRepository, VimRepository, VnfInstanceRepository };
+export type { Resealer, SecretRewrite, StoreLockHolder, StoredSecret } from './secret-repository.js';
+export { ROTATION_LOCK } from './secret-repository.js';
+export { HostKeyRepository, LcmOpOccRepository, PackageRepository, SecretRepository, VimRepository, VnfInstanceRepository };
 
 export interface Store {
   readonly db: Db;
@@ -23,17 +26,32 @@ export interface Store {
   readonly opOccs: LcmOpOccRepository;
   /** SSH host keys pinned per server (management drivers). */
   readonly hostKeys: HostKeyRepository;
+  /** Every sealed secret wherever it rests (key rotation), and the rotation lock. */
+  readonly secrets: SecretRepository;
   close(): void;
 }
 
-export function openStore(home: string): Store {
+export interface OpenStoreOptions {
+  /**
+   * Seals a secret again under the store's active master key when a writer
+   * holds one sealed under a key a rotation has since retired. Without it
+   * such a secret is written as it is.
+   */
+  resealer?: Resealer;
+  /** Whether the holder of a store lock still runs (lcm/lock-holder.ts); without it every holder counts as running. */
+  isHolderAlive?: (holder: StoreLockHolder) => boolean;
+}
+
+export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
   const db = openDatabase(home);
+  const secrets = new SecretRepository(db, opts.resealer, opts.isHolderAlive);
   return {
     db,
-    vims: new VimRepository(db),
+    vims: new VimRepository(db, secrets),
     packages: new PackageRepository(db),
-    instances: new VnfInstanceRepository(db),
-    opOccs: new LcmOpOccRepository(db),
+    instances: new VnfInstanceRepository(db, secrets),
+    opOccs: new LcmOpOccRepository(db, secrets),
+    secrets,
     hostKeys: new HostKeyRepository(db),
     close: () => db.close(),
   };

@@ -2,6 +2,7 @@ import { NotFoundError, UsageError } from '../errors.js';
 import type { JournalStep } from '../infra/driver.js';
 import type { LcmOpOcc, LcmOperationState, PriorState } from '../lcm/model.js';
 import type { Db } from './database.js';
+import type { SecretRepository } from './secret-repository.js';
 
 interface OpOccRow {
   id: string;
@@ -55,7 +56,11 @@ export interface VnfLock {
  * the driver takes it.
  */
 export class LcmOpOccRepository {
-  constructor(private readonly db: Db) {}
+  /** `secrets`: seals a request's sealed values again under the active key if a rotation ran since; refuses locks during a rotation. */
+  constructor(
+    private readonly db: Db,
+    private readonly secrets?: SecretRepository,
+  ) {}
 
   /** Runs `fn` in an IMMEDIATE transaction: the write lock is taken first, so check-then-write is atomic across processes. */
   exclusive<T>(fn: () => T): T {
@@ -87,6 +92,10 @@ export class LcmOpOccRepository {
   }
 
   insert(op: LcmOpOcc, prior: PriorState): void {
+    this.db.transaction(() => this.insertRow(this.secrets ? this.secrets.sealForWrite(op) : op, this.secrets ? this.secrets.sealForWrite(prior) : prior)).immediate();
+  }
+
+  private insertRow(op: LcmOpOcc, prior: PriorState): void {
     this.db.prepare(`INSERT INTO lcm_op_occs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run({
       id: op.id,
       vnf_instance_id: op.vnfInstanceId,
@@ -164,6 +173,8 @@ export class LcmOpOccRepository {
 
   /** Takes the lock; the caller has checked, in the same exclusive transaction, that none is held. */
   takeLock(lock: VnfLock): void {
+    // An operation copies sealed values it read into what it writes at its end; no rotation may retire their key meanwhile.
+    this.secrets?.assertNoRotation();
     this.db
       .prepare('INSERT INTO vnf_locks (vnf_instance_id, op_id, pid, acquired_at) VALUES (?, ?, ?, ?)')
       .run(lock.vnfInstanceId, lock.opId, lock.pid, lock.acquiredAt);

@@ -1,6 +1,7 @@
 import type { Vim, VimAuth, VimSecrets, VimSpec, VimType } from '../vim/model.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { Db } from './database.js';
+import type { SecretRepository } from './secret-repository.js';
 
 /** A VIM's secrets as stored: one Fernet token and the id of its key. */
 export interface SealedSecrets {
@@ -85,7 +86,11 @@ const COLUMNS = [
 ] as const;
 
 export class VimRepository {
-  constructor(private readonly db: Db) {}
+  /** `secrets`: seals a VIM's secrets again under the active key if a rotation ran since they were sealed. */
+  constructor(
+    private readonly db: Db,
+    private readonly secrets?: SecretRepository,
+  ) {}
 
   list(): Vim[] {
     const rows = this.db.prepare('SELECT * FROM vims ORDER BY created_at, name').all() as VimRow[];
@@ -127,9 +132,9 @@ export class VimRepository {
    * one in the same transaction: there is never more than one.
    */
   insert(vim: Vim, sealed: SealedSecrets | undefined): void {
-    const row = toRow(vim, sealed);
     this.db
       .transaction(() => {
+        const row = toRow(vim, this.secrets ? this.secrets.sealTokenForWrite(sealed) : sealed);
         this.assertNameFree(vim.name);
         if (vim.isDefault) this.db.prepare('UPDATE vims SET is_default = 0 WHERE is_default = 1').run();
         this.db
@@ -144,10 +149,10 @@ export class VimRepository {
    * `undefined` to keep the stored ones.
    */
   update(vim: Vim, sealed?: SealedSecrets | null): void {
-    const row = toRow(vim, sealed ?? undefined);
     const columns = COLUMNS.filter((c) => c !== 'id' && c !== 'created_at' && (sealed !== undefined || !c.startsWith('secrets_')));
     this.db
       .transaction(() => {
+        const row = toRow(vim, (this.secrets && sealed ? this.secrets.sealTokenForWrite(sealed) : sealed) ?? undefined);
         this.assertNameFree(vim.name, vim.id);
         if (vim.isDefault) this.db.prepare('UPDATE vims SET is_default = 0 WHERE is_default = 1 AND id <> ?').run(vim.id);
         const result = this.db
@@ -191,20 +196,5 @@ export class VimRepository {
       k: string;
     }[];
     return rows.map((r) => r.k);
-  }
-
-  // SecretStore, for key rotation: every sealed secret, replaced in one transaction.
-
-  listSecrets(): { ref: string; token: string; keyId: string }[] {
-    return this.db
-      .prepare('SELECT id AS ref, secrets_token AS token, secrets_key_id AS keyId FROM vims WHERE secrets_token IS NOT NULL')
-      .all() as { ref: string; token: string; keyId: string }[];
-  }
-
-  replaceSecrets(updates: { ref: string; token: string; keyId: string }[]): void {
-    const stmt = this.db.prepare('UPDATE vims SET secrets_token = ?, secrets_key_id = ? WHERE id = ?');
-    this.db.transaction(() => {
-      for (const u of updates) stmt.run(u.token, u.keyId, u.ref);
-    }).immediate();
   }
 }

@@ -1,6 +1,7 @@
 import { ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { VnfInstance } from '../lcm/model.js';
 import type { Db } from './database.js';
+import type { SecretRepository } from './secret-repository.js';
 
 interface InstanceRow {
   id: string;
@@ -73,7 +74,16 @@ function toRow(i: VnfInstance): InstanceRow {
  * transaction.
  */
 export class VnfInstanceRepository {
-  constructor(private readonly db: Db) {}
+  /** `secrets`: seals the sealed values an instance keeps again under the active key if a rotation ran since they were sealed. */
+  constructor(
+    private readonly db: Db,
+    private readonly secrets?: SecretRepository,
+  ) {}
+
+  /** The row to write, inside the write transaction (see SecretRepository.sealForWrite). */
+  private rowOf(instance: VnfInstance): InstanceRow {
+    return toRow(this.secrets ? this.secrets.sealForWrite(instance) : instance);
+  }
 
   list(): VnfInstance[] {
     return (this.db.prepare('SELECT * FROM vnf_instances ORDER BY created_at, id').all() as InstanceRow[]).map(toInstance);
@@ -100,7 +110,7 @@ export class VnfInstanceRepository {
   insert(instance: VnfInstance): void {
     this.db
       .transaction(() => {
-        this.db.prepare(`INSERT INTO vnf_instances (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(toRow(instance));
+        this.db.prepare(`INSERT INTO vnf_instances (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(this.rowOf(instance));
         this.db
           .prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?")
           .run(instance.updatedAt, instance.vnfPkgId);
@@ -115,14 +125,19 @@ export class VnfInstanceRepository {
    * with other writes.
    */
   update(instance: VnfInstance): void {
-    const before = this.db.prepare('SELECT vnf_pkg_id FROM vnf_instances WHERE id = ?').get(instance.id) as { vnf_pkg_id: string } | undefined;
-    if (!before) throw new NotFoundError(`vnf instance "${instance.id}" not found`);
-    const sets = COLUMNS.filter((c) => c !== 'id' && c !== 'created_at').map((c) => `${c} = @${c}`);
-    this.db.prepare(`UPDATE vnf_instances SET ${sets.join(', ')} WHERE id = @id`).run(toRow(instance));
-    if (before.vnf_pkg_id !== instance.vnfPkgId) {
-      this.db.prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?").run(instance.updatedAt, instance.vnfPkgId);
-      this.releasePackage(before.vnf_pkg_id, instance.updatedAt);
-    }
+    // Its own transaction (a savepoint inside the caller's): the key check and the write go together.
+    this.db
+      .transaction(() => {
+        const before = this.db.prepare('SELECT vnf_pkg_id FROM vnf_instances WHERE id = ?').get(instance.id) as { vnf_pkg_id: string } | undefined;
+        if (!before) throw new NotFoundError(`vnf instance "${instance.id}" not found`);
+        const sets = COLUMNS.filter((c) => c !== 'id' && c !== 'created_at').map((c) => `${c} = @${c}`);
+        this.db.prepare(`UPDATE vnf_instances SET ${sets.join(', ')} WHERE id = @id`).run(this.rowOf(instance));
+        if (before.vnf_pkg_id !== instance.vnfPkgId) {
+          this.db.prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?").run(instance.updatedAt, instance.vnfPkgId);
+          this.releasePackage(before.vnf_pkg_id, instance.updatedAt);
+        }
+      })
+      .immediate();
   }
 
   /** Deletes a NOT_INSTANTIATED instance (and its occurrences); its package is released if this was its last instance. */

@@ -36,18 +36,26 @@ const noEnv = {};
 
 class MemorySecretStore implements SecretStore {
   readonly rows = new Map<string, StoredSecret>();
-  replaceCalls = 0;
-  onReplace?: () => void;
+  rewriteCalls = 0;
+  activeKeyId?: string;
+  /** Runs after the rewrite has committed, as a writer in another process would. */
+  onRewrite?: () => void;
 
   listSecrets(): StoredSecret[] {
     return [...this.rows.values()].map((r) => ({ ...r }));
   }
-  replaceSecrets(updates: StoredSecret[]): void {
-    this.replaceCalls++;
+  rewriteSecrets(rewrite: (s: StoredSecret) => { token: string; keyId: string } | undefined, activeKeyId?: string): number {
+    this.rewriteCalls++;
     // All or nothing, like the store's transaction.
-    for (const u of updates) if (!this.rows.has(u.ref)) throw new Error(`no secret ${u.ref}`);
-    for (const u of updates) this.rows.set(u.ref, { ...u });
-    this.onReplace?.();
+    const updates: StoredSecret[] = [];
+    for (const row of this.rows.values()) {
+      const out = rewrite({ ...row });
+      if (out) updates.push({ ref: row.ref, ...out });
+    }
+    for (const u of updates) this.rows.set(u.ref, u);
+    if (activeKeyId !== undefined) this.activeKeyId = activeKeyId;
+    this.onRewrite?.();
+    return updates.length;
   }
   put(ref: string, plain: string, keyring: Keyring): void {
     this.rows.set(ref, { ref, ...keyring.encrypt(plain) });
@@ -279,7 +287,8 @@ describe('rotateMasterKey', () => {
     expect(result.path).toBe(keyFile(home));
     expect(result.keyId).not.toBe(before.primaryKeyId);
     expect(result.retiredKeyIds).toEqual([before.primaryKeyId]);
-    expect(store.replaceCalls).toBe(1);
+    expect(store.rewriteCalls).toBe(1);
+    expect(store.activeKeyId).toBe(result.keyId);
 
     const after = loadKeyring({ home, env: noEnv, createIfMissing: false });
     expect(after.keyIds).toEqual([result.keyId]);
@@ -297,7 +306,7 @@ describe('rotateMasterKey', () => {
     expect(() => rotateMasterKey({ home, env: noEnv, secrets: store, newKey: 'short' })).toThrow(UsageError);
   });
 
-  it.each<RotationStep>(['key-file-extended', 're-encrypted', 'key-file-replaced'])(
+  it.each<RotationStep>(['key-file-extended', 're-encrypted', 'verified', 'key-file-replaced'])(
     'leaves every secret readable from disk when it dies after %s, and a second run finishes',
     (step) => {
       const before = loadKeyring({ home, env: noEnv, createIfMissing: true });
@@ -328,7 +337,7 @@ describe('rotateMasterKey', () => {
   it('changes nothing when a secret cannot be decrypted', () => {
     seed(loadKeyring({ home, env: noEnv, createIfMissing: true }), 3);
     const lost = new Fernet(generateFernetKey());
-    store.rows.set('orphan', { ref: 'orphan', token: lost.encrypt('x'), keyId: 'ffffffffffffffff' });
+    store.rows.set('vim/orphan', { ref: 'vim/orphan', token: lost.encrypt('x'), keyId: 'ffffffffffffffff' });
     const keyFileBefore = fs.readFileSync(keyFile(home), 'utf8');
     const rowsBefore = store.listSecrets();
     expect(() => rotateMasterKey({ home, env: noEnv, secrets: store })).toThrow(/key ffffffffffffffff, which is not in the keyring/);
@@ -342,30 +351,69 @@ describe('rotateMasterKey', () => {
     expect(fs.existsSync(keyFile(home))).toBe(false);
   });
 
-  it('also re-encrypts a secret written under the old key during the rotation', () => {
-    const before = loadKeyring({ home, env: noEnv, createIfMissing: true });
-    seed(before, 5);
-    store.onReplace = () => {
-      store.onReplace = undefined;
-      store.put('late', 'written meanwhile', before);
-      expected.set('late', 'written meanwhile');
-    };
+  it('leaves a sealed value outside the VIMs that no key opens as it is, and rotates the rest', () => {
+    seed(loadKeyring({ home, env: noEnv, createIfMissing: true }), 3);
+    const lost = { ref: 'lcm_op_occs/1/operation_params:$.password', token: new Fernet(generateFernetKey()).encrypt('x'), keyId: 'ffffffffffffffff' };
+    store.rows.set(lost.ref, lost);
     const result = rotateMasterKey({ home, env: noEnv, secrets: store });
-    expect(result.rotated).toBe(6);
-    const after = loadKeyring({ home, env: noEnv, createIfMissing: false });
-    expect(after.keyIds).toEqual([result.keyId]);
-    expectAllReadable(store, after, expected);
+    expect(result.rotated).toBe(3);
+    expect(result.unreadable).toEqual([lost.ref]);
+    expect(store.rows.get(lost.ref)).toEqual(lost);
+    expectAllReadable(
+      { listSecrets: () => store.listSecrets().filter((r) => r.ref !== lost.ref), rewriteSecrets: () => 0 },
+      loadKeyring({ home, env: noEnv, createIfMissing: false }),
+      expected,
+    );
   });
 
-  it('gives up, keeping the old key, while old-key writes never stop', () => {
+  it('keeps the old key when a secret written after the re-encryption does not open with the new key alone', () => {
     const before = loadKeyring({ home, env: noEnv, createIfMissing: true });
     seed(before, 2);
-    let n = 0;
-    store.onReplace = () => store.put(`late-${n++}`, 'x', before);
-    expect(() => rotateMasterKey({ home, env: noEnv, secrets: store })).toThrow(ConflictError);
+    // A writer that ignored the store's active key: the check before the key file is switched catches it.
+    store.onRewrite = () => {
+      store.onRewrite = undefined;
+      store.put('vim/late', 'written meanwhile', before);
+      expected.set('vim/late', 'written meanwhile');
+    };
+    expect(() => rotateMasterKey({ home, env: noEnv, secrets: store })).toThrow(/1 secret\(s\) do not open with the new master key .*vim\/late.*the old keys are kept/);
     const onDisk = loadKeyring({ home, env: noEnv, createIfMissing: false });
+    expect(onDisk.keyIds).toHaveLength(2);
     expect(onDisk.keyIds).toContain(before.primaryKeyId);
-    for (const row of store.listSecrets()) expect(() => onDisk.decrypt(row.token, row.keyId)).not.toThrow();
+    expectAllReadable(store, onDisk, expected);
+    // Run again: the late secret is rotated too and the old key goes.
+    const again = rotateMasterKey({ home, env: noEnv, secrets: store });
+    expect(loadKeyring({ home, env: noEnv, createIfMissing: false }).keyIds).toEqual([again.keyId]);
+    expectAllReadable(store, loadKeyring({ home, env: noEnv, createIfMissing: false }), expected);
+  });
+
+  it('holds the lock for the whole rotation and releases it on failure too', () => {
+    seed(loadKeyring({ home, env: noEnv, createIfMissing: true }), 2);
+    const events: string[] = [];
+    const lock = { acquire: () => events.push('acquire'), release: () => events.push('release') };
+    rotateMasterKey({ home, env: noEnv, secrets: store, lock, afterStep: (s) => events.push(s) });
+    expect(events).toEqual(['acquire', 'key-file-extended', 're-encrypted', 'verified', 'key-file-replaced', 'release']);
+    events.length = 0;
+    const busy = { acquire: () => { throw new ConflictError('a master key rotation is in progress by pid 1'); }, release: () => events.push('release') };
+    const keyFileBefore = fs.readFileSync(keyFile(home), 'utf8');
+    expect(() => rotateMasterKey({ home, env: noEnv, secrets: store, lock: busy })).toThrow(ConflictError);
+    expect(events).toEqual([]);
+    expect(fs.readFileSync(keyFile(home), 'utf8')).toBe(keyFileBefore);
+  });
+
+  it('removes key temp files that killed writers left, and keeps those of live ones', () => {
+    seed(loadKeyring({ home, env: noEnv, createIfMissing: true }), 1);
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const stale = path.join(home, `.master.key.${dead}.0123456789ab.tmp`);
+    const live = path.join(home, `.master.key.${process.ppid}.0123456789ab.tmp`);
+    fs.writeFileSync(stale, `${generateFernetKey()}\n`, { mode: 0o600 });
+    fs.writeFileSync(live, `${generateFernetKey()}\n`, { mode: 0o600 });
+    loadKeyring({ home, env: noEnv, createIfMissing: false });
+    expect(fs.existsSync(stale)).toBe(false);
+    expect(fs.existsSync(live)).toBe(true);
+    fs.rmSync(live);
+    fs.writeFileSync(stale, `${generateFernetKey()}\n`, { mode: 0o600 });
+    rotateMasterKey({ home, env: noEnv, secrets: store });
+    expect(fs.readdirSync(home)).toEqual(['master.key']);
   });
 
   describe('with VNFM_MASTER_KEY', () => {
@@ -376,7 +424,7 @@ describe('rotateMasterKey', () => {
       seed(loadKeyring({ home, env: { VNFM_MASTER_KEY: oldKey }, createIfMissing: true }));
       const env = { VNFM_MASTER_KEY: `${newKey},${oldKey}` };
       const result = rotateMasterKey({ home, env, secrets: store });
-      expect(result).toEqual({ rotated: 25, keyId: keyIdOf(newKey), source: 'env', retiredKeyIds: [keyIdOf(oldKey)] });
+      expect(result).toEqual({ rotated: 25, keyId: keyIdOf(newKey), source: 'env', retiredKeyIds: [keyIdOf(oldKey)], unreadable: [] });
       expect(fs.existsSync(home)).toBe(false);
       expectAllReadable(store, loadKeyring({ home, env: { VNFM_MASTER_KEY: newKey }, createIfMissing: false }), expected);
       expect(rotateMasterKey({ home, env, secrets: store }).rotated).toBe(0);
@@ -385,7 +433,7 @@ describe('rotateMasterKey', () => {
     it('reports nothing to rotate when the one key already holds every secret', () => {
       const env = { VNFM_MASTER_KEY: oldKey };
       seed(loadKeyring({ home, env, createIfMissing: true }), 4);
-      expect(rotateMasterKey({ home, env, secrets: store })).toEqual({ rotated: 0, keyId: keyIdOf(oldKey), source: 'env', retiredKeyIds: [] });
+      expect(rotateMasterKey({ home, env, secrets: store })).toEqual({ rotated: 0, keyId: keyIdOf(oldKey), source: 'env', retiredKeyIds: [], unreadable: [] });
     });
 
     it('refuses a given new key, hinting to prepend one to VNFM_MASTER_KEY', () => {
@@ -450,13 +498,18 @@ describe('rotateMasterKey killed with SIGKILL', () => {
       const db = new Database(${JSON.stringify(dbFile)});
       db.pragma('journal_mode = WAL');
       const update = db.prepare('UPDATE secret SET token = ?, key_id = ? WHERE ref = ?');
+      const list = () => db.prepare('SELECT ref, token, key_id AS keyId FROM secret').all();
       const store = {
-        listSecrets: () => db.prepare('SELECT ref, token, key_id AS keyId FROM secret').all(),
-        replaceSecrets: db.transaction((updates) => {
-          updates.forEach((u, i) => {
-            update.run(u.token, u.keyId, u.ref);
-            if (i === Math.floor(updates.length / 2)) freeze('mid-transaction');
+        listSecrets: list,
+        rewriteSecrets: db.transaction((rewrite) => {
+          const rows = list();
+          let n = 0;
+          rows.forEach((row, i) => {
+            const out = rewrite(row);
+            if (out) { update.run(out.token, out.keyId, row.ref); n++; }
+            if (i === Math.floor(rows.length / 2)) freeze('mid-transaction');
           });
+          return n;
         }),
       };
       const result = rotateMasterKey({ home: ${JSON.stringify(home)}, env: {}, secrets: store, afterStep: freeze });
@@ -472,7 +525,7 @@ describe('rotateMasterKey killed with SIGKILL', () => {
     }
   }
 
-  it.each(['key-file-extended', 'mid-transaction', 're-encrypted', 'key-file-replaced'])(
+  it.each(['key-file-extended', 'mid-transaction', 're-encrypted', 'verified', 'key-file-replaced'])(
     'keeps every secret readable when killed at %s',
     async (point) => {
       const home = path.join(tempDir(), 'home');

@@ -129,4 +129,25 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'store-locks-and-master-key',
+    sql: `
+      -- store-wide exclusive locks (a master key rotation), with who holds them (as vnf_locks: host, boot, pid, start time)
+      CREATE TABLE store_locks (
+        name        TEXT PRIMARY KEY,
+        pid         INTEGER NOT NULL,
+        host_name   TEXT,
+        host_id     TEXT,
+        boot_id     TEXT,
+        start_time  TEXT,
+        acquired_at TEXT NOT NULL
+      );
+      -- store-wide settings; 'master_key_id': the id of the master key new secrets are sealed under
+      CREATE TABLE store_settings (
+        name  TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -2,7 +2,7 @@ import type { Context } from '../../context.js';
 import type { KubeAccess } from '../../../infra/kubernetes/index.js';
 import type { LcmDeps, VimConnection } from '../../../lcm/index.js';
 import type { KeystoneCredentials } from '../../../infra/openstack/index.js';
-import type { ManagementDriver, ManagementServices, WorkloadVimRegistry } from '../../../mgmt/index.js';
+import type { ManagementDriver, ManagementServices, ScriptIsolation, WorkloadVimRegistry } from '../../../mgmt/index.js';
 import type { SecretReader } from '../../../infra/kubernetes/secrets.js';
 import type { Store } from '../../../store/index.js';
 import type { VimDeps } from '../../../vim/index.js';
@@ -51,7 +51,13 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
   // The management drivers (and what they load) only when an operation reaches a hook.
   let mgmt: Promise<ManagementDriver> | undefined;
   const driver = () =>
-    (mgmt ??= import('../../../mgmt/index.js').then(({ createManagementDriver }) => createManagementDriver(managementServices(ctx, store, secretReader))));
+    (mgmt ??= import('../../../mgmt/index.js').then(({ createManagementDriver, resolveScriptIsolation }) => {
+      let isolation: ScriptIsolation | undefined;
+      // Decided once per command, when an operation first needs it: vnfm as root runs scripts as another user.
+      const scriptIsolation = () =>
+        (isolation ??= resolveScriptIsolation({ uid: process.getuid?.(), user: ctx.env['VNFM_SCRIPT_USER'], hide: [ctx.home], path: ctx.env['PATH'] }));
+      return createManagementDriver({ ...managementServices(ctx, store, secretReader), scriptIsolation });
+    }));
   deps.mgmt = {
     async prepare(input) {
       const d = await driver();
