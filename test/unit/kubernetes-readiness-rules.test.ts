@@ -105,7 +105,30 @@ describe('kinds a package defines', () => {
     const kinds = kindsDefinedBy([crd]);
     const md = kinds.get('cluster.x-k8s.io/MachineDeployment')!;
     expect(md).toMatchObject({ crdName: 'machinedeployments.cluster.x-k8s.io', plural: 'machinedeployments', namespaced: true });
-    expect(md.versions.get('v1beta1')).toEqual({ served: true, storage: true, scale: true });
-    expect(md.versions.get('v1alpha4')).toEqual({ served: false, storage: false, scale: false });
+    expect(md.versions.get('v1beta1')).toEqual({ served: true, storage: true, scale: true, templateLabels: false });
+    expect(md.versions.get('v1alpha4')).toEqual({ served: false, storage: false, scale: false, templateLabels: false });
+  });
+
+  it('says which versions declare spec.template.metadata.labels (a MachineDeployment does, an OpenStackMachineTemplate does not)', () => {
+    const props = (p: Record<string, unknown>) => ({ type: 'object', properties: p });
+    const version = (name: string, template: unknown) => ({ name, served: true, storage: name === 'v1beta1', schema: { openAPIV3Schema: props({ spec: props({ template }) }) } });
+    const crd: KubeObject = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      spec: {
+        group: 'example.com',
+        names: { kind: 'Widget', plural: 'widgets' },
+        versions: [
+          version('v1beta1', props({ metadata: props({ labels: { type: 'object', additionalProperties: { type: 'string' } } }), spec: props({}) })),
+          version('v1alpha1', props({ spec: props({ flavor: { type: 'string' } }) })),
+          version('v1alpha2', props({ metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } })),
+        ],
+      },
+    };
+    const versions = kindsDefinedBy([crd]).get('example.com/Widget')!.versions;
+    expect(versions.get('v1beta1')!.templateLabels).toBe(true);
+    expect(versions.get('v1alpha1')!.templateLabels).toBe(false);
+    expect(versions.get('v1alpha2')!.templateLabels).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The driver's API client: requests through the transport, bounded retries
  * of what a real API server answers when it is busy or restarting (429 with
- * Retry-After, 500/502/503/504, a reset connection), and errors that carry
+ * Retry-After, 502/503/504, a 500 InternalError, a reset connection), and
+ * errors that carry
  * the server's own Status message. Everything else fails at once.
  */
 import { InterruptedError, VnfmError } from '../../errors.js';
@@ -9,13 +10,18 @@ import type { KubeHttpRequest, KubeHttpResponse, KubeTransport } from './kube-ap
 
 /** The API server refused a request; `status`/`reason` are its Status fields. */
 export class KubeApiError extends VnfmError {
+  /** The server's answer could change by waiting (busy, restarting); false for an error of the request itself. */
+  readonly transient: boolean;
+
   constructor(
     message: string,
     readonly status: number,
     readonly reason: string | undefined,
-    details: { hint?: string; cause?: unknown } = {},
+    details: { hint?: string; cause?: unknown; transient?: boolean } = {},
   ) {
-    super(message, details);
+    const { transient, ...rest } = details;
+    super(message, rest);
+    this.transient = transient ?? (status === 0 || TRANSIENT_STATUS.has(status));
   }
 }
 
@@ -64,6 +70,24 @@ export function transientNetworkError(err: unknown): boolean {
   return typeof code === 'string' && TRANSIENT_CODES.has(code);
 }
 
+/**
+ * Whether waiting may change the answer. 429, 502, 503 and 504 say so
+ * themselves. A 500 is transient when it is the server's InternalError
+ * (etcd, a webhook it could not call), asks to be retried (Retry-After), or
+ * is no Status at all (a proxy's page); a 500 whose Status states an error
+ * of the request itself — reason unset, as the API server answers a
+ * server-side apply it cannot type ("failed to create typed patch object …
+ * field not declared in schema") — comes back the same on every attempt.
+ */
+export function transientAnswer(res: KubeHttpResponse): boolean {
+  if (!TRANSIENT_STATUS.has(res.status)) return false;
+  if (res.status !== 500 || res.headers['retry-after'] !== undefined) return true;
+  const body = res.body as { kind?: unknown } | undefined;
+  if (!body || typeof body !== 'object' || body.kind !== 'Status') return true;
+  const { reason } = statusOf(body);
+  return reason === 'InternalError' || reason === 'ServerTimeout' || reason === 'Timeout';
+}
+
 export interface CallOptions {
   /** What the request does, for messages: "create Deployment vdu1 in namespace ns". */
   what: string;
@@ -99,7 +123,7 @@ export class KubeClient {
         });
       }
       if (res.status < 300 || opts.accept?.includes(res.status)) return res;
-      if (TRANSIENT_STATUS.has(res.status) && attempt < this.retry.retries) {
+      if (transientAnswer(res) && attempt < this.retry.retries) {
         await this.retry.sleep(this.retryAfter(res) ?? this.backoff(attempt), signal);
         continue;
       }
@@ -153,11 +177,18 @@ function statusError(res: KubeHttpResponse, what: string, attempt: number): Kube
   const detail = status.message ?? (typeof res.body === 'string' && res.body ? res.body.slice(0, 300) : `HTTP ${res.status}`);
   const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : '';
   return new KubeApiError(`cannot ${what}: the API server answered ${res.status}${status.reason ? ` ${status.reason}` : ''}${tries}: ${detail}`, res.status, status.reason, {
-    hint: hintFor(res.status),
+    hint: hintFor(res),
+    transient: transientAnswer(res),
   });
 }
 
-function hintFor(status: number): string | undefined {
+function hintFor(res: KubeHttpResponse): string | undefined {
+  const status = res.status;
+  if (status === 500 && !transientAnswer(res)) {
+    return /field not declared in schema/.test(statusOf(res.body).message ?? '')
+      ? "the object has a field its kind's schema does not declare (named above): remove it from the manifest, then retry or roll back the operation"
+      : 'the API server refuses this request the same way each time: fix what its message names, then retry or roll back the operation';
+  }
   if (status === 401) return 'the VIM credentials were rejected: update the VIM (vim-update) with a valid token, then retry the operation';
   if (status === 403) return 'the VIM user is not allowed to do this: grant it a role that manages these resources, then retry the operation';
   if (status === 422 || status === 400) return 'the manifest is not valid for this cluster: fix it in the package';

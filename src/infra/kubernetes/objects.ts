@@ -33,10 +33,38 @@ function labelTemplate(template: unknown, instanceId: string): void {
   meta.labels = { ...(isRecord(meta.labels) ? meta.labels : {}), [INSTANCE_LABEL]: instanceId };
 }
 
+/**
+ * The built-in kinds whose pod template vnfm labels, by `<group>/<Kind>`,
+ * and where that template is. A custom resource's `spec.template` is not a
+ * pod template: its kind's schema decides whether it has metadata at all
+ * (Cluster API's OpenStackMachineTemplate has none, and a server-side
+ * apply of an undeclared field is refused).
+ */
+const POD_TEMPLATES: Record<string, 'spec.template' | 'spec.jobTemplate.spec.template'> = {
+  'apps/Deployment': 'spec.template',
+  'apps/StatefulSet': 'spec.template',
+  'apps/DaemonSet': 'spec.template',
+  'apps/ReplicaSet': 'spec.template',
+  '/ReplicationController': 'spec.template',
+  'batch/Job': 'spec.template',
+  'batch/CronJob': 'spec.jobTemplate.spec.template',
+};
+
+/** Where vnfm puts the instance label besides the object's own metadata: a built-in kind's pod template, or none. */
+export function podTemplatePath(obj: Pick<KubeObject, 'apiVersion' | 'kind'>): string | undefined {
+  const slash = obj.apiVersion.indexOf('/');
+  return POD_TEMPLATES[`${slash < 0 ? '' : obj.apiVersion.slice(0, slash)}/${obj.kind}`];
+}
+
 export interface PrepareInput {
   instanceId: string;
   namespace: string;
   replicas: Record<string, number>;
+}
+
+export interface PrepareOptions {
+  /** The kind is a custom resource whose schema declares `spec.template.metadata.labels` (a MachineDeployment): label it too. */
+  templateLabels?: boolean;
 }
 
 /**
@@ -45,7 +73,7 @@ export interface PrepareInput {
  * gave (the API server ignores it too). Server-owned metadata is dropped so
  * a recorded object can be sent again.
  */
-export function prepareObject(obj: KubeObject, namespaced: boolean, input: PrepareInput): KubeObject {
+export function prepareObject(obj: KubeObject, namespaced: boolean, input: PrepareInput, opts: PrepareOptions = {}): KubeObject {
   const out = structuredClone(obj);
   const meta = out.metadata;
   if (namespaced) meta.namespace = meta.namespace || input.namespace;
@@ -56,10 +84,11 @@ export function prepareObject(obj: KubeObject, namespaced: boolean, input: Prepa
   delete out.status;
   meta.labels = { ...(meta.labels ?? {}), [INSTANCE_LABEL]: input.instanceId };
   if (isRecord(out.spec)) {
-    // Pods carry the label too, so they can be traced to the instance.
-    labelTemplate(out.spec.template, input.instanceId);
+    // Pods carry the label too, so they can be traced to the instance; a custom resource's template only where its schema has the field.
+    const path = podTemplatePath(out) ?? (opts.templateLabels ? 'spec.template' : undefined);
+    if (path === 'spec.template') labelTemplate(out.spec.template, input.instanceId);
     const jobTemplate = out.spec.jobTemplate;
-    if (isRecord(jobTemplate) && isRecord(jobTemplate.spec)) labelTemplate(jobTemplate.spec.template, input.instanceId);
+    if (path === 'spec.jobTemplate.spec.template' && isRecord(jobTemplate) && isRecord(jobTemplate.spec)) labelTemplate(jobTemplate.spec.template, input.instanceId);
     const replicas = input.replicas[`${out.kind}/${meta.name}`];
     if (replicas !== undefined) out.spec.replicas = replicas;
   }

@@ -10,6 +10,8 @@ export interface DefinedVersion {
   served: boolean;
   storage: boolean;
   scale: boolean;
+  /** Its schema declares `spec.template.metadata.labels`, so vnfm may label the template (MachineDeployment, not OpenStackMachineTemplate). */
+  templateLabels: boolean;
 }
 
 /** One kind a CRD in the package defines. */
@@ -39,6 +41,7 @@ export function kindsDefinedBy(objects: readonly KubeObject[]): Map<string, Defi
         served: v.served !== false,
         storage: v.storage === true,
         scale: isObject(v.subresources) && isObject(v.subresources.scale),
+        templateLabels: declaresTemplateLabels(isObject(v.schema) ? v.schema.openAPIV3Schema : undefined),
       });
     }
     out.set(`${spec.group}/${spec.names.kind}`, {
@@ -51,6 +54,21 @@ export function kindsDefinedBy(objects: readonly KubeObject[]): Map<string, Defi
     });
   }
   return out;
+}
+
+/**
+ * Whether a structural schema declares `spec.template.metadata.labels`:
+ * each step a declared property. vnfm adds no field a kind's schema does
+ * not name (a server-side apply of one is refused with a 500).
+ */
+export function declaresTemplateLabels(schema: unknown): boolean {
+  let node: unknown = schema;
+  for (const step of ['spec', 'template', 'metadata', 'labels']) {
+    const properties = isObject(node) ? node.properties : undefined;
+    node = isObject(properties) ? properties[step] : undefined;
+    if (!isObject(node)) return false;
+  }
+  return true;
 }
 
 /** A group Kubernetes itself serves (core, apps, *.k8s.io), as opposed to one a CRD adds. */
