@@ -52,7 +52,7 @@ const cases: Case[] = [
   ['custom resource, Available True', o('Widget', {}, { conditions: [cond('Available', 'True', { observedGeneration: 2 })] }, 2), true, 'ready'],
   ['custom resource in phase Provisioning', o('Cluster', {}, { phase: 'Provisioning' }), false, 'waiting in phase Provisioning'],
   ['custom resource in phase Provisioned', o('Cluster', {}, { phase: 'Provisioned' }), true, 'ready'],
-  ['custom resource without status', o('Widget', {}, undefined), true, 'ready'],
+  ['custom resource without status (its kind has none)', o('Widget', {}, undefined), true, 'ready'],
   ['an object being deleted', o('ConfigMap', undefined, undefined, undefined, { deletionTimestamp: '2025-01-01T00:00:00Z' }), false, 'being deleted'],
 ];
 
@@ -75,5 +75,34 @@ describe('assessReadiness', () => {
     const r = assessReadiness(obj);
     expect(r.ready).toBe(false);
     expect(r.failed).toMatch(failed);
+  });
+});
+
+describe('a custom resource whose kind has a status subresource', () => {
+  const facts = { reportsStatus: true };
+
+  it.each<Case>([
+    ['no status yet: its controller has not reached it', o('MachineDeployment', { replicas: 1 }, undefined, 1), false, 'waiting for its controller to report a status'],
+    ['an empty status', o('Cluster', {}, {}, 1), false, 'waiting for its controller to report a status'],
+    ['a status for an older generation', o('MachineDeployment', { replicas: 1 }, { observedGeneration: 1, readyReplicas: 1 }, 2), false, /generation 2/],
+    ['fewer ready replicas than asked for', o('KamajiControlPlane', { replicas: 2 }, { observedGeneration: 1, readyReplicas: 1 }, 1), false, 'waiting for 1/2 replicas ready'],
+    ['all replicas ready at the current generation', o('KamajiControlPlane', { replicas: 2 }, { observedGeneration: 1, readyReplicas: 2 }, 1), true, 'ready'],
+    ['Ready condition True half-way through a rollout', o('MachineDeployment', { replicas: 2 }, { observedGeneration: 2, replicas: 2, updatedReplicas: 0, readyReplicas: 2, conditions: [cond('Ready', 'True')] }, 2), false, 'waiting for 0/2 replicas updated'],
+    ['old replicas still to go (v1beta2 counts)', o('MachineDeployment', { replicas: 2 }, { observedGeneration: 2, replicas: 3, upToDateReplicas: 2, readyReplicas: 3 }, 2), false, 'waiting for 1 old replicas to go'],
+    ['Ready condition True', o('MachineDeployment', { replicas: 1 }, { observedGeneration: 1, conditions: [cond('Ready', 'True')] }, 1), true, 'ready'],
+    ['a provider object that says ready', o('OpenStackCluster', {}, { ready: true }, 1), true, 'ready'],
+  ])('%s', (_name, obj, ready, message) => {
+    const r = assessReadiness(obj, undefined, facts);
+    expect(r.ready).toBe(ready);
+    if (typeof message === 'string') expect(r.message).toBe(message);
+    else expect(r.message).toMatch(message);
+  });
+
+  it('an operator rule still decides (present: true is ready without a status)', () => {
+    expect(assessReadiness(o('Widget', {}, undefined, 1), { Widget: { present: true } }, facts).ready).toBe(true);
+  });
+
+  it('a built-in kind keeps its own predicate', () => {
+    expect(assessReadiness(o('Deployment', { replicas: 1 }, { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 }, 1), undefined, facts).ready).toBe(true);
   });
 });

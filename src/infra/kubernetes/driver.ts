@@ -28,7 +28,7 @@ import { checkDuplicates, checkOwnership, controlledBy, prepareObject, refKey, r
 import { forEachLimited, groupByRank, removalGroups } from './order.js';
 import { byAge, machineOf, MACHINE_GROUP, ownedSetUids } from './machines.js';
 import { isBuiltinGroup, kindsDefinedBy, sourceKey } from './package-kinds.js';
-import { assessReadiness, podReady } from './readiness.js';
+import { assessReadiness, podReady, type KindFacts } from './readiness.js';
 import type { ReadinessOverrides } from './readiness-rules.js';
 import { listObjects, watchUntil, withKind } from './watch.js';
 import { setMaxListeners } from 'node:events';
@@ -93,6 +93,8 @@ function objectKey(ref: Pick<ResourceRef, 'name' | 'namespace'>): string {
 class Driver implements KubernetesDriver {
   private readonly discovery: Discovery;
   private readonly limit: number;
+  /** `<plural>.<group>/<version>` → whether its schema has `spec.template.metadata.labels`. */
+  private readonly templateSchemas = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly client: KubeClient,
@@ -120,7 +122,10 @@ class Driver implements KubernetesDriver {
 
   async deploy(ctx: DriverContext, input: DeployInput): Promise<ResourceRef[]> {
     const plan = await this.plan(ctx, input.objects, input);
-    return this.rollOut(ctx, plan, (p) => this.createOrUpdate(ctx, p.obj, input.instanceId).catch((err) => rejectedFrom(err, p)), input.readiness);
+    const created = await this.rollOut(ctx, plan, (p) => this.createOrUpdate(ctx, p.obj, input.instanceId).catch((err) => rejectedFrom(err, p)), input.readiness);
+    // A Cluster API VDU's Machines are its VNFCs: the instance records them only once they all exist and are ready.
+    await forEachLimited(input.vdus ?? [], this.limit, (t) => this.settleMachines(ctx, t.resource, input.readiness));
+    return created;
   }
 
   async changePackage(ctx: DriverContext, input: ChangePackageInput): Promise<ResourceRef[]> {
@@ -245,6 +250,7 @@ class Driver implements KubernetesDriver {
       const { group, version } = splitApiVersion(o.apiVersion);
       const local = defined.get(`${group}/${o.kind}`);
       let namespaced: boolean;
+      let templateLabels = false;
       if (local) {
         const v = local.versions.get(version);
         if (!v?.served) {
@@ -255,6 +261,7 @@ class Driver implements KubernetesDriver {
           });
         }
         namespaced = local.namespaced;
+        templateLabels = v.templateLabels;
         scalable.set(`${group}/${o.kind}`, v.scale);
       } else {
         let res: ApiResource | undefined;
@@ -268,8 +275,10 @@ class Driver implements KubernetesDriver {
         }
         namespaced = res.namespaced;
         scalable.set(`${group}/${o.kind}`, res.subresources.has('scale'));
+        const spec = o.spec as { template?: unknown } | undefined;
+        if (!isBuiltinGroup(group) && spec?.template !== undefined) templateLabels = await this.declaresTemplateLabels(ctx, res);
       }
-      const obj = prepareObject(o, namespaced, input);
+      const obj = prepareObject(o, namespaced, input, { templateLabels });
       return { obj, ref: refOf(obj), ...(file ? { file } : {}) };
     });
     if (missing.length > 0) throw await this.missingDefinitions(ctx, missing);
@@ -285,6 +294,32 @@ class Driver implements KubernetesDriver {
       });
     }
     return plan;
+  }
+
+  /**
+   * Whether the served CRD of a custom kind declares
+   * `spec.template.metadata.labels` in this version. A kind served by an
+   * aggregated API server (no CRD) or a CRD the VIM user may not read is
+   * left unlabelled: vnfm writes no field it cannot see declared.
+   */
+  private declaresTemplateLabels(ctx: DriverContext, res: ApiResource): Promise<boolean> {
+    const key = `${res.plural}.${res.group}/${res.version}`;
+    let known = this.templateSchemas.get(key);
+    if (!known) {
+      known = this.client
+        .call(
+          { method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(`${res.plural}.${res.group}`)}` },
+          { what: `read the CustomResourceDefinition ${res.plural}.${res.group}`, signal: ctx.signal, accept: [403, 404] },
+        )
+        .then((got) => {
+          if (got.status >= 300) return false;
+          const crd = got.body as KubeObject;
+          return kindsDefinedBy([crd]).get(`${res.group}/${res.kind}`)?.versions.get(res.version)?.templateLabels ?? false;
+        });
+      known.catch(() => this.templateSchemas.delete(key));
+      this.templateSchemas.set(key, known);
+    }
+    return known;
   }
 
   /** The error for custom resources whose kinds nobody defines: each kind, the objects and files that need it. */
@@ -424,7 +459,7 @@ class Driver implements KubernetesDriver {
           say('waiting for it to exist', false);
           return undefined;
         }
-        const r = assessReadiness(obj, rules);
+        const r = assessReadiness(obj, rules, kindFacts(res));
         if (r.failed) {
           throw new VnfmError(`${describeRef(ref)} will not become ready: ${r.failed}`, {
             hint: 'look at the object and its pods (kubectl describe), fix the package or the cluster, then retry or roll back the operation',
@@ -653,7 +688,7 @@ class Driver implements KubernetesDriver {
       const machines = [...objects.values()].filter((m) => machineOf(m, owner, setUids));
       const old = machines.filter((m) => replaced.has(m.metadata.uid as string)).length;
       const deleting = machines.filter((m) => m.metadata.deletionTimestamp).length;
-      const ready = machines.filter((m) => !m.metadata.deletionTimestamp && !replaced.has(m.metadata.uid as string) && assessReadiness(m, rules).ready).length;
+      const ready = machines.filter((m) => !m.metadata.deletionTimestamp && !replaced.has(m.metadata.uid as string) && assessReadiness(m, rules, kindFacts(res)).ready).length;
       if (machines.length === want && ready === want) {
         this.report(ctx, { resource: ref, message: `${want}/${want} machines ready`, done: true });
         return true;
@@ -804,6 +839,16 @@ class Driver implements KubernetesDriver {
   }
 }
 
+/**
+ * What readiness needs to know of a kind: whether a controller reports a
+ * status on it. A template (Cluster API's `…MachineTemplate`,
+ * `KubeadmConfigTemplate`) is cloned by its users, not reconciled: whatever
+ * status subresource its CRD declares, nothing reports it ready.
+ */
+function kindFacts(res: ApiResource): KindFacts {
+  return { reportsStatus: !isBuiltinGroup(res.group) && res.subresources.has('status') && !res.kind.endsWith('Template') };
+}
+
 /** Built-in workloads and bare pods have pods as VNFCs; any other scalable kind is a custom resource. */
 function ownsPods(res: ApiResource): boolean {
   return isBuiltinGroup(res.group) && (POD_OWNERS.has(res.kind) || res.kind === 'Pod');
@@ -843,13 +888,18 @@ function preflightError(err: unknown, signal: AbortSignal, server: string): unkn
   return err;
 }
 
-/** A 400/422 from the API server names the field; this adds the object and the package file it came from. */
+/**
+ * A 400/422 from the API server (or a 500 that states an error of the
+ * object, such as a field its schema does not declare) names the field;
+ * this adds the object and the package file it came from.
+ */
 function rejectedFrom(err: unknown, p: Planned): never {
-  if (err instanceof KubeApiError && (err.status === 422 || err.status === 400)) {
+  if (err instanceof KubeApiError && (err.status === 422 || err.status === 400 || (err.status === 500 && !err.transient))) {
     const where = p.file ? ` (${describeRef(p.ref)}, from ${p.file})` : '';
     throw new KubeApiError(`${err.message}${where}`, err.status, err.reason, {
       hint: `fix ${p.ref.kind} ${p.ref.name}${p.file ? ` in ${p.file}` : ''} as the API server says, rebuild and onboard the package, then roll back or retry the operation`,
       cause: err,
+      transient: err.transient,
     });
   }
   throw err;

@@ -175,11 +175,26 @@ function namespace(obj: KubeObject): Readiness {
 const READY_PHASES = new Set(['Running', 'Ready', 'Active', 'Available', 'Bound', 'Provisioned', 'Succeeded', 'Complete', 'Completed', 'Established', 'Healthy']);
 const FAILED_PHASES = new Set(['Failed', 'Error']);
 
+/** What the driver knows of an object's kind beyond the object itself. */
+export interface KindFacts {
+  /**
+   * A custom resource whose kind has a status subresource: a controller
+   * reports on it, so it is ready only once that report says so — not
+   * while `status` is still absent (the controller has not reached it).
+   */
+  reportsStatus?: boolean;
+}
+
 /** Custom resources and kinds without a predicate of their own. */
-function generic(obj: KubeObject): Readiness {
+function generic(obj: KubeObject, facts: KindFacts): Readiness {
   const st = obj.status as Status | undefined;
-  if (!st || typeof st !== 'object') return READY;
+  const reported = st !== undefined && typeof st === 'object' && Object.keys(st).length > 0;
+  if (!reported) return facts.reportsStatus ? waiting('waiting for its controller to report a status') : READY;
   const generation = (obj.metadata as { generation?: number }).generation;
+  if (facts.reportsStatus) {
+    const rollout = replicasRollout(obj, st);
+    if (rollout) return rollout;
+  }
   const ready = condition(st, 'Ready') ?? condition(st, 'Available');
   if (ready) {
     const observed = ready.observedGeneration ?? st.observedGeneration;
@@ -199,6 +214,27 @@ function generic(obj: KubeObject): Readiness {
   // Cluster API providers (OpenStackCluster, KubevirtCluster …) report a bare boolean.
   if (typeof st.ready === 'boolean') return st.ready ? READY : waiting('waiting for status.ready to be true');
   return READY;
+}
+
+/**
+ * A scalable custom resource (MachineDeployment, a control plane) that
+ * counts its replicas as a Deployment does: not ready while it reports fewer
+ * updated or ready replicas than asked for, or old ones still to go — its
+ * Ready condition may already be True half-way through a rollout. Counts it
+ * does not report are not judged.
+ */
+function replicasRollout(obj: KubeObject, st: Status): Readiness | undefined {
+  const want = specOf(obj).replicas;
+  if (typeof want !== 'number') return undefined;
+  const generation = (obj.metadata as { generation?: number }).generation;
+  if (generation !== undefined && typeof st.observedGeneration === 'number' && st.observedGeneration < generation) {
+    return waiting(`waiting for the controller to observe generation ${generation}`);
+  }
+  const updated = typeof st.upToDateReplicas === 'number' ? st.upToDateReplicas : st.updatedReplicas;
+  if (typeof updated === 'number' && updated < want) return replicasMessage(updated, want, 'updated');
+  if (typeof st.replicas === 'number' && st.replicas > want) return waiting(`waiting for ${st.replicas - want} old replicas to go`);
+  if (typeof st.readyReplicas === 'number' && st.readyReplicas < want) return replicasMessage(st.readyReplicas, want);
+  return undefined;
 }
 
 /** Readiness by an operator's rule (additionalParams.vnfm_readiness). */
@@ -241,9 +277,10 @@ const PREDICATES: Record<string, (obj: KubeObject) => Readiness> = {
  * Kinds whose status the API server or a controller fills; anything else is
  * judged generically. An operator's rule for the kind (`overrides`) wins.
  */
-export function assessReadiness(obj: KubeObject, overrides?: ReadinessOverrides): Readiness {
+export function assessReadiness(obj: KubeObject, overrides?: ReadinessOverrides, facts: KindFacts = {}): Readiness {
   if ((obj.metadata as { deletionTimestamp?: string }).deletionTimestamp) return waiting('being deleted');
   const rule = ruleFor(overrides, obj);
   if (rule) return byRule(obj, rule);
-  return (PREDICATES[obj.kind] ?? generic)(obj);
+  const predicate = PREDICATES[obj.kind];
+  return predicate ? predicate(obj) : generic(obj, facts);
 }

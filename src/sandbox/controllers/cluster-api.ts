@@ -23,6 +23,10 @@
  * - `infrastructure.` and `bootstrap.cluster.x-k8s.io` kinds other than
  *   templates: `status.ready: true` after the delay.
  *
+ * Like the real controllers, they reach a new object only after a while:
+ * for `readyDelayMs` it has no status at all (what a client must not take
+ * for "ready"), then each step takes `readyDelayMs` again.
+ *
  * Status is written with both the v1beta1 fields (`controlPlaneReady`,
  * `readyReplicas`, conditions with severity) and the v1beta2 ones
  * (`initialization`, `upToDateReplicas`, conditions with reason and
@@ -580,6 +584,8 @@ export function startClusterApiController(ctx: ControllerContext, startWorkloadS
     if (!type) return;
     const obj = api.find(type, namespace || undefined, name);
     if (!obj) return;
+    // A real controller reaches a new object some time after it is created: until then it has no status at all.
+    if (!obj.metadata.deletionTimestamp && Object.keys(status(obj)).length === 0 && !elapsed(key, obj, 'Unobserved')) return;
     try {
       if (group === CAPI_GROUP) {
         if (kind === 'Cluster') reconcileCluster(key, type, obj);
