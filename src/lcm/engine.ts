@@ -17,7 +17,8 @@ import type { ManagementDriver } from '../mgmt/index.js';
 import { noopManagementDriver } from '../mgmt/noop.js';
 import type { PackageScriptUse } from '../mgmt/index.js';
 import { openOpLog } from './op-log.js';
-import type { Store } from '../store/index.js';
+import type { Store, VnfLock } from '../store/index.js';
+import { holderOf, holderStatus, thisHost, type HolderStatus, type HostFacts } from './lock-holder.js';
 import type { Vim, VimSecrets } from '../vim/index.js';
 import type { Flavour, LcmHook } from '../vnfd/index.js';
 import type {
@@ -49,10 +50,10 @@ export interface LcmDeps {
   mgmt?: ManagementDriver;
   /** Reads Secrets on a VIM (vnf-kubeconfig). */
   secretReader?(vim: VimConnection): Promise<SecretReader>;
-  /** The pid recorded in locks (this process's by default). */
+  /** The pid recorded in locks (this process's by default); its host, boot and start time are read from this host. */
   pid?: number;
-  /** Whether a lock holder still runs (process.kill(pid, 0) by default). */
-  isProcessAlive?(pid: number): boolean;
+  /** How a lock's holder is checked: this host's facts by default (see lock-holder.ts). */
+  host?: HostFacts;
 }
 
 /** Progress of an operation, for the cli's live view or log lines. */
@@ -128,29 +129,36 @@ async function bindDriver(deps: LcmDeps, plan: Plan): Promise<(ctx: DriverContex
 
 const ACTIVE: LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK'];
 
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 const nowIso = (deps: LcmDeps) => deps.now().toISOString();
 const pidOf = (deps: LcmDeps) => deps.pid ?? process.pid;
+const hostOf = (deps: LcmDeps) => deps.host ?? thisHost();
+
+/** The lock row for an occurrence this process starts or resumes. */
+function lockFor(deps: LcmDeps, vnfInstanceId: string, opId: string): VnfLock {
+  return { vnfInstanceId, opId, acquiredAt: nowIso(deps), ...holderOf(pidOf(deps), hostOf(deps)) };
+}
+
+/** Whether the holder of a lock still runs, as far as this host can tell. */
+export function lockStatus(deps: LcmDeps, lock: VnfLock): HolderStatus {
+  return holderStatus(lock, hostOf(deps));
+}
+
+/** "vnfm pid P on host H since T": the holder of a lock, for messages. */
+export function describeHolder(lock: VnfLock): string {
+  return `vnfm pid ${lock.pid} on host ${lock.hostName ?? '(not recorded)'} since ${lock.acquiredAt}`;
+}
 
 /**
  * Turns what a dead process left behind into FAILED_TEMP: its lock, and any
  * occurrence still marked as running that holds no lock.
  */
 export function sweepStaleLock(deps: LcmDeps, vnfInstanceId: string, onEvent?: (e: LcmEvent) => void): LcmOpOcc[] {
-  const alive = deps.isProcessAlive ?? isProcessAlive;
   const ops = deps.store.opOccs;
   const swept = ops.exclusive(() => {
     const out: LcmOpOcc[] = [];
     const lock = ops.lock(vnfInstanceId);
-    if (lock && !alive(lock.pid)) {
+    const status = lock && lockStatus(deps, lock);
+    if (lock && status?.state === 'gone') {
       const op = ops.find(lock.opId);
       ops.releaseLock(vnfInstanceId, lock.opId);
       if (op && ACTIVE.includes(op.operationState)) {
@@ -160,7 +168,7 @@ export function sweepStaleLock(deps: LcmDeps, vnfInstanceId: string, onEvent?: (
             error: {
               status: 500,
               title: 'vnfm process died',
-              detail: `the vnfm process (pid ${lock.pid}) running this ${op.operation} stopped before finishing it (killed or crashed); the instance may be partly changed`,
+              detail: `the vnfm process (pid ${lock.pid} on host ${lock.hostName ?? '(not recorded)'}) running this ${op.operation} stopped before finishing it (killed or crashed: ${status.why}); the instance may be partly changed`,
             },
           }),
         );
@@ -191,8 +199,11 @@ export function assertInstanceFree(deps: LcmDeps, vnfInstanceId: string, exceptO
   const lock = ops.lock(vnfInstanceId);
   if (lock) {
     const op = ops.find(lock.opId);
-    throw new ConflictError(`another vnfm process (pid ${lock.pid}) is running ${op?.operation ?? 'an operation'} on vnf instance ${vnfInstanceId}`, {
-      hint: `wait for it to finish; follow it with: vnfm op-show ${lock.opId}`,
+    const unchecked = lockStatus(deps, lock).state !== 'running';
+    throw new ConflictError(`vnf instance ${vnfInstanceId} is locked by ${describeHolder(lock)} (operation ${op?.operation ?? 'unknown'}, occurrence ${lock.opId})`, {
+      hint: unchecked
+        ? `this host cannot check that process: wait for it there (vnfm op-show ${lock.opId}); if it is gone for good, release the instance: vnfm op-fail --force ${lock.opId}`
+        : `wait for it to finish; follow it with: vnfm op-show ${lock.opId}`,
     });
   }
   const blocking = ops.unfinished(vnfInstanceId).find((o) => o.id !== exceptOpId);
@@ -310,7 +321,7 @@ export async function runOperation(
       pid: pidOf(deps),
     };
     ops.insert(occ, priorOf(current));
-    ops.takeLock({ vnfInstanceId: instance.id, opId: occ.id, pid: pidOf(deps), acquiredAt: now });
+    ops.takeLock(lockFor(deps, instance.id, occ.id));
     return occ;
   });
   opts.onEvent?.({ type: 'occurrence', opOcc: op });
@@ -327,7 +338,7 @@ export function resumeOccurrence(deps: LcmDeps, opId: string, state: 'PROCESSING
     const op = ops.get(opId);
     assertFailedTemp(op, state === 'PROCESSING' ? 'retried' : 'rolled back');
     assertInstanceFree(deps, op.vnfInstanceId, op.id);
-    ops.takeLock({ vnfInstanceId: op.vnfInstanceId, opId: op.id, pid: pidOf(deps), acquiredAt: nowIso(deps) });
+    ops.takeLock(lockFor(deps, op.vnfInstanceId, op.id));
     return ops.setState(op.id, state, nowIso(deps), { error: null, pid: pidOf(deps) });
   });
 }

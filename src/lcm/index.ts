@@ -5,8 +5,8 @@
  */
 export type * from './model.js';
 export type { LcmDeps, LcmEvent, OperationOptions, OperationResult } from './engine.js';
-export { isProcessAlive } from './engine.js';
-export { createVnf, listVnfs, getVnf, resolveVnfs, deleteVnf, deleteVnfs, listOpOccs, getOpOcc, failOpOcc, type CreateVnfOptions, type OpOccFilter } from './instances.js';
+export { isProcessAlive, holderOf, holderStatus, thisHost, type LockHolder, type HolderStatus, type HostFacts } from './lock-holder.js';
+export { createVnf, listVnfs, getVnf, resolveVnfs, deleteVnf, deleteVnfs, listOpOccs, getOpOcc, failOpOcc, failTarget, type FailOptions, type FailTarget, type CreateVnfOptions, type OpOccFilter } from './instances.js';
 export { instantiateVnf, scaleVnf, healVnf, terminateVnf, changeVnfPackage, retryOpOcc, rollbackOpOcc } from './operations.js';
 export { levelReplicas, scaledReplicas, aspectDelta } from './replicas.js';
 export { getWorkloadKubeconfig, type WorkloadKubeconfig, type WorkloadKubeconfigOptions } from './workload-kubeconfig.js';

@@ -5,7 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ConflictError, UsageError } from '../errors.js';
-import { assertFailedTemp, assertInstanceFree, sweepStaleLock, type LcmDeps } from './engine.js';
+import { assertFailedTemp, assertInstanceFree, describeHolder, lockStatus, sweepStaleLock, type LcmDeps } from './engine.js';
+import type { HolderStatus } from './lock-holder.js';
+import type { VnfLock } from '../store/index.js';
 import type { LcmOpOcc, LcmOperationState, VnfInstance } from './model.js';
 
 export interface CreateVnfOptions {
@@ -114,15 +116,85 @@ export function getOpOcc(deps: LcmDeps, ref: string): LcmOpOcc {
   return deps.store.opOccs.get(op.id);
 }
 
-/** Gives up on a FAILED_TEMP occurrence: FAILED, and the instance is free again (as it is). */
-export function failOpOcc(deps: LcmDeps, ref: string): LcmOpOcc {
+export interface FailOptions {
+  /**
+   * Also give up on an occurrence still marked as running (STARTING,
+   * PROCESSING, ROLLING_BACK) whose vnfm this host cannot see running: its
+   * lock is released. Refused while that vnfm verifiably runs on this host.
+   */
+  force?: boolean;
+}
+
+/** An occurrence `op-fail` is about to give up on, and what holds it (for the operator to confirm). */
+export interface FailTarget {
+  opOcc: LcmOpOcc;
+  /** The lock of a running occurrence, and what this host can tell of its holder (with --force). */
+  lock?: VnfLock;
+  holder?: HolderStatus;
+  /** "vnf instance X is locked by vnfm pid P on host H since T (operation Y)", when locked. */
+  lockedBy?: string;
+}
+
+const RUNNING: LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK'];
+
+/**
+ * What `op-fail` would give up on, after sweeping what a dead vnfm left:
+ * refuses (exit 4) an occurrence that is neither FAILED_TEMP nor, with
+ * force, running under a holder this host cannot see alive.
+ */
+export function failTarget(deps: LcmDeps, ref: string, opts: FailOptions = {}): FailTarget {
+  const first = deps.store.opOccs.get(ref);
+  sweepStaleLock(deps, first.vnfInstanceId);
+  return checkFailable(deps, deps.store.opOccs.get(first.id), opts);
+}
+
+function checkFailable(deps: LcmDeps, op: LcmOpOcc, opts: FailOptions): FailTarget {
+  if (!RUNNING.includes(op.operationState)) {
+    assertFailedTemp(op, 'failed');
+    return { opOcc: op };
+  }
+  const lock = deps.store.opOccs.lock(op.vnfInstanceId);
+  const held = lock?.opId === op.id ? lock : undefined;
+  const holder = held && lockStatus(deps, held);
+  const lockedBy = held && `vnf instance ${op.vnfInstanceId} is locked by ${describeHolder(held)} (operation ${op.operation}, occurrence ${op.id})`;
+  if (!opts.force) {
+    throw new ConflictError(`occurrence ${op.id} (${op.operation}) is ${op.operationState}: only a FAILED_TEMP occurrence can be failed${lockedBy ? `; ${lockedBy}` : ''}`, {
+      hint: `wait for it (vnfm op-show ${op.id}); if the vnfm running it is gone for good: vnfm op-fail --force ${op.id}`,
+    });
+  }
+  if (holder?.state === 'running') {
+    throw new ConflictError(`refusing to force occurrence ${op.id} to FAILED: ${lockedBy}, and that process is running`, {
+      hint: `stop it (Ctrl-C, or kill -TERM ${held!.pid}): it leaves the occurrence FAILED_TEMP; or wait for it (vnfm op-show ${op.id})`,
+    });
+  }
+  return { opOcc: op, ...(held ? { lock: held, holder: holder!, lockedBy: lockedBy! } : {}) };
+}
+
+/**
+ * Gives up on a FAILED_TEMP occurrence: FAILED, and the instance is free
+ * again (as it is). With force, also a running occurrence whose holder is not
+ * verifiably alive (see FailOptions): FAILED, its lock released, and the
+ * error records who held it.
+ */
+export function failOpOcc(deps: LcmDeps, ref: string, opts: FailOptions = {}): LcmOpOcc {
   const first = deps.store.opOccs.get(ref);
   sweepStaleLock(deps, first.vnfInstanceId);
   const ops = deps.store.opOccs;
   return ops.exclusive(() => {
-    const op = ops.get(first.id);
-    assertFailedTemp(op, 'failed');
-    return ops.setState(op.id, 'FAILED', deps.now().toISOString(), { pid: null });
+    // Checked again under the write lock: the holder may have finished or failed meanwhile.
+    const target = checkFailable(deps, ops.get(first.id), opts);
+    const op = target.opOcc;
+    if (op.operationState === 'FAILED_TEMP') return ops.setState(op.id, 'FAILED', deps.now().toISOString(), { pid: null });
+    if (target.lock) ops.releaseLock(op.vnfInstanceId, op.id);
+    const holder = target.lock ? describeHolder(target.lock) : 'a vnfm process that holds no lock';
+    return ops.setState(op.id, 'FAILED', deps.now().toISOString(), {
+      pid: null,
+      error: {
+        status: 500,
+        title: 'Failed by the operator',
+        detail: `op-fail --force while ${op.operationState}, run by ${holder}; the instance may be partly changed`,
+      },
+    });
   });
 }
 

@@ -1,15 +1,16 @@
 /**
  * Who holds an instance's operation lock, and whether that holder still runs.
  *
- * A bare pid says little: pids are reused after a reboot, and a vnfm that ran
- * as pid 1 in a container finds "pid 1" alive in the next container (itself).
- * A holder is therefore recorded as the host (its machine id, or its host name
- * where there is none, and on Linux the pid namespace, since pids of another
- * namespace cannot be checked from this one), the boot, the pid and the
- * process's start time. The holder is gone when the host is this one and the
- * boot differs (rebooted since), or no process with that pid and that start
- * time runs. A holder on another host (or in another container) cannot be
- * checked from here, and is never assumed gone.
+ * A bare pid says little: pids are reused, after a reboot or sooner, and a
+ * vnfm that ran as pid 1 in a container finds "pid 1" alive in the next
+ * container (itself). A holder is therefore recorded as the host (its machine
+ * id, or its host name where there is none, and on Linux the pid namespace,
+ * since pids of another namespace cannot be checked from this one), the boot,
+ * the pid and the process's start time. The holder is gone when the host is
+ * this one and the boot differs (rebooted since), or no process with that pid
+ * and that start time runs. A holder on another host (or in another
+ * container) cannot be checked from here and is never assumed gone: the
+ * operator releases its lock (op-fail --force) once sure it is.
  *
  * Where the facts come from: Linux reads /etc/machine-id,
  * /proc/sys/kernel/random/boot_id, /proc/self/ns/pid and the starttime field

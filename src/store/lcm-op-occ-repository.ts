@@ -42,12 +42,30 @@ function toOpOcc(r: OpOccRow): LcmOpOcc {
   };
 }
 
-/** Who holds an instance's operation lock. */
+/**
+ * Who holds an instance's operation lock: the process (pid and start time),
+ * its boot and its host. Locks taken before migration 6 have the pid alone.
+ */
 export interface VnfLock {
   vnfInstanceId: string;
   opId: string;
   pid: number;
   acquiredAt: string;
+  hostName?: string;
+  hostId?: string;
+  bootId?: string;
+  startTime?: string;
+}
+
+interface LockRow {
+  vnf_instance_id: string;
+  op_id: string;
+  pid: number;
+  acquired_at: string;
+  host_name: string | null;
+  host_id: string | null;
+  boot_id: string | null;
+  start_time: string | null;
 }
 
 /**
@@ -160,10 +178,19 @@ export class LcmOpOccRepository {
   }
 
   lock(vnfInstanceId: string): VnfLock | undefined {
-    const row = this.db.prepare('SELECT * FROM vnf_locks WHERE vnf_instance_id = ?').get(vnfInstanceId) as
-      | { vnf_instance_id: string; op_id: string; pid: number; acquired_at: string }
-      | undefined;
-    return row && { vnfInstanceId: row.vnf_instance_id, opId: row.op_id, pid: row.pid, acquiredAt: row.acquired_at };
+    const row = this.db.prepare('SELECT * FROM vnf_locks WHERE vnf_instance_id = ?').get(vnfInstanceId) as LockRow | undefined;
+    return (
+      row && {
+        vnfInstanceId: row.vnf_instance_id,
+        opId: row.op_id,
+        pid: row.pid,
+        acquiredAt: row.acquired_at,
+        ...(row.host_name === null ? {} : { hostName: row.host_name }),
+        ...(row.host_id === null ? {} : { hostId: row.host_id }),
+        ...(row.boot_id === null ? {} : { bootId: row.boot_id }),
+        ...(row.start_time === null ? {} : { startTime: row.start_time }),
+      }
+    );
   }
 
   /** The instances that hold a lock now. */
@@ -176,8 +203,8 @@ export class LcmOpOccRepository {
     // An operation copies sealed values it read into what it writes at its end; no rotation may retire their key meanwhile.
     this.secrets?.assertNoRotation();
     this.db
-      .prepare('INSERT INTO vnf_locks (vnf_instance_id, op_id, pid, acquired_at) VALUES (?, ?, ?, ?)')
-      .run(lock.vnfInstanceId, lock.opId, lock.pid, lock.acquiredAt);
+      .prepare('INSERT INTO vnf_locks (vnf_instance_id, op_id, pid, acquired_at, host_name, host_id, boot_id, start_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(lock.vnfInstanceId, lock.opId, lock.pid, lock.acquiredAt, lock.hostName ?? null, lock.hostId ?? null, lock.bootId ?? null, lock.startTime ?? null);
   }
 
   releaseLock(vnfInstanceId: string, opId: string): void {

@@ -337,7 +337,7 @@ describe('locks and cancellation', () => {
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as Error).message).toMatch(/FAILED_TEMP SCALE occurrence/);
     const op = listOpOccs(deps, { vnf: vnf.id, state: 'FAILED_TEMP' })[0]!;
-    expect(op.error!.detail).toMatch(new RegExp(`vnfm process \\(pid ${ghost}\\) running this SCALE stopped before finishing`));
+    expect(op.error!.detail).toMatch(new RegExp(`vnfm process \\(pid ${ghost} on host \\S+\\) running this SCALE stopped before finishing it \\(killed or crashed: no process has pid ${ghost}\\)`));
     expect(store.opOccs.lock(vnf.id)).toBeUndefined();
 
     ac.abort(new InterruptedError('interrupted'));
@@ -355,7 +355,7 @@ describe('locks and cancellation', () => {
     const running = instantiateVnf(deps, vnf.id, request('instantiate.json'), { signal: ac.signal }).catch((e: unknown) => e);
     await entered;
     await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(
-      new RegExp(`another vnfm process \\(pid ${process.pid}\\) is running INSTANTIATE on vnf instance ${vnf.id}`),
+      new RegExp(`vnf instance ${vnf.id} is locked by vnfm pid ${process.pid} on host \\S+ since \\S+ \\(operation INSTANTIATE, occurrence `),
     );
     expect(() => failOpOcc(deps, listOpOccs(deps)[0]!.id)).toThrow(/PROCESSING/);
     ac.abort(new InterruptedError('interrupted'));

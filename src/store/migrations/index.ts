@@ -150,4 +150,16 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'vnf-lock-holders',
+    sql: `
+      -- who holds an instance's lock, beyond its pid: the host (machine id and pid namespace; its name for messages),
+      -- the boot, and the process's start time, so a reused pid is not taken for the holder
+      ALTER TABLE vnf_locks ADD COLUMN host_name  TEXT;
+      ALTER TABLE vnf_locks ADD COLUMN host_id    TEXT;
+      ALTER TABLE vnf_locks ADD COLUMN boot_id    TEXT;
+      ALTER TABLE vnf_locks ADD COLUMN start_time TEXT;
+    `,
+  },
 ];
