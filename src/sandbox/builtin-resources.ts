@@ -4,7 +4,9 @@
  * handlers implement, so discovery never promises what the sandbox cannot do.
  */
 import { conflict, forbidden, type FieldError } from './status.js';
+import type { ObjectApi } from './objects.js';
 import { rfc3339, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
+import { moreKinds } from './kinds/more-kinds.js';
 import { ALL_VERBS, builtinKinds, newAllocators, ownFields, type Allocators } from './kinds/builtin-kinds.js';
 
 /** The label the API server puts on every namespace (since Kubernetes 1.21). */
@@ -165,8 +167,30 @@ export const leases: ResourceType = {
 
 /** Registers every built-in kind; `alloc` hands out Service IPs and node ports. */
 export function registerBuiltins(registry: ResourceRegistry, alloc: Allocators = newAllocators()): void {
-  for (const type of [namespaces, configMaps, secrets, leases, ...builtinKinds(alloc)]) registry.register(type);
+  for (const type of [namespaces, configMaps, secrets, leases, ...builtinKinds(alloc), ...moreKinds()]) registry.register(type);
 }
 
 /** The namespaces a fresh cluster has. */
 export const INITIAL_NAMESPACES = ['default', 'kube-node-lease', 'kube-public', 'kube-system'];
+
+/**
+ * The APIService the API server registers for each group version it serves
+ * itself (`v1.`, `v1.apps`...): no service, Available because Local.
+ */
+export function registerLocalApiServices(api: ObjectApi): void {
+  const type = api.type('apiregistration.k8s.io', 'apiservices');
+  const gvs = [
+    ...api.registry.coreVersions().map((version) => ({ group: '', version })),
+    ...api.registry.groups().flatMap((g) => g.versions.map((version) => ({ group: g.name, version }))),
+  ];
+  const time = rfc3339(api.now());
+  gvs.forEach(({ group, version }, i) => {
+    const apiService = {
+      metadata: { name: `${version}.${group}`, labels: { 'kube-aggregator.kubernetes.io/automanaged': 'onstart' } },
+      spec: { group, version, groupPriorityMinimum: group === '' ? 18000 : 17000 - i * 50, versionPriority: 15 },
+    } as unknown as KubeObject;
+    api.create(type, apiService, { manager: 'kube-apiserver' });
+    const created = api.get(type, undefined, apiService.metadata.name);
+    api.update(type, { ...created, status: { conditions: [{ type: 'Available', status: 'True', lastTransitionTime: time, reason: 'Local', message: 'Local APIServices are always available' }] } }, { subresource: 'status', manager: 'kube-apiserver' });
+  });
+}

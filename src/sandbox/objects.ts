@@ -110,7 +110,8 @@ export class ObjectApi {
       ...(type.strategy?.validate?.(obj) ?? []),
       ...(old ? (type.strategy?.validateUpdate?.(obj, old) ?? []) : []),
     ];
-    if (errors.length > 0) throw invalid(type.kind, type.group, obj.metadata.name ?? '', errors);
+    const as = type.validatedAs ?? type;
+    if (errors.length > 0) throw invalid(as.kind, as.group, obj.metadata.name ?? '', errors);
   }
 
   /** NamespaceLifecycle admission: no new content in a missing or terminating namespace. */
@@ -173,7 +174,8 @@ export class ObjectApi {
     const hasStatus = type.subresources?.some((s) => s.name === 'status') ?? false;
 
     let next: KubeObject;
-    if (opts.subresource === 'status') {
+    // `approval` (CertificateSigningRequests) writes status conditions as `status` writes status.
+    if (opts.subresource === 'status' || opts.subresource === 'approval') {
       next = structuredClone(old);
       if (obj.status === undefined) delete next.status;
       else next.status = obj.status;

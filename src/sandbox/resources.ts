@@ -126,6 +126,14 @@ export interface ResourceType {
   strategicMerge?: boolean;
   /** Set for kinds a CustomResourceDefinition defines (crds.ts). */
   custom?: CustomResourceInfo;
+  /**
+   * A create-only kind (TokenReview, the access reviews) that is answered,
+   * never stored: the status computed from the request. It may throw
+   * ReviewInvalid (kinds/more-kinds.ts) for a 422.
+   */
+  review?: (obj: KubeObject) => Record<string, unknown>;
+  /** The kind a 422 names when the API server validates the object as another (events.k8s.io Events as core Events). */
+  validatedAs?: { kind: string; group: string };
   /** Fields `fieldSelector` may name; metadata.name and metadata.namespace when absent. */
   selectableFields?: SelectableFields;
 }

@@ -11,7 +11,8 @@ import { jsonPatch, mergePatch, PATCH_TYPES, strategicMergePatch } from './patch
 import type { ResourceRequest } from './request-info.js';
 import { groupVersion, type KubeObject, type ResourceRegistry, type ResourceType, type Verb } from './resources.js';
 import { parseFieldSelector, parseLabelSelector, type Matcher } from './selectors.js';
-import { badRequest, deletedStatus, methodNotAllowed, resourceNotFound, unsupportedMediaType } from './status.js';
+import { badRequest, deletedStatus, invalid, methodNotAllowed, resourceNotFound, unsupportedMediaType } from './status.js';
+import { ReviewInvalid } from './kinds/more-kinds.js';
 import type { ObjectStore } from './store.js';
 import { toTable } from './table.js';
 
@@ -220,6 +221,19 @@ export class RestHandler {
   private create(type: ResourceType, req: ResourceRequest, body: unknown, dryRun: boolean, manager: string): RestResponse {
     if (req.name !== undefined) throw methodNotAllowed();
     const obj = this.decode(type, req, body);
+    if (type.review) {
+      let answer: Record<string, unknown>;
+      try {
+        answer = type.review(obj);
+      } catch (err) {
+        // The review's registry reports the object without its kind, as the API server words it.
+        if (err instanceof ReviewInvalid) throw invalid('', type.group, '', err.errors);
+        throw err;
+      }
+      const metadata: Record<string, unknown> = { ...obj.metadata, creationTimestamp: null };
+      if (!type.namespaced) delete metadata.namespace;
+      return { code: 201, body: { kind: type.kind, apiVersion: groupVersion(type), metadata, spec: obj.spec, status: answer } };
+    }
     return { code: 201, body: withTypeMeta(type, this.api.create(type, obj, { dryRun, manager })) };
   }
 

@@ -19,7 +19,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import yaml from 'js-yaml';
 import { generateSandboxCerts } from './certs.js';
 import { loadSandboxIdentity, newSandboxToken } from './identity.js';
-import { INITIAL_NAMESPACES, registerBuiltins } from './builtin-resources.js';
+import { INITIAL_NAMESPACES, registerBuiltins, registerLocalApiServices } from './builtin-resources.js';
+import { reviewKinds } from './kinds/more-kinds.js';
 import {
   AGGREGATED_DISCOVERY_CONTENT_TYPE,
   aggregatedDiscovery,
@@ -219,6 +220,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   const registry = new ResourceRegistry();
   registerBuiltins(registry);
+  for (const type of reviewKinds(token)) registry.register(type);
   registry.register(customResourceDefinitions);
   const store = new ObjectStore();
   const now = (): Date => new Date();
@@ -228,6 +230,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   for (const name of INITIAL_NAMESPACES) {
     api.create(api.type('', 'namespaces'), { metadata: { name } } as KubeObject, { manager: 'kube-apiserver' });
   }
+  registerLocalApiServices(api);
   const faultRules = new FaultRules();
   const readyDelayMs = opts.controllers?.readyDelayMs ?? 200;
   const controllerContext = {

@@ -15,7 +15,7 @@ const SUBDOMAIN_MSG =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 
 /** How a kind's names are checked. */
-export type NameRule = 'dns1123-label' | 'dns1123-subdomain';
+export type NameRule = 'dns1123-label' | 'dns1123-subdomain' | 'path-segment';
 
 function regexError(msg: string, fmt: string, examples: string[]): string {
   return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
@@ -24,6 +24,11 @@ function regexError(msg: string, fmt: string, examples: string[]): string {
 /** Problems with `value` as a name under `rule`; empty when it is valid. */
 export function nameProblems(rule: NameRule, value: string): string[] {
   const problems: string[] = [];
+  if (rule === 'path-segment') {
+    if (value === '.' || value === '..') problems.push(`may not be '${value}'`);
+    for (const bad of ['/', '%']) if (value.includes(bad)) problems.push(`may not contain '${bad}'`);
+    return problems;
+  }
   if (rule === 'dns1123-label') {
     if (value.length > 63) problems.push('must be no more than 63 characters');
     if (!LABEL_RE.test(value)) {
