@@ -6,12 +6,15 @@
  * recorded; with --allow-package-scripts the script sees the operation, the
  * request and the instance with its VNFCs; a failing script leaves
  * FAILED_TEMP with its output in the error and in `vnfm op-log`, and op-retry
- * runs it again only with the flag.
+ * runs it again only with the flag. vnfm running as root (as these tests
+ * do) runs the script as nobody in a namespace hiding VNFM_HOME: it reads
+ * neither the master key (vnfm's environment) nor the key file nor the
+ * database.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
 import { newHome, onTerminal, vnfm } from '../support/cli.js';
@@ -26,6 +29,16 @@ param() { printf '%s' "$payload" | sed -n "s/.*\\"$1\\":\\"\\([^\\"]*\\)\\".*/\\
 out=$(param record_to)
 if [ -n "$out" ]; then printf '%s' "$payload" > "$out"; fi
 echo "recorded $VNFM_HOOK of $VNFM_VNF_INSTANCE_ID to \${out:-nowhere}"
+home=$(param probe_home)
+if [ -n "$home" ]; then
+  echo "probe uid=$(id -u)"
+  echo "probe parent environ: $(tr '\\0' ' ' 2>&1 < /proc/$PPID/environ)"
+  echo "probe own environ: $(env | tr '\\n' ' ')"
+  echo "probe key file: $(cat "$home/master.key" 2>&1)"
+  echo "probe database: $(head -c 15 "$home/vnfm.db" 2>&1)"
+  echo "probe home: [$(ls -A "$home" 2>&1 | tr '\\n' ' ')]"
+  echo "probe open in home: $(for f in /proc/$$/fd/*; do readlink "$f"; done | grep -c "^$home" || true)"
+fi
 marker=$(param fail_while)
 if [ -n "$marker" ] && [ -e "$marker" ]; then
   echo "cannot configure: $marker is there" >&2
@@ -88,6 +101,8 @@ const ops = async (vnf: string) => json<any[]>((await ok(['op-list', '--vnf', vn
 beforeAll(async () => {
   sandbox = await startSandbox({ host: '127.0.0.1', port: 0, controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
   work = mkdtempSync(join(tmpdir(), 'vnfm-pkg-scripts-'));
+  // The script, run as nobody when the tests run as root, writes what it records here.
+  chmodSync(work, 0o1777);
   const vimConfig = join(work, 'vim-config.yaml');
   writeSandboxConfigs(sandbox, { vimConfigPath: vimConfig, kubeconfigPath: join(work, 'kubeconfig') });
   home = newHome();
@@ -126,7 +141,9 @@ describe('package scripts', () => {
       vnf_instance_before: { id: vnf, instantiationState: 'NOT_INSTANTIATED' },
     });
     expect(Object.keys(payload.vim).sort()).toEqual(['id', 'name', 'type']);
-    expect(payload.package_dir).toContain(home);
+    // As root, the script reads a copy of the package (removed when it ends); else the package itself.
+    if (process.getuid?.() === 0) expect(payload.package_dir).toMatch(/\/vnfm-script-\w+\/package$/);
+    else expect(payload.package_dir).toContain(home);
     const vnfcs = payload.vnf_instance.instantiatedVnfInfo.vnfcResourceInfo as { vduId: string }[];
     expect(vnfcs.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU2']);
 
@@ -182,6 +199,34 @@ describe('package scripts', () => {
     expect(after).toContain('[instantiate_end] Scripts/record.sh: exited with code 0');
     await ok(['vnf-terminate', vnf, '--yes', '--allow-package-scripts', '--timeout', '60s']);
   }, 120_000);
+
+  it('a script given consent cannot read the master key, the key file or the database (vnfm as root)', async () => {
+    const vnf = await create('probed');
+    const key = readFileSync(join(home, 'master.key'), 'utf8').split('\n')[0]!;
+    expect(key).toMatch(/^[\w-]{43}=$/);
+    // The directory above VNFM_HOME open to all, so that what keeps the script out is the namespace, not a 0700 parent.
+    chmodSync(dirname(home), 0o755);
+    // The key in vnfm's start-up environment, where /proc/<pid>/environ shows it.
+    const r = await vnfm(['vnf-instantiate', vnf, '--request-file', request({ probe_home: home }), '--allow-package-scripts', '--timeout', '60s'], { home, env: { VNFM_MASTER_KEY: key } });
+    const [op] = await ops(vnf);
+    const log = (await ok(['op-log', op.id])).stdout;
+    await ok(['vnf-terminate', vnf, '--yes', '--allow-package-scripts', '--timeout', '60s']);
+    chmodSync(dirname(home), 0o700);
+    expect(r.code, r.stderr).toBe(0);
+    const probe = (what: string) => log.match(new RegExp(`Scripts/record\\.sh: probe ${what}: ?(.*)$`, 'm'))?.[1];
+    expect(log).not.toContain(key);
+    expect(log).not.toContain('SQLite format');
+    expect(probe('own environ')).not.toMatch(/VNFM_MASTER_KEY|VNFM_HOME/);
+    expect(probe('open in home')).toBe('0');
+    if (process.getuid?.() === 0) {
+      expect(log).toMatch(/running Scripts\/record\.sh: .* as nobody \(uid 65534\) in a private mount namespace hiding /);
+      expect(log).toContain('Scripts/record.sh: probe uid=65534');
+      expect(probe('parent environ')).toMatch(/Permission denied/);
+      expect(probe('key file')).toMatch(/No such file or directory/);
+      expect(probe('database')).toMatch(/No such file or directory/);
+      expect(probe('home')).toBe('[]');
+    }
+  }, 90_000);
 
   it('on a terminal vnfm asks: "n" refuses (nothing recorded), "y" runs the script', async () => {
     const vnf = await create('asked');
