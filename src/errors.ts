@@ -15,6 +15,7 @@ export const ExitCode = {
   vimCheck: 6,
   timeout: 124,
   interrupted: 130,
+  terminated: 143,
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -75,6 +76,12 @@ export class TimeoutError extends VnfmError {
   override readonly exitCode = ExitCode.timeout;
 }
 
+/** Ctrl-C (SIGINT). */
 export class InterruptedError extends VnfmError {
-  override readonly exitCode = ExitCode.interrupted;
+  override readonly exitCode: ExitCodeValue = ExitCode.interrupted;
+}
+
+/** SIGTERM: stopped as by Ctrl-C (an InterruptedError to everything that checks), with its own exit code. */
+export class TerminatedError extends InterruptedError {
+  override readonly exitCode: ExitCodeValue = ExitCode.terminated;
 }

@@ -8,7 +8,7 @@
  * occurrence blocks the instance until it is retried, rolled back or failed.
  */
 import { randomUUID } from 'node:crypto';
-import { ConflictError, InterruptedError, NotFoundError, TimeoutError, UsageError, VimCheckError, VnfmError } from '../errors.js';
+import { ConflictError, InterruptedError, NotFoundError, TerminatedError, TimeoutError, UsageError, VimCheckError, VnfmError } from '../errors.js';
 import type { DriverContext, DriverEvent, JournalStep, ResourceRef } from '../infra/driver.js';
 import type { KubernetesInfraDriver } from '../infra/kubernetes/driver-contract.js';
 import type { OpenStackInfraDriver } from '../infra/openstack/driver-contract.js';
@@ -455,9 +455,10 @@ export function problemOf(err: unknown, signal: AbortSignal): ProblemDetails {
   if (signal.aborted) {
     const r = abortReason(signal, err);
     // The signal's reason says which it was; the driver's own account (when it gave one) says where.
-    return (signal.reason as unknown) instanceof TimeoutError
+    const reason = signal.reason as unknown;
+    return reason instanceof TimeoutError
       ? { status: 504, title: 'Timed out', detail: r.message }
-      : { status: 503, title: 'Interrupted', detail: r.message };
+      : { status: 503, title: reason instanceof TerminatedError ? 'Terminated' : 'Interrupted', detail: r.message };
   }
   if (err instanceof VnfmError) {
     const status = err instanceof NotFoundError ? 404 : err instanceof ConflictError ? 409 : err instanceof UsageError ? 422 : err instanceof VimCheckError ? 503 : 500;
@@ -472,10 +473,14 @@ function explainFailure(err: unknown, op: LcmOpOcc, signal: AbortSignal, rolling
   const hint = resolutionHint(op);
   if (signal.aborted) {
     const r = abortReason(signal, err);
-    const timedOut = (signal.reason as unknown) instanceof TimeoutError;
-    const account = r instanceof TimeoutError ? r.message : r instanceof InterruptedError ? 'interrupted' : `${timedOut ? (signal.reason as TimeoutError).message : 'interrupted'}: ${r.message}`;
+    const reason = signal.reason as unknown;
+    const timedOut = reason instanceof TimeoutError;
+    // SIGTERM's reason says so ("terminated (SIGTERM)"); Ctrl-C's is "interrupted".
+    const stopped = reason instanceof InterruptedError ? reason.message : 'interrupted';
+    const account = r instanceof TimeoutError ? r.message : r instanceof InterruptedError ? stopped : `${timedOut ? (signal.reason as TimeoutError).message : stopped}: ${r.message}`;
     const message = `${what} ${account}; occurrence ${op.id} is FAILED_TEMP`;
-    return timedOut ? new TimeoutError(message, { hint, cause: err }) : new InterruptedError(message, { hint, cause: err });
+    if (timedOut) return new TimeoutError(message, { hint, cause: err });
+    return reason instanceof TerminatedError ? new TerminatedError(message, { hint, cause: err }) : new InterruptedError(message, { hint, cause: err });
   }
   const detail = err instanceof Error ? err.message : String(err);
   const innerHint = err instanceof VnfmError && err.hint ? `${err.hint}; then ` : '';

@@ -218,6 +218,30 @@ describe('a vnfm killed mid-instantiate', () => {
     expect(await objectsOf(vnf)).toEqual([]);
   });
 
+  it('SIGTERM ends FAILED_TEMP with exit 143, saying so and what to do, and releases the lock', async () => {
+    const vnf = await createInstance('terminated');
+    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });
+    const child = spawn(process.execPath, [BIN, 'vnf-instantiate', 'terminated', '--request-file', REQ('instantiate.json')], {
+      env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home } as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((done) => child.on('exit', (code, signal) => done([code, signal])));
+    let sent = false;
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (!sent && /Deployment\/vdu2 \(default\): waiting for 0\/1 replicas ready/.test(stderr)) sent = child.kill('SIGTERM');
+    });
+    expect(await exited).toEqual([143, null]);
+    lift();
+    const [op] = json<{ id: string; error: { title: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
+    expect(stderr).toContain(`error: INSTANTIATE of vnf instance ${vnf} terminated (SIGTERM); occurrence ${op!.id} is FAILED_TEMP`);
+    expect(stderr).toContain(`hint: retry it: vnfm op-retry ${op!.id}; or undo it: vnfm op-rollback ${op!.id}; or give up on it: vnfm op-fail ${op!.id}`);
+    expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { title: 'Terminated' } });
+    expect(json((await ok(['op-rollback', op!.id, '-o', 'json'])).stdout)['operationState']).toBe('ROLLED_BACK');
+    expect(await objectsOf(vnf)).toEqual([]);
+  });
+
   it('a --timeout ends FAILED_TEMP with exit 124, and op-fail frees the instance', async () => {
     const vnf = await createInstance('slow');
     const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });

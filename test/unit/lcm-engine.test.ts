@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { onboardPackage } from '../../src/csar/index.js';
-import { ConflictError, InterruptedError, TimeoutError, UsageError, ValidationError, VimCheckError, VnfmError } from '../../src/errors.js';
+import { ConflictError, InterruptedError, TerminatedError, TimeoutError, UsageError, ValidationError, VimCheckError, VnfmError } from '../../src/errors.js';
 import {
   changeVnfPackage,
   createVnf,
@@ -363,6 +363,24 @@ describe('locks and cancellation', () => {
     expect(err).toBeInstanceOf(InterruptedError);
     expect((err as Error).message).toMatch(/INSTANTIATE of vnf instance .* interrupted; occurrence .* is FAILED_TEMP/);
     expect(listOpOccs(deps)[0]).toMatchObject({ operationState: 'FAILED_TEMP', error: { title: 'Interrupted' } });
+    expect(store.opOccs.lock(vnf.id)).toBeUndefined();
+  });
+
+  it('SIGTERM ends FAILED_TEMP with TerminatedError (exit 143), naming the occurrence and what to do', async () => {
+    const vnf = createVnf(deps, { vnfdId: V1 });
+    driver.hang('deploy');
+    const ac = new AbortController();
+    const entered = driver.entering('deploy');
+    const running = instantiateVnf(deps, vnf.id, request('instantiate.json'), { signal: ac.signal }).catch((e: unknown) => e);
+    await entered;
+    ac.abort(new TerminatedError('terminated (SIGTERM)'));
+    const err = (await running) as TerminatedError;
+    expect(err).toBeInstanceOf(TerminatedError);
+    expect(err.exitCode).toBe(143);
+    const op = listOpOccs(deps)[0]!;
+    expect(err.message).toBe(`INSTANTIATE of vnf instance ${vnf.id} terminated (SIGTERM); occurrence ${op.id} is FAILED_TEMP`);
+    expect(err.hint).toBe(`retry it: vnfm op-retry ${op.id}; or undo it: vnfm op-rollback ${op.id}; or give up on it: vnfm op-fail ${op.id}`);
+    expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 503, title: 'Terminated', detail: 'terminated (SIGTERM)' } });
     expect(store.opOccs.lock(vnf.id)).toBeUndefined();
   });
 

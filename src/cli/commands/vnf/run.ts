@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { InterruptedError, TimeoutError, UsageError, ValidationError } from '../../../errors.js';
+import { InterruptedError, TerminatedError, TimeoutError, UsageError, ValidationError } from '../../../errors.js';
 import type { LcmDeps, LcmOpOcc, OperationOptions, OperationResult } from '../../../lcm/index.js';
 import type { Context } from '../../context.js';
 import { addOutputOptions, printResource, type OutputOptions } from '../../output/printer.js';
@@ -109,8 +109,11 @@ export async function runLcmCommand(
   // The driver hangs one listener per request and watch on this signal.
   setMaxListeners(0, controller.signal);
   const onSigint = () => controller.abort(new InterruptedError('interrupted'));
+  // SIGTERM (kill, systemd, docker stop) stops the operation as Ctrl-C does, so it too ends FAILED_TEMP and says so.
+  const onSigterm = () => controller.abort(new TerminatedError('terminated (SIGTERM)'));
   const timer = setTimeout(() => controller.abort(new TimeoutError(`timed out after ${flags.timeout}`)), seconds * 1000);
   process.once('SIGINT', onSigint);
+  process.once('SIGTERM', onSigterm);
   const progress = createProgress(ctx.io, () => ctx.now());
   let last: LcmOpOcc | undefined;
   const { deps, close } = await lcmDeps(ctx);
@@ -137,6 +140,7 @@ export async function runLcmCommand(
   } finally {
     clearTimeout(timer);
     process.removeListener('SIGINT', onSigint);
+    process.removeListener('SIGTERM', onSigterm);
     close();
   }
 }
