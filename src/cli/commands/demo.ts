@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { InterruptedError, TimeoutError, UsageError } from '../../errors.js';
+import { InterruptedError, TerminatedError, TimeoutError, UsageError } from '../../errors.js';
 import type { LcmDeps, LcmEvent, OperationResult } from '../../lcm/index.js';
 import { createContext, type Context } from '../context.js';
 import { withExamples } from '../help.js';
@@ -151,13 +151,16 @@ async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seco
         setMaxListeners(0, controller.signal);
         const timer = setTimeout(() => controller.abort(new TimeoutError(`${name} timed out after ${opts.seconds}s`)), opts.seconds * 1000);
         const onSigint = () => controller.abort(new InterruptedError('interrupted'));
+        const onSigterm = () => controller.abort(new TerminatedError('terminated (SIGTERM)'));
         process.once('SIGINT', onSigint);
+        process.once('SIGTERM', onSigterm);
         try {
           return await action(deps, controller.signal, (e) => progress.onEvent(e));
         } finally {
           progress.stop();
           clearTimeout(timer);
           process.removeListener('SIGINT', onSigint);
+          process.removeListener('SIGTERM', onSigterm);
         }
       }, (r) => {
         const vnfcs = r.vnfInstance.instantiatedVnfInfo?.vnfcInfo?.length;
