@@ -149,6 +149,21 @@ describe('lock holders', () => {
   });
 });
 
+describe('locks taken before holders were recorded (pid alone)', () => {
+  it('a dead pid is stale; a live one holds, and op-fail --force may release it since it cannot be verified', () => {
+    const gone = lockedInstance({ pid: deadPid() });
+    expect(getOpOcc(deps, gone.id).operationState).toBe('FAILED_TEMP');
+    expect(failOpOcc(deps, gone.id).operationState).toBe('FAILED');
+    store.db.prepare('DELETE FROM vnf_instances').run();
+
+    const live = lockedInstance({ pid: sleeper.pid! });
+    expect(getOpOcc(deps, live.id).operationState).toBe('PROCESSING');
+    expect(() => failOpOcc(deps, live.id)).toThrow(/locked by vnfm pid \d+ on host \(not recorded\) since/);
+    expect(failOpOcc(deps, live.id, { force: true }).operationState).toBe('FAILED');
+    expect(store.opOccs.lock(live.vnfInstanceId)).toBeUndefined();
+  });
+});
+
 describe('op-fail --force', () => {
   it('without --force a PROCESSING occurrence is refused, with the way out in the hint', () => {
     const op = lockedInstance({ pid: deadPid(), hostName: 'far-away', hostId: 'another-machine', startTime: '1' });
