@@ -28,10 +28,32 @@ export class VnfmError extends Error {
   readonly exitCode: ExitCodeValue = ExitCode.failed;
   readonly hint?: string;
   constructor(message: string, details: ErrorDetails = {}) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    // Values are clipped where they are echoed; this bounds whatever a message still carries.
+    super(clip(message, MAX_MESSAGE_CHARS), details.cause === undefined ? undefined : { cause: details.cause });
     this.name = new.target.name;
-    this.hint = details.hint;
+    this.hint = details.hint === undefined ? undefined : clip(details.hint, MAX_MESSAGE_CHARS);
   }
+}
+
+/** Longest value echoed in a message: an input's 10 MB field is shown by its start. */
+export const MAX_ECHOED_CHARS = 200;
+/** Longest message or hint an error carries. */
+export const MAX_MESSAGE_CHARS = 2000;
+
+/** `value`, or its first `max` characters and `… (N more characters)`. */
+export function clip(value: string, max = MAX_ECHOED_CHARS): string {
+  return value.length <= max ? value : `${value.slice(0, max)}… (${value.length - max} more characters)`;
+}
+
+/** A value as JSON for a message (`"web"`, `42`, `{"a":1}`), clipped. */
+export function echo(value: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = undefined;
+  }
+  return clip(text ?? String(value));
 }
 
 /** Wrong flags, arguments or input files: nothing was changed. */

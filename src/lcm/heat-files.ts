@@ -10,6 +10,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { UsageError, ValidationError, VnfmError } from '../errors.js';
+import { FileReadError, readInputText } from '../input-file.js';
 import type { HeatTemplates } from '../infra/openstack/driver-contract.js';
 
 /** Heat environments read from disk, ready to merge into a stack's files. */
@@ -130,11 +131,15 @@ function templateNames(registry: unknown): string[] {
   );
 }
 
+/** Largest environment or provider template read (Heat's own default limit is 512 KiB). */
+const MAX_TEMPLATE_BYTES = 4 * 1024 * 1024;
+
 async function readText(path: string, what: string): Promise<string> {
   try {
-    return await readFile(path, 'utf8');
+    return readInputText(path, MAX_TEMPLATE_BYTES);
   } catch (err) {
-    throw new UsageError(`cannot read the ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+    if (!(err instanceof FileReadError)) throw err;
+    throw new UsageError(`cannot read the ${what} ${path}: it ${err.problem}`, {
       hint: 'give the path of an existing file (relative paths in resource_registry are read relative to the environment file)',
     });
   }

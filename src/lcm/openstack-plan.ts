@@ -6,7 +6,7 @@
  * and the request). The engine picks these plans when the instance's VIM is
  * an OpenStack one (`infraOf`).
  */
-import { UsageError, ValidationError, NotFoundError } from '../errors.js';
+import { echo, UsageError, ValidationError, NotFoundError } from '../errors.js';
 import type { NfvParameter, OpenStackInfraDriver } from '../infra/openstack/driver-contract.js';
 import { stackNameOf } from '../infra/openstack/driver-contract.js';
 import type { Vim, VimSecrets } from '../vim/index.js';
@@ -35,7 +35,7 @@ import {
 } from './heat-files.js';
 import { openOnboarded, type OnboardedPackage } from './package-content.js';
 import { levelReplicas } from './replicas.js';
-import { checkHealRequest, checkScaleRequest, checkTerminateRequest, checkChangePackageShape, flavourOf, redactVimConnectionInfo } from './requests.js';
+import { checkHealRequest, INLINE_CA_HINT, checkScaleRequest, checkTerminateRequest, checkChangePackageShape, flavourOf, redactVimConnectionInfo } from './requests.js';
 import { vnfcRecords, vnfcsOf } from './vnfcs.js';
 
 type Json = Record<string, unknown>;
@@ -191,7 +191,7 @@ function checkExtVirtualLinks(source: string, raw: unknown, flavour: Flavour): u
     cps.forEach((cp, j) => {
       const cpdId = isObject(cp) ? cp['cpdId'] : undefined;
       if (typeof cpdId !== 'string' || !flavour.cps[cpdId]) {
-        throw new ValidationError(source, `${field}.extCps[${j}].cpdId`, `${JSON.stringify(cpdId)} is not a connection point of flavour ${flavour.id}`, {
+        throw new ValidationError(source, `${field}.extCps[${j}].cpdId`, `${echo(cpdId)} is not a connection point of flavour ${flavour.id}`, {
           hint: `choose from: ${Object.keys(flavour.cps).join(', ') || '(none)'}`,
         });
       }
@@ -217,8 +217,12 @@ function inlineOpenStackVim(source: string, field: string, key: string, entry: V
   if (typeof endpoint !== 'string' || !/^https?:\/\//.test(endpoint)) {
     throw new ValidationError(source, `${field}.interfaceInfo.endpoint`, 'must be the Keystone URL (http(s)://HOST:5000/v3)');
   }
+  for (const name of ['ssl_ca_cert', 'cacert']) {
+    // Only the explicit "None" (or cert_verify false) turns verification off; a blank (null) CA reads like one left out.
+    if (iface[name] === null) throw new ValidationError(source, `${field}.interfaceInfo.${name}`, 'is blank (null)', { hint: INLINE_CA_HINT });
+  }
   const ca = iface['ssl_ca_cert'] ?? iface['cacert'];
-  const insecure = ca === 'None' || ca === null || iface['cert_verify'] === false || iface['cert_verify'] === 'False';
+  const insecure = ca === 'None' || iface['cert_verify'] === false || iface['cert_verify'] === 'False';
   const str = (k: string) => (typeof access[k] === 'string' && access[k] !== '' ? (access[k] as string) : undefined);
   const username = str('username');
   const password = str('password');
@@ -260,12 +264,12 @@ async function resolveOpenStackVim(deps: LcmDeps, source: string, given: Record<
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new ValidationError(source, field, 'must be an object with vimId (and vimType)');
     const type = entry.vimType?.toLowerCase();
     if (type && !OPENSTACK_VIM_TYPES.has(type)) {
-      throw new ValidationError(source, `${field}.vimType`, `"${entry.vimType}" is not an OpenStack VIM type`, { hint: 'use ETSINFV.OPENSTACK_KEYSTONE.V_3 (or openstack)' });
+      throw new ValidationError(source, `${field}.vimType`, `${echo(entry.vimType)} is not an OpenStack VIM type`, { hint: 'use ETSINFV.OPENSTACK_KEYSTONE.V_3 (or openstack)' });
     }
     if (entry.interfaceInfo !== undefined) return inlineOpenStackVim(source, field, key, entry);
     if (!entry.vimId) throw new ValidationError(source, `${field}.vimId`, 'is required: the id or name of a registered VIM', { hint: 'list them with: vnfm vim-list' });
     const vim = deps.store.vims.find(entry.vimId);
-    if (!vim) throw new ValidationError(source, `${field}.vimId`, `no VIM "${entry.vimId}" is registered`, { hint: 'register it with vnfm vim-register' });
+    if (!vim) throw new ValidationError(source, `${field}.vimId`, `no VIM ${echo(entry.vimId)} is registered`, { hint: 'register it with vnfm vim-register' });
     return openVim(deps, source, `${field}.vimId`, vim);
   }
   if (instance.vimId) {
@@ -343,12 +347,12 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   const flavours = Object.keys(pkg.vnfd.flavours);
   const flavourId = body['flavourId'];
   if (typeof flavourId !== 'string' || !pkg.vnfd.flavours[flavourId]) {
-    throw new ValidationError(source, 'flavourId', flavourId === undefined ? 'is required' : `${JSON.stringify(flavourId)} is not a flavour of VNFD ${pkg.vnfd.id}`, { hint: `choose from: ${flavours.join(', ')}` });
+    throw new ValidationError(source, 'flavourId', flavourId === undefined ? 'is required' : `${echo(flavourId)} is not a flavour of VNFD ${pkg.vnfd.id}`, { hint: `choose from: ${flavours.join(', ')}` });
   }
   const flavour = pkg.vnfd.flavours[flavourId]!;
   const levelId = body['instantiationLevelId'];
   if (levelId !== undefined && (typeof levelId !== 'string' || !flavour.instantiationLevels[levelId])) {
-    throw new ValidationError(source, 'instantiationLevelId', `${JSON.stringify(levelId)} is not an instantiation level of flavour ${flavourId}`, {
+    throw new ValidationError(source, 'instantiationLevelId', `${echo(levelId)} is not an instantiation level of flavour ${flavourId}`, {
       hint: `choose from: ${Object.keys(flavour.instantiationLevels).join(', ') || '(none)'}`,
     });
   }
@@ -506,7 +510,7 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
   const newPkg = await openOnboarded(deps.home, record);
   const flavour = newPkg.vnfd.flavours[cur.info.flavourId];
   if (!flavour) {
-    throw new ValidationError(source, 'vnfdId', `VNFD ${newPkg.vnfd.id} has no flavour "${cur.info.flavourId}", the flavour vnf instance ${instance.id} runs`, {
+    throw new ValidationError(source, 'vnfdId', `VNFD ${newPkg.vnfd.id} has no flavour ${echo(cur.info.flavourId)}, the flavour vnf instance ${instance.id} runs`, {
       hint: `its flavours: ${Object.keys(newPkg.vnfd.flavours).join(', ')}`,
     });
   }

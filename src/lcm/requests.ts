@@ -3,7 +3,7 @@
  * the VIMs — all before anything changes. Each refusal is a ValidationError
  * (exit 2) naming the request's source and the field.
  */
-import { UsageError, ValidationError } from '../errors.js';
+import { echo, UsageError, ValidationError } from '../errors.js';
 import { readinessOverrideProblems, type ReadinessOverrides } from '../infra/kubernetes/readiness-rules.js';
 import type { Vim, VimSecrets } from '../vim/index.js';
 import type { Flavour, Vnfd } from '../vnfd/index.js';
@@ -32,7 +32,7 @@ function object(source: string, body: unknown, what: string): Json {
 function optionalString(source: string, o: Json, field: string): string | undefined {
   const v = o[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string' || v === '') throw new ValidationError(source, field, `must be a non-empty string, not ${JSON.stringify(v)}`);
+  if (typeof v !== 'string' || v === '') throw new ValidationError(source, field, `must be a non-empty string, not ${echo(v)}`);
   return v;
 }
 
@@ -75,7 +75,7 @@ function checkKubernetesParams(
     defFiles = raw.map((f, i) => {
       if (typeof f !== 'string' || f === '') throw new ValidationError(source, `${field}[${i}]`, 'must be a package path');
       if (f.startsWith('/') || f.split('/').includes('..') || !pkg.hasMember(f)) {
-        throw new ValidationError(source, `${field}[${i}]`, `"${f}" is not a file of the package`, {
+        throw new ValidationError(source, `${field}[${i}]`, `${echo(f)} is not a file of the package`, {
           hint: `choose from: ${choices(pkg.kubernetesDefinitions)}`,
         });
       }
@@ -84,7 +84,7 @@ function checkKubernetesParams(
   }
   const namespace = params?.['namespace'];
   if (namespace !== undefined && (typeof namespace !== 'string' || !NAMESPACE.test(namespace))) {
-    throw new ValidationError(source, 'additionalParams.namespace', `${JSON.stringify(namespace)} is not a Kubernetes namespace name`, {
+    throw new ValidationError(source, 'additionalParams.namespace', `${echo(namespace)} is not a Kubernetes namespace name`, {
       hint: 'lower-case letters, digits and "-", at most 63 characters',
     });
   }
@@ -134,10 +134,10 @@ export function checkInstantiateRequest(source: string, body: unknown, instance:
   const flavours = Object.keys(vnfd.flavours);
   const flavourId = requiredString(source, o, 'flavourId', `choose from: ${choices(flavours)}`);
   const flavour = vnfd.flavours[flavourId];
-  if (!flavour) throw new ValidationError(source, 'flavourId', `"${flavourId}" is not a flavour of VNFD ${vnfd.id}`, { hint: `choose from: ${choices(flavours)}` });
+  if (!flavour) throw new ValidationError(source, 'flavourId', `${echo(flavourId)} is not a flavour of VNFD ${vnfd.id}`, { hint: `choose from: ${choices(flavours)}` });
   const levelId = optionalString(source, o, 'instantiationLevelId');
   if (levelId && !flavour.instantiationLevels[levelId]) {
-    throw new ValidationError(source, 'instantiationLevelId', `"${levelId}" is not an instantiation level of flavour ${flavourId}`, {
+    throw new ValidationError(source, 'instantiationLevelId', `${echo(levelId)} is not an instantiation level of flavour ${flavourId}`, {
       hint: `choose from: ${choices(Object.keys(flavour.instantiationLevels))}`,
     });
   }
@@ -159,7 +159,7 @@ function requireInstantiated(instance: VnfInstance, operation: string) {
 export function flavourOf(instance: VnfInstance, vnfd: Vnfd): Flavour {
   const flavourId = instance.instantiatedVnfInfo?.flavourId ?? '';
   const flavour = vnfd.flavours[flavourId];
-  if (!flavour) throw new UsageError(`vnf instance ${instance.id} uses flavour "${flavourId}", which VNFD ${vnfd.id} no longer has`);
+  if (!flavour) throw new UsageError(`vnf instance ${instance.id} uses flavour ${echo(flavourId)}, which VNFD ${vnfd.id} no longer has`);
   return flavour;
 }
 
@@ -176,15 +176,15 @@ export function checkScaleRequest(source: string, body: unknown, instance: VnfIn
   const o = object(source, body, 'ScaleVnfRequest');
   const type = o['type'];
   if (type !== 'SCALE_OUT' && type !== 'SCALE_IN') {
-    throw new ValidationError(source, 'type', `must be SCALE_OUT or SCALE_IN, not ${JSON.stringify(type)}`);
+    throw new ValidationError(source, 'type', `must be SCALE_OUT or SCALE_IN, not ${echo(type)}`);
   }
   const aspects = Object.keys(flavour.aspects);
   const aspectId = requiredString(source, o, 'aspectId', `choose from: ${choices(aspects)}`);
   const aspect = flavour.aspects[aspectId];
-  if (!aspect) throw new ValidationError(source, 'aspectId', `"${aspectId}" is not a scaling aspect of flavour ${flavour.id}`, { hint: `choose from: ${choices(aspects)}` });
+  if (!aspect) throw new ValidationError(source, 'aspectId', `${echo(aspectId)} is not a scaling aspect of flavour ${flavour.id}`, { hint: `choose from: ${choices(aspects)}` });
   const steps = o['numberOfSteps'] ?? 1;
   if (typeof steps !== 'number' || !Number.isInteger(steps) || steps < 1) {
-    throw new ValidationError(source, 'numberOfSteps', `must be a positive integer, not ${JSON.stringify(steps)}`);
+    throw new ValidationError(source, 'numberOfSteps', `must be a positive integer, not ${echo(steps)}`);
   }
   const fromLevel = info.scaleStatus.find((s) => s.aspectId === aspectId)?.scaleLevel ?? 0;
   const toLevel = type === 'SCALE_OUT' ? fromLevel + steps : fromLevel - steps;
@@ -231,7 +231,7 @@ export function checkHealRequest(source: string, body: unknown, instance: VnfIns
     const found = info.vnfcInfo.find((v) => v.id === id);
     if (found) vnfcs.push(found);
     else if (!lenient) {
-      throw new ValidationError(source, `vnfcInstanceId[${i}]`, `"${id}" is not a VNFC of vnf instance ${instance.id}`, {
+      throw new ValidationError(source, `vnfcInstanceId[${i}]`, `${echo(id)} is not a VNFC of vnf instance ${instance.id}`, {
         hint: `choose from: ${choices(info.vnfcInfo.map((v) => v.id))}`,
       });
     }
@@ -243,10 +243,10 @@ export function checkTerminateRequest(source: string, body: unknown, instance: V
   requireInstantiated(instance, 'terminate');
   const o = object(source, body, 'TerminateVnfRequest');
   const type = o['terminationType'] ?? 'GRACEFUL';
-  if (type !== 'GRACEFUL' && type !== 'FORCEFUL') throw new ValidationError(source, 'terminationType', `must be GRACEFUL or FORCEFUL, not ${JSON.stringify(type)}`);
+  if (type !== 'GRACEFUL' && type !== 'FORCEFUL') throw new ValidationError(source, 'terminationType', `must be GRACEFUL or FORCEFUL, not ${echo(type)}`);
   const timeout = o['gracefulTerminationTimeout'];
   if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 0)) {
-    throw new ValidationError(source, 'gracefulTerminationTimeout', `must be a whole number of seconds, not ${JSON.stringify(timeout)}`);
+    throw new ValidationError(source, 'gracefulTerminationTimeout', `must be a whole number of seconds, not ${echo(timeout)}`);
   }
   if (timeout !== undefined && type === 'FORCEFUL') {
     throw new ValidationError(source, 'gracefulTerminationTimeout', 'applies to GRACEFUL termination only', { hint: 'drop it, or use terminationType GRACEFUL' });
@@ -278,7 +278,7 @@ export function checkChangePackage(source: string, request: ChangeCurrentVnfPkgR
   const flavourId = instance.instantiatedVnfInfo?.flavourId ?? '';
   const flavour = newVnfd.flavours[flavourId];
   if (!flavour) {
-    throw new ValidationError(source, 'vnfdId', `VNFD ${newVnfd.id} has no flavour "${flavourId}", the flavour vnf instance ${instance.id} runs`, {
+    throw new ValidationError(source, 'vnfdId', `VNFD ${newVnfd.id} has no flavour ${echo(flavourId)}, the flavour vnf instance ${instance.id} runs`, {
       hint: `its flavours: ${choices(Object.keys(newVnfd.flavours))}`,
     });
   }
@@ -330,15 +330,15 @@ export async function resolveVimConnection(
   const [key, entry] = entries[0]!;
   const field = `vimConnectionInfo.${key}`;
   const type = entry.vimType?.toLowerCase();
-  if (type && OPENSTACK_TYPES.has(type)) notKubernetes(source, `${field}.vimType`, `"${entry.vimType}"`);
+  if (type && OPENSTACK_TYPES.has(type)) notKubernetes(source, `${field}.vimType`, `${echo(entry.vimType)}`);
   if (type && !KUBERNETES_TYPES.has(type)) {
-    throw new ValidationError(source, `${field}.vimType`, `"${entry.vimType}" is not a VIM type vnfm knows`, { hint: 'use kubernetes (or ETSINFV.KUBERNETES.V_1)' });
+    throw new ValidationError(source, `${field}.vimType`, `${echo(entry.vimType)} is not a VIM type vnfm knows`, { hint: 'use kubernetes (or ETSINFV.KUBERNETES.V_1)' });
   }
   if (entry.interfaceInfo !== undefined) return inlineVim(source, field, key, entry);
   if (!entry.vimId) throw new ValidationError(source, `${field}.vimId`, 'is required: the id or name of a registered VIM', { hint: 'list them with: vnfm vim-list' });
   const vim = lookup.find(entry.vimId);
   if (!vim) {
-    throw new ValidationError(source, `${field}.vimId`, `no VIM "${entry.vimId}" is registered`, {
+    throw new ValidationError(source, `${field}.vimId`, `no VIM ${echo(entry.vimId)} is registered`, {
       hint: 'register it with vnfm vim-register, or give it inline with interfaceInfo.endpoint and accessInfo',
     });
   }
@@ -356,6 +356,9 @@ export async function defaultVim(source: string, lookup: VimLookup): Promise<Vim
   return registeredVim(source, 'vimConnectionInfo', lookup, vim);
 }
 
+/** What to give instead of a blank ssl_ca_cert in an inline VIM (OpenStack's too). */
+export const INLINE_CA_HINT = 'give the CA certificate in PEM, "None" to skip TLS verification explicitly, or leave ssl_ca_cert out to verify against the system\'s trusted CAs';
+
 function inlineVim(source: string, field: string, key: string, entry: VimConnectionInfo): VimConnection {
   const iface = entry.interfaceInfo ?? {};
   const access = entry.accessInfo ?? {};
@@ -364,7 +367,9 @@ function inlineVim(source: string, field: string, key: string, entry: VimConnect
     throw new ValidationError(source, `${field}.interfaceInfo.endpoint`, 'must be the API server URL (https://HOST:PORT)');
   }
   const ca = iface['ssl_ca_cert'];
-  const insecure = ca === 'None' || ca === null;
+  // Only the explicit "None" turns verification off; a blank (null) one reads like a certificate left out.
+  if (ca === null) throw new ValidationError(source, `${field}.interfaceInfo.ssl_ca_cert`, 'is blank (null)', { hint: INLINE_CA_HINT });
+  const insecure = ca === 'None';
   if (ca !== undefined && !insecure && (typeof ca !== 'string' || !ca.includes('-----BEGIN CERTIFICATE-----'))) {
     throw new ValidationError(source, `${field}.interfaceInfo.ssl_ca_cert`, 'is not a PEM certificate', { hint: 'give the cluster CA in PEM, or "None" to skip verification' });
   }

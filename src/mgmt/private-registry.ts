@@ -10,10 +10,11 @@
  * recorded. `terminate_end` forgets the pinned host keys of the servers.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { isAbsolute, posix, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ValidationError, VnfmError } from '../errors.js';
+import { echo, ValidationError, VnfmError } from '../errors.js';
+import { FileReadError, readInputText } from '../input-file.js';
 import type { HealVnfRequest, LcmRequest, VnfInstance } from '../lcm/model.js';
 import { vnfcsOf } from '../lcm/vnfcs.js';
 import type { BuiltinDriver, ManagementServices } from './builtin.js';
@@ -32,6 +33,8 @@ export const REGISTRY_CONTAINER = 'private_registry';
 export const REGISTRY_IMAGE = 'registry:latest';
 export const REGISTRY_DATA_DIR = '/var/lib/private-registry';
 export const DEFAULT_REGISTRY_PORT = 5000;
+/** Largest ssh_private_key_file read: keys are a few KiB. */
+const MAX_KEY_FILE_BYTES = 64 * 1024;
 
 const KNOWN_FIELDS = ['ssh_cp_name', 'ssh_username', 'ssh_password', 'ssh_private_key', 'ssh_private_key_file', 'image_path', 'port_no', 'proxy'] as const;
 const PROXY_FIELDS = ['http_proxy', 'https_proxy', 'no_proxy'] as const;
@@ -123,9 +126,10 @@ export function parsePrivateRegistryParams(source: string, raw: unknown, package
     if (typeof keyFile !== 'string' || keyFile === '') return fail('ssh_private_key_file', 'must be the path of a private key file on this machine');
     let text: string;
     try {
-      text = readFileSync(keyFile, 'utf8');
+      text = readInputText(keyFile, MAX_KEY_FILE_BYTES);
     } catch (err) {
-      return fail('ssh_private_key_file', `cannot read ${keyFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'the file is read on the machine vnfm runs on, when the operation starts');
+      const problem = err instanceof FileReadError ? `${keyFile} ${err.problem}` : `cannot read ${keyFile}: ${(err as Error).message}`;
+      return fail('ssh_private_key_file', problem, 'the file is read on the machine vnfm runs on, when the operation starts');
     }
     if (!PEM_KEY.test(text)) fail('ssh_private_key_file', `${keyFile} holds no private key in PEM or OpenSSH format`);
     out.ssh_private_key = text;
@@ -145,7 +149,7 @@ export function parsePrivateRegistryParams(source: string, raw: unknown, package
   if (port !== undefined) {
     const n = typeof port === 'string' && /^\d+$/.test(port) ? Number(port) : port;
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65535) {
-      fail('port_no', `must be a TCP port number from 1 to 65535, not ${JSON.stringify(port)}`, `leave it out for the default ${DEFAULT_REGISTRY_PORT}`);
+      fail('port_no', `must be a TCP port number from 1 to 65535, not ${echo(port)}`, `leave it out for the default ${DEFAULT_REGISTRY_PORT}`);
     }
     out.port_no = n as number;
   }

@@ -12,7 +12,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { ValidationError } from '../errors.js';
+import { echo, ValidationError } from '../errors.js';
 import { FileReadError, isMapping, kindOf, MAX_REFERENCED_BYTES, readBoundedText, readConfigYaml } from './config-file.js';
 import type { VimAuth, VimConfig, VimSecrets, VimSpec } from './model.js';
 import { parsePemCertificates } from './pem.js';
@@ -73,14 +73,14 @@ export function readCloudsYaml(cloud: string, opts: ReadCloudsYamlOptions): VimC
 
   const names = unique([...Object.keys(main), ...Object.keys(secure)]);
   if (!names.includes(cloud)) {
-    throw new ValidationError(file, 'clouds', `has no cloud named ${JSON.stringify(cloud)}; clouds: ${names.length ? names.map((n) => JSON.stringify(n)).join(', ') : '(none)'}`, {
+    throw new ValidationError(file, 'clouds', `has no cloud named ${echo(cloud)}; clouds: ${names.length ? names.map((n) => echo(n)).join(', ') : '(none)'}`, {
       hint: names.length ? `pick one of: ${names.join(', ')}` : `add an entry under clouds: with auth.auth_url, auth.username and auth.password`,
     });
   }
   for (const [path, entry] of [[file, main[cloud]], [secureFile, secure[cloud]]] as const) {
     if (entry !== undefined && entry !== null && !isMapping(entry)) {
       throw new ValidationError(path!, `clouds.${cloud}`, `must be a mapping, not ${kindOf(entry)}`, {
-        hint: `indent the settings of ${JSON.stringify(cloud)} (auth:, region_name:, ...) under its name`,
+        hint: `indent the settings of ${echo(cloud)} (auth:, region_name:, ...) under its name`,
       });
     }
   }
@@ -112,7 +112,7 @@ class CloudEntryReader {
   read(): VimConfig {
     const profile = this.str(['profile']) ?? this.str(['cloud']);
     if (profile) {
-      this.warnings.push(`${this.file}: cloud ${JSON.stringify(this.cloud)} refers to vendor profile ${JSON.stringify(profile)}, which vnfm does not expand; only the settings written in the entry are used`);
+      this.warnings.push(`${this.file}: cloud ${echo(this.cloud)} refers to vendor profile ${echo(profile)}, which vnfm does not expand; only the settings written in the entry are used`);
     }
     const identityVersion = this.str(['identity_api_version']);
     if (identityVersion !== undefined && !/^3(\.\d+)?$/.test(identityVersion)) {
@@ -133,7 +133,7 @@ class CloudEntryReader {
 
     if (PASSWORD_TYPES.has(authType)) {
       if (this.has('application_credential_secret') || this.has('application_credential_id')) {
-        this.fail(['auth_type'], `is ${JSON.stringify(authType)} but auth holds an application credential`, 'set auth_type: v3applicationcredential');
+        this.fail(['auth_type'], `is ${echo(authType)} but auth holds an application credential`, 'set auth_type: v3applicationcredential');
       }
       const user = this.user(true);
       secrets.password = this.requiredAuth('password', 'add auth.password (or put it in secure.yaml beside clouds.yaml)');
@@ -153,10 +153,10 @@ class CloudEntryReader {
       auth = compact({ method: 'application-credential' as const, applicationCredentialId: id, applicationCredentialName: name, username: user.username, userDomainName: user.userDomainName });
       if (user.userId) extra.user_id = user.userId;
       if (['project_name', 'project_id'].some((k) => this.has(k))) {
-        this.warnings.push(`${this.file}: cloud ${JSON.stringify(this.cloud)}: the project settings are ignored; an application credential is bound to the project it was created in`);
+        this.warnings.push(`${this.file}: cloud ${echo(this.cloud)}: the project settings are ignored; an application credential is bound to the project it was created in`);
       }
     } else {
-      this.fail(['auth_type'], `${JSON.stringify(authType)} is not supported; vnfm supports password, v3password and v3applicationcredential`,
+      this.fail(['auth_type'], `${echo(authType)} is not supported; vnfm supports password, v3password and v3applicationcredential`,
         'authenticate with a password or create an application credential (openstack application credential create vnfm) and use auth_type: v3applicationcredential');
     }
     const userDomainId = this.authStr('user_domain_id');
@@ -209,7 +209,7 @@ class CloudEntryReader {
       url = undefined;
     }
     if (!url || !['http:', 'https:'].includes(url.protocol) || url.hostname === '') {
-      this.fail(this.authField('auth_url'), `${JSON.stringify(value)} is not an http(s):// URL with a host`,
+      this.fail(this.authField('auth_url'), `${echo(value)} is not an http(s):// URL with a host`,
         'write the full Keystone URL with its scheme, e.g. https://keystone.example.com:5000/v3');
     }
     return value.replace(/\/+$/, '');
@@ -224,7 +224,7 @@ class CloudEntryReader {
       this.fail(['auth', 'username'], 'is missing (and so is user_id)', 'add auth.username with auth.user_domain_name, or auth.user_id');
     }
     if (username && !userId && !userDomainName && !this.authStr('user_domain_id')) {
-      this.fail(['auth', 'user_domain_name'], `is missing; Keystone v3 needs the domain of user ${JSON.stringify(username)}`,
+      this.fail(['auth', 'user_domain_name'], `is missing; Keystone v3 needs the domain of user ${echo(username)}`,
         'add auth.user_domain_name (often Default), auth.user_domain_id, or auth.domain_name for both user and project');
     }
     return compact({ username, userId, userDomainName });
@@ -239,7 +239,7 @@ class CloudEntryReader {
         'add auth.project_name with auth.project_domain_name, or auth.project_id');
     }
     if (projectName && !projectId && !projectDomainName && !this.authStr('project_domain_id')) {
-      this.fail(['auth', 'project_domain_name'], `is missing; Keystone v3 needs the domain of project ${JSON.stringify(projectName)}`,
+      this.fail(['auth', 'project_domain_name'], `is missing; Keystone v3 needs the domain of project ${echo(projectName)}`,
         'add auth.project_domain_name (often Default), auth.project_domain_id, or auth.domain_name for both user and project');
     }
     return compact({ projectName, projectId, projectDomainName });
@@ -260,8 +260,8 @@ class CloudEntryReader {
     const cacertRef = this.str(['cacert']);
     if (verify === false || insecureFlag) {
       const why = verify === false ? 'verify: false' : 'insecure: true';
-      this.warnings.push(`${this.file}: cloud ${JSON.stringify(this.cloud)} has ${why}; TLS verification is off, so Keystone's identity is not checked and the credential could be sent to an impostor`);
-      if (cacertRef) this.warnings.push(`${this.file}: cloud ${JSON.stringify(this.cloud)}: cacert is ignored because verification is off`);
+      this.warnings.push(`${this.file}: cloud ${echo(this.cloud)} has ${why}; TLS verification is off, so Keystone's identity is not checked and the credential could be sent to an impostor`);
+      if (cacertRef) this.warnings.push(`${this.file}: cloud ${echo(this.cloud)}: cacert is ignored because verification is off`);
       return { verifyTls: false };
     }
     if (!cacertRef) return { verifyTls: true };
@@ -304,7 +304,7 @@ class CloudEntryReader {
     }
     const others = regions.filter((r) => r !== chosen);
     if (chosen && others.length > 0) {
-      this.warnings.push(`${this.file}: cloud ${JSON.stringify(this.cloud)} lists several regions; vnfm uses ${JSON.stringify(chosen)} (set region_name to choose)`);
+      this.warnings.push(`${this.file}: cloud ${echo(this.cloud)} lists several regions; vnfm uses ${echo(chosen)} (set region_name to choose)`);
     }
     return chosen;
   }
@@ -315,7 +315,7 @@ class CloudEntryReader {
     if (value === undefined || value === '') return undefined;
     const normalized = value.replace(/URL$/, '');
     if (!INTERFACES.has(normalized)) {
-      this.fail(['interface'], `is ${JSON.stringify(value)}; expected public, internal or admin`, 'write interface: public (or internal)');
+      this.fail(['interface'], `is ${echo(value)}; expected public, internal or admin`, 'write interface: public (or internal)');
     }
     return normalized;
   }

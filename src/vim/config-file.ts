@@ -6,9 +6,9 @@
  * expansion of the parsed document is measured, so an alias bomb is a
  * validation error rather than an out-of-memory crash in whatever walks it.
  */
-import { readFileSync, statSync } from 'node:fs';
 import yaml from 'js-yaml';
 import { ValidationError } from '../errors.js';
+import { FileReadError, readInputText } from '../input-file.js';
 
 /** Largest config document accepted. Real kubeconfigs are a few KiB. */
 export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
@@ -21,40 +21,16 @@ export const MAX_REFERENCED_BYTES = 1024 * 1024;
  */
 export const MAX_EXPANDED_NODES = 1_000_000;
 
-/** A referenced file could not be used; `problem` reads after the path ("does not exist"). */
-export class FileReadError extends Error {
-  constructor(
-    readonly path: string,
-    readonly problem: string,
-  ) {
-    super(`${path} ${problem}`);
-  }
-}
+export { FileReadError };
 
 /**
- * Reads a file as UTF-8 text, refusing what is missing, not a regular file or
- * larger than `maxBytes`. Throws a FileReadError; callers wrap it in a
- * ValidationError naming the field that pointed here.
+ * Reads a file as UTF-8 text, refusing what is missing, not a regular file
+ * (a FIFO would block the read) or larger than `maxBytes`. Throws a
+ * FileReadError; callers wrap it in a ValidationError naming the field that
+ * pointed here.
  */
 export function readBoundedText(path: string, maxBytes: number): string {
-  let size: number;
-  try {
-    const st = statSync(path);
-    if (!st.isFile()) throw new FileReadError(path, 'is not a regular file');
-    size = st.size;
-  } catch (err) {
-    if (err instanceof FileReadError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new FileReadError(path, 'does not exist');
-    if (code === 'EACCES') throw new FileReadError(path, 'cannot be read: permission denied');
-    throw new FileReadError(path, `cannot be read: ${code ?? String(err)}`);
-  }
-  if (size > maxBytes) throw new FileReadError(path, `is ${size} bytes, more than the ${maxBytes} accepted`);
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new FileReadError(path, `cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
+  return readInputText(path, maxBytes);
 }
 
 /** Reads and parses one YAML (or JSON) document; every failure is a ValidationError on `path`. */

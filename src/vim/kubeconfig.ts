@@ -6,7 +6,7 @@
  */
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { UsageError, ValidationError } from '../errors.js';
+import { echo, UsageError, ValidationError } from '../errors.js';
 import { FileReadError, isMapping, kindOf, MAX_REFERENCED_BYTES, parseConfigYaml, readBoundedText, readConfigYaml } from './config-file.js';
 import type { VimAuth, VimConfig, VimSecrets, VimSpec } from './model.js';
 import { parsePemCertificates } from './pem.js';
@@ -71,7 +71,7 @@ class KubeconfigReader {
     }
     const doc = this.doc;
     if (doc.kind !== undefined && doc.kind !== null && doc.kind !== 'Config') {
-      this.fail('kind', `is ${JSON.stringify(doc.kind)}, not "Config"`,
+      this.fail('kind', `is ${echo(doc.kind)}, not "Config"`,
         'pass a kubeconfig file; a kubeconfig kept in a Secret must be extracted first, e.g. ' +
         'kubectl get secret NAME -o jsonpath={.data.value} | base64 -d > cluster.kubeconfig');
     }
@@ -89,13 +89,13 @@ class KubeconfigReader {
     const clusterName = this.requiredString(ctx, 'cluster', ctxField('cluster'), 'name the cluster this context uses');
     const cluster = clusters.get(clusterName);
     if (!cluster) {
-      this.fail(ctxField('cluster'), `names cluster ${JSON.stringify(clusterName)}, which is not defined; clusters: ${listNames(clusters)}`,
+      this.fail(ctxField('cluster'), `names cluster ${echo(clusterName)}, which is not defined; clusters: ${listNames(clusters)}`,
         'fix the name, or add the cluster: kubectl config set-cluster NAME --server=https://HOST:6443 --kubeconfig FILE');
     }
     const userName = this.requiredString(ctx, 'user', ctxField('user'), 'name the user (credential) this context uses');
     const user = users.get(userName);
     if (!user) {
-      this.fail(ctxField('user'), `names user ${JSON.stringify(userName)}, which is not defined; users: ${listNames(users)}`,
+      this.fail(ctxField('user'), `names user ${echo(userName)}, which is not defined; users: ${listNames(users)}`,
         'fix the name, or add the user: kubectl config set-credentials NAME --token=TOKEN --kubeconfig FILE');
     }
 
@@ -113,7 +113,7 @@ class KubeconfigReader {
     const names = listNames(contexts);
     if (wanted !== undefined) {
       if (!contexts.has(wanted)) {
-        this.fail('contexts', `has no context named ${JSON.stringify(wanted)}; contexts: ${names}`, `pass --context with one of: ${names}`);
+        this.fail('contexts', `has no context named ${echo(wanted)}; contexts: ${names}`, `pass --context with one of: ${names}`);
       }
       return wanted;
     }
@@ -126,7 +126,7 @@ class KubeconfigReader {
       this.fail('current-context', `must be a context name, not ${kindOf(current)}`, `set it to one of: ${names}`);
     }
     if (!contexts.has(current)) {
-      this.fail('current-context', `names context ${JSON.stringify(current)}, which is not defined; contexts: ${names}`,
+      this.fail('current-context', `names context ${echo(current)}, which is not defined; contexts: ${names}`,
         `pass --context with one of: ${names}, or fix current-context`);
     }
     return current;
@@ -135,7 +135,7 @@ class KubeconfigReader {
   private pickNamespace(ctx: Record<string, unknown>, field: string, fromFlag: string | undefined): string {
     if (fromFlag !== undefined) {
       if (!isNamespaceName(fromFlag)) {
-        throw new UsageError(`namespace ${JSON.stringify(fromFlag)} is not a valid Kubernetes namespace name`, {
+        throw new UsageError(`namespace ${echo(fromFlag)} is not a valid Kubernetes namespace name`, {
           hint: 'use lower-case letters, digits and "-", at most 63 characters, starting and ending with a letter or digit',
         });
       }
@@ -144,7 +144,7 @@ class KubeconfigReader {
     const fromContext = this.optionalString(ctx, 'namespace', field);
     if (fromContext === undefined || fromContext === '') return 'default';
     if (!isNamespaceName(fromContext)) {
-      this.fail(field, `${JSON.stringify(fromContext)} is not a valid namespace name (DNS-1123 label)`,
+      this.fail(field, `${echo(fromContext)} is not a valid namespace name (DNS-1123 label)`,
         'use lower-case letters, digits and "-", at most 63 characters, or pass --namespace');
     }
     return fromContext;
@@ -160,7 +160,7 @@ class KubeconfigReader {
       url = undefined;
     }
     if (!url || url.protocol !== 'https:' || url.hostname === '') {
-      this.fail(field('server'), `${JSON.stringify(server)} is not an https:// URL with a host`,
+      this.fail(field('server'), `${echo(server)} is not an https:// URL with a host`,
         'write the full URL with its scheme, e.g. server: https://192.168.0.10:6443 (vnfm talks to the API server over TLS only)');
     }
     if (url.username !== '' || url.password !== '') {
@@ -193,13 +193,13 @@ class KubeconfigReader {
     const verifyTls = insecure !== true;
     if (!verifyTls) {
       this.warnings.push(
-        `${this.file}: cluster ${JSON.stringify(name)} has insecure-skip-tls-verify: true; TLS verification is off, ` +
+        `${this.file}: cluster ${echo(name)} has insecure-skip-tls-verify: true; TLS verification is off, ` +
         "so the API server's identity is not checked and its credential could be sent to an impostor",
       );
     }
     const tlsServerName = this.optionalString(cluster, 'tls-server-name', field('tls-server-name')) || undefined;
     if (this.optionalString(cluster, 'proxy-url', field('proxy-url'))) {
-      this.warnings.push(`${this.file}: cluster ${JSON.stringify(name)}: proxy-url is ignored; vnfm connects to the server directly`);
+      this.warnings.push(`${this.file}: cluster ${echo(name)}: proxy-url is ignored; vnfm connects to the server directly`);
     }
     return { authUrl: server.replace(/\/+$/, ''), verifyTls, caCert, tlsServerName };
   }
@@ -211,8 +211,8 @@ class KubeconfigReader {
       const value = user[plugin];
       if (value === undefined || value === null) continue;
       const what = plugin === 'exec'
-        ? `an exec credential plugin${isMapping(value) && typeof value.command === 'string' ? ` (command ${JSON.stringify(value.command)})` : ''}`
-        : `an auth-provider plugin${isMapping(value) && typeof value.name === 'string' ? ` (${JSON.stringify(value.name)})` : ''}`;
+        ? `an exec credential plugin${isMapping(value) && typeof value.command === 'string' ? ` (command ${echo(value.command)})` : ''}`
+        : `an auth-provider plugin${isMapping(value) && typeof value.name === 'string' ? ` (${echo(value.name)})` : ''}`;
       this.fail(field(plugin), `uses ${what}; exec and auth-provider plugins are not supported because vnfm stores a static credential and never runs commands from a kubeconfig`,
         SERVICE_ACCOUNT_HINT);
     }
@@ -243,7 +243,7 @@ class KubeconfigReader {
 
     for (const key of ['as', 'as-uid', 'as-groups', 'as-user-extra']) {
       if (user[key] !== undefined && user[key] !== null) {
-        this.warnings.push(`${this.file}: user ${JSON.stringify(name)}: impersonation (${key}) is ignored; vnfm acts as the user itself`);
+        this.warnings.push(`${this.file}: user ${echo(name)}: impersonation (${key}) is ignored; vnfm acts as the user itself`);
       }
     }
 
@@ -253,7 +253,7 @@ class KubeconfigReader {
       if (!username) this.fail(field('username'), 'is missing while password is set', 'add username, or remove password');
       if (!password) this.fail(field('password'), 'is missing while username is set', 'add password, or remove username');
       this.warnings.push(
-        `${this.file}: user ${JSON.stringify(name)} uses HTTP basic auth, which kube-apiserver removed in v1.19; ` +
+        `${this.file}: user ${echo(name)} uses HTTP basic auth, which kube-apiserver removed in v1.19; ` +
         'it works only where a proxy in front of the API server still accepts it',
       );
       return { auth: { method: 'basic', username }, secrets: { password } };
@@ -415,7 +415,7 @@ class KubeconfigReader {
 }
 
 function listNames(map: Map<string, unknown>): string {
-  return map.size === 0 ? '(none)' : [...map.keys()].map((n) => JSON.stringify(n)).join(', ');
+  return map.size === 0 ? '(none)' : [...map.keys()].map((n) => echo(n)).join(', ');
 }
 
 function isNamespaceName(name: string): boolean {

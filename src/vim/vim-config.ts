@@ -3,7 +3,7 @@
  * applies, into a VimConfig. Every problem names the file, the field and the
  * fix; nothing here touches the store or the network.
  */
-import { ValidationError } from '../errors.js';
+import { clip, echo, ValidationError } from '../errors.js';
 import type { VimAuth, VimConfig, VimSecrets, VimSpec, VimType } from './model.js';
 import { parsePemCertificates } from './pem.js';
 import { readBoundedText, readConfigYaml, MAX_CONFIG_BYTES } from './config-file.js';
@@ -58,7 +58,7 @@ export function parseVimConfig(doc: unknown, file: string, text = ''): VimConfig
 
   const warnings: string[] = [];
   for (const key of Object.keys(cfg)) {
-    if (!KNOWN_KEYS.has(key)) warnings.push(`${file}: unknown field "${key}" ignored`);
+    if (!KNOWN_KEYS.has(key)) warnings.push(`${file}: unknown field ${echo(key)} ignored`);
   }
 
   const authUrl = str('auth_url', 'add the VIM endpoint, e.g. auth_url: https://192.168.0.10:6443 (Kubernetes) or http://keystone:5000/v3 (OpenStack)')!;
@@ -66,15 +66,15 @@ export function parseVimConfig(doc: unknown, file: string, text = ''): VimConfig
   try {
     url = new URL(authUrl);
   } catch {
-    return fail('auth_url', `"${authUrl}" is not a URL with a scheme and a host`, 'write it as https://HOST:PORT[/path]');
+    return fail('auth_url', `${echo(authUrl)} is not a URL with a scheme and a host`, 'write it as https://HOST:PORT[/path]');
   }
   if (!['http:', 'https:'].includes(url.protocol) || !url.hostname) {
-    fail('auth_url', `"${authUrl}" must use http:// or https:// and name a host`, 'write it as https://HOST:PORT[/path]');
+    fail('auth_url', `${echo(authUrl)} must use http:// or https:// and name a host`, 'write it as https://HOST:PORT[/path]');
   }
 
   const typeRaw = str('type') ?? 'openstack';
   if (typeRaw !== 'openstack' && typeRaw !== 'kubernetes') {
-    fail('type', `"${typeRaw}" is not a VIM type`, 'use type: openstack or type: kubernetes');
+    fail('type', `${echo(typeRaw)} is not a VIM type`, 'use type: openstack or type: kubernetes');
   }
   const type = typeRaw as VimType;
 
@@ -136,7 +136,7 @@ export function parseVimConfig(doc: unknown, file: string, text = ''): VimConfig
   } else {
     const projectName = str('project_name', 'add project_name: the default namespace for CNFs on this cluster (e.g. default)')!;
     if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(projectName)) {
-      fail('project_name', `"${projectName}" is not a valid Kubernetes namespace name`, 'use lower-case letters, digits and "-", at most 63 characters');
+      fail('project_name', `${echo(projectName)} is not a valid Kubernetes namespace name`, 'use lower-case letters, digits and "-", at most 63 characters');
     }
     let auth: VimAuth;
     if (cfg['oidc_token_url'] !== undefined) {
@@ -170,25 +170,32 @@ export function parseVimConfig(doc: unknown, file: string, text = ''): VimConfig
 /**
  * `ssl_ca_cert`: PEM text (one or more certificates), or `None` for an
  * explicitly unverified connection (returns null), or absent (undefined:
- * verify against the system's trusted CAs).
+ * verify against the system's trusted CAs). A blank one (YAML null: the key
+ * with nothing after it) is refused: it reads like a certificate left out by
+ * mistake, and must not quietly turn verification off.
  */
 function readCaCert(value: unknown, fail: (problem: string, hint: string) => never): string | null | undefined {
   if (value === undefined || value === '') return undefined;
-  if (value === null || value === 'None') return null;
+  if (value === 'None') return null;
+  if (value === null) return fail('is blank', BLANK_CA_CERT_HINT);
   if (typeof value !== 'string') return fail('must be PEM text or None', 'paste the CA certificate as a block scalar: ssl_ca_cert: |');
   try {
     return parsePemCertificates(value).join('\n');
   } catch (err) {
     return fail(
-      `is not a PEM certificate (${(err as Error).message})`,
+      `is not a PEM certificate (${clip((err as Error).message)})`,
       'paste the cluster CA (-----BEGIN CERTIFICATE----- ...) as a block scalar "ssl_ca_cert: |", or use ssl_ca_cert: None to skip verification',
     );
   }
 }
 
+/** What to write instead of a blank `ssl_ca_cert:` (also for inline VIMs in requests). */
+export const BLANK_CA_CERT_HINT =
+  'paste the CA certificate as a block scalar (ssl_ca_cert: |), write ssl_ca_cert: None to skip TLS verification explicitly, or remove the line to verify against the system\'s trusted CAs';
+
 function parseBool(value: unknown, dflt: boolean, fail: (problem: string) => never): boolean {
   if (value === undefined || value === null) return dflt;
   if (typeof value === 'boolean') return value;
   if (typeof value === 'string' && /^(true|false)$/i.test(value)) return value.toLowerCase() === 'true';
-  return fail(`"${String(value)}" is not True or False`);
+  return fail(`${echo(value)} is not True or False`);
 }

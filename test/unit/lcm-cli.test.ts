@@ -38,7 +38,7 @@ describe('readRequestFile', () => {
     expect(await readRequestFile(join(dir, 'a.json'))).toEqual({ flavourId: 'simple' });
     expect(await readRequestFile(join(dir, 'b.yaml'))).toEqual({ flavourId: 'simple' });
     await expect(readRequestFile(join(dir, 'c.json'))).rejects.toThrow(/c\.json: is neither JSON nor YAML/);
-    await expect(readRequestFile(join(dir, 'none.json'))).rejects.toThrow(/cannot read request file .*none\.json: ENOENT/);
+    await expect(readRequestFile(join(dir, 'none.json'))).rejects.toThrow(/cannot read request file .*none\.json: it does not exist/);
   });
 });
 

@@ -50,7 +50,7 @@ describe('private_registry_installation_param', () => {
     ['image_path a directory', { ...BASE, image_path: 'Files/images' }, 'additionalParams.private_registry_installation_param.image_path', /is not a file/],
     ['no password or key', { ssh_cp_name: 'CP1', ssh_username: 'ubuntu' }, 'additionalParams.private_registry_installation_param', /gives no SSH credentials/],
     ['key text that is no key', { ...BASE, ssh_private_key: 'ssh-ed25519 AAAA public' }, 'additionalParams.private_registry_installation_param.ssh_private_key', /PEM or OpenSSH/],
-    ['key file missing', { ...BASE, ssh_private_key_file: join(work, 'nope') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /cannot read .*nope: ENOENT/],
+    ['key file missing', { ...BASE, ssh_private_key_file: join(work, 'nope') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /nope does not exist/],
     ['key file without a key', { ...BASE, ssh_private_key_file: join(work, 'not-a-key') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /holds no private key/],
     ['key text and file', { ...BASE, ssh_private_key: KEY, ssh_private_key_file: join(work, 'id_ed25519') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /cannot be given with ssh_private_key/],
     ['a misspelt field', { ...BASE, ssh_pasword: 'x' }, 'additionalParams.private_registry_installation_param.ssh_pasword', /is not a parameter/],

@@ -130,7 +130,7 @@ describe('Base HOT and Heat environments', () => {
   it('a missing provider template or environment file, or two different files under one name, are refused', async () => {
     await mkdir(join(dir, 'a'));
     await writeFile(join(dir, 'a', 'env.yaml'), 'resource_registry:\n  OS::Nova::Server: gone.yaml\n');
-    await expect(readHeatEnvironments([join(dir, 'a', 'env.yaml')], dir)).rejects.toThrow(/cannot read the provider template named in .*env.yaml .*gone.yaml: ENOENT/);
+    await expect(readHeatEnvironments([join(dir, 'a', 'env.yaml')], dir)).rejects.toThrow(/cannot read the provider template named in .*env.yaml .*gone.yaml: it does not exist/);
     await expect(readHeatEnvironments(['missing.yaml'], dir)).rejects.toBeInstanceOf(UsageError);
     await mkdir(join(dir, 'b'));
     await writeFile(join(dir, 'a', 's.yaml'), 'heat_template_version: 2018-08-31\n');

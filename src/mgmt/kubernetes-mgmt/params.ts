@@ -5,7 +5,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, normalize } from 'node:path';
-import { ValidationError, VnfmError } from '../../errors.js';
+import { echo, ValidationError, VnfmError } from '../../errors.js';
 import { isObject, type Obj } from '../request.js';
 import { openSealed, sealFields, type Open, type Seal } from '../sealed.js';
 
@@ -67,7 +67,7 @@ function cidr(source: string, obj: Obj, key: string, field: string): string | un
   if (v === undefined) return undefined;
   const m = CIDR.exec(v);
   if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32) {
-    throw new ValidationError(source, `${field}.${key}`, `"${v}" is not an IPv4 CIDR`, { hint: 'e.g. "192.168.3.0/24"' });
+    throw new ValidationError(source, `${field}.${key}`, `${echo(v)} is not an IPv4 CIDR`, { hint: 'e.g. "192.168.3.0/24"' });
   }
   return v;
 }
@@ -76,11 +76,11 @@ function cidr(source: string, obj: Obj, key: string, field: string): string | un
 export function packageFile(source: string, field: string, path: string, packageDir: string): string {
   const norm = normalize(path).replace(/\\/g, '/');
   if (isAbsolute(path) || norm === '..' || norm.startsWith('../')) {
-    throw new ValidationError(source, field, `"${path}" must be a path inside the package`, { hint: 'e.g. "Scripts/install_k8s_cluster.sh"' });
+    throw new ValidationError(source, field, `${echo(path)} must be a path inside the package`, { hint: 'e.g. "Scripts/install_k8s_cluster.sh"' });
   }
   const full = join(packageDir, norm);
   if (!existsSync(full) || !statSync(full).isFile()) {
-    throw new ValidationError(source, field, `"${path}" is not a file of the package`, { hint: 'name a file the VNF package carries, relative to its root' });
+    throw new ValidationError(source, field, `${echo(path)} is not a file of the package`, { hint: 'name a file the VNF package carries, relative to its root' });
   }
   return full;
 }

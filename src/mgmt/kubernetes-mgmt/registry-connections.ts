@@ -20,7 +20,7 @@
 import { realpathSync, readFileSync, statSync } from 'node:fs';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { isAbsolute, join, posix, relative, sep } from 'node:path';
-import { ValidationError, VnfmError } from '../../errors.js';
+import { echo, ValidationError, VnfmError } from '../../errors.js';
 import { shellQuote as quote } from '../ssh/quote.js';
 import type { SshSession } from '../ssh/types.js';
 
@@ -94,7 +94,7 @@ export function serverProblem(server: string): string | undefined {
     if (parts.length > 2) return 'has more than one ":" (write an IPv6 address in brackets: "[fd00::10]:5000")';
     host = parts[0]!;
     port = parts[1];
-    if (/^[0-9.]+$/.test(host) ? !isIPv4(host) : !isHostName(host)) return `"${host}" is neither a host name nor an IPv4 address`;
+    if (/^[0-9.]+$/.test(host) ? !isIPv4(host) : !isHostName(host)) return `${echo(host)} is neither a host name nor an IPv4 address`;
   }
   if (port !== undefined && !(/^[0-9]{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535)) {
     return `port "${port}" is not a number from 1 to 65535`;
@@ -109,7 +109,7 @@ export function hostsStringProblem(value: string): string | undefined {
   if (fields.length < 2 || fields[0] === '') return 'must be "<IP address> <FQDN> [aliases...]"';
   if (isIP(fields[0]!) === 0) return `"${fields[0]}" is not an IP address`;
   const bad = fields.slice(1).find((n) => !isHostName(n));
-  if (bad !== undefined) return `"${bad}" is not a host name`;
+  if (bad !== undefined) return `${echo(bad)} is not a host name`;
   return undefined;
 }
 
@@ -117,10 +117,10 @@ function checkCertificatePath(source: string, field: string, path: string, packa
   const hint = 'give the path of a file inside the package, relative to its root, e.g. "Files/registries/ca.crt"';
   const normal = posix.normalize(path.replace(/\\/g, '/'));
   if (isAbsolute(path) || posix.isAbsolute(normal) || /^[A-Za-z]:/.test(path)) {
-    throw new ValidationError(source, field, `"${path}" is an absolute path; it must name a file of the package`, { hint });
+    throw new ValidationError(source, field, `${echo(path)} is an absolute path; it must name a file of the package`, { hint });
   }
   if (normal === '..' || normal.startsWith('../') || path.split(/[\\/]/).includes('..')) {
-    throw new ValidationError(source, field, `"${path}" leaves the package ("..")`, { hint });
+    throw new ValidationError(source, field, `${echo(path)} leaves the package ("..")`, { hint });
   }
   const full = join(packageDir, normal);
   let isFile = false;
@@ -129,11 +129,11 @@ function checkCertificatePath(source: string, field: string, path: string, packa
   } catch {
     isFile = false;
   }
-  if (!isFile) throw new ValidationError(source, field, `"${path}" is not a file of the package`, { hint });
+  if (!isFile) throw new ValidationError(source, field, `${echo(path)} is not a file of the package`, { hint });
   // A symbolic link inside the package must not lead out of it.
   const inside = relative(realpathSync(packageDir), realpathSync(full));
   if (inside.startsWith(`..${sep}`) || inside === '..' || isAbsolute(inside)) {
-    throw new ValidationError(source, field, `"${path}" links outside the package`, { hint });
+    throw new ValidationError(source, field, `${echo(path)} links outside the package`, { hint });
   }
   return normal;
 }
@@ -175,10 +175,10 @@ export function parseRegistryConnections(source: string, field: string, value: u
     const server = e['server'];
     if (typeof server !== 'string') throw new ValidationError(source, `${at}.server`, 'must be a string host[:port]', { hint: SERVER_HINT });
     const problem = serverProblem(server);
-    if (problem) throw new ValidationError(source, `${at}.server`, `"${server}" ${problem}`, { hint: SERVER_HINT });
+    if (problem) throw new ValidationError(source, `${at}.server`, `${echo(server)} ${problem}`, { hint: SERVER_HINT });
     const key = server.toLowerCase();
     if (seen.has(key)) {
-      throw new ValidationError(source, `${at}.server`, `"${server}" is also ${field}[${seen.get(key)}]: one entry per registry`);
+      throw new ValidationError(source, `${at}.server`, `${echo(server)} is also ${field}[${seen.get(key)}]: one entry per registry`);
     }
     seen.set(key, i);
 

@@ -4,10 +4,10 @@
  * occurrence through the printer (also when it ended FAILED_TEMP, so a
  * script reading `-o json` sees it).
  */
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { InterruptedError, TerminatedError, TimeoutError, UsageError, ValidationError } from '../../../errors.js';
+import { clip, InterruptedError, TerminatedError, TimeoutError, UsageError, ValidationError } from '../../../errors.js';
+import { documentDepth, FileReadError, MAX_DOCUMENT_DEPTH, readInputText } from '../../../input-file.js';
 import type { LcmDeps, LcmOpOcc, OperationOptions, OperationResult } from '../../../lcm/index.js';
 import type { Context } from '../../context.js';
 import { addOutputOptions, printResource, type OutputOptions } from '../../output/printer.js';
@@ -70,26 +70,43 @@ export function parseDuration(value: string): number {
   return seconds;
 }
 
-/** A request body from a JSON (or YAML) file. */
+/** Largest request file read; real ones are a few KiB, with inline certificates or keys a few dozen. */
+export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A request body from a JSON (or YAML) file: a regular file of at most
+ * MAX_REQUEST_BYTES, nested at most MAX_DOCUMENT_DEPTH deep, its YAML aliases
+ * bounded as a vim-config's are.
+ */
 export async function readRequestFile(path: string): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = readInputText(path, MAX_REQUEST_BYTES);
   } catch (err) {
-    throw new UsageError(`cannot read request file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      hint: 'see csar-samples/basic-cnf/requests/ for examples',
+    if (!(err instanceof FileReadError)) throw err;
+    throw new UsageError(`cannot read request file ${path}: it ${err.problem}`, {
+      hint: 'give the path of a JSON or YAML file (see csar-samples/basic-cnf/requests/ for examples)',
     });
   }
+  let doc: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    doc = JSON.parse(text) as unknown;
   } catch {
     const { default: yaml } = await import('js-yaml');
     try {
-      return yaml.load(text);
+      doc = yaml.load(text);
     } catch (err) {
-      throw new ValidationError(path, undefined, `is neither JSON nor YAML: ${(err as Error).message.split('\n')[0]}`);
+      throw new ValidationError(path, undefined, `is neither JSON nor YAML: ${clip((err as Error).message.split('\n')[0] ?? '')}`);
     }
   }
+  if (documentDepth(doc) > MAX_DOCUMENT_DEPTH) {
+    throw new ValidationError(path, undefined, `nests deeper than ${MAX_DOCUMENT_DEPTH} levels`, {
+      hint: 'a request is a few levels of objects and lists: check that the right file is given',
+    });
+  }
+  const { assertBoundedExpansion } = await import('../../../vim/config-file.js');
+  assertBoundedExpansion(doc, path);
+  return doc;
 }
 
 /**

@@ -1,0 +1,208 @@
+/**
+ * Hostile and careless inputs through the real command layer (in-process
+ * main(), argv in, exit code and stderr out): zip bombs, lying central
+ * directories, request files nested thousands deep, FIFOs and devices where a
+ * file is expected, values megabytes long, a blank ssl_ca_cert. Every one is
+ * refused with exit 2 and a message naming the file and the fix; none
+ * crashes, hangs or writes more than the limits allow.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { readHeatEnvironments } from '../../src/lcm/heat-files.js';
+import { UsageError } from '../../src/errors.js';
+import { buildZip, goodPackageMembers, zeroBomb, type RawEntry } from '../support/zip-builder.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'vnfm-hostile-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf/package');
+
+function file(name: string, content: string | Buffer): string {
+  const path = join(tmp, name);
+  writeFileSync(path, content);
+  return path;
+}
+
+function fifo(name: string): string {
+  const path = join(tmp, name);
+  execFileSync('mkfifo', [path]);
+  return path;
+}
+
+/** Bytes this process has passed to write(2) and friends so far (Linux). */
+function bytesWritten(): number {
+  return Number(/^wchar:\s*(\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+}
+
+async function run(argv: string[], home = join(mkdtempSync(join(tmp, 'h-')), 'home')) {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let stdout = '';
+  let stderr = '';
+  out.on('data', (d: Buffer) => (stdout += d.toString()));
+  err.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await main(argv, { env: { VNFM_HOME: home, HOME: tmp }, cwd: tmp, streams: { stdin: new PassThrough(), stdout: out, stderr: err } });
+  return { code, stdout, stderr, home };
+}
+
+/** 300 members of 16 MiB of zeros (16 KiB compressed each): the bomb under the per-member ratio floor. */
+function zeroMembers(count: number, declaredSize?: number): RawEntry[] {
+  const b = zeroBomb(1);
+  return Array.from({ length: count }, (_, i) => ({ name: `Files/zeros/${i}.bin`, payload: b.payload, size: declaredSize ?? b.size, crc: 0 }));
+}
+
+const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+const KUBE = 'auth_url: https://127.0.0.1:6443\ntype: kubernetes\nproject_name: default\nbearer_token: t\n';
+
+interface Case {
+  name: string;
+  argv: () => string[];
+  /** What stderr must say (the problem, the file or field, the fix). */
+  says: RegExp[];
+}
+
+const cases: Case[] = [
+  {
+    name: 'vnfpkg-onboard of a bomb of 300 members × 16 MiB of zeros (a 4.9 MB zip)',
+    argv: () => ['vnfpkg-onboard', file('bomb.zip', buildZip([...goodPackageMembers(), ...zeroMembers(300)]))],
+    says: [/bomb\.zip: inflates \d+ compressed bytes to \d+ \(4\.7 GiB, ratio \d+\), more than the ratio limit of 200: refused as a zip bomb/, /hint: .*--max-ratio \d+/],
+  },
+  {
+    name: 'vnfpkg-validate of the same bomb',
+    argv: () => ['vnfpkg-validate', file('bomb2.zip', buildZip([...goodPackageMembers(), ...zeroMembers(300)]))],
+    says: [/ratio limit of 200/],
+  },
+  {
+    name: 'vnfpkg-validate of a bomb whose central directory declares 1000 bytes a member',
+    argv: () => ['vnfpkg-validate', file('liar.zip', buildZip([...goodPackageMembers(), ...zeroMembers(300, 1000)]))],
+    says: [/member Files\/zeros\/0\.bin inflates past its declared size of 1000 bytes/, /member Files\/zeros\/299\.bin inflates past/],
+  },
+  {
+    name: 'vnfpkg-onboard over --max-unpacked-size',
+    argv: () => ['vnfpkg-onboard', SAMPLE, '--max-unpacked-size', '1KiB'],
+    says: [/more than the limit of 1 KiB/, /hint: .*--max-unpacked-size \d+KiB/],
+  },
+  { name: 'vnfpkg-onboard over --max-members', argv: () => ['vnfpkg-onboard', SAMPLE, '--max-members', '3'], says: [/more than 3 files and folders/, /--max-members/] },
+  { name: 'vnfpkg-onboard with a --max-unpacked-size that is no size', argv: () => ['vnfpkg-onboard', SAMPLE, '--max-unpacked-size', 'lots'], says: [/--max-unpacked-size "lots" is not a size/] },
+  { name: 'vnfpkg-validate of a FIFO', argv: () => ['vnfpkg-validate', fifo('pkg.fifo')], says: [/pkg\.fifo is neither a regular file nor a directory/] },
+  {
+    name: 'a request file nested 5,000 deep (JSON)',
+    argv: () => ['vnf-instantiate', 'x', '--request-file', file('deep.json', nested(5000))],
+    says: [/deep\.json: nests deeper than 100 levels/],
+  },
+  {
+    name: 'a request file nested 1,000 deep (YAML block mappings)',
+    argv: () => ['vnf-instantiate', 'x', '--request-file', file('deep.yaml', Array.from({ length: 1000 }, (_, i) => `${' '.repeat(i)}a:`).join('\n'))],
+    says: [/deep\.yaml: is neither JSON nor YAML: nesting exceeded maxDepth \(100\)/],
+  },
+  {
+    name: 'a request file of YAML aliases that expand past a million values',
+    argv: () => [
+      'vnf-instantiate',
+      'x',
+      '--request-file',
+      file('laughs.yaml', ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...'bcdefg'.split('').map((k, i) => `${k}: &${k} [${Array(10).fill(`*${'abcdefg'[i]}`).join(', ')}]`)].join('\n')),
+    ],
+    says: [/laughs\.yaml: expands to more than 1000000 values/],
+  },
+  { name: 'a FIFO as --request-file', argv: () => ['vnf-instantiate', 'x', '--request-file', fifo('req.fifo')], says: [/cannot read request file .*req\.fifo: it is a FIFO \(named pipe\), not a regular file/] },
+  { name: '/dev/zero as --request-file', argv: () => ['vnf-terminate', 'x', '--request-file', '/dev/zero'], says: [/\/dev\/zero: it is a character device, not a regular file/] },
+  { name: 'a directory as --request-file', argv: () => ['vnf-heal', 'x', '--request-file', tmp], says: [/it is a directory, not a regular file/] },
+  {
+    name: 'a request file over 4 MiB',
+    argv: () => ['vnf-instantiate', 'x', '--request-file', file('huge.json', JSON.stringify({ flavourId: 'x'.repeat(5 * 1024 * 1024) }))],
+    says: [/huge\.json: it is 5242\d{3} bytes, more than the 4194304 accepted/],
+  },
+  { name: 'a FIFO as --config-file', argv: () => ['vim-register', 'v', '--no-check', '--config-file', fifo('cfg.fifo')], says: [/cfg\.fifo: is a FIFO \(named pipe\), not a regular file/] },
+  { name: 'a FIFO as --kubeconfig', argv: () => ['vim-register', 'v', '--no-check', '--kubeconfig', fifo('kube.fifo')], says: [/kube\.fifo: is a FIFO \(named pipe\), not a regular file/] },
+  {
+    name: 'a vim-config whose auth_url is 3 MB long',
+    argv: () => ['vim-register', 'v', '--no-check', '--config-file', file('long.yaml', `auth_url: "${'h'.repeat(3_000_000)}"\ntype: kubernetes\nproject_name: default\nbearer_token: t\n`)],
+    says: [/auth_url \(line 1\): "h{199}… \(2999802 more characters\) is not a URL with a scheme and a host/],
+  },
+  {
+    name: 'a vim-config with a blank ssl_ca_cert',
+    argv: () => ['vim-register', 'v', '--no-check', '--config-file', file('blank-ca.yaml', `${KUBE}ssl_ca_cert:\n`)],
+    says: [/blank-ca\.yaml: ssl_ca_cert \(line 5\): is blank/, /hint: .*ssl_ca_cert: None to skip TLS verification explicitly/],
+  },
+  {
+    name: 'a vim-config with ssl_ca_cert: ~',
+    argv: () => ['vim-register', 'v', '--no-check', '--config-file', file('tilde-ca.yaml', `${KUBE}ssl_ca_cert: ~\n`)],
+    says: [/ssl_ca_cert \(line 5\): is blank/],
+  },
+];
+
+/** What each case did, for the figures below. */
+const seen: Array<{ name: string; code: number; crashed: boolean; ms: number }> = [];
+
+describe('hostile inputs through the command line', () => {
+  it.each(cases)('$name: exit 2, saying what and where', async ({ name, argv, says }) => {
+    const args = argv();
+    const t0 = Date.now();
+    const r = await run(args);
+    seen.push({ name, code: r.code, crashed: /unexpected failure/.test(r.stderr), ms: Date.now() - t0 });
+    expect(r.stderr).not.toMatch(/unexpected failure|Maximum call stack/);
+    expect(r.code).toBe(2);
+    // vnfpkg-validate prints its findings on stdout, the verdict on stderr.
+    for (const re of says) expect(r.stdout + r.stderr).toMatch(re);
+    // Nothing echoed whole: no message carries the megabytes it was given.
+    const longest = Math.max(...(r.stdout + r.stderr).split('\n').map((l) => l.length));
+    expect(longest).toBeLessThan(2500);
+  }, 30_000);
+
+  it('the bombs write (almost) nothing: refused before unpacking, or stopped at the declared size', async () => {
+    const bomb = file('bomb-w.zip', buildZip([...goodPackageMembers(), ...zeroMembers(300)]));
+    const liar = file('liar-w.zip', buildZip([...goodPackageMembers(), ...zeroMembers(300, 1000)]));
+    const figures: Record<string, number> = {};
+    for (const [name, path] of [['bomb', bomb], ['liar', liar]] as const) {
+      const home = join(mkdtempSync(join(tmp, 'w-')), 'home');
+      const before = bytesWritten();
+      const t0 = Date.now();
+      const r = await run(['vnfpkg-onboard', path], home);
+      figures[`${name}Bytes`] = bytesWritten() - before;
+      figures[`${name}Ms`] = Date.now() - t0;
+      expect(r.code).toBe(2);
+      // No package directory is left behind under VNFM_HOME.
+      expect(execFileSync('find', [join(home, 'packages'), '-type', 'f']).toString()).toBe('');
+    }
+    // The 4.7 GiB it would inflate to, against what was written: the store's own files and the copy of
+    // the 4.9 MB zip at most, far below the 8 GiB cap and the 4.7 GiB the bomb holds.
+    expect(figures['bombBytes']).toBeLessThan(16 * 1024 * 1024);
+    expect(figures['liarBytes']).toBeLessThan(16 * 1024 * 1024);
+    console.info(`hostile-inputs: bytes written during onboarding: bomb ${figures['bombBytes']} (${figures['bombMs']} ms), lying central directory ${figures['liarBytes']} (${figures['liarMs']} ms)`);
+  }, 60_000);
+
+  it('a FIFO as --heat-environment is refused without blocking', async () => {
+    const env = fifo('env.fifo');
+    await expect(readHeatEnvironments([env], tmp)).rejects.toThrow(UsageError);
+    await expect(readHeatEnvironments([env], tmp)).rejects.toThrow(/env\.fifo: it is a FIFO \(named pipe\), not a regular file/);
+  });
+
+  it('real packages still pass with the default limits: the sample onboards, one with a 24 MiB incompressible image validates', async () => {
+    const ok = await run(['vnfpkg-onboard', SAMPLE]);
+    expect(ok.stderr).not.toMatch(/error/);
+    expect(ok.code).toBe(0);
+    // A package of a 24 MiB incompressible image (ratio ~1), zipped: well within every limit.
+    const dir = join(tmp, 'image-pkg');
+    mkdirSync(dir);
+    execFileSync('cp', ['-r', `${SAMPLE}/.`, dir]);
+    mkdirSync(join(dir, 'Files', 'images'), { recursive: true });
+    writeFileSync(join(dir, 'Files', 'images', 'image.tar'), randomBytes(24 * 1024 * 1024));
+    const zip = join(tmp, 'image-pkg.zip');
+    const built = await run(['vnfpkg-build', dir, '-o', zip]);
+    expect(built.code).toBe(0);
+    const validated = await run(['vnfpkg-validate', zip]);
+    expect(validated.code).toBe(0);
+  }, 60_000);
+
+  afterAll(() => {
+    const refused = seen.filter((s) => s.code === 2).length;
+    const crashes = seen.filter((s) => s.crashed).length;
+    console.info(`hostile-inputs: ${seen.length} inputs, ${refused} refused with exit 2, ${crashes} crashes, slowest ${Math.max(...seen.map((s) => s.ms))} ms`);
+  });
+});
