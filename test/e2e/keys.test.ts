@@ -2,13 +2,15 @@
  * The master key through the real program: the key file, VNFM_MASTER_KEY,
  * wrong and missing keys, and rotation.
  */
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateFernetKey, loadKeyring } from '../../src/crypto/index.js';
-import { openStore } from '../../src/store/index.js';
-import { openSecrets } from '../../src/vim/index.js';
+import { holderOf } from '../../src/lcm/lock-holder.js';
+import { ROTATION_LOCK, openStore } from '../../src/store/index.js';
+import { openSecrets, sealSecrets } from '../../src/vim/index.js';
 import { newHome, vnfm } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vnfm-keys-'));
@@ -68,9 +70,12 @@ describe('master key', () => {
     expect(noKey.stderr).toMatch(/master\.key is missing/);
     expect(existsSync(join(home, 'master.key'))).toBe(false);
 
+    // Listing decrypts nothing, yet a malformed key is refused there too, before anything is read.
     const malformed = await vnfm(['vim-list', '-o', 'json'], { home, env: { VNFM_MASTER_KEY: 'not-a-key' } });
-    // Listing needs no key: secrets are never decrypted to show a VIM.
-    expect(malformed.code).toBe(0);
+    expect(malformed.code).toBe(5);
+    expect(malformed.stderr).toMatch(/key 1 of VNFM_MASTER_KEY is not a Fernet key/);
+    expect(malformed.stderr).not.toContain('not-a-key');
+    expect(malformed.stdout).toBe('');
     const bad = await vnfm(['vim-register', '--no-check', '--config-file', k8sConfig('tok-4'), 'd'], { home, env: { VNFM_MASTER_KEY: 'not-a-key' } });
     expect(bad.code).toBe(5);
     expect(bad.stderr).not.toContain('not-a-key');
@@ -92,5 +97,115 @@ describe('master key', () => {
     expect(readTokens(home, { VNFM_MASTER_KEY: newKey })).toEqual({ a: 'env-a', b: 'env-b' });
     const stale = await vnfm(['vim-register', '--no-check', '--config-file', k8sConfig('x'), 'x'], { home, env: { VNFM_MASTER_KEY: oldKey } });
     expect(stale.code).toBe(5);
+  });
+
+  it('refuses a malformed key file with exit 5 in commands that open no secret, naming the line and never echoing it', async () => {
+    const home = newHome();
+    expect((await vnfm(['vim-register', '--no-check', '--config-file', k8sConfig('tok-m'), 'm'], { home })).code).toBe(0);
+    writeFileSync(join(home, 'master.key'), 'garbage-key-material\n', { mode: 0o600 });
+    for (const args of [['vim-list'], ['vnfpkg-list'], ['vnf-list'], ['op-list']]) {
+      const r = await vnfm(args, { home });
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(5);
+      expect(r.stderr).toMatch(/line 1 of .*master\.key is not a Fernet key/);
+      expect(r.stderr).not.toContain('garbage-key-material');
+    }
+  });
+
+  it('refuses key-rotate with exit 4 while another live process holds the rotation lock, changing nothing; a dead holder is taken over', async () => {
+    const home = newHome();
+    expect((await vnfm(['vim-register', '--no-check', '--config-file', k8sConfig('held-a'), 'a'], { home })).code).toBe(0);
+    const keyFileBefore = readFileSync(join(home, 'master.key'), 'utf8');
+    const store = openStore(home);
+    try {
+      // This test process is the live holder.
+      store.secrets.acquireLock(ROTATION_LOCK, holderOf(), '2026-01-01T00:00:00.000Z', () => true);
+      const refused = await vnfm(['key-rotate'], { home });
+      expect(refused.code).toBe(4);
+      expect(refused.stderr).toContain(`a master key rotation is in progress by pid ${process.pid}`);
+      expect(readFileSync(join(home, 'master.key'), 'utf8')).toBe(keyFileBefore);
+
+      // A holder that no longer runs (a rotation killed midway) is taken over.
+      const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+      store.secrets.releaseLock(ROTATION_LOCK, holderOf());
+      store.secrets.acquireLock(ROTATION_LOCK, { ...holderOf(), pid: dead, startTime: '1' }, '2026-01-01T00:00:00.000Z', () => true);
+      const taken = await vnfm(['key-rotate'], { home });
+      expect(taken.code, taken.stderr).toBe(0);
+      expect(taken.stderr).toContain(`taking over the rotation lock of pid ${dead}`);
+      expect(store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
+    } finally {
+      store.close();
+    }
+    expect(readTokens(home)).toEqual({ a: 'held-a' });
+  });
+
+  it('serialises two key-rotate run at once: each ends 0 or refused with exit 4, and no secret is lost (3 rounds, 2000 secrets)', async () => {
+    const home = newHome();
+    // Enough secrets that a rotation takes a while, so that two started together overlap.
+    const expected: Record<string, string> = {};
+    const store = openStore(home);
+    try {
+      const keyring = loadKeyring({ home, env: {}, createIfMissing: true });
+      store.db.transaction(() => {
+        for (let i = 0; i < 2000; i++) {
+          const name = `v${i}`;
+          expected[name] = `twice-${i}`;
+          store.vims.insert(
+            { id: `id-${i}`, name, description: '', isDefault: false, status: 'PENDING', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', secretNames: ['bearerToken'], spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: false } },
+            sealSecrets(keyring, { bearerToken: `twice-${i}` }),
+          );
+        }
+      })();
+    } finally {
+      store.close();
+    }
+    for (let round = 0; round < 3; round++) {
+      const runs = await Promise.all([vnfm(['key-rotate'], { home }), vnfm(['key-rotate'], { home })]);
+      for (const r of runs) {
+        expect([0, 4], r.stderr).toContain(r.code);
+        if (r.code === 4) expect(r.stderr).toMatch(/a master key rotation is in progress by pid \d+ .*since/);
+      }
+      expect(runs.some((r) => r.code === 0)).toBe(true);
+      expect(readFileSync(join(home, 'master.key'), 'utf8').trim().split('\n')).toHaveLength(1);
+      expect(readTokens(home)).toEqual(expected);
+    }
+    expect(readdirSync(home).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  }, 120_000);
+
+  it('races key-rotate x2 against vim-register (5 rounds), then opens every secret', async () => {
+    const home = newHome();
+    const expected: Record<string, string> = {};
+    expect((await vnfm(['vim-register', '--no-check', '--config-file', k8sConfig('race-base'), 'base'], { home })).code).toBe(0);
+    expected['base'] = 'race-base';
+    for (let round = 0; round < 5; round++) {
+      const name = `r${round}`;
+      const [reg, ...rots] = await Promise.all([
+        vnfm(['vim-register', '--no-check', '--config-file', k8sConfig(`race-${name}`), name], { home }),
+        vnfm(['key-rotate'], { home }),
+        vnfm(['key-rotate'], { home }),
+      ]);
+      expect(reg!.code, reg!.stderr).toBe(0);
+      expected[name] = `race-${name}`;
+      for (const r of rots) expect([0, 4], r.stderr).toContain(r.code);
+    }
+    expect(readFileSync(join(home, 'master.key'), 'utf8').trim().split('\n')).toHaveLength(1);
+    expect(readTokens(home)).toEqual(expected);
+    // The program itself still reads the store: a command that loads the keys and checks them against every stored secret.
+    const after = await vnfm(['vim-register', '--no-check', '--config-file', k8sConfig('race-after'), 'after'], { home });
+    expect(after.code, after.stderr).toBe(0);
+    expect((await vnfm(['key-rotate', '-o', 'json'], { home })).code).toBe(0);
+    expect(readTokens(home)).toEqual({ ...expected, after: 'race-after' });
+  });
+
+  it('removes the key temp file a killed rotation left behind (it holds a retired key)', async () => {
+    const home = newHome();
+    expect((await vnfm(['vim-register', '--no-check', '--config-file', k8sConfig('tmp-a'), 'a'], { home })).code).toBe(0);
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const stale = join(home, `.master.key.${dead}.a1b2c3d4e5f6.tmp`);
+    writeFileSync(stale, `${generateFernetKey()}\n${readFileSync(join(home, 'master.key'), 'utf8')}`, { mode: 0o600 });
+    const rot = await vnfm(['key-rotate'], { home });
+    expect(rot.code, rot.stderr).toBe(0);
+    expect(existsSync(stale)).toBe(false);
+    expect(readdirSync(home).filter((f) => f.startsWith('.master.key.'))).toEqual([]);
+    expect(readTokens(home)).toEqual({ a: 'tmp-a' });
   });
 });
