@@ -876,8 +876,9 @@ class DirectoryPackage implements OpenedPackage {
 
   async stream(path: string): Promise<Readable> {
     const e = this.entry(path);
-    // O_NOFOLLOW: a file swapped for a link after the walk is refused, not followed.
-    const fd = await open(e.abs, constants.O_RDONLY | constants.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
+    // O_NOFOLLOW: a file swapped for a link after the walk is refused, not followed;
+    // O_NONBLOCK and the fstat: one swapped for a FIFO is refused instead of blocking the read.
+    const fd = await open(e.abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: NodeJS.ErrnoException) => {
       throw new PackageError({
         severity: 'error',
         code: err.code === 'ELOOP' ? 'symlink' : 'read-failed',
@@ -885,6 +886,16 @@ class DirectoryPackage implements OpenedPackage {
         message: `cannot read ${path}: ${err.code ?? err.message}`,
       });
     });
+    if (!(await fd.stat()).isFile()) {
+      await fd.close();
+      throw new PackageError({
+        severity: 'error',
+        code: 'special-file',
+        file: path,
+        message: `${path} is no longer a regular file (a device, FIFO or socket took its place)`,
+        hint: 'a package holds only regular files and folders',
+      });
+    }
     const raw = fd.createReadStream({ highWaterMark: MiB });
     const guard = new MemberGuard({ size: e.size }, path);
     raw.on('error', (err) => guard.destroy(err));

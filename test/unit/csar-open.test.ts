@@ -306,6 +306,14 @@ describe('directories', () => {
     await expect(openPackage(dir, { maxTotalBytes: 1000 })).rejects.toMatchObject({ code: 'package-too-large' });
   });
 
+  it('refuses a file swapped for a FIFO after it was listed, without blocking', async () => {
+    const dir = tree();
+    const files = await openPackage(dir);
+    rmSync(join(dir, 'Definitions/top.yaml'));
+    execFileSync('mkfifo', [join(dir, 'Definitions/top.yaml')]);
+    await expect(files.readText('Definitions/top.yaml')).rejects.toMatchObject({ code: 'special-file' });
+  });
+
   it('notices a file that grew after it was listed', async () => {
     const dir = tree();
     const files = await openPackage(dir);

@@ -160,6 +160,8 @@ describe('vimConnectionInfo', () => {
     [{ a: { vimId: 'x', vimType: 'vmware' } }, 'vimConnectionInfo.a.vimType'],
     [{ a: { interfaceInfo: { endpoint: 'ftp://x' }, accessInfo: { bearer_token: 't' } } }, 'vimConnectionInfo.a.interfaceInfo.endpoint'],
     [{ a: { interfaceInfo: { endpoint: 'https://127.0.0.1:1' }, accessInfo: {} } }, 'vimConnectionInfo.a.accessInfo'],
+    // A blank CA is not "do not verify": only the explicit "None" is.
+    [{ a: { interfaceInfo: { endpoint: 'https://127.0.0.1:1', ssl_ca_cert: null }, accessInfo: { bearer_token: 't' } } }, 'vimConnectionInfo.a.interfaceInfo.ssl_ca_cert'],
     [undefined, 'vimConnectionInfo'],
   ])('%j is refused at %s', async (info, want) => {
     expect(await field(resolveVimConnection('r', info as never, lookup, fallback))).toBe(want);
