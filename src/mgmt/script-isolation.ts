@@ -109,6 +109,11 @@ export function resolveScriptIsolation(input: ScriptIsolationInput): ScriptIsola
   const user = wanted ?? (input.uid === 0 ? DEFAULT_SCRIPT_USER : undefined);
   if (user === undefined) return { kind: 'same-user' };
   const found = lookupUser(user);
+  if (!found && !wanted) {
+    throw new UsageError(`vnfm runs as root, so package scripts run as ${DEFAULT_SCRIPT_USER}, but this host has no user ${DEFAULT_SCRIPT_USER}`, {
+      hint: `set ${SCRIPT_USER_ENV} to an existing unprivileged user, or create one for package scripts`,
+    });
+  }
   if (!found) {
     throw new UsageError(`${SCRIPT_USER_ENV}=${user}: no such user`, {
       hint: `name an existing unprivileged user (e.g. ${DEFAULT_SCRIPT_USER}), or create one for package scripts`,

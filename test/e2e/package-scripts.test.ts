@@ -245,6 +245,14 @@ describe('package scripts', () => {
     expect((await ops(vnf))[0].operationState).toBe('COMPLETED');
   }, 90_000);
 
+  it('a VNFM_SCRIPT_USER that does not exist is refused before the operation starts (exit 2)', async () => {
+    const vnf = await create('no-user');
+    const r = await vnfm(['vnf-instantiate', vnf, '--request-file', request({}), '--allow-package-scripts'], { home, env: { VNFM_MASTER_KEY: undefined, VNFM_SCRIPT_USER: 'no-such-user-vnfm' } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(process.getuid?.() === 0 ? 'VNFM_SCRIPT_USER=no-such-user-vnfm: no such user' : 'VNFM_SCRIPT_USER=no-such-user-vnfm');
+    expect(await ops(vnf)).toEqual([]);
+  });
+
   it('op-log of an unknown occurrence is exit 3', async () => {
     const unknown = await run(['op-log', '00000000-0000-0000-0000-000000000000']);
     expect(unknown.code).toBe(3);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import type { VimConnection, VnfInstance } from '../../src/lcm/index.js';
-import { resolveScriptIsolation, runPackageScript, type HookContext, type ScriptIsolation, type SealedValue } from '../../src/mgmt/index.js';
+import { createManagementDriver, resolveScriptIsolation, runPackageScript, type HookContext, type ScriptIsolation, type SealedValue } from '../../src/mgmt/index.js';
 import { secretForms } from '../../src/mgmt/package-script.js';
 import { isolatedCommand } from '../../src/mgmt/script-isolation.js';
 
@@ -139,6 +139,26 @@ describe('resolveScriptIsolation', () => {
     expect(resolveScriptIsolation({ uid: 0, user: 'root', hide: ['/h'] })).toEqual({ kind: 'same-user' });
     expect(resolveScriptIsolation({ uid: 0, user: '65534', hide: ['/h'] })).toMatchObject({ kind: 'other-user', user: { name: 'nobody', uid: 65534 } });
     expect(() => resolveScriptIsolation({ uid: 0, user: 'no-such-user-vnfm', hide: ['/h'] })).toThrow(/^VNFM_SCRIPT_USER=no-such-user-vnfm: no such user$/);
+  });
+});
+
+describe('the management driver', () => {
+  it('refuses, before the operation starts, a script user that cannot work', async () => {
+    const driver = createManagementDriver({
+      secrets: async () => { throw new Error('unused'); },
+      seal: async (p: string) => sealedOf(p),
+      open,
+      scriptIsolation: () => resolveScriptIsolation({ uid: 1000, user: 'nobody', hide: ['/h'] }),
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'vnfm-prep-'));
+    mkdirSync(join(dir, 'Scripts'));
+    writeFileSync(join(dir, 'Scripts', 'x.sh'), 'exit 0\n');
+    const prepare = driver.prepare!({
+      operation: 'INSTANTIATE', hooks: ['instantiate_start', 'instantiate_end'], implementations: { instantiate_end: { implementation: 'x', artifactFile: 'Scripts/x.sh' } },
+      request: { flavourId: 'simple' }, source: 'inst.json', packageDir: dir, allowPackageScripts: async () => true,
+    });
+    await expect(prepare).rejects.toThrow(UsageError);
+    await expect(prepare).rejects.toThrow(/only vnfm running as root can run package scripts as another user/);
   });
 });
 
