@@ -22,7 +22,7 @@ import { CONTROLLER_MANAGER, setCondition, WorkQueue, type Controller } from './
 import type { FaultRules } from './faults.js';
 import type { ObjectApi } from './objects.js';
 import { rfc3339, type KubeObject, type ResourceType, type TableColumn, compareKubeVersions } from './resources.js';
-import { applySchemaDefaults, pruneUnknownFields, validateAgainstSchema, type StructuralSchema } from './schema.js';
+import { applySchemaDefaults, pruneUnknownFields, undeclaredFields, validateAgainstSchema, type StructuralSchema } from './schema.js';
 import { ApiError, invalid, type FieldError } from './status.js';
 import { nameProblems } from './validation.js';
 
@@ -266,6 +266,9 @@ function customResourceType(api: ObjectApi, crd: KubeObject, version: CrdVersion
     },
     validate(obj) {
       return validateAgainstSchema(schema, obj);
+    },
+    undeclaredForApply(obj) {
+      return undeclaredFields(schema, obj, true);
     },
   };
   return type;

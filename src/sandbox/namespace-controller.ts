@@ -11,7 +11,7 @@
  * `kube-root-ca.crt` ConfigMap.
  */
 import { CONTROLLER_MANAGER, WorkQueue, type Controller, type ControllerContext } from './controllers/base.js';
-import type { KubeObject } from './resources.js';
+import { rfc3339, type KubeObject } from './resources.js';
 
 export type { Controller } from './controllers/base.js';
 
@@ -44,7 +44,9 @@ export function startNamespaceController(ctx: Pick<ControllerContext, 'api' | 'c
         // Gone already.
       }
     }
-    if (store.namespaceContents(name).length > 0) return; // Finalizers hold some content; their removal brings us back.
+    const remaining = store.namespaceContents(name);
+    setDeletionConditions(ns, remaining);
+    if (remaining.length > 0) return; // Finalizers hold some content; their removal brings us back.
     const spec = (ns.spec ?? {}) as { finalizers?: string[] };
     const finalizers = spec.finalizers ?? [];
     const others = finalizers.filter((f) => f !== 'kubernetes');
@@ -54,6 +56,39 @@ export function startNamespaceController(ctx: Pick<ControllerContext, 'api' | 'c
       return;
     }
     store.delete('', 'namespaces', undefined, name);
+  }
+
+  /** The conditions the namespace controller reports while it empties a namespace. */
+  function setDeletionConditions(ns: KubeObject, remaining: { group: string; resource: string; object: KubeObject }[]): void {
+    const byResource = new Map<string, number>();
+    const byFinalizer = new Map<string, number>();
+    for (const { group, resource, object } of remaining) {
+      const key = `${resource}.${group}`;
+      byResource.set(key, (byResource.get(key) ?? 0) + 1);
+      for (const f of object.metadata.finalizers ?? []) byFinalizer.set(f, (byFinalizer.get(f) ?? 0) + 1);
+    }
+    const list = (m: Map<string, number>, sep: string): string => [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => `${k}${sep}${n} resource instances`).join(', ');
+    const wanted = [
+      ['NamespaceDeletionDiscoveryFailure', 'False', 'ResourcesDiscovered', 'All resources successfully discovered'],
+      ['NamespaceDeletionGroupVersionParsingFailure', 'False', 'ParsedGroupVersions', 'All legacy kube types successfully parsed'],
+      ['NamespaceDeletionContentFailure', 'False', 'ContentDeleted', 'All content successfully deleted, may be waiting on finalization'],
+      byResource.size
+        ? ['NamespaceContentRemaining', 'True', 'SomeResourcesRemain', `Some resources are remaining: ${list(byResource, ' has ')}`]
+        : ['NamespaceContentRemaining', 'False', 'ContentRemoved', 'All content successfully removed'],
+      byFinalizer.size
+        ? ['NamespaceFinalizersRemaining', 'True', 'SomeFinalizersRemain', `Some content in the namespace has finalizers remaining: ${list(byFinalizer, ' in ')}`]
+        : ['NamespaceFinalizersRemaining', 'False', 'ContentHasNoFinalizers', 'All content-preserving finalizers have been removed'],
+    ];
+    const status = (ns.status ?? {}) as { phase?: string; conditions?: Record<string, string>[] };
+    const before = status.conditions ?? [];
+    const time = rfc3339(api.now());
+    const conditions = wanted.map(([type, st, reason, message]) => {
+      const old = before.find((c) => c.type === type);
+      const lastTransitionTime = old && old.status === st ? old.lastTransitionTime! : time;
+      return { type: type!, status: st!, lastTransitionTime, reason: reason!, message: message! };
+    });
+    if (JSON.stringify(conditions) === JSON.stringify(before)) return;
+    store.update('', 'namespaces', { ...ns, status: { ...status, conditions } });
   }
 
   const queue = new WorkQueue(finalize);

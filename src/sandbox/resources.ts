@@ -59,6 +59,8 @@ export interface TableColumn {
   format?: string;
   description: string;
   priority: number;
+  /** A priority-0 column the API server prints after Age (ResourceQuota's Request, CSR's SignerName...). */
+  afterAge?: boolean;
   cell(obj: KubeObject): unknown;
 }
 
@@ -77,6 +79,8 @@ export interface ResourceStrategy {
    * decoder does with its schema (drop nulls, default, prune).
    */
   normalize?(obj: KubeObject): void;
+  /** Fields of an applied configuration the kind's schema does not declare (custom resources: server-side apply answers 500). */
+  undeclaredForApply?(obj: KubeObject): string[];
   /** Kind-specific checks beyond object metadata. */
   validate?(obj: KubeObject): FieldError[];
   /** Checks of a client's update against the stored object (immutable fields); not run for subresource writes. */
@@ -113,6 +117,8 @@ export interface ResourceType {
   /** Deletes answer with the object (namespaces) rather than a Success Status. */
   returnDeletedObject?: boolean;
   columns?: TableColumn[];
+  /** The kind's Table has no Age column (Roles, LimitRanges and CRDs print `Created At` instead). */
+  noAgeColumn?: boolean;
   strategy?: ResourceStrategy;
   /** `metadata.generation` is set to 1 on create and bumped when anything but metadata and status changes. */
   generation?: boolean;

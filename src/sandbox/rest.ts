@@ -11,10 +11,10 @@ import { jsonPatch, mergePatch, PATCH_TYPES, strategicMergePatch } from './patch
 import type { ResourceRequest } from './request-info.js';
 import { groupVersion, type KubeObject, type ResourceRegistry, type ResourceType, type Verb } from './resources.js';
 import { parseFieldSelector, parseLabelSelector, type Matcher } from './selectors.js';
-import { badRequest, deletedStatus, invalid, methodNotAllowed, resourceNotFound, unsupportedMediaType } from './status.js';
+import { badRequest, deletedStatus, invalid, methodNotAllowed, resourceNotFound, typedPatchError, unsupportedMediaType } from './status.js';
 import { ReviewInvalid } from './kinds/more-kinds.js';
 import type { ObjectStore } from './store.js';
-import { toTable } from './table.js';
+import { toTable, type IncludeObject } from './table.js';
 
 /** What a watch request asks for; the server streams it (watch.ts). */
 export interface WatchRequest {
@@ -125,7 +125,7 @@ export class RestHandler {
         return { watch: this.watchRequest(type, req, query, shape) };
       case 'get':
         if (req.subresource === 'scale') return { code: 200, body: this.scaleOf(type, this.api.get(type, req.namespace, req.name!)) };
-        return this.get(type, req, shape);
+        return this.get(type, req, query, shape);
       case 'create':
         return this.create(type, req, await readBody(), dryRun, manager);
       case 'update':
@@ -150,18 +150,25 @@ export class RestHandler {
     const metadata: Record<string, unknown> = { resourceVersion };
     const limit = Number(query.get('limit') ?? 0);
     const token = query.get('continue');
+    // Keys relative to the listed prefix, as etcd holds them: `name` in one namespace, `namespace/name` across all.
+    const key = (obj: KubeObject): string => (type.namespaced && req.namespace === undefined ? itemKey(obj) : obj.metadata.name);
     if (token) {
       const start = decodeContinue(token);
-      selected = selected.filter((obj) => itemKey(obj) > start);
+      selected = selected.filter((obj) => key(obj) >= start);
     }
     if (limit > 0 && selected.length > limit) {
       const remaining = selected.length - limit;
       selected = selected.slice(0, limit);
-      metadata.continue = encodeContinue(resourceVersion, itemKey(selected[selected.length - 1]!));
-      metadata.remainingItemCount = remaining;
+      metadata.continue = encodeContinue(resourceVersion, `${key(selected[selected.length - 1]!)}\u0000`);
+      // The store counts what is left only when nothing filters the list.
+      if (!query.get('labelSelector') && !query.get('fieldSelector')) metadata.remainingItemCount = remaining;
     }
 
-    if (shape.table) return { code: 200, body: toTable(type, selected, resourceVersion, this.api.now(), shape.table) };
+    if (shape.table) {
+      const { resourceVersion: _rv, ...listMeta } = metadata;
+      const opts = { includeObject: includeObject(query), listMeta, served: (o: KubeObject) => withTypeMeta(type, o) };
+      return { code: 200, body: toTable(type, selected, resourceVersion, this.api.now(), shape.table, opts) };
+    }
     return {
       code: 200,
       body: { kind: type.listKind, apiVersion: groupVersion(type), metadata, items: selected.map(withoutTypeMeta) },
@@ -189,9 +196,12 @@ export class RestHandler {
     return w;
   }
 
-  private get(type: ResourceType, req: ResourceRequest, shape: ResponseShape): RestResponse {
+  private get(type: ResourceType, req: ResourceRequest, query: URLSearchParams, shape: ResponseShape): RestResponse {
     const obj = this.api.get(type, req.namespace, req.name!);
-    if (shape.table) return { code: 200, body: toTable(type, [obj], obj.metadata.resourceVersion ?? '', this.api.now(), shape.table) };
+    if (shape.table) {
+      const opts = { includeObject: includeObject(query), served: (o: KubeObject) => withTypeMeta(type, o) };
+      return { code: 200, body: toTable(type, [obj], obj.metadata.resourceVersion ?? '', this.api.now(), shape.table, opts) };
+    }
     return { code: 200, body: withTypeMeta(type, obj) };
   }
 
@@ -298,6 +308,11 @@ export class RestHandler {
     if (body.apiVersion === undefined || body.kind === undefined) {
       throw badRequest('invalid object type: apiVersion and kind are required for apply');
     }
+    const meta = isObject(body.metadata) ? body.metadata : {};
+    const undeclared = type.strategy?.undeclaredForApply?.(body as KubeObject) ?? [];
+    if (undeclared.length) {
+      throw typedPatchError(`${typeof meta.namespace === 'string' ? meta.namespace : ''}/${req.name}`, `${groupVersion(type)}, Kind=${type.kind}`, undeclared);
+    }
     const applied = this.named(type, req, body);
     const live = this.api.find(type, req.namespace, req.name!);
     const result = apply(type, live, applied, manager, force, this.api.now());
@@ -402,12 +417,21 @@ function itemKey(obj: KubeObject): string {
 }
 
 function encodeContinue(resourceVersion: string, start: string): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: Number(resourceVersion), start })).toString('base64url');
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: Number(resourceVersion), start })).toString('base64');
+}
+
+/** `includeObject` of a Table request; the API server refuses any other value. */
+function includeObject(query: URLSearchParams): IncludeObject {
+  const value = query.get('includeObject') ?? 'Metadata';
+  if (value !== 'None' && value !== 'Metadata' && value !== 'Object') {
+    throw badRequest(`includeObject: Unsupported value: "${value}": supported values: "Metadata", "None", "Object"`);
+  }
+  return value;
 }
 
 function decodeContinue(token: string): string {
   try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { start?: unknown };
+    const parsed = JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as { start?: unknown };
     if (typeof parsed.start === 'string') return parsed.start;
   } catch {
     // fall through to the error below

@@ -91,6 +91,28 @@ export function pruneUnknownFields(schema: StructuralSchema, value: Json, root =
   }
 }
 
+/**
+ * The paths (`.spec.color`) of fields the schema does not declare — what
+ * server-side apply refuses to build a typed object from, where a create or
+ * an update would prune them silently.
+ */
+export function undeclaredFields(schema: StructuralSchema, value: Json, root = false, path = ''): string[] {
+  const found: string[] = [];
+  if (isObject(value)) {
+    const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
+    const embedded = root || schema['x-kubernetes-embedded-resource'] === true;
+    for (const [k, v] of Object.entries(value)) {
+      if (embedded && ROOT_KEEP.has(k)) continue;
+      const child = childSchema(schema, k);
+      if (child) found.push(...undeclaredFields(child, v, false, `${path}.${k}`));
+      else if (!preserve && schema.additionalProperties !== true) found.push(`${path}.${k}`);
+    }
+  } else if (Array.isArray(value) && schema.items) {
+    value.forEach((item, i) => found.push(...undeclaredFields(schema.items!, item, false, `${path}[${i}]`)));
+  }
+  return found;
+}
+
 function jsonType(value: Json): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';

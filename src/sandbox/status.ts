@@ -200,3 +200,15 @@ export function deletedStatus(t: Target, uid: string): Status {
   details.uid = uid;
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
 }
+
+/**
+ * Server-side apply of fields a custom resource's schema does not declare:
+ * a 500 without reason or details, as structured-merge-diff's error reaches
+ * the client (`failed to create typed patch object (ns/name; group/version,
+ * Kind=Kind): .spec.x: field not declared in schema`).
+ */
+export function typedPatchError(objectKey: string, gvk: string, paths: string[]): ApiError {
+  const errors = paths.map((p) => `${p}: field not declared in schema`);
+  const detail = errors.length === 1 ? errors[0] : `errors:\n${errors.map((e) => `  ${e}`).join('\n')}`;
+  return new ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `failed to create typed patch object (${objectKey}; ${gvk}): ${detail}`, code: 500 });
+}

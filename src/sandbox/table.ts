@@ -1,10 +1,11 @@
 /**
  * Server-side printing: the `meta.k8s.io` `Table` kubectl asks for with
  * `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`. Columns are Name,
- * the kind's own columns, then Age, as the API server's table convertors
- * lay them out.
+ * the kind's own columns and Age, the wide (priority 1) ones last, as the
+ * API server's table convertors lay them out; `includeObject` chooses what
+ * each row carries.
  */
-import type { KubeObject, ResourceType } from './resources.js';
+import type { KubeObject, ResourceType, TableColumn } from './resources.js';
 
 const NAME_COLUMN = {
   name: 'Name',
@@ -46,28 +47,55 @@ export function humanDuration(ms: number): string {
   return `${Math.floor(hours / 24 / 365)}y`;
 }
 
+/** What each row's `object` carries (`includeObject`): nothing, PartialObjectMetadata (the default) or the object itself. */
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
+
+export interface TableOptions {
+  includeObject?: IncludeObject;
+  /** List metadata besides the resourceVersion (`continue`, `remainingItemCount`). */
+  listMeta?: Record<string, unknown>;
+  /** The object as served (with kind and apiVersion), for `includeObject=Object`. */
+  served?: (obj: KubeObject) => KubeObject;
+}
+
+/**
+ * The column layout of the API server's printers: Name, the kind's
+ * priority-0 columns, Age, the priority-0 columns it prints after Age, then
+ * the wide (priority 1) ones.
+ */
+function layout(type: ResourceType): { columns: TableColumn[]; ageAt: number } {
+  const own = type.columns ?? [];
+  const before = own.filter((c) => c.priority === 0 && !c.afterAge);
+  const after = own.filter((c) => c.priority === 0 && c.afterAge);
+  const wide = own.filter((c) => c.priority !== 0);
+  return { columns: [...before, ...after, ...wide], ageAt: type.noAgeColumn ? -1 : before.length };
+}
+
 /** Builds a Table of `objects`; `tableVersion` is the meta.k8s.io version the client asked for. */
-export function toTable(type: ResourceType, objects: KubeObject[], resourceVersion: string, now: Date, tableVersion: string): object {
-  const columns = type.columns ?? [];
+export function toTable(type: ResourceType, objects: KubeObject[], resourceVersion: string, now: Date, tableVersion: string, opts: TableOptions = {}): object {
+  const { columns, ageAt } = layout(type);
+  const definitions: object[] = [
+    NAME_COLUMN,
+    ...columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority })),
+  ];
+  if (ageAt >= 0) definitions.splice(ageAt + 1, 0, AGE_COLUMN);
+  const include = opts.includeObject ?? 'Metadata';
   return {
     kind: 'Table',
     apiVersion: `meta.k8s.io/${tableVersion}`,
-    metadata: { resourceVersion },
-    columnDefinitions: [
-      NAME_COLUMN,
-      ...columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority })),
-      AGE_COLUMN,
-    ],
+    metadata: { resourceVersion, ...opts.listMeta },
+    columnDefinitions: definitions,
     rows: objects.map((obj) => {
       const created = obj.metadata.creationTimestamp ? Date.parse(obj.metadata.creationTimestamp) : undefined;
-      return {
-        cells: [
-          obj.metadata.name,
-          ...columns.map((c) => c.cell(obj)),
-          created === undefined ? '<unknown>' : humanDuration(now.getTime() - created),
-        ],
-        object: { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${tableVersion}`, metadata: obj.metadata },
-      };
+      const cells: unknown[] = [obj.metadata.name, ...columns.map((c) => c.cell(obj))];
+      if (ageAt >= 0) cells.splice(ageAt + 1, 0, created === undefined ? '<unknown>' : humanDuration(now.getTime() - created));
+      const object =
+        include === 'None'
+          ? null
+          : include === 'Object' && opts.served
+            ? opts.served(obj)
+            : { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${tableVersion}`, metadata: obj.metadata };
+      return { cells, object };
     }),
   };
 }

@@ -84,6 +84,25 @@ const col = (name: string, cell: (o: Obj) => unknown, type: TableColumn['type'] 
   cell: cell as (o: KubeObject) => unknown,
 });
 
+/** The wide columns of workloads: their template's containers and images, and their selector. */
+export function templateColumns(selector: boolean, templateOf: (o: Obj) => Obj | undefined = (o) => spec(o).template as Obj | undefined): TableColumn[] {
+  const containers = (o: Obj): Obj[] => ((templateOf(o)?.spec as Obj | undefined)?.containers as Obj[] | undefined) ?? [];
+  const cols = [
+    col('Containers', (o) => containers(o).map((c) => c.name).join(','), 'string', 1),
+    col('Images', (o) => containers(o).map((c) => c.image).join(','), 'string', 1),
+  ];
+  if (selector) {
+    cols.push(
+      col('Selector', (o) => {
+        const sel = spec(o).selector as Obj | undefined;
+        if (sel && (sel.matchLabels || sel.matchExpressions)) return formatSelector(sel as LabelSelectorObject) || '<none>';
+        return Object.entries((sel as Record<string, string> | undefined) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>';
+      }, 'string', 1),
+    );
+  }
+  return cols;
+}
+
 const spec = (o: Obj): Obj => (o.spec as Obj | undefined) ?? {};
 const status = (o: Obj): Obj => (o.status as Obj | undefined) ?? {};
 
@@ -314,9 +333,16 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       columns: [
         col('Ready', podReady),
         col('Status', podPhase),
-        col('Restarts', (o) => ((status(o).containerStatuses as Obj[] | undefined) ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0), 'integer'),
+        col('Restarts', (o) => String(((status(o).containerStatuses as Obj[] | undefined) ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0))),
         col('IP', (o) => status(o).podIP ?? '<none>', 'string', 1),
         col('Node', (o) => spec(o).nodeName ?? '<none>', 'string', 1),
+        col('Nominated Node', (o) => status(o).nominatedNodeName ?? '<none>', 'string', 1),
+        col('Readiness Gates', (o) => {
+          const gates = (spec(o).readinessGates as Obj[] | undefined) ?? [];
+          if (!gates.length) return '<none>';
+          const conds = (status(o).conditions as Obj[] | undefined) ?? [];
+          return `${gates.filter((g) => conds.some((c) => c.type === g.conditionType && c.status === 'True')).length}/${gates.length}`;
+        }, 'string', 1),
       ],
       strategy: {
         applyDefaults: d.defaultPod,
@@ -418,7 +444,12 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       columns: [
         col('Status', (o) => (((status(o).conditions as Obj[] | undefined) ?? []).find((c) => c.type === 'Ready')?.status === 'True' ? 'Ready' : 'NotReady')),
         col('Roles', () => '<none>'),
-        col('Version', (o) => status(o).nodeInfo?.kubeletVersion ?? ''),
+        { ...col('Version', (o) => status(o).nodeInfo?.kubeletVersion ?? ''), afterAge: true },
+        col('Internal-IP', (o) => ((status(o).addresses as Obj[] | undefined) ?? []).find((a) => a.type === 'InternalIP')?.address ?? '<none>', 'string', 1),
+        col('External-IP', (o) => ((status(o).addresses as Obj[] | undefined) ?? []).find((a) => a.type === 'ExternalIP')?.address ?? '<none>', 'string', 1),
+        col('OS-Image', (o) => status(o).nodeInfo?.osImage ?? '<unknown>', 'string', 1),
+        col('Kernel-Version', (o) => status(o).nodeInfo?.kernelVersion ?? '<unknown>', 'string', 1),
+        col('Container-Runtime', (o) => status(o).nodeInfo?.containerRuntimeVersion ?? '<unknown>', 'string', 1),
       ],
     }),
     apps({
@@ -433,6 +464,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
         col('Ready', ready),
         col('Up-to-date', (o) => status(o).updatedReplicas ?? 0, 'integer'),
         col('Available', (o) => status(o).availableReplicas ?? 0, 'integer'),
+        ...templateColumns(true),
       ],
       strategy: { applyDefaults: d.defaultDeployment, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('Deployment', 'apps') },
     }),
@@ -448,6 +480,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
         col('Desired', (o) => spec(o).replicas ?? 0, 'integer'),
         col('Current', (o) => status(o).replicas ?? 0, 'integer'),
         col('Ready', (o) => status(o).readyReplicas ?? 0, 'integer'),
+        ...templateColumns(true),
       ],
       strategy: { applyDefaults: d.defaultReplicaSet, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('ReplicaSet', 'apps') },
     }),
@@ -459,7 +492,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       status: true,
       scale: true,
       generation: true,
-      columns: [col('Ready', ready)],
+      columns: [col('Ready', ready), ...templateColumns(false)],
       strategy: { applyDefaults: d.defaultStatefulSet, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('StatefulSet', 'apps') },
     }),
     apps({
@@ -475,6 +508,8 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
         col('Ready', (o) => status(o).numberReady ?? 0, 'integer'),
         col('Up-to-date', (o) => status(o).updatedNumberScheduled ?? 0, 'integer'),
         col('Available', (o) => status(o).numberAvailable ?? 0, 'integer'),
+        col('Node Selector', (o) => Object.entries(((spec(o).template as Obj | undefined)?.spec?.nodeSelector as Record<string, string> | undefined) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>'),
+        ...templateColumns(true),
       ],
       strategy: { applyDefaults: d.defaultDaemonSet, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('DaemonSet', 'apps') },
     }),
@@ -495,6 +530,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
           return done ? done.type : 'Running';
         }),
         col('Completions', (o) => `${status(o).succeeded ?? 0}/${spec(o).completions ?? 1}`),
+        ...templateColumns(true),
       ],
       strategy: {
         applyDefaults: d.defaultJob,
@@ -534,7 +570,13 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       categories: ['all'],
       status: true,
       generation: true,
-      columns: [col('Schedule', (o) => spec(o).schedule ?? ''), col('Suspend', (o) => String(spec(o).suspend ?? false))],
+      columns: [
+        col('Schedule', (o) => spec(o).schedule ?? ''),
+        col('Suspend', (o) => spec(o).suspend ?? false, 'boolean'),
+        col('Active', (o) => ((status(o).active as unknown[] | undefined) ?? []).length, 'integer'),
+        col('Last Schedule', (o) => status(o).lastScheduleTime ?? '<none>'),
+        ...templateColumns(true, (o) => (spec(o).jobTemplate as Obj | undefined)?.spec?.template as Obj | undefined),
+      ],
       strategy: { applyDefaults: d.defaultCronJob },
     }),
     ...['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].map((kind) =>

@@ -10,7 +10,7 @@
 import type { FieldError } from '../status.js';
 import type { KubeObject, ResourceType, SubresourceType } from '../resources.js';
 import { defaultPodSpec } from './defaults.js';
-import { ALL_VERBS, ownFields } from './builtin-kinds.js';
+import { ALL_VERBS, ownFields, templateColumns } from './builtin-kinds.js';
 import { nameProblems } from '../validation.js';
 
 type Obj = Record<string, any>;
@@ -73,6 +73,7 @@ const replicationControllers = kind(
       { name: 'Desired', type: 'integer', description: 'Number of desired pods', priority: 0, cell: (o) => spec(o).replicas ?? 0 },
       { name: 'Current', type: 'integer', description: 'Number of actually running pods', priority: 0, cell: (o) => status(o).replicas ?? 0 },
       { name: 'Ready', type: 'integer', description: 'Number of ready pods', priority: 0, cell: (o) => status(o).readyReplicas ?? 0 },
+      ...templateColumns(true),
     ],
     strategy: {
       applyDefaults(o) {

@@ -1,0 +1,190 @@
+/**
+ * What a real API server answers that clients read closely: Table layouts
+ * with wide columns and `includeObject`, `remainingItemCount` and
+ * `continue` as it counts them, the conditions the namespace controller
+ * sets while it empties a namespace, and server-side apply of a custom
+ * resource with fields its schema does not declare (a 500, where a create
+ * prunes them).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, deployment, type Cluster } from './cluster.js';
+
+let c: Cluster;
+let ns: string;
+
+const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+
+beforeAll(async () => {
+  c = await connect('conf-fid-api');
+  ns = c.namespace;
+});
+afterAll(async () => {
+  await c?.close();
+});
+
+describe('Tables', () => {
+  it('lays pod columns out as kubectl get -o wide shows them, with the object when asked', async () => {
+    const created = await c.request('POST', `/api/v1/namespaces/${ns}/pods`, {
+      body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'table' }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] } },
+    });
+    expect(created.status).toBe(201);
+    const r = await c.request('GET', `/api/v1/namespaces/${ns}/pods?includeObject=Object`, { accept: TABLE });
+    expect(r.status).toBe(200);
+    expect(r.json.columnDefinitions.map((d: any) => [d.name, d.priority, d.type])).toEqual([
+      ['Name', 0, 'string'],
+      ['Ready', 0, 'string'],
+      ['Status', 0, 'string'],
+      ['Restarts', 0, 'string'],
+      ['Age', 0, 'string'],
+      ['IP', 1, 'string'],
+      ['Node', 1, 'string'],
+      ['Nominated Node', 1, 'string'],
+      ['Readiness Gates', 1, 'string'],
+    ]);
+    const row = r.json.rows.find((x: any) => x.cells[0] === 'table');
+    expect(row.cells).toHaveLength(9);
+    expect(row.cells[1]).toMatch(/^[01]\/1$/);
+    expect(row.cells[3]).toBe('0');
+    expect(row.cells[7]).toBe('<none>');
+    expect(row.cells[8]).toBe('<none>');
+    expect(row.object).toMatchObject({ kind: 'Pod', apiVersion: 'v1', metadata: { name: 'table' }, spec: { containers: [{ name: 'main' }] } });
+    const none = await c.request('GET', `/api/v1/namespaces/${ns}/pods/table?includeObject=None`, { accept: TABLE });
+    expect(none.json.rows[0].object).toBeNull();
+    const meta = await c.request('GET', `/api/v1/namespaces/${ns}/pods/table`, { accept: TABLE });
+    expect(meta.json.rows[0].object).toMatchObject({ kind: 'PartialObjectMetadata', metadata: { name: 'table' } });
+    expect(meta.json.rows[0].object.spec).toBeUndefined();
+    await c.request('DELETE', `/api/v1/namespaces/${ns}/pods/table?gracePeriodSeconds=0`);
+  });
+
+  it('puts the wide columns of workloads after Age', async () => {
+    const created = await c.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: deployment('wide', 0) });
+    expect(created.status).toBe(201);
+    const r = await c.request('GET', `/apis/apps/v1/namespaces/${ns}/deployments`, { accept: TABLE });
+    expect(r.json.columnDefinitions.map((d: any) => (d.priority ? `${d.name}*` : d.name))).toEqual(['Name', 'Ready', 'Up-to-date', 'Available', 'Age', 'Containers*', 'Images*', 'Selector*']);
+    const row = r.json.rows.find((x: any) => x.cells[0] === 'wide');
+    expect(row.cells.slice(5)).toEqual(['main', 'nginx:1.27', 'app=wide']);
+    for (const [path, names] of [
+      [`/apis/apps/v1/namespaces/${ns}/replicasets`, ['Name', 'Desired', 'Current', 'Ready', 'Age', 'Containers*', 'Images*', 'Selector*']],
+      [`/apis/apps/v1/namespaces/${ns}/statefulsets`, ['Name', 'Ready', 'Age', 'Containers*', 'Images*']],
+      [`/apis/batch/v1/namespaces/${ns}/cronjobs`, ['Name', 'Schedule', 'Suspend', 'Active', 'Last Schedule', 'Age', 'Containers*', 'Images*', 'Selector*']],
+      [`/api/v1/namespaces/${ns}/replicationcontrollers`, ['Name', 'Desired', 'Current', 'Ready', 'Age', 'Containers*', 'Images*', 'Selector*']],
+      ['/api/v1/nodes', ['Name', 'Status', 'Roles', 'Age', 'Version', 'Internal-IP*', 'External-IP*', 'OS-Image*', 'Kernel-Version*', 'Container-Runtime*']],
+      [`/api/v1/namespaces/${ns}/services`, ['Name', 'Type', 'Cluster-IP', 'External-IP', 'Port(s)', 'Age', 'Selector*']],
+    ] as const) {
+      const t = await c.request('GET', path, { accept: TABLE });
+      expect(t.json.columnDefinitions.map((d: any) => (d.priority ? `${d.name}*` : d.name)), path).toEqual(names);
+    }
+  });
+});
+
+describe('pagination', () => {
+  it('counts the remaining items of an unfiltered list, not of a filtered one', async () => {
+    const base = `/api/v1/namespaces/${ns}/configmaps`;
+    for (const i of [1, 2, 3, 4]) {
+      expect((await c.request('POST', base, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `page-${i}`, labels: { page: 'yes' } } } })).status).toBe(201);
+    }
+    // kube-root-ca.crt is there too: five in all.
+    const first = await c.request('GET', `${base}?limit=2`);
+    expect(first.json.items.map((i: any) => i.metadata.name)).toEqual(['kube-root-ca.crt', 'page-1']);
+    expect(first.json.metadata.remainingItemCount).toBe(3);
+    const token = JSON.parse(Buffer.from(first.json.metadata.continue, 'base64').toString('utf8'));
+    expect(token).toMatchObject({ v: 'meta.k8s.io/v1', start: 'page-1\u0000' });
+    const second = await c.request('GET', `${base}?limit=2&continue=${encodeURIComponent(first.json.metadata.continue)}`);
+    expect(second.json.items.map((i: any) => i.metadata.name)).toEqual(['page-2', 'page-3']);
+    expect(second.json.metadata.remainingItemCount).toBe(1);
+    const last = await c.request('GET', `${base}?limit=2&continue=${encodeURIComponent(second.json.metadata.continue)}`);
+    expect(last.json.items.map((i: any) => i.metadata.name)).toEqual(['page-4']);
+    expect(last.json.metadata.continue).toBeUndefined();
+    expect(last.json.metadata.remainingItemCount).toBeUndefined();
+
+    const filtered = await c.request('GET', `${base}?limit=2&labelSelector=page`);
+    expect(filtered.json.items.map((i: any) => i.metadata.name)).toEqual(['page-1', 'page-2']);
+    expect(filtered.json.metadata.continue).toEqual(expect.any(String));
+    expect(filtered.json.metadata.remainingItemCount).toBeUndefined();
+
+    const table = await c.request('GET', `${base}?limit=2`, { accept: TABLE });
+    expect(table.json.metadata).toMatchObject({ remainingItemCount: 3, continue: expect.any(String) });
+  });
+});
+
+describe('namespace deletion', () => {
+  it('reports what keeps a terminating namespace in its conditions, as the namespace controller does', async () => {
+    const name = `${ns}-held`;
+    expect((await c.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } })).status).toBe(201);
+    const held = await c.request('POST', `/api/v1/namespaces/${name}/configmaps`, {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', finalizers: ['example.com/hold'] } },
+    });
+    expect(held.status).toBe(201);
+    expect((await c.request('DELETE', `/api/v1/namespaces/${name}`)).status).toBe(200);
+    const terminating = await c.waitFor('/api/v1/namespaces', name, (o) => (o.status?.conditions ?? []).some((x: any) => x.type === 'NamespaceFinalizersRemaining'));
+    const byType = Object.fromEntries(terminating.status.conditions.map((x: any) => [x.type, x]));
+    expect(byType['NamespaceDeletionDiscoveryFailure']).toMatchObject({ status: 'False', reason: 'ResourcesDiscovered', message: 'All resources successfully discovered' });
+    expect(byType['NamespaceDeletionGroupVersionParsingFailure']).toMatchObject({ status: 'False', reason: 'ParsedGroupVersions', message: 'All legacy kube types successfully parsed' });
+    expect(byType['NamespaceDeletionContentFailure']).toMatchObject({ status: 'False', reason: 'ContentDeleted', message: 'All content successfully deleted, may be waiting on finalization' });
+    expect(byType['NamespaceContentRemaining']).toMatchObject({ status: 'True', reason: 'SomeResourcesRemain', message: 'Some resources are remaining: configmaps. has 1 resource instances' });
+    expect(byType['NamespaceFinalizersRemaining']).toMatchObject({
+      status: 'True',
+      reason: 'SomeFinalizersRemain',
+      message: 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances',
+    });
+    expect(terminating.status.phase).toBe('Terminating');
+    const released = await c.request('PATCH', `/api/v1/namespaces/${name}/configmaps/held`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
+    expect(released.status).toBe(200);
+    await c.waitForGone('/api/v1/namespaces', name, 30_000);
+  });
+});
+
+describe('server-side apply of a custom resource', () => {
+  it('answers 500 for fields the schema does not declare, where a create prunes them', async () => {
+    const group = `${ns}.example.com`;
+    const crdName = `gadgets.${group}`;
+    const crd = await c.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      body: {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: crdName },
+        spec: {
+          group,
+          names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+          scope: 'Namespaced',
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } } }],
+        },
+      },
+    });
+    expect(crd.status, crd.text).toBe(201);
+    try {
+      await c.waitFor('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crdName, (o) => (o.status?.conditions ?? []).some((x: any) => x.type === 'Established' && x.status === 'True'));
+      const base = `/apis/${group}/v1/namespaces/${ns}/gadgets`;
+      // Discovery may lag the Established condition by a moment.
+      let created: any;
+      for (let i = 0; i < 50; i++) {
+        created = await c.request('POST', base, { body: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'pruned' }, spec: { size: 1, color: 'red' } } });
+        if (created.status !== 404) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(created.status, created.text).toBe(201);
+      expect(created.json.spec).toEqual({ size: 1 });
+      const applied = await c.request('PATCH', `${base}/applied?fieldManager=conformance`, {
+        body: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'applied' }, spec: { size: 1, color: 'red' } },
+        contentType: 'application/apply-patch+yaml',
+      });
+      expect(applied.status).toBe(500);
+      expect(applied.json).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `failed to create typed patch object (/applied; ${group}/v1, Kind=Gadget): .spec.color: field not declared in schema`,
+        code: 500,
+      });
+      expect((await c.request('GET', `${base}/applied`)).status).toBe(404);
+      const declared = await c.request('PATCH', `${base}/applied?fieldManager=conformance`, {
+        body: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'applied' }, spec: { size: 2 } },
+        contentType: 'application/apply-patch+yaml',
+      });
+      expect(declared.status).toBe(201);
+    } finally {
+      await c.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crdName}`);
+    }
+  });
+});
