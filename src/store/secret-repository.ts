@@ -115,7 +115,7 @@ interface JsonColumn {
   column: string;
 }
 
-/** Tables whose columns hold no sealed value, or hold VIM secrets in columns of their own. */
+/** Tables that hold no sealed value (the VIMs' own secret columns are read apart, below). */
 const NOT_WALKED = new Set(['store_locks', 'store_settings']);
 
 export class SecretRepository {
