@@ -8,7 +8,7 @@ import { copyFile, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/pr
 import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ConflictError, NotFoundError, UsageError } from '../errors.js';
+import { echo, ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { PackageRepository } from '../store/index.js';
 import { buildCsar } from './build.js';
 import type { Finding, PackageFiles } from './model.js';
@@ -53,7 +53,7 @@ export interface OnboardResult {
  */
 export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): Promise<OnboardResult> {
   if (opts.name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(opts.name)) {
-    throw new UsageError(`"${opts.name}" is not a usable package name`, { hint: 'use letters, digits, ".", "_" and "-" (at most 128)' });
+    throw new UsageError(`${echo(opts.name)} is not a usable package name`, { hint: 'use letters, digits, ".", "_" and "-" (at most 128)' });
   }
   if (opts.name && deps.packages.find(opts.name)) {
     throw new ConflictError(`a package named "${opts.name}" already exists`, { hint: 'choose another --name' });

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Keyring } from '../crypto/index.js';
-import { UsageError } from '../errors.js';
+import { echo, UsageError } from '../errors.js';
 import type { VimRepository } from '../store/index.js';
 import type { VimChecker } from './check.js';
 import { readCloudsYaml } from './clouds-yaml.js';
@@ -55,7 +55,7 @@ export interface RegisterVimOptions {
 
 export function validateVimName(name: string): void {
   if (!name || name.length > 255 || /[\u0000-\u001f\u007f]/.test(name) || name.trim() !== name) {
-    throw new UsageError(`"${name}" is not a usable VIM name`, {
+    throw new UsageError(`${echo(name)} is not a usable VIM name`, {
       hint: 'use 1-255 printable characters without leading or trailing spaces, e.g. vim-k8s',
     });
   }

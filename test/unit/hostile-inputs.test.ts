@@ -126,6 +126,16 @@ const cases: Case[] = [
     says: [/auth_url \(line 1\): "h{199}… \(2999802 more characters\) is not a URL with a scheme and a host/],
   },
   {
+    name: 'a package name a million characters long',
+    argv: () => ['vnfpkg-onboard', SAMPLE, '--name', `-${'n'.repeat(1_000_000)}`],
+    says: [/"-n{198}… \(999803 more characters\) is not a usable package name/],
+  },
+  {
+    name: 'a VIM name a million characters long',
+    argv: () => ['vim-register', ` ${'v'.repeat(1_000_000)}`, '--no-check', '--config-file', file('ok.yaml', KUBE)],
+    says: [/" v{198}… \(999803 more characters\) is not a usable VIM name/],
+  },
+  {
     name: 'a vim-config with a blank ssl_ca_cert',
     argv: () => ['vim-register', 'v', '--no-check', '--config-file', file('blank-ca.yaml', `${KUBE}ssl_ca_cert:\n`)],
     says: [/blank-ca\.yaml: ssl_ca_cert \(line 5\): is blank/, /hint: .*ssl_ca_cert: None to skip TLS verification explicitly/],

@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { clip, InterruptedError, TerminatedError, TimeoutError, UsageError, ValidationError } from '../../../errors.js';
+import { echo, clip, InterruptedError, TerminatedError, TimeoutError, UsageError, ValidationError } from '../../../errors.js';
 import { documentDepth, FileReadError, MAX_DOCUMENT_DEPTH, readInputText } from '../../../input-file.js';
 import type { LcmDeps, LcmOpOcc, OperationOptions, OperationResult } from '../../../lcm/index.js';
 import type { Context } from '../../context.js';
@@ -65,7 +65,7 @@ export function parseDuration(value: string): number {
   const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s?)?$/.exec(value.trim());
   const seconds = m ? Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0) : NaN;
   if (!m || !value.trim() || !(seconds > 0)) {
-    throw new UsageError(`--timeout "${value}" is not a duration`, { hint: 'e.g. --timeout 300 (seconds), 90s, 5m or 1h' });
+    throw new UsageError(`--timeout ${echo(value)} is not a duration`, { hint: 'e.g. --timeout 300 (seconds), 90s, 5m or 1h' });
   }
   return seconds;
 }

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { UsageError } from '../../../errors.js';
+import { echo, UsageError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addOutputOptions, printResource, type OutputOptions } from '../../output/printer.js';
@@ -16,7 +16,7 @@ function parseUserData(pairs: string[] = []): Record<string, string> {
   const out: Record<string, string> = {};
   for (const pair of pairs) {
     const i = pair.indexOf('=');
-    if (i <= 0) throw new UsageError(`--user-data "${pair}" is not KEY=VALUE`, { hint: 'e.g. --user-data owner=nfv-team' });
+    if (i <= 0) throw new UsageError(`--user-data ${echo(pair)} is not KEY=VALUE`, { hint: 'e.g. --user-data owner=nfv-team' });
     out[pair.slice(0, i)] = pair.slice(i + 1);
   }
   return out;
