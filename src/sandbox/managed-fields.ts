@@ -22,7 +22,7 @@
 import { mergeKeyFor } from './merge-keys.js';
 import { canonical } from './patch.js';
 import { groupVersion, rfc3339, type KubeObject, type ResourceType } from './resources.js';
-import { applyConflict, badRequest } from './status.js';
+import { applyConflict, invalid } from './status.js';
 
 type Json = unknown;
 type JsonObject = Record<string, Json>;
@@ -300,7 +300,7 @@ export function defaultManager(userAgent: string | undefined): string {
 /** Checks the options of an apply request. */
 export function checkApplyOptions(manager: string | null): string {
   if (!manager) {
-    throw badRequest('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
+    throw invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'FieldValueRequired', field: 'fieldManager', detail: 'is required for apply patch' }]);
   }
   return manager;
 }

@@ -170,7 +170,13 @@ function smpObject(target: JsonObject, patch: JsonObject): JsonObject {
   }
   for (const [k, v] of Object.entries(patch)) {
     if (k === DIRECTIVE || k === '$retainKeys') continue;
-    if (k.startsWith('$setElementOrder/')) continue;
+    if (k.startsWith('$setElementOrder/')) {
+      // An order for a list the patch does not otherwise touch: reorder the live list.
+      const field = k.slice('$setElementOrder/'.length);
+      const current = result[field];
+      if (!(field in patch) && Array.isArray(current) && Array.isArray(v)) result[field] = smpList(field, current, [], v);
+      continue;
+    }
     if (k.startsWith('$deleteFromPrimitiveList/')) {
       const field = k.slice('$deleteFromPrimitiveList/'.length);
       const current = result[field];
@@ -183,7 +189,8 @@ function smpObject(target: JsonObject, patch: JsonObject): JsonObject {
     }
     const current = result[k];
     if (Array.isArray(v)) {
-      result[k] = smpList(k, Array.isArray(current) ? current : [], v);
+      const order = patch[`$setElementOrder/${k}`];
+      result[k] = smpList(k, Array.isArray(current) ? current : [], v, Array.isArray(order) ? order : undefined);
     } else if (isObject(v)) {
       result[k] = smpObject(isObject(current) ? current : {}, v);
     } else {
@@ -193,15 +200,22 @@ function smpObject(target: JsonObject, patch: JsonObject): JsonObject {
   return result;
 }
 
-function smpList(field: string, target: Json[], patch: Json[]): Json[] {
+/**
+ * Merges a list with a merge key (or a primitive set) item by item, then
+ * orders the result as the API server does: the items the patch names keep
+ * the patch's order (or that of `$setElementOrder/<field>` when given), and
+ * the items only the live list had are slotted in among them by the live
+ * order.
+ */
+function smpList(field: string, target: Json[], patch: Json[], order?: Json[]): Json[] {
   if (isPrimitiveSet(field)) {
     const merged = [...target];
     for (const v of patch) if (!merged.includes(v)) merged.push(v);
-    return merged;
+    return normalizeOrder(merged, order ?? patch, target, (x) => x);
   }
   const replaceDirective = patch.find((i) => isObject(i) && i[DIRECTIVE] === 'replace' && Object.keys(i).length === 1);
   if (replaceDirective) return stripDirectives(patch.filter((i) => i !== replaceDirective)) as Json[];
-  const key = mergeKeyFor(field, patch.length ? patch : target);
+  const key = mergeKeyFor(field, patch.length ? patch : order?.length ? order : target);
   if (!key || !patch.every(isObject)) return stripDirectives(patch) as Json[];
   const result: Json[] = target.map((i) => structuredClone(i));
   for (const item of patch as JsonObject[]) {
@@ -213,7 +227,34 @@ function smpList(field: string, target: Json[], patch: Json[]): Json[] {
     if (index >= 0) result[index] = smpObject(result[index] as JsonObject, item);
     else result.push(stripDirectives(item));
   }
-  return result;
+  const named = order ?? (patch as JsonObject[]).filter((i) => i[DIRECTIVE] !== 'delete');
+  return normalizeOrder(result, named, target, (x) => (isObject(x) ? x[key] : undefined));
+}
+
+/**
+ * The order of strategicpatch's normalizeElementOrder: `merged` split into
+ * the items `patchOrder` names (sorted by it) and the server-only ones (in
+ * live order), then interleaved: a server-only item goes first only when
+ * the live list has it before the next patch item.
+ */
+function normalizeOrder(merged: Json[], patchOrder: Json[], liveOrder: Json[], id: (item: Json) => unknown): Json[] {
+  const index = (list: Json[], item: Json): number => list.findIndex((x) => id(x) === id(item));
+  const named = merged.filter((i) => index(patchOrder, i) >= 0).sort((a, b) => index(patchOrder, a) - index(patchOrder, b));
+  const serverOnly = merged.filter((i) => index(patchOrder, i) < 0);
+  const out: Json[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < serverOnly.length || j < named.length) {
+    if (i >= serverOnly.length) out.push(named[j++]!);
+    else if (j >= named.length) out.push(serverOnly[i++]!);
+    else {
+      const li = index(liveOrder, serverOnly[i]!);
+      const ri = index(liveOrder, named[j]!);
+      if (li >= 0 && ri >= 0 && li < ri) out.push(serverOnly[i++]!);
+      else out.push(named[j++]!);
+    }
+  }
+  return out;
 }
 
 function stripDirectives(v: Json): Json {

@@ -337,7 +337,9 @@ export class RestHandler {
       creationTimestamp: obj.metadata.creationTimestamp,
     };
     if (!type.namespaced) delete meta.namespace;
-    return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: meta, spec: { replicas: Number(getPath(obj, spec.specReplicasPath) ?? 0) }, status } as unknown as KubeObject;
+    // ScaleSpec.replicas is omitempty: zero replicas are an empty spec.
+    const replicas = Number(getPath(obj, spec.specReplicasPath) ?? 0);
+    return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: meta, spec: replicas ? { replicas } : {}, status } as unknown as KubeObject;
   }
 
   private writeScale(type: ResourceType, req: ResourceRequest, body: unknown, dryRun: boolean, manager: string): RestResponse {
@@ -347,9 +349,13 @@ export class RestHandler {
     if (meta.name !== undefined && meta.name !== req.name) {
       throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${req.name})`);
     }
-    const replicas = (body.spec as Record<string, unknown> | undefined)?.replicas;
-    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
-      throw badRequest('Scale.autoscaling "" is invalid: spec.replicas: Invalid value: must be greater than or equal to 0');
+    // An absent (omitempty) replicas field is zero.
+    const replicas = (body.spec as Record<string, unknown> | undefined)?.replicas ?? 0;
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas)) {
+      throw badRequest(`json: cannot unmarshal ${typeof replicas === 'number' ? `number ${replicas}` : typeof replicas} into Go struct field ScaleSpec.spec.replicas of type int32`);
+    }
+    if (replicas < 0) {
+      throw invalid('Scale', 'autoscaling', req.name!, [{ type: 'FieldValueInvalid', field: 'spec.replicas', goValue: String(replicas), detail: 'must be greater than or equal to 0' }]);
     }
     const live = this.api.get(type, req.namespace, req.name!);
     if (typeof meta.resourceVersion === 'string' && meta.resourceVersion) live.metadata.resourceVersion = meta.resourceVersion;

@@ -351,6 +351,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         serveDiscovery(res, parsed.request, accept);
         return;
       case 'resource': {
+        // An API group nobody serves falls through to the server's plain-text
+        // not-found handler (JSON Status only from Kubernetes 1.38 on).
+        if (parsed.request.group !== '' && !registry.groups().some((g) => g.name === parsed.request.group)) {
+          send(res, 404, '404 page not found\n');
+          return;
+        }
         const { shape, encoding, contentType } = negotiateObject(accept);
         const body = async (): Promise<unknown> => decodeBody(await readBody(req), req.headers['content-type']);
         const meta = { contentType: mediaType(req.headers['content-type']), userAgent: req.headers['user-agent'] ?? '' };

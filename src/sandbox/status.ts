@@ -185,7 +185,8 @@ export function invalid(kind: string, group: string, name: string, errors: Field
   const rendered = errors.map((e) => `${e.field}: ${fieldErrorBody(e)}`);
   const summary = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`;
   const qualifiedKind = group ? `${kind}.${group}` : kind;
-  const details: StatusDetails = { name };
+  // Name is omitempty: the PatchOptions of a request have none.
+  const details: StatusDetails = name ? { name } : {};
   if (group) details.group = group;
   details.kind = kind;
   details.causes = errors.map((e) => ({ reason: e.type, message: fieldErrorBody(e), field: e.field }));

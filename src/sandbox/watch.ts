@@ -10,7 +10,8 @@
  *   starts when the sandbox has finished booting, as a watch cache starts
  *   at the revision the server came up with.
  * - Selectors apply to both the old and the new state: an object that stops
- *   matching is sent as DELETED, one that starts matching as ADDED.
+ *   matching is sent as DELETED (carrying its previous state, at the new
+ *   resourceVersion), one that starts matching as ADDED.
  * - `allowWatchBookmarks`: BOOKMARK events carrying only the current
  *   resourceVersion, at an interval; with `sendInitialEvents=true` also one
  *   annotated `k8s.io/initial-events-end` after the initial ADDED events.
@@ -176,7 +177,8 @@ function deliver(w: Watcher, event: StoreEvent): void {
     const before = r.matches(event.old);
     if (now && before) w.send('MODIFIED', event.object);
     else if (now) w.send('ADDED', event.object);
-    else if (before) w.send('DELETED', event.object);
+    // Leaving the selection: the object as the watcher last saw it, at the version of the change.
+    else if (before) w.send('DELETED', { ...event.old, metadata: { ...event.old.metadata, resourceVersion: event.object.metadata.resourceVersion } });
     return;
   }
   if (now) w.send(event.type, event.object);

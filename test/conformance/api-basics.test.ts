@@ -5,7 +5,7 @@
  * and field selectors, the /status and /scale subresources.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, deployment, type Cluster } from './cluster.js';
+import { AGGREGATED_DISCOVERY_V2, atLeast, connect, deployment, readModifyWrite, type Cluster } from './cluster.js';
 
 let c: Cluster;
 let ns: string;
@@ -45,8 +45,13 @@ describe('discovery', () => {
     expect(rbac.json.resources.find((r: any) => r.name === 'clusterroles')).toMatchObject({ namespaced: false });
   });
 
-  it('serves aggregated discovery', async () => {
+  it('serves aggregated discovery (from Kubernetes 1.30; before, the fallback APIGroupList)', async () => {
     const r = await c.request('GET', '/apis', { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' });
+    if (!atLeast(c.version, ...AGGREGATED_DISCOVERY_V2)) {
+      expect(r.json.kind).toBe('APIGroupList');
+      expect(r.json.groups.map((g: any) => g.name)).toContain('apps');
+      return;
+    }
     expect(r.json.kind).toBe('APIGroupDiscoveryList');
     const apps = r.json.items.find((i: any) => i.metadata.name === 'apps');
     const deployments = apps.versions[0].resources.find((x: any) => x.resource === 'deployments');
@@ -150,17 +155,14 @@ describe('selectors', () => {
 describe('subresources', () => {
   it('writes status through /status without touching spec, and spec without touching status', async () => {
     const base = `/apis/apps/v1/namespaces/${ns}/deployments`;
-    await c.request('POST', base, { body: deployment('sub', 0) });
-    const current = (await c.request('GET', `${base}/sub`)).json;
-    const status = await c.request('PUT', `${base}/sub/status`, {
-      body: { ...current, spec: { ...current.spec, replicas: 7 }, status: { ...current.status, observedGeneration: 99 } },
-    });
+    const created = await c.request('POST', base, { body: deployment('sub', 0) });
+    const status = await readModifyWrite(c, `${base}/sub`, (current) => ({ ...current, spec: { ...current.spec, replicas: 7 }, status: { ...current.status, observedGeneration: 99 } }), '/status');
     expect(status.status).toBe(200);
     expect(status.json.spec.replicas).toBe(0);
     expect(status.json.status.observedGeneration).toBe(99);
-    expect(status.json.metadata.generation).toBe(current.metadata.generation);
-    const latest = (await c.request('GET', `${base}/sub`)).json;
-    const main = await c.request('PUT', `${base}/sub`, { body: { ...latest, status: { observedGeneration: 1234 } } });
+    expect(status.json.metadata.generation).toBe(created.json.metadata.generation);
+    const main = await readModifyWrite(c, `${base}/sub`, (latest) => ({ ...latest, status: { observedGeneration: 1234 } }));
+    expect(main.status).toBe(200);
     expect(main.json.status.observedGeneration).not.toBe(1234);
   });
 
@@ -168,13 +170,30 @@ describe('subresources', () => {
     const base = `/apis/apps/v1/namespaces/${ns}/deployments`;
     await c.request('POST', base, { body: deployment('scaled', 0) });
     const scale = await c.request('GET', `${base}/scaled/scale`);
-    expect(scale.json).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 0 }, status: { selector: 'app=scaled' } });
-    const put = await c.request('PUT', `${base}/scaled/scale`, { body: { ...scale.json, spec: { replicas: 0 } } });
+    expect(scale.json).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', status: { replicas: 0, selector: 'app=scaled' } });
+    // ScaleSpec.replicas is omitempty: zero replicas leave an empty spec.
+    expect(scale.json.spec).toEqual({});
+    // The deployment controller writes status meanwhile, so the Scale's resourceVersion may have moved on.
+    const put = await readModifyWrite(c, `${base}/scaled/scale`, (current) => ({ ...current, spec: { replicas: 0 } }));
     expect(put.status).toBe(200);
     const patched = await c.request('PATCH', `${base}/scaled/scale`, { body: { spec: { replicas: 1 } }, contentType: 'application/merge-patch+json' });
     expect(patched.json.spec.replicas).toBe(1);
     expect((await c.request('GET', `${base}/scaled`)).json.spec.replicas).toBe(1);
     const stale = await c.request('PUT', `${base}/scaled/scale`, { body: { ...scale.json, spec: { replicas: 3 } } });
     expect(stale.status).toBe(409);
+  });
+
+  it('refuses a negative replica count through /scale as Invalid', async () => {
+    const base = `/apis/apps/v1/namespaces/${ns}/deployments`;
+    await c.request('POST', base, { body: deployment('negative', 0) });
+    const r = await c.request('PATCH', `${base}/negative/scale`, { body: { spec: { replicas: -1 } }, contentType: 'application/merge-patch+json' });
+    expect(r.status).toBe(422);
+    expect(r.json).toMatchObject({
+      kind: 'Status',
+      reason: 'Invalid',
+      message: 'Scale.autoscaling "negative" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0',
+      details: { name: 'negative', group: 'autoscaling', kind: 'Scale', causes: [{ reason: 'FieldValueInvalid', field: 'spec.replicas' }] },
+    });
+    expect((await c.request('GET', `${base}/negative`)).json.spec.replicas).toBe(0);
   });
 });

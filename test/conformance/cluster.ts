@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import type {} from '../support/real-apiserver-setup.js';
 import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
 
 export interface Reply {
@@ -37,6 +39,8 @@ export interface Cluster {
   namespace: string;
   /** Set when the suite runs against an in-process sandbox. */
   sandbox?: Sandbox;
+  /** The server's `/version`, for behaviour that changed between Kubernetes releases. */
+  version: ServerVersion;
   request(method: string, path: string, opts?: RequestOpts): Promise<Reply>;
   /**
    * Watches `collectionPath` (with `query`) until `until` returns true for
@@ -49,8 +53,38 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-/** Runs against a real cluster when this names a kubeconfig. */
-export const REAL_CLUSTER_KUBECONFIG = process.env['VNFM_CONFORMANCE_KUBECONFIG'];
+export interface ServerVersion {
+  gitVersion: string;
+  major: number;
+  /** `minor` as a number (`"25+"` → 25). */
+  minor: number;
+}
+
+/**
+ * Since when `/apis` serves aggregated discovery as apidiscovery.k8s.io/v2
+ * (beta v2beta1 from 1.27, GA v2 in 1.30); an older server answers the
+ * Accept header's fallback, the APIGroupList.
+ */
+export const AGGREGATED_DISCOVERY_V2: [number, number] = [1, 30];
+
+/**
+ * Since when a path in an API group nobody serves is answered with a JSON
+ * Status 404 (kubernetes/kubernetes#138219); before, the server's catch-all
+ * answers plain text `404 page not found`.
+ */
+export const JSON_NOT_FOUND_FOR_UNKNOWN_GROUPS: [number, number] = [1, 38];
+
+/** Whether the server is Kubernetes `major.minor` or later. */
+export function atLeast(v: ServerVersion, major: number, minor: number): boolean {
+  return v.major > major || (v.major === major && v.minor >= minor);
+}
+
+/**
+ * Runs against a real cluster when this names a kubeconfig: the one of
+ * VNFM_CONFORMANCE_KUBECONFIG, or in the real-apiserver test project the
+ * control plane its global setup started.
+ */
+export const REAL_CLUSTER_KUBECONFIG = process.env['VNFM_CONFORMANCE_KUBECONFIG'] ?? inject('realCluster')?.kubeconfigPath;
 
 export async function connect(prefix: string): Promise<Cluster> {
   let sandbox: Sandbox | undefined;
@@ -148,14 +182,24 @@ export async function connect(prefix: string): Promise<Cluster> {
     await watch(collectionPath, { fieldSelector: `metadata.name=${name}`, resourceVersion: current.json.metadata.resourceVersion }, (e) => e.type === 'DELETED', timeoutMs);
   }
 
+  const v = await request('GET', '/version');
+  if (v.status !== 200) throw new Error(`GET /version: HTTP ${v.status}: ${v.text}`);
+  const version: ServerVersion = { gitVersion: String(v.json.gitVersion), major: parseInt(v.json.major, 10), minor: parseInt(v.json.minor, 10) };
+
   const namespace = `${prefix}-${randomBytes(3).toString('hex')}`;
   const created = await request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
   if (created.status !== 201) throw new Error(`could not create namespace ${namespace}: ${created.text}`);
+  // A real server refuses Pods until the service account controller made the namespace's `default` ServiceAccount.
+  for (let waited = 0; (await request('GET', `/api/v1/namespaces/${namespace}/serviceaccounts/default`)).status !== 200; waited += 100) {
+    if (waited > 20_000) throw new Error(`namespace ${namespace} got no default ServiceAccount in 20 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 
   return {
     kc,
     namespace,
     ...(sandbox ? { sandbox } : {}),
+    version,
     request,
     watch,
     waitFor,
@@ -166,6 +210,21 @@ export async function connect(prefix: string): Promise<Cluster> {
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Reads `path`, changes the object with `change` and writes it back with
+ * PUT to `path` + `putSuffix` (e.g. `/status`), reading again after a 409
+ * Conflict, as any client must where controllers write the same object:
+ * on a real cluster they do at any moment.
+ */
+export async function readModifyWrite(c: Cluster, path: string, change: (obj: any) => any, putSuffix = ''): Promise<Reply> {
+  for (let attempt = 1; ; attempt++) {
+    const current = await c.request('GET', path);
+    if (current.status !== 200) throw new Error(`GET ${path}: HTTP ${current.status}: ${current.text}`);
+    const written = await c.request('PUT', `${path}${putSuffix}`, { body: change(current.json) });
+    if (written.status !== 409 || attempt === 10) return written;
+  }
 }
 
 /** A small Deployment manifest. */

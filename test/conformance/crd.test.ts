@@ -10,7 +10,7 @@
  * Each run uses its own API group, so it can run against a shared cluster.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, hasCondition, type Cluster } from './cluster.js';
+import { AGGREGATED_DISCOVERY_V2, atLeast, connect, hasCondition, JSON_NOT_FOUND_FOR_UNKNOWN_GROUPS, type Cluster } from './cluster.js';
 
 let c: Cluster;
 let group: string;
@@ -111,10 +111,15 @@ afterAll(async () => {
 });
 
 describe('CustomResourceDefinition', () => {
-  it('answers 404 for a custom resource before its CRD exists', async () => {
+  it('answers 404 for a custom resource before its CRD exists (plain text before Kubernetes 1.38)', async () => {
     const r = await c.request('POST', widgets, { body: widget('early') });
     expect(r.status).toBe(404);
-    expect(r.json.reason).toBe('NotFound');
+    if (atLeast(c.version, ...JSON_NOT_FOUND_FOR_UNKNOWN_GROUPS)) {
+      expect(r.json).toMatchObject({ kind: 'Status', reason: 'NotFound', code: 404 });
+    } else {
+      expect(r.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(r.text).toBe('404 page not found\n');
+    }
   });
 
   it('refuses a CRD whose name is not plural.group, or without a storage version', async () => {
@@ -155,6 +160,13 @@ describe('CustomResourceDefinition', () => {
     expect((await c.request('GET', `/apis/${group}/v1beta1`)).json.resources.map((r: any) => r.name)).toContain('widgets');
 
     const aggregated = await c.request('GET', '/apis', { accept: AGGREGATED });
+    if (!atLeast(c.version, ...AGGREGATED_DISCOVERY_V2)) {
+      // No apidiscovery.k8s.io/v2 yet: the Accept header's fallback, the plain group list.
+      expect(aggregated.json.kind).toBe('APIGroupList');
+      expect(aggregated.json.groups.map((g: any) => g.name)).toContain(group);
+      return;
+    }
+    expect(aggregated.headers['content-type']).toMatch(/^application\/json;g=apidiscovery\.k8s\.io;v=v2;as=APIGroupDiscoveryList/);
     const item = aggregated.json.items.find((i: any) => i.metadata.name === group);
     expect(item.versions.map((v: any) => v.version)).toEqual(['v1', 'v1beta1']);
     const res = item.versions[0].resources.find((r: any) => r.resource === 'widgets');
@@ -277,6 +289,16 @@ describe('custom resources', () => {
       ['DELETED', 'watched'],
     ]);
     expect(events[0]!.object).toMatchObject({ apiVersion: `${group}/v1`, kind: 'Widget', spec: { size: 'large' } });
+  });
+
+  it('answers a watch from a resourceVersion older than the kind with an ERROR event carrying 410 Expired', async () => {
+    // A kind's watch history starts when its CRD is served: version 1 is
+    // before that on any server, however young (built-in kinds of a server
+    // that came up on an empty etcd may still replay from version 1).
+    const events = await c.watch(widgets, { resourceVersion: '1' }, (e) => e.type === 'ERROR');
+    expect(events.map((e) => e.type)).toEqual(['ERROR']);
+    expect(events[0]!.object).toMatchObject({ kind: 'Status', status: 'Failure', code: 410, reason: 'Expired' });
+    expect(events[0]!.object.message).toMatch(/^too old resource version: 1 \(\d+\)$/);
   });
 
   it('serves cluster-scoped custom resources without a namespace', async () => {

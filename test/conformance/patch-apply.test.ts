@@ -46,7 +46,7 @@ describe('patch', () => {
     expect(bad.status).toBe(422);
   });
 
-  it('merges containers, ports and env by their keys in a strategic merge patch', async () => {
+  it('merges containers, ports and env by their keys in a strategic merge patch, patched items first', async () => {
     const d = deployment('smp', 0);
     d.spec.template.spec.containers[0].env = [{ name: 'A', value: '1' }];
     await c.request('POST', deployments, { body: d });
@@ -69,8 +69,11 @@ describe('patch', () => {
     const containers = r.json.spec.template.spec.containers;
     expect(containers.map((x: any) => x.name)).toEqual(['main', 'side']);
     expect(containers[0].image).toBe('nginx:1.27');
-    expect(containers[0].env.map((e: any) => e.name)).toEqual(['A', 'B']);
-    expect(containers[0].ports.map((p: any) => p.containerPort)).toEqual([80, 8080]);
+    // Without $setElementOrder the patch's items keep the patch's order and
+    // come before the items only the server had, unless the live order
+    // puts a server-only item before an item both have.
+    expect(containers[0].env.map((e: any) => e.name)).toEqual(['B', 'A']);
+    expect(containers[0].ports.map((p: any) => p.containerPort)).toEqual([8080, 80]);
     const del = await c.request('PATCH', `${deployments}/smp`, {
       contentType: STRATEGIC,
       body: { spec: { template: { spec: { containers: [{ name: 'side', $patch: 'delete' }] } } } },
@@ -86,9 +89,14 @@ describe('server-side apply', () => {
     return d;
   };
 
-  it('requires a field manager', async () => {
+  it('requires a field manager (422 Invalid PatchOptions)', async () => {
     const r = await c.request('PATCH', `${deployments}/ssa`, { body: applied(0), contentType: APPLY });
-    expect(r.status).toBe(400);
+    expect(r.status).toBe(422);
+    expect(r.json).toMatchObject({
+      reason: 'Invalid',
+      message: 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+      details: { group: 'meta.k8s.io', kind: 'PatchOptions', causes: [{ reason: 'FieldValueRequired', field: 'fieldManager' }] },
+    });
   });
 
   it('creates on first apply and records the manager', async () => {

@@ -1,7 +1,8 @@
 /**
  * Watches as vnfm's readiness waits use them: events in order, selectors,
- * resume from a resourceVersion, 410 Expired for a version too old, and the
- * client library's Watch class.
+ * resume from a resourceVersion, and the client library's Watch class (410
+ * Expired for a version too old: in crd.test.ts, where a kind's history
+ * starts with its CRD on any server).
  */
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,15 +44,14 @@ describe('watch', () => {
     const from = (await c.request('GET', base)).json.metadata.resourceVersion;
     await c.request('POST', base, { body: { metadata: { name: 'w-sel', labels: { pick: 'no' } } } });
     await c.request('PATCH', `${base}/w-sel`, { body: { metadata: { labels: { pick: 'yes' } } }, contentType: 'application/merge-patch+json' });
-    await c.request('PATCH', `${base}/w-sel`, { body: { metadata: { labels: { pick: 'no' } } }, contentType: 'application/merge-patch+json' });
+    const left = await c.request('PATCH', `${base}/w-sel`, { body: { metadata: { labels: { pick: 'no' } } , data: { after: 'leaving' } }, contentType: 'application/merge-patch+json' });
     const events = await c.watch(base, { resourceVersion: from, labelSelector: 'pick=yes' }, (e) => e.type === 'DELETED');
     expect(events.map((e) => e.type)).toEqual(['ADDED', 'DELETED']);
-    expect(events[1]!.object.metadata.labels.pick).toBe('no');
-  });
-
-  it('answers a resourceVersion too old with an ERROR event carrying 410 Expired', async () => {
-    const events = await c.watch(base, { resourceVersion: '1' }, (e) => e.type === 'ERROR');
-    expect(events[events.length - 1]!.object).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
+    // The DELETED event carries the object as it was last seen in the
+    // selection, at the resourceVersion of the change that took it out.
+    expect(events[1]!.object.metadata.labels.pick).toBe('yes');
+    expect(events[1]!.object.data).toBeUndefined();
+    expect(events[1]!.object.metadata.resourceVersion).toBe(left.json.metadata.resourceVersion);
   });
 
   it('ends the stream after timeoutSeconds', async () => {

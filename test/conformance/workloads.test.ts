@@ -3,7 +3,7 @@
  * scale and heal rely on: Deployments roll out to Available, ReplicaSets
  * replace deleted pods, StatefulSets create ordinal pods in order,
  * DaemonSets run one pod per schedulable node, Jobs complete, Services get
- * a cluster IP and endpoints, PVCs bind.
+ * a cluster IP and endpoints, PVCs bind to the volumes they name.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, deployment, hasCondition, type Cluster } from './cluster.js';
@@ -112,18 +112,33 @@ describe('workload controllers', () => {
     expect(slices.json.items.length).toBeGreaterThan(0);
   });
 
-  it('binds a PersistentVolumeClaim of the default StorageClass', { timeout: TIMEOUT }, async () => {
-    const base = `/api/v1/namespaces/${ns}/persistentvolumeclaims`;
-    await c.request('POST', base, {
-      body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+  it('binds a PersistentVolumeClaim to the PersistentVolume it names, and runs the Pod that mounts it', { timeout: TIMEOUT }, async () => {
+    // No provisioner is assumed (a bare control plane has none): the test
+    // brings its own volume, named by the claim so no other claim takes it.
+    const volume = `conf-${ns}`;
+    const created = await c.request('POST', '/api/v1/persistentvolumes', {
+      body: {
+        metadata: { name: volume },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: `/tmp/${volume}` } },
+      },
     });
-    // Classes that bind on first use need a consumer: a pod that mounts the claim.
-    await c.request('POST', pods(), {
-      body: { metadata: { name: 'data-user' }, spec: { ...small(), volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }] } },
-    });
-    const pvc = await c.waitFor(base, 'data', (o) => o.status?.phase === 'Bound', TIMEOUT);
-    expect(pvc.spec.volumeName).toEqual(expect.any(String));
-    const pv = await c.request('GET', `/api/v1/persistentvolumes/${pvc.spec.volumeName}`);
-    expect(pv.json.spec.claimRef).toMatchObject({ name: 'data', namespace: ns });
+    expect(created.status, created.text).toBe(201);
+    try {
+      const base = `/api/v1/namespaces/${ns}/persistentvolumeclaims`;
+      await c.request('POST', base, {
+        body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: volume, resources: { requests: { storage: '1Gi' } } } },
+      });
+      await c.request('POST', pods(), {
+        body: { metadata: { name: 'data-user' }, spec: { ...small(), volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }] } },
+      });
+      const pvc = await c.waitFor(base, 'data', (o) => o.status?.phase === 'Bound', TIMEOUT);
+      expect(pvc.spec.volumeName).toBe(volume);
+      const pv = await c.waitFor('/api/v1/persistentvolumes', volume, (o) => o.status?.phase === 'Bound', TIMEOUT);
+      expect(pv.spec.claimRef).toMatchObject({ kind: 'PersistentVolumeClaim', name: 'data', namespace: ns, uid: pvc.metadata.uid });
+      await c.waitFor(pods(), 'data-user', (o) => o.status?.phase === 'Running', TIMEOUT);
+    } finally {
+      await c.request('DELETE', `${pods()}/data-user?gracePeriodSeconds=0`);
+      await c.request('DELETE', `/api/v1/persistentvolumes/${volume}`);
+    }
   });
 });

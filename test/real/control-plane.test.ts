@@ -110,7 +110,7 @@ describe('real control plane with the stand-in kubelet', () => {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
       metadata: { name: 'data' },
-      spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: `harness-pv-${ns}`, resources: { requests: { storage: '1Gi' } } },
     });
     await api('POST', `/api/v1/namespaces/${ns}/pods`, {
       apiVersion: 'v1',

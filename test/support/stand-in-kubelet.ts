@@ -9,8 +9,9 @@
  * controllers of kube-controller-manager (Deployments, ReplicaSets,
  * StatefulSets, DaemonSets, Jobs, endpoints, garbage collection) see their
  * Pods come up and go away. It schedules as simply as the tests need:
- * `nodeName`, `nodeSelector` and required node affinity (which the DaemonSet
- * controller uses to pin each Pod to its node) are honoured, and a Pod whose
+ * only Pods of the `default-scheduler` are bound; `nodeName`, `nodeSelector`
+ * and required node affinity (which the DaemonSet controller uses to pin
+ * each Pod to its node) are honoured, and a Pod whose
  * PersistentVolumeClaims are not all Bound waits (there is no provisioner:
  * tests create their PersistentVolumes). Taints, resources and pod
  * affinity are not considered.
@@ -41,6 +42,8 @@ interface NodeInfo {
   nextIp: number;
 }
 
+const DEFAULT_SCHEDULER = 'default-scheduler';
+
 const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** Registers the Nodes and starts binding and running Pods. */
@@ -57,6 +60,8 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
   const retries = new Map<string, NodeJS.Timeout>();
   /** One chain of work per Pod, so that events of a Pod are handled in order. */
   const chains = new Map<string, Promise<void>>();
+  /** UIDs of the Pods whose containers were reported started. */
+  const started = new Set<string>();
 
   const key = (pod: any): string => `${pod.metadata.namespace}/${pod.metadata.name}`;
   const podPath = (pod: any): string => `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`;
@@ -90,6 +95,8 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
       return;
     }
     if (!pod.spec.nodeName) {
+      // Pods for another scheduler wait for it, as with a real default scheduler.
+      if ((pod.spec.schedulerName ?? DEFAULT_SCHEDULER) !== DEFAULT_SCHEDULER) return;
       const node = await pickNode(pod);
       if (!node) return retryLater(pod);
       const bound = await kubeRequest(endpoint, 'POST', `${podPath(pod)}/binding`, {
@@ -106,6 +113,9 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
     if (!node) return; // bound to a node that is not ours
     const phase = pod.status?.phase;
     if (phase === 'Succeeded' || phase === 'Failed' || phase === 'Running') return;
+    // Events that left before the status did would start it twice.
+    if (started.has(pod.metadata.uid)) return;
+    started.add(pod.metadata.uid);
     await runPod(pod, node);
   }
 
@@ -151,7 +161,8 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
       ...(pod.spec.initContainers?.length ? { initContainerStatuses: pod.spec.initContainers.map((c: any) => containerStatus(c, true)) } : {}),
       containerStatuses: pod.spec.containers.map((c: any) => containerStatus(c, ownedByJob)),
     };
-    const reply = await kubeRequest(endpoint, 'PATCH', `${podPath(pod)}/status`, { metadata: { uid: pod.metadata.uid }, status }, 'application/strategic-merge-patch+json');
+    // A merge patch replaces the lists (conditions, podIPs) whole; the uid makes it a precondition.
+    const reply = await kubeRequest(endpoint, 'PATCH', `${podPath(pod)}/status`, { metadata: { uid: pod.metadata.uid }, status }, 'application/merge-patch+json');
     if (reply.status >= 300 && reply.status !== 404 && reply.status !== 409) throw new Error(`status of ${key(pod)}: HTTP ${reply.status}: ${reply.text}`);
   }
 
@@ -181,6 +192,7 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
           }
           rv = e.object.metadata.resourceVersion;
           if (e.type === 'ADDED' || e.type === 'MODIFIED') enqueue(e.object);
+          else if (e.type === 'DELETED') started.delete(e.object.metadata.uid);
         });
         await current.done.catch((err: Error) => {
           if (!stopped) onError(err);
