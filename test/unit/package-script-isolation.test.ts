@@ -5,7 +5,7 @@
  * runs as that user (documented). Whatever it prints of a secret it was
  * given, or of the VIM's credentials, reaches the log as `***`.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -120,6 +120,37 @@ describe('package scripts run by vnfm as root', () => {
     expect(c.logs[0]).toContain('as nobody (uid 65534) (no mount namespace on this host)');
   });
 });
+
+describe('an abort', () => {
+  it('stops a script run as another user, and what it started', async () => {
+    const { home, packageDir } = vnfmHome('sleep 300 &\necho "pids $$ $!"\nwait\n');
+    const iso = resolveScriptIsolation({ uid: process.getuid?.(), hide: [home], path: process.env['PATH'] });
+    const controller = new AbortController();
+    let pids: number[] = [];
+    const c = ctx(packageDir, 'Scripts/probe.sh', {});
+    const run = runPackageScript(
+      { ...c, signal: controller.signal, log: (l) => { const m = /pids (\d+) (\d+)$/.exec(l); if (m) { pids = [Number(m[1]), Number(m[2])]; controller.abort(new Error('timed out after 5s')); } } },
+      c.implementation!,
+      { open, env: { PATH: process.env['PATH'] }, isolation: iso, killGraceMs: 2000 },
+    );
+    await expect(run).rejects.toThrow('package script Scripts/probe.sh (hook instantiate_end, artifact configure) was stopped: timed out after 5s');
+    expect(pids).toHaveLength(2);
+    for (const pid of pids) {
+      for (let i = 0; i < 250 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(alive(pid)).toBe(false);
+    }
+    expect(readdirSync(tmpdir()).filter((f) => f.startsWith('vnfm-script-') && existsSync(join(tmpdir(), f, 'package', 'Scripts', 'probe.sh')))).toEqual([]);
+  });
+});
+
+/** Running, not a zombie waiting to be reaped. */
+function alive(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
 
 describe('resolveScriptIsolation', () => {
   it('vnfm not root: scripts run as vnfm\'s user; another VNFM_SCRIPT_USER is refused', () => {
