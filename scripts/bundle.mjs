@@ -23,7 +23,10 @@ const chunkDir = join(buildDir, 'chunks');
 export const CHUNKED_PACKAGES = ['@kubernetes/client-node', 'inquirer', 'js-yaml', 'node-ssh', 'adm-zip'];
 
 /** The main bundle stays small enough to parse in a few milliseconds. */
-const MAIN_BUNDLE_BUDGET = 1216 * 1024;
+// Raised from 1216 KiB when the security and API-fidelity work grew vnfm's own
+// code (the sandbox included); moving the sandbox out of the main bundle is
+// the next step for start-up.
+const MAIN_BUNDLE_BUDGET = 1408 * 1024;
 
 const chunkFile = (pkg) => pkg.replace(/^@/, '').replace(/\//g, '-') + '.cjs';
 const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
