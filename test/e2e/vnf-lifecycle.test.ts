@@ -132,7 +132,7 @@ describe('the basic CNF through its whole life', () => {
 });
 
 describe('two vnfm processes on one instance', () => {
-  it('the second is refused while the first runs, naming its pid and operation', async () => {
+  it('the second is refused while the first runs, naming its pid, host and operation; op-fail --force is refused too', async () => {
     const vnf = await createInstance('raced');
     await ok(['vnf-instantiate', 'raced', '--request-file', REQ('instantiate.json')]);
     const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu1' });
@@ -149,7 +149,12 @@ describe('two vnfm processes on one instance', () => {
     );
     const second = await vnfm(['vnf-heal', 'raced'], { home });
     expect(second.code).toBe(4);
-    expect(second.stderr).toMatch(new RegExp(`another vnfm process \\(pid ${first.pid}\\) is running SCALE on vnf instance ${vnf}`));
+    const [running] = json<{ id: string }[]>((await ok(['op-list', '--vnf', vnf, '--state', 'PROCESSING', '-o', 'json'])).stdout);
+    expect(second.stderr).toMatch(new RegExp(`vnf instance ${vnf} is locked by vnfm pid ${first.pid} on host \\S+ since \\S+ \\(operation SCALE, occurrence ${running!.id}\\)`));
+    const forced = await vnfm(['op-fail', '--force', '--yes', running!.id], { home });
+    expect(forced.code).toBe(4);
+    expect(forced.stderr).toContain(`locked by vnfm pid ${first.pid}`);
+    expect(forced.stderr).toMatch(/and that process is running/);
     const exited = new Promise<number | null>((done) => first.on('exit', done));
     lift();
     expect(await exited).toBe(0);
@@ -168,7 +173,7 @@ describe('a vnfm killed mid-instantiate', () => {
     expect(blocked.stderr).toMatch(/has a FAILED_TEMP INSTANTIATE occurrence/);
     const ops = json<{ id: string; operationState: string; error: { detail: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
     expect(ops).toHaveLength(1);
-    expect(ops[0]).toMatchObject({ operationState: 'FAILED_TEMP', error: { detail: expect.stringMatching(/vnfm process \(pid \d+\) running this INSTANTIATE stopped/) } });
+    expect(ops[0]).toMatchObject({ operationState: 'FAILED_TEMP', error: { detail: expect.stringMatching(/vnfm process \(pid \d+ on host \S+\) running this INSTANTIATE stopped before finishing it \(killed or crashed: no process has pid \d+\)/) } });
     const again = await vnfm(['vnf-instantiate', 'killed-retry', '--request-file', REQ('instantiate.json')], { home });
     expect(again.code).toBe(4);
     expect(again.stderr).toMatch(new RegExp(`FAILED_TEMP INSTANTIATE occurrence \\(${ops[0]!.id}\\)`));
