@@ -3,7 +3,7 @@
  * exit codes.
  */
 import { CommanderError } from 'commander';
-import { ExitCode, VnfmError } from '../errors.js';
+import { clip, ExitCode, MAX_MESSAGE_CHARS, VnfmError } from '../errors.js';
 import { createContext } from './context.js';
 import { IO, type Streams } from './io.js';
 import { buildProgram } from './program.js';
@@ -47,7 +47,7 @@ export function reportError(io: IO, err: unknown): number {
     return err.exitCode;
   }
   const e = err as Error;
-  io.error(`unexpected failure: ${e?.message ?? String(err)}`);
+  io.error(`unexpected failure: ${clip(e?.message ?? String(err), MAX_MESSAGE_CHARS)}`);
   if (io.debug) io.debugLog(e?.stack ?? String(err));
   else io.hint('run again with --debug for details, and report it if it persists');
   return ExitCode.failed;
