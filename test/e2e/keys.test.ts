@@ -3,7 +3,7 @@
  * wrong and missing keys, and rotation.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { generateFernetKey, loadKeyring } from '../../src/crypto/index.js';
 import { holderOf } from '../../src/lcm/lock-holder.js';
 import { ROTATION_LOCK, openStore } from '../../src/store/index.js';
 import { openSecrets, sealSecrets } from '../../src/vim/index.js';
-import { newHome, vnfm } from '../support/cli.js';
+import { BIN, newHome, vnfm } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vnfm-keys-'));
 
@@ -195,6 +195,40 @@ describe('master key', () => {
     expect((await vnfm(['key-rotate', '-o', 'json'], { home })).code).toBe(0);
     expect(readTokens(home)).toEqual({ ...expected, after: 'race-after' });
   });
+
+  it('a key-rotate killed with SIGKILL at any moment leaves every secret readable; the next one takes its lock over, finishes and leaves no temp file', async () => {
+    const home = newHome();
+    const expected: Record<string, string> = {};
+    const store = openStore(home);
+    try {
+      const keyring = loadKeyring({ home, env: {}, createIfMissing: true });
+      store.db.transaction(() => {
+        for (let i = 0; i < 2000; i++) {
+          expected[`k${i}`] = `killed-${i}`;
+          store.vims.insert(
+            { id: `id-${i}`, name: `k${i}`, description: '', isDefault: false, status: 'PENDING', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', secretNames: ['bearerToken'], spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: false } },
+            sealSecrets(keyring, { bearerToken: `killed-${i}` }),
+          );
+        }
+      })();
+    } finally {
+      store.close();
+    }
+    for (const delayMs of [150, 400, 700, 1000]) {
+      const child = spawn(process.execPath, [BIN, 'key-rotate'], { env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home }, stdio: 'ignore' });
+      const closed = new Promise((r) => child.once('close', r));
+      await new Promise((r) => setTimeout(r, delayMs));
+      // Killed mid-rotation, or already done: either way every secret must be readable with the keys on disk.
+      child.kill('SIGKILL');
+      await closed;
+      expect(readTokens(home)).toEqual(expected);
+    }
+    const finish = await vnfm(['key-rotate'], { home });
+    expect(finish.code, finish.stderr).toBe(0);
+    expect(readFileSync(join(home, 'master.key'), 'utf8').trim().split('\n')).toHaveLength(1);
+    expect(readdirSync(home).filter((f) => f.startsWith('.master.key.'))).toEqual([]);
+    expect(readTokens(home)).toEqual(expected);
+  }, 120_000);
 
   it('removes the key temp file a killed rotation left behind (it holds a retired key)', async () => {
     const home = newHome();
