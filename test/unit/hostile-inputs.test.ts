@@ -15,7 +15,8 @@ import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { readHeatEnvironments } from '../../src/lcm/heat-files.js';
-import { UsageError } from '../../src/errors.js';
+import { clip, echo, UsageError } from '../../src/errors.js';
+import { parseSize } from '../../src/cli/commands/vnfpkg/limits.js';
 import { buildZip, goodPackageMembers, zeroBomb, type RawEntry } from '../support/zip-builder.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'vnfm-hostile-'));
@@ -209,6 +210,26 @@ describe('hostile inputs through the command line', () => {
     const validated = await run(['vnfpkg-validate', zip]);
     expect(validated.code).toBe(0);
   }, 60_000);
+
+  it('clips echoed values, and bounds any message and hint whatever it carries', () => {
+    expect(clip('short')).toBe('short');
+    expect(clip('x'.repeat(10_000_000))).toBe(`${'x'.repeat(200)}… (9999800 more characters)`);
+    expect(echo('a"b')).toBe('"a\\"b"');
+    expect(echo(undefined)).toBe('undefined');
+    const e = new UsageError(`bad value ${'v'.repeat(10_000_000)}`, { hint: 'h'.repeat(10_000) });
+    expect(e.message.length).toBeLessThan(2100);
+    expect(e.message).toMatch(/… \(\d+ more characters\)$/);
+    expect(e.hint!.length).toBeLessThan(2100);
+  });
+
+  it('reads --max-unpacked-size in binary units, however they are written', () => {
+    expect(parseSize('--s', '8GiB')).toBe(8 * 1024 ** 3);
+    expect(parseSize('--s', '8G')).toBe(8 * 1024 ** 3);
+    expect(parseSize('--s', '500MiB')).toBe(500 * 1024 ** 2);
+    expect(parseSize('--s', '1.5g')).toBe(1.5 * 1024 ** 3);
+    expect(parseSize('--s', '1048576')).toBe(1048576);
+    for (const bad of ['', '0', '-1G', '8 GB extra', 'GiB']) expect(() => parseSize('--s', bad)).toThrow(UsageError);
+  });
 
   afterAll(() => {
     const refused = seen.filter((s) => s.code === 2).length;
