@@ -138,6 +138,50 @@ describe('master key', () => {
     expect(readTokens(home)).toEqual({ a: 'held-a' });
   });
 
+  it('refuses key-rotate with exit 4 while an LCM operation holds an instance lock, and an operation while a rotation runs', async () => {
+    const home = newHome();
+    expect((await vnfm(['vim-register', '--no-check', '--config-file', k8sConfig('op-a'), 'a'], { home })).code).toBe(0);
+    const now = '2026-01-01T00:00:00.000Z';
+    const store = openStore(home);
+    try {
+      store.packages.insert({
+        id: 'p1', vnfdId: 'vnfd-1', vnfProvider: 'ACME', vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0',
+        onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE', userDefinedData: {},
+        checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) }, sizeBytes: 10,
+        summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] }, createdAt: now, updatedAt: now,
+      });
+      store.instances.insert({
+        id: 'inst-1', vnfInstanceDescription: '', vnfdId: 'vnfd-1', vnfPkgId: 'p1', vnfProvider: 'ACME', vnfProductName: 'cnf',
+        vnfSoftwareVersion: '1.0', vnfdVersion: '1.0', instantiationState: 'NOT_INSTANTIATED', createdAt: now, updatedAt: now,
+      });
+      store.opOccs.insert(
+        { id: 'op-1', vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', operationState: 'PROCESSING', stateEnteredTime: now, startTime: now, operationParams: { flavourId: 'simple' }, journal: [], isAutomaticInvocation: false },
+        { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' },
+      );
+      // This test process runs the operation.
+      store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', acquiredAt: now, ...holderOf() });
+      const refused = await vnfm(['key-rotate'], { home });
+      expect(refused.code).toBe(4);
+      expect(refused.stderr).toMatch(/an operation is in progress on vnf instance inst-1 \(pid \d+\)/);
+      store.opOccs.releaseLock('inst-1', 'op-1');
+
+      // And the other way round: no operation takes an instance lock while a rotation runs.
+      store.secrets.acquireLock(ROTATION_LOCK, holderOf(), now, () => true);
+      const wired = openStore(home, { isHolderAlive: () => true });
+      try {
+        expect(() => wired.opOccs.exclusive(() => wired.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', acquiredAt: now, ...holderOf() }))).toThrow(/a master key rotation is in progress by pid/);
+      } finally {
+        wired.close();
+      }
+      store.secrets.releaseLock(ROTATION_LOCK, holderOf());
+    } finally {
+      store.close();
+    }
+    const rot = await vnfm(['key-rotate'], { home });
+    expect(rot.code, rot.stderr).toBe(0);
+    expect(readTokens(home)).toEqual({ a: 'op-a' });
+  });
+
   it('serialises two key-rotate run at once: each ends 0 or refused with exit 4, and no secret is lost (3 rounds, 2000 secrets)', async () => {
     const home = newHome();
     // Enough secrets that a rotation takes a while, so that two started together overlap.
