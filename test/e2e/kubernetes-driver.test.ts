@@ -1,5 +1,7 @@
 /**
- * The Kubernetes infra-driver against the in-process sandbox over HTTPS
+ * The Kubernetes infra-driver against a Kubernetes API over HTTPS (the
+ * in-process sandbox, and in the real API server tier a real kube-apiserver
+ * with its controllers)
  * (CA verified, bearer token): deploy in dependency order with labels and
  * ownership checks, readiness by watching, VNFCs, scale, heal, change of
  * package and removal, using the basic CNF sample's manifests.
@@ -13,23 +15,24 @@ import { ConflictError, NotFoundError } from '../../src/errors.js';
 import type { DriverContext, DriverEvent, JournalStep, ResourceRef } from '../../src/infra/driver.js';
 import { createKubernetesDriver, INSTANCE_LABEL, KubeApiError, type KubeAccess, type KubeObject, type KubernetesDriver } from '../../src/infra/kubernetes/index.js';
 import { createKubeTransport, type KubeHttpRequest, type KubeHttpResponse, type KubeTransport } from '../../src/infra/kubernetes/kube-api.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { e2eCluster, onRealCluster, type E2eCluster } from '../support/e2e-cluster.js';
 
 const SAMPLE = join(import.meta.dirname, '../../csar-samples/basic-cnf');
 
-let sandbox: Sandbox;
+let cluster: E2eCluster;
 let access: KubeAccess;
 let driver: KubernetesDriver;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
-  access = { server: sandbox.url, verifyTls: true, caCert: sandbox.caPem, bearerToken: sandbox.token };
+  cluster = await e2eCluster('e2e-driver');
+  access = { server: cluster.server, verifyTls: true, caCert: cluster.caPem, bearerToken: cluster.token };
   driver = createKubernetesDriver(access, { retry: { backoffMs: 5, maxBackoffMs: 20 } });
 });
 
 afterAll(async () => {
   driver?.close();
-  await sandbox?.close();
+  await cluster?.close();
 });
 
 interface TestContext extends DriverContext {
@@ -57,17 +60,17 @@ function loadManifests(dir: string): KubeObject[] {
     .flatMap((f) => yaml.loadAll(readFileSync(join(dir, f), 'utf8')) as KubeObject[]);
 }
 
-/** The sandbox as a plain client sees it (not through the driver). */
+/** The cluster as a plain client sees it (not through the driver). */
 function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const url = new URL(path, sandbox.url);
+  const url = new URL(path, cluster.server);
   const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       url,
       {
         method,
-        ca: sandbox.caPem,
-        headers: { Authorization: `Bearer ${sandbox.token}`, Accept: 'application/json', ...(data ? { 'Content-Type': 'application/json' } : {}) },
+        ca: cluster.caPem,
+        headers: { Authorization: `Bearer ${cluster.token}`, Accept: 'application/json', ...(data ? { 'Content-Type': 'application/json' } : {}) },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -204,7 +207,7 @@ describe('deploy and remove plain objects', () => {
   });
 });
 
-/** What a fault plan answers for one request: pass it to the sandbox, answer this, or fail the socket. */
+/** What a fault plan answers for one request: pass it on to the server, answer this, or fail the socket. */
 type Fault = 'pass' | KubeHttpResponse | Error;
 
 /** The real transport, with faults injected by `plan` (request, how many requests matched before). */
@@ -486,7 +489,9 @@ describe('failures during deploy', () => {
   });
 });
 
-describe('the sandbox fault switches', () => {
+// The sandbox's own fault switches: a real cluster has none (holding a
+// workload back from ready is tested on both, in vnf-lifecycle.test.ts).
+if (!onRealCluster()) describe('the sandbox fault switches', () => {
   function recordingDriver() {
     const sleeps: number[] = [];
     const d = createKubernetesDriver(access, { retry: { sleep: async (ms) => void sleeps.push(ms), backoffMs: 100 } });
@@ -497,9 +502,9 @@ describe('the sandbox fault switches', () => {
     const ns = 'sbfault-1';
     await createNamespace(ns);
     const lift = [
-      sandbox.faults.failRequests({ status: 500, count: 2, method: 'POST', path: `/apis/apps/v1/namespaces/${ns}/deployments` }),
-      sandbox.faults.failRequests({ status: 'reset', count: 1, method: 'POST', path: `/api/v1/namespaces/${ns}/services` }),
-      sandbox.faults.failRequests({ status: 429, count: 1, retryAfterSeconds: 3, method: 'GET', path: `/apis/apps/v1/namespaces/${ns}/replicasets` }),
+      cluster.sandbox!.faults.failRequests({ status: 500, count: 2, method: 'POST', path: `/apis/apps/v1/namespaces/${ns}/deployments` }),
+      cluster.sandbox!.faults.failRequests({ status: 'reset', count: 1, method: 'POST', path: `/api/v1/namespaces/${ns}/services` }),
+      cluster.sandbox!.faults.failRequests({ status: 429, count: 1, retryAfterSeconds: 3, method: 'GET', path: `/apis/apps/v1/namespaces/${ns}/replicasets` }),
     ];
     const { d, sleeps } = recordingDriver();
     try {
@@ -521,14 +526,14 @@ describe('the sandbox fault switches', () => {
   it('reports what a never-ready workload waits for, and resumes after its watch is cut', async () => {
     const ns = 'sbfault-2';
     await createNamespace(ns);
-    const lift = sandbox.faults.neverReady({ kind: 'Deployment', namespace: ns, name: 'stuck' });
+    const lift = cluster.sandbox!.faults.neverReady({ kind: 'Deployment', namespace: ns, name: 'stuck' });
     let dropped = -1;
     const ctx = context();
     const report = ctx.report;
     ctx.report = (e) => {
       report(e);
       if (dropped < 0 && e.resource?.name === 'stuck' && /waiting for 0\/2 replicas ready/.test(e.message)) {
-        dropped = sandbox.faults.dropWatches({ abrupt: true });
+        dropped = cluster.sandbox!.faults.dropWatches({ abrupt: true });
         lift();
       }
     };
@@ -540,7 +545,7 @@ describe('the sandbox fault switches', () => {
   it('stops at the signal when a workload never becomes ready', async () => {
     const ns = 'sbfault-3';
     await createNamespace(ns);
-    const lift = sandbox.faults.neverReady({ kind: 'Deployment', namespace: ns, name: 'never' });
+    const lift = cluster.sandbox!.faults.neverReady({ kind: 'Deployment', namespace: ns, name: 'never' });
     const ctrl = new AbortController();
     const ctx = context(ctrl.signal);
     const report = ctx.report;
@@ -558,7 +563,7 @@ describe('the sandbox fault switches', () => {
   it('fails, naming the pod, when a bare Pod fails', async () => {
     const ns = 'sbfault-4';
     await createNamespace(ns);
-    const lift = sandbox.faults.failPods({ namespace: ns, name: 'doomed' });
+    const lift = cluster.sandbox!.faults.failPods({ namespace: ns, name: 'doomed' });
     const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'doomed' }, spec: { containers: [{ name: 'main', image: 'registry.local/app:1' }] } };
     try {
       await expect(driver.deploy(context(), { instanceId: 'inst-fp', namespace: ns, objects: [pod], replicas: {} })).rejects.toThrow(/Pod doomed in namespace sbfault-4 will not become ready: the pod failed/);

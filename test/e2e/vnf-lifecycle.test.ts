@@ -1,44 +1,53 @@
 /**
- * The real program runs the basic CNF sample's whole life against the
- * Kubernetes API sandbox over HTTPS, and recovers from a vnfm process killed
- * mid-instantiate by retry and by rollback.
+ * The real program runs the basic CNF sample's whole life against a
+ * Kubernetes API over HTTPS (the sandbox, and in the real API server tier a
+ * real kube-apiserver with its controllers), and recovers from a vnfm
+ * process killed mid-instantiate by retry and by rollback.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
+import { e2eCluster, type E2eCluster } from '../support/e2e-cluster.js';
 import { BIN, newHome, vnfm } from '../support/cli.js';
 
 const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
-const REQ = (name: string) => join(SAMPLE, 'requests', name);
 
-let sandbox: Sandbox;
+let cluster: E2eCluster;
 let home: string;
 let vimConfig: string;
+let requests: string;
+/** The namespace the instances deploy into. */
+let NS: string;
 
-/** Objects of an instance in the sandbox, by its label, as `Kind/name`. */
+/** A request of the sample, with its namespace set to this file's (as is on the sandbox's `default`). */
+const REQ = (name: string) => join(requests, name);
+
+function writeRequests(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  for (const f of readdirSync(join(SAMPLE, 'requests'))) {
+    const body = JSON.parse(readFileSync(join(SAMPLE, 'requests', f), 'utf8')) as { additionalParams?: { namespace?: string } };
+    if (body.additionalParams?.namespace !== undefined) body.additionalParams.namespace = NS;
+    writeFileSync(join(dir, f), JSON.stringify(body, null, 2));
+  }
+}
+
+/** Objects of an instance in the cluster, by its label, as `Kind/name`. */
 async function objectsOf(instanceId: string): Promise<string[]> {
-  const paths = ['/api/v1/namespaces/default/configmaps', '/api/v1/namespaces/default/services', '/apis/apps/v1/namespaces/default/deployments'];
+  const paths = [`/api/v1/namespaces/${NS}/configmaps`, `/api/v1/namespaces/${NS}/services`, `/apis/apps/v1/namespaces/${NS}/deployments`];
   const names: string[] = [];
   for (const path of paths) {
-    const body = await new Promise<string>((ok, fail) => {
-      const url = new URL(`${sandbox.url}${path}?labelSelector=${encodeURIComponent(`vnfm/vnf-instance-id=${instanceId}`)}`);
-      const req = httpsRequest(url, { ca: sandbox.caPem, headers: { authorization: `Bearer ${sandbox.token}` } }, (res) => {
-        let s = '';
-        res.on('data', (d: Buffer) => (s += d.toString()));
-        res.on('end', () => ok(s));
-      });
-      req.on('error', fail);
-      req.end();
-    });
-    const list = JSON.parse(body) as { kind: string; items: { metadata: { name: string } }[] };
+    const r = await cluster.request('GET', `${path}?labelSelector=${encodeURIComponent(`vnfm/vnf-instance-id=${instanceId}`)}`);
+    if (r.status !== 200) throw new Error(`GET ${path}: HTTP ${r.status}: ${r.text}`);
+    const list = r.json as { kind: string; items: { metadata: { name: string } }[] };
     names.push(...list.items.map((i) => `${list.kind.replace(/List$/, '')}/${i.metadata.name}`));
   }
   return names.sort();
 }
+
+/** Whether vnfm's progress says it waits for Deployment `name` with none of its replicas ready. */
+const waitingFor = (name: string, stderr: string): boolean => stderr.includes(`Deployment/${name} (${NS}): waiting for 0/1 replicas ready`);
 
 const json = <T = Record<string, unknown>>(out: string) => JSON.parse(out) as T;
 
@@ -62,7 +71,7 @@ function instantiateAndKill(vnf: string): Promise<void> {
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
-      if (/Deployment\/vdu2 \(default\): waiting for 0\/1 replicas ready/.test(stderr)) child.kill('SIGKILL');
+      if (waitingFor('vdu2', stderr)) child.kill('SIGKILL');
     });
     child.on('error', fail);
     child.on('exit', (_code, signal) => (signal === 'SIGKILL' ? done() : fail(new Error(`vnf-instantiate was not killed mid-way: ${stderr}`))));
@@ -70,10 +79,13 @@ function instantiateAndKill(vnf: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ host: '127.0.0.1', port: 0, controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
+  cluster = await e2eCluster('e2e-lcm', { controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
+  NS = cluster.namespace;
   const dir = mkdtempSync(join(tmpdir(), 'vnfm-lcm-e2e-'));
   vimConfig = join(dir, 'vim-config.yaml');
-  writeSandboxConfigs(sandbox, { vimConfigPath: vimConfig, kubeconfigPath: join(dir, 'kubeconfig') });
+  cluster.writeVimConfig(vimConfig, NS);
+  requests = join(dir, 'requests');
+  writeRequests(requests);
   home = newHome();
   await ok(['vim-register', '--config-file', vimConfig, 'sandbox']);
   await ok(['vnfpkg-onboard', join(SAMPLE, 'package'), '--name', 'basic-cnf']);
@@ -81,7 +93,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await sandbox?.close();
+  await cluster?.close();
 });
 
 describe('the basic CNF through its whole life', () => {
@@ -91,7 +103,7 @@ describe('the basic CNF through its whole life', () => {
 
     const inst = await ok(['vnf-instantiate', 'web', '--request-file', REQ('instantiate.json'), '-o', 'json']);
     expect(json(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED', vnfInstanceId: vnf });
-    expect(inst.stderr).toMatch(/Deployment\/vdu1 \(default\): ready/);
+    expect(inst.stderr).toContain(`Deployment/vdu1 (${NS}): ready`);
     expect(await objectsOf(vnf)).toEqual(['ConfigMap/basic-cnf-content', 'Deployment/vdu1', 'Deployment/vdu2', 'Service/basic-cnf-web']);
 
     const shown = await ok(['vnf-show', 'web']);
@@ -135,7 +147,7 @@ describe('two vnfm processes on one instance', () => {
   it('the second is refused while the first runs, naming its pid, host and operation; op-fail --force is refused too', async () => {
     const vnf = await createInstance('raced');
     await ok(['vnf-instantiate', 'raced', '--request-file', REQ('instantiate.json')]);
-    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu1' });
+    const lift = await cluster.neverReady({ kind: 'Deployment', name: 'vdu1' });
     const first = spawn(process.execPath, [BIN, 'vnf-scale', 'raced', '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect'], {
       env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home } as NodeJS.ProcessEnv,
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -144,7 +156,7 @@ describe('two vnfm processes on one instance', () => {
     await new Promise<void>((waiting) =>
       first.stderr.on('data', (d: Buffer) => {
         stderr += d.toString();
-        if (/Deployment\/vdu1 \(default\): waiting/.test(stderr)) waiting();
+        if (stderr.includes(`Deployment/vdu1 (${NS}): waiting`)) waiting();
       }),
     );
     const second = await vnfm(['vnf-heal', 'raced'], { home });
@@ -156,7 +168,7 @@ describe('two vnfm processes on one instance', () => {
     expect(forced.stderr).toContain(`locked by vnfm pid ${first.pid}`);
     expect(forced.stderr).toMatch(/and that process is running/);
     const exited = new Promise<number | null>((done) => first.on('exit', done));
-    lift();
+    await lift();
     expect(await exited).toBe(0);
     await ok(['vnf-terminate', 'raced', '--yes']);
   });
@@ -165,7 +177,7 @@ describe('two vnfm processes on one instance', () => {
 describe('a vnfm killed mid-instantiate', () => {
   it('leaves a stale lock the next command turns into FAILED_TEMP, which blocks until op-retry completes it', async () => {
     const vnf = await createInstance('killed-retry');
-    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });
+    const lift = await cluster.neverReady({ kind: 'Deployment', name: 'vdu2' });
     await instantiateAndKill('killed-retry');
 
     const blocked = await vnfm(['vnf-scale', 'killed-retry', '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect'], { home });
@@ -179,7 +191,7 @@ describe('a vnfm killed mid-instantiate', () => {
     expect(again.stderr).toMatch(new RegExp(`FAILED_TEMP INSTANTIATE occurrence \\(${ops[0]!.id}\\)`));
     expect(again.stderr).toMatch(/hint: retry it: vnfm op-retry/);
 
-    lift();
+    await lift();
     const retried = await ok(['op-retry', ops[0]!.id.slice(0, 8), '-o', 'json']);
     expect(json(retried.stdout)).toMatchObject({ id: ops[0]!.id, operationState: 'COMPLETED' });
     expect(await objectsOf(vnf)).toHaveLength(4);
@@ -188,9 +200,9 @@ describe('a vnfm killed mid-instantiate', () => {
 
   it('op-rollback leaves no object of the instance in the cluster', async () => {
     const vnf = await createInstance('killed-rollback');
-    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });
+    const lift = await cluster.neverReady({ kind: 'Deployment', name: 'vdu2' });
     await instantiateAndKill('killed-rollback');
-    lift();
+    await lift();
     const [op] = json<{ id: string; operationState: string }[]>((await ok(['op-list', '--vnf', vnf, '--state', 'FAILED_TEMP', '-o', 'json'])).stdout);
     expect(await objectsOf(vnf)).not.toEqual([]);
     const rolled = await ok(['op-rollback', op!.id, '-o', 'json']);
@@ -202,7 +214,7 @@ describe('a vnfm killed mid-instantiate', () => {
 
   it('Ctrl-C (SIGINT) ends FAILED_TEMP with exit 130 and releases the lock', async () => {
     const vnf = await createInstance('interrupted');
-    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });
+    const lift = await cluster.neverReady({ kind: 'Deployment', name: 'vdu2' });
     const child = spawn(process.execPath, [BIN, 'vnf-instantiate', 'interrupted', '--request-file', REQ('instantiate.json')], {
       env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home } as NodeJS.ProcessEnv,
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -212,10 +224,10 @@ describe('a vnfm killed mid-instantiate', () => {
     let sent = false;
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
-      if (!sent && /Deployment\/vdu2 \(default\): waiting for 0\/1 replicas ready/.test(stderr)) sent = child.kill('SIGINT');
+      if (!sent && waitingFor('vdu2', stderr)) sent = child.kill('SIGINT');
     });
     expect(await exited).toBe(130);
-    lift();
+    await lift();
     expect(stderr).toMatch(/INSTANTIATE of vnf instance .* interrupted; occurrence .* is FAILED_TEMP/);
     const [op] = json<{ id: string; error: { title: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
     expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { title: 'Interrupted' } });
@@ -225,7 +237,7 @@ describe('a vnfm killed mid-instantiate', () => {
 
   it('SIGTERM ends FAILED_TEMP with exit 143, saying so and what to do, and releases the lock', async () => {
     const vnf = await createInstance('terminated');
-    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });
+    const lift = await cluster.neverReady({ kind: 'Deployment', name: 'vdu2' });
     const child = spawn(process.execPath, [BIN, 'vnf-instantiate', 'terminated', '--request-file', REQ('instantiate.json')], {
       env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home } as NodeJS.ProcessEnv,
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -235,10 +247,10 @@ describe('a vnfm killed mid-instantiate', () => {
     let sent = false;
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
-      if (!sent && /Deployment\/vdu2 \(default\): waiting for 0\/1 replicas ready/.test(stderr)) sent = child.kill('SIGTERM');
+      if (!sent && waitingFor('vdu2', stderr)) sent = child.kill('SIGTERM');
     });
     expect(await exited).toEqual([143, null]);
-    lift();
+    await lift();
     const [op] = json<{ id: string; error: { title: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
     expect(stderr).toContain(`error: INSTANTIATE of vnf instance ${vnf} terminated (SIGTERM); occurrence ${op!.id} is FAILED_TEMP`);
     expect(stderr).toContain(`hint: retry it: vnfm op-retry ${op!.id}; or undo it: vnfm op-rollback ${op!.id}; or give up on it: vnfm op-fail ${op!.id}`);
@@ -249,9 +261,9 @@ describe('a vnfm killed mid-instantiate', () => {
 
   it('a --timeout ends FAILED_TEMP with exit 124, and op-fail frees the instance', async () => {
     const vnf = await createInstance('slow');
-    const lift = sandbox.faults.neverReady({ kind: 'Deployment', name: 'vdu2' });
+    const lift = await cluster.neverReady({ kind: 'Deployment', name: 'vdu2' });
     const r = await vnfm(['vnf-instantiate', 'slow', '--request-file', REQ('instantiate.json'), '--timeout', '2s', '-o', 'json'], { home });
-    lift();
+    await lift();
     expect(r.code).toBe(124);
     expect(r.stderr).toMatch(/INSTANTIATE of vnf instance .* timed out after 2s while waiting for Deployment vdu2 in namespace \S+ \(waiting for [^)]*\); occurrence .* is FAILED_TEMP/);
     const op = json<{ id: string; operationState: string; error: { status: number } }>(r.stdout);

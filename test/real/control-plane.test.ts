@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kubeRequest, type KubeEndpoint } from '../support/kube-http.js';
 import type {} from '../support/real-apiserver-setup.js';
+import { holdPods } from '../support/stand-in-kubelet.js';
 
 const real = inject('realCluster');
 if (!real) throw new Error('test/real runs only in the real-apiserver project, whose global setup starts the control plane');
@@ -102,6 +103,27 @@ describe('real control plane with the stand-in kubelet', () => {
     await until('Deployment back to 2 ready', async () => {
       const d = await api('GET', `/apis/apps/v1/namespaces/${ns}/deployments/web`);
       return d.status.readyReplicas === 2 && d.status.replicas === 2 ? true : undefined;
+    });
+  });
+
+  it('holds the Pods of a held Deployment back (bound, not started) until the hold is lifted', async () => {
+    const lift = await holdPods(endpoint, { kind: 'Deployment', name: 'held', namespace: ns });
+    await api('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'held' },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'held' } }, template: { metadata: { labels: { app: 'held' } }, spec: podSpec } },
+    });
+    const pod = await until('held Pod bound', async () => {
+      const pods = await api('GET', `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dheld`);
+      return pods.items[0]?.spec.nodeName ? pods.items[0] : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await api('GET', `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`)).status.phase).toBe('Pending');
+    await lift();
+    await until('held Deployment ready once lifted', async () => {
+      const d = await api('GET', `/apis/apps/v1/namespaces/${ns}/deployments/held`);
+      return d.status?.readyReplicas === 1 ? true : undefined;
     });
   });
 

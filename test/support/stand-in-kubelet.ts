@@ -15,6 +15,11 @@
  * PersistentVolumeClaims are not all Bound waits (there is no provisioner:
  * tests create their PersistentVolumes). Taints, resources and pod
  * affinity are not considered.
+ *
+ * Tests can hold workloads back from becoming ready, from any process,
+ * through the API: {@link holdPods} records a hold in a ConfigMap the
+ * stand-in watches; the Pods of a held workload are bound but never
+ * started (as while their images are pulled) until the hold is lifted.
  */
 import { randomBytes } from 'node:crypto';
 import { kubeRequest, kubeWatch, type KubeEndpoint, type KubeWatch } from './kube-http.js';
@@ -44,6 +49,20 @@ interface NodeInfo {
 
 const DEFAULT_SCHEDULER = 'default-scheduler';
 
+/** The ConfigMap whose data holds the holds, one JSON {@link PodHold} per key. */
+export const HOLDS_CONFIGMAP = { namespace: 'kube-system', name: 'stand-in-kubelet-holds' } as const;
+
+/**
+ * Which Pods not to start: those of which the Pod itself or one of its
+ * controlling owners (ReplicaSet, then Deployment; StatefulSet; DaemonSet;
+ * Job) has this kind and name (and namespace, when given).
+ */
+export interface PodHold {
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
 const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** Registers the Nodes and starts binding and running Pods. */
@@ -55,13 +74,16 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
   for (const [i, name] of names.entries()) nodes.push(await registerNode(endpoint, name, i + 1));
 
   let stopped = false;
-  let current: KubeWatch | undefined;
   let roundRobin = 0;
   const retries = new Map<string, NodeJS.Timeout>();
   /** One chain of work per Pod, so that events of a Pod are handled in order. */
   const chains = new Map<string, Promise<void>>();
   /** UIDs of the Pods whose containers were reported started. */
   const started = new Set<string>();
+  let holds: PodHold[] = [];
+  /** Pods bound but not started because of a hold, by UID: looked at again when the holds change. */
+  const held = new Map<string, any>();
+  const watches = new Set<KubeWatch>();
 
   const key = (pod: any): string => `${pod.metadata.namespace}/${pod.metadata.name}`;
   const podPath = (pod: any): string => `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`;
@@ -115,8 +137,31 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
     if (phase === 'Succeeded' || phase === 'Failed' || phase === 'Running') return;
     // Events that left before the status did would start it twice.
     if (started.has(pod.metadata.uid)) return;
+    if (holds.length && (await isHeld(pod))) {
+      held.set(pod.metadata.uid, pod);
+      return;
+    }
+    held.delete(pod.metadata.uid);
     started.add(pod.metadata.uid);
     await runPod(pod, node);
+  }
+
+  /** Whether the Pod or one of its controlling owners is held. */
+  async function isHeld(pod: any): Promise<boolean> {
+    let obj = pod;
+    for (let depth = 0; obj && depth < 4; depth++) {
+      const o = obj;
+      if (holds.some((h) => h.kind === o.kind && h.name === o.metadata.name && (!h.namespace || h.namespace === o.metadata.namespace))) return true;
+      const owner = (o.metadata.ownerReferences ?? []).find((r: any) => r.controller);
+      if (!owner) return false;
+      const [group, version] = owner.apiVersion.includes('/') ? owner.apiVersion.split('/') : ['', owner.apiVersion];
+      const plural = `${owner.kind.toLowerCase()}s`;
+      const path = group ? `/apis/${group}/${version}/namespaces/${o.metadata.namespace}/${plural}/${owner.name}` : `/api/${version}/namespaces/${o.metadata.namespace}/${plural}/${owner.name}`;
+      const got = await kubeRequest(endpoint, 'GET', path);
+      // An owner of a kind this cannot name by its plural: compare by reference.
+      obj = got.status === 200 ? got.json : { kind: owner.kind, metadata: { name: owner.name, namespace: o.metadata.namespace } };
+    }
+    return false;
   }
 
   async function pickNode(pod: any): Promise<NodeInfo | undefined> {
@@ -176,33 +221,61 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
     if (reply.status >= 300 && reply.status !== 404 && reply.status !== 409) throw new Error(`delete ${key(pod)}: HTTP ${reply.status}: ${reply.text}`);
   }
 
-  /** Lists all Pods, then watches from there; lists again when the watch's resourceVersion expired. */
-  async function loop(): Promise<void> {
+  /**
+   * Lists `collection` (with `query`), hands each object to `onObject`, then
+   * watches from there; lists again when the watch's resourceVersion expired.
+   */
+  async function listWatch(collection: string, query: Record<string, string>, onObject: (obj: any) => void, onDeleted: (obj: any) => void): Promise<void> {
+    const qs = new URLSearchParams(query).toString();
     while (!stopped) {
-      const list = await kubeRequest(endpoint, 'GET', '/api/v1/pods');
-      if (list.status !== 200) throw new Error(`list pods: HTTP ${list.status}: ${list.text}`);
-      for (const pod of list.json.items) enqueue(pod);
+      const list = await kubeRequest(endpoint, 'GET', qs ? `${collection}?${qs}` : collection);
+      if (list.status !== 200) throw new Error(`list ${collection}: HTTP ${list.status}: ${list.text}`);
+      for (const obj of list.json.items) onObject(obj);
       let rv: string = list.json.metadata.resourceVersion;
       let expired = false;
       while (!stopped && !expired) {
-        current = kubeWatch(endpoint, '/api/v1/pods', { resourceVersion: rv, timeoutSeconds: '300' }, (e) => {
+        const w = kubeWatch(endpoint, collection, { ...query, resourceVersion: rv, timeoutSeconds: '300' }, (e) => {
           if (e.type === 'ERROR') {
             expired = true;
             return;
           }
           rv = e.object.metadata.resourceVersion;
-          if (e.type === 'ADDED' || e.type === 'MODIFIED') enqueue(e.object);
-          else if (e.type === 'DELETED') started.delete(e.object.metadata.uid);
+          if (e.type === 'ADDED' || e.type === 'MODIFIED') onObject(e.object);
+          else if (e.type === 'DELETED') onDeleted(e.object);
         });
-        await current.done.catch((err: Error) => {
+        watches.add(w);
+        await w.done.catch((err: Error) => {
           if (!stopped) onError(err);
           expired = true;
         });
+        watches.delete(w);
       }
     }
   }
 
-  const running = loop().catch((err: Error) => {
+  function setHolds(configMap: any | undefined): void {
+    const next: PodHold[] = [];
+    for (const v of Object.values<string>(configMap?.data ?? {})) {
+      try {
+        next.push(JSON.parse(v) as PodHold);
+      } catch {
+        onError(new Error(`${HOLDS_CONFIGMAP.namespace}/${HOLDS_CONFIGMAP.name}: not a JSON hold: ${v}`));
+      }
+    }
+    holds = next;
+    for (const pod of held.values()) enqueue(pod);
+  }
+
+  const holdsPath = `/api/v1/namespaces/${HOLDS_CONFIGMAP.namespace}/configmaps`;
+  const initialHolds = await kubeRequest(endpoint, 'GET', `${holdsPath}/${HOLDS_CONFIGMAP.name}`);
+  if (initialHolds.status === 200) setHolds(initialHolds.json);
+  const running = Promise.all([
+    listWatch(holdsPath, { fieldSelector: `metadata.name=${HOLDS_CONFIGMAP.name}` }, setHolds, () => setHolds(undefined)),
+    listWatch('/api/v1/pods', {}, enqueue, (pod) => {
+      started.delete(pod.metadata.uid);
+      held.delete(pod.metadata.uid);
+    }),
+  ]).catch((err: Error) => {
     if (!stopped) onError(err);
   });
 
@@ -210,7 +283,7 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
     nodes: names,
     async stop() {
       stopped = true;
-      current?.stop();
+      for (const w of watches) w.stop();
       for (const t of retries.values()) clearTimeout(t);
       retries.clear();
       await running;
@@ -302,4 +375,27 @@ export function nodeFits(pod: any, node: { name: string; labels: Record<string, 
       (t.matchExpressions ?? []).every((r: any) => matches(r, node.labels[r.key])) &&
       (t.matchFields ?? []).every((r: any) => r.key === 'metadata.name' && matches(r, node.name)),
   );
+}
+
+/**
+ * Holds the Pods of a workload back from starting, through the stand-in
+ * kubelet of the cluster at `endpoint` (whichever process runs it); resolves
+ * once the hold is recorded, with a function that lifts it. Pods already
+ * running stay so.
+ */
+export async function holdPods(endpoint: KubeEndpoint, hold: PodHold): Promise<() => Promise<void>> {
+  const path = `/api/v1/namespaces/${HOLDS_CONFIGMAP.namespace}/configmaps`;
+  const key = `hold-${randomBytes(4).toString('hex')}`;
+  const value = JSON.stringify(hold);
+  const created = await kubeRequest(endpoint, 'POST', path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: HOLDS_CONFIGMAP.name }, data: { [key]: value } });
+  if (created.status === 409) {
+    const added = await kubeRequest(endpoint, 'PATCH', `${path}/${HOLDS_CONFIGMAP.name}`, { data: { [key]: value } }, 'application/merge-patch+json');
+    if (added.status !== 200) throw new Error(`hold ${value}: HTTP ${added.status}: ${added.text}`);
+  } else if (created.status !== 201) {
+    throw new Error(`hold ${value}: HTTP ${created.status}: ${created.text}`);
+  }
+  return async () => {
+    const lifted = await kubeRequest(endpoint, 'PATCH', `${path}/${HOLDS_CONFIGMAP.name}`, { data: { [key]: null } }, 'application/merge-patch+json');
+    if (lifted.status !== 200) throw new Error(`lift hold ${value}: HTTP ${lifted.status}: ${lifted.text}`);
+  };
 }
