@@ -82,7 +82,7 @@ async function preparedRequest(keyring: Keyring, dir: string): Promise<LcmReques
       throw new Error('not used');
     },
   } as unknown as ManagementServices;
-  const hooks: LcmHook[] = ['instantiate_start', 'instantiate_end'];
+  const hooks: LcmHook[] = ['instantiate_start', 'instantiate_end', 'terminate_start'];
   const request: LcmRequest = {
     flavourId: 'simple',
     additionalParams: {
@@ -96,13 +96,11 @@ async function preparedRequest(keyring: Keyring, dir: string): Promise<LcmReques
       vnfm_credentials_receiver: { url: 'https://127.0.0.1:9443/c', bearerToken: 'receiver-token-secret' },
     },
   } as LcmRequest;
+  // Each built-in driver named by a hook of the operation prepares (seals) its own parameters.
   return createManagementDriver(services).prepare!({
     operation: 'INSTANTIATE', hooks, request, source: 'inst.json', packageDir: dir, allowPackageScripts: async () => false,
-    implementations: { instantiate_start: REGISTRY, instantiate_end: K8S_MGMT, ...{} },
-  }).then((r) => createManagementDriver(services).prepare!({
-    operation: 'INSTANTIATE', hooks: ['instantiate_end'], request: r, source: 'inst.json', packageDir: dir, allowPackageScripts: async () => false,
-    implementations: { instantiate_end: CAPI },
-  }));
+    implementations: { instantiate_start: REGISTRY, instantiate_end: K8S_MGMT, terminate_start: CAPI },
+  });
 }
 
 const PLAIN_IN_REQUEST = ['ssh-master-secret', 'ssh-worker-secret', 'registry-secret', 'registry-host-ssh-secret', 'receiver-token-secret'];
