@@ -3,6 +3,7 @@
  * and the test answers when the question appears.
  */
 import { describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.js';
 import { newHome, onTerminal, vnfm } from '../support/cli.js';
 
 
@@ -22,5 +23,41 @@ describe('confirmation prompts', () => {
     expect(yes.screen).toMatch(/vim "edge" deleted/);
     expect(yes.code).toBe(0);
     expect((await vnfm(['vim-list', '-o', 'json'], { home })).stdout.trim()).toBe('[]');
+  });
+});
+
+describe('op-fail --force', () => {
+  it('asks on a terminal, naming the lock holder: "n" changes nothing, "y" fails the occurrence and frees the instance', async () => {
+    const home = newHome();
+    const onboard = await vnfm(['vnfpkg-onboard', 'csar-samples/basic-cnf/package', '--name', 'basic-cnf'], { home, cwd: process.cwd() });
+    expect(onboard.code, onboard.stderr).toBe(0);
+    const vnf = JSON.parse((await vnfm(['vnf-create', '--package', 'basic-cnf', '--name', 'web', '-o', 'json'], { home })).stdout) as { id: string; vnfPkgId: string; vnfdId: string };
+    // What a vnfm on another host leaves behind when it dies mid-instantiate: a PROCESSING occurrence under its lock.
+    const opId = 'f00dfeed-0000-4000-8000-000000000001';
+    const store = openStore(home);
+    try {
+      const since = '2026-03-01T10:00:00.000Z';
+      store.opOccs.insert(
+        { id: opId, vnfInstanceId: vnf.id, operation: 'INSTANTIATE', operationState: 'PROCESSING', stateEnteredTime: since, startTime: since, operationParams: {}, journal: [], isAutomaticInvocation: false, pid: 4242 },
+        { vnfPkgId: vnf.vnfPkgId, vnfdId: vnf.vnfdId, instantiationState: 'NOT_INSTANTIATED' },
+      );
+      store.opOccs.takeLock({ vnfInstanceId: vnf.id, opId, pid: 4242, acquiredAt: since, hostName: 'far-away', hostId: 'another-machine', bootId: 'b', startTime: '1' });
+    } finally {
+      store.close();
+    }
+
+    const no = await onTerminal(['op-fail', '--force', opId], home, 'n');
+    const flat = no.screen.replace(/\r?\n/g, '');
+    expect(flat).toMatch(/vnf instance \S+ is locked by vnfm pid 4242 on host far-away since 2026-03-01T10:00:00.000Z \(operation INSTANTIATE, occurrence f00dfeed-\S+\), on another host \(or container\), which this host cannot check/);
+    expect(no.screen).toMatch(/Is that vnfm gone\? Mark the occurrence FAILED and release the lock\?/);
+    expect(no.screen).toMatch(/nothing changed/);
+    expect(no.code).toBe(0);
+    expect(JSON.parse((await vnfm(['op-show', opId, '-o', 'json'], { home })).stdout)).toMatchObject({ operationState: 'PROCESSING' });
+
+    const yes = await onTerminal(['op-fail', '--force', opId], home, 'y');
+    expect(yes.screen).toMatch(/INSTANTIATE occurrence f00dfeed-\S+ FAILED; vnf instance \S+ released/);
+    expect(yes.code).toBe(0);
+    expect(JSON.parse((await vnfm(['op-show', opId, '-o', 'json'], { home })).stdout)).toMatchObject({ operationState: 'FAILED', error: { title: 'Failed by the operator' } });
+    expect((await vnfm(['vnf-delete', '--yes', 'web'], { home })).code).toBe(0);
   });
 });

@@ -45,8 +45,9 @@ stays until op-fail --force, once you have made sure that vnfm is gone.`,
         });
       }
       const { confirm } = await import('../../prompt.js');
-      const where = target.holder?.state === 'elsewhere' ? 'on another host, which this host cannot check' : 'not verifiable from here';
-      if (!(await confirm(ctx.io, `${target.lockedBy}, ${where}. Is that vnfm gone? Mark the occurrence FAILED and release the lock?`))) {
+      const where = target.holder?.state === 'elsewhere' ? 'on another host (or container), which this host cannot check' : 'which this host cannot verify';
+      ctx.io.info(`${target.lockedBy}, ${where}`);
+      if (!(await confirm(ctx.io, 'Is that vnfm gone? Mark the occurrence FAILED and release the lock?'))) {
         ctx.io.info('nothing changed');
         return;
       }
