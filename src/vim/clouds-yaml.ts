@@ -10,7 +10,7 @@
  * (`user_domain_id`, `project_domain_id`), as is `interface`. A domain given
  * once as `domain_name`/`domain_id` fills both, as openstacksdk does.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { echo, ValidationError } from '../errors.js';
 import { FileReadError, isMapping, kindOf, MAX_REFERENCED_BYTES, readBoundedText, readConfigYaml } from './config-file.js';
@@ -53,7 +53,7 @@ export function cloudsYamlCandidates(opts: ReadCloudsYamlOptions): string[] {
  */
 export function readCloudsYaml(cloud: string, opts: ReadCloudsYamlOptions): VimConfig {
   const candidates = cloudsYamlCandidates(opts);
-  const file = candidates.find(isFile);
+  const file = candidates.find(present);
   if (file === undefined) {
     if (opts.file !== undefined) {
       throw new ValidationError(candidates[0], undefined, 'does not exist', { hint: 'check the path of the clouds.yaml file' });
@@ -68,7 +68,7 @@ export function readCloudsYaml(cloud: string, opts: ReadCloudsYamlOptions): VimC
     ...(opts.env.OS_CLIENT_SECURE_FILE ? [resolve(opts.cwd, opts.env.OS_CLIENT_SECURE_FILE)] : []),
     ...SUFFIXES.map((s) => join(dirname(file), 'secure' + s)),
     ...searchDirs(opts).flatMap((dir) => SUFFIXES.map((s) => join(dir, 'secure' + s))),
-  ]).find(isFile);
+  ]).find(present);
   const secure = secureFile ? cloudsOf(readConfigYaml(secureFile, 'pass a secure.yaml file'), secureFile, false) : {};
 
   const names = unique([...Object.keys(main), ...Object.keys(secure)]);
@@ -400,12 +400,13 @@ function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>)
   return out;
 }
 
-function isFile(path: string): boolean {
-  try {
-    return existsSync(path) && statSync(path).isFile();
-  } catch {
-    return false;
-  }
+/**
+ * Whether something is at `path`. Not only regular files: a FIFO or a folder
+ * where clouds.yaml is looked for is named and refused by the reader rather
+ * than skipped in silence.
+ */
+function present(path: string): boolean {
+  return existsSync(path);
 }
 
 function unique<T>(items: T[]): T[] {

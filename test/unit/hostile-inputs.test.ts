@@ -40,14 +40,14 @@ function bytesWritten(): number {
   return Number(/^wchar:\s*(\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
 }
 
-async function run(argv: string[], home = join(mkdtempSync(join(tmp, 'h-')), 'home')) {
+async function run(argv: string[], home = join(mkdtempSync(join(tmp, 'h-')), 'home'), env: Record<string, string> = {}) {
   const out = new PassThrough();
   const err = new PassThrough();
   let stdout = '';
   let stderr = '';
   out.on('data', (d: Buffer) => (stdout += d.toString()));
   err.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await main(argv, { env: { VNFM_HOME: home, HOME: tmp }, cwd: tmp, streams: { stdin: new PassThrough(), stdout: out, stderr: err } });
+  const code = await main(argv, { env: { VNFM_HOME: home, HOME: tmp, ...env }, cwd: tmp, streams: { stdin: new PassThrough(), stdout: out, stderr: err } });
   return { code, stdout, stderr, home };
 }
 
@@ -63,6 +63,7 @@ const KUBE = 'auth_url: https://127.0.0.1:6443\ntype: kubernetes\nproject_name: 
 interface Case {
   name: string;
   argv: () => string[];
+  env?: () => Record<string, string>;
   /** What stderr must say (the problem, the file or field, the fix). */
   says: RegExp[];
 }
@@ -122,6 +123,12 @@ const cases: Case[] = [
   { name: 'a FIFO as --config-file', argv: () => ['vim-register', 'v', '--no-check', '--config-file', fifo('cfg.fifo')], says: [/cfg\.fifo: is a FIFO \(named pipe\), not a regular file/] },
   { name: 'a FIFO as --kubeconfig', argv: () => ['vim-register', 'v', '--no-check', '--kubeconfig', fifo('kube.fifo')], says: [/kube\.fifo: is a FIFO \(named pipe\), not a regular file/] },
   {
+    name: 'a FIFO as clouds.yaml (OS_CLIENT_CONFIG_FILE)',
+    argv: () => ['vim-register', 'v', '--no-check', '--os-cloud', 'lab'],
+    env: () => ({ OS_CLIENT_CONFIG_FILE: fifo('clouds.fifo') }),
+    says: [/clouds\.fifo: is a FIFO \(named pipe\), not a regular file/],
+  },
+  {
     name: 'a vim-config whose auth_url is 3 MB long',
     argv: () => ['vim-register', 'v', '--no-check', '--config-file', file('long.yaml', `auth_url: "${'h'.repeat(3_000_000)}"\ntype: kubernetes\nproject_name: default\nbearer_token: t\n`)],
     says: [/auth_url \(line 1\): "h{199}… \(2999802 more characters\) is not a URL with a scheme and a host/],
@@ -152,10 +159,10 @@ const cases: Case[] = [
 const seen: Array<{ name: string; code: number; crashed: boolean; ms: number }> = [];
 
 describe('hostile inputs through the command line', () => {
-  it.each(cases)('$name: exit 2, saying what and where', async ({ name, argv, says }) => {
+  it.each(cases)('$name: exit 2, saying what and where', async ({ name, argv, env, says }) => {
     const args = argv();
     const t0 = Date.now();
-    const r = await run(args);
+    const r = await run(args, undefined, env?.());
     seen.push({ name, code: r.code, crashed: /unexpected failure/.test(r.stderr), ms: Date.now() - t0 });
     expect(r.stderr).not.toMatch(/unexpected failure|Maximum call stack/);
     expect(r.code).toBe(2);

@@ -3,6 +3,7 @@
  * prepare, and its hooks against a scripted SSH session (the commands it
  * runs, in order, and what it makes of their answers).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ writeFileSync(join(work, 'outside.tar'), 'tar bytes');
 const KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n';
 writeFileSync(join(work, 'id_ed25519'), KEY);
 writeFileSync(join(work, 'not-a-key'), 'hello\n');
+execFileSync('mkfifo', [join(work, 'key.fifo')]);
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 const SOURCE = 'instantiate.json';
@@ -51,6 +53,7 @@ describe('private_registry_installation_param', () => {
     ['no password or key', { ssh_cp_name: 'CP1', ssh_username: 'ubuntu' }, 'additionalParams.private_registry_installation_param', /gives no SSH credentials/],
     ['key text that is no key', { ...BASE, ssh_private_key: 'ssh-ed25519 AAAA public' }, 'additionalParams.private_registry_installation_param.ssh_private_key', /PEM or OpenSSH/],
     ['key file missing', { ...BASE, ssh_private_key_file: join(work, 'nope') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /nope does not exist/],
+    ['key file a FIFO', { ...BASE, ssh_private_key_file: join(work, 'key.fifo') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /key\.fifo is a FIFO \(named pipe\), not a regular file/],
     ['key file without a key', { ...BASE, ssh_private_key_file: join(work, 'not-a-key') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /holds no private key/],
     ['key text and file', { ...BASE, ssh_private_key: KEY, ssh_private_key_file: join(work, 'id_ed25519') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /cannot be given with ssh_private_key/],
     ['a misspelt field', { ...BASE, ssh_pasword: 'x' }, 'additionalParams.private_registry_installation_param.ssh_pasword', /is not a parameter/],
