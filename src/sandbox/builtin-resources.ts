@@ -3,7 +3,7 @@
  * behaviour a real API server gives them. Verbs list only what the generic
  * handlers implement, so discovery never promises what the sandbox cannot do.
  */
-import { conflict, forbidden, type FieldError } from './status.js';
+import { forbidden, type FieldError } from './status.js';
 import type { ObjectApi } from './objects.js';
 import { rfc3339, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
 import { moreKinds } from './kinds/more-kinds.js';
@@ -56,12 +56,8 @@ export const namespaces: ResourceType = {
       if (UNDELETABLE_NAMESPACES.includes(obj.metadata.name)) {
         throw forbidden({ group: '', resource: 'namespaces', name: obj.metadata.name }, 'this namespace may not be deleted');
       }
-      if (obj.metadata.deletionTimestamp) {
-        throw conflict(
-          { group: '', resource: 'namespaces', name: obj.metadata.name },
-          'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.',
-        );
-      }
+      // Deleting a namespace that is already terminating answers it as it is.
+      if (obj.metadata.deletionTimestamp) return obj;
       obj.metadata.deletionTimestamp = rfc3339(now);
       obj.status = { ...(obj.status as object), phase: 'Terminating' };
       return obj;
@@ -84,7 +80,7 @@ export const configMaps: ResourceType = {
   columns: [
     {
       name: 'Data',
-      type: 'integer',
+      type: 'string',
       description: 'Number of user-provided data entries',
       priority: 0,
       cell: (obj) => Object.keys((obj.data as object | undefined) ?? {}).length + Object.keys((obj.binaryData as object | undefined) ?? {}).length,
@@ -110,7 +106,7 @@ export const secrets: ResourceType = {
     { name: 'Type', type: 'string', description: 'The type of the secret', priority: 0, cell: (obj) => obj.type ?? '' },
     {
       name: 'Data',
-      type: 'integer',
+      type: 'string',
       description: 'Number of data entries',
       priority: 0,
       cell: (obj) => Object.keys((obj.data as object | undefined) ?? {}).length,

@@ -142,6 +142,7 @@ export const customResourceDefinitions: ResourceType = {
   generation: true,
   strategicMerge: true,
   columns: [{ name: 'Created At', type: 'date', description: 'Created At', priority: 0, cell: (o) => o.metadata.creationTimestamp }],
+  noAgeColumn: true,
   strategy: {
     applyDefaults(crd) {
       const s = spec(crd);

@@ -242,7 +242,9 @@ export class ObjectApi {
     const now = this.now();
 
     if (type.strategy?.beginDelete) {
+      const before = JSON.stringify(obj);
       const kept = type.strategy.beginDelete(obj, now);
+      if (kept && JSON.stringify(kept) === before) return { object: kept, removed: false };
       if (kept) return { object: opts.dryRun ? kept : this.store.update(type.group, type.plural, kept), removed: false };
     }
 

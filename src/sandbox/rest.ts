@@ -131,6 +131,7 @@ export class RestHandler {
       case 'update':
         return this.update(type, req, await readBody(), dryRun, manager);
       case 'patch':
+        if (!(Object.values(PATCH_TYPES) as string[]).includes(meta.contentType ?? '')) throw unknownPatchType();
         return this.patch(type, req, query, await readBody(), meta.contentType ?? '', dryRun, manager);
       case 'delete':
         return this.delete(type, req, query, await readBody(), dryRun);
@@ -212,6 +213,12 @@ export class RestHandler {
       throw badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${groupVersion(type)})`);
     }
     if (body.kind !== undefined && body.kind !== type.kind) {
+      const other = typeof body.kind === 'string' ? this.api.registry.findByKind(type.group, type.version, body.kind) : undefined;
+      if (other) {
+        // A kind of the same group version: the decoder cannot convert one into the other.
+        const internal = type.group ? type.group.split('.')[0] : 'core';
+        throw badRequest(`${other.kind} in version "${type.version}" cannot be handled as a ${type.kind}: converting (${type.version}.${other.kind}) to (${internal}.${type.kind}): unknown conversion`);
+      }
       throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${type.kind})`);
     }
     const metadata = body.metadata === undefined ? {} : body.metadata;
@@ -293,7 +300,7 @@ export class RestHandler {
         patched = strategicMergePatch(current, body);
         break;
       default:
-        throw unsupportedPatch();
+        throw unknownPatchType();
     }
     if (req.subresource === 'scale') return this.writeScale(type, req, patched, dryRun, manager);
     const obj = this.named(type, req, patched);
@@ -412,6 +419,13 @@ export class RestHandler {
   }
 }
 
+/** A patch in a media type no patcher knows. */
+function unknownPatchType(): Error {
+  const err = unsupportedMediaType();
+  err.status.message = '415: Unsupported Media Type';
+  return err;
+}
+
 function unsupportedPatch(): Error {
   const err = unsupportedMediaType();
   err.status.message = `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.json}, ${PATCH_TYPES.merge}, ${PATCH_TYPES.apply}`;
@@ -430,17 +444,19 @@ function encodeContinue(resourceVersion: string, start: string): string {
 function includeObject(query: URLSearchParams): IncludeObject {
   const value = query.get('includeObject') ?? 'Metadata';
   if (value !== 'None' && value !== 'Metadata' && value !== 'Object') {
-    throw badRequest(`includeObject: Unsupported value: "${value}": supported values: "Metadata", "None", "Object"`);
+    throw badRequest(`Unable to convert to Table as requested: includeObject: Invalid value: "${value}": must be 'Metadata', 'Object', 'None', or empty`);
   }
   return value;
 }
 
 function decodeContinue(token: string): string {
+  let parsed: { start?: unknown };
   try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as { start?: unknown };
-    if (typeof parsed.start === 'string') return parsed.start;
-  } catch {
-    // fall through to the error below
+    parsed = JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as { start?: unknown };
+  } catch (err) {
+    // The API server quotes Go's JSON decoder here; the sandbox quotes its own.
+    throw badRequest(`invalid continue token: continue key is not valid: ${(err as Error).message}`);
   }
-  throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (typeof parsed.start === 'string') return parsed.start;
+  throw badRequest('invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
 }

@@ -144,13 +144,13 @@ export function validateAgainstSchema(schema: StructuralSchema, value: Json, pat
   const name = path || '<root>';
   if (value === null) {
     if (!schema.nullable && schema.type !== undefined) {
-      errors.push({ type: 'FieldValueInvalid', field: path, value: 'null', detail: `${name} in body must be of type ${schema.type}: "null"` });
+      errors.push({ type: 'FieldValueTypeInvalid', field: path, value: 'null', detail: `${name} in body must be of type ${schema.type}: "null"` });
     }
     return errors;
   }
   if (!typeMatches(schema, value)) {
     const wanted = schema['x-kubernetes-int-or-string'] ? 'integer,string' : schema.type;
-    errors.push({ type: 'FieldValueInvalid', field: path, value: jsonType(value), detail: `${name} in body must be of type ${wanted}: "${jsonType(value)}"` });
+    errors.push({ type: 'FieldValueTypeInvalid', field: path, value: jsonType(value), detail: `${name} in body must be of type ${wanted}: "${jsonType(value)}"` });
     return errors;
   }
   if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {

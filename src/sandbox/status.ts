@@ -105,7 +105,7 @@ export const methodNotAllowed = (): ApiError =>
 export const badRequest = (message: string): ApiError => failure(400, 'BadRequest', message);
 
 export const notAcceptable = (): ApiError =>
-  failure(406, 'NotAcceptable', 'only the following media types are accepted: application/json, application/yaml');
+  failure(406, 'NotAcceptable', '406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf');
 
 export const unsupportedMediaType = (): ApiError =>
   failure(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf');
@@ -148,7 +148,7 @@ export const forbidden = (t: Target, why: string, causes?: StatusCause[]): ApiEr
 
 /** One validation failure, as field.Error renders it. */
 export interface FieldError {
-  type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueForbidden' | 'FieldValueTooLong' | 'FieldValueTooMany';
+  type: 'FieldValueInvalid' | 'FieldValueTypeInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueForbidden' | 'FieldValueTooLong' | 'FieldValueTooMany';
   field: string;
   /** The offending value; absent for Required. */
   value?: unknown;
@@ -173,6 +173,26 @@ function fieldErrorBody(e: FieldError): string {
       if (e.goValue !== undefined) return `Invalid value: ${e.goValue}: ${e.detail}`;
       return `Invalid value: ${typeof e.value === 'string' ? JSON.stringify(e.value) : JSON.stringify(e.value ?? null)}: ${e.detail}`;
   }
+}
+
+/** A Go `map[string]string` as `%#v` prints it (keys sorted). */
+export function goStringMap(map: Record<string, string> | undefined): string {
+  if (map === undefined) return 'map[string]string(nil)';
+  const keys = Object.keys(map).sort();
+  return `map[string]string{${keys.map((k) => `${JSON.stringify(k)}:${JSON.stringify(map[k])}`).join(', ')}}`;
+}
+
+/** A `*metav1.LabelSelector` as `%#v` prints the value it points to. */
+export function goLabelSelector(selector: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] } | undefined): string {
+  if (!selector) return 'null';
+  const exprs = selector.matchExpressions;
+  const requirements =
+    exprs === undefined
+      ? '[]v1.LabelSelectorRequirement(nil)'
+      : `[]v1.LabelSelectorRequirement{${exprs
+          .map((e) => `v1.LabelSelectorRequirement{Key:${JSON.stringify(e.key)}, Operator:${JSON.stringify(e.operator)}, Values:${e.values === undefined ? '[]string(nil)' : goStrings(e.values)}}`)
+          .join(', ')}}`;
+  return `v1.LabelSelector{MatchLabels:${goStringMap(selector.matchLabels)}, MatchExpressions:${requirements}}`;
 }
 
 /** A Go `[]string` as `%#v` prints it. */

@@ -30,9 +30,9 @@ describe('structural schemas', () => {
     const errors = validateAgainstSchema(schema, { spec: { replicas: 1.5, ports: [{ port: true }, {}, {}], name: 'long' } });
     const text = errors.map((e) => `${e.field}|${e.type}|${e.detail}`);
     expect(text).toEqual([
-      'spec.replicas|FieldValueInvalid|spec.replicas in body must be of type integer: "number"',
+      'spec.replicas|FieldValueTypeInvalid|spec.replicas in body must be of type integer: "number"',
       'spec.ports|FieldValueTooMany|must have at most 2 items',
-      'spec.ports[0].port|FieldValueInvalid|spec.ports[0].port in body must be of type integer,string: "boolean"',
+      'spec.ports[0].port|FieldValueTypeInvalid|spec.ports[0].port in body must be of type integer,string: "boolean"',
       'spec.name|FieldValueTooLong|may not be more than 3 bytes',
     ]);
     expect(validateAgainstSchema(schema, { spec: { replicas: 2, ports: [{ port: 80 }, { port: 'http' }] } })).toEqual([]);

@@ -5,7 +5,7 @@
  * in the kind's strategy here; what controllers do lives in controllers/.
  */
 import type { FieldError } from '../status.js';
-import { goStrings, invalid } from '../status.js';
+import { goLabelSelector, goStringMap, goStrings, invalid } from '../status.js';
 import { fieldLabelNotSupported, formatSelector, matchesSelector, METADATA_FIELDS, type FieldGetter, type LabelSelectorObject, type SelectableFields } from '../selectors.js';
 import type { KubeObject, ResourceStrategy, ResourceType, TableColumn, Verb } from '../resources.js';
 import * as d from './defaults.js';
@@ -32,6 +32,7 @@ interface KindDef {
   strategy?: ResourceStrategy;
   returnDeletedObject?: boolean;
   fields?: SelectableFields;
+  noAgeColumn?: boolean;
 }
 
 /** Selectable fields of a kind with its own field-label conversion: metadata.name/namespace and `more`. */
@@ -73,6 +74,7 @@ function define(def: KindDef): ResourceType {
   if (def.strategy) type.strategy = def.strategy;
   if (def.returnDeletedObject) type.returnDeletedObject = true;
   if (def.fields) type.selectableFields = def.fields;
+  if (def.noAgeColumn) type.noAgeColumn = true;
   return type;
 }
 
@@ -103,6 +105,9 @@ export function templateColumns(selector: boolean, templateOf: (o: Obj) => Obj |
   return cols;
 }
 
+/** The `Created At` column some kinds print instead of Age. */
+const createdAt: TableColumn = { name: 'Created At', type: 'date', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0, cell: (o) => o.metadata.creationTimestamp };
+
 const spec = (o: Obj): Obj => (o.spec as Obj | undefined) ?? {};
 const status = (o: Obj): Obj => (o.status as Obj | undefined) ?? {};
 
@@ -123,6 +128,7 @@ function validateSelectorTemplate(o: KubeObject, templatePath: string[] = ['spec
       type: 'FieldValueInvalid',
       field: `${templatePath.join('.')}.metadata.labels`,
       value: labels ?? {},
+      goValue: goStringMap(labels ?? {}),
       detail: '`selector` does not match template `labels`',
     });
   }
@@ -185,7 +191,7 @@ function keepSelector(kind: string, group: string): ResourceStrategy['prepareFor
   return (o, old) => {
     if (JSON.stringify(spec(o).selector) !== JSON.stringify(spec(old).selector)) {
       throw invalid(kind, group, o.metadata.name, [
-        { type: 'FieldValueInvalid', field: 'spec.selector', value: spec(o).selector, detail: 'field is immutable' },
+        { type: 'FieldValueInvalid', field: 'spec.selector', value: spec(o).selector, goValue: goLabelSelector(spec(o).selector as LabelSelectorObject | undefined), detail: 'field is immutable' },
       ]);
     }
   };
@@ -355,6 +361,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
     }),
     core({
       kind: 'Service',
+      returnDeletedObject: true,
       namespaced: true,
       shortNames: ['svc'],
       categories: ['all'],
@@ -380,9 +387,10 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
             .join(',') || '<none>'),
       ],
     }),
-    core({ kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'] }),
+    core({ kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'], returnDeletedObject: true }),
     core({
       kind: 'PersistentVolumeClaim',
+      returnDeletedObject: true,
       namespaced: true,
       shortNames: ['pvc'],
       status: true,
@@ -402,6 +410,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
     }),
     core({
       kind: 'PersistentVolume',
+      returnDeletedObject: true,
       namespaced: false,
       shortNames: ['pv'],
       status: true,
@@ -418,8 +427,8 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
         },
       },
     }),
-    core({ kind: 'LimitRange', namespaced: true, shortNames: ['limits'] }),
-    core({ kind: 'ResourceQuota', namespaced: true, shortNames: ['quota'], status: true }),
+    core({ kind: 'LimitRange', namespaced: true, shortNames: ['limits'], columns: [createdAt], noAgeColumn: true }),
+    core({ kind: 'ResourceQuota', namespaced: true, shortNames: ['quota'], status: true, returnDeletedObject: true }),
     core({
       kind: 'Event',
       namespaced: true,
@@ -462,8 +471,8 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       generation: true,
       columns: [
         col('Ready', ready),
-        col('Up-to-date', (o) => status(o).updatedReplicas ?? 0, 'integer'),
-        col('Available', (o) => status(o).availableReplicas ?? 0, 'integer'),
+        col('Up-to-date', (o) => status(o).updatedReplicas ?? 0),
+        col('Available', (o) => status(o).availableReplicas ?? 0),
         ...templateColumns(true),
       ],
       strategy: { applyDefaults: d.defaultDeployment, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('Deployment', 'apps') },
@@ -519,6 +528,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       version: 'v1',
       kind: 'Job',
       namespaced: true,
+      returnDeletedObject: true,
       fields: ownFields({ 'status.successful': (o) => String(status(o).succeeded ?? 0) }, { unsupported: (f) => `field label "${f}" not supported for Job` }),
       categories: ['all'],
       status: true,
@@ -579,8 +589,24 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       ],
       strategy: { applyDefaults: d.defaultCronJob },
     }),
-    ...['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].map((kind) =>
-      define({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, namespaced: !kind.startsWith('Cluster') }),
+    ...['Role', 'ClusterRole'].map((kind) =>
+      define({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, namespaced: kind === 'Role', columns: [createdAt], noAgeColumn: true }),
+    ),
+    ...['RoleBinding', 'ClusterRoleBinding'].map((kind) =>
+      define({
+        group: 'rbac.authorization.k8s.io',
+        version: 'v1',
+        kind,
+        namespaced: kind === 'RoleBinding',
+        columns: [
+          col('Role', (o) => `${o.roleRef?.kind ?? ''}/${o.roleRef?.name ?? ''}`),
+          ...(['User', 'Group', 'ServiceAccount'] as const).map((k) =>
+            col(`${k === 'ServiceAccount' ? 'ServiceAccounts' : `${k}s`}`, (o) =>
+              ((o.subjects as Obj[] | undefined) ?? []).filter((x) => x.kind === k).map((x) => (k === 'ServiceAccount' ? `${x.namespace ?? ''}/${x.name}` : x.name)).join(', '),
+            'string', 1),
+          ),
+        ],
+      }),
     ),
     define({
       group: 'networking.k8s.io',
@@ -619,6 +645,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       version: 'v1',
       kind: 'StorageClass',
       plural: 'storageclasses',
+      returnDeletedObject: true,
       namespaced: false,
       shortNames: ['sc'],
       columns: [col('Provisioner', (o) => o.provisioner ?? ''), col('ReclaimPolicy', (o) => o.reclaimPolicy ?? ''), col('VolumeBindingMode', (o) => o.volumeBindingMode ?? '')],

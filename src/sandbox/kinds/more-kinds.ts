@@ -63,6 +63,7 @@ const replicationControllers = kind(
     extraSubresources: [{ name: 'scale', verbs: ['get', 'patch', 'update'], responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' } }] },
   {
     generation: true,
+    returnDeletedObject: true,
     scale: {
       specReplicasPath: 'spec.replicas',
       statusReplicasPath: 'status.replicas',
@@ -108,6 +109,7 @@ const replicationControllers = kind(
 const podTemplates = kind(
   { group: '', version: 'v1', kind: 'PodTemplate', namespaced: true },
   {
+    returnDeletedObject: true,
     strategy: {
       applyDefaults(o) {
         const template = (o.template ??= {}) as Obj;
@@ -150,6 +152,7 @@ const runtimeClasses = kind(
 const csiDrivers = kind(
   { group: 'storage.k8s.io', version: 'v1', kind: 'CSIDriver', namespaced: false },
   {
+    returnDeletedObject: true,
     strategy: {
       applyDefaults(o) {
         const s = (o.spec ??= {}) as Obj;
@@ -165,6 +168,7 @@ const csiDrivers = kind(
 );
 
 const csiNodes = kind({ group: 'storage.k8s.io', version: 'v1', kind: 'CSINode', namespaced: false }, {
+  returnDeletedObject: true,
   strategy: {
     validate(o) {
       return Array.isArray(spec(o).drivers) ? [] : [required('spec.drivers')];
@@ -175,6 +179,7 @@ const csiNodes = kind({ group: 'storage.k8s.io', version: 'v1', kind: 'CSINode',
 const volumeAttachments = kind(
   { group: 'storage.k8s.io', version: 'v1', kind: 'VolumeAttachment', namespaced: false, status: true },
   {
+    returnDeletedObject: true,
     strategy: {
       validate(o) {
         const s = spec(o);
