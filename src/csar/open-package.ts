@@ -36,9 +36,9 @@ export interface PackageLimits {
   maxMemberBytes: number;
   /** Largest uncompressed size of all members together, in bytes. */
   maxTotalBytes: number;
-  /** Largest ratio of uncompressed to compressed bytes for one member... */
+  /** Largest ratio of uncompressed to compressed bytes, for one member and for all members together... */
   maxRatio: number;
-  /** ...once it is larger than this (small text files compress very well). */
+  /** ...once they inflate to more than this (small text files compress very well). */
   ratioFloorBytes: number;
 }
 
