@@ -281,7 +281,8 @@ class Driver implements KubernetesDriver {
       const obj = prepareObject(o, namespaced, input, { templateLabels });
       return { obj, ref: refOf(obj), ...(file ? { file } : {}) };
     });
-    if (missing.length > 0) throw await this.missingDefinitions(ctx, missing);
+    // Named in the package's order, not in the order the cluster's answers came.
+    if (missing.length > 0) throw await this.missingDefinitions(ctx, missing.sort((a, b) => objects.indexOf(a.o) - objects.indexOf(b.o)));
     const plan = planned.filter((p): p is Planned => p !== undefined);
     checkDuplicates(plan.map((p) => p.obj));
     for (const { vduId, resource } of input.vdus ?? []) {
