@@ -123,6 +123,8 @@ export interface FailOptions {
    * lock is released. Refused while that vnfm verifiably runs on this host.
    */
   force?: boolean;
+  /** The lock the operator confirmed (failTarget's): refused if the occurrence is held otherwise by now. */
+  confirmed?: VnfLock;
 }
 
 /** An occurrence `op-fail` is about to give up on, and what holds it (for the operator to confirm). */
@@ -160,6 +162,11 @@ function checkFailable(deps: LcmDeps, op: LcmOpOcc, opts: FailOptions): FailTarg
   if (!opts.force) {
     throw new ConflictError(`occurrence ${op.id} (${op.operation}) is ${op.operationState}: only a FAILED_TEMP occurrence can be failed${lockedBy ? `; ${lockedBy}` : ''}`, {
       hint: `wait for it (vnfm op-show ${op.id}); if the vnfm running it is gone for good: vnfm op-fail --force ${op.id}`,
+    });
+  }
+  if (opts.confirmed && !(held && held.pid === opts.confirmed.pid && held.acquiredAt === opts.confirmed.acquiredAt && held.hostId === opts.confirmed.hostId)) {
+    throw new ConflictError(`occurrence ${op.id} changed hands while you were asked${lockedBy ? `: ${lockedBy}` : ''}`, {
+      hint: `look again: vnfm op-show ${op.id}`,
     });
   }
   if (holder?.state === 'running') {

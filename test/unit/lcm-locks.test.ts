@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { onboardPackage } from '../../src/csar/index.js';
 import { ConflictError } from '../../src/errors.js';
-import { createVnf, failOpOcc, getOpOcc, healVnf, holderOf, holderStatus, instantiateVnf, listOpOccs, thisHost, type LcmDeps, type LcmOpOcc } from '../../src/lcm/index.js';
+import { createVnf, failOpOcc, failTarget, getOpOcc, healVnf, holderOf, holderStatus, instantiateVnf, listOpOccs, thisHost, type LcmDeps, type LcmOpOcc } from '../../src/lcm/index.js';
 import { openStore, type Store, type VnfLock } from '../../src/store/index.js';
 import { FakeInfraDriver } from '../support/fake-infra-driver.js';
 
@@ -193,6 +193,15 @@ describe('op-fail --force', () => {
     expect(failed.error!.detail).toBe(`op-fail --force while PROCESSING, run by vnfm pid 7 on host far-away since ${SINCE}; the instance may be partly changed`);
     expect(store.opOccs.lock(op.vnfInstanceId)).toBeUndefined();
     expect((await instantiateVnf(deps, op.vnfInstanceId, request())).opOcc.operationState).toBe('COMPLETED');
+  });
+
+  it('refuses when the lock changed hands after the operator confirmed it', () => {
+    const op = lockedInstance({ pid: 7, hostName: 'far-away', hostId: 'another-machine', startTime: '42' });
+    const seen = failTarget(deps, op.id, { force: true }).lock!;
+    store.db.prepare("UPDATE vnf_locks SET pid = 8, acquired_at = '2026-03-02T00:00:00.000Z'").run();
+    expect(() => failOpOcc(deps, op.id, { force: true, confirmed: seen })).toThrow(/changed hands while you were asked: .* locked by vnfm pid 8 on host far-away since 2026-03-02/);
+    expect(store.opOccs.lock(op.vnfInstanceId)!.pid).toBe(8);
+    expect(failOpOcc(deps, op.id, { force: true, confirmed: store.opOccs.lock(op.vnfInstanceId)! }).operationState).toBe('FAILED');
   });
 
   it('refuses while the holder runs on this host, naming it', () => {

@@ -52,7 +52,7 @@ stays until op-fail --force, once you have made sure that vnfm is gone.`,
         return;
       }
     }
-    const op = failOpOcc(deps, target.opOcc.id, options);
+    const op = failOpOcc(deps, target.opOcc.id, { ...options, ...(target.lock ? { confirmed: target.lock } : {}) });
     ctx.io.success(`${op.operation} occurrence ${op.id} FAILED${target.lockedBy ? `; vnf instance ${op.vnfInstanceId} released` : ''}`);
     await printResource(ctx.io, flags, opView(flags), op);
   });
