@@ -17,7 +17,7 @@ const status = (code: number, reason: string | undefined, message: string, heade
 const undeclaredField = status(
   500,
   undefined,
-  'failed to create typed patch object (infrastructure.cluster.x-k8s.io/v1beta1, Kind=OpenStackMachineTemplate): .spec.template.metadata: field not declared in schema',
+  'failed to create typed patch object (default/cp; infrastructure.cluster.x-k8s.io/v1beta1, Kind=OpenStackMachineTemplate): .spec.template.metadata: field not declared in schema',
 );
 
 function clientAnswering(answers: KubeHttpResponse[]) {
@@ -60,7 +60,7 @@ describe('KubeClient.call', () => {
     expect(sleeps).toEqual([]);
     expect((err as KubeApiError).transient).toBe(false);
     expect((err as KubeApiError).message).toBe(
-      'cannot apply OpenStackMachineTemplate cp in namespace default: the API server answered 500: failed to create typed patch object (infrastructure.cluster.x-k8s.io/v1beta1, Kind=OpenStackMachineTemplate): .spec.template.metadata: field not declared in schema',
+      'cannot apply OpenStackMachineTemplate cp in namespace default: the API server answered 500: failed to create typed patch object (default/cp; infrastructure.cluster.x-k8s.io/v1beta1, Kind=OpenStackMachineTemplate): .spec.template.metadata: field not declared in schema',
     );
     expect((err as KubeApiError).hint).toMatch(/field its kind's schema does not declare/);
     expect((err as KubeApiError).hint).not.toMatch(/overloaded/);
