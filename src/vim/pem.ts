@@ -47,3 +47,27 @@ export function parsePemCertificates(text: string): string[] {
     return block;
   });
 }
+
+/**
+ * Rebuilds PEM text that YAML folded into one line. Tacker's docs write
+ * `ssl_ca_cert: "-----BEGIN CERTIFICATE-----` over several lines inside double
+ * quotes, which YAML reads as one line with spaces where the line breaks
+ * were; Tacker then turns every whitespace character back into a line break
+ * and re-joins the `BEGIN CERTIFICATE` / `END CERTIFICATE` markers
+ * (tacker/sol_refactored/infra_drivers/kubernetes/kubernetes_utils.py,
+ * AuthContextManager._create_ca_cert_file). Text that is already proper PEM
+ * (each marker on its own line) is returned unchanged; `folded` says whether
+ * a repair was made.
+ */
+export function unfoldPem(text: string): { text: string; folded: boolean } {
+  const normalized = text.replace(/\r\n?/g, '\n');
+  // A marker sharing its line with base64 (or with the other marker) is the sign of folding.
+  const folded = /-----BEGIN CERTIFICATE-----[ \t]*[^\s]|[^\s][ \t]*-----END CERTIFICATE-----/.test(normalized);
+  if (!folded) return { text, folded: false };
+  const rebuilt = normalized
+    .trim()
+    .replace(/\s+/g, '\n')
+    .replace(/BEGIN\nCERTIFICATE-----/g, 'BEGIN CERTIFICATE-----')
+    .replace(/END\nCERTIFICATE-----/g, 'END CERTIFICATE-----');
+  return { text: `${rebuilt}\n`, folded: true };
+}

@@ -5,7 +5,7 @@
  */
 import { clip, echo, ValidationError } from '../errors.js';
 import type { VimAuth, VimConfig, VimSecrets, VimSpec, VimType } from './model.js';
-import { parsePemCertificates } from './pem.js';
+import { parsePemCertificates, unfoldPem } from './pem.js';
 import { readBoundedText, readConfigYaml, MAX_CONFIG_BYTES } from './config-file.js';
 
 const KNOWN_KEYS = new Set([
@@ -85,7 +85,11 @@ export function parseVimConfig(doc: unknown, file: string, text = ''): VimConfig
   const extra = (extraRaw ?? undefined) as Record<string, unknown> | undefined;
 
   const secrets: VimSecrets = {};
-  const ca = readCaCert(cfg['ssl_ca_cert'], (problem, hint) => fail('ssl_ca_cert', problem, hint));
+  const ca = readCaCert(
+    cfg['ssl_ca_cert'],
+    (problem, hint) => fail('ssl_ca_cert', problem, hint),
+    () => warnings.push(`${file}: ${at('ssl_ca_cert')} is PEM folded into one line (a quoted multi-line scalar); its line breaks were rebuilt from the BEGIN/END markers, as Tacker does — write it as a block scalar (ssl_ca_cert: |) to keep them`),
+  );
   let verifyTls = true;
   if (ca === null) {
     verifyTls = false;
@@ -168,19 +172,23 @@ export function parseVimConfig(doc: unknown, file: string, text = ''): VimConfig
 }
 
 /**
- * `ssl_ca_cert`: PEM text (one or more certificates), or `None` for an
+ * `ssl_ca_cert`: PEM text (one or more certificates; folded into one line
+ * is repaired as Tacker repairs it), or `None` for an
  * explicitly unverified connection (returns null), or absent (undefined:
  * verify against the system's trusted CAs). A blank one (YAML null: the key
  * with nothing after it) is refused: it reads like a certificate left out by
  * mistake, and must not quietly turn verification off.
  */
-function readCaCert(value: unknown, fail: (problem: string, hint: string) => never): string | null | undefined {
+function readCaCert(value: unknown, fail: (problem: string, hint: string) => never, noteFolded: () => void): string | null | undefined {
   if (value === undefined || value === '') return undefined;
   if (value === 'None') return null;
   if (value === null) return fail('is blank', BLANK_CA_CERT_HINT);
   if (typeof value !== 'string') return fail('must be PEM text or None', 'paste the CA certificate as a block scalar: ssl_ca_cert: |');
+  const { text, folded } = unfoldPem(value);
   try {
-    return parsePemCertificates(value).join('\n');
+    const certs = parsePemCertificates(text).join('\n');
+    if (folded) noteFolded();
+    return certs;
   } catch (err) {
     return fail(
       `is not a PEM certificate (${clip((err as Error).message)})`,
