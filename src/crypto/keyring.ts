@@ -159,7 +159,9 @@ function checkKey(key: string, where: string): void {
 export function readKeyFile(file: string): string[] | undefined {
   let fd: number;
   try {
-    fd = fs.openSync(file, 'r');
+    // Non-blocking, so that a FIFO put in the key file's place is refused
+    // below instead of blocking the open until someone writes to it.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new SecretKeyError(`cannot read the key file ${file}: ${(err as Error).message}`, { cause: err });

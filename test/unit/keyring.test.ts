@@ -91,6 +91,12 @@ describe('loadKeyring', () => {
     expect(fs.readdirSync(home)).toEqual(['master.key']);
   });
 
+  it('refuses a FIFO in the key file\'s place instead of blocking on it', () => {
+    fs.mkdirSync(home);
+    expect(spawnSync('mkfifo', ['-m', '600', keyFile(home)]).status).toBe(0);
+    expect(() => loadKeyring({ home, env: noEnv, createIfMissing: false })).toThrow(/is not a regular file/);
+  });
+
   it('takes the keys from VNFM_MASTER_KEY and writes no file', () => {
     const [k1, k2] = [generateFernetKey(), generateFernetKey()];
     const keyring = loadKeyring({ home, env: { VNFM_MASTER_KEY: ` ${k1} , ${k2}` }, createIfMissing: true });
