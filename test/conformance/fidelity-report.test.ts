@@ -76,8 +76,10 @@ interface Step {
   accept?: string;
   /** The fields of a successful answer that are compared (besides the status code). */
   pick?: (json: any) => unknown;
-  /** Repeat the request (up to 10 s) until this holds, on each side: for what controllers do in their own time. */
+  /** Repeat the request until this holds, on each side: for what controllers do in their own time. */
   until?: (a: Answer) => boolean;
+  /** How long `until` may take (10 s by default). */
+  waitMs?: number;
 }
 
 const JSON_MERGE = 'application/merge-patch+json';
@@ -248,6 +250,8 @@ const STEPS: Step[] = [
   { id: 'scale to one', method: 'PATCH', path: '/apis/apps/v1/namespaces/{ns}/deployments/app/scale', body: { spec: { replicas: 1 } }, contentType: JSON_MERGE, pick: (j) => j.spec },
   { id: 'scale to -1', method: 'PATCH', path: '/apis/apps/v1/namespaces/{ns}/deployments/app/scale', body: { spec: { replicas: -1 } }, contentType: JSON_MERGE },
   { id: 'deployment table', method: 'GET', path: '/apis/apps/v1/namespaces/{ns}/deployments', accept: TABLE, pick: (j) => ({ columns: columns(j), wide: j.rows[0].cells.slice(5) }) },
+  { id: 'scale back to zero', method: 'PUT', path: '/apis/apps/v1/namespaces/{ns}/deployments/app/scale', body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'app', namespace: '{ns}' }, spec: { replicas: 0 } }, pick: (j) => j.spec },
+  { id: 'pods gone', method: 'GET', path: '/api/v1/namespaces/{ns}/pods', until: (a) => a.json?.items?.length === 0, waitMs: 60_000, pick: names },
   { id: 'apply without manager', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/applied', body: cm('applied'), contentType: APPLY },
   { id: 'apply creates', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/applied?fieldManager=first', body: cm('applied'), contentType: APPLY, pick: (j) => ({ data: j.data, managers: j.metadata.managedFields.map((m: any) => `${m.manager}:${m.operation}`) }) },
   { id: 'apply conflict', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/applied?fieldManager=second', body: cm('applied', {}, { a: '2' }), contentType: APPLY },
@@ -321,11 +325,12 @@ const STEPS: Step[] = [
     path: '/api/v1/namespaces/{ns}',
     // Once the namespace controller has removed all but the held ConfigMap (pods may take their grace period).
     until: (a) => (a.json?.status?.conditions ?? []).some((c: any) => c.message === 'Some resources are remaining: configmaps. has 1 resource instances'),
+    waitMs: 60_000,
     pick: (j) => ({ phase: j.status.phase, conditions: (j.status.conditions ?? []).map((c: any) => `${c.type}=${c.status}:${c.reason}:${c.message}`) }),
   },
   { id: 'delete namespace again', method: 'DELETE', path: '/api/v1/namespaces/{ns}' },
   { id: 'release the configmap', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/held', body: { metadata: { finalizers: null } }, contentType: JSON_MERGE, pick: () => null },
-  { id: 'namespace gone', method: 'GET', path: '/api/v1/namespaces/{ns}', until: (a) => a.status === 404 },
+  { id: 'namespace gone', method: 'GET', path: '/api/v1/namespaces/{ns}', until: (a) => a.status === 404, waitMs: 60_000 },
 ];
 
 /**
@@ -392,7 +397,7 @@ function summary(step: Step, a: Answer): unknown {
 async function send(side: Endpoint, step: Step, ns: string): Promise<Answer> {
   const fill = (s: string): string => s.replaceAll('{nsdot}', `.${ns}`).replaceAll('{ns}', ns);
   const body = step.body === undefined ? undefined : fill(JSON.stringify(step.body));
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + (step.waitMs ?? 10_000);
   for (;;) {
     const a = await side.request(step.method, fill(step.path), body, step.contentType, step.accept);
     if (!step.until || step.until(a) || Date.now() > deadline) return a;
@@ -432,7 +437,7 @@ describe('fidelity report', () => {
     writeFileSync(join(out, `fidelity-report${suffix}.json`), `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(join(out, `fidelity-report${suffix}.md`), markdown(report));
     expect(unaccepted.map((r) => ({ id: r.id, request: r.request, sandbox: r.sandbox, [otherName]: r.other }))).toEqual([]);
-  }, 240_000);
+  }, 420_000);
 });
 
 function markdown(report: { other: string; requests: number; same: number; acceptedDifferences: number; unacceptedDifferences: number; rows: { id: string; request: string; sandbox: unknown; other: unknown; same: boolean; accepted?: string }[] }): string {
