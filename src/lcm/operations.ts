@@ -104,17 +104,20 @@ function chooseNamespace(requested: string | undefined, objects: KubeObject[], v
   return requested ?? objects.find((o) => typeof o.metadata.namespace === 'string')?.metadata.namespace ?? vim.spec.projectName ?? 'default';
 }
 
-function vduTargets(source: string, field: string, flavour: Flavour, objects: KubeObject[], namespace: string): VduTarget[] {
-  return Object.entries(flavour.vdus).map(([vduId, vdu]) => {
+/**
+ * The VDUs the request's definition files deploy, each with its workload. A
+ * VDU whose workload is not among those files is left out, not refused: a
+ * request may deploy part of a flavour (a ConfigMap alone, one Deployment of
+ * several), as Tacker's `_select_vdu_reses` maps only the resources it
+ * created (tacker/sol_refactored/infra_drivers/kubernetes/kubernetes.py).
+ */
+function vduTargets(flavour: Flavour, objects: KubeObject[], namespace: string): VduTarget[] {
+  return Object.entries(flavour.vdus).flatMap(([vduId, vdu]) => {
     const named = objects.filter((o) => o.metadata.name === vdu.name);
     const o = named.find((x) => WORKLOAD_KINDS.has(x.kind)) ?? pickCustomVdu(named.filter((x) => !NEVER_A_VDU.has(x.kind)), objects);
-    if (!o) {
-      throw new ValidationError(source, field, `no workload named "${vdu.name}" (VDU ${vduId}) is in the definition files`, {
-        hint: `list the file that holds the workload of ${vduId}`,
-      });
-    }
+    if (!o) return [];
     const resource: ResourceRef = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace ?? namespace };
-    return { vduId, resource };
+    return [{ vduId, resource }];
   });
 }
 
@@ -178,7 +181,7 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
   const { objects, sources } = await readPackageObjects(pkg.dir, checked.defFiles);
   const namespace = chooseNamespace(checked.namespace, objects, vim);
   const level = levelReplicas(checked.flavour, request.instantiationLevelId);
-  const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', checked.flavour, objects, namespace);
+  const targets = vduTargets(checked.flavour, objects, namespace);
   const vimRecord = recordedVim(vim, request.vimConnectionInfo);
   const params: InstantiateVnfRequest = { ...request, vimConnectionInfo: vimRecord };
   const input: DeployInput = {
@@ -235,7 +238,7 @@ async function current(deps: LcmDeps, instance: VnfInstance, source: string, giv
   const lookup = vimLookup(deps);
   const vim = await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source));
   const { objects } = await readPackageObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
-  const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', flavour, objects, info.metadata.namespace);
+  const targets = vduTargets(flavour, objects, info.metadata.namespace);
   return { info, pkg, flavour, vim, objects, targets, params: given ? { vimConnectionInfo: redactVimConnectionInfo(given) } : {} };
 }
 
@@ -244,6 +247,12 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
   const cur = await current(deps, instance, source, given);
   const checked = checkScaleRequest(source, body, instance, cur.flavour);
   const aspect = cur.flavour.aspects[checked.request.aspectId]!;
+  const deployed = Object.keys(aspect.vduDeltas).filter((vduId) => cur.targets.some((t) => t.vduId === vduId));
+  if (Object.keys(aspect.vduDeltas).length > 0 && deployed.length === 0) {
+    throw new ValidationError(source, 'aspectId', `aspect ${aspect.id} scales ${Object.keys(aspect.vduDeltas).join(', ')}, and this instance deployed none of them (its definition files: ${cur.info.metadata['lcm-kubernetes-def-files'].join(', ')})`, {
+      hint: 'scale an aspect of a VDU the instance runs; vnfm vnf-show lists its VNFCs',
+    });
+  }
   const moves = cur.targets.filter((t) => aspect.vduDeltas[t.vduId] !== undefined && checked.replicas[t.vduId] !== cur.info.metadata.vduReplicas[t.vduId]);
   for (const t of moves) {
     if (FIXED_KINDS.has(t.resource.kind)) {
@@ -329,7 +338,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
   const { objects, sources } = await readPackageObjects(newPkg.dir, checked.defFiles);
   const namespace = checked.namespace ?? cur.info.metadata.namespace;
   const readiness = checked.readiness ?? cur.info.metadata.vnfm_readiness;
-  const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', checked.flavour, objects, namespace);
+  const targets = vduTargets(checked.flavour, objects, namespace);
   const defaults = levelReplicas(checked.flavour, cur.info.instantiationLevelId).replicas;
   const replicas = Object.fromEntries(Object.keys(checked.flavour.vdus).map((vduId) => [vduId, cur.info.metadata.vduReplicas[vduId] ?? defaults[vduId] ?? 1]));
   const levels = levelReplicas(checked.flavour);
@@ -482,7 +491,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   if (!info) throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
   const flavour = flavourOf(instance, pkg.vnfd);
   const { objects, sources } = await readPackageObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
-  const targets = vduTargets(source, 'additionalParams.lcm-kubernetes-def-files', flavour, objects, info.metadata.namespace);
+  const targets = vduTargets(flavour, objects, info.metadata.namespace);
   const prior = deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo ?? info;
   if (op.operation === 'SCALE') {
     // The instance records the state before the scale (it changes only on COMPLETED): scale every VDU of the aspect back to it.

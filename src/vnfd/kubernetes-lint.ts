@@ -1,9 +1,12 @@
 /**
  * Checks a CNF package's Kubernetes manifests before anything is applied:
  * each file parses as Kubernetes objects, no object uses an apiVersion that
- * Kubernetes has stopped serving, and every VDU of the VNFD has an object
- * named after it (Tacker maps a VDU to the resource whose metadata.name is
- * the VDU's `properties.name`).
+ * Kubernetes has stopped serving, and which VDUs of the VNFD have a workload
+ * named after them (Tacker maps a VDU to the resource whose metadata.name is
+ * the VDU's `properties.name`). What depends on the instantiate request —
+ * which files it deploys — is a note here, as Tacker accepts such packages:
+ * a VDU with no workload in the package, and one object defined in several
+ * (alternative) files. The request's own files are checked at instantiate.
  */
 import type { Finding, PackageFiles } from '../csar/model.js';
 import { isMapping } from '../vim/config-file.js';
@@ -85,6 +88,21 @@ const NON_WORKLOAD_KINDS = new Set([
   'PersistentVolume', 'PersistentVolumeClaim', 'StorageClass', 'Namespace', 'NetworkPolicy', 'Ingress', 'IngressClass',
   'LimitRange', 'ResourceQuota', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Endpoints', 'EndpointSlice',
   'CustomResourceDefinition', 'PriorityClass', 'Lease', 'Job', 'CronJob',
+]);
+
+/**
+ * Kinds that are only ever created, never read back or named: the API server
+ * answers them in the response and keeps nothing, so they need no
+ * metadata.name. Tacker creates them with create only
+ * (AuthenticationResource in
+ * tacker/sol_refactored/infra_drivers/kubernetes/kubernetes_resource.py).
+ */
+export const CREATE_ONLY_KINDS: ReadonlySet<string> = new Set([
+  'SubjectAccessReview',
+  'LocalSubjectAccessReview',
+  'SelfSubjectAccessReview',
+  'SelfSubjectRulesReview',
+  'TokenReview',
 ]);
 
 interface ManifestObject {
@@ -182,10 +200,11 @@ function lintFile(path: string, text: string, objects: ManifestObject[], finding
     const kind = doc.kind;
     const metadata = isMapping(doc.metadata) ? doc.metadata : {};
     const name = metadata.name;
+    const createOnly = typeof kind === 'string' && CREATE_ONLY_KINDS.has(kind);
     const missing = [
       typeof apiVersion === 'string' && apiVersion !== '' ? undefined : 'apiVersion',
       typeof kind === 'string' && kind !== '' ? undefined : 'kind',
-      typeof name === 'string' && name !== '' ? undefined : 'metadata.name',
+      (typeof name === 'string' && name !== '') || createOnly ? undefined : 'metadata.name',
     ].filter((m): m is string => m !== undefined);
     if (missing.length > 0) {
       findings.push({
@@ -196,6 +215,11 @@ function lintFile(path: string, text: string, objects: ManifestObject[], finding
         message: `the object starting here has no ${missing.join(', ')}`,
         hint: 'each object needs apiVersion (e.g. apps/v1), kind (e.g. Deployment) and metadata.name; generateName is not enough, as vnfm tracks resources by name',
       });
+      continue;
+    }
+    if (createOnly && (typeof name !== 'string' || name === '')) {
+      const removed = findRemovedApi(apiVersion as string, kind as string);
+      if (removed) findings.push(removedApiFinding({ file: path, line: firstLine, apiVersion: apiVersion as string, kind: kind as string, name: '(unnamed)' }, removed, at(['apiVersion'])));
       continue;
     }
     const object: ManifestObject = {
@@ -233,14 +257,24 @@ function checkDuplicates(objects: ManifestObject[], findings: Finding[]): void {
   for (const o of objects) {
     const key = `${o.apiVersion.split('/').length > 1 ? o.apiVersion.split('/')[0] : ''}/${o.kind}/${o.namespace ?? ''}/${o.name}`;
     const first = seen.get(key);
-    if (first) {
+    if (first && first.file !== o.file) {
+      // Tacker's samples ship alternatives (one Deployment in two files, say) of which a request names one.
+      findings.push({
+        severity: 'info',
+        code: 'kubernetes-object-alternative',
+        file: o.file,
+        line: o.line,
+        message: `${o.kind} ${o.name} is also defined in ${first.file}:${first.line}; the files are alternatives, and an instantiate request may name only one of them`,
+        hint: 'nothing to change if the files are meant as alternatives; a request naming both is refused',
+      });
+    } else if (first) {
       findings.push({
         severity: 'error',
         code: 'kubernetes-object-duplicate',
         file: o.file,
         line: o.line,
-        message: `${o.kind} ${o.name} is defined twice (first at ${first.file}:${first.line})`,
-        hint: 'each object may appear once across the package\'s Kubernetes definition files; rename or remove one',
+        message: `${o.kind} ${o.name} is defined twice in this file (first at line ${first.line})`,
+        hint: 'each object may appear once in a definition file; rename or remove one',
       });
     } else {
       seen.set(key, o);
@@ -280,18 +314,19 @@ function checkVduNames(vnfd: Vnfd, objects: ManifestObject[], flavourTexts: Map<
         continue;
       }
       if (candidates.length > 0) continue;
+      // Tacker maps only the VDUs whose workload a request deploys (_select_vdu_reses), so this is a note.
       findings.push({
-        severity: 'error',
+        severity: 'info',
         code: 'vdu-resource-missing',
         file: flavour.file,
         line: lineOf(flavourTexts.get(flavour.file) ?? '', ['topology_template', 'node_templates', vdu.nodeName, 'properties', 'name']),
         message:
           named.length > 0
-            ? `VDU ${vdu.nodeName} of flavour ${flavour.id} is named ${vdu.name}, which only a ${named.map((o) => o.kind).join('/')} is called; a VDU maps to a workload`
-            : `VDU ${vdu.nodeName} of flavour ${flavour.id} is named ${vdu.name}, and no object in the Kubernetes definition files has that metadata.name`,
+            ? `VDU ${vdu.nodeName} of flavour ${flavour.id} is named ${vdu.name}, which only a ${named.map((o) => o.kind).join('/')} is called; a VDU maps to a workload, so an instance of this package runs without ${vdu.nodeName}`
+            : `VDU ${vdu.nodeName} of flavour ${flavour.id} is named ${vdu.name}, and no object in the Kubernetes definition files has that metadata.name, so an instance of this package runs without ${vdu.nodeName}`,
         hint: workloadNames.length
-          ? `set properties.name of ${vdu.nodeName} to the workload's metadata.name (workloads found: ${workloadNames.join(', ')}), or add a Deployment/StatefulSet/DaemonSet/ReplicaSet/Pod named ${vdu.name}`
-          : `add a Deployment, StatefulSet, DaemonSet, ReplicaSet or Pod named ${vdu.name} to the Kubernetes definition files`,
+          ? `if ${vdu.nodeName} should run, set its properties.name to a workload's metadata.name (workloads found: ${workloadNames.join(', ')}) or add a Deployment/StatefulSet/DaemonSet/ReplicaSet/Pod named ${vdu.name}`
+          : `if ${vdu.nodeName} should run, add a Deployment, StatefulSet, DaemonSet, ReplicaSet or Pod named ${vdu.name} to the Kubernetes definition files`,
       });
     }
   }

@@ -94,7 +94,6 @@ const breakages: Breakage[] = [
   ['an import that does not resolve', 'import-unresolved', /basic_cnf_top\.vnfd\.yaml/, (d) => edit(d, 'Definitions/basic_cnf_top.vnfd.yaml', (t) => t.replace('- basic_cnf_types.yaml', '- missing_types.yaml'))],
   ['an aspect delta for a missing VDU', 'policy-target-missing', /basic_cnf_df_simple\.yaml/, (d) => edit(d, 'Definitions/basic_cnf_df_simple.yaml', (t) => t.replace(/targets: \[ ?VDU1 ?\]/, 'targets: [ VDU9 ]'))],
   ['a removed apiVersion', 'removed-api-version', /deployment_vdu2\.yaml/, (d) => edit(d, 'Files/kubernetes/deployment_vdu2.yaml', (t) => t.replace('apiVersion: apps/v1', 'apiVersion: extensions/v1beta1'), true)],
-  ['a VDU with no workload of its name', 'vdu-resource-missing', /basic_cnf_df_simple\.yaml/, (d) => edit(d, 'Files/kubernetes/deployment_vdu2.yaml', (t) => t.replace(/name: vdu2\n/, 'name: other\n'), true)],
 ];
 
 function edit(dir: string, path: string, change: (text: string) => string, rehash = false): void {

@@ -166,28 +166,45 @@ describe('lintKubernetesDefinitions', () => {
     expect(finding).toMatchObject({ code: 'kubernetes-object-invalid', file: 'e.yaml', hint: expect.stringContaining('apiVersion, kind, metadata.name') });
   });
 
-  test('a VDU with no workload of its name', async () => {
+  test('a VDU with no workload of its name is a note (a request may deploy part of a flavour, as in Tacker)', async () => {
     const { members, vnfd } = await cnf();
     members[WEB] = members[WEB]!.replace('kind: Deployment\nmetadata:\n  name: web\n', 'kind: Deployment\nmetadata:\n  name: web-server\n');
     members[WEB] = members[WEB]!.replace('kind: Service\nmetadata:\n  name: web\n', 'kind: Service\nmetadata:\n  name: web-svc\n');
     const findings = await lintKubernetesDefinitions(memoryPackage(members), [WEB, CACHE], vnfd);
     expect(findings).toEqual([
       {
-        severity: 'error',
+        severity: 'info',
         code: 'vdu-resource-missing',
         file: DF,
         line: line(members[DF]!, 'name: web'),
-        message: 'VDU VDU1 of flavour simple is named web, and no object in the Kubernetes definition files has that metadata.name',
+        message: 'VDU VDU1 of flavour simple is named web, and no object in the Kubernetes definition files has that metadata.name, so an instance of this package runs without VDU1',
         hint: expect.stringContaining('workloads found: Deployment web-server, StatefulSet cache'),
       },
     ]);
   });
 
-  test('a VDU named after a Service only is not matched', async () => {
+  test('a VDU named after a Service only is not matched (a note)', async () => {
     const { members, vnfd } = await cnf();
     members[WEB] = members[WEB]!.replace('kind: Deployment\nmetadata:\n  name: web\n', 'kind: Deployment\nmetadata:\n  name: web-server\n');
     const findings = await lintKubernetesDefinitions(memoryPackage(members), [WEB, CACHE], vnfd);
-    expect(findings).toEqual([expect.objectContaining({ code: 'vdu-resource-missing', message: expect.stringContaining('only a Service') })]);
+    expect(findings).toEqual([expect.objectContaining({ severity: 'info', code: 'vdu-resource-missing', message: expect.stringContaining('only a Service') })]);
+  });
+
+  test('create-only kinds (access and token reviews) need no metadata.name', async () => {
+    const reviews = [
+      'apiVersion: authorization.k8s.io/v1\nkind: SubjectAccessReview\nspec:\n  user: alice\n  resourceAttributes: {verb: get, resource: pods}\n',
+      'apiVersion: authorization.k8s.io/v1\nkind: LocalSubjectAccessReview\nmetadata:\n  namespace: team-a\nspec:\n  user: bob\n  resourceAttributes: {verb: list, resource: pods, namespace: team-a}\n',
+      'apiVersion: authorization.k8s.io/v1\nkind: SelfSubjectAccessReview\nspec:\n  resourceAttributes: {verb: create, resource: configmaps}\n',
+      'apiVersion: authorization.k8s.io/v1\nkind: SelfSubjectRulesReview\nspec:\n  namespace: team-a\n',
+      'apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec:\n  token: not-a-real-token\n',
+    ].join('---\n');
+    expect(await lintKubernetesDefinitions(memoryPackage({ 'r.yaml': reviews }), ['r.yaml'])).toEqual([]);
+    // Any other kind still needs its name, and a review still needs a kind the API serves.
+    const findings = await lintKubernetesDefinitions(memoryPackage({ 'r.yaml': 'apiVersion: v1\nkind: ConfigMap\ndata: {}\n---\napiVersion: authorization.k8s.io/v1beta1\nkind: SubjectAccessReview\nspec: {user: carol}\n' }), ['r.yaml']);
+    expect(findings.map((f) => [f.severity, f.code])).toEqual([
+      ['error', 'kubernetes-object-invalid'],
+      ['error', 'removed-api-version'],
+    ]);
   });
 
   test('a custom resource may stand for a VDU', async () => {
@@ -242,15 +259,24 @@ describe('lintKubernetesDefinitions', () => {
     expect(await lintKubernetesDefinitions(memoryPackage(members), [WEB, CACHE], vnfd)).toEqual([]);
   });
 
-  test('the same object twice across files', async () => {
+  test('the same object in two files: alternatives, a note', async () => {
     const { members, vnfd } = await cnf();
     members['Files/kubernetes/again.yaml'] = members[CACHE]!;
     const findings = await lintKubernetesDefinitions(memoryPackage(members), [WEB, CACHE, 'Files/kubernetes/again.yaml'], vnfd);
-    expect(findings.map((f) => [f.code, f.file])).toEqual([
-      ['kubernetes-object-duplicate', 'Files/kubernetes/again.yaml'],
-      ['kubernetes-object-duplicate', 'Files/kubernetes/again.yaml'],
+    expect(findings.map((f) => [f.severity, f.code, f.file])).toEqual([
+      ['info', 'kubernetes-object-alternative', 'Files/kubernetes/again.yaml'],
+      ['info', 'kubernetes-object-alternative', 'Files/kubernetes/again.yaml'],
     ]);
-    expect(findings[0]!.message).toContain(`first at ${CACHE}:4`);
+    expect(findings[0]!.message).toContain(`also defined in ${CACHE}:4`);
+  });
+
+  test('the same object twice in one file is an error', async () => {
+    const { members, vnfd } = await cnf();
+    members[CACHE] = `${members[CACHE]!.trimEnd()}\n---\n${members[CACHE]!}`;
+    const findings = await lintKubernetesDefinitions(memoryPackage(members), [WEB, CACHE], vnfd);
+    expect(findings.length).toBeGreaterThan(0);
+    expect(findings.every((f) => f.severity === 'error' && f.code === 'kubernetes-object-duplicate' && f.file === CACHE)).toBe(true);
+    expect(findings[0]!.message).toMatch(/is defined twice in this file \(first at line 4\)/);
   });
 
   test('no VDU check without manifests (a VM-based VNF)', async () => {
