@@ -20,9 +20,19 @@ export interface CreateVnfOptions {
 
 /** Creates a NOT_INSTANTIATED instance of an onboarded, enabled package; the package becomes IN_USE. */
 export function createVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
+  const instance = draftVnf(deps, opts);
+  deps.store.instances.insert(instance);
+  return instance;
+}
+
+/**
+ * The instance createVnf would create, checked but not recorded: what an
+ * operation's request can be checked against before the instance exists.
+ */
+export function draftVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
   const ref = opts.vnfdId ?? opts.package;
   if (!ref || (opts.vnfdId && opts.package)) {
-    throw new UsageError('name the package with either --vnfd-id or --package', { hint: 'vnfm vnf-create --vnfd-id VNFD_ID [--name NAME]' });
+    throw new UsageError('name the package with either --vnfd-id or --package', { hint: 'vnfm vnf-create VNFD_ID [--name NAME], or vnfm vnf-create --package PACKAGE' });
   }
   const pkg = deps.store.packages.get(ref);
   if (opts.vnfdId && pkg.vnfdId !== opts.vnfdId) {
@@ -55,7 +65,6 @@ export function createVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
     createdAt: now,
     updatedAt: now,
   };
-  deps.store.instances.insert(instance);
   return instance;
 }
 

@@ -409,6 +409,15 @@ function start(operation: LcmOperation) {
   };
 }
 
+/**
+ * Plans INSTANTIATE of `instance` — the request checked against the package,
+ * the VIM and the definition files — without running it or recording
+ * anything: the instance need not be recorded yet.
+ */
+export async function checkInstantiation(deps: LcmDeps, instance: VnfInstance, request: unknown, opts: OperationOptions = {}): Promise<void> {
+  await plannerFor(deps, instance, request, 'INSTANTIATE')(deps, instance, request, opts.source ?? 'request', false, opts);
+}
+
 /** INSTANTIATE with an InstantiateVnfRequest. */
 export const instantiateVnf: (deps: LcmDeps, vnfRef: string, request: unknown, opts?: OperationOptions) => Promise<OperationResult> = start('INSTANTIATE');
 /** SCALE with a ScaleVnfRequest. */

@@ -90,6 +90,7 @@ export interface UpdateVimOptions {
   source?: VimSource;
   name?: string;
   description?: string;
+  /** true makes it the default (no other VIM stays one); false leaves no VIM the default. */
   isDefault?: boolean;
   check?: boolean;
 }
@@ -100,14 +101,14 @@ export async function updateVim(deps: VimDeps, opts: UpdateVimOptions): Promise<
     validateVimName(opts.name);
     deps.vims.assertNameFree(opts.name, current.id);
   }
-  if (!opts.source && opts.name === undefined && opts.description === undefined && !opts.isDefault) {
+  if (!opts.source && opts.name === undefined && opts.description === undefined && opts.isDefault === undefined) {
     throw new UsageError('nothing to update', { hint: 'give --config-file, --name, --description or --is-default' });
   }
   const next: Vim = {
     ...current,
     name: opts.name ?? current.name,
     description: opts.description ?? current.description,
-    isDefault: opts.isDefault ? true : current.isDefault,
+    isDefault: opts.isDefault ?? current.isDefault,
     updatedAt: deps.now().toISOString(),
   };
   let secrets: VimSecrets | undefined;

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { addHeatEnvironmentOption, addRunOptions, readRequestFile, runLcmCommand, type RunFlags } from './run.js';
+import { addHeatEnvironmentOption, addRunOptions, readRequestFile, requestFileOf, runLcmCommand, type RunFlags } from './run.js';
 
 export function vnfInstantiateCommand(ctx: Context): Command {
   const cmd = new Command('vnf-instantiate')
@@ -17,16 +17,19 @@ On failure or Ctrl-C the occurrence is left FAILED_TEMP: op-retry,
 op-rollback or op-fail it.`,
     )
     .argument('<vnf>', 'instance id or name')
-    .requiredOption('--request-file <file>', 'the InstantiateVnfRequest (JSON or YAML)');
+    .argument('[file]', "the InstantiateVnfRequest (JSON or YAML), as Tacker's openstack vnflcm instantiate VNF FILE takes it")
+    .option('--request-file <file>', 'or the InstantiateVnfRequest this way (not both)');
   addRunOptions(cmd);
   addHeatEnvironmentOption(cmd);
   withExamples(cmd, [
     ['instantiate the basic CNF sample', 'vnfm vnf-instantiate web --request-file csar-samples/basic-cnf/requests/instantiate.json'],
+    ['the same, the request file given as Tacker takes it', 'vnfm vnf-instantiate web csar-samples/basic-cnf/requests/instantiate.json'],
     ['a package whose hooks run its own scripts, from a pipeline', 'vnfm vnf-instantiate web --request-file instantiate.json --allow-package-scripts'],
   ]);
-  return cmd.action(async (ref: string, flags: RunFlags & { requestFile: string }) => {
-    const request = await readRequestFile(flags.requestFile);
+  return cmd.action(async (ref: string, positional: string | undefined, flags: RunFlags & { requestFile?: string }) => {
+    const file = requestFileOf(positional, flags.requestFile, 'vnfm vnf-instantiate VNF FILE (or --request-file FILE)');
+    const request = await readRequestFile(file);
     const { instantiateVnf } = await import('../../../lcm/index.js');
-    await runLcmCommand(ctx, flags, (deps, opts) => instantiateVnf(deps, ref, request, opts), flags.requestFile, `vnf instance ${ref}`);
+    await runLcmCommand(ctx, flags, (deps, opts) => instantiateVnf(deps, ref, request, opts), file, `vnf instance ${ref}`);
   });
 }

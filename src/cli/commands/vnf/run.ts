@@ -110,6 +110,46 @@ export async function readRequestFile(path: string): Promise<unknown> {
 }
 
 /**
+ * The request file of a command that takes it either as Tacker's positional
+ * `<param-file>` (`openstack vnflcm instantiate VNF FILE`) or as
+ * `--request-file`: exactly one of the two.
+ */
+export function requestFileOf(positional: string | undefined, flag: string | undefined, usage: string): string {
+  if (positional !== undefined && flag !== undefined) {
+    throw new UsageError(`the request file is given twice: ${echo(positional)} and --request-file ${echo(flag)}`, {
+      hint: `give it once: ${usage}`,
+    });
+  }
+  const file = positional ?? flag;
+  if (file === undefined) throw new UsageError('the request file is missing', { hint: usage });
+  return file;
+}
+
+/**
+ * `--additional-param-file F` of scale and heal, as tackerclient reads it: a
+ * JSON (or YAML) object merged into the request body, usually
+ * `{"additionalParams": {...}}`. A file holding only the parameters
+ * themselves is refused, so they are not silently dropped.
+ */
+export async function readAdditionalParamFile(path: string, fields: readonly string[]): Promise<Record<string, unknown>> {
+  const doc = await readRequestFile(path);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    throw new ValidationError(path, undefined, 'is not a JSON object', { hint: 'write {"additionalParams": {"key": "value"}}' });
+  }
+  const unknown = Object.keys(doc).filter((k) => !fields.includes(k));
+  if (unknown.length > 0) {
+    throw new ValidationError(path, unknown[0], `is not a field of the request (it takes ${fields.join(', ')})`, {
+      hint: `put the parameters under additionalParams: {"additionalParams": {${JSON.stringify(unknown[0])}: ...}}`,
+    });
+  }
+  const params = (doc as Record<string, unknown>)['additionalParams'];
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) {
+    throw new ValidationError(path, 'additionalParams', 'must be an object');
+  }
+  return doc as Record<string, unknown>;
+}
+
+/**
  * Runs an operation in the foreground: the signal aborts on Ctrl-C and at
  * the timeout; the result (or the FAILED_TEMP occurrence) is printed.
  */
@@ -120,7 +160,7 @@ export async function runLcmCommand(
   source?: string,
   /** What the operation acts on, for the package-script prompt (`vnf instance web`). */
   subject?: string,
-): Promise<void> {
+): Promise<OperationResult> {
   const seconds = parseDuration(flags.timeout);
   const controller = new AbortController();
   // The driver hangs one listener per request and watch on this signal.
@@ -150,6 +190,7 @@ export async function runLcmCommand(
     const op = result.opOcc;
     ctx.io.success(`${op.operation} of vnf instance ${op.vnfInstanceId} ${op.operationState} (occurrence ${op.id})`);
     await printResource(ctx.io, flags, opView(flags), op);
+    return result;
   } catch (err) {
     progress.stop();
     if (last?.operationState === 'FAILED_TEMP') await printResource(ctx.io, flags, opView(flags), last);

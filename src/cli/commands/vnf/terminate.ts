@@ -9,6 +9,7 @@ interface Flags extends RunFlags {
   terminationType?: 'GRACEFUL' | 'FORCEFUL';
   gracefulTerminationTimeout?: string;
   requestFile?: string;
+  delete?: boolean;
   yes?: boolean;
 }
 
@@ -19,11 +20,13 @@ export function vnfTerminateCommand(ctx: Context): Command {
     .addOption(new Option('--termination-type <type>', 'GRACEFUL lets pods stop (default), FORCEFUL does not wait').choices(['GRACEFUL', 'FORCEFUL']))
     .option('--graceful-termination-timeout <seconds>', "the pods' grace period for GRACEFUL")
     .option('--request-file <file>', 'a TerminateVnfRequest instead (the flags override its fields)')
+    .option('--delete', "then delete the instance, once terminated (Tacker's openstack vnflcm terminate --D); a failed terminate deletes nothing")
     .option('-y, --yes', 'do not ask for confirmation');
   addRunOptions(cmd);
   withExamples(cmd, [
     ['terminate, giving pods 30 s', 'vnfm vnf-terminate web --graceful-termination-timeout 30'],
     ['from a script', 'vnfm vnf-terminate web --termination-type FORCEFUL --yes -o json'],
+    ['terminate, then delete the instance', 'vnfm vnf-terminate web --delete --yes'],
     ['from a script, running the package\'s terminate hook scripts (--yes alone does not allow them)', 'vnfm vnf-terminate web --yes --allow-package-scripts'],
   ]);
   return cmd.action(async (ref: string, flags: Flags) => {
@@ -46,12 +49,19 @@ export function vnfTerminateCommand(ctx: Context): Command {
           hint: 'pass --yes to terminate without asking',
         });
       }
-      if (!(await confirm(ctx.io, `Terminate vnf instance ${vnf.vnfInstanceName ?? vnf.id} and delete all its resources?`))) {
+      const then = flags.delete ? ', then the instance itself' : '';
+      if (!(await confirm(ctx.io, `Terminate vnf instance ${vnf.vnfInstanceName ?? vnf.id} and delete all its resources${then}?`))) {
         ctx.io.info('nothing terminated');
         return;
       }
     }
     const { terminateVnf } = await import('../../../lcm/index.js');
-    await runLcmCommand(ctx, flags, (deps, opts) => terminateVnf(deps, vnf.id, request, opts), flags.requestFile ?? 'vnf-terminate', `vnf instance ${vnf.vnfInstanceName ?? vnf.id}`);
+    // A terminate that fails throws here (its occurrence left FAILED_TEMP), so --delete never removes an instance with resources left.
+    const result = await runLcmCommand(ctx, flags, (deps, opts) => terminateVnf(deps, vnf.id, request, opts), flags.requestFile ?? 'vnf-terminate', `vnf instance ${vnf.vnfInstanceName ?? vnf.id}`);
+    if (flags.delete && result.opOcc.operationState === 'COMPLETED') {
+      const { deleteVnfs } = await import('../../../lcm/index.js');
+      const { deps } = await lcmDeps(ctx);
+      for (const deleted of deleteVnfs(deps, [vnf])) ctx.io.success(`vnf instance ${deleted.id} deleted`);
+    }
   });
 }
