@@ -157,6 +157,17 @@ interface Started {
  * server's log.
  */
 export async function startRealCluster(opts: RealClusterOptions = {}): Promise<RealCluster> {
+  // A free port found may be taken by someone else before the server binds it: start again on new ones.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      if (attempt === 3 || !/address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startOnce(opts: RealClusterOptions): Promise<RealCluster> {
   const binDir = opts.binDir ?? realApiServerBinaries();
   if (!binDir) throw new Error(`${KUBE_APISERVER_DIR_ENV} is not set: it names the directory of kube-apiserver.xz and kube-controller-manager.xz`);
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 120_000);
