@@ -42,6 +42,9 @@ export interface Manifest {
 /** The metadata keys SOL004 asks of a VNF package manifest. */
 export const MANIFEST_METADATA_KEYS = ['vnf_provider_id', 'vnf_product_name', 'vnf_release_date_time', 'vnf_package_version'] as const;
 
+/** Keys that start or belong to a block other than metadata. */
+const BLOCK_KEYS = new Set(['source', 'algorithm', 'hash', 'signature', 'certificate', 'metadata', 'non_mano_artifact_sets']);
+
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$/;
 
 export function parseManifest(text: string, file: string): { manifest: Manifest; findings: Finding[] } {
@@ -56,6 +59,7 @@ export function parseManifest(text: string, file: string): { manifest: Manifest;
   let current: ManifestArtifact | undefined;
   let nonManoSet: string | undefined;
   let orphanReported = false;
+  let metadataColumnZeroNoted = false;
   const lines = splitLines(text);
   lines.forEach((raw, i) => {
     const n = i + 1;
@@ -82,6 +86,17 @@ export function parseManifest(text: string, file: string): { manifest: Manifest;
       if (!kv) {
         add('manifest-syntax', n, `line ${n} of the metadata block is not "key: value"`, 'write "  key: value" lines under metadata:');
         return;
+      }
+      if (kv.key in manifest.metadata) add('manifest-duplicate-key', n, `metadata key ${kv.key} appears twice`, 'keep one', 'warning');
+      manifest.metadata[kv.key] = kv.value;
+      return;
+    }
+    // SOL004's own examples write the metadata keys at column 0 under "metadata:"; Tacker reads only
+    // the Source/Algorithm/Hash blocks (tacker/common/csar_utils.py, _convert_artifacts), so it accepts that.
+    if (!indented && mode === 'metadata' && kv && !BLOCK_KEYS.has(kv.key.toLowerCase())) {
+      if (!metadataColumnZeroNoted) {
+        metadataColumnZeroNoted = true;
+        add('manifest-metadata-unindented', n, `the metadata keys from line ${n} are written at column 0, as in SOL004's examples; read as the metadata block`, 'indent them by two spaces ("  vnf_provider_id: ...") for tools that parse the manifest as YAML', 'info');
       }
       if (kv.key in manifest.metadata) add('manifest-duplicate-key', n, `metadata key ${kv.key} appears twice`, 'keep one', 'warning');
       manifest.metadata[kv.key] = kv.value;

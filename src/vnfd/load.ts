@@ -294,19 +294,18 @@ class VnfdLoader {
               hint: `give ${name} a "type:" naming a SOL001 type or one defined in the package`,
             });
           } else if (!this.types.has(type)) {
-            // A tosca.* name may be a SOL001 type vnfm has no use for (it only knows the ones it reads);
-            // anything else must come from the package, so its absence is an error.
+            // Tacker's TOSCA parser refuses a template of a type it cannot resolve, referenced
+            // by a policy or not, so vnfm does too; a tosca.* name is most likely a misspelt SOL001 type.
             const standard = type.startsWith('tosca.');
             this.add({
-              severity: standard ? 'warning' : 'error',
               code: 'type-unknown',
               file: source.path,
               line: lineOf(source.text, path),
               message: standard
-                ? `${kind} template ${name} has type ${type}, which vnfm does not know; it is ignored`
+                ? `${kind} template ${name} has type ${type}, which is neither a TOSCA or ETSI SOL001 type nor defined in the package's imports`
                 : `${kind} template ${name} has type ${type}, which is neither a SOL001 type nor defined in the package's imports`,
               hint: standard
-                ? `check the spelling against ETSI SOL001 (e.g. ${kind === 'node' ? 'tosca.nodes.nfv.Vdu.Compute' : kind === 'policy' ? 'tosca.policies.nfv.ScalingAspects' : 'tosca.groups.nfv.PlacementGroup'})`
+                ? `check the spelling against ETSI SOL001 (e.g. ${kind === 'node' ? 'tosca.nodes.nfv.Vdu.Compute' : kind === 'policy' ? 'tosca.policies.nfv.ScalingAspects' : 'tosca.groups.nfv.PlacementGroup'}), or import the definitions file that declares the type`
                 : 'check the spelling, or import the definitions file that declares the type',
             });
           }

@@ -30,6 +30,24 @@ export const SOL001_DERIVED_FROM: Readonly<Record<string, string | undefined>> =
   'tosca.artifacts.Implementation.Python': 'tosca.artifacts.Implementation',
   'tosca.artifacts.Deployment': 'tosca.artifacts.Root',
   'tosca.artifacts.Deployment.Image': 'tosca.artifacts.Deployment',
+  // The other TOSCA Simple Profile 1.2 normative node, group and policy types, which
+  // Tacker's TOSCA parser knows without an import.
+  'tosca.nodes.Compute': 'tosca.nodes.Root',
+  'tosca.nodes.SoftwareComponent': 'tosca.nodes.Root',
+  'tosca.nodes.WebServer': 'tosca.nodes.SoftwareComponent',
+  'tosca.nodes.WebApplication': 'tosca.nodes.Root',
+  'tosca.nodes.DBMS': 'tosca.nodes.SoftwareComponent',
+  'tosca.nodes.Database': 'tosca.nodes.Root',
+  'tosca.nodes.Storage.ObjectStorage': 'tosca.nodes.Root',
+  'tosca.nodes.Storage.BlockStorage': 'tosca.nodes.Root',
+  'tosca.nodes.Container.Runtime': 'tosca.nodes.SoftwareComponent',
+  'tosca.nodes.Container.Application': 'tosca.nodes.Root',
+  'tosca.nodes.LoadBalancer': 'tosca.nodes.Root',
+  'tosca.nodes.network.Network': 'tosca.nodes.Root',
+  'tosca.nodes.network.Port': 'tosca.nodes.Root',
+  'tosca.policies.Update': 'tosca.policies.Root',
+  'tosca.policies.Performance': 'tosca.policies.Root',
+  'tosca.policies.Monitoring': 'tosca.policies.Root',
 
   // SOL001 node types.
   'tosca.nodes.nfv.VNF': 'tosca.nodes.Root',
@@ -41,6 +59,7 @@ export const SOL001_DERIVED_FROM: Readonly<Record<string, string | undefined>> =
   'tosca.nodes.nfv.Vdu.VirtualObjectStorage': 'tosca.nodes.Root',
   'tosca.nodes.nfv.Vdu.VirtualFileStorage': 'tosca.nodes.Root',
   'tosca.nodes.nfv.VnfVirtualLink': 'tosca.nodes.Root',
+  'tosca.nodes.nfv.VipCp': 'tosca.nodes.Root',
 
   // SOL001 policy types.
   'tosca.policies.nfv.InstantiationLevels': 'tosca.policies.Root',
@@ -55,6 +74,8 @@ export const SOL001_DERIVED_FROM: Readonly<Record<string, string | undefined>> =
   'tosca.policies.nfv.AntiAffinityRule': 'tosca.policies.Placement',
   'tosca.policies.nfv.SecurityGroupRule': 'tosca.policies.Root',
   'tosca.policies.nfv.SupportedVnfInterface': 'tosca.policies.Root',
+  'tosca.policies.nfv.VnfIndicator': 'tosca.policies.Root',
+  'tosca.policies.nfv.VnfPackageChange': 'tosca.policies.Root',
 
   // SOL001 group, interface and artifact types.
   'tosca.groups.nfv.PlacementGroup': 'tosca.groups.Root',

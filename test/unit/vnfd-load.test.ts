@@ -503,7 +503,6 @@ const broken: BrokenCase[] = [
     fixture: 'cnf',
     break: (m) => edit(m, CNF_DF, '    VDU2:\n      type: tosca.nodes.nfv.Vdu.Compute\n', '    VDU2:\n      type: tosca.nodes.nfv.Vdu.Compte\n'),
     code: 'type-unknown',
-    severity: 'warning',
     file: CNF_DF,
     lineOf: 'type: tosca.nodes.nfv.Vdu.Compte',
     hint: /tosca.nodes.nfv.Vdu.Compute/,
