@@ -225,6 +225,7 @@ function customResourceType(api: ObjectApi, crd: KubeObject, version: CrdVersion
     strategicMerge: false,
     custom: { crdName, storageVersion },
   };
+  if (version.schema?.openAPIV3Schema) type.openApiSchema = version.schema.openAPIV3Schema;
   if (names.shortNames?.length) type.shortNames = names.shortNames;
   if (names.categories?.length) type.categories = names.categories;
   const subresources: NonNullable<ResourceType['subresources']> = [];

@@ -140,6 +140,8 @@ export interface ResourceType {
   review?: (obj: KubeObject) => Record<string, unknown>;
   /** The kind a 422 names when the API server validates the object as another (events.k8s.io Events as core Events). */
   validatedAs?: { kind: string; group: string };
+  /** The OpenAPI schema the server publishes for the kind (custom resources: their CRD version's). */
+  openApiSchema?: object;
   /** Fields `fieldSelector` may name; metadata.name and metadata.namespace when absent. */
   selectableFields?: SelectableFields;
 }

@@ -36,7 +36,7 @@ import { startClusterApiController, type ClusterApiController, type WorkloadClus
 import { FaultRules, type SandboxFaults } from './faults.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import { PATCH_TYPES } from './patch.js';
-import { openApiV3Document, openApiV3Index } from './openapi.js';
+import { openApiV2Document, openApiV3Document, openApiV3Index } from './openapi.js';
 import { WatchHub, type WatchOptions } from './watch.js';
 import { ObjectApi } from './objects.js';
 import { parseApiPath, type DiscoveryRequest } from './request-info.js';
@@ -321,6 +321,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (path === '/version') {
       if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed();
       send(res, 200, versionInfo);
+      return;
+    }
+    if (path === '/openapi/v2') {
+      if (!accept.some((r) => isPlainJson(r))) throw notAcceptable();
+      send(res, 200, openApiV2Document(registry));
       return;
     }
     if (path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {

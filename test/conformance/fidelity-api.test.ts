@@ -77,6 +77,18 @@ describe('Tables', () => {
   });
 });
 
+describe('OpenAPI v2', () => {
+  it('serves the definitions of the built-in kinds in JSON', async () => {
+    const r = await c.request('GET', '/openapi/v2');
+    expect(r.status).toBe(200);
+    expect(r.json.swagger).toBe('2.0');
+    const deployment = r.json.definitions['io.k8s.api.apps.v1.Deployment'];
+    expect(deployment['x-kubernetes-group-version-kind']).toEqual([{ group: 'apps', kind: 'Deployment', version: 'v1' }]);
+    expect(Object.keys(deployment.properties)).toEqual(expect.arrayContaining(['apiVersion', 'kind', 'metadata', 'spec', 'status']));
+    expect(r.json.definitions['io.k8s.api.core.v1.ConfigMap']['x-kubernetes-group-version-kind']).toEqual([{ group: '', kind: 'ConfigMap', version: 'v1' }]);
+  });
+});
+
 describe('pagination', () => {
   it('counts the remaining items of an unfiltered list, not of a filtered one', async () => {
     const base = `/api/v1/namespaces/${ns}/configmaps`;
@@ -178,6 +190,17 @@ describe('server-side apply of a custom resource', () => {
         code: 500,
       });
       expect((await c.request('GET', `${base}/applied`)).status).toBe(404);
+
+      // kubectl explain finds the kind's schema in the group version's OpenAPI v3 document.
+      const index = await c.request('GET', '/openapi/v3');
+      const entry = index.json.paths[`apis/${group}/v1`];
+      expect(entry?.serverRelativeURL, JSON.stringify(Object.keys(index.json.paths))).toEqual(expect.any(String));
+      const doc = await c.request('GET', entry.serverRelativeURL);
+      expect(doc.status).toBe(200);
+      const schemas = Object.values(doc.json.components.schemas) as any[];
+      const gadget = schemas.find((x) => (x['x-kubernetes-group-version-kind'] ?? []).some((g: any) => g.kind === 'Gadget' && g.group === group && g.version === 'v1'));
+      expect(gadget?.properties?.spec?.properties?.size).toMatchObject({ type: 'integer' });
+      expect(Object.keys(gadget.properties)).toEqual(expect.arrayContaining(['apiVersion', 'kind', 'metadata', 'spec']));
       const declared = await c.request('PATCH', `${base}/applied?fieldManager=conformance`, {
         body: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'applied' }, spec: { size: 2 } },
         contentType: 'application/apply-patch+yaml',

@@ -345,7 +345,6 @@ const ACCEPTED: Record<string, string> = {
   'create pod': 'the sandbox has no ServiceAccount admission: no projected kube-api-access volume is mounted into pods',
   'pod spec change': 'the real message ends with a Go diff of the internal PodSpec; the sandbox lists the changed fields instead (same first line)',
   'secret bad base64': 'the real server refuses undecodable base64 while decoding the body (400 BadRequest, Go JSON error); the sandbox validates it after decoding (422 Invalid on data[k])',
-  'openapi v2': 'the sandbox serves no /openapi/v2 (only the /openapi/v3 index)',
   'apply conflict': 'release wording: 1.25 says `conflict with "first"`, 1.32 (the sandbox) adds the manager\'s API version (`using v1`)',
   'job restartPolicy Always': 'release wording: 1.25 reports a Job\'s restartPolicy Always as `Required value: valid values: ...`, 1.32 (the sandbox) as `Unsupported value: "Always": supported values: ...`',
   'create job': 'release behaviour: 1.27+ (the sandbox, as 1.32) also labels a Job\'s pods batch.kubernetes.io/controller-uid and job-name and selects on the prefixed label; 1.25 uses controller-uid and job-name only',
