@@ -342,7 +342,6 @@ const ACCEPTED: Record<string, string> = {
   'group versions': 'served versions follow the emulated release: 1.32 serves flowcontrol v1/v1beta3 and no autoscaling/v2beta2 or storage v1beta1, which 1.25 still serves',
   'core resources': 'the sandbox serves no bindings, componentstatuses or the kubelet-backed subresources (attach, exec, log, portforward, proxy, eviction, ephemeralcontainers, serviceaccounts/token, namespaces/finalize)',
   'unknown group': 'a 1.25 server answers a plain-text "404 page not found" for an unknown group; 1.32 (the sandbox) answers a NotFound Status',
-  'create pod': 'the sandbox has no ServiceAccount admission: no projected kube-api-access volume is mounted into pods',
   'pod spec change': 'the real message ends with a Go diff of the internal PodSpec; the sandbox lists the changed fields instead (same first line)',
   'secret bad base64': 'the real server refuses undecodable base64 while decoding the body (400 BadRequest, Go JSON error); the sandbox validates it after decoding (422 Invalid on data[k])',
   'apply conflict': 'release wording: 1.25 says `conflict with "first"`, 1.32 (the sandbox) adds the manager\'s API version (`using v1`)',

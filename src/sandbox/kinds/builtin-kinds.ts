@@ -9,6 +9,7 @@ import { goLabelSelector, goStringMap, goStrings, invalid } from '../status.js';
 import { fieldLabelNotSupported, formatSelector, matchesSelector, METADATA_FIELDS, type FieldGetter, type LabelSelectorObject, type SelectableFields } from '../selectors.js';
 import type { KubeObject, ResourceStrategy, ResourceType, TableColumn, Verb } from '../resources.js';
 import * as d from './defaults.js';
+import { generateNameSuffix } from '../objects.js';
 
 /** Every verb the generic handlers serve. */
 export const ALL_VERBS: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -186,6 +187,36 @@ export function validatePodUpdate(o: KubeObject, old: KubeObject): FieldError[] 
   return [{ type: 'FieldValueForbidden', field: 'spec', detail: `${POD_UPDATABLE}\n${diff}\n` }];
 }
 
+const SERVICE_ACCOUNT_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/**
+ * What the ServiceAccount admission plugin adds to a new pod: a projected
+ * `kube-api-access-*` volume (token, cluster CA, namespace) mounted
+ * read-only into every container, unless the pod opts out or a container
+ * already mounts something there.
+ */
+function mountServiceAccountToken(o: KubeObject): void {
+  const s = spec(o);
+  if (s.automountServiceAccountToken === false) return;
+  const containers = [...((s.initContainers as Obj[] | undefined) ?? []), ...((s.containers as Obj[] | undefined) ?? [])].filter((c) => c && typeof c === 'object');
+  if (containers.some((c) => ((c.volumeMounts as Obj[] | undefined) ?? []).some((m) => m?.mountPath === SERVICE_ACCOUNT_MOUNT))) return;
+  const name = `kube-api-access-${generateNameSuffix()}`;
+  const volumes = Array.isArray(s.volumes) ? (s.volumes as Obj[]) : [];
+  volumes.push({
+    name,
+    projected: {
+      sources: [
+        { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+        { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+        { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+      ],
+      defaultMode: 420,
+    },
+  });
+  s.volumes = volumes;
+  for (const c of containers) c.volumeMounts = [...((c.volumeMounts as Obj[] | undefined) ?? []), { name, readOnly: true, mountPath: SERVICE_ACCOUNT_MOUNT }];
+}
+
 /** apps/v1 selectors cannot change after creation. */
 function keepSelector(kind: string, group: string): ResourceStrategy['prepareForUpdate'] {
   return (o, old) => {
@@ -353,6 +384,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       strategy: {
         applyDefaults: d.defaultPod,
         prepareForCreate(o) {
+          mountServiceAccountToken(o);
           o.status = { phase: 'Pending', qosClass: 'BestEffort' };
         },
         validate: (o) => validateContainers(spec(o), 'spec'),
