@@ -77,6 +77,30 @@ describe('Tables', () => {
   });
 });
 
+describe('ServiceAccount admission', () => {
+  it('mounts the service account token volume into every container of a new pod, unless it opts out', async () => {
+    const base = `/api/v1/namespaces/${ns}/pods`;
+    const mounted = await c.request('POST', base, {
+      body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sa-mounted' }, spec: { initContainers: [{ name: 'init', image: 'busybox:1.36' }], containers: [{ name: 'main', image: 'nginx:1.27' }] } },
+    });
+    expect(mounted.status, mounted.text).toBe(201);
+    const volume = mounted.json.spec.volumes.find((v: any) => v.name.startsWith('kube-api-access-'));
+    expect(volume.name).toMatch(/^kube-api-access-[a-z0-9]{5}$/);
+    expect(volume.projected.defaultMode).toBe(420);
+    expect(volume.projected.sources.map((x: any) => Object.keys(x)[0])).toEqual(['serviceAccountToken', 'configMap', 'downwardAPI']);
+    for (const c0 of [...mounted.json.spec.initContainers, ...mounted.json.spec.containers]) {
+      expect(c0.volumeMounts).toEqual([{ name: volume.name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }]);
+    }
+    const optedOut = await c.request('POST', base, {
+      body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sa-none' }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'nginx:1.27' }] } },
+    });
+    expect(optedOut.status).toBe(201);
+    expect(optedOut.json.spec.volumes).toBeUndefined();
+    expect(optedOut.json.spec.containers[0].volumeMounts).toBeUndefined();
+    for (const name of ['sa-mounted', 'sa-none']) await c.request('DELETE', `${base}/${name}?gracePeriodSeconds=0`);
+  });
+});
+
 describe('OpenAPI v2', () => {
   it('serves the definitions of the built-in kinds in JSON', async () => {
     const r = await c.request('GET', '/openapi/v2');
