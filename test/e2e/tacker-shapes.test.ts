@@ -1,0 +1,188 @@
+/**
+ * Packages in the shapes of Tacker's functional-test samples (our own
+ * content: v1 test_cnf_scale, test_cnf_heal, test_cnf, test_cnf_multi_ns;
+ * v2 test_instantiate_cnf_resources, test_change_vnf_pkg_with_deployment),
+ * through the real program. What Tacker accepts validates and onboards with
+ * notes, not errors: VDUs without a workload in the package, one object in
+ * alternative files, access and token reviews without metadata.name, SOL004
+ * manifest metadata at column 0. What Tacker's TOSCA parser refuses is
+ * refused. On the sandbox, an instantiate deploys only what its request
+ * names: one bare Pod of a six-VDU flavour, or a ConfigMap alone.
+ */
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { e2eCluster, type E2eCluster } from '../support/e2e-cluster.js';
+import { newHome, vnfm } from '../support/cli.js';
+
+const SHAPES = resolve(import.meta.dirname, '../fixtures/tacker-shapes');
+const work = mkdtempSync(join(tmpdir(), 'vnfm-tacker-shapes-'));
+
+interface Finding {
+  severity: string;
+  code: string;
+  file?: string;
+}
+
+/** Each package and the notes (`code file`) its validation reports. */
+const PACKAGES: Array<[name: string, notes: string[]]> = [
+  ['v1-cnf-scale', []],
+  ['v1-cnf-heal', []],
+  ['v1-cnf', ['vdu-resource-missing Definitions/toolbox_df_simple.yaml']],
+  ['v1-cnf-multi-ns', []],
+  [
+    'v2-instantiate-cnf-resources',
+    ['kubernetes-object-alternative Files/kubernetes/deployment_fail_test.yaml', 'vdu-resource-missing Definitions/stack_df_simple.yaml'],
+  ],
+  [
+    'v2-change-vnf-pkg-with-deployment',
+    [
+      'kubernetes-object-alternative Files/new_kubernetes/error_deployment.yaml',
+      'kubernetes-object-alternative Files/new_kubernetes/new_deployment.yaml',
+      'manifest-metadata-unindented swap.mf',
+      'vdu-resource-missing Definitions/swap_df_simple.yaml',
+      'vdu-resource-missing Definitions/swap_df_simple.yaml',
+    ],
+  ],
+];
+
+describe('Tacker-shaped packages', () => {
+  it.each(PACKAGES)('%s validates (exit 0, notes only) and onboards', async (name, notes) => {
+    const home = newHome();
+    const v = await vnfm(['vnfpkg-validate', join(SHAPES, name), '-o', 'json'], { home });
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    const report = JSON.parse(v.stdout) as { valid: boolean; findings: Finding[] };
+    expect(report.valid).toBe(true);
+    expect(report.findings.filter((f) => f.severity !== 'info')).toEqual([]);
+    expect(report.findings.map((f) => `${f.code} ${f.file}`).sort()).toEqual([...notes].sort());
+
+    // The table form shows the notes and still exits 0.
+    const table = await vnfm(['vnfpkg-validate', join(SHAPES, name)], { home });
+    expect(table.code).toBe(0);
+    for (const note of notes) expect(table.stdout).toContain(note.split(' ')[0]);
+
+    const on = await vnfm(['vnfpkg-onboard', join(SHAPES, name), '--name', name, '-o', 'json'], { home });
+    expect(on.code, on.stderr).toBe(0);
+    expect(JSON.parse(on.stdout)).toMatchObject({ onboardingState: 'ONBOARDED' });
+  });
+});
+
+/** A copy of a shape to break. */
+function copyOf(name: string): string {
+  const dir = mkdtempSync(join(work, `${name}-`));
+  cpSync(join(SHAPES, name), dir, { recursive: true });
+  return dir;
+}
+
+describe('what Tacker refuses stays refused', () => {
+  it('a node template of an unknown type, named by no policy, is an error (exit 2)', async () => {
+    const dir = copyOf('v2-instantiate-cnf-resources');
+    const df = join(dir, 'Definitions/stack_df_simple.yaml');
+    const text = readFileSync(df, 'utf8');
+    writeFileSync(df, text.replace('\n  policies:\n', '\n    Watcher:\n      type: tosca.nodes.nfv.Vdu.Computer\n      properties:\n        name: watcher\n\n  policies:\n'));
+    const home = newHome();
+    const v = await vnfm(['vnfpkg-validate', dir, '-o', 'json'], { home });
+    expect(v.code).toBe(2);
+    const report = JSON.parse(v.stdout) as { findings: Finding[] };
+    expect(report.findings).toContainEqual(expect.objectContaining({ severity: 'error', code: 'type-unknown', file: 'Definitions/stack_df_simple.yaml' }));
+    const on = await vnfm(['vnfpkg-onboard', dir], { home });
+    expect(on.code).toBe(2);
+    expect(JSON.parse((await vnfm(['vnfpkg-list', '-o', 'json'], { home })).stdout)).toEqual([]);
+  });
+
+  it('an object other than a review without metadata.name is an error', async () => {
+    const dir = copyOf('v1-cnf');
+    // Keep TOSCA.meta's hash right, so only the intended finding appears.
+    const file = 'Files/kubernetes/config-map.yaml';
+    const changed = readFileSync(join(dir, file), 'utf8').replace('  name: toolbox-settings\n', '  labels: {app: toolbox}\n');
+    writeFileSync(join(dir, file), changed);
+    const meta = join(dir, 'TOSCA-Metadata/TOSCA.meta');
+    const { createHash } = await import('node:crypto');
+    writeFileSync(meta, readFileSync(meta, 'utf8').replace(new RegExp(`(Name: ${file.replace(/[.]/g, '\\.')}\\n(?:.+\\n)*?Hash: )([0-9a-f]+)`), `$1${createHash('sha256').update(changed).digest('hex')}`));
+    const v = await vnfm(['vnfpkg-validate', dir, '-o', 'json'], { home: newHome() });
+    expect(v.code).toBe(2);
+    expect((JSON.parse(v.stdout) as { findings: Finding[] }).findings.filter((f) => f.severity === 'error')).toEqual([
+      expect.objectContaining({ code: 'kubernetes-object-invalid', file }),
+    ]);
+  });
+});
+
+describe('instantiate deploys only what the request names (sandbox)', () => {
+  let cluster: E2eCluster;
+  let home: string;
+
+  const ok = async (args: string[]) => {
+    const r = await vnfm(args, { home });
+    if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+    return r;
+  };
+  const request = (name: string, body: unknown): string => {
+    const path = join(work, `${name}.json`);
+    writeFileSync(path, JSON.stringify(body, null, 2));
+    return path;
+  };
+  /** Tacker v2's minimal instantiate request: a registered VIM by id or name, the files to deploy. */
+  const instantiateBody = (files: string[]) => ({
+    flavourId: 'simple',
+    vimConnectionInfo: { vim1: { vimId: 'edge', vimType: 'kubernetes' } },
+    additionalParams: { 'lcm-kubernetes-def-files': files, namespace: cluster.namespace },
+  });
+
+  beforeAll(async () => {
+    cluster = await e2eCluster('e2e-tacker-shapes', { controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
+    home = newHome();
+    const vimConfig = join(work, 'vim-config.yaml');
+    cluster.writeVimConfig(vimConfig);
+    await ok(['vim-register', '--config-file', vimConfig, 'edge']);
+    await ok(['vnfpkg-onboard', join(SHAPES, 'v2-instantiate-cnf-resources'), '--name', 'stack']);
+    await ok(['vnfpkg-onboard', join(SHAPES, 'v1-cnf'), '--name', 'toolbox']);
+  });
+
+  afterAll(async () => {
+    await cluster?.close();
+  });
+
+  it('one bare Pod of a six-VDU flavour: VNFCs of VDU1 only; an aspect of an undeployed VDU is refused; terminate', async () => {
+    await ok(['vnf-create', '--package', 'stack', '--name', 'stack-min']);
+    const inst = await vnfm(['vnf-instantiate', 'stack-min', '--request-file', request('min', instantiateBody(['Files/kubernetes/pod.yaml'])), '--allow-package-scripts', '-o', 'json'], { home });
+    expect(inst.code, inst.stderr).toBe(0);
+    expect(JSON.parse(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
+    const shown = JSON.parse((await ok(['vnf-show', 'stack-min', '-o', 'json'])).stdout);
+    expect(shown.instantiatedVnfInfo.vnfcResourceInfo.map((v: { vduId: string }) => v.vduId)).toEqual(['VDU1']);
+    const pod = await cluster.request('GET', `/api/v1/namespaces/${cluster.namespace}/pods/stack-a`);
+    expect(pod.status).toBe(200);
+    const deployments = await cluster.request('GET', `/apis/apps/v1/namespaces/${cluster.namespace}/deployments`);
+    expect((deployments.json as { items: unknown[] }).items).toEqual([]);
+
+    const scale = await vnfm(['vnf-scale', 'stack-min', '--type', 'SCALE_OUT', '--aspect-id', 'b_aspect', '--allow-package-scripts'], { home });
+    expect(scale.code).toBe(2);
+    expect(scale.stderr).toMatch(/aspect b_aspect scales VDU2, and this instance deployed none of them/);
+
+    await ok(['vnf-terminate', 'stack-min', '--yes', '--allow-package-scripts']);
+    expect((await cluster.request('GET', `/api/v1/namespaces/${cluster.namespace}/pods/stack-a`)).status).toBe(404);
+  });
+
+  it('a request naming both alternative files is refused before anything is recorded', async () => {
+    await ok(['vnf-create', '--package', 'stack', '--name', 'stack-both']);
+    const body = instantiateBody(['Files/kubernetes/deployment.yaml', 'Files/kubernetes/deployment_fail_test.yaml']);
+    const r = await vnfm(['vnf-instantiate', 'stack-both', '--request-file', request('both', body), '--allow-package-scripts'], { home });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/stack-b.*defined twice/);
+    const ops = JSON.parse((await ok(['op-list', '-o', 'json'])).stdout) as { vnfInstanceId: string }[];
+    const instance = JSON.parse((await ok(['vnf-show', 'stack-both', '-o', 'json'])).stdout);
+    expect(instance.instantiationState).toBe('NOT_INSTANTIATED');
+    expect(ops.filter((o) => o.vnfInstanceId === instance.id)).toEqual([]);
+  });
+
+  it('a ConfigMap alone: instantiated with no VNFC, terminated', async () => {
+    await ok(['vnf-create', '--package', 'toolbox', '--name', 'settings-only']);
+    await ok(['vnf-instantiate', 'settings-only', '--request-file', request('cm', instantiateBody(['Files/kubernetes/config-map.yaml']))]);
+    const shown = JSON.parse((await ok(['vnf-show', 'settings-only', '-o', 'json'])).stdout);
+    expect(shown.instantiationState).toBe('INSTANTIATED');
+    expect(shown.instantiatedVnfInfo.vnfcResourceInfo ?? []).toEqual([]);
+    expect((await cluster.request('GET', `/api/v1/namespaces/${cluster.namespace}/configmaps/toolbox-settings`)).status).toBe(200);
+    await ok(['vnf-terminate', 'settings-only', '--yes']);
+    expect((await cluster.request('GET', `/api/v1/namespaces/${cluster.namespace}/configmaps/toolbox-settings`)).status).toBe(404);
+  });
+});
