@@ -1,7 +1,7 @@
 /**
  * Request bodies in Kubernetes' protobuf encoding, which kubectl's typed
  * commands send (`kubectl create namespace`, `create configmap`,
- * `create secret`). The wire format is the `k8s\0` magic followed by a
+ * `create secret`, `auth can-i`, `auth whoami`). The wire format is the `k8s\0` magic followed by a
  * `runtime.Unknown` envelope (typeMeta, raw) whose `raw` is the object's
  * message, with field numbers from k8s.io/api's generated.proto.
  *
@@ -54,7 +54,34 @@ const OBJECT_META: Schema = {
 };
 
 /** Object schemas by `apiVersion/kind`. */
+const RESOURCE_ATTRIBUTES: Schema = {
+  1: { name: 'namespace', type: 'string' },
+  2: { name: 'verb', type: 'string' },
+  3: { name: 'group', type: 'string' },
+  4: { name: 'version', type: 'string' },
+  5: { name: 'resource', type: 'string' },
+  6: { name: 'subresource', type: 'string' },
+  7: { name: 'name', type: 'string' },
+};
+const NON_RESOURCE_ATTRIBUTES: Schema = { 1: { name: 'path', type: 'string' }, 2: { name: 'verb', type: 'string' } };
+const ACCESS_ATTRIBUTES: Schema = {
+  1: { name: 'resourceAttributes', type: RESOURCE_ATTRIBUTES },
+  2: { name: 'nonResourceAttributes', type: NON_RESOURCE_ATTRIBUTES },
+};
+
 const KINDS: Record<string, Schema> = {
+  // What `kubectl auth can-i` and `kubectl auth whoami` send.
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': { 1: { name: 'metadata', type: OBJECT_META }, 2: { name: 'spec', type: ACCESS_ATTRIBUTES } },
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': { 1: { name: 'metadata', type: OBJECT_META }, 2: { name: 'spec', type: { 1: { name: 'namespace', type: 'string' } } } },
+  'authorization.k8s.io/v1/SubjectAccessReview': {
+    1: { name: 'metadata', type: OBJECT_META },
+    2: { name: 'spec', type: { ...ACCESS_ATTRIBUTES, 3: { name: 'user', type: 'string' }, 4: { name: 'groups', type: 'string', repeated: true }, 6: { name: 'uid', type: 'string' } } },
+  },
+  'authentication.k8s.io/v1/TokenReview': {
+    1: { name: 'metadata', type: OBJECT_META },
+    2: { name: 'spec', type: { 1: { name: 'token', type: 'string' }, 2: { name: 'audiences', type: 'string', repeated: true } } },
+  },
+  'authentication.k8s.io/v1/SelfSubjectReview': { 1: { name: 'metadata', type: OBJECT_META } },
   'v1/Namespace': {
     1: { name: 'metadata', type: OBJECT_META },
     2: { name: 'spec', type: { 1: { name: 'finalizers', type: 'string', repeated: true } } },

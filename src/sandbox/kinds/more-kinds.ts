@@ -4,7 +4,7 @@
  * CSI kinds, CertificateSigningRequest, the webhook configurations,
  * flowcontrol, events.k8s.io Events and APIService — stored and served by
  * the generic handlers with the defaults and checks clients notice — and
- * the review kinds (TokenReview and the four access reviews), which are
+ * the review kinds (TokenReview, SelfSubjectReview and the four access reviews), which are
  * answered, never stored.
  */
 import type { FieldError } from '../status.js';
@@ -431,6 +431,10 @@ export function reviewKinds(token: string): ResourceType[] {
       }
       return { user: {}, error: 'invalid bearer token' };
     }),
+    // `kubectl auth whoami` (authentication.k8s.io/v1 since 1.28).
+    review('authentication.k8s.io', 'SelfSubjectReview', false, () => ({
+      userInfo: { username: SANDBOX_USER.username, uid: SANDBOX_USER.uid, groups: [...SANDBOX_USER.groups] },
+    })),
     review('authorization.k8s.io', 'SelfSubjectAccessReview', false, (o) => {
       checkAccessSpec(o, 'SelfSubjectAccessReview');
       return { allowed: true };
