@@ -17,7 +17,9 @@ interface Flags extends OutputOptions {
 export function vimUpdateCommand(ctx: Context): Command {
   const cmd = new Command('vim-update')
     .description("Update a VIM's settings, credentials, name, description or default flag (its type never changes)")
-    .argument('<vim>', 'VIM name or id')
+    // Optional to commander: `vim-update --is-default VIM`, the form before --is-default took a value, still names the VIM.
+    .argument('[vim]', 'VIM name or id (required)')
+    .usage('[options] <vim>')
     .option('--config-file <file>', 'a new vim-config.yaml (checked against the VIM unless --no-check)')
     .option('--name <name>', 'rename the VIM')
     .option('--description <text>', 'a new description')
@@ -29,8 +31,12 @@ export function vimUpdateCommand(ctx: Context): Command {
     ['make a VIM the default', 'vnfm vim-update vim-edge --is-default'],
     ['leave no VIM the default (requests must then name theirs)', 'vnfm vim-update vim-edge --is-default false'],
   ]);
-  return cmd.action(async (ref: string, flags: Flags) => {
-    const isDefault = parseIsDefault(flags.isDefault);
+  return cmd.action(async (given: string | undefined, flags: Flags) => {
+    let ref = given;
+    let value = flags.isDefault;
+    if (ref === undefined && typeof value === 'string' && !isBooleanWord(value)) [ref, value] = [value, true];
+    if (ref === undefined) throw new UsageError('name the VIM to update', { hint: 'vnfm vim-update VIM [--is-default [true|false]] [--name N] ...' });
+    const isDefault = parseIsDefault(value);
     const { updateVim } = await import('../../../vim/register.js');
     const deps = await vimDeps(ctx, { writesSecrets: Boolean(flags.configFile) });
     const vim = await updateVim(deps, {
@@ -49,6 +55,8 @@ export function vimUpdateCommand(ctx: Context): Command {
 const TRUE = new Set(['true', 'yes', 'on', '1']);
 const FALSE = new Set(['false', 'no', 'off', '0']);
 
+const isBooleanWord = (value: string) => TRUE.has(value.toLowerCase()) || FALSE.has(value.toLowerCase());
+
 /** `--is-default` alone is true; a value is a boolean word, in any case (Tacker's True/False too). */
 function parseIsDefault(value: boolean | string | undefined): boolean | undefined {
   if (value === undefined || typeof value === 'boolean') return value;
@@ -56,6 +64,6 @@ function parseIsDefault(value: boolean | string | undefined): boolean | undefine
   if (TRUE.has(word)) return true;
   if (FALSE.has(word)) return false;
   throw new UsageError(`--is-default ${echo(value)} is not true or false`, {
-    hint: 'vnfm vim-update VIM --is-default true|false (the VIM comes first: a word right after --is-default is its value)',
+    hint: 'vnfm vim-update VIM --is-default true|false',
   });
 }

@@ -17,7 +17,9 @@ const HEAL_FIELDS = ['additionalParams', 'vnfcInstanceId', 'cause', 'vimConnecti
 export function vnfHealCommand(ctx: Context): Command {
   const cmd = new Command('vnf-heal')
     .description("Heal a VNF instance: replace the named VNFCs' pods (every VNFC when none is named) and wait for their replacements")
-    .argument('[vnf]', 'instance id or name')
+    // Optional to commander, so that a VNF swallowed by --vnfc-instance gets a hint rather than "missing argument".
+    .argument('[vnf]', 'instance id or name (required)')
+    .usage('[options] <vnf>')
     .option('--vnfc-instance <id...>', 'VNFC ids from vnf-show, <vduId>-<pod>: several after one flag, as Tacker takes them, or the flag repeated')
     .option('--cause <text>', 'why, recorded on the occurrence')
     .option('--additional-param-file <file>', 'a JSON or YAML object merged into the request, as tackerclient reads it: {"additionalParams": {...}}')
