@@ -10,7 +10,7 @@ import { parseToscaMeta, TOSCA_META_PATH } from '../csar/tosca-meta.js';
 import { ValidationError, VnfmError } from '../errors.js';
 import type { KubeObject } from '../infra/kubernetes/driver-contract.js';
 import { sourceKey } from '../infra/kubernetes/package-kinds.js';
-import { loadVnfd, type Vnfd } from '../vnfd/index.js';
+import { CREATE_ONLY_KINDS, loadVnfd, type Vnfd } from '../vnfd/index.js';
 import type { PackageView } from './requests.js';
 
 export interface OnboardedPackage extends PackageView {
@@ -69,6 +69,12 @@ export async function readPackageObjects(dir: string, defFiles: string[]): Promi
     docs.forEach((doc, i) => {
       if (doc === null || doc === undefined) return;
       const o = doc as Partial<KubeObject>;
+      if (typeof o === 'object' && typeof o.kind === 'string' && CREATE_ONLY_KINDS.has(o.kind) && typeof o.metadata?.name !== 'string') {
+        // The package is valid (Tacker creates these and keeps nothing), but this driver tracks every object by name.
+        throw new ValidationError(file, `document ${i + 1}`, `is a ${o.kind} without metadata.name, which vnfm cannot deploy: the Kubernetes driver tracks each object it creates by name`, {
+          hint: `leave ${file} out of additionalParams.lcm-kubernetes-def-files, or give the ${o.kind} a metadata.name`,
+        });
+      }
       if (typeof o !== 'object' || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string' || typeof o.metadata?.name !== 'string') {
         throw new ValidationError(file, `document ${i + 1}`, 'is not a Kubernetes object (apiVersion, kind and metadata.name are required)');
       }

@@ -175,6 +175,20 @@ describe('instantiate deploys only what the request names (sandbox)', () => {
     expect(ops.filter((o) => o.vnfInstanceId === instance.id)).toEqual([]);
   });
 
+  it('a request naming an unnamed review is refused with the file and the way out, nothing recorded', async () => {
+    await ok(['vnf-create', '--package', 'toolbox', '--name', 'toolbox-review']);
+    const body = instantiateBody(['Files/kubernetes/deployment.yaml', 'Files/kubernetes/token-review.yaml']);
+    const r = await vnfm(['vnf-instantiate', 'toolbox-review', '--request-file', request('review', body)], { home });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('Files/kubernetes/token-review.yaml');
+    expect(r.stderr).toMatch(/TokenReview without metadata\.name, which vnfm cannot deploy/);
+    expect(r.stderr).toMatch(/leave Files\/kubernetes\/token-review\.yaml out of additionalParams\.lcm-kubernetes-def-files/);
+    const instance = JSON.parse((await ok(['vnf-show', 'toolbox-review', '-o', 'json'])).stdout);
+    expect(instance.instantiationState).toBe('NOT_INSTANTIATED');
+    const ops = JSON.parse((await ok(['op-list', '-o', 'json'])).stdout) as { vnfInstanceId: string }[];
+    expect(ops.filter((o) => o.vnfInstanceId === instance.id)).toEqual([]);
+  });
+
   it('a ConfigMap alone: instantiated with no VNFC, terminated', async () => {
     await ok(['vnf-create', '--package', 'toolbox', '--name', 'settings-only']);
     await ok(['vnf-instantiate', 'settings-only', '--request-file', request('cm', instantiateBody(['Files/kubernetes/config-map.yaml']))]);
