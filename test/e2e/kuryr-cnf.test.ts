@@ -143,8 +143,27 @@ describe('the kuryr CNF (a DaemonSet VDU) through its life', () => {
     const cniAfter = (await vnfcsOf(vnf)).filter((v) => v.vduId === 'kuryr-cni');
     expect(cniAfter.map((v) => v.vnfcResourceInfoId).sort()).toEqual(Object.keys(after).sort());
 
+    // A heal is done when the replacement pod runs, whatever the DaemonSet's
+    // status (not yet updated by its controller) still says: held back from
+    // ready, it times out; once free, op-retry completes it.
+    const lift = await cluster.neverReady({ kind: 'DaemonSet', name: 'kuryr-cni', namespace: NS });
+    let stuck: { code: number | null; stdout: string; stderr: string };
+    try {
+      stuck = await vnfm(['vnf-heal', 'kuryr', '--vnfc-instance', cniAfter[0]!.id, '--timeout', '4s', '-o', 'json'], { home });
+    } finally {
+      await lift();
+    }
+    expect(stuck.code, stuck.stderr).toBe(124);
+    expect(stuck.stderr).toMatch(/HEAL of vnf instance \S+ timed out after 4s/);
+    expect(stuck.stderr).toContain(`DaemonSet/kuryr-cni (${NS}): waiting for pods:`);
+    const retried = await ok(['op-retry', json<{ id: string }>(stuck.stdout).id, '-o', 'json']);
+    expect(json(retried.stdout)).toMatchObject({ operation: 'HEAL', operationState: 'COMPLETED' });
+    const afterRetry = await cniPodNodes();
+    expect(Object.keys(afterRetry)).not.toContain(cniAfter[0]!.vnfcResourceInfoId);
+    expect(Object.values(afterRetry).sort()).toEqual(nodes);
+
     // Healing everything replaces every pod.
-    const before = Object.keys(after);
+    const before = Object.keys(afterRetry);
     await ok(['vnf-heal', 'kuryr', '--request-file', REQ('heal.json')]);
     const replaced = await cniPodNodes();
     expect(Object.keys(replaced).filter((p) => before.includes(p))).toEqual([]);

@@ -611,8 +611,14 @@ class Driver implements KubernetesDriver {
         const uid = await this.deletePod(ctx, podRes, { apiVersion: 'v1', kind: 'Pod', name: vnfc.resourceId, namespace: owner.namespace }, input.instanceId);
         if (uid) replaced.add(uid);
       }
-      const want = (workload.spec as { replicas?: number } | undefined)?.replicas ?? 1;
-      if (workload.kind !== 'DaemonSet' && workload.kind !== 'Job') await this.waitPods(ctx, owner, workload, want, replaced);
+      // A DaemonSet runs one pod on each node it has chosen. Its status is
+      // no guide here: right after the deletion it still counts the deleted
+      // pods as ready, until its controller catches up.
+      const want =
+        workload.kind === 'DaemonSet'
+          ? Number((workload.status as { desiredNumberScheduled?: number } | undefined)?.desiredNumberScheduled ?? 0)
+          : ((workload.spec as { replicas?: number } | undefined)?.replicas ?? 1);
+      if (workload.kind !== 'Job') await this.waitPods(ctx, owner, workload, want, replaced);
       await this.waitReady(ctx, { ref: owner, res }, input.readiness);
     });
   }
