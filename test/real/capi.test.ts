@@ -1,7 +1,8 @@
 /**
  * The Cluster API suites on the real kube-apiserver of this tier, with
  * test/support/stand-in-capi.ts in place of the Cluster API controllers:
- * the driver with Cluster API kinds (test/e2e/kubernetes-driver-capi-suite.ts),
+ * what the controllers do (test/e2e/capi-controllers-suite.ts, the suite the
+ * sandbox's emulation passes too), the driver with Cluster API kinds (test/e2e/kubernetes-driver-capi-suite.ts),
  * capi-credentials (test/e2e/capi-credentials-suite.ts), then the Cluster
  * API CNFs (test/e2e/capi-suite.ts). One after the other in one file, since
  * all define the Cluster API CRDs on the one cluster of the tier. A
@@ -9,7 +10,8 @@
  * OpenStackMachineTemplate the new version adds already exists, made by
  * someone else.
  */
-import { afterAll, beforeAll, describe, inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
+import { describeCapiControllers } from '../e2e/capi-controllers-suite.js';
 import { describeCapiCredentials } from '../e2e/capi-credentials-suite.js';
 import { capoV2WorkerTemplate, describeCapiCnfs } from '../e2e/capi-suite.js';
 import { describeDriverCapi } from '../e2e/kubernetes-driver-capi-suite.js';
@@ -34,6 +36,20 @@ afterAll(async () => {
 });
 
 describe('on a real API server', () => {
+  describe('Cluster API controllers (stand-in)', () => {
+    describeCapiControllers(async () => ({
+      endpoint,
+      workloadServers: () => capi.workloadClusters(),
+      async checkWorkloadEndpoint(workload) {
+        // The same API server behind a port of its own (TLS passed through), reached with a ServiceAccount token of its own.
+        expect(workload.caPem).toBe(endpoint.caPem);
+        const review = await kubeRequest(endpoint, 'POST', '/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: workload.token } });
+        expect(review.json.status).toMatchObject({ authenticated: true, user: { username: 'system:serviceaccount:stand-in-capi:default-wl' } });
+      },
+      stop: async () => undefined,
+    }));
+  });
+
   describe('the Kubernetes driver with Cluster API kinds', () => {
     describeDriverCapi(async () => ({ endpoint, stop: async () => undefined }));
   });

@@ -28,7 +28,7 @@
  *   without (KamajiControlPlane) they report their replicas ready after a step.
  * - Cluster: Pending (a referenced object missing) → Provisioning →
  *   Provisioned once its infrastructure is ready and its control plane
- *   initialised. It then gets a workload endpoint: a port of its own on
+ *   initialised; it owns both. It then gets a workload endpoint: a port of its own on
  *   127.0.0.1 that passes TLS through to the same API server, and a
  *   ServiceAccount token for it; the Secret `<cluster>-kubeconfig` (key
  *   `value`, label `cluster.x-k8s.io/cluster-name`, owned by the Cluster)
@@ -43,8 +43,10 @@ import { kubeRequest, type KubeEndpoint } from './kube-http.js';
 export interface StandInCapiOptions {
   /** How long each controller step takes, the first one included; default 300 ms. */
   stepMs?: number;
-  /** How often the objects are listed and moved on; default 150 ms. */
+  /** How often the objects are listed and moved on; default 200 ms. */
   resyncMs?: number;
+  /** How often the served Cluster API kinds are looked up again (new CRDs); default 1 s. */
+  rediscoverMs?: number;
   /** Told of failures the loop survives (an API error on one object); default: ignored. */
   onError?: (err: Error) => void;
 }
@@ -147,12 +149,14 @@ function conditions(o: Obj, list: Array<[type: string, ok: boolean, reason: stri
 /** Starts reconciling; resolves once the first pass ran. */
 export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapiOptions = {}): Promise<StandInCapi> {
   const stepMs = opts.stepMs ?? 300;
-  const resyncMs = opts.resyncMs ?? 150;
+  const resyncMs = opts.resyncMs ?? 200;
+  const rediscoverMs = opts.rediscoverMs ?? 1000;
   const onError = opts.onError ?? (() => {});
   /** When each object (uid) or object state (`uid/state`) was first seen. */
   const seen = new Map<string, number>();
   const endpoints = new Map<string, Endpoint>();
   let kinds = new Map<string, Kind>();
+  let discoveredAt = -Infinity;
   let objects = new Map<string, Obj[]>();
   let stopped = false;
 
@@ -511,6 +515,14 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
     else await api('POST', path, secret, undefined, [409]);
   }
 
+  /** The Cluster owns its infrastructure and control plane (not as their controller). */
+  async function ensureOwnedBy(k: Kind, cluster: Obj, kind: Kind, obj: Obj): Promise<void> {
+    const refs: Obj[] = obj.metadata.ownerReferences ?? [];
+    if (deleting(obj) || refs.some((r) => r.uid === cluster.metadata.uid)) return;
+    const ref = { apiVersion: apiVersionOf(k), kind: 'Cluster', name: cluster.metadata.name, uid: cluster.metadata.uid };
+    await api('PATCH', pathOf(kind, obj), { metadata: { ownerReferences: [...refs, ref], resourceVersion: obj.metadata.resourceVersion } }, 'application/merge-patch+json', [404, 409]);
+  }
+
   /** What a Cluster's deletion removes first. */
   function descendants(cluster: Obj): Array<{ kind: Kind; obj: Obj }> {
     const found: Array<{ kind: Kind; obj: Obj }> = [];
@@ -529,7 +541,8 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
     return found;
   }
 
-  async function reconcileCluster(k: Kind, cluster: Obj): Promise<void> {
+  async function reconcileCluster(k: Kind, observed: Obj): Promise<void> {
+    let cluster = observed;
     const uid = cluster.metadata.uid;
     const ns = cluster.metadata.namespace;
     if (deleting(cluster)) {
@@ -544,6 +557,7 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
     const spec = specOf(cluster);
     const infra = find(ns, spec.infrastructureRef);
     const cp = find(ns, spec.controlPlaneRef);
+    for (const r of [infra, cp]) if (r?.obj) await ensureOwnedBy(k, cluster, r.kind, r.obj);
     const infraReady = spec.infrastructureRef ? statusOf(infra?.obj).ready === true : true;
     const cpInitialized = spec.controlPlaneRef ? cp?.obj !== undefined && (statusOf(cp.obj).initialized === true || statusOf(cp.obj).ready === true) : infraReady;
     const cpReady = spec.controlPlaneRef ? cp?.obj !== undefined && statusOf(cp.obj).ready === true : infraReady;
@@ -556,7 +570,8 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
       await ensureKubeconfigSecret(k, cluster, e);
       if (!spec.controlPlaneEndpoint?.host) {
         const url = new URL(e.url);
-        await api('PATCH', pathOf(k, cluster), { spec: { controlPlaneEndpoint: { host: url.hostname, port: Number(url.port) } } }, 'application/merge-patch+json', [404]);
+        // The status written next observes the generation this change makes.
+        cluster = (await api('PATCH', pathOf(k, cluster), { spec: { controlPlaneEndpoint: { host: url.hostname, port: Number(url.port) } } }, 'application/merge-patch+json', [404])) ?? cluster;
       }
     }
     const missing = (spec.infrastructureRef && !infra?.obj) || (spec.controlPlaneRef && !cp?.obj);
@@ -571,6 +586,7 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
         ['InfrastructureReady', infraReady, infraReady ? 'Ready' : 'WaitingForInfrastructure'],
         ['ControlPlaneInitialized', provisioned, provisioned ? 'Initialized' : 'WaitingForControlPlane'],
         ['ControlPlaneReady', ready, ready ? 'Ready' : 'WaitingForControlPlane'],
+        ['ControlPlaneAvailable', ready, ready ? 'Available' : 'WaitingForControlPlane'],
         ['Ready', ready, ready ? 'Ready' : 'NotReady'],
       ]),
     });
@@ -579,7 +595,11 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
   // ---- the loop ----
 
   async function pass(): Promise<void> {
-    await discover();
+    // Kinds change only when CRDs do: looked up again every rediscoverMs, not on every pass.
+    if (Date.now() - discoveredAt >= rediscoverMs) {
+      await discover();
+      discoveredAt = Date.now();
+    }
     await listAll();
     for (const [key, k] of kinds) {
       for (const o of objects.get(key) ?? []) {
