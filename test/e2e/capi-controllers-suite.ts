@@ -235,7 +235,7 @@ export function describeCapiControllers<T extends CapiControllersTarget>(start: 
       expect(infra.metadata.ownerReferences[0]).toMatchObject({ kind: 'Cluster', name: 'wl' });
     });
 
-    it('writes <cluster>-kubeconfig for a second API server with its own CA and token', async () => {
+    it('writes <cluster>-kubeconfig for the workload cluster\'s own endpoint and credentials', async () => {
       const { endpoint, secret } = await kubeconfigOf(sb, 'wl');
       expect(secret.type).toBe('cluster.x-k8s.io/secret');
       expect(secret.metadata.labels['cluster.x-k8s.io/cluster-name']).toBe('wl');
@@ -298,7 +298,7 @@ export function describeCapiControllers<T extends CapiControllersTarget>(start: 
       expect(workerMachines(machines, 'wl-md').every((m) => m.metadata.ownerReferences[0].name === sets[0].metadata.name)).toBe(true);
     });
 
-    it('deleting the Cluster deletes what belongs to it and stops its API server', async () => {
+    it('deleting the Cluster deletes what belongs to it and closes its workload endpoint', async () => {
       expect((await call(sb, 'DELETE', `${CAPI}/clusters/wl`)).status).toBe(200);
       await waitUntil(sb, `${CAPI}/clusters`, (items) => !items.has('wl'));
       for (const path of [`${CAPI}/machines`, `${CAPI}/machinesets`, `${CAPI}/machinedeployments`, `${CP}/kubeadmcontrolplanes`, `${INFRA}/dummyclusters`]) {

@@ -9,6 +9,7 @@
  * server answers a server-side apply of an undeclared field with a 500).
  * Everything is removed at the end, CRDs included.
  */
+import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
@@ -39,7 +40,10 @@ const CRD_REFS: ResourceRef[] = CRDS.map((c) => ({ apiVersion: c.apiVersion, kin
 function context(): DriverContext & { events: DriverEvent[] } {
   const steps: JournalStep[] = [];
   const events: DriverEvent[] = [];
-  return { events, journal: { record: (s) => void steps.push(s), steps: () => steps }, report: (e) => void events.push(e), signal: AbortSignal.timeout(30_000) };
+  const signal = AbortSignal.timeout(60_000);
+  // One watch per CRD listens on it at once, as on the signal the CLI gives the driver.
+  setMaxListeners(0, signal);
+  return { events, journal: { record: (s) => void steps.push(s), steps: () => steps }, report: (e) => void events.push(e), signal };
 }
 
 /** Registers the suite's hooks and tests; `start` makes the target in beforeAll. */
