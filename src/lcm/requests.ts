@@ -6,6 +6,7 @@
 import { echo, UsageError, ValidationError } from '../errors.js';
 import { readinessOverrideProblems, type ReadinessOverrides } from '../infra/kubernetes/readiness-rules.js';
 import type { Vim, VimSecrets } from '../vim/index.js';
+import { unfoldPem } from '../vim/pem.js';
 import type { Flavour, Vnfd } from '../vnfd/index.js';
 import type {
   ChangeCurrentVnfPkgRequest,
@@ -383,7 +384,8 @@ function inlineVim(source: string, field: string, key: string, entry: VimConnect
   }
   const secrets: VimSecrets = {
     ...(typeof token === 'string' ? { bearerToken: token } : { password: password as string }),
-    ...(typeof ca === 'string' && !insecure ? { caCert: ca } : {}),
+    // A CA folded into one line (a quoted multi-line scalar) is rebuilt as Tacker v2's AuthContextManager does.
+    ...(typeof ca === 'string' && !insecure ? { caCert: unfoldPem(ca).text } : {}),
   };
   return {
     name: entry.vimId ?? key,

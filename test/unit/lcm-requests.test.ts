@@ -153,6 +153,14 @@ describe('vimConnectionInfo', () => {
     expect(JSON.stringify(redactVimConnectionInfo(info))).not.toContain('sekret');
   });
 
+  it('rebuilds an inline ssl_ca_cert folded into one line, as Tacker v2 does', async () => {
+    const folded = '-----BEGIN CERTIFICATE----- MIIBfolded AAAAbody== -----END CERTIFICATE-----';
+    const info = { a: { vimId: 'edge', vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://127.0.0.1:6443', ssl_ca_cert: folded }, accessInfo: { bearer_token: 't' } } };
+    const vim = await resolveVimConnection('r', info, lookup, fallback);
+    expect(vim.secrets.caCert).toBe('-----BEGIN CERTIFICATE-----\nMIIBfolded\nAAAAbody==\n-----END CERTIFICATE-----\n');
+    expect(vim.spec.verifyTls).toBe(true);
+  });
+
   it.each([
     [{ a: { vimId: 'nope' } }, 'vimConnectionInfo.a.vimId'],
     [{ a: { vimId: 'os' } }, 'vimConnectionInfo.a.vimId'],
