@@ -213,7 +213,8 @@ describe("Tacker's command-line forms", () => {
     expect(op).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
     expect(out.stderr).toContain(`vnf instance ${op.vnfInstanceId} created`);
     expect(json((await ok(['vnf-show', 'one-go', '-o', 'json'])).stdout)).toMatchObject({ id: op.vnfInstanceId, instantiationState: 'INSTANTIATED' });
-    await ok(['vnf-terminate', 'one-go', '--delete', '--yes']);
+    // Tacker's spelling of --delete.
+    await ok(['vnf-terminate', 'one-go', '--D', '--yes']);
     expect(await instanceNames()).toEqual([]);
   });
 
@@ -222,7 +223,8 @@ describe("Tacker's command-line forms", () => {
       ...json(readFileSync(REQ('instantiate.json'), 'utf8')),
       vimConnectionInfo: { vim1: { vimId: 'dead', vimType: 'kubernetes' } },
     });
-    const r = await run(['vnf-create', vnfdId, '--name', 'unreached', '--instantiate-file', toDead]);
+    // Tacker's spelling of --instantiate-file.
+    const r = await run(['vnf-create', vnfdId, '--name', 'unreached', '--I', toDead]);
     expect(r.code).toBe(6);
     expect(r.stderr).toMatch(/vnf instance \S+ created/);
     expect(await instanceNames()).toEqual([]);

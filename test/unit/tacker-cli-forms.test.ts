@@ -40,6 +40,7 @@ describe("Tacker's command-line forms: what they refuse, before anything is open
     [['vnf-change-package', 'web'], /^error: the request file is missing\nhint: vnfm vnf-change-package VNF FILE/],
     [['vnf-create', 'a-vnfd-id', '--vnfd-id', 'a-vnfd-id'], /^error: the vnfdId is given twice: a-vnfd-id and --vnfd-id a-vnfd-id\n/],
     [['vnf-create', 'a-vnfd-id', '--package', 'basic-cnf'], /^error: both a vnfdId \(a-vnfd-id\) and --package basic-cnf are given\n/],
+    [['vnf-create', 'a-vnfd-id', '--I', req, '--instantiate-file', req], /^error: the instantiate request is given twice: --I and --instantiate-file\n/],
     [['vnf-heal', '--vnfc-instance', 'VDU1-a', 'web'], /^error: name the VNF instance to heal\nhint: --vnfc-instance took every word after it: give the VNF first .* or end the list with "--"/],
     [['vim-update', 'vim-k8s', '--is-default', 'maybe'], /^error: --is-default "maybe" is not true or false\nhint: vnfm vim-update VIM --is-default true\|false/],
     [['vim-update', '--is-default', 'false'], /^error: name the VIM to update\n/],

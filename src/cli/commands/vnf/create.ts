@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { UsageError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
@@ -13,6 +13,8 @@ interface Flags extends RunFlags {
   name?: string;
   description?: string;
   instantiateFile?: string;
+  /** Tacker's `openstack vnflcm create --I FILE`. */
+  I?: string;
 }
 
 export function vnfCreateCommand(ctx: Context): Command {
@@ -25,8 +27,9 @@ export function vnfCreateCommand(ctx: Context): Command {
     .option('--description <text>', 'a description')
     .option(
       '--instantiate-file <file>',
-      "then instantiate it with this InstantiateVnfRequest (Tacker's openstack vnflcm create --I); the request is checked first, and when it is refused nothing is created",
-    );
+      "then instantiate it with this InstantiateVnfRequest; the request is checked first, and when it is refused nothing is created. Tacker's spelling, --I FILE, works too",
+    )
+    .addOption(new Option('--I <file>').hideHelp());
   addRunOptions(cmd);
   addHeatEnvironmentOption(cmd);
   cmd.addHelpText(
@@ -52,9 +55,13 @@ occurrence for op-retry, op-rollback or op-fail.`,
     if (positional !== undefined && flags.package !== undefined) {
       throw new UsageError(`both a vnfdId (${positional}) and --package ${flags.package} are given`, { hint: 'name the package once: vnfm vnf-create VNFD_ID, or vnfm vnf-create --package PACKAGE' });
     }
+    if (flags.I !== undefined && flags.instantiateFile !== undefined) {
+      throw new UsageError('the instantiate request is given twice: --I and --instantiate-file', { hint: 'give it once: --instantiate-file FILE' });
+    }
+    const instantiateFile = flags.instantiateFile ?? flags.I;
     const create = { vnfdId: positional ?? flags.vnfdId, package: flags.package, name: flags.name, description: flags.description };
-    if (flags.instantiateFile !== undefined) {
-      const file = flags.instantiateFile;
+    if (instantiateFile !== undefined) {
+      const file = instantiateFile;
       const request = await readRequestFile(file);
       const { createAndInstantiateVnf } = await import('../../../lcm/index.js');
       await runLcmCommand(

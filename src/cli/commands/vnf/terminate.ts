@@ -10,6 +10,8 @@ interface Flags extends RunFlags {
   gracefulTerminationTimeout?: string;
   requestFile?: string;
   delete?: boolean;
+  /** Tacker's `openstack vnflcm terminate --D`. */
+  D?: boolean;
   yes?: boolean;
 }
 
@@ -20,7 +22,8 @@ export function vnfTerminateCommand(ctx: Context): Command {
     .addOption(new Option('--termination-type <type>', 'GRACEFUL lets pods stop (default), FORCEFUL does not wait').choices(['GRACEFUL', 'FORCEFUL']))
     .option('--graceful-termination-timeout <seconds>', "the pods' grace period for GRACEFUL")
     .option('--request-file <file>', 'a TerminateVnfRequest instead (the flags override its fields)')
-    .option('--delete', "then delete the instance, once terminated (Tacker's openstack vnflcm terminate --D); a failed terminate deletes nothing")
+    .option('--delete', "then delete the instance, once terminated; a failed terminate deletes nothing. Tacker's spelling, --D, works too")
+    .addOption(new Option('--D').hideHelp())
     .option('-y, --yes', 'do not ask for confirmation');
   addRunOptions(cmd);
   withExamples(cmd, [
@@ -30,6 +33,7 @@ export function vnfTerminateCommand(ctx: Context): Command {
     ['from a script, running the package\'s terminate hook scripts (--yes alone does not allow them)', 'vnfm vnf-terminate web --yes --allow-package-scripts'],
   ]);
   return cmd.action(async (ref: string, flags: Flags) => {
+    const deleteAfter = Boolean(flags.delete || flags.D);
     const fromFile = flags.requestFile ? ((await readRequestFile(flags.requestFile)) as Record<string, unknown>) : {};
     const timeout = flags.gracefulTerminationTimeout === undefined ? undefined : Number(flags.gracefulTerminationTimeout);
     if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 0)) {
@@ -49,7 +53,7 @@ export function vnfTerminateCommand(ctx: Context): Command {
           hint: 'pass --yes to terminate without asking',
         });
       }
-      const then = flags.delete ? ', then the instance itself' : '';
+      const then = deleteAfter ? ', then the instance itself' : '';
       if (!(await confirm(ctx.io, `Terminate vnf instance ${vnf.vnfInstanceName ?? vnf.id} and delete all its resources${then}?`))) {
         ctx.io.info('nothing terminated');
         return;
@@ -58,7 +62,7 @@ export function vnfTerminateCommand(ctx: Context): Command {
     const { terminateVnf } = await import('../../../lcm/index.js');
     // A terminate that fails throws here (its occurrence left FAILED_TEMP), so --delete never removes an instance with resources left.
     const result = await runLcmCommand(ctx, flags, (deps, opts) => terminateVnf(deps, vnf.id, request, opts), flags.requestFile ?? 'vnf-terminate', `vnf instance ${vnf.vnfInstanceName ?? vnf.id}`);
-    if (flags.delete && result.opOcc.operationState === 'COMPLETED') {
+    if (deleteAfter && result.opOcc.operationState === 'COMPLETED') {
       const { deleteVnfs } = await import('../../../lcm/index.js');
       const { deps } = await lcmDeps(ctx);
       for (const deleted of deleteVnfs(deps, [vnf])) ctx.io.success(`vnf instance ${deleted.id} deleted`);
