@@ -11,6 +11,7 @@ import { rfc3339, type KubeObject, type ObjectMeta, type ResourceRegistry, type 
 import { alreadyExists, conflict, forbidden, invalid, notFound, type Target } from './status.js';
 import type { ObjectStore } from './store.js';
 import { validateObjectMeta } from './validation.js';
+import { mountServiceAccountToken } from './kinds/builtin-kinds.js';
 
 export type PropagationPolicy = 'Foreground' | 'Background' | 'Orphan';
 
@@ -114,17 +115,29 @@ export class ObjectApi {
     if (errors.length > 0) throw invalid(as.kind, as.group, obj.metadata.name ?? '', errors);
   }
 
-  /** NamespaceLifecycle admission: no new content in a missing or terminating namespace. */
+  /**
+   * NamespaceLifecycle admission: no new content in a missing or terminating
+   * namespace. ServiceAccount admission: a pod's ServiceAccount must exist,
+   * and its token volume is mounted.
+   */
   private admitCreate(type: ResourceType, obj: KubeObject): void {
     if (!type.namespaced) return;
     const ns = this.store.get('', 'namespaces', undefined, obj.metadata.namespace!);
     if (!ns) throw notFound({ group: '', resource: 'namespaces', name: obj.metadata.namespace! });
+    const target = this.target(type, obj.metadata.name || obj.metadata.generateName || '');
     if (ns.metadata.deletionTimestamp) {
-      throw forbidden(
-        this.target(type, obj.metadata.name || obj.metadata.generateName || ''),
-        `unable to create new content in namespace ${ns.metadata.name} because it is being terminated`,
-        [{ reason: 'NamespaceTerminating', message: `namespace ${ns.metadata.name} is being terminated`, field: 'metadata.namespace' }],
-      );
+      throw forbidden(target, `unable to create new content in namespace ${ns.metadata.name} because it is being terminated`, [
+        { reason: 'NamespaceTerminating', message: `namespace ${ns.metadata.name} is being terminated`, field: 'metadata.namespace' },
+      ]);
+    }
+    if (this.isPod(type)) {
+      const spec = (typeof obj.spec === 'object' && obj.spec !== null ? obj.spec : {}) as Record<string, unknown>;
+      const name = typeof spec.serviceAccountName === 'string' && spec.serviceAccountName ? spec.serviceAccountName : 'default';
+      const serviceAccount = this.store.get('', 'serviceaccounts', ns.metadata.name, name);
+      if (!serviceAccount) {
+        throw forbidden(target, `error looking up service account ${ns.metadata.name}/${name}: serviceaccount "${name}" not found`);
+      }
+      mountServiceAccountToken(obj, serviceAccount);
     }
   }
 

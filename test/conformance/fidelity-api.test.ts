@@ -99,6 +99,27 @@ describe('ServiceAccount admission', () => {
     expect(optedOut.json.spec.containers[0].volumeMounts).toBeUndefined();
     for (const name of ['sa-mounted', 'sa-none']) await c.request('DELETE', `${base}/${name}?gracePeriodSeconds=0`);
   });
+
+  it("refuses a pod whose ServiceAccount does not exist, and follows the ServiceAccount's own opt-out", async () => {
+    const base = `/api/v1/namespaces/${ns}/pods`;
+    const ghost = await c.request('POST', base, {
+      body: { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'ghost-' }, spec: { serviceAccountName: 'ghost', containers: [{ name: 'main', image: 'nginx:1.27' }] } },
+    });
+    expect(ghost.status).toBe(403);
+    expect(ghost.json).toMatchObject({
+      reason: 'Forbidden',
+      message: `pods "ghost-" is forbidden: error looking up service account ${ns}/ghost: serviceaccount "ghost" not found`,
+      details: { name: 'ghost-', kind: 'pods' },
+    });
+    const sa = await c.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'quiet' }, automountServiceAccountToken: false } });
+    expect(sa.status).toBe(201);
+    const quiet = await c.request('POST', base, {
+      body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sa-quiet' }, spec: { serviceAccountName: 'quiet', containers: [{ name: 'main', image: 'nginx:1.27' }] } },
+    });
+    expect(quiet.status, quiet.text).toBe(201);
+    expect(quiet.json.spec.volumes).toBeUndefined();
+    await c.request('DELETE', `${base}/sa-quiet?gracePeriodSeconds=0`);
+  });
 });
 
 describe('OpenAPI v2', () => {

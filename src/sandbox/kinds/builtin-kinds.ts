@@ -192,12 +192,13 @@ const SERVICE_ACCOUNT_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 /**
  * What the ServiceAccount admission plugin adds to a new pod: a projected
  * `kube-api-access-*` volume (token, cluster CA, namespace) mounted
- * read-only into every container, unless the pod opts out or a container
- * already mounts something there.
+ * read-only into every container, unless the pod or its ServiceAccount
+ * opts out or a container already mounts something there.
  */
-function mountServiceAccountToken(o: KubeObject): void {
+export function mountServiceAccountToken(o: KubeObject, serviceAccount: KubeObject): void {
   const s = spec(o);
   if (s.automountServiceAccountToken === false) return;
+  if (s.automountServiceAccountToken === undefined && serviceAccount.automountServiceAccountToken === false) return;
   const containers = [...((s.initContainers as Obj[] | undefined) ?? []), ...((s.containers as Obj[] | undefined) ?? [])].filter((c) => c && typeof c === 'object');
   if (containers.some((c) => ((c.volumeMounts as Obj[] | undefined) ?? []).some((m) => m?.mountPath === SERVICE_ACCOUNT_MOUNT))) return;
   const name = `kube-api-access-${generateNameSuffix()}`;
@@ -384,7 +385,6 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       strategy: {
         applyDefaults: d.defaultPod,
         prepareForCreate(o) {
-          mountServiceAccountToken(o);
           o.status = { phase: 'Pending', qosClass: 'BestEffort' };
         },
         validate: (o) => validateContainers(spec(o), 'spec'),
