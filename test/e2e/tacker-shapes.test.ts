@@ -65,6 +65,8 @@ describe('Tacker-shaped packages', () => {
     const on = await vnfm(['vnfpkg-onboard', join(SHAPES, name), '--name', name, '-o', 'json'], { home });
     expect(on.code, on.stderr).toBe(0);
     expect(JSON.parse(on.stdout)).toMatchObject({ onboardingState: 'ONBOARDED' });
+    // Onboarding reports the same notes, on stderr.
+    expect(on.stderr.split('\n').filter((l) => l.startsWith('note: '))).toHaveLength(notes.length);
   });
 });
 

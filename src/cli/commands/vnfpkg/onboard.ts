@@ -40,6 +40,7 @@ export function vnfpkgOnboardCommand(ctx: Context): Command {
     const { onboardPackage } = await import('../../../csar/index.js');
     const { pkg, findings } = await onboardPackage(await packageDeps(ctx), { path, name: flags.name, userDefinedData, limits });
     for (const f of findings.filter((x) => x.severity === 'warning')) ctx.io.warn(`${f.file ? f.file + ': ' : ''}${f.message}`);
+    for (const f of findings.filter((x) => x.severity === 'info')) ctx.io.info(`note: ${f.file ? `${f.file}${f.line ? `:${f.line}` : ''}: ` : ''}${f.message}`);
     ctx.io.success(`vnf package ${pkg.id} onboarded (vnfdId ${pkg.vnfdId})`);
     await printResource(ctx.io, flags, packageView, pkg);
   });
