@@ -113,6 +113,17 @@ export const secrets: ResourceType = {
     },
   ],
   strategy: {
+    decodeProblem(body) {
+      // Go's base64 decoder runs while the body is decoded: it names the first byte it cannot read.
+      const data = body.data;
+      if (typeof data !== 'object' || data === null) return undefined;
+      for (const v of Object.values(data as Record<string, unknown>)) {
+        if (typeof v !== 'string') continue;
+        const bad = v.search(/[^A-Za-z0-9+/=]/);
+        if (bad >= 0) return `Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte ${bad}`;
+      }
+      return undefined;
+    },
     prepareForCreate: normalizeSecret,
     prepareForUpdate: normalizeSecret,
     validate(obj) {

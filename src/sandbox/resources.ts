@@ -79,6 +79,11 @@ export interface ResourceStrategy {
    * decoder does with its schema (drop nulls, default, prune).
    */
   normalize?(obj: KubeObject): void;
+  /**
+   * A problem the API server's decoder finds in a request body before any
+   * validation (a Secret's data that is not base64): the 400's message.
+   */
+  decodeProblem?(body: Record<string, unknown>): string | undefined;
   /** Fields of an applied configuration the kind's schema does not declare (custom resources: server-side apply answers 500). */
   undeclaredForApply?(obj: KubeObject): string[];
   /** Kind-specific checks beyond object metadata. */

@@ -223,6 +223,8 @@ export class RestHandler {
     }
     const metadata = body.metadata === undefined ? {} : body.metadata;
     if (!isObject(metadata)) throw badRequest('metadata must be an object');
+    const problem = type.strategy?.decodeProblem?.(body);
+    if (problem) throw badRequest(problem);
     const obj = { ...structuredClone(body), metadata: structuredClone(metadata) } as KubeObject;
     if (type.namespaced) {
       if (obj.metadata.namespace && obj.metadata.namespace !== req.namespace) {

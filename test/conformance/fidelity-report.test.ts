@@ -343,7 +343,6 @@ const ACCEPTED: Record<string, string> = {
   'core resources': 'the sandbox serves no bindings, componentstatuses or the kubelet-backed subresources (attach, exec, log, portforward, proxy, eviction, ephemeralcontainers, serviceaccounts/token, namespaces/finalize)',
   'unknown group': 'a 1.25 server answers a plain-text "404 page not found" for an unknown group; 1.32 (the sandbox) answers a NotFound Status',
   'pod spec change': 'the real message ends with a Go diff of the internal PodSpec; the sandbox lists the changed fields instead (same first line)',
-  'secret bad base64': 'the real server refuses undecodable base64 while decoding the body (400 BadRequest, Go JSON error); the sandbox validates it after decoding (422 Invalid on data[k])',
   'apply conflict': 'release wording: 1.25 says `conflict with "first"`, 1.32 (the sandbox) adds the manager\'s API version (`using v1`)',
   'job restartPolicy Always': 'release wording: 1.25 reports a Job\'s restartPolicy Always as `Required value: valid values: ...`, 1.32 (the sandbox) as `Unsupported value: "Always": supported values: ...`',
   'create job': 'release behaviour: 1.27+ (the sandbox, as 1.32) also labels a Job\'s pods batch.kubernetes.io/controller-uid and job-name and selects on the prefixed label; 1.25 uses controller-uid and job-name only',

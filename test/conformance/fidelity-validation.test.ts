@@ -77,6 +77,14 @@ describe('labels and annotations', () => {
   });
 });
 
+describe('request bodies', () => {
+  it("refuses a Secret's data that is not base64 while decoding it (400), naming the byte", async () => {
+    const r = await c.request('POST', `/api/v1/namespaces/${ns}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'notbase64' }, data: { key: 'abc def' } } });
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ reason: 'BadRequest', message: 'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 3' });
+  });
+});
+
 describe('immutable fields', () => {
   it("lets a Pod's images change but not its containers or other spec fields", async () => {
     const base = `/api/v1/namespaces/${ns}/pods`;
