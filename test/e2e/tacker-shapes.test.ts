@@ -7,7 +7,9 @@
  * alternative files, access and token reviews without metadata.name, SOL004
  * manifest metadata at column 0. What Tacker's TOSCA parser refuses is
  * refused. On the sandbox, an instantiate deploys only what its request
- * names: one bare Pod of a six-VDU flavour, or a ConfigMap alone.
+ * names: one bare Pod of a six-VDU flavour, or a ConfigMap alone; the scale
+ * shape runs with each of its alternative workload files, the heal shape
+ * heals a Deployment's pod and a bare Pod.
  */
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -139,6 +141,8 @@ describe('instantiate deploys only what the request names (sandbox)', () => {
     await ok(['vim-register', '--config-file', vimConfig, 'edge']);
     await ok(['vnfpkg-onboard', join(SHAPES, 'v2-instantiate-cnf-resources'), '--name', 'stack']);
     await ok(['vnfpkg-onboard', join(SHAPES, 'v1-cnf'), '--name', 'toolbox']);
+    await ok(['vnfpkg-onboard', join(SHAPES, 'v1-cnf-scale'), '--name', 'relay']);
+    await ok(['vnfpkg-onboard', join(SHAPES, 'v1-cnf-heal'), '--name', 'mender']);
   });
 
   afterAll(async () => {
@@ -189,6 +193,49 @@ describe('instantiate deploys only what the request names (sandbox)', () => {
     expect(instance.instantiationState).toBe('NOT_INSTANTIATED');
     const ops = JSON.parse((await ok(['op-list', '-o', 'json'])).stdout) as { vnfInstanceId: string }[];
     expect(ops.filter((o) => o.vnfInstanceId === instance.id)).toEqual([]);
+  });
+
+  it.each([
+    ['Files/kubernetes/deployment_relay.yaml', 'Deployment', 'deployments'],
+    ['Files/kubernetes/replicaset_relay.yaml', 'ReplicaSet', 'replicasets'],
+    ['Files/kubernetes/statefulset_relay.yaml', 'StatefulSet', 'statefulsets'],
+  ])('the scale shape with %s of its alternatives: instantiate, scale out and in, terminate', async (file, kind, plural) => {
+    const name = `relay-${kind.toLowerCase()}`;
+    await ok(['vnf-create', '--package', 'relay', '--name', name]);
+    await ok(['vnf-instantiate', name, '--request-file', request(name, instantiateBody([file]))]);
+    const vnfcs = async () => (JSON.parse((await ok(['vnf-show', name, '-o', 'json'])).stdout).instantiatedVnfInfo.vnfcResourceInfo as { vduId: string }[]).length;
+    const workload = async () => (await cluster.request('GET', `/apis/apps/v1/namespaces/${cluster.namespace}/${plural}/relay-scale`)).json as { kind: string; spec: { replicas: number } };
+    expect(await workload()).toMatchObject({ kind, spec: { replicas: 1 } });
+    expect(await vnfcs()).toBe(1);
+    await ok(['vnf-scale', name, '--type', 'SCALE_OUT', '--aspect-id', 'relay_aspect', '--number-of-steps', '2']);
+    expect((await workload()).spec.replicas).toBe(3);
+    expect(await vnfcs()).toBe(3);
+    await ok(['vnf-scale', name, '--type', 'SCALE_IN', '--aspect-id', 'relay_aspect']);
+    expect((await workload()).spec.replicas).toBe(2);
+    await ok(['vnf-terminate', name, '--yes']);
+    expect((await cluster.request('GET', `/apis/apps/v1/namespaces/${cluster.namespace}/${plural}/relay-scale`)).status).toBe(404);
+  });
+
+  it('the heal shape: one pod of the Deployment and the bare Pod healed by VNFC id, then all', async () => {
+    await ok(['vnf-create', '--package', 'mender', '--name', 'mender']);
+    await ok(['vnf-instantiate', 'mender', '--request-file', request('mender', instantiateBody(['Files/kubernetes/deployment_mender.yaml', 'Files/kubernetes/pod_mender.yaml']))]);
+    type Vnfc = { id: string; vduId: string; vnfcResourceInfoId: string };
+    const vnfcs = async () => JSON.parse((await ok(['vnf-show', 'mender', '-o', 'json'])).stdout).instantiatedVnfInfo.vnfcInfo as Vnfc[];
+    const before = await vnfcs();
+    expect(before.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU1', 'VDU2']);
+    const podUid = async () => ((await cluster.request('GET', `/api/v1/namespaces/${cluster.namespace}/pods/mender-probe`)).json as { metadata: { uid: string } }).metadata.uid;
+    const probeUid = await podUid();
+    const web = before.find((v) => v.vduId === 'VDU1')!;
+    const probe = before.find((v) => v.vduId === 'VDU2')!;
+    await ok(['vnf-heal', 'mender', '--vnfc-instance', web.id, probe.id]);
+    const after = await vnfcs();
+    expect(after.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU1', 'VDU2']);
+    expect(after.map((v) => v.vnfcResourceInfoId)).not.toContain(web.vnfcResourceInfoId);
+    // A bare Pod keeps its name: it is deleted and made again.
+    expect(await podUid()).not.toBe(probeUid);
+    await ok(['vnf-heal', 'mender']);
+    expect((await vnfcs()).map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU1', 'VDU2']);
+    await ok(['vnf-terminate', 'mender', '--yes']);
   });
 
   it('a ConfigMap alone: instantiated with no VNFC, terminated', async () => {
