@@ -103,6 +103,7 @@ export const CREATE_ONLY_KINDS: ReadonlySet<string> = new Set([
   'SelfSubjectAccessReview',
   'SelfSubjectRulesReview',
   'TokenReview',
+  'SelfSubjectReview',
 ]);
 
 interface ManifestObject {

@@ -197,6 +197,7 @@ describe('lintKubernetesDefinitions', () => {
       'apiVersion: authorization.k8s.io/v1\nkind: SelfSubjectAccessReview\nspec:\n  resourceAttributes: {verb: create, resource: configmaps}\n',
       'apiVersion: authorization.k8s.io/v1\nkind: SelfSubjectRulesReview\nspec:\n  namespace: team-a\n',
       'apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec:\n  token: not-a-real-token\n',
+      'apiVersion: authentication.k8s.io/v1\nkind: SelfSubjectReview\n',
     ].join('---\n');
     expect(await lintKubernetesDefinitions(memoryPackage({ 'r.yaml': reviews }), ['r.yaml'])).toEqual([]);
     // Any other kind still needs its name, and a review still needs a kind the API serves.
