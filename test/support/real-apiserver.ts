@@ -170,6 +170,9 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
 async function startOnce(opts: RealClusterOptions): Promise<RealCluster> {
   const binDir = opts.binDir ?? realApiServerBinaries();
   if (!binDir) throw new Error(`${KUBE_APISERVER_DIR_ENV} is not set: it names the directory of kube-apiserver.xz and kube-controller-manager.xz`);
+  if (spawnSync('etcd', ['--version'], { stdio: 'ignore' }).error) {
+    throw new Error('etcd is not on PATH: install Debian\'s etcd-server (sudo bash test/support/install-debian-deps.sh), or unset ' + KUBE_APISERVER_DIR_ENV);
+  }
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 120_000);
   const dir = mkdtempSync(join(tmpdir(), 'vnfm-real-k8s-'));
   // etcd fsyncs each write: on a memory file system the API answers several times faster.
