@@ -88,7 +88,7 @@ export function packageScriptsOf(hooks: readonly LcmHook[], implementations: Par
   const out: PackageScriptUse[] = [];
   for (const hook of hooks) {
     const impl = implementations[hook];
-    if (impl && !builtinDriverName(impl)) out.push({ hook, artifact: impl.implementation, file: impl.artifactFile ?? '' });
+    if (impl && !builtinDriverName(impl)) out.push({ hook, artifact: impl.implementation, file: impl.artifactFile ?? '', ...(impl.artifactType ? { artifactType: impl.artifactType } : {}) });
   }
   return out;
 }

@@ -19,6 +19,8 @@ export interface HookContext {
   implementation?: HookImplementation;
   /** The onboarded package's unpacked members, where scripts and artifacts are. */
   packageDir: string;
+  /** When the operation moves the instance to another package (modify with a new vnfdId): that package's members (Tacker scripts get it as `new_csar_dir`). */
+  newPackageDir?: string;
   signal: AbortSignal;
   report(message: string): void;
   /** The VIM the operation runs on, secrets opened. */
@@ -77,6 +79,8 @@ export interface PackageScriptUse {
   artifact: string;
   /** The file, relative to the package root. */
   file: string;
+  /** The artifact's TOSCA type: with a `*.py` file, `tosca.artifacts.Implementation.Python` selects Tacker's contract (tacker-script.ts). */
+  artifactType?: string;
 }
 
 /**

@@ -23,11 +23,25 @@ import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ValidationError, VnfmError } from '../errors.js';
+import type { VnfInstance } from '../lcm/model.js';
 import type { HookImplementation, LcmHook } from '../vnfd/index.js';
 import type { HookContext, HookOutcome, PackageScriptUse } from './index.js';
 import { createScriptWorkspace, describeIsolation, isolatedCommand, type ScriptIsolation, type ScriptWorkspace } from './script-isolation.js';
 import { openSealed, sealedStrings, type Open } from './sealed.js';
 import { createSessionRedactor } from './ssh/redact.js';
+import {
+  findPython,
+  mergeTackerOutput,
+  parseTackerResult,
+  scriptContract,
+  tackerInstance,
+  tackerRecordOf,
+  TACKER_OUTPUT_LIMIT,
+  TACKER_RECORD_KEY,
+  TACKER_WRAPPER,
+  type ScriptContract,
+  type TackerScriptRecord,
+} from './tacker-script.js';
 
 export interface PackageScriptOptions {
   /** Opens the request's sealed values. */
@@ -69,7 +83,12 @@ export function packageScriptPath(packageDir: string, file: string): string {
  * Checks, before the operation starts, that each script is a regular file of
  * the package (symlinks leading out of it refused).
  */
-export function checkPackageScripts(source: string, packageDir: string, scripts: readonly PackageScriptUse[]): void {
+export function checkPackageScripts(
+  source: string,
+  packageDir: string,
+  scripts: readonly PackageScriptUse[],
+  env: Record<string, string | undefined> = process.env,
+): void {
   for (const s of scripts) {
     const what = `hook ${s.hook} (artifact ${s.artifact})`;
     let full: string;
@@ -90,7 +109,18 @@ export function checkPackageScripts(source: string, packageDir: string, scripts:
     if (rel.startsWith('..') || isAbsolute(rel) || !statSync(real).isFile()) {
       throw new ValidationError(source, what, `package script ${s.file} is not a file of the package`);
     }
+    if (extname(s.file).toLowerCase() === '.py' && !findPython(scriptPath(env))) {
+      const contract = scriptContract({ artifactFile: s.file, ...(s.artifactType ? { artifactType: s.artifactType } : {}) });
+      throw new ValidationError(source, what, `package script ${s.file} needs python3, which is not on the PATH (${scriptPath(env)})`, {
+        hint: `install python3 (e.g. apt-get install python3), or put its directory on the PATH vnfm runs with${contract === 'tacker-pickle' ? '; the script speaks Tacker\'s pickle contract, which only python3 can read' : ''}`,
+      });
+    }
   }
+}
+
+/** The PATH a script runs with. */
+function scriptPath(base: Record<string, string | undefined>): string {
+  return base['PATH'] || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 }
 
 /** The command that runs a script: by its extension, else the file itself (which must be executable). */
@@ -124,7 +154,7 @@ export function packageScriptPayload(ctx: HookContext, request: unknown, package
 /** The script's environment: enough to find programs and speak UTF-8, nothing of vnfm's. */
 export function scriptEnvironment(base: Record<string, string | undefined>, ctx: HookContext): Record<string, string> {
   return {
-    PATH: base['PATH'] || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    PATH: scriptPath(base),
     HOME: base['HOME'] || '/',
     LANG: base['LANG'] || 'C.UTF-8',
     VNFM_HOOK: ctx.hook,
@@ -170,6 +200,24 @@ function recordOf(line: string | undefined): Record<string, unknown> | undefined
 }
 
 /**
+ * What the hooks of one operation carried from one to the next for Tacker
+ * scripts (Tacker hands the end hook the instance and the error-handling
+ * data as the start hook left them). The engine gives every hook of an
+ * operation the same `instance` object, which keys it.
+ */
+const carried = new WeakMap<VnfInstance, TackerScriptRecord>();
+
+/** How a script is started, what it reads and how its result is read, by contract. */
+interface ScriptLaunch {
+  contract: ScriptContract;
+  command: string;
+  args: string[];
+  stdin: string;
+  /** Tacker's contract: the record before the script, and the vnf_instance it was given. */
+  tacker?: { record: TackerScriptRecord; given: Record<string, unknown> };
+}
+
+/**
  * Runs the hook's package script and waits for it. Fails with the script's
  * exit code and last output lines; on abort (Ctrl-C, --timeout) its whole
  * process group is stopped.
@@ -192,6 +240,29 @@ export async function runPackageScript(ctx: HookContext, impl: HookImplementatio
   }
 }
 
+/** The command and stdin of a script, by its contract. */
+function launchFor(ctx: HookContext, impl: HookImplementation, request: unknown, path: string, file: string, packageDir: string): ScriptLaunch {
+  const contract = scriptContract(impl);
+  if (contract === 'vnfm-json') {
+    const [command, args] = scriptCommand(path, file);
+    return { contract, command, args, stdin: JSON.stringify(packageScriptPayload(ctx, request, packageDir)) };
+  }
+  const record = carried.get(ctx.instance) ?? tackerRecordOf(ctx.result ?? ctx.instance);
+  const given = tackerInstance(ctx.result ?? ctx.instance, record);
+  const payload = {
+    operation: ctx.hook,
+    request,
+    vnf_instance: given,
+    // vnfm grants by itself: there is no NFVO grant exchange to hand over.
+    grant_request: null,
+    grant_response: null,
+    tmp_csar_dir: packageDir,
+    user_script_err_handling_data: record.user_script_err_handling_data ?? {},
+    ...(ctx.newPackageDir ? { new_csar_dir: resolve(ctx.newPackageDir) } : {}),
+  };
+  return { contract, command: '/usr/bin/env', args: ['python3', '-c', TACKER_WRAPPER, path], stdin: JSON.stringify(payload), tacker: { record, given } };
+}
+
 async function runScript(
   ctx: HookContext,
   impl: HookImplementation,
@@ -201,20 +272,23 @@ async function runScript(
   const { file, redact, iso, workspace } = run;
   const packageDir = workspace?.packageDir ?? resolve(ctx.packageDir);
   const path = join(packageDir, relative(resolve(ctx.packageDir), run.path));
-  const [command, args] = scriptCommand(path, file);
-  const stdin = JSON.stringify(packageScriptPayload(ctx, run.request, packageDir));
+  const launchSpec = launchFor(ctx, impl, run.request, path, file, packageDir);
+  const { command, args } = launchSpec;
   const name = `package script ${file} (hook ${ctx.hook}, artifact ${impl.implementation})`;
   const env = scriptEnvironment(opts.env ?? process.env, ctx);
   if (workspace && iso.kind === 'other-user') Object.assign(env, { HOME: workspace.home, TMPDIR: workspace.home, USER: iso.user.name, LOGNAME: iso.user.name });
   const launch = isolatedCommand(iso, command, args);
+  const tacker = launchSpec.contract === 'tacker-pickle';
 
   ctx.report(`${ctx.hook}: running package script ${file}`);
-  ctx.log(`running ${file}: ${[command, ...args].join(' ')} in ${packageDir}${iso.kind === 'same-user' ? '' : ` ${describeIsolation(iso)}`}`);
+  const shown = tacker ? `python3 ${path} (Tacker's contract: a pickled dict on stdin and stdout)` : [command, ...args].join(' ');
+  ctx.log(`running ${file}: ${shown} in ${packageDir}${iso.kind === 'same-user' ? '' : ` ${describeIsolation(iso)}`}`);
   const child = spawn(launch.command, launch.args, {
     cwd: packageDir,
     env,
     ...(launch.uid !== undefined ? { uid: launch.uid, gid: launch.gid } : {}),
-    stdio: ['pipe', 'pipe', 'pipe'],
+    // Tacker's contract: the wrapper reports the script's unpickled output on fd 3.
+    stdio: tacker ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
     // Its own process group, so an abort stops whatever it started too.
     detached: true,
   });
@@ -230,14 +304,31 @@ async function runScript(
   const streams = (['stdout', 'stderr'] as const).map(
     (stream) =>
       new Promise<void>((done) => {
-        const rl = createInterface({ input: child[stream], crlfDelay: Infinity });
+        const rl = createInterface({ input: child[stream]!, crlfDelay: Infinity });
         rl.on('line', (l) => keep(l, stream));
         rl.on('close', done);
       }),
   );
+  const report: Buffer[] = [];
+  let reportSize = 0;
+  let reportTooBig = false;
+  if (tacker) {
+    const fd3 = child.stdio[3] as NodeJS.ReadableStream | null;
+    const done = new Promise<void>((ok) => {
+      fd3?.on('data', (chunk: Buffer) => {
+        reportSize += chunk.length;
+        if (reportSize > 2 * TACKER_OUTPUT_LIMIT) reportTooBig = true;
+        else report.push(chunk);
+      });
+      fd3?.on('end', () => ok());
+      fd3?.on('close', () => ok());
+      fd3?.on('error', () => ok());
+    });
+    streams.push(done);
+  }
   // A script that does not read its stdin closes it: that is not a failure.
-  child.stdin.on('error', () => {});
-  child.stdin.end(stdin);
+  child.stdin!.on('error', () => {});
+  child.stdin!.end(launchSpec.stdin);
 
   let killTimer: NodeJS.Timeout | undefined;
   const killGroup = (sig: NodeJS.Signals) => {
@@ -271,6 +362,12 @@ async function runScript(
     const why = reason instanceof Error ? reason.message : 'interrupted';
     throw new VnfmError(`${name} was stopped: ${why}`, { cause: reason });
   }
+  const result = tacker && !reportTooBig ? parseTackerResult(Buffer.concat(report).toString('utf8')) : undefined;
+  let outcome: HookOutcome = {};
+  if (tacker && launchSpec.tacker) {
+    // Read before the exit code is looked at: Tacker keeps what a failing script handed back too.
+    outcome = tackerOutcome(ctx, file, launchSpec.tacker, result, reportTooBig, redact);
+  }
   if (exit.code !== 0) {
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
     const output = tail.length ? `; its last output:\n${tail.map((l) => `  ${l}`).join('\n')}` : '; it printed nothing';
@@ -279,8 +376,47 @@ async function runScript(
       hint: 'its whole output is in the operation log (vnfm op-log OCCURRENCE); fix the cause, then retry with --allow-package-scripts',
     });
   }
+  if (tacker && result?.error) {
+    throw new VnfmError(`hook ${ctx.hook}: ${name}: ${result.error}`, { hint: "a Tacker script writes a pickled dict of plain values (dicts, lists, strings, numbers) on stdout" });
+  }
   ctx.log(`${file}: exited with code 0`);
   ctx.report(`${ctx.hook}: package script ${file} done`);
+  if (tacker) return outcome;
   const record = recordOf(lastStdout);
   return record ? { record: { [`package-script:${impl.implementation}`]: record } } : {};
+}
+
+/** Reads a Tacker script's output into the instance's record, logging what was ignored, as Tacker ignores it. */
+function tackerOutcome(
+  ctx: HookContext,
+  file: string,
+  before: { record: TackerScriptRecord; given: Record<string, unknown> },
+  result: ReturnType<typeof parseTackerResult>,
+  tooBig: boolean,
+  redact: (text: string) => string,
+): HookOutcome {
+  if (!result) {
+    ctx.log(`${file}: no output was read${tooBig ? ' (larger than the limit)' : ''}`);
+    return {};
+  }
+  if (result.ignored) {
+    ctx.log(`${file}: output ignored, as Tacker ignores it: ${result.ignored}`);
+    return {};
+  }
+  if (!result.output) return {};
+  const { record, refused, notes } = mergeTackerOutput(before.record, before.given, result.output);
+  for (const n of notes) ctx.log(`${file}: ${n}`);
+  if (refused.length) ctx.log(`${file}: vnf_instance fields vnfm keeps itself were not taken: ${refused.join(', ')}`);
+  let kept: TackerScriptRecord;
+  try {
+    kept = JSON.parse(redact(JSON.stringify(record))) as TackerScriptRecord;
+  } catch {
+    ctx.log(`${file}: its output could not be kept once secrets were hidden from it`);
+    return {};
+  }
+  carried.set(ctx.instance, kept);
+  if (!kept.vnf_instance && !kept.user_script_err_handling_data) return {};
+  const fields = Object.keys(kept.vnf_instance ?? {});
+  ctx.log(`${file}: kept ${fields.length ? `vnf_instance ${fields.join(', ')}` : 'no vnf_instance field'}${kept.user_script_err_handling_data ? ' and user_script_err_handling_data' : ''}`);
+  return { record: { [TACKER_RECORD_KEY]: kept } };
 }
