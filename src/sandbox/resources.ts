@@ -199,12 +199,19 @@ export function compareKubeVersions(a: string, b: string): number {
 
 export class ResourceRegistry {
   private readonly types: ResourceType[] = [];
+  private readonly listeners: ((type: ResourceType) => void)[] = [];
 
   register(type: ResourceType): void {
     if (this.find(type.group, type.version, type.plural)) {
       throw new Error(`resource ${type.plural} in ${groupVersion(type)} is already registered`);
     }
     this.types.push(type);
+    for (const listener of this.listeners) listener(type);
+  }
+
+  /** Calls `listener` with each resource registered from now on (a CRD's kind being served). */
+  onRegister(listener: (type: ResourceType) => void): void {
+    this.listeners.push(listener);
   }
 
   /** Stops serving a resource (a CRD's version that is deleted or no longer served). */

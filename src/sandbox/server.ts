@@ -227,6 +227,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const api = new ObjectApi(registry, store, now);
   const rest = new RestHandler({ registry, store, now }, api);
   const watches = new WatchHub(store, now, opts.watch);
+  // A kind served later (a CRD's) gets a watch cache of its own, starting then.
+  registry.onRegister((type) => watches.startTypeHistory(type.group, type.plural));
   for (const name of INITIAL_NAMESPACES) {
     api.create(api.type('', 'namespaces'), { metadata: { name } } as KubeObject, { manager: 'kube-apiserver' });
   }

@@ -8,7 +8,8 @@
  *   watch cache, with a 200 stream holding a single ERROR event whose
  *   Status is 410 `Expired` ("too old resource version"). The history
  *   starts when the sandbox has finished booting, as a watch cache starts
- *   at the revision the server came up with.
+ *   at the revision the server came up with; that of a kind served later (a
+ *   CRD's) starts when it is served.
  * - Selectors apply to both the old and the new state: an object that stops
  *   matching is sent as DELETED (carrying its previous state, at the new
  *   resourceVersion), one that starts matching as ADDED.
@@ -45,6 +46,8 @@ export class WatchHub {
   private readonly history: StoreEvent[] = [];
   /** A watch may resume from this resourceVersion or any later one. */
   private floor = 0;
+  /** Later floors of kinds served after the start (`group/plural`): their history starts when they are. */
+  private readonly typeFloors = new Map<string, number>();
   private readonly watchers = new Set<Watcher>();
   private readonly unsubscribe: () => void;
   private readonly historyLimit: number;
@@ -64,6 +67,11 @@ export class WatchHub {
   startHistoryHere(): void {
     this.history.length = 0;
     this.floor = Number(this.store.currentResourceVersion());
+  }
+
+  /** The kind `group/plural` is (newly) served: watches of it may resume only from now on. */
+  startTypeHistory(group: string, plural: string): void {
+    this.typeFloors.set(`${group}/${plural}`, Number(this.store.currentResourceVersion()));
   }
 
   private onEvent(event: StoreEvent): void {
@@ -116,8 +124,9 @@ export class WatchHub {
         res.end();
         return;
       }
-      if (n < this.floor) {
-        write('ERROR', expired(`too old resource version: ${n} (${this.floor + 1})`).status);
+      const floor = Math.max(this.floor, this.typeFloors.get(`${request.type.group}/${request.type.plural}`) ?? 0);
+      if (n < floor) {
+        write('ERROR', expired(`too old resource version: ${n} (${floor + 1})`).status);
         res.end();
         return;
       }
