@@ -65,6 +65,18 @@ export const namespaces: ResourceType = {
   },
 };
 
+/** ConfigMaps and Secrets marked `immutable` keep their data and the mark (ValidateConfigMapUpdate, ValidateSecretUpdate). */
+function validateImmutableData(obj: KubeObject, old: KubeObject): FieldError[] {
+  if (old.immutable !== true) return [];
+  const errors: FieldError[] = [];
+  const detail = 'field is immutable when `immutable` is set';
+  for (const field of ['data', 'binaryData'] as const) {
+    if (JSON.stringify(obj[field] ?? {}) !== JSON.stringify(old[field] ?? {})) errors.push({ type: 'FieldValueForbidden', field, detail });
+  }
+  if (obj.immutable !== true) errors.push({ type: 'FieldValueForbidden', field: 'immutable', detail });
+  return errors;
+}
+
 export const configMaps: ResourceType = {
   group: '',
   version: 'v1',
@@ -77,6 +89,7 @@ export const configMaps: ResourceType = {
   strategicMerge: true,
   shortNames: ['cm'],
   nameRule: 'dns1123-subdomain',
+  strategy: { validateUpdate: validateImmutableData },
   columns: [
     {
       name: 'Data',
@@ -126,6 +139,11 @@ export const secrets: ResourceType = {
     },
     prepareForCreate: normalizeSecret,
     prepareForUpdate: normalizeSecret,
+    validateUpdate(obj, old) {
+      const errors: FieldError[] = [];
+      if (obj.type !== old.type) errors.push({ type: 'FieldValueInvalid', field: 'type', value: obj.type, detail: 'field is immutable' });
+      return [...errors, ...validateImmutableData(obj, old)];
+    },
     validate(obj) {
       const errors: FieldError[] = [];
       for (const [k, v] of Object.entries((obj.data as Record<string, unknown> | undefined) ?? {})) {

@@ -135,6 +135,85 @@ describe('immutable fields', () => {
   });
 });
 
+describe('more immutable fields', () => {
+  it("lets a StatefulSet's replicas, template and minReadySeconds change, nothing else of its spec", async () => {
+    const base = `/apis/apps/v1/namespaces/${ns}/statefulsets`;
+    const created = await c.request('POST', base, {
+      body: {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'sts' },
+        spec: {
+          replicas: 0,
+          serviceName: 'sts',
+          selector: { matchLabels: { app: 'sts' } },
+          template: { metadata: { labels: { app: 'sts' } }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] } },
+          volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+        },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const allowed = await c.request('PATCH', `${base}/sts`, {
+      body: { spec: { replicas: 0, minReadySeconds: 3, template: { metadata: { labels: { app: 'sts', tier: 'db' } } } } },
+      contentType: 'application/merge-patch+json',
+    });
+    expect(allowed.status, allowed.text).toBe(200);
+    const message =
+      "StatefulSet.apps \"sts\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
+    for (const patch of [{ spec: { serviceName: 'other' } }, { spec: { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '2Gi' } } } }] } }]) {
+      const r = await c.request('PATCH', `${base}/sts`, { body: patch, contentType: 'application/merge-patch+json' });
+      expect(r.status).toBe(422);
+      expect(r.json.message).toBe(message);
+      expect(r.json.details.causes).toEqual([expect.objectContaining({ reason: 'FieldValueForbidden', field: 'spec' })]);
+    }
+  });
+
+  it("keeps a Job's pod template", async () => {
+    const base = `/apis/batch/v1/namespaces/${ns}/jobs`;
+    const created = await c.request('POST', base, {
+      body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'job' }, spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36' }] } } } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const r = await c.request('PATCH', `${base}/job`, { body: { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:1.37' }] } } } }, contentType: 'application/strategic-merge-patch+json' });
+    expect(r.status).toBe(422);
+    expect(r.json.message).toMatch(/^Job\.batch "job" is invalid: spec\.template: Invalid value: .*: field is immutable$/s);
+    expect(r.json.details.causes).toEqual([expect.objectContaining({ reason: 'FieldValueInvalid', field: 'spec.template' })]);
+  });
+
+  it('keeps the data of an immutable ConfigMap or Secret, and the mark itself, and a Secret its type', async () => {
+    const cm = await c.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'frozen' }, immutable: true, data: { a: '1' } } });
+    expect(cm.status).toBe(201);
+    const data = await c.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/frozen`, { body: { data: { a: '2' } }, contentType: 'application/merge-patch+json' });
+    expect(data.status).toBe(422);
+    expect(data.json.message).toBe('ConfigMap "frozen" is invalid: data: Forbidden: field is immutable when `immutable` is set');
+    const thaw = await c.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/frozen`, { body: { immutable: false }, contentType: 'application/merge-patch+json' });
+    expect(thaw.status).toBe(422);
+    expect(thaw.json.message).toBe('ConfigMap "frozen" is invalid: immutable: Forbidden: field is immutable when `immutable` is set');
+    const labelled = await c.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/frozen`, { body: { metadata: { labels: { a: 'b' } } }, contentType: 'application/merge-patch+json' });
+    expect(labelled.status).toBe(200);
+
+    const secret = await c.request('POST', `/api/v1/namespaces/${ns}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'frozen' }, immutable: true, data: { a: 'MQ==' } } });
+    expect(secret.status).toBe(201);
+    const sdata = await c.request('PATCH', `/api/v1/namespaces/${ns}/secrets/frozen`, { body: { data: { a: 'Mg==' } }, contentType: 'application/merge-patch+json' });
+    expect(sdata.status).toBe(422);
+    expect(sdata.json.message).toBe('Secret "frozen" is invalid: data: Forbidden: field is immutable when `immutable` is set');
+    const retyped = await c.request('PATCH', `/api/v1/namespaces/${ns}/secrets/frozen`, { body: { type: 'example.com/other' }, contentType: 'application/merge-patch+json' });
+    expect(retyped.status).toBe(422);
+    expect(retyped.json.details.causes).toEqual(expect.arrayContaining([{ reason: 'FieldValueInvalid', field: 'type', message: 'Invalid value: "example.com/other": field is immutable' }]));
+  });
+
+  it("keeps a claim's access modes", async () => {
+    const base = `/api/v1/namespaces/${ns}/persistentvolumeclaims`;
+    const created = await c.request('POST', base, {
+      body: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'claim' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const r = await c.request('PATCH', `${base}/claim`, { body: { spec: { accessModes: ['ReadWriteMany'] } }, contentType: 'application/merge-patch+json' });
+    expect(r.status).toBe(422);
+    expect(r.json.message).toMatch(/^PersistentVolumeClaim "claim" is invalid: spec: Forbidden: spec is immutable after creation except resources\.requests for bound claims\n/);
+  });
+});
+
 describe('the service range', () => {
   it('refuses a cluster IP outside 10.96.0.0/12', async () => {
     const r = await c.request('POST', `/api/v1/namespaces/${ns}/services`, {

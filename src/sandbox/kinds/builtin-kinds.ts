@@ -218,6 +218,48 @@ export function mountServiceAccountToken(o: KubeObject, serviceAccount: KubeObje
   for (const c of containers) c.volumeMounts = [...((c.volumeMounts as Obj[] | undefined) ?? []), { name, readOnly: true, mountPath: SERVICE_ACCOUNT_MOUNT }];
 }
 
+/** The fields of `spec` that differ between two objects, except `allowed`. */
+function changedSpecFields(o: KubeObject, old: KubeObject, allowed: string[]): string[] {
+  const a = spec(o);
+  const b = spec(old);
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !allowed.includes(k) && JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
+}
+
+/** A StatefulSet's spec may change only in the fields the API server lists (its 1.25 wording). */
+function validateStatefulSetUpdate(o: KubeObject, old: KubeObject): FieldError[] {
+  if (changedSpecFields(o, old, ['replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds']).length === 0) return [];
+  return [
+    {
+      type: 'FieldValueForbidden',
+      field: 'spec',
+      detail: "updates to statefulset spec for fields other than 'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+    },
+  ];
+}
+
+/** A Job's pod template cannot change (the real message prints the whole internal template; this one its JSON). */
+function validateJobUpdate(o: KubeObject, old: KubeObject): FieldError[] {
+  const now = spec(o).template;
+  if (JSON.stringify(now) === JSON.stringify(spec(old).template)) return [];
+  return [{ type: 'FieldValueInvalid', field: 'spec.template', value: now, detail: 'field is immutable' }];
+}
+
+/**
+ * A claim's spec is immutable but for its requests (once bound), the volume
+ * the binder sets once, and a storage class set where there was none.
+ */
+function validateClaimUpdate(o: KubeObject, old: KubeObject): FieldError[] {
+  const allowed = ['resources'];
+  if (!spec(old).volumeName) allowed.push('volumeName');
+  if (spec(old).storageClassName === undefined) allowed.push('storageClassName');
+  const changed = changedSpecFields(o, old, allowed);
+  const bound = status(old).phase === 'Bound';
+  if (!bound && JSON.stringify(spec(o).resources) !== JSON.stringify(spec(old).resources)) changed.push('resources');
+  if (changed.length === 0) return [];
+  const diff = changed.map((k) => `  spec.${k}: ${JSON.stringify(spec(old)[k] ?? null)} -> ${JSON.stringify(spec(o)[k] ?? null)}`).join('\n');
+  return [{ type: 'FieldValueForbidden', field: 'spec', detail: `spec is immutable after creation except resources.requests for bound claims\n${diff}\n` }];
+}
+
 /** apps/v1 selectors cannot change after creation. */
 function keepSelector(kind: string, group: string): ResourceStrategy['prepareForUpdate'] {
   return (o, old) => {
@@ -438,6 +480,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
         prepareForCreate(o) {
           o.status = { phase: 'Pending' };
         },
+        validateUpdate: validateClaimUpdate,
       },
     }),
     core({
@@ -534,7 +577,12 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       scale: true,
       generation: true,
       columns: [col('Ready', ready), ...templateColumns(false)],
-      strategy: { applyDefaults: d.defaultStatefulSet, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('StatefulSet', 'apps') },
+      strategy: {
+        applyDefaults: d.defaultStatefulSet,
+        validate: (o) => validateSelectorTemplate(o),
+        prepareForUpdate: keepSelector('StatefulSet', 'apps'),
+        validateUpdate: validateStatefulSetUpdate,
+      },
     }),
     apps({
       kind: 'DaemonSet',
@@ -576,6 +624,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       ],
       strategy: {
         applyDefaults: d.defaultJob,
+        validateUpdate: validateJobUpdate,
         prepareForCreate(o) {
           // The API server generates the selector and the pod labels that tie pods to this Job's uid.
           const s = spec(o);
