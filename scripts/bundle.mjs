@@ -218,7 +218,8 @@ renameSync(join(staging, 'chunks'), chunkDir);
 renameSync(join(staging, 'vnfm.cjs'), join(buildDir, 'vnfm.cjs'));
 rmSync(oldChunks, { recursive: true, force: true });
 rmSync(staging, { recursive: true, force: true });
-// What older builds left: the per-file tsc output that bin/vnfm once ran.
+// What older builds left: the per-file tsc output that bin/vnfm once ran. Test reports
+// (build/fidelity-report*, written by the conformance suite) stay.
 for (const name of readdirSync(buildDir)) {
-  if (!['vnfm.cjs', 'chunks', 'sea', 'vnfm.meta.json'].includes(name) && !name.startsWith('.')) rmSync(join(buildDir, name), { recursive: true, force: true });
+  if (!['vnfm.cjs', 'chunks', 'sea', 'vnfm.meta.json'].includes(name) && !name.startsWith('.') && !name.startsWith('fidelity-report')) rmSync(join(buildDir, name), { recursive: true, force: true });
 }
