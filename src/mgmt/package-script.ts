@@ -1,7 +1,8 @@
 /**
  * Package scripts: a declared hook whose artifact is not a built-in driver
- * runs the package's own file, as Tacker v2 runs a management driver — here
- * as a subprocess that reads one JSON document on stdin:
+ * runs the package's own file as a subprocess. A `*.py` artifact of type
+ * `tosca.artifacts.Implementation.Python` speaks Tacker v2's pickle contract
+ * (tacker-script.ts); any other reads one JSON document on stdin:
  *
  * ```json
  * { "operation": "instantiate_end", "lcmOperation": "INSTANTIATE",
