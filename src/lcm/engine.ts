@@ -15,7 +15,7 @@ import type { OpenStackInfraDriver } from '../infra/openstack/driver-contract.js
 import type { SecretReader } from '../infra/kubernetes/secrets.js';
 import type { ManagementDriver } from '../mgmt/index.js';
 import { noopManagementDriver } from '../mgmt/noop.js';
-import type { PackageScriptUse } from '../mgmt/index.js';
+import type { Open, PackageScriptUse, Seal } from '../mgmt/index.js';
 import { openOpLog } from './op-log.js';
 import type { Store, VnfLock } from '../store/index.js';
 import { holderOf, holderStatus, thisHost, type HolderStatus, type HostFacts } from './lock-holder.js';
@@ -50,6 +50,12 @@ export interface LcmDeps {
   mgmt?: ManagementDriver;
   /** Reads Secrets on a VIM (vnf-kubeconfig). */
   secretReader?(vim: VimConnection): Promise<SecretReader>;
+  /** Seals the credentials of an inline VIM kept with an instance (vnfm's keyring); without it they are not kept. */
+  seal?: Seal;
+  /** Opens what `seal` sealed. */
+  open?: Open;
+  /** Contacts an inline VIM with its credentials; throws VimCheckError (exit 6) when they are refused. */
+  checkInlineVim?(vim: VimConnection): Promise<void>;
   /** The pid recorded in locks (this process's by default); its host, boot and start time are read from this host. */
   pid?: number;
   /** How a lock's holder is checked: this host's facts by default (see lock-holder.ts). */

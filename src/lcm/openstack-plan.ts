@@ -35,7 +35,18 @@ import {
 } from './heat-files.js';
 import { openOnboarded, type OnboardedPackage } from './package-content.js';
 import { levelReplicas } from './replicas.js';
-import { checkHealRequest, INLINE_CA_HINT, checkScaleRequest, checkTerminateRequest, checkChangePackageShape, flavourOf, redactVimConnectionInfo } from './requests.js';
+import {
+  checkHealRequest,
+  checkedInline,
+  INLINE_CA_HINT,
+  checkScaleRequest,
+  checkTerminateRequest,
+  checkChangePackageShape,
+  flavourOf,
+  keepsCredentials,
+  recordedVim,
+} from './requests.js';
+import { isSealed, openSealed } from '../mgmt/sealed.js';
 import { vnfcRecords, vnfcsOf } from './vnfcs.js';
 
 type Json = Record<string, unknown>;
@@ -228,7 +239,7 @@ function inlineOpenStackVim(source: string, field: string, key: string, entry: V
   const password = str('password');
   if (!username || !password) {
     throw new ValidationError(source, `${field}.accessInfo`, 'needs username and password (and project, projectDomain, userDomain)', {
-      hint: 'credentials given inline are used for this operation only and never stored',
+      hint: 'credentials given inline are kept with the instance, sealed with vnfm\'s keyring, for the operations that follow',
     });
   }
   const secrets: VimSecrets = { password, ...(typeof ca === 'string' && !insecure ? { caCert: ca } : {}) };
@@ -266,7 +277,7 @@ async function resolveOpenStackVim(deps: LcmDeps, source: string, given: Record<
     if (type && !OPENSTACK_VIM_TYPES.has(type)) {
       throw new ValidationError(source, `${field}.vimType`, `${echo(entry.vimType)} is not an OpenStack VIM type`, { hint: 'use ETSINFV.OPENSTACK_KEYSTONE.V_3 (or openstack)' });
     }
-    if (entry.interfaceInfo !== undefined) return inlineOpenStackVim(source, field, key, entry);
+    if (entry.interfaceInfo !== undefined) return checkedInline(deps, inlineOpenStackVim(source, field, key, await openSealedEntry(deps, source, field, entry)));
     if (!entry.vimId) throw new ValidationError(source, `${field}.vimId`, 'is required: the id or name of a registered VIM', { hint: 'list them with: vnfm vim-list' });
     const vim = deps.store.vims.find(entry.vimId);
     if (!vim) throw new ValidationError(source, `${field}.vimId`, `no VIM ${echo(entry.vimId)} is registered`, { hint: 'register it with vnfm vim-register' });
@@ -277,9 +288,15 @@ async function resolveOpenStackVim(deps: LcmDeps, source: string, given: Record<
     if (!vim) throw new NotFoundError(`the VIM ${instance.vimId} of vnf instance ${instance.id} is no longer registered`, { hint: 'op-fail what is pending and instantiate again on a registered VIM' });
     return openVim(deps, source, 'vimConnectionInfo', vim);
   }
-  if (instance.vimConnectionInfo) {
-    const endpoint = Object.values(instance.vimConnectionInfo)[0]?.interfaceInfo?.['endpoint'];
-    throw new UsageError(`vnf instance ${instance.id} runs on an inline VIM (${String(endpoint)}) whose credentials vnfm does not keep`, {
+  const [key, entry] = Object.entries(instance.vimConnectionInfo ?? {})[0] ?? [];
+  if (key && entry) {
+    // Kept sealed with the instance since it was instantiated with them.
+    if (keepsCredentials(entry)) {
+      const field = `vimConnectionInfo.${key}`;
+      return checkedInline(deps, inlineOpenStackVim(source, field, key, await openSealedEntry(deps, source, field, entry)));
+    }
+    const endpoint = entry.interfaceInfo?.['endpoint'];
+    throw new UsageError(`vnf instance ${instance.id} runs on an inline VIM (${String(endpoint)}) whose credentials it does not keep (it was instantiated by an older vnfm)`, {
       hint: 'give them again in the request\'s vimConnectionInfo (interfaceInfo and accessInfo), or register the cloud with vnfm vim-register',
     });
   }
@@ -292,10 +309,11 @@ async function resolveOpenStackVim(deps: LcmDeps, source: string, given: Record<
   return openVim(deps, source, 'vimConnectionInfo', vim);
 }
 
-function recordedVim(vim: VimConnection, given: Record<string, VimConnectionInfo> | undefined): Record<string, VimConnectionInfo> {
-  if (vim.inline) return redactVimConnectionInfo(given ?? {});
-  const key = Object.keys(given ?? {})[0] ?? 'vim1';
-  return { [key]: { vimId: vim.id!, vimType: RECORDED_VIM_TYPE } };
+async function openSealedEntry(deps: LcmDeps, source: string, field: string, entry: VimConnectionInfo): Promise<VimConnectionInfo> {
+  const sealed = [entry.accessInfo, entry.interfaceInfo].some((part) => Object.values(part ?? {}).some(isSealed));
+  if (!sealed) return entry;
+  if (!deps.open) throw new UsageError(`${source}: ${field} holds sealed credentials and the keyring is not available to open them`);
+  return openSealed(entry, deps.open);
 }
 
 // ---------------------------------------------------------------------------
@@ -367,7 +385,7 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   const level = levelReplicas(flavour, levelId as string | undefined);
   const zone = typeof vim.spec.extra?.['availability_zone'] === 'string' ? (vim.spec.extra['availability_zone'] as string) : undefined;
   const nfv = buildNfvParameter(flavour, level.replicas, { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), ...(zone ? { zone } : {}) });
-  const vimRecord = recordedVim(vim, given);
+  const vimRecord = await recordedVim(deps, vim, given, RECORDED_VIM_TYPE);
   return {
     infra: 'openstack',
     operation: 'INSTANTIATE',
@@ -408,7 +426,7 @@ async function current(deps: LcmDeps, instance: VnfInstance, source: string, giv
   const pkg = await packageOf(deps, instance.vnfPkgId);
   const flavour = flavourOf(instance, pkg.vnfd);
   const vim = await resolveOpenStackVim(deps, source, given, instance);
-  return { info, pkg, flavour, vim, params: given ? { vimConnectionInfo: redactVimConnectionInfo(given) } : {} };
+  return { info, pkg, flavour, vim, params: given ? { vimConnectionInfo: await recordedVim(deps, vim, given, RECORDED_VIM_TYPE) } : {} };
 }
 
 const planScale: OpenStackPlanner = async (deps, instance, body, source, _retry, opts) => {

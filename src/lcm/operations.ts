@@ -47,7 +47,11 @@ import {
   checkTerminateRequest,
   defaultVim,
   flavourOf,
-  redactVimConnectionInfo,
+  keepsCredentials,
+  checkedInline,
+  normalizeRequest,
+  openInlineVim,
+  recordedVim,
   registeredVim,
   resolveVimConnection,
   type VimLookup,
@@ -69,6 +73,7 @@ function vimLookup(deps: LcmDeps): VimLookup {
     find: (ref) => deps.store.vims.find(ref),
     findDefault: () => deps.store.vims.findDefault(),
     openSecrets: (vim) => deps.openVimSecrets(vim),
+    ...(deps.open ? { open: deps.open } : {}),
   };
 }
 
@@ -79,29 +84,64 @@ async function instanceVim(deps: LcmDeps, instance: VnfInstance, source: string)
     if (!vim) throw new NotFoundError(`the VIM ${instance.vimId} of vnf instance ${instance.id} is no longer registered`, { hint: 'register it again under the same id is not possible: op-fail and re-instantiate' });
     return registeredVim(source, 'vimConnectionInfo', vimLookup(deps), vim);
   }
-  if (instance.vimConnectionInfo) {
-    const endpoint = Object.values(instance.vimConnectionInfo)[0]?.interfaceInfo?.['endpoint'];
-    throw new UsageError(`vnf instance ${instance.id} runs on an inline VIM (${String(endpoint)}) whose credentials vnfm does not keep`, {
+  const [key, entry] = Object.entries(instance.vimConnectionInfo ?? {})[0] ?? [];
+  if (key && entry) {
+    // Kept sealed with the instance since it was instantiated with them.
+    if (keepsCredentials(entry)) return checkedInline(deps, await openInlineVim(source, key, entry, deps.open));
+    const endpoint = entry.interfaceInfo?.['endpoint'];
+    throw new UsageError(`vnf instance ${instance.id} runs on an inline VIM (${String(endpoint)}) whose credentials it does not keep (it was instantiated by an older vnfm)`, {
       hint: 'give them again in the request: "vimConnectionInfo": {"vim1": {"interfaceInfo": {...}, "accessInfo": {...}}}, or register the cluster with vnfm vim-register',
     });
   }
   throw new UsageError(`vnf instance ${instance.id} has no VIM`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
 }
 
-/** The recorded form of the VIM: a registered VIM by id; an inline one without its secrets. */
-function recordedVim(vim: VimConnection, given: Record<string, VimConnectionInfo> | undefined): Record<string, VimConnectionInfo> {
-  const key = Object.keys(given ?? {})[0] ?? 'vim1';
-  if (vim.inline) return redactVimConnectionInfo(given ?? {});
-  return { [key]: { vimId: vim.id!, vimType: 'kubernetes' } };
-}
-
 function packageOf(deps: LcmDeps, pkgId: string): Promise<OnboardedPackage> {
   return openOnboarded(deps.home, deps.store.packages.get(pkgId));
 }
 
-/** The namespace rule: the request's, else the objects' own, else the VIM's project_name, else default. */
-function chooseNamespace(requested: string | undefined, objects: KubeObject[], vim: VimConnection): string {
-  return requested ?? objects.find((o) => typeof o.metadata.namespace === 'string')?.metadata.namespace ?? vim.spec.projectName ?? 'default';
+/**
+ * Kinds Tacker v2 treats as namespaced when it fills in a missing namespace
+ * (SUPPORTED_NAMESPACE_KIND in tacker/sol_refactored/infra_drivers/kubernetes/kubernetes_utils.py).
+ */
+const TACKER_NAMESPACED_KINDS = new Set([
+  'Binding', 'ConfigMap', 'ControllerRevision', 'DaemonSet', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'Lease', 'LimitRange',
+  'LocalSubjectAccessReview', 'NetworkPolicy', 'PersistentVolumeClaim', 'Pod', 'PodTemplate', 'ReplicaSet', 'ResourceQuota', 'Role',
+  'RoleBinding', 'Secret', 'Service', 'ServiceAccount', 'StatefulSet',
+]);
+
+/** Namespaces the definition files create themselves (Namespace objects). */
+const createdNamespaces = (objects: KubeObject[]): Set<string> => new Set(objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name));
+
+/**
+ * The namespace rule, Tacker's (v2: kubernetes_utils.get_k8s_reses_from_json_files;
+ * v1: check_and_save_namespace in tacker/vnfm/infra_drivers/kubernetes/utils.py):
+ * `additionalParams.namespace` wins over every manifest's metadata.namespace;
+ * without it, the manifests' own namespace, objects without one counting as
+ * the default (the VIM's project_name here, else `default`); manifests that
+ * name different namespaces are refused (Tacker's NamespaceIsNotUnique).
+ * One addition: objects in a namespace the files create themselves (a
+ * Namespace object among them, as a package of cluster controllers brings)
+ * stay in it; Tacker has no such packages.
+ */
+export function chooseNamespace(source: string, requested: string | undefined, objects: KubeObject[], vim: VimConnection, files: string[]): string {
+  if (requested) return requested;
+  const fallback = vim.spec.projectName ?? 'default';
+  const created = createdNamespaces(objects);
+  const found = new Set<string>();
+  for (const o of objects) {
+    const ns = o.metadata.namespace;
+    if (typeof ns === 'string' && ns !== '') {
+      if (!created.has(ns)) found.add(ns);
+    } else if (TACKER_NAMESPACED_KINDS.has(o.kind)) found.add(fallback);
+  }
+  if (found.size > 1) {
+    throw new ValidationError(source, 'additionalParams.namespace', `is not given, and the definition files put objects in ${found.size} namespaces (${[...found].join(', ')}; objects without metadata.namespace go to ${fallback}): ${files.join(', ')}`, {
+      hint: 'give additionalParams.namespace (it overrides every manifest\'s metadata.namespace, as in Tacker), or put every object in one namespace',
+    });
+  }
+  const first = objects.find((o) => typeof o.metadata.namespace === 'string' && o.metadata.namespace !== '')?.metadata.namespace;
+  return [...found][0] ?? first ?? fallback;
 }
 
 /**
@@ -150,8 +190,20 @@ function replicasByWorkload(targets: VduTarget[], replicas: Record<string, numbe
   return out;
 }
 
+/**
+ * The objects in the instance's namespace: it replaces every manifest's own
+ * metadata.namespace (the request's namespace wins, as in Tacker; without
+ * one the manifests agree on it), except a namespace the files create
+ * themselves. Objects without one get it from the driver, namespaced kinds
+ * only; bare Pods get it here, for heal to find them.
+ */
 function withNamespace(objects: KubeObject[], namespace: string): KubeObject[] {
-  return objects.map((o) => (o.kind === 'Pod' && !o.metadata.namespace ? { ...o, metadata: { ...o.metadata, namespace } } : o));
+  const created = createdNamespaces(objects);
+  return objects.map((o) => {
+    const own = o.metadata.namespace;
+    const moved = own ? own !== namespace && !created.has(own) : o.kind === 'Pod';
+    return moved ? { ...o, metadata: { ...o.metadata, namespace } } : o;
+  });
 }
 
 function barePods(objects: KubeObject[], namespace: string): Record<string, KubeObject> {
@@ -177,17 +229,18 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
   const checked = checkInstantiateRequest(source, body, instance, pkg.vnfd, pkg);
   const request = checked.request;
   const lookup = vimLookup(deps);
-  const vim = await resolveVimConnection(source, request.vimConnectionInfo, lookup, () => defaultVim(source, lookup));
-  const { objects, sources } = await readPackageObjects(pkg.dir, checked.defFiles);
-  const namespace = chooseNamespace(checked.namespace, objects, vim);
+  const vim = await checkedInline(deps, await resolveVimConnection(source, request.vimConnectionInfo, lookup, () => defaultVim(source, lookup)));
+  const { objects: own, sources } = await readPackageObjects(pkg.dir, checked.defFiles);
+  const namespace = chooseNamespace(source, checked.namespace, own, vim, checked.defFiles);
+  const objects = withNamespace(own, namespace);
   const level = levelReplicas(checked.flavour, request.instantiationLevelId);
   const targets = vduTargets(checked.flavour, objects, namespace);
-  const vimRecord = recordedVim(vim, request.vimConnectionInfo);
+  const vimRecord = await recordedVim(deps, vim, request.vimConnectionInfo, Object.values(request.vimConnectionInfo ?? {})[0]?.vimType ?? 'kubernetes');
   const params: InstantiateVnfRequest = { ...request, vimConnectionInfo: vimRecord };
   const input: DeployInput = {
     instanceId: instance.id,
     namespace,
-    objects: withNamespace(objects, namespace),
+    objects,
     replicas: replicasByWorkload(targets, level.replicas),
     sources,
     vdus: targets,
@@ -236,10 +289,12 @@ async function current(deps: LcmDeps, instance: VnfInstance, source: string, giv
   const pkg = await packageOf(deps, instance.vnfPkgId);
   const flavour = flavourOf(instance, pkg.vnfd);
   const lookup = vimLookup(deps);
-  const vim = await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source));
-  const { objects } = await readPackageObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
+  const vim = given ? await checkedInline(deps, await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source))) : await instanceVim(deps, instance, source);
+  const read = await readPackageObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
+  // The namespace recorded at instantiate, whatever the manifests say.
+  const objects = withNamespace(read.objects, info.metadata.namespace);
   const targets = vduTargets(flavour, objects, info.metadata.namespace);
-  return { info, pkg, flavour, vim, objects, targets, params: given ? { vimConnectionInfo: redactVimConnectionInfo(given) } : {} };
+  return { info, pkg, flavour, vim, objects, targets, params: given ? { vimConnectionInfo: await recordedVim(deps, vim, given) } : {} };
 }
 
 async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<KubernetesPlan> {
@@ -335,8 +390,10 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
   const newPkg = await openOnboarded(deps.home, newPkgRecord);
   const checked = checkChangePackage(source, request, instance, newPkg.vnfd, newPkg);
-  const { objects, sources } = await readPackageObjects(newPkg.dir, checked.defFiles);
+  const read = await readPackageObjects(newPkg.dir, checked.defFiles);
+  const sources = read.sources;
   const namespace = checked.namespace ?? cur.info.metadata.namespace;
+  const objects = withNamespace(read.objects, namespace);
   const readiness = checked.readiness ?? cur.info.metadata.vnfm_readiness;
   const targets = vduTargets(checked.flavour, objects, namespace);
   const defaults = levelReplicas(checked.flavour, cur.info.instantiationLevelId).replicas;
@@ -345,7 +402,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
   const input: ChangePackageInput = {
     instanceId: instance.id,
     namespace,
-    objects: withNamespace(objects, namespace),
+    objects,
     current: cur.info.resources,
     replicas: replicasByWorkload(targets, replicas),
     sources,
@@ -405,7 +462,15 @@ function start(operation: LcmOperation) {
   return (deps: LcmDeps, vnfRef: string, request: unknown, opts: OperationOptions = {}): Promise<OperationResult> => {
     const instance = deps.store.instances.get(vnfRef);
     const source = opts.source ?? 'request';
-    return runOperation(deps, instance, () => plannerFor(deps, instance, request, operation)(deps, instance, request, source, false, opts), opts);
+    return runOperation(
+      deps,
+      instance,
+      async () => {
+        const body = normalizeRequest(source, request);
+        return plannerFor(deps, instance, body, operation)(deps, instance, body, source, false, opts);
+      },
+      opts,
+    );
   };
 }
 
@@ -415,7 +480,9 @@ function start(operation: LcmOperation) {
  * anything: the instance need not be recorded yet.
  */
 export async function checkInstantiation(deps: LcmDeps, instance: VnfInstance, request: unknown, opts: OperationOptions = {}): Promise<void> {
-  await plannerFor(deps, instance, request, 'INSTANTIATE')(deps, instance, request, opts.source ?? 'request', false, opts);
+  const source = opts.source ?? 'request';
+  const body = normalizeRequest(source, request);
+  await plannerFor(deps, instance, body, 'INSTANTIATE')(deps, instance, body, source, false, opts);
 }
 
 /** INSTANTIATE with an InstantiateVnfRequest. */
@@ -499,9 +566,11 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const info = instance.instantiatedVnfInfo;
   if (!info) throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
   const flavour = flavourOf(instance, pkg.vnfd);
-  const { objects, sources } = await readPackageObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
-  const targets = vduTargets(flavour, objects, info.metadata.namespace);
   const prior = deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo ?? info;
+  const read = await readPackageObjects(pkg.dir, prior.metadata['lcm-kubernetes-def-files']);
+  const sources = read.sources;
+  const objects = withNamespace(read.objects, prior.metadata.namespace);
+  const targets = vduTargets(flavour, objects, prior.metadata.namespace);
   if (op.operation === 'SCALE') {
     // The instance records the state before the scale (it changes only on COMPLETED): scale every VDU of the aspect back to it.
     const aspect = flavour.aspects[(op.operationParams as ScaleVnfRequest).aspectId];
@@ -523,7 +592,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
       const resources = await driver.changePackage(ctx, {
         instanceId: instance.id,
         namespace: prior.metadata.namespace,
-        objects: withNamespace(objects, prior.metadata.namespace),
+        objects,
         current: unionResources(prior.resources, journalResources(steps)),
         replicas: replicasByWorkload(targets, prior.metadata.vduReplicas),
         sources,

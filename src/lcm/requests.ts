@@ -4,8 +4,9 @@
  * (exit 2) naming the request's source and the field.
  */
 import { echo, UsageError, ValidationError } from '../errors.js';
+import { isSealed, openSealed, sealFields, type Open, type Seal } from '../mgmt/sealed.js';
 import { readinessOverrideProblems, type ReadinessOverrides } from '../infra/kubernetes/readiness-rules.js';
-import type { Vim, VimSecrets } from '../vim/index.js';
+import type { Vim, VimSecrets, VimSpec } from '../vim/index.js';
 import { unfoldPem } from '../vim/pem.js';
 import type { Flavour, Vnfd } from '../vnfd/index.js';
 import type {
@@ -102,12 +103,51 @@ function checkKubernetesParams(
 }
 
 function checkVimConnectionInfoShape(source: string, o: Json): Record<string, VimConnectionInfo> | undefined {
-  const map = optionalObject(source, o, 'vimConnectionInfo');
-  if (!map) return undefined;
-  for (const [key, entry] of Object.entries(map)) {
-    if (!isObject(entry)) throw new ValidationError(source, `vimConnectionInfo.${key}`, 'must be an object with vimId (and vimType)');
+  return normalizeVimConnectionInfo(source, o['vimConnectionInfo']);
+}
+
+const V1_FORM = 'the v1 array [{"id": ..., "vimId": ..., "vimType": ..., "interfaceInfo": ..., "accessInfo": ...}]';
+const V2_FORM = 'the v2 map {"KEY": {"vimId": ..., "vimType": ..., "interfaceInfo": ..., "accessInfo": ..., "extra": ...}}';
+const ONE_FORM = `write vimConnectionInfo in one form: ${V1_FORM} (Tacker v1, SOL003 2.6.1), or ${V2_FORM} (Tacker v2)`;
+
+/**
+ * vimConnectionInfo in either of Tacker's forms, as the v2 map: the v1 array
+ * (SOL003 2.6.1, each entry with its own `id`) becomes a map keyed by those
+ * ids. An entry carrying the other version's field (`id` in a map entry,
+ * `extra` in an array entry) is a request mixing the two forms: refused.
+ */
+export function normalizeVimConnectionInfo(source: string, raw: unknown): Record<string, VimConnectionInfo> | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (Array.isArray(raw)) {
+    const out: Record<string, VimConnectionInfo> = {};
+    raw.forEach((entry, i) => {
+      const field = `vimConnectionInfo[${i}]`;
+      if (!isObject(entry)) throw new ValidationError(source, field, 'must be an object with id, vimId, vimType (v1 form)', { hint: ONE_FORM });
+      if (entry['extra'] !== undefined) {
+        throw new ValidationError(source, `${field}.extra`, 'is a field of the v2 map form, in a v1 (array) vimConnectionInfo: the request mixes the v1 and v2 forms', { hint: ONE_FORM });
+      }
+      const id = entry['id'];
+      if (typeof id !== 'string' || id === '') throw new ValidationError(source, `${field}.id`, 'is required in the v1 (array) form: the id other fields of the request refer to', { hint: ONE_FORM });
+      if (out[id]) throw new ValidationError(source, `${field}.id`, `${echo(id)} is given twice`);
+      const { id: _id, ...rest } = entry;
+      out[id] = rest as VimConnectionInfo;
+    });
+    return out;
   }
-  return map as Record<string, VimConnectionInfo>;
+  if (!isObject(raw)) throw new ValidationError(source, 'vimConnectionInfo', `must be ${V2_FORM}, or ${V1_FORM}`);
+  for (const [key, entry] of Object.entries(raw)) {
+    if (!isObject(entry)) throw new ValidationError(source, `vimConnectionInfo.${key}`, 'must be an object with vimId (and vimType)', { hint: ONE_FORM });
+    if (entry['id'] !== undefined) {
+      throw new ValidationError(source, `vimConnectionInfo.${key}.id`, 'is a field of the v1 array form, in a v2 (map) vimConnectionInfo, whose keys are the ids: the request mixes the v1 and v2 forms', { hint: ONE_FORM });
+    }
+  }
+  return raw as Record<string, VimConnectionInfo>;
+}
+
+/** A request body with its vimConnectionInfo in the v2 map form (see normalizeVimConnectionInfo). */
+export function normalizeRequest(source: string, body: unknown): unknown {
+  if (!isObject(body) || body['vimConnectionInfo'] === undefined || body['vimConnectionInfo'] === null) return body;
+  return { ...body, vimConnectionInfo: normalizeVimConnectionInfo(source, body['vimConnectionInfo']) };
 }
 
 export interface PackageView {
@@ -124,6 +164,9 @@ export interface CheckedInstantiate {
   /** additionalParams.vnfm_readiness, checked. */
   readiness?: ReadinessOverrides;
 }
+
+/** additionalParams of Tacker v2's Helm driver (tacker/sol_refactored/infra_drivers/kubernetes/helm.py). */
+const HELM_PARAMS = ['helm_chart_path', 'helm_value_names', 'helm_parameters'];
 
 export function checkInstantiateRequest(source: string, body: unknown, instance: VnfInstance, vnfd: Vnfd, pkg: PackageView): CheckedInstantiate {
   if (instance.instantiationState === 'INSTANTIATED') {
@@ -143,6 +186,12 @@ export function checkInstantiateRequest(source: string, body: unknown, instance:
     });
   }
   const params = optionalObject(source, o, 'additionalParams');
+  const helm = HELM_PARAMS.find((k) => params?.[k] !== undefined);
+  if (helm) {
+    throw new ValidationError(source, `additionalParams.${helm}`, 'asks for a Helm chart deployment (Tacker\'s Helm driver), which vnfm does not do', {
+      hint: 'deploy the manifests with additionalParams.lcm-kubernetes-def-files instead; a VIM of vimType ETSINFV.HELM.V_3 is reached as a Kubernetes VIM',
+    });
+  }
   const k8s = checkKubernetesParams(source, params, pkg);
   checkVimConnectionInfoShape(source, o);
   return { request: o as unknown as InstantiateVnfRequest, flavour, ...k8s };
@@ -227,13 +276,21 @@ export function checkHealRequest(source: string, body: unknown, instance: VnfIns
   if (o['cause'] !== undefined && typeof o['cause'] !== 'string') throw new ValidationError(source, 'cause', 'must be a string');
   const wanted = (ids as string[] | undefined) ?? [];
   if (wanted.length === 0) return { request: o as HealVnfRequest, vnfcs: info.vnfcInfo };
+  // Tacker v1 names VNFCs by their vnfcResourceInfo ids (the pods), v2 by their vnfcInfo ids (<vduId>-<pod>).
+  const v1 = wanted.findIndex((id) => !info.vnfcInfo.some((v) => v.id === id) && info.vnfcResourceInfo.some((r) => r.id === id));
+  const v2 = wanted.findIndex((id) => info.vnfcInfo.some((v) => v.id === id));
+  if (v1 >= 0 && v2 >= 0) {
+    throw new ValidationError(source, 'vnfcInstanceId', `mixes a v1 id (${echo(wanted[v1])}, a vnfcResourceInfo id) and a v2 id (${echo(wanted[v2])}, a vnfcInfo id)`, {
+      hint: 'name VNFCs in one form: the v1 vnfcResourceInfo ids (the POD column of vnfm vnf-show) or the v2 vnfcInfo ids (the VNFC column)',
+    });
+  }
   const vnfcs: VnfcInfo[] = [];
   wanted.forEach((id, i) => {
-    const found = info.vnfcInfo.find((v) => v.id === id);
+    const found = info.vnfcInfo.find((v) => v.id === id) ?? info.vnfcInfo.find((v) => v.vnfcResourceInfoId === id && info.vnfcResourceInfo.some((r) => r.id === id));
     if (found) vnfcs.push(found);
     else if (!lenient) {
       throw new ValidationError(source, `vnfcInstanceId[${i}]`, `${echo(id)} is not a VNFC of vnf instance ${instance.id}`, {
-        hint: `choose from: ${choices(info.vnfcInfo.map((v) => v.id))}`,
+        hint: `choose from: ${choices(info.vnfcInfo.map((v) => v.id))} (v2 vnfcInfo ids), or ${choices(info.vnfcResourceInfo.map((r) => r.id))} (v1 vnfcResourceInfo ids)`,
       });
     }
   });
@@ -294,6 +351,8 @@ export interface VimLookup {
   find(ref: string): Vim | undefined;
   findDefault(): Vim | undefined;
   openSecrets(vim: Vim): Promise<VimSecrets>;
+  /** Opens the sealed credentials of an inline VIM kept with an instance or an occurrence. */
+  open?: Open;
 }
 
 const KUBERNETES_TYPES = new Set(['kubernetes', 'etsinfv.kubernetes.v_1', 'etsinfv.helm.v_3']);
@@ -335,7 +394,7 @@ export async function resolveVimConnection(
   if (type && !KUBERNETES_TYPES.has(type)) {
     throw new ValidationError(source, `${field}.vimType`, `${echo(entry.vimType)} is not a VIM type vnfm knows`, { hint: 'use kubernetes (or ETSINFV.KUBERNETES.V_1)' });
   }
-  if (entry.interfaceInfo !== undefined) return inlineVim(source, field, key, entry);
+  if (entry.interfaceInfo !== undefined) return inlineVim(source, field, key, await openInline(source, field, entry, lookup.open));
   if (!entry.vimId) throw new ValidationError(source, `${field}.vimId`, 'is required: the id or name of a registered VIM', { hint: 'list them with: vnfm vim-list' });
   const vim = lookup.find(entry.vimId);
   if (!vim) {
@@ -360,6 +419,45 @@ export async function defaultVim(source: string, lookup: VimLookup): Promise<Vim
 /** What to give instead of a blank ssl_ca_cert in an inline VIM (OpenStack's too). */
 export const INLINE_CA_HINT = 'give the CA certificate in PEM, "None" to skip TLS verification explicitly, or leave ssl_ca_cert out to verify against the system\'s trusted CAs';
 
+/**
+ * Where an inline VIM's secrets sit in a vimConnectionInfo entry: sealed
+ * with vnfm's keyring wherever the entry is kept (the instance, the
+ * occurrence), as a registered VIM's are. The CA too, which Tacker treats as
+ * a secret.
+ */
+const INLINE_SECRET_PATHS = [
+  'accessInfo.bearer_token',
+  'accessInfo.password',
+  'accessInfo.client_secret',
+  'accessInfo.client_key',
+  'accessInfo.client_cert',
+  'interfaceInfo.ssl_ca_cert',
+  'interfaceInfo.cacert',
+];
+
+/** vimConnectionInfo with every inline VIM's secrets sealed: the form kept with an instance and recorded on its occurrences. */
+export async function sealVimConnectionInfo(info: Record<string, VimConnectionInfo>, seal: Seal): Promise<Record<string, VimConnectionInfo>> {
+  const out: Record<string, VimConnectionInfo> = {};
+  for (const [k, v] of Object.entries(info)) out[k] = v.interfaceInfo !== undefined ? await sealFields(v, INLINE_SECRET_PATHS, seal) : v;
+  return out;
+}
+
+/** Whether the entry still holds the credentials of an inline VIM (instances made before they were kept have none). */
+export const keepsCredentials = (entry: VimConnectionInfo): boolean => entry.accessInfo !== undefined && Object.keys(entry.accessInfo).length > 0;
+
+async function openInline(source: string, field: string, entry: VimConnectionInfo, open: Open | undefined): Promise<VimConnectionInfo> {
+  const sealed = [entry.accessInfo, entry.interfaceInfo].some((part) => Object.values(part ?? {}).some(isSealed));
+  if (!sealed) return entry;
+  if (!open) throw new UsageError(`${source}: ${field} holds sealed credentials and the keyring is not available to open them`);
+  return openSealed(entry, open);
+}
+
+/** An inline VIM from a vimConnectionInfo entry whose secrets are sealed (kept with an instance). */
+export async function openInlineVim(source: string, key: string, entry: VimConnectionInfo, open: Open | undefined): Promise<VimConnection> {
+  const field = `vimConnectionInfo.${key}`;
+  return inlineVim(source, field, key, await openInline(source, field, entry, open));
+}
+
 function inlineVim(source: string, field: string, key: string, entry: VimConnectionInfo): VimConnection {
   const iface = entry.interfaceInfo ?? {};
   const access = entry.accessInfo ?? {};
@@ -377,28 +475,56 @@ function inlineVim(source: string, field: string, key: string, entry: VimConnect
   const token = access['bearer_token'];
   const username = access['username'];
   const password = access['password'];
-  if (typeof token !== 'string' && !(typeof username === 'string' && typeof password === 'string')) {
-    throw new ValidationError(source, `${field}.accessInfo`, 'needs bearer_token, or username and password', {
-      hint: 'credentials given inline are used for this operation only and never stored',
+  const clientCert = access['client_cert'];
+  const clientKey = access['client_key'];
+  const certAuth = typeof clientCert === 'string' && typeof clientKey === 'string';
+  if (typeof token !== 'string' && !(typeof username === 'string' && typeof password === 'string') && !certAuth) {
+    throw new ValidationError(source, `${field}.accessInfo`, 'needs bearer_token, username and password, or client_cert and client_key', {
+      hint: 'credentials given inline are kept with the instance, sealed with vnfm\'s keyring, for the operations that follow',
     });
   }
   const secrets: VimSecrets = {
-    ...(typeof token === 'string' ? { bearerToken: token } : { password: password as string }),
+    ...(typeof token === 'string' ? { bearerToken: token } : typeof password === 'string' ? { password } : {}),
+    ...(certAuth ? { clientCert: unfoldPem(clientCert).text, clientKey } : {}),
     // A CA folded into one line (a quoted multi-line scalar) is rebuilt as Tacker v2's AuthContextManager does.
     ...(typeof ca === 'string' && !insecure ? { caCert: unfoldPem(ca).text } : {}),
   };
+  const auth: VimSpec['auth'] =
+    typeof token === 'string' ? { method: 'bearer-token' } : typeof username === 'string' && typeof password === 'string' ? { method: 'basic', username } : { method: 'client-certificate' };
   return {
     name: entry.vimId ?? key,
     inline: true,
     spec: {
       type: 'kubernetes',
       authUrl: endpoint,
-      auth: typeof token === 'string' ? { method: 'bearer-token' } : { method: 'basic', username: username as string },
+      auth,
       verifyTls: !insecure,
       ...(typeof access['project'] === 'string' ? { projectName: access['project'] } : {}),
+      ...(entry.extra ? { extra: entry.extra } : {}),
     },
     secrets,
   };
+}
+
+/**
+ * The recorded form of the VIM: a registered VIM by id; an inline one with
+ * its secrets sealed (without them when no keyring is wired), so every later
+ * operation, retry and rollback reaches it.
+ */
+export async function recordedVim(deps: { seal?: Seal }, vim: VimConnection, given: Record<string, VimConnectionInfo> | undefined, vimType = 'kubernetes'): Promise<Record<string, VimConnectionInfo>> {
+  const key = Object.keys(given ?? {})[0] ?? 'vim1';
+  if (vim.inline) return deps.seal ? sealVimConnectionInfo(given ?? {}, deps.seal) : redactVimConnectionInfo(given ?? {});
+  return { [key]: { vimId: vim.id!, vimType } };
+}
+
+/**
+ * Credentials given inline are tried before anything is recorded: wrong
+ * ones are refused (VimCheckError, exit 6) rather than recorded on an
+ * occurrence that fails.
+ */
+export async function checkedInline(deps: { checkInlineVim?(vim: VimConnection): Promise<void> }, vim: VimConnection): Promise<VimConnection> {
+  if (vim.inline) await deps.checkInlineVim?.(vim);
+  return vim;
 }
 
 /** vimConnectionInfo as it may be stored: no accessInfo (secrets), and no CA (Tacker treats it as secret). */

@@ -6,7 +6,7 @@
 import { NotFoundError, UsageError } from '../errors.js';
 import { clustersOf } from '../mgmt/capi-credentials.js';
 import type { LcmDeps } from './engine.js';
-import { registeredVim } from './requests.js';
+import { keepsCredentials, openInlineVim, registeredVim } from './requests.js';
 
 export interface WorkloadKubeconfigOptions {
   /** The Cluster's name; needed when the instance has several. */
@@ -37,20 +37,24 @@ export async function getWorkloadKubeconfig(deps: LcmDeps, vnfRef: string, opts:
   } else if (clusters.length > 1) {
     throw new UsageError(`vnf instance ${instance.id} has ${clusters.length} Clusters: ${names}`, { hint: 'choose one with --cluster NAME' });
   }
-  if (!instance.vimId) {
-    throw new UsageError(`vnf instance ${instance.id} runs on an inline VIM whose credentials vnfm does not keep`, {
+  const [key, inline] = Object.entries(instance.vimConnectionInfo ?? {})[0] ?? [];
+  if (!instance.vimId && !(key && inline && keepsCredentials(inline))) {
+    throw new UsageError(`vnf instance ${instance.id} runs on an inline VIM whose credentials it does not keep (it was instantiated by an older vnfm)`, {
       hint: `read the Secret yourself: kubectl get secret ${cluster.name}-kubeconfig -n ${cluster.namespace} -o jsonpath={.data.value} | base64 -d`,
     });
   }
   if (!deps.secretReader) throw new UsageError('reading Secrets is not available here');
-  const vim = deps.store.vims.get(instance.vimId);
-  const connection = await registeredVim(`vnf instance ${instance.id}`, 'vimId', { find: (r) => deps.store.vims.find(r), findDefault: () => undefined, openSecrets: (v) => deps.openVimSecrets(v) }, vim);
+  const source = `vnf instance ${instance.id}`;
+  const vim = instance.vimId ? deps.store.vims.get(instance.vimId) : undefined;
+  const connection = vim
+    ? await registeredVim(source, 'vimId', { find: (r) => deps.store.vims.find(r), findDefault: () => undefined, openSecrets: (v) => deps.openVimSecrets(v) }, vim)
+    : await openInlineVim(source, key!, inline!, deps.open);
   const reader = await deps.secretReader(connection);
   const ref = { namespace: cluster.namespace!, name: `${cluster.name}-kubeconfig`, key: 'value' };
   try {
     const kubeconfig = await reader.read(ref, opts.signal);
     if (kubeconfig === undefined) {
-      throw new NotFoundError(`the Secret ${ref.namespace}/${ref.name} (key value) is not on VIM ${vim.name} yet`, {
+      throw new NotFoundError(`the Secret ${ref.namespace}/${ref.name} (key value) is not on VIM ${connection.name} yet`, {
         hint: `the workload cluster is still being provisioned: see kubectl get cluster ${cluster.name} -n ${ref.namespace}`,
       });
     }

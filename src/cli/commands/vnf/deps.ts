@@ -47,6 +47,17 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
       return driver;
     },
     secretReader,
+    async seal(plain) {
+      const { token, keyId } = (await ctx.keyring()).encrypt(plain);
+      return { sealed: token, keyId };
+    },
+    async open(value) {
+      return (await ctx.keyring()).decrypt(value.sealed, value.keyId);
+    },
+    async checkInlineVim(vim) {
+      const { checkVim } = await import('../../../vim/check.js');
+      await checkVim(vim.spec, vim.secrets);
+    },
   };
   // The management drivers (and what they load) only when an operation reaches a hook.
   let mgmt: Promise<ManagementDriver> | undefined;

@@ -1,0 +1,223 @@
+/**
+ * Request bodies in both Tacker API versions: vimConnectionInfo as the v1
+ * array and the v2 map (a request mixing them refused), inline credentials
+ * sealed where they are kept and opened again for later operations, heal by
+ * v1 or v2 VNFC ids, the Helm driver's parameters refused, and Tacker v2's
+ * namespace rule.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openPackage } from '../../src/csar/index.js';
+import { loadKeyring } from '../../src/crypto/index.js';
+import { ExitCode, ValidationError } from '../../src/errors.js';
+import type { KubeObject } from '../../src/infra/kubernetes/driver-contract.js';
+import type { VimConnection, VnfInstance } from '../../src/lcm/index.js';
+import { levelReplicas } from '../../src/lcm/index.js';
+import { chooseNamespace } from '../../src/lcm/operations.js';
+import {
+  checkHealRequest,
+  checkInstantiateRequest,
+  keepsCredentials,
+  normalizeRequest,
+  normalizeVimConnectionInfo,
+  openInlineVim,
+  recordedVim,
+  resolveVimConnection,
+  sealVimConnectionInfo,
+  type VimLookup,
+} from '../../src/lcm/requests.js';
+import type { Open, Seal } from '../../src/mgmt/sealed.js';
+import { loadVnfd, type Vnfd } from '../../src/vnfd/index.js';
+
+let vnfd: Vnfd;
+const DEFS = ['Files/kubernetes/configmap.yaml', 'Files/kubernetes/service.yaml', 'Files/kubernetes/deployment_vdu1.yaml', 'Files/kubernetes/deployment_vdu2.yaml'];
+const pkg = { hasMember: (p: string) => DEFS.includes(p), kubernetesDefinitions: DEFS };
+
+const keyring = loadKeyring({ home: mkdtempSync(join(tmpdir(), 'vnfm-tacker-req-')), env: {}, createIfMissing: true });
+const seal: Seal = async (plain) => {
+  const { token, keyId } = keyring.encrypt(plain);
+  return { sealed: token, keyId };
+};
+const open: Open = async (v) => keyring.decrypt(v.sealed, v.keyId);
+
+beforeAll(async () => {
+  const files = await openPackage(resolve(import.meta.dirname, '../../csar-samples/basic-cnf/package'));
+  vnfd = (await loadVnfd(files, 'Definitions/basic_cnf_top.vnfd.yaml')).vnfd!;
+  await files.close();
+});
+
+const base: VnfInstance = {
+  id: 'i1', vnfInstanceDescription: '', vnfdId: 'v', vnfPkgId: 'p', vnfProvider: '', vnfProductName: '', vnfSoftwareVersion: '', vnfdVersion: '',
+  instantiationState: 'NOT_INSTANTIATED', createdAt: '', updatedAt: '',
+};
+
+const instantiated: VnfInstance = {
+  ...base,
+  instantiationState: 'INSTANTIATED',
+  instantiatedVnfInfo: {
+    flavourId: 'simple', vnfState: 'STARTED',
+    scaleStatus: [{ aspectId: 'vdu1_aspect', scaleLevel: 0 }],
+    maxScaleLevels: [],
+    vnfcResourceInfo: [
+      { id: 'vdu1-a', vduId: 'VDU1', computeResource: { resourceId: 'vdu1-a', vimLevelResourceType: 'Deployment' }, metadata: {} },
+      { id: 'vdu2-b', vduId: 'VDU2', computeResource: { resourceId: 'vdu2-b', vimLevelResourceType: 'Deployment' }, metadata: {} },
+    ],
+    vnfcInfo: [
+      { id: 'VDU1-vdu1-a', vduId: 'VDU1', vnfcResourceInfoId: 'vdu1-a', vnfcState: 'STARTED' },
+      { id: 'VDU2-vdu2-b', vduId: 'VDU2', vnfcResourceInfoId: 'vdu2-b', vnfcState: 'STARTED' },
+    ],
+    resources: [],
+    metadata: { namespace: 'default', 'lcm-kubernetes-def-files': DEFS, vduReplicas: { VDU1: 1, VDU2: 1 } },
+  },
+};
+
+function refused(fn: () => unknown): ValidationError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ValidationError) return err;
+    throw err;
+  }
+  throw new Error('not refused');
+}
+
+const CA = '-----BEGIN CERTIFICATE-----\nMIIBcert\n-----END CERTIFICATE-----\n';
+const noVims: VimLookup = { find: () => undefined, findDefault: () => undefined, openSecrets: async () => ({}), open };
+const noDefault = async (): Promise<VimConnection> => {
+  throw new Error('no default VIM');
+};
+
+describe('vimConnectionInfo in both Tacker API versions', () => {
+  it('takes the v1 array (SOL003 2.6.1) as the v2 map keyed by the entries\' ids', () => {
+    const v1 = [{ id: 'vim-a', vimId: 'k8s', vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://127.0.0.1:6443' }, accessInfo: { bearer_token: 't' } }];
+    expect(normalizeVimConnectionInfo('r.json', v1)).toEqual({
+      'vim-a': { vimId: 'k8s', vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://127.0.0.1:6443' }, accessInfo: { bearer_token: 't' } },
+    });
+    const v2 = { vim1: { vimId: 'k8s', vimType: 'ETSINFV.KUBERNETES.V_1' } };
+    expect(normalizeVimConnectionInfo('r.json', v2)).toEqual(v2);
+    expect(normalizeRequest('r.json', { flavourId: 'simple', vimConnectionInfo: v1 })).toMatchObject({ flavourId: 'simple', vimConnectionInfo: { 'vim-a': { vimId: 'k8s' } } });
+  });
+
+  it.each([
+    // A v1 array entry with v2's `extra`.
+    [[{ id: 'a', vimId: 'k8s', extra: { dummy: 1 } }], 'vimConnectionInfo[0].extra'],
+    // A v2 map entry with v1's `id`.
+    [{ vim1: { id: 'vim1', vimId: 'k8s' } }, 'vimConnectionInfo.vim1.id'],
+  ])('refuses a request mixing the v1 and v2 forms (%j), naming both', (info, field) => {
+    const err = refused(() => checkInstantiateRequest('r.json', { flavourId: 'simple', vimConnectionInfo: info }, base, vnfd, pkg));
+    expect(err.field).toBe(field);
+    expect(err.exitCode).toBe(ExitCode.usage);
+    expect(err.message).toMatch(/mixes the v1 and v2 forms/);
+    expect(err.hint).toMatch(/v1 array .*v2 map/);
+  });
+
+  it.each([
+    [[{ vimId: 'k8s' }], 'vimConnectionInfo[0].id'],
+    [[{ id: 'a' }, { id: 'a' }], 'vimConnectionInfo[1].id'],
+    [['k8s'], 'vimConnectionInfo[0]'],
+    ['k8s', 'vimConnectionInfo'],
+  ])('refuses the malformed %j at %s', (info, field) => {
+    expect(refused(() => normalizeVimConnectionInfo('r.json', info)).field).toBe(field);
+  });
+});
+
+describe('inline credentials', () => {
+  const given = {
+    vim1: {
+      vimId: 'edge',
+      vimType: 'ETSINFV.KUBERNETES.V_1',
+      interfaceInfo: { endpoint: 'https://127.0.0.1:6443', ssl_ca_cert: CA },
+      accessInfo: { bearer_token: 'sekret-token' },
+      extra: { dummy: 'x' },
+    },
+  };
+
+  it('are kept sealed (token and CA) and opened again for the operations that follow', async () => {
+    const vim = await resolveVimConnection('r.json', given, noVims, noDefault);
+    const kept = await recordedVim({ seal }, vim, given);
+    const text = JSON.stringify(kept);
+    expect(text).not.toContain('sekret-token');
+    expect(text).not.toContain('MIIBcert');
+    expect(kept['vim1']).toMatchObject({ vimId: 'edge', interfaceInfo: { endpoint: 'https://127.0.0.1:6443' }, extra: { dummy: 'x' } });
+    expect(keepsCredentials(kept['vim1']!)).toBe(true);
+
+    const again = await openInlineVim('instance i1', 'vim1', kept['vim1']!, open);
+    expect(again).toMatchObject({ inline: true, name: 'edge', spec: { authUrl: 'https://127.0.0.1:6443', verifyTls: true, extra: { dummy: 'x' } }, secrets: { bearerToken: 'sekret-token', caCert: CA } });
+    // A recorded (sealed) vimConnectionInfo given again — a retry — resolves the same way.
+    expect((await resolveVimConnection('occurrence', kept, noVims, noDefault)).secrets.bearerToken).toBe('sekret-token');
+    // Sealing what is sealed changes nothing.
+    expect(await sealVimConnectionInfo(kept, seal)).toEqual(kept);
+  });
+
+  it('take username and password, or a client certificate and key', async () => {
+    const basic = await resolveVimConnection('r', { v: { interfaceInfo: { endpoint: 'https://h:6443', ssl_ca_cert: 'None' }, accessInfo: { username: 'admin', password: 'pw' } } }, noVims, noDefault);
+    expect(basic).toMatchObject({ spec: { auth: { method: 'basic', username: 'admin' }, verifyTls: false }, secrets: { password: 'pw' } });
+    const cert = await resolveVimConnection('r', { v: { interfaceInfo: { endpoint: 'https://h:6443' }, accessInfo: { client_cert: CA, client_key: 'KEY' } } }, noVims, noDefault);
+    expect(cert).toMatchObject({ spec: { auth: { method: 'client-certificate' } }, secrets: { clientCert: CA, clientKey: 'KEY' } });
+    const kept = await recordedVim({ seal }, cert, { v: { interfaceInfo: { endpoint: 'https://h:6443' }, accessInfo: { client_cert: CA, client_key: 'KEY' } } });
+    expect(JSON.stringify(kept)).not.toContain('KEY');
+  });
+
+  it('sealed without a keyring to open them is refused, not sent in the clear', async () => {
+    const vim = await resolveVimConnection('r.json', given, noVims, noDefault);
+    const kept = await recordedVim({ seal }, vim, given);
+    await expect(openInlineVim('instance i1', 'vim1', kept['vim1']!, undefined)).rejects.toThrow(/sealed credentials/);
+  });
+});
+
+describe('heal by v1 or v2 VNFC ids', () => {
+  it('takes v2 vnfcInfo ids and v1 vnfcResourceInfo ids', () => {
+    expect(checkHealRequest('h', { vnfcInstanceId: ['VDU2-vdu2-b'] }, instantiated).vnfcs.map((v) => v.id)).toEqual(['VDU2-vdu2-b']);
+    expect(checkHealRequest('h', { vnfcInstanceId: ['vdu1-a', 'vdu2-b'] }, instantiated).vnfcs.map((v) => v.id)).toEqual(['VDU1-vdu1-a', 'VDU2-vdu2-b']);
+  });
+
+  it('refuses a request mixing v1 and v2 ids, naming both', () => {
+    const err = refused(() => checkHealRequest('h', { vnfcInstanceId: ['vdu1-a', 'VDU2-vdu2-b'] }, instantiated));
+    expect(err.field).toBe('vnfcInstanceId');
+    expect(err.message).toMatch(/v1 id \("vdu1-a".*v2 id \("VDU2-vdu2-b"/);
+  });
+
+  it('lists both forms when an id is unknown', () => {
+    expect(refused(() => checkHealRequest('h', { vnfcInstanceId: ['nope'] }, instantiated)).hint).toMatch(/VDU1-vdu1-a.*vdu1-a/);
+  });
+});
+
+describe('Helm', () => {
+  it('refuses the Helm driver\'s parameters, and takes a ETSINFV.HELM.V_3 VIM as a Kubernetes one', async () => {
+    const err = refused(() => checkInstantiateRequest('r.json', { flavourId: 'simple', additionalParams: { helm_chart_path: 'Files/kubernetes/chart.tgz' } }, base, vnfd, pkg));
+    expect(err.field).toBe('additionalParams.helm_chart_path');
+    expect(err.message).toMatch(/Helm chart/);
+    const vim = await resolveVimConnection('r', { v: { vimType: 'ETSINFV.HELM.V_3', interfaceInfo: { endpoint: 'https://h:6443' }, accessInfo: { bearer_token: 't' } } }, noVims, noDefault);
+    expect(vim.spec.type).toBe('kubernetes');
+  });
+});
+
+describe('namespaces as Tacker v2 decides them', () => {
+  const vim = { name: 'k', inline: true, spec: { type: 'kubernetes', authUrl: 'https://h', auth: { method: 'bearer-token' }, verifyTls: true }, secrets: {} } as VimConnection;
+  const obj = (kind: string, name: string, namespace?: string): KubeObject => ({ apiVersion: 'v1', kind, metadata: { name, ...(namespace ? { namespace } : {}) } });
+
+  it('additionalParams.namespace wins over the manifests\' own', () => {
+    expect(chooseNamespace('r', 'req-ns', [obj('Deployment', 'a', 'x'), obj('Service', 'b', 'y')], vim, DEFS)).toBe('req-ns');
+  });
+
+  it('else the manifests\' namespace, objects without one counting as the default', () => {
+    expect(chooseNamespace('r', undefined, [obj('Deployment', 'a', 'x'), obj('Service', 'b', 'x'), obj('Namespace', 'x')], vim, DEFS)).toBe('x');
+    expect(chooseNamespace('r', undefined, [obj('Deployment', 'a')], vim, DEFS)).toBe('default');
+    expect(chooseNamespace('r', undefined, [obj('Deployment', 'a', 'default'), obj('Service', 'b')], vim, DEFS)).toBe('default');
+  });
+
+  it('refuses manifests that put objects in different namespaces (Tacker\'s NamespaceNotUniform)', () => {
+    const err = refused(() => chooseNamespace('r.json', undefined, [obj('Deployment', 'a', 'x'), obj('Service', 'b', 'y')], vim, DEFS));
+    expect(err.field).toBe('additionalParams.namespace');
+    expect(err.message).toMatch(/2 namespaces \(x, y/);
+    // One with a namespace and one without (the default) differ too.
+    expect(refused(() => chooseNamespace('r.json', undefined, [obj('Deployment', 'a', 'x'), obj('ConfigMap', 'b')], vim, DEFS)).message).toMatch(/x, default/);
+  });
+
+  it('leaves objects in namespaces the files create themselves where they are (packages of cluster controllers)', () => {
+    const objects = [obj('Namespace', 'ctl-a'), obj('Namespace', 'ctl-b'), obj('Deployment', 'a', 'ctl-a'), obj('Deployment', 'b', 'ctl-b')];
+    expect(chooseNamespace('r', undefined, objects, vim, DEFS)).toBe('ctl-a');
+  });
+});
