@@ -181,6 +181,25 @@ describe('runPackageScript with a Tacker script', () => {
     expect((err as Error).message).toContain('no terminate_start here');
   });
 
+  it('gives new_csar_dir when the operation moves to a new package, and hides sealed values in what it keeps', async () => {
+    const d = dir({
+      'sample.py': tackerScript(
+        'sys.stdout.buffer.write(pickle.dumps({"vnf_instance": {"metadata": {"new": os.path.basename(doc.get("new_csar_dir", "none")), "copied": doc["request"]["additionalParams"]["password"]}}}))',
+      ),
+    });
+    const newPkg = mkdtempSync(join(tmpdir(), 'vnfm-new-pkg-'));
+    const logs: string[] = [];
+    const c: HookContext = {
+      ...ctx(d, 'modify_information_end', { ...inst }, logs),
+      operation: 'MODIFY_INFO',
+      newPackageDir: newPkg,
+      request: { additionalParams: { password: { sealed: 'enc:x', keyId: 'k1' } } },
+    };
+    const out = await runPackageScript(c, c.implementation as HookImplementation, { open: async () => 'pw-must-not-be-kept' });
+    expect(out).toEqual({ record: { 'tacker-script': { vnf_instance: { metadata: { new: newPkg.split('/').at(-1), copied: '***' } } } } });
+    expect(JSON.stringify(logs)).not.toContain('pw-must-not-be-kept');
+  });
+
   it('refuses a Python script before the operation when python3 is not on the PATH', () => {
     const d = dir({ 'sample.py': script });
     const use = [{ hook: 'instantiate_start' as const, artifact: 'sample-script', file: 'Scripts/sample.py', artifactType: PY }];
