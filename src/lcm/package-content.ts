@@ -69,17 +69,14 @@ export async function readPackageObjects(dir: string, defFiles: string[]): Promi
     docs.forEach((doc, i) => {
       if (doc === null || doc === undefined) return;
       const o = doc as Partial<KubeObject>;
-      if (typeof o === 'object' && typeof o.kind === 'string' && CREATE_ONLY_KINDS.has(o.kind) && typeof o.metadata?.name !== 'string') {
-        // The package is valid (Tacker creates these and keeps nothing), but this driver tracks every object by name.
-        throw new ValidationError(file, `document ${i + 1}`, `is a ${o.kind} without metadata.name, which vnfm cannot deploy: the Kubernetes driver tracks each object it creates by name`, {
-          hint: `leave ${file} out of additionalParams.lcm-kubernetes-def-files, or give the ${o.kind} a metadata.name`,
-        });
-      }
-      if (typeof o !== 'object' || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string' || typeof o.metadata?.name !== 'string') {
+      // A review kind may have no name: the driver creates it and keeps nothing, as Tacker does.
+      const createOnly = typeof o === 'object' && typeof o.kind === 'string' && CREATE_ONLY_KINDS.has(o.kind);
+      if (typeof o !== 'object' || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string' || (!createOnly && typeof o.metadata?.name !== 'string')) {
         throw new ValidationError(file, `document ${i + 1}`, 'is not a Kubernetes object (apiVersion, kind and metadata.name are required)');
       }
+      if (createOnly && (o.metadata === null || typeof o.metadata !== 'object')) o.metadata = {} as KubeObject['metadata'];
       objects.push(o as KubeObject);
-      sources[sourceKey(o as KubeObject)] ??= file;
+      if (typeof o.metadata?.name === 'string') sources[sourceKey(o as KubeObject)] ??= file;
     });
   }
   return { objects, sources };

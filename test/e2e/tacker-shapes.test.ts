@@ -9,7 +9,8 @@
  * refused. On the sandbox, an instantiate deploys only what its request
  * names: one bare Pod of a six-VDU flavour, or a ConfigMap alone; the scale
  * shape runs with each of its alternative workload files, the heal shape
- * heals a Deployment's pod and a bare Pod.
+ * heals a Deployment's pod and a bare Pod, and unnamed reviews are created
+ * and answered.
  */
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -181,18 +182,22 @@ describe('instantiate deploys only what the request names (sandbox)', () => {
     expect(ops.filter((o) => o.vnfInstanceId === instance.id)).toEqual([]);
   });
 
-  it('a request naming an unnamed review is refused with the file and the way out, nothing recorded', async () => {
+  it('a request naming unnamed reviews deploys: each is created and answered, nothing of them kept, terminate leaves nothing', async () => {
     await ok(['vnf-create', '--package', 'toolbox', '--name', 'toolbox-review']);
-    const body = instantiateBody(['Files/kubernetes/deployment.yaml', 'Files/kubernetes/token-review.yaml']);
-    const r = await vnfm(['vnf-instantiate', 'toolbox-review', '--request-file', request('review', body)], { home });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('Files/kubernetes/token-review.yaml');
-    expect(r.stderr).toMatch(/TokenReview without metadata\.name, which vnfm cannot deploy/);
-    expect(r.stderr).toMatch(/leave Files\/kubernetes\/token-review\.yaml out of additionalParams\.lcm-kubernetes-def-files/);
+    const files = ['Files/kubernetes/deployment.yaml', 'Files/kubernetes/token-review.yaml', 'Files/kubernetes/subject-access-review.yaml', 'Files/kubernetes/self-reviews.yaml'];
+    const r = await vnfm(['vnf-instantiate', 'toolbox-review', '--request-file', request('review', instantiateBody(files)), '-o', 'json'], { home });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
+    // Each review was posted and its answer reported.
+    for (const kind of ['TokenReview', 'SubjectAccessReview', 'SelfSubjectAccessReview', 'SelfSubjectRulesReview']) expect(r.stderr).toMatch(new RegExp(`${kind}\\b.*answered`));
     const instance = JSON.parse((await ok(['vnf-show', 'toolbox-review', '-o', 'json'])).stdout);
-    expect(instance.instantiationState).toBe('NOT_INSTANTIATED');
-    const ops = JSON.parse((await ok(['op-list', '-o', 'json'])).stdout) as { vnfInstanceId: string }[];
-    expect(ops.filter((o) => o.vnfInstanceId === instance.id)).toEqual([]);
+    expect(instance.instantiationState).toBe('INSTANTIATED');
+    const kinds = (instance.instantiatedVnfInfo.resources as { kind: string }[]).map((k) => k.kind);
+    expect(kinds).toContain('Deployment');
+    expect(kinds.filter((k) => k.endsWith('Review'))).toEqual([]);
+    await ok(['vnf-terminate', 'toolbox-review', '--yes']);
+    const after = JSON.parse((await ok(['vnf-show', 'toolbox-review', '-o', 'json'])).stdout);
+    expect(after.instantiationState).toBe('NOT_INSTANTIATED');
   });
 
   it.each([

@@ -86,7 +86,7 @@ describe('prepareObject', () => {
   it('keeps a namespace the manifest gives, drops it from cluster-scoped kinds, and labels CronJob pods', () => {
     expect(prepareObject(obj('ConfigMap', 'c', { metadata: { name: 'c', namespace: 'other' } }), true, input).metadata.namespace).toBe('other');
     expect(prepareObject(obj('ClusterRole', 'r', { metadata: { name: 'r', namespace: 'other' } }), false, input).metadata.namespace).toBeUndefined();
-    const cron = prepareObject(obj('CronJob', 'j', { spec: { jobTemplate: { spec: { template: { spec: {} } } } } }), true, input);
+    const cron = prepareObject(obj('CronJob', 'j', { apiVersion: 'batch/v1', spec: { jobTemplate: { spec: { template: { spec: {} } } } } }), true, input);
     expect(cron.spec).toMatchObject({ jobTemplate: { spec: { template: { metadata: { labels: { [INSTANCE_LABEL]: 'inst-1' } } } } } });
   });
 

@@ -67,6 +67,33 @@ interface Planned {
   ref: ResourceRef;
   /** The package file it came from, when the engine said. */
   file?: string;
+  /**
+   * A kind the cluster serves for create only (TokenReview, the access
+   * reviews): posted, its answer read and reported, nothing kept, awaited
+   * or deleted later, as Tacker does with them. It may have no name.
+   */
+  createOnly?: boolean;
+}
+
+/** A kind the cluster serves for create only, as it serves the review kinds. */
+function isCreateOnly(res: Pick<ApiResource, 'verbs'>): boolean {
+  return res.verbs.includes('create') && !res.verbs.includes('get');
+}
+
+/** What the API server answered to a review, in a few words. */
+export function reviewAnswer(answer: KubeObject | undefined): string {
+  const status = (answer?.status ?? {}) as Record<string, unknown>;
+  const reason = typeof status.reason === 'string' && status.reason ? `: ${status.reason}` : '';
+  const error = typeof status.evaluationError === 'string' && status.evaluationError ? ` (${status.evaluationError})` : '';
+  if (typeof status.allowed === 'boolean') return `answered: ${status.denied === true ? 'denied' : status.allowed ? 'allowed' : 'not allowed'}${reason}${error}`;
+  if (typeof status.authenticated === 'boolean' || typeof status.error === 'string' || typeof status.user === 'object') {
+    const user = (status.user as { username?: unknown } | undefined)?.username;
+    return `answered: ${status.authenticated ? `authenticated${typeof user === 'string' ? ` as ${user}` : ''}` : `not authenticated${typeof status.error === 'string' && status.error ? ` (${status.error})` : ''}`}`;
+  }
+  if (Array.isArray(status.resourceRules)) return `answered: ${status.resourceRules.length} resource rules${status.incomplete === true ? ' (incomplete)' : ''}${error}`;
+  const user = ((status.userInfo as { username?: unknown } | undefined)?.username);
+  if (typeof user === 'string') return `answered: user ${user}`;
+  return 'answered';
 }
 
 interface Live {
@@ -200,7 +227,10 @@ class Driver implements KubernetesDriver {
     const created: ResourceRef[] = [];
     const services: Live[] = [];
     try {
-      for (const group of groupByRank(plan, (p) => p.obj.kind)) {
+      for (const ranked of groupByRank(plan, (p) => p.obj.kind)) {
+        await forEachLimited(ranked.filter((p) => p.createOnly), this.limit, (p) => this.submit(ctx, p));
+        const group = ranked.filter((p) => !p.createOnly);
+        if (group.length === 0) continue;
         const live = await forEachLimited(group, this.limit, write);
         created.push(...live.map((l) => l.ref));
         services.push(...live.filter((l) => l.ref.kind === 'Service' && l.res.group === ''));
@@ -241,14 +271,20 @@ class Driver implements KubernetesDriver {
     const missing: Array<{ o: KubeObject; file?: string }> = [];
     const scalable = new Map<string, boolean>();
     const planned = await forEachLimited(objects, this.limit, async (o): Promise<Planned | undefined> => {
-      if (!o || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string' || typeof o.metadata?.name !== 'string') {
+      if (!o || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') {
         throw new UsageError(`a manifest object lacks apiVersion, kind or metadata.name: ${JSON.stringify(o).slice(0, 120)}`, {
           hint: 'every object in lcm-kubernetes-def-files needs apiVersion, kind and metadata.name',
         });
       }
-      const file = sources[sourceKey(o)];
+      const named = typeof o.metadata?.name === 'string';
+      const file = named ? sources[sourceKey(o)] : undefined;
       const { group, version } = splitApiVersion(o.apiVersion);
       const local = defined.get(`${group}/${o.kind}`);
+      const unnamed = () =>
+        new UsageError(`a manifest object lacks metadata.name: ${JSON.stringify(o).slice(0, 120)}`, {
+          hint: 'every object in lcm-kubernetes-def-files needs metadata.name, except those of kinds the cluster serves for create only (TokenReview, the access reviews)',
+        });
+      if (local && !named) throw unnamed();
       let namespaced: boolean;
       let templateLabels = false;
       if (local) {
@@ -273,6 +309,11 @@ class Driver implements KubernetesDriver {
           missing.push({ o, file });
           return undefined;
         }
+        if (!isCreateOnly(res) && !named) throw unnamed();
+        if (isCreateOnly(res)) {
+          const obj = prepareObject({ ...o, metadata: { ...(o.metadata ?? {}) } } as KubeObject, res.namespaced, input);
+          return { obj, ref: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '', ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) }, createOnly: true };
+        }
         namespaced = res.namespaced;
         scalable.set(`${group}/${o.kind}`, res.subresources.has('scale'));
         const spec = o.spec as { template?: unknown } | undefined;
@@ -284,7 +325,7 @@ class Driver implements KubernetesDriver {
     // Named in the package's order, not in the order the cluster's answers came.
     if (missing.length > 0) throw await this.missingDefinitions(ctx, missing.sort((a, b) => objects.indexOf(a.o) - objects.indexOf(b.o)));
     const plan = planned.filter((p): p is Planned => p !== undefined);
-    checkDuplicates(plan.map((p) => p.obj));
+    checkDuplicates(plan.filter((p) => !p.createOnly).map((p) => p.obj));
     for (const { vduId, resource } of input.vdus ?? []) {
       const { group } = splitApiVersion(resource.apiVersion);
       if (resource.kind === 'Pod' || (isBuiltinGroup(group) && POD_OWNERS.has(resource.kind))) continue;
@@ -341,6 +382,20 @@ class Driver implements KubernetesDriver {
         hint: 'install the definitions first (instantiate the CNF that carries them, e.g. the capi-mgmt sample for Cluster API), or add their CustomResourceDefinitions to lcm-kubernetes-def-files',
       },
     );
+  }
+
+  /**
+   * Posts an object of a create-only kind and reports the server's answer
+   * (Tacker's AuthenticationResource: create, nothing else). A refusal
+   * (403, 422) fails the operation like any other create.
+   */
+  private async submit(ctx: DriverContext, p: Planned): Promise<void> {
+    const res = await this.discovery.resolve(p.obj.apiVersion, p.obj.kind, ctx.signal);
+    const what = `${p.obj.kind}${p.obj.metadata.name ? ` ${p.obj.metadata.name}` : ''}${p.file ? ` (${p.file})` : ''}`;
+    const answer = await this.client
+      .json<KubeObject>({ method: 'POST', path: collectionPath(res, p.ref.namespace), body: p.obj }, { what: `create ${what}`, signal: ctx.signal })
+      .catch((err) => rejectedFrom(err, p));
+    this.report(ctx, { resource: p.ref, message: reviewAnswer(answer), done: true });
   }
 
   /** Creates the object; one already there with our label is updated, anyone else's is a conflict. */
@@ -776,6 +831,39 @@ class Driver implements KubernetesDriver {
     await this.waitGone(ctx, res, ref, uid);
     ctx.journal.record({ action: 'delete', resource: ref, state: 'done' });
     this.report(ctx, { resource: ref, message: 'deleted', done: true });
+    if (ref.kind === 'StatefulSet' && res.group === 'apps') await this.removeClaims(ctx, existing, gracePeriodSeconds);
+  }
+
+  /**
+   * The claims a StatefulSet made from its volumeClaimTemplates
+   * (`<template>-<statefulset>-<ordinal>`) outlive it on Kubernetes; as
+   * Tacker v2 does on terminate, they are deleted with it, here once its
+   * pods are gone, and awaited gone.
+   */
+  private async removeClaims(ctx: DriverContext, sts: KubeObject, gracePeriodSeconds: number | undefined): Promise<void> {
+    const templates = ((sts.spec as { volumeClaimTemplates?: Array<{ metadata?: { name?: unknown } }> } | undefined)?.volumeClaimTemplates ?? [])
+      .map((t) => t.metadata?.name)
+      .filter((n): n is string => typeof n === 'string' && n !== '');
+    if (templates.length === 0) return;
+    const pvcRes = await this.discovery.resolve('v1', 'PersistentVolumeClaim', ctx.signal);
+    const namespace = sts.metadata.namespace as string;
+    const { items } = await listObjects(this.client, { res: pvcRes, namespace }, ctx.signal);
+    const claims = items.filter((pvc) => statefulSetClaim(pvc.metadata.name, templates, sts.metadata.name));
+    await forEachLimited(claims, this.limit, async (pvc) => {
+      const ref: ResourceRef = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: pvc.metadata.name, namespace };
+      const pvcUid = pvc.metadata.uid as string | undefined;
+      ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
+      if (!pvc.metadata.deletionTimestamp) {
+        await this.client.call(
+          { method: 'DELETE', path: objectPath(pvcRes, ref), body: deleteOptions(gracePeriodSeconds, pvcUid) },
+          { what: `delete ${describeRef(ref)} (a claim of StatefulSet ${sts.metadata.name})`, signal: ctx.signal, accept: [404, 409] },
+        );
+      }
+      this.report(ctx, { resource: ref, message: `deleting (a claim of StatefulSet ${sts.metadata.name})` });
+      await this.waitGone(ctx, pvcRes, ref, pvcUid);
+      ctx.journal.record({ action: 'delete', resource: ref, state: 'done' });
+      this.report(ctx, { resource: ref, message: 'deleted', done: true });
+    });
   }
 
   // ---- VNFCs ----------------------------------------------------------------------------------------
@@ -900,11 +988,19 @@ function preflightError(err: unknown, signal: AbortSignal, server: string): unkn
  * object, such as a field its schema does not declare) names the field;
  * this adds the object and the package file it came from.
  */
+/** Whether a claim is named `<template>-<statefulset>-<ordinal>` for one of the templates, as the StatefulSet controller names them. */
+export function statefulSetClaim(claim: string, templates: readonly string[], statefulSet: string): boolean {
+  return templates.some((t) => {
+    const prefix = `${t}-${statefulSet}-`;
+    return claim.startsWith(prefix) && /^\d+$/.test(claim.slice(prefix.length));
+  });
+}
+
 function rejectedFrom(err: unknown, p: Planned): never {
   if (err instanceof KubeApiError && (err.status === 422 || err.status === 400 || (err.status === 500 && !err.transient))) {
     const where = p.file ? ` (${describeRef(p.ref)}, from ${p.file})` : '';
     throw new KubeApiError(`${err.message}${where}`, err.status, err.reason, {
-      hint: `fix ${p.ref.kind} ${p.ref.name}${p.file ? ` in ${p.file}` : ''} as the API server says, rebuild and onboard the package, then roll back or retry the operation`,
+      hint: `fix ${p.ref.kind}${p.ref.name ? ` ${p.ref.name}` : ''}${p.file ? ` in ${p.file}` : ''} as the API server says, rebuild and onboard the package, then roll back or retry the operation`,
       cause: err,
       transient: err.transient,
     });

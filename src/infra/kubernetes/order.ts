@@ -12,7 +12,9 @@
 const RANKS: ReadonlyArray<readonly string[]> = [
   ['Namespace'],
   ['CustomResourceDefinition'],
-  ['PriorityClass', 'ResourceQuota', 'LimitRange', 'NetworkPolicy', 'PodSecurityPolicy', 'StorageClass', 'PersistentVolume', 'PersistentVolumeClaim'],
+  ['PriorityClass', 'ResourceQuota', 'LimitRange', 'NetworkPolicy', 'PodSecurityPolicy', 'StorageClass', 'PersistentVolume'],
+  // A claim binds to a volume of its class: both exist before it, and it goes before them.
+  ['PersistentVolumeClaim'],
   ['ServiceAccount', 'ClusterRole', 'Role', 'ClusterRoleBinding', 'RoleBinding'],
   ['ConfigMap', 'Secret'],
   ['Service', 'Endpoints', 'EndpointSlice'],

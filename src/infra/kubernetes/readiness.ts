@@ -271,6 +271,8 @@ const PREDICATES: Record<string, (obj: KubeObject) => Readiness> = {
   Service: service,
   CustomResourceDefinition: crd,
   Namespace: namespace,
+  // Ready once created, as in Tacker: without a metrics server its status never says more.
+  HorizontalPodAutoscaler: () => READY,
 };
 
 /**
