@@ -230,7 +230,9 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
     while (!stopped) {
       const list = await kubeRequest(endpoint, 'GET', qs ? `${collection}?${qs}` : collection);
       if (list.status !== 200) throw new Error(`list ${collection}: HTTP ${list.status}: ${list.text}`);
-      for (const obj of list.json.items) onObject(obj);
+      // List items carry no kind of their own; watch events' objects do.
+      const kind = String(list.json.kind).replace(/List$/, '');
+      for (const obj of list.json.items) onObject({ kind, ...obj });
       let rv: string = list.json.metadata.resourceVersion;
       let expired = false;
       while (!stopped && !expired) {
