@@ -42,6 +42,7 @@ import { vnfListCommand } from './commands/vnf/list.js';
 import { vnfScaleCommand } from './commands/vnf/scale.js';
 import { vnfShowCommand } from './commands/vnf/show.js';
 import { vnfTerminateCommand } from './commands/vnf/terminate.js';
+import { vnfChangeExtConnCommand, vnfUpdateCommand } from './commands/vnf/update.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(ctx: Context): Command {
@@ -79,6 +80,8 @@ export function buildProgram(ctx: Context): Command {
     vnfScaleCommand(ctx),
     vnfHealCommand(ctx),
     vnfChangePackageCommand(ctx),
+    vnfUpdateCommand(ctx),
+    vnfChangeExtConnCommand(ctx),
     vnfTerminateCommand(ctx),
     vnfDeleteCommand(ctx),
     vnfKubeconfigCommand(ctx),

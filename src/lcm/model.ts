@@ -69,6 +69,12 @@ export interface VnfInstance {
   /** For an inline VIM: the request's vimConnectionInfo without accessInfo (secrets are never kept). */
   vimConnectionInfo?: Record<string, VimConnectionInfo>;
   instantiatedVnfInfo?: InstantiatedVnfInfo;
+  /** SOL003 VnfInstance.metadata, set by vnf-update (JSON merge patch). */
+  metadata?: Record<string, unknown>;
+  /** SOL003 VnfInstance.extensions, set by vnf-update (JSON merge patch). */
+  extensions?: Record<string, unknown>;
+  /** SOL003 VnfInstance.vnfConfigurableProperties, set by vnf-update (JSON merge patch). */
+  vnfConfigurableProperties?: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
 }
@@ -181,7 +187,19 @@ export interface ChangeCurrentVnfPkgRequest {
   extensions?: Record<string, unknown>;
 }
 
-export type LcmRequest = InstantiateVnfRequest | ScaleVnfRequest | HealVnfRequest | TerminateVnfRequest | ChangeCurrentVnfPkgRequest;
+/** SOL003 VnfInfoModificationRequest (Tacker `vnflcm update`); vnfPkgId is Tacker v1's form of vnfdId. */
+export interface VnfInfoModificationRequest {
+  vnfInstanceName?: string;
+  vnfInstanceDescription?: string;
+  vnfdId?: string;
+  vnfPkgId?: string;
+  vnfConfigurableProperties?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+  extensions?: Record<string, unknown>;
+  vimConnectionInfo?: Record<string, VimConnectionInfo | null>;
+}
+
+export type LcmRequest = VnfInfoModificationRequest | InstantiateVnfRequest | ScaleVnfRequest | HealVnfRequest | TerminateVnfRequest | ChangeCurrentVnfPkgRequest;
 
 /**
  * The VIM an operation runs on, secrets opened: a registered VIM, or an

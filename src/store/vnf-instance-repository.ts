@@ -17,14 +17,21 @@ interface InstanceRow {
   vim_id: string | null;
   vim_connection_info: string | null;
   instantiated_vnf_info: string | null;
+  metadata: string | null;
+  extensions: string | null;
+  vnf_configurable_properties: string | null;
   created_at: string;
   updated_at: string;
 }
 
 const COLUMNS: (keyof InstanceRow)[] = [
   'id', 'name', 'description', 'vnfd_id', 'vnf_pkg_id', 'vnf_provider', 'vnf_product_name', 'vnf_software_version', 'vnfd_version',
-  'instantiation_state', 'vim_id', 'vim_connection_info', 'instantiated_vnf_info', 'created_at', 'updated_at',
+  'instantiation_state', 'vim_id', 'vim_connection_info', 'instantiated_vnf_info', 'metadata', 'extensions', 'vnf_configurable_properties',
+  'created_at', 'updated_at',
 ];
+
+const objectOf = (text: string | null): Record<string, unknown> | undefined => (text === null ? undefined : (JSON.parse(text) as Record<string, unknown>));
+const textOf = (o: Record<string, unknown> | undefined): string | null => (o && Object.keys(o).length ? JSON.stringify(o) : null);
 
 function toInstance(r: InstanceRow): VnfInstance {
   return {
@@ -43,6 +50,9 @@ function toInstance(r: InstanceRow): VnfInstance {
     ...(r.instantiated_vnf_info === null
       ? {}
       : { instantiatedVnfInfo: JSON.parse(r.instantiated_vnf_info) as VnfInstance['instantiatedVnfInfo'] }),
+    ...(r.metadata === null ? {} : { metadata: objectOf(r.metadata)! }),
+    ...(r.extensions === null ? {} : { extensions: objectOf(r.extensions)! }),
+    ...(r.vnf_configurable_properties === null ? {} : { vnfConfigurableProperties: objectOf(r.vnf_configurable_properties)! }),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -63,6 +73,9 @@ function toRow(i: VnfInstance): InstanceRow {
     vim_id: i.vimId ?? null,
     vim_connection_info: i.vimConnectionInfo ? JSON.stringify(i.vimConnectionInfo) : null,
     instantiated_vnf_info: i.instantiatedVnfInfo ? JSON.stringify(i.instantiatedVnfInfo) : null,
+    metadata: textOf(i.metadata),
+    extensions: textOf(i.extensions),
+    vnf_configurable_properties: textOf(i.vnfConfigurableProperties),
     created_at: i.createdAt,
     updated_at: i.updatedAt,
   };

@@ -162,4 +162,41 @@ export const migrations: Migration[] = [
       ALTER TABLE vnf_locks ADD COLUMN start_time TEXT;
     `,
   },
+  {
+    version: 7,
+    name: 'modify-vnf-information',
+    sql: `
+      -- SOL003 VnfInstance attributes a modification (MODIFY_INFO) sets: JSON objects
+      ALTER TABLE vnf_instances ADD COLUMN metadata                    TEXT;
+      ALTER TABLE vnf_instances ADD COLUMN extensions                  TEXT;
+      ALTER TABLE vnf_instances ADD COLUMN vnf_configurable_properties TEXT;
+
+      -- the operation CHECK gains MODIFY_INFO and CHANGE_EXT_CONN: SQLite changes a CHECK only by rebuilding the table.
+      -- Dropping the old table cascades to vnf_locks, so the locks are kept aside and put back.
+      CREATE TEMP TABLE vnf_locks_v7 AS SELECT * FROM vnf_locks;
+      CREATE TABLE lcm_op_occs_v7 (
+        id                      TEXT PRIMARY KEY,
+        vnf_instance_id         TEXT NOT NULL REFERENCES vnf_instances (id) ON DELETE CASCADE,
+        operation               TEXT NOT NULL CHECK (operation IN
+                                  ('INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'CHANGE_VNFPKG', 'MODIFY_INFO', 'CHANGE_EXT_CONN')),
+        operation_state         TEXT NOT NULL CHECK (operation_state IN
+                                  ('STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK')),
+        state_entered_time      TEXT NOT NULL,
+        start_time              TEXT NOT NULL,
+        operation_params        TEXT NOT NULL DEFAULT '{}',
+        error                   TEXT,
+        resource_changes        TEXT,
+        journal                 TEXT NOT NULL DEFAULT '[]',
+        prior_state             TEXT,
+        is_automatic_invocation INTEGER NOT NULL DEFAULT 0 CHECK (is_automatic_invocation IN (0, 1)),
+        pid                     INTEGER
+      );
+      INSERT INTO lcm_op_occs_v7 SELECT * FROM lcm_op_occs;
+      DROP TABLE lcm_op_occs;
+      ALTER TABLE lcm_op_occs_v7 RENAME TO lcm_op_occs;
+      CREATE INDEX lcm_op_occs_instance ON lcm_op_occs (vnf_instance_id, start_time);
+      INSERT INTO vnf_locks SELECT * FROM vnf_locks_v7;
+      DROP TABLE vnf_locks_v7;
+    `,
+  },
 ];

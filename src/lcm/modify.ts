@@ -1,0 +1,522 @@
+/**
+ * Modify VNF information (SOL003 VnfInfoModificationRequest, Tacker
+ * `openstack vnflcm update`), an LCM operation occurrence MODIFY_INFO:
+ * vnfInstanceName and vnfInstanceDescription are replaced; metadata,
+ * extensions and vnfConfigurableProperties are JSON merge patches (RFC 7396);
+ * vimConnectionInfo entries replace the entry of the same key (null removes
+ * it); a new vnfdId moves the instance to another package of the same
+ * provider and product. On a Kubernetes VNF that is Tacker v2's container
+ * update: the containers of the Pods, Deployments, ReplicaSets and
+ * DaemonSets the instance deployed take the images the new package's
+ * manifests of the same kind and name give them (container by container
+ * name), as Tacker's container_update_mgmt_v2.py does. The VNFD's
+ * modify_information_start/end hooks run around it, a package script being
+ * given the new package (Tacker's `new_csar_dir`).
+ */
+import { randomUUID } from 'node:crypto';
+import { echo, NotFoundError, UsageError, ValidationError } from '../errors.js';
+import type { ResourceRef } from '../infra/driver.js';
+import type { KubeObject, KubernetesInfraDriver, VduTarget } from '../infra/kubernetes/driver-contract.js';
+import type { HookContext, ManagementDriver } from '../mgmt/index.js';
+import { noopManagementDriver } from '../mgmt/noop.js';
+import type { VnfPackage } from '../csar/package.js';
+import type { Flavour } from '../vnfd/index.js';
+import {
+  assertFailedTemp,
+  assertInstanceFree,
+  execute,
+  resumeOccurrence,
+  runOperation,
+  sweepStaleLock,
+  type KubernetesPlan,
+  type LcmDeps,
+  type OperationOptions,
+  type OperationResult,
+  type OpenStackPlan,
+  type Plan,
+} from './engine.js';
+import type { LcmOpOcc, LcmOperation, VimConnection, VimConnectionInfo, VnfInfoModificationRequest, VnfInstance } from './model.js';
+import { retryOpOcc as retryOther, rollbackOpOcc as rollbackOther } from './operations.js';
+import { infraOf } from './openstack-plan.js';
+import { openOnboarded, readPackageObjects, type OnboardedPackage } from './package-content.js';
+import { flavourOf, resolveVimConnection, type VimLookup } from './requests.js';
+import { packageScriptRefusal, packageScriptsOf } from '../mgmt/index.js';
+import { vnfcRecords } from './vnfcs.js';
+
+/**
+ * The occurrence's operation. LcmOperation names the operations the
+ * infra-drivers plan; MODIFY_INFO is planned here alone, so it is recorded
+ * under its SOL003 name without joining their planner tables.
+ */
+const MODIFY_INFO = 'MODIFY_INFO' as LcmOperation;
+
+const FIELDS = ['vnfInstanceName', 'vnfInstanceDescription', 'vnfdId', 'vnfPkgId', 'vnfConfigurableProperties', 'metadata', 'extensions', 'vimConnectionInfo'];
+const HINT = 'a VnfInfoModificationRequest has vnfInstanceName, vnfInstanceDescription, vnfdId, metadata, extensions, vnfConfigurableProperties, vimConnectionInfo';
+/** The kinds whose container images Tacker's container update changes. */
+const IMAGE_KINDS = new Set(['Pod', 'Deployment', 'ReplicaSet', 'DaemonSet']);
+const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
+const FIXED_KINDS = new Set(['DaemonSet', 'Pod']);
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** RFC 7396 JSON merge patch, as Tacker's inst_utils.json_merge_patch. */
+export function jsonMergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  const out: Json = isObject(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = jsonMergePatch(out[k], v);
+  }
+  return out;
+}
+
+/** The request's shape, as Tacker v2's VnfInfoModificationRequest_V200 schema checks it (no other fields). */
+export function checkModifyRequest(source: string, body: unknown): VnfInfoModificationRequest {
+  if (!isObject(body)) throw new ValidationError(source, undefined, 'is not a JSON object (a VnfInfoModificationRequest)', { hint: HINT });
+  for (const key of Object.keys(body)) {
+    if (key === 'vnfcInfoModifications') {
+      throw new ValidationError(source, key, 'is not supported by vnfm (VNFC configurable properties are not kept)', { hint: 'leave it out' });
+    }
+    if (!FIELDS.includes(key)) throw new ValidationError(source, key, 'is not a field of a VnfInfoModificationRequest', { hint: HINT });
+  }
+  for (const key of ['vnfInstanceName', 'vnfInstanceDescription']) {
+    const v = body[key];
+    if (v !== undefined && v !== null && typeof v !== 'string') throw new ValidationError(source, key, `must be a string (or null), not ${echo(JSON.stringify(v))}`);
+  }
+  for (const key of ['vnfdId', 'vnfPkgId']) {
+    const v = body[key];
+    if (v !== undefined && (typeof v !== 'string' || v === '')) throw new ValidationError(source, key, 'must be a non-empty string (it cannot be removed)');
+  }
+  for (const key of ['vnfConfigurableProperties', 'metadata', 'extensions']) {
+    const v = body[key];
+    if (v !== undefined && !isObject(v)) throw new ValidationError(source, key, 'must be an object (KeyValuePairs): a JSON merge patch of the instance\'s ' + key);
+  }
+  const request = { ...body } as VnfInfoModificationRequest;
+  if (body['vimConnectionInfo'] !== undefined) request.vimConnectionInfo = vimInfoMap(source, body['vimConnectionInfo']);
+  return request;
+}
+
+function vimLookup(deps: LcmDeps): VimLookup {
+  // `open`: what opens the credentials an inline instance keeps sealed, where the deps have it.
+  const open = (deps as { open?: unknown }).open;
+  return {
+    find: (ref: string) => deps.store.vims.find(ref),
+    findDefault: () => deps.store.vims.findDefault(),
+    openSecrets: (vim: Parameters<LcmDeps['openVimSecrets']>[0]) => deps.openVimSecrets(vim),
+    ...(open ? { open } : {}),
+  } as VimLookup;
+}
+
+/** The VIM the instance records, secrets opened (registered by id, or inline with its sealed credentials). */
+async function instanceVim(deps: LcmDeps, instance: VnfInstance, source: string): Promise<VimConnection> {
+  if (instance.vimId) {
+    const vim = deps.store.vims.find(instance.vimId);
+    if (!vim) throw new NotFoundError(`the VIM ${instance.vimId} of vnf instance ${instance.id} is no longer registered`);
+    return { id: vim.id, name: vim.name, inline: false, spec: vim.spec, secrets: await deps.openVimSecrets(vim) };
+  }
+  return resolveVimConnection(source, instance.vimConnectionInfo, vimLookup(deps), () => {
+    throw new UsageError(`vnf instance ${instance.id} has no VIM`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} FILE` });
+  });
+}
+
+/** vimConnectionInfo as the v2 map: Tacker v1's array (entries with their own id) keyed by those ids. */
+function vimInfoMap(source: string, raw: unknown): Record<string, VimConnectionInfo | null> {
+  const form = 'the v2 map {"KEY": {"vimId": ..., "vimType": ...}} or the v1 array [{"id": ..., "vimId": ..., "vimType": ...}]';
+  if (Array.isArray(raw)) {
+    const out: Record<string, VimConnectionInfo> = {};
+    raw.forEach((entry, i) => {
+      if (!isObject(entry) || typeof entry['id'] !== 'string' || entry['id'] === '') throw new ValidationError(source, `vimConnectionInfo[${i}]`, 'must be an object with id, vimId, vimType (v1 form)', { hint: `write ${form}` });
+      if (entry['extra'] !== undefined) throw new ValidationError(source, `vimConnectionInfo[${i}].extra`, 'is a field of the v2 map form, in a v1 array: the request mixes the v1 and v2 forms', { hint: `write ${form}` });
+      const { id, ...rest } = entry;
+      out[id as string] = rest as VimConnectionInfo;
+    });
+    return out;
+  }
+  if (!isObject(raw)) throw new ValidationError(source, 'vimConnectionInfo', `must be ${form}`);
+  for (const [key, entry] of Object.entries(raw)) {
+    if (entry === null) continue;
+    if (!isObject(entry)) throw new ValidationError(source, `vimConnectionInfo.${key}`, 'must be an object with vimId and vimType, or null to remove the entry');
+    if (entry['id'] !== undefined) throw new ValidationError(source, `vimConnectionInfo.${key}.id`, 'is a field of the v1 array form, in a v2 map: the request mixes the v1 and v2 forms', { hint: `write ${form}` });
+  }
+  return raw as Record<string, VimConnectionInfo | null>;
+}
+
+/** The package a new vnfdId (or Tacker v1's vnfPkgId) names, checked as Tacker checks it. */
+function targetPackage(deps: LcmDeps, source: string, request: VnfInfoModificationRequest, instance: VnfInstance): VnfPackage | undefined {
+  const field = request.vnfdId !== undefined ? 'vnfdId' : 'vnfPkgId';
+  const ref = request.vnfdId ?? request.vnfPkgId;
+  if (ref === undefined || ref === instance.vnfdId || ref === instance.vnfPkgId) return undefined;
+  const pkg = deps.store.packages.find(ref);
+  if (!pkg || (field === 'vnfdId' ? pkg.vnfdId !== ref : pkg.id !== ref)) {
+    throw new ValidationError(source, field, `no onboarded package has ${field} ${echo(ref)}`, { hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list' });
+  }
+  if (pkg.vnfdId === instance.vnfdId) return undefined;
+  if (pkg.onboardingState !== 'ONBOARDED' || pkg.operationalState !== 'ENABLED') {
+    throw new ValidationError(source, field, `package ${pkg.id} (vnfdId ${pkg.vnfdId}) is ${pkg.onboardingState}/${pkg.operationalState}, not ENABLED`, {
+      hint: `enable it: vnfm vnfpkg-update ${pkg.id} --operational-state ENABLED`,
+    });
+  }
+  if (pkg.vnfProvider !== instance.vnfProvider || pkg.vnfProductName !== instance.vnfProductName) {
+    throw new ValidationError(
+      source,
+      field,
+      `vnfdId ${pkg.vnfdId} is a package of "${pkg.vnfProvider}" / "${pkg.vnfProductName}", and the instance is "${instance.vnfProvider}" / "${instance.vnfProductName}": a modification moves an instance only to another version of its own VNF (the same vnfProvider and vnfProductName)`,
+      { hint: 'for another VNF, terminate this one and create an instance of the other package (vnfm vnf-create VNFD_ID)' },
+    );
+  }
+  return pkg;
+}
+
+/** The instance's recorded attributes after the request (what Tacker's modify_info_process sets). */
+function modified(instance: VnfInstance, request: VnfInfoModificationRequest, pkg: VnfPackage | undefined): VnfInstance {
+  const out: VnfInstance = { ...instance };
+  if (request.vnfInstanceName !== undefined) {
+    if (request.vnfInstanceName === null) delete out.vnfInstanceName;
+    else out.vnfInstanceName = request.vnfInstanceName;
+  }
+  if (request.vnfInstanceDescription !== undefined) out.vnfInstanceDescription = request.vnfInstanceDescription ?? '';
+  if (pkg) {
+    Object.assign(out, {
+      vnfPkgId: pkg.id,
+      vnfdId: pkg.vnfdId,
+      vnfProvider: pkg.vnfProvider,
+      vnfProductName: pkg.vnfProductName,
+      vnfSoftwareVersion: pkg.vnfSoftwareVersion,
+      vnfdVersion: pkg.vnfdVersion,
+    });
+  }
+  for (const key of ['metadata', 'extensions', 'vnfConfigurableProperties'] as const) {
+    if (request[key] === undefined) continue;
+    const merged = jsonMergePatch(instance[key] ?? {}, request[key]) as Json;
+    if (Object.keys(merged).length) out[key] = merged;
+    else delete out[key];
+  }
+  return out;
+}
+
+/** The instance's vimConnectionInfo as the v2 map (a registered VIM as {vimId, vimType}). */
+function currentVimInfo(deps: LcmDeps, instance: VnfInstance): Record<string, VimConnectionInfo> {
+  if (instance.vimConnectionInfo) return instance.vimConnectionInfo;
+  if (!instance.vimId) return {};
+  const vim = deps.store.vims.find(instance.vimId);
+  return { vim1: { vimId: instance.vimId, vimType: vim?.spec.type ?? 'kubernetes' } };
+}
+
+/** The containers of a workload's pod template (a Pod's own). */
+function containersOf(o: KubeObject): Json[] {
+  const spec = (o as unknown as { spec?: Json }).spec;
+  const podSpec = o.kind === 'Pod' ? spec : ((spec?.['template'] as Json | undefined)?.['spec'] as Json | undefined);
+  const list = podSpec?.['containers'];
+  return Array.isArray(list) ? (list.filter(isObject) as Json[]) : [];
+}
+
+/**
+ * The objects deployed, each container of a Pod, Deployment, ReplicaSet or
+ * DaemonSet taking the image the new package gives the container of the
+ * same name in the object of the same kind and name.
+ */
+export function withNewImages(deployed: KubeObject[], fromNewPackage: KubeObject[]): { objects: KubeObject[]; changed: string[] } {
+  const changed: string[] = [];
+  const objects = deployed.map((o) => {
+    if (!IMAGE_KINDS.has(o.kind)) return o;
+    const twin = fromNewPackage.find((n) => n.kind === o.kind && n.metadata.name === o.metadata.name);
+    if (!twin) return o;
+    const images = new Map(containersOf(twin).map((c) => [c['name'], c['image']]));
+    const copy = structuredClone(o);
+    for (const c of containersOf(copy)) {
+      const image = images.get(c['name']);
+      if (typeof image === 'string' && image !== c['image']) {
+        changed.push(`${o.kind}/${o.metadata.name} ${String(c['name'])}: ${String(c['image'])} → ${image}`);
+        c['image'] = image;
+      }
+    }
+    return copy;
+  });
+  return { objects, changed };
+}
+
+function withNamespace(objects: KubeObject[], namespace: string): KubeObject[] {
+  return objects.map((o) =>
+    (o.kind === 'Pod' && !o.metadata.namespace) || (o.metadata.namespace && o.metadata.namespace !== namespace) ? { ...o, metadata: { ...o.metadata, namespace } } : o,
+  );
+}
+
+function workloadTargets(flavour: Flavour, objects: KubeObject[], namespace: string): VduTarget[] {
+  return Object.entries(flavour.vdus).flatMap(([vduId, vdu]) => {
+    const o = objects.find((x) => x.metadata.name === vdu.name && WORKLOAD_KINDS.has(x.kind));
+    if (!o) return [];
+    const resource: ResourceRef = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace ?? namespace };
+    return [{ vduId, resource }];
+  });
+}
+
+/** The container update's work on a Kubernetes VNF: the deployed objects with the new images, applied over the current ones. */
+interface ContainerUpdate {
+  objects: KubeObject[];
+  sources: Record<string, string>;
+  targets: VduTarget[];
+  replicas: Record<string, number>;
+  changed: string[];
+}
+
+async function planContainerUpdate(instance: VnfInstance, source: string, oldPkg: OnboardedPackage, newPkg: OnboardedPackage, flavour: Flavour, images: 'new' | 'old'): Promise<ContainerUpdate> {
+  const info = instance.instantiatedVnfInfo!;
+  const defFiles = info.metadata['lcm-kubernetes-def-files'];
+  const missing = defFiles.filter((f) => !newPkg.hasMember(f));
+  if (missing.length) {
+    throw new ValidationError(source, 'vnfdId', `the new package lacks the definition files the instance was deployed from: ${missing.join(', ')}`, {
+      hint: 'a modification changes images in place; to deploy other files, change the package instead: vnfm vnf-change-package VNF FILE',
+    });
+  }
+  const old = await readPackageObjects(oldPkg.dir, defFiles);
+  const deployed = withNamespace(old.objects, info.metadata.namespace);
+  const next = images === 'new' ? (await readPackageObjects(newPkg.dir, defFiles)).objects : [];
+  const { objects, changed } = withNewImages(deployed, next);
+  const targets = workloadTargets(flavour, objects, info.metadata.namespace);
+  const replicas: Record<string, number> = {};
+  for (const t of targets) {
+    const n = info.metadata.vduReplicas[t.vduId];
+    if (n !== undefined && !FIXED_KINDS.has(t.resource.kind)) replicas[`${t.resource.kind}/${t.resource.name}`] = n;
+  }
+  return { objects, sources: old.sources, targets, replicas, changed };
+}
+
+async function applyContainerUpdate(driver: KubernetesInfraDriver, ctx: Parameters<KubernetesInfraDriver['changePackage']>[0], instance: VnfInstance, update: ContainerUpdate, vim: VimConnection): Promise<VnfInstance> {
+  const info = instance.instantiatedVnfInfo!;
+  const resources = await driver.changePackage(ctx, {
+    instanceId: instance.id,
+    namespace: info.metadata.namespace,
+    objects: update.objects,
+    current: info.resources,
+    replicas: update.replicas,
+    sources: update.sources,
+    vdus: update.targets,
+    ...(info.metadata.vnfm_readiness ? { readiness: info.metadata.vnfm_readiness } : {}),
+  });
+  const fresh = vnfcRecords(await driver.listVnfcs(ctx, update.targets), vim.id);
+  // VDUs this update does not list (custom resources) keep their records.
+  const listed = new Set(update.targets.map((t) => t.vduId));
+  return {
+    ...instance,
+    instantiatedVnfInfo: {
+      ...info,
+      resources,
+      vnfcResourceInfo: [...info.vnfcResourceInfo.filter((v) => !listed.has(v.vduId)), ...fresh.vnfcResourceInfo],
+      vnfcInfo: [...info.vnfcInfo.filter((v) => !listed.has(v.vduId)), ...fresh.vnfcInfo],
+    },
+  };
+}
+
+/** Hands the new package to the hooks (Tacker scripts get it as `new_csar_dir`). */
+function withNewPackage(deps: LcmDeps, newPackageDir: () => string | undefined): LcmDeps {
+  const mgmt: ManagementDriver = deps.mgmt ?? noopManagementDriver;
+  const wrapped: ManagementDriver = {
+    runHook: (ctx: HookContext) => {
+      const dir = newPackageDir();
+      return mgmt.runHook(dir ? { ...ctx, newPackageDir: dir } : ctx);
+    },
+  };
+  if (mgmt.prepare) wrapped.prepare = (input) => mgmt.prepare!(input);
+  return { ...deps, mgmt: wrapped };
+}
+
+interface ModifyPlan {
+  plan: Plan;
+  newPackageDir?: string;
+}
+
+async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<ModifyPlan> {
+  const request = checkModifyRequest(source, body);
+  if (instance.instantiationState !== 'INSTANTIATED') throw new UsageError(`vnf instance ${instance.id} is no longer INSTANTIATED`, { hint: 'give up on the occurrence: vnfm op-fail OP' });
+  const pkgRecord = targetPackage(deps, source, request, instance);
+  const oldPkg = await openOnboarded(deps.home, deps.store.packages.get(instance.vnfPkgId));
+  const newPkg = pkgRecord ? await openOnboarded(deps.home, pkgRecord) : undefined;
+  const flavour = flavourOf(instance, oldPkg.vnfd);
+  const lookup = vimLookup(deps);
+  const openstack = infraOf(deps, instance, undefined) === 'openstack';
+  let vim: VimConnection;
+  let vimFields: Pick<VnfInstance, 'vimId' | 'vimConnectionInfo'> | undefined;
+  let params: VnfInfoModificationRequest = request;
+  if (request.vimConnectionInfo) {
+    const merged: Record<string, VimConnectionInfo> = { ...currentVimInfo(deps, instance) };
+    for (const [k, v] of Object.entries(request.vimConnectionInfo)) {
+      if (v === null) delete merged[k];
+      else merged[k] = v;
+    }
+    if (Object.keys(merged).length === 0) throw new ValidationError(source, 'vimConnectionInfo', 'removes every VIM of the instance', { hint: 'an instantiated VNF keeps one VIM: give the entry that replaces it' });
+    const [key, entry] = Object.entries(merged)[0]!;
+    if (entry.interfaceInfo !== undefined || entry.accessInfo !== undefined) {
+      // Credentials would have to be sealed and kept with the instance; a registered VIM keeps them already.
+      throw new ValidationError(source, `vimConnectionInfo.${key}`, 'gives a VIM inline: vnf-update moves an instance only to a registered VIM', {
+        hint: 'register it (vnfm vim-register FILE) and name it: "vimConnectionInfo": {"vim1": {"vimId": "NAME-OR-ID", "vimType": "kubernetes"}}',
+      });
+    }
+    vim = await resolveVimConnection(source, { [key]: entry }, lookup, () => instanceVim(deps, instance, source));
+    vimFields = { vimId: vim.id! };
+    params = { ...request, vimConnectionInfo: { [key]: { vimId: vim.id!, vimType: entry.vimType ?? 'kubernetes' } } };
+  } else {
+    vim = await instanceVim(deps, instance, source);
+  }
+  const after = (base: VnfInstance): VnfInstance => {
+    const out = modified(base, request, pkgRecord);
+    if (!vimFields) return out;
+    const { vimId: _v, vimConnectionInfo: _c, ...rest } = out;
+    return { ...rest, ...vimFields };
+  };
+  const common = {
+    operation: MODIFY_INFO,
+    params: params as never,
+    vim,
+    flavour,
+    packageDir: oldPkg.dir,
+    hooks: ['modify_information_start', 'modify_information_end'] as ['modify_information_start', 'modify_information_end'],
+  };
+  if (openstack || !newPkg) {
+    // No VIM work: Tacker's modify_info_process changes the records only.
+    const plan: Plan = openstack ? ({ ...common, infra: 'openstack', run: async () => after(instance) } satisfies OpenStackPlan) : ({ ...common, run: async () => after(instance) } satisfies KubernetesPlan);
+    return { plan, ...(newPkg ? { newPackageDir: newPkg.dir } : {}) };
+  }
+  const update = await planContainerUpdate(instance, source, oldPkg, newPkg, flavour, 'new');
+  const plan: KubernetesPlan = {
+    ...common,
+    async run(driver, ctx) {
+      for (const line of update.changed) ctx.report({ message: `image ${line}` });
+      return after(await applyContainerUpdate(driver, ctx, instance, update, vim));
+    },
+  };
+  return { plan, newPackageDir: newPkg.dir };
+}
+
+/** Runs a VnfInfoModificationRequest on the instance: an occurrence MODIFY_INFO, COMPLETED or FAILED_TEMP. */
+export async function modifyVnfInfo(deps: LcmDeps, vnfRef: string, body: unknown, opts: OperationOptions = {}): Promise<OperationResult> {
+  const instance = deps.store.instances.get(vnfRef);
+  const source = opts.source ?? 'request';
+  if (instance.instantiationState === 'NOT_INSTANTIATED') return modifyRecordOnly(deps, instance, body, source, opts);
+  let newPackageDir: string | undefined;
+  const run = async () => {
+    const made = await planModify(deps, instance, body, source);
+    newPackageDir = made.newPackageDir;
+    return made.plan;
+  };
+  // The hooks see the new package, known once the plan is made.
+  return runOperation(withNewPackage(deps, () => newPackageDir), instance, run, opts);
+}
+
+/**
+ * A NOT_INSTANTIATED instance has no VIM and no flavour: the occurrence is
+ * recorded COMPLETED with the instance's new attributes, no hook runs (as in
+ * Tacker, whose scripts are found through the flavour), and
+ * vimConnectionInfo is refused (Tacker: "cannot be modified in NOT_INSTANTIATED").
+ */
+function modifyRecordOnly(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, opts: OperationOptions): OperationResult {
+  sweepStaleLock(deps, instance.id, opts.onEvent);
+  const request = checkModifyRequest(source, body);
+  if (request.vimConnectionInfo) {
+    throw new ValidationError(source, 'vimConnectionInfo', 'cannot be modified while the instance is NOT_INSTANTIATED (as in Tacker)', {
+      hint: `give it with the instantiation: vnfm vnf-instantiate ${instance.id} FILE`,
+    });
+  }
+  const pkg = targetPackage(deps, source, request, instance);
+  const ops = deps.store.opOccs;
+  const op = ops.exclusive(() => {
+    assertInstanceFree(deps, instance.id);
+    const now = deps.now().toISOString();
+    const current = deps.store.instances.get(instance.id);
+    const occ: LcmOpOcc = {
+      id: randomUUID(),
+      vnfInstanceId: instance.id,
+      operation: MODIFY_INFO,
+      operationState: 'COMPLETED',
+      stateEnteredTime: now,
+      startTime: now,
+      operationParams: request as never,
+      journal: [],
+      resourceChanges: { affectedVnfcs: [] },
+      isAutomaticInvocation: false,
+    };
+    ops.insert(occ, { vnfPkgId: current.vnfPkgId, vnfdId: current.vnfdId, instantiationState: current.instantiationState });
+    deps.store.instances.update({ ...modified(current, request, pkg), updatedAt: now });
+    return ops.get(occ.id);
+  });
+  opts.onEvent?.({ type: 'occurrence', opOcc: op });
+  return { opOcc: op, vnfInstance: deps.store.instances.get(instance.id) };
+}
+
+/** op-retry: a MODIFY_INFO is planned again from its recorded request; other operations as before. */
+export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
+  const first = deps.store.opOccs.get(opRef);
+  if ((first.operation as string) !== 'MODIFY_INFO') return retryOther(deps, opRef, opts);
+  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = deps.store.opOccs.get(first.id);
+  assertFailedTemp(op, 'retried');
+  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const source = opts.source ?? `occurrence ${op.id}`;
+  const made = await planModify(deps, instance, op.operationParams, source);
+  const scripts = made.plan.hooks ? packageScriptsOf(made.plan.hooks, made.plan.flavour?.hooks ?? {}) : [];
+  let consented = opts.allowPackageScripts === true;
+  if (scripts.length && !consented) {
+    const consent = opts.allowPackageScripts;
+    if (typeof consent === 'function' && (await consent(scripts))) consented = true;
+    else throw packageScriptRefusal(source, scripts);
+  }
+  const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
+  opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
+  return execute(withNewPackage(deps, () => made.newPackageDir), resumed, { ...made.plan, params: op.operationParams, consented }, 'PROCESSING', 'COMPLETED', opts);
+}
+
+/**
+ * op-rollback: a MODIFY_INFO changed no record before it completed (Tacker's
+ * modify_info_rollback does nothing); a container update's images go back to
+ * the current package's. ROLLED_BACK, no hooks.
+ */
+export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
+  const first = deps.store.opOccs.get(opRef);
+  if ((first.operation as string) !== 'MODIFY_INFO') return rollbackOther(deps, opRef, opts);
+  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = deps.store.opOccs.get(first.id);
+  assertFailedTemp(op, 'rolled back');
+  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const source = opts.source ?? `occurrence ${op.id}`;
+  const request = op.operationParams as VnfInfoModificationRequest;
+  const vim = await instanceVim(deps, instance, source);
+  const oldPkg = await openOnboarded(deps.home, deps.store.packages.get(instance.vnfPkgId));
+  const base = { operation: MODIFY_INFO, params: op.operationParams, vim, packageDir: oldPkg.dir };
+  const moved = (request.vnfdId ?? request.vnfPkgId) !== undefined && infraOf(deps, instance, undefined) !== 'openstack' && instance.instantiatedVnfInfo;
+  let plan: Plan;
+  if (!moved) {
+    plan = infraOf(deps, instance, undefined) === 'openstack' ? { ...base, infra: 'openstack', run: async () => instance } : { ...base, run: async () => instance };
+  } else {
+    const flavour = flavourOf(instance, oldPkg.vnfd);
+    const update = await planContainerUpdate(instance, source, oldPkg, oldPkg, flavour, 'old');
+    plan = { ...base, flavour, run: (driver, ctx) => applyContainerUpdate(driver, ctx, instance, update, vim) };
+  }
+  const resumed = resumeOccurrence(deps, op.id, 'ROLLING_BACK');
+  opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
+  return execute(deps, resumed, plan, 'ROLLING_BACK', 'ROLLED_BACK', opts);
+}
+
+/**
+ * Change external connectivity (Tacker `vnflcm change-ext-conn`): Tacker v2
+ * runs it on OpenStack VNFs only ("not support vim type" otherwise, in
+ * vnflcm_driver_v2.change_ext_conn_process). vnfm does not run it yet on
+ * either: refused before anything is recorded.
+ */
+export function changeExtConn(deps: LcmDeps, vnfRef: string, body: unknown, opts: OperationOptions = {}): never {
+  const instance = deps.store.instances.get(vnfRef);
+  const source = opts.source ?? 'request';
+  if (!isObject(body) || !Array.isArray(body['extVirtualLinks'])) {
+    throw new ValidationError(source, 'extVirtualLinks', 'is required: a ChangeExtVnfConnectivityRequest names the external virtual links to connect');
+  }
+  if (instance.instantiationState !== 'INSTANTIATED') {
+    throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED: it has no external connectivity to change`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} FILE` });
+  }
+  if (infraOf(deps, instance, undefined) !== 'openstack') {
+    throw new UsageError(`vnf instance ${instance.id} is a Kubernetes VNF: changing external connectivity is not supported for Kubernetes VNFs (nor by Tacker)`, {
+      hint: 'a CNF connects through Services and network attachments in its manifests: change them with vnfm vnf-change-package',
+    });
+  }
+  throw new UsageError(`vnf instance ${instance.id}: changing external connectivity of an OpenStack VNF is not supported by vnfm yet`, {
+    hint: 'give the new extVirtualLinks in a change of package (vnfm vnf-change-package VNF FILE), which updates the Heat stack',
+  });
+}

@@ -1,0 +1,241 @@
+/**
+ * Modify VNF information (MODIFY_INFO) with a real store, the basic-cnf
+ * sample and variants of it onboarded, and an in-memory infra-driver:
+ * records changed without touching the VIM, the container update of a new
+ * vnfdId, Tacker's refusals, retry and rollback, and store migration 7.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { onboardPackage } from '../../src/csar/index.js';
+import { ExitCode, UsageError, ValidationError } from '../../src/errors.js';
+import { createVnf, getVnf, instantiateVnf, listOpOccs, modifyVnfInfo, retryOpOcc, rollbackOpOcc, changeExtConn, type LcmDeps, type VnfInstance } from '../../src/lcm/index.js';
+import { jsonMergePatch } from '../../src/lcm/modify.js';
+import type { HookContext } from '../../src/mgmt/index.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { openDatabase } from '../../src/store/database.js';
+import { migrations } from '../../src/store/migrations/index.js';
+import type { Vim } from '../../src/vim/index.js';
+import { FakeInfraDriver } from '../support/fake-infra-driver.js';
+import { packageVariant } from '../support/package-variant.js';
+
+const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
+const request = (name: string) => JSON.parse(readFileSync(join(SAMPLE, 'requests', name), 'utf8')) as Record<string, unknown>;
+const V1 = '1191aa45-a57a-4232-8201-6a7a66d41e38';
+const V11 = '5d1c1d43-0c55-4c39-9a4e-0b9c3c1f1a11';
+const OTHER = '8a0c1b65-45a6-4fcb-b6a8-73d3fe0e0c22';
+const OLD_IMAGE = 'docker.io/library/nginx:1.26-alpine';
+const NEW_IMAGE = 'docker.io/library/nginx:1.27-alpine';
+
+let home: string;
+let store: Store;
+let driver: FakeInfraDriver;
+let deps: LcmDeps;
+let hooks: HookContext[];
+let v11Dir: string;
+
+function vim(over: Partial<Vim> = {}): Vim {
+  return {
+    id: 'vim-k8s',
+    name: 'k8s',
+    description: '',
+    isDefault: true,
+    spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', projectName: 'vnf-ns', auth: { method: 'bearer-token' }, verifyTls: false },
+    secretNames: [],
+    status: 'REACHABLE',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+    ...over,
+  };
+}
+
+beforeEach(async () => {
+  home = join(mkdtempSync(join(tmpdir(), 'vnfm-modify-')), 'home');
+  store = openStore(home);
+  const pkgDeps = { packages: store.packages, home, now: () => new Date() };
+  await onboardPackage(pkgDeps, { path: join(SAMPLE, 'package') });
+  v11Dir = packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: V11, softwareVersion: '1.1', replace: [[OLD_IMAGE, NEW_IMAGE]] });
+  await onboardPackage(pkgDeps, { path: v11Dir });
+  await onboardPackage(pkgDeps, { path: packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: OTHER, provider: 'another vendor' }) });
+  store.vims.insert(vim(), undefined);
+  store.vims.insert(vim({ id: 'vim-k8s-2', name: 'k8s-2', isDefault: false }), undefined);
+  driver = new FakeInfraDriver();
+  hooks = [];
+  deps = {
+    store,
+    home,
+    now: () => new Date(),
+    openVimSecrets: async () => ({ bearerToken: 'token' }),
+    kubernetesDriver: () => driver,
+    mgmt: { runHook: async (ctx: HookContext) => void hooks.push(ctx) },
+  };
+});
+
+afterEach(() => store.close());
+
+async function instantiated(): Promise<VnfInstance> {
+  const vnf = createVnf(deps, { vnfdId: V1, name: 'web', description: 'front' });
+  await instantiateVnf(deps, vnf.id, request('instantiate.json'));
+  driver.calls.length = 0;
+  hooks.length = 0;
+  return getVnf(deps, vnf.id);
+}
+
+/** The image of the vdu1 Deployment's web container in the last changePackage call. */
+function appliedImage(): string | undefined {
+  const call = [...driver.calls].reverse().find((c) => c.method === 'changePackage');
+  const objects = (call?.input as { objects: { kind: string; metadata: { name: string }; spec: { template: { spec: { containers: { name: string; image: string }[] } } } }[] }).objects;
+  return objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'vdu1')?.spec.template.spec.containers.find((c) => c.name === 'web')?.image;
+}
+
+describe('vnf-update: records only', () => {
+  it("renames, redescribes and merge-patches metadata and extensions of an instantiated VNF: MODIFY_INFO COMPLETED, hooks around, the VIM untouched", async () => {
+    const vnf = await instantiated();
+    await modifyVnfInfo(deps, vnf.id, { vnfInstanceName: 'web-2', metadata: { tier: 'front', keep: 1 }, extensions: { a: { b: 1 } } });
+    const r = await modifyVnfInfo(deps, 'web-2', { vnfInstanceDescription: 'renamed', metadata: { tier: null, zone: 'z1' }, extensions: { a: { c: 2 } } });
+    expect(r.opOcc).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
+    expect(r.vnfInstance).toMatchObject({ vnfInstanceName: 'web-2', vnfInstanceDescription: 'renamed', metadata: { keep: 1, zone: 'z1' }, extensions: { a: { b: 1, c: 2 } }, vnfdId: V1 });
+    expect(r.vnfInstance.metadata).not.toHaveProperty('tier');
+    expect(driver.calls.filter((c) => c.method !== 'listVnfcs')).toEqual([]);
+    expect(hooks.map((h) => h.hook)).toEqual(['modify_information_start', 'modify_information_end', 'modify_information_start', 'modify_information_end']);
+    expect(listOpOccs(deps, { vnf: vnf.id }).map((o) => o.operation)).toContain('MODIFY_INFO');
+    // Kept in the store, not only returned.
+    expect(getVnf(deps, vnf.id).extensions).toEqual({ a: { b: 1, c: 2 } });
+  });
+
+  it('a NOT_INSTANTIATED instance: recorded COMPLETED, no hook; vimConnectionInfo refused as Tacker refuses it', async () => {
+    const vnf = createVnf(deps, { vnfdId: V1, name: 'idle' });
+    const r = await modifyVnfInfo(deps, vnf.id, { vnfInstanceName: 'idle-2', metadata: { owner: 'ops' } });
+    expect(r.opOcc).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
+    expect(getVnf(deps, vnf.id)).toMatchObject({ vnfInstanceName: 'idle-2', metadata: { owner: 'ops' } });
+    expect(hooks).toEqual([]);
+    await expect(modifyVnfInfo(deps, vnf.id, { vimConnectionInfo: { vim1: { vimId: 'k8s', vimType: 'kubernetes' } } })).rejects.toThrow(/cannot be modified while the instance is NOT_INSTANTIATED/);
+    // A NOT_INSTANTIATED instance may move to another version of its package.
+    const moved = await modifyVnfInfo(deps, vnf.id, { vnfdId: V11 });
+    expect(moved.vnfInstance).toMatchObject({ vnfdId: V11, vnfSoftwareVersion: '1.1' });
+    expect(store.packages.get(V1).usageState).toBe('NOT_IN_USE');
+    expect(store.packages.get(V11).usageState).toBe('IN_USE');
+  });
+
+  it('vimConnectionInfo naming another registered VIM moves the instance to it (v1 array form too)', async () => {
+    const vnf = await instantiated();
+    const r = await modifyVnfInfo(deps, vnf.id, { vimConnectionInfo: [{ id: 'vim1', vimId: 'k8s-2', vimType: 'ETSINFV.KUBERNETES.V_1' }] });
+    expect(r.vnfInstance.vimId).toBe('vim-k8s-2');
+    expect(r.opOcc.operationParams).toEqual({ vimConnectionInfo: { vim1: { vimId: 'vim-k8s-2', vimType: 'ETSINFV.KUBERNETES.V_1' } } });
+  });
+});
+
+describe('vnf-update: a new vnfdId (container update)', () => {
+  it("the Deployments take the new package's images, the instance records the new package, the hooks get it", async () => {
+    const vnf = await instantiated();
+    const before = getVnf(deps, vnf.id);
+    const r = await modifyVnfInfo(deps, vnf.id, { vnfdId: V11, vnfInstanceName: 'web-v11' });
+    expect(r.opOcc).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
+    expect(appliedImage()).toBe(NEW_IMAGE);
+    expect(r.vnfInstance).toMatchObject({ vnfdId: V11, vnfPkgId: store.packages.get(V11).id, vnfSoftwareVersion: '1.1', vnfInstanceName: 'web-v11' });
+    // The same files, namespace and resources: only images changed.
+    expect(r.vnfInstance.instantiatedVnfInfo?.metadata).toMatchObject({ namespace: before.instantiatedVnfInfo!.metadata.namespace, 'lcm-kubernetes-def-files': before.instantiatedVnfInfo!.metadata['lcm-kubernetes-def-files'] });
+    expect(hooks.map((h) => [h.hook, h.newPackageDir !== undefined])).toEqual([
+      ['modify_information_start', true],
+      ['modify_information_end', true],
+    ]);
+    expect(hooks[0]!.newPackageDir).toContain(store.packages.get(V11).id);
+    expect(store.packages.get(V1).usageState).toBe('NOT_IN_USE');
+  });
+
+  it('a package of another provider, a DISABLED or unknown one: refused (exit 2), nothing recorded, nothing applied', async () => {
+    const vnf = await instantiated();
+    const refused = modifyVnfInfo(deps, vnf.id, { vnfdId: OTHER });
+    await expect(refused).rejects.toThrow(ValidationError);
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: OTHER })).rejects.toThrow(/"another vendor" \/ "Basic CNF".*same vnfProvider and vnfProductName/);
+    store.packages.setStates(store.packages.get(V11).id, { operationalState: 'DISABLED' }, new Date().toISOString());
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V11 })).rejects.toThrow(/not ENABLED/);
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: 'nope' })).rejects.toThrow(/no onboarded package has vnfdId/);
+    expect(listOpOccs(deps, { vnf: vnf.id }).map((o) => o.operation)).toEqual(['INSTANTIATE']);
+    expect(getVnf(deps, vnf.id).vnfdId).toBe(V1);
+    expect(driver.calls).toEqual([]);
+    expect(hooks).toEqual([]);
+  });
+
+  it('a driver failure is FAILED_TEMP; retry completes; a rollback puts the old images back and records nothing', async () => {
+    const vnf = await instantiated();
+    driver.failOnce('changePackage', new Error('rollout stuck'));
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V11 })).rejects.toThrow(/MODIFY_INFO of vnf instance .* failed: rollout stuck; occurrence .* is FAILED_TEMP/);
+    const failed = listOpOccs(deps, { vnf: vnf.id }).find((o) => o.operation === ('MODIFY_INFO' as string))!;
+    expect(failed.operationState).toBe('FAILED_TEMP');
+    expect(getVnf(deps, vnf.id).vnfdId).toBe(V1);
+    const retried = await retryOpOcc(deps, failed.id);
+    expect(retried.opOcc.operationState).toBe('COMPLETED');
+    expect(retried.vnfInstance.vnfdId).toBe(V11);
+
+    const other = createVnf(deps, { vnfdId: V1, name: 'web-b' });
+    await instantiateVnf(deps, other.id, { ...request('instantiate.json'), additionalParams: { ...(request('instantiate.json')['additionalParams'] as object), namespace: 'other-ns' } });
+    driver.failOnce('changePackage', new Error('rollout stuck'));
+    await expect(modifyVnfInfo(deps, other.id, { vnfdId: V11, vnfInstanceName: 'never' })).rejects.toThrow(/FAILED_TEMP/);
+    const op = listOpOccs(deps, { vnf: other.id }).find((o) => o.operationState === 'FAILED_TEMP')!;
+    const back = await rollbackOpOcc(deps, op.id);
+    expect(back.opOcc.operationState).toBe('ROLLED_BACK');
+    expect(appliedImage()).toBe(OLD_IMAGE);
+    expect(getVnf(deps, other.id)).toMatchObject({ vnfdId: V1, vnfInstanceName: 'web-b' });
+  });
+});
+
+describe('vnf-update: bad requests', () => {
+  it.each([
+    [{ vnfInstanceNam: 'typo' }, /vnfInstanceNam: is not a field of a VnfInfoModificationRequest/],
+    [{ vnfInstanceName: 7 }, /vnfInstanceName: must be a string/],
+    [{ metadata: ['a'] }, /metadata: must be an object/],
+    [{ vnfdId: '' }, /vnfdId: must be a non-empty string/],
+    [{ vimConnectionInfo: { vim1: { id: 'x', vimId: 'k8s' } } }, /mixes the v1 and v2 forms/],
+    [{ vimConnectionInfo: { vim1: { vimId: 'k8s', interfaceInfo: { endpoint: 'https://x' }, accessInfo: { bearer_token: 't' } } } }, /moves an instance only to a registered VIM/],
+    ['not an object', /is not a JSON object/],
+  ])('%j is refused with exit 2, nothing recorded', async (body, message) => {
+    const vnf = await instantiated();
+    const err = await modifyVnfInfo(deps, vnf.id, body, { source: 'update.json' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as UsageError).exitCode).toBe(ExitCode.usage);
+    expect((err as Error).message).toMatch(message);
+    expect((err as Error).message).toMatch(/^update\.json/);
+    expect(listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
+  });
+
+  it('change-ext-conn: refused for a Kubernetes VNF, as Tacker refuses it', async () => {
+    const vnf = await instantiated();
+    expect(() => changeExtConn(deps, vnf.id, { extVirtualLinks: [] })).toThrow(/not supported for Kubernetes VNFs/);
+    expect(() => changeExtConn(deps, vnf.id, {})).toThrow(/extVirtualLinks: is required/);
+    expect(listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
+  });
+
+  it('jsonMergePatch follows RFC 7396', () => {
+    expect(jsonMergePatch({ a: 'b', c: { d: 'e', f: 'g' } }, { a: 'z', c: { f: null } })).toEqual({ a: 'z', c: { d: 'e' } });
+    expect(jsonMergePatch({ a: [1] }, { a: [2] })).toEqual({ a: [2] });
+    expect(jsonMergePatch({ a: 1 }, 'x')).toBe('x');
+  });
+});
+
+describe('store migration 7', () => {
+  it('keeps occurrences and locks while lcm_op_occs gains MODIFY_INFO, and vnf_instances its metadata columns', async () => {
+    const h = join(mkdtempSync(join(tmpdir(), 'vnfm-mig7-')), 'home');
+    const db6 = openDatabase(h, { migrations: migrations.filter((m) => m.version <= 6) });
+    db6.exec(`
+      INSERT INTO vnf_packages (id, name, vnfd_id, onboarding_state, operational_state, usage_state, checksum_algorithm, checksum_hash, size_bytes, created_at, updated_at)
+        VALUES ('p1', 'p', 'd1', 'ONBOARDED', 'ENABLED', 'IN_USE', 'SHA-256', 'x', 1, 't', 't');
+      INSERT INTO vnf_instances (id, vnfd_id, vnf_pkg_id, instantiation_state, created_at, updated_at) VALUES ('i1', 'd1', 'p1', 'NOT_INSTANTIATED', 't', 't');
+      INSERT INTO lcm_op_occs (id, vnf_instance_id, operation, operation_state, state_entered_time, start_time) VALUES ('o1', 'i1', 'SCALE', 'PROCESSING', 't', 't');
+      INSERT INTO vnf_locks (vnf_instance_id, op_id, pid, acquired_at, host_name) VALUES ('i1', 'o1', 42, 't', 'h');
+    `);
+    expect(() => db6.exec("INSERT INTO lcm_op_occs (id, vnf_instance_id, operation, operation_state, state_entered_time, start_time) VALUES ('o2', 'i1', 'MODIFY_INFO', 'COMPLETED', 't', 't')")).toThrow(/CHECK/);
+    db6.close();
+    const db7 = openDatabase(h);
+    expect(db7.pragma('user_version', { simple: true })).toBe(7);
+    expect(db7.prepare('SELECT op_id, pid, host_name FROM vnf_locks').all()).toEqual([{ op_id: 'o1', pid: 42, host_name: 'h' }]);
+    expect(db7.prepare('SELECT id, operation FROM lcm_op_occs').all()).toEqual([{ id: 'o1', operation: 'SCALE' }]);
+    db7.exec("INSERT INTO lcm_op_occs (id, vnf_instance_id, operation, operation_state, state_entered_time, start_time) VALUES ('o2', 'i1', 'MODIFY_INFO', 'COMPLETED', 't', 't')");
+    expect(db7.pragma('foreign_key_check')).toEqual([]);
+    // The lock still cascades with its occurrence.
+    db7.exec("DELETE FROM lcm_op_occs WHERE id = 'o1'");
+    expect(db7.prepare('SELECT count(*) AS n FROM vnf_locks').get()).toEqual({ n: 0 });
+    db7.close();
+  });
+});
