@@ -50,7 +50,8 @@ function apiResources(types: ResourceType[]): object[] {
     resources.push(entry);
     for (const sub of t.subresources ?? []) {
       const entry: Record<string, unknown> = { name: `${t.plural}/${sub.name}`, singularName: '', namespaced: t.namespaced };
-      if (sub.responseKind) {
+      // Group and version are named only when they are not the parent's (autoscaling/v1 Scale).
+      if (sub.responseKind && (sub.responseKind.group !== t.group || sub.responseKind.version !== t.version)) {
         entry.group = sub.responseKind.group;
         entry.version = sub.responseKind.version;
       }

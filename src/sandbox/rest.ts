@@ -9,9 +9,9 @@ import { apply, checkApplyOptions, defaultManager } from './managed-fields.js';
 import { ObjectApi, type DeleteOptions, type PropagationPolicy } from './objects.js';
 import { jsonPatch, mergePatch, PATCH_TYPES, strategicMergePatch } from './patch.js';
 import type { ResourceRequest } from './request-info.js';
-import { groupVersion, type KubeObject, type ResourceRegistry, type ResourceType, type Verb } from './resources.js';
+import { groupVersion, rfc3339, type KubeObject, type ResourceRegistry, type ResourceType, type Verb } from './resources.js';
 import { parseFieldSelector, parseLabelSelector, type Matcher } from './selectors.js';
-import { badRequest, deletedStatus, invalid, methodNotAllowed, resourceNotFound, typedPatchError, unsupportedMediaType } from './status.js';
+import { badRequest, conflict, deletedStatus, invalid, methodNotAllowed, resourceNotFound, typedPatchError, unsupportedMediaType } from './status.js';
 import { ReviewInvalid } from './kinds/more-kinds.js';
 import type { ObjectStore } from './store.js';
 import { toTable, type IncludeObject } from './table.js';
@@ -127,6 +127,7 @@ export class RestHandler {
         if (req.subresource === 'scale') return { code: 200, body: this.scaleOf(type, this.api.get(type, req.namespace, req.name!)) };
         return this.get(type, req, query, shape);
       case 'create':
+        if (req.subresource === 'binding') return this.bind(type, req, await readBody(), dryRun, manager);
         return this.create(type, req, await readBody(), dryRun, manager);
       case 'update':
         return this.update(type, req, await readBody(), dryRun, manager);
@@ -330,6 +331,31 @@ export class RestHandler {
       return { code: 201, body: withTypeMeta(type, created) };
     }
     return { code: 200, body: withTypeMeta(type, this.api.update(type, result.object, { dryRun, keepManagedFields: true })) };
+  }
+
+  /**
+   * `POST pods/{name}/binding`: what a scheduler does. Sets the pod's node
+   * once (409 when it has one) and its PodScheduled condition.
+   */
+  private bind(type: ResourceType, req: ResourceRequest, body: unknown, dryRun: boolean, manager: string): RestResponse {
+    if (!isObject(body)) throw badRequest('the body of the request was not a JSON or YAML object');
+    const target = isObject(body.target) ? body.target : {};
+    const pod = this.api.get(type, req.namespace, req.name!);
+    const spec = (isObject(pod.spec) ? pod.spec : {}) as Record<string, unknown>;
+    if (spec.nodeName) {
+      throw conflict({ group: '', resource: 'pods/binding', name: req.name! }, `pod ${req.name} is already assigned to node "${String(spec.nodeName)}"`);
+    }
+    if (typeof target.name !== 'string' || !target.name) {
+      throw invalid('Binding', '', req.name!, [{ type: 'FieldValueRequired', field: 'target.name', detail: '' }]);
+    }
+    if (!dryRun) {
+      const bound = this.api.update(type, { ...pod, spec: { ...spec, nodeName: target.name } }, { manager, subresource: 'binding' });
+      const status = (isObject(bound.status) ? bound.status : {}) as Record<string, unknown>;
+      const conditions = ((status.conditions as Record<string, unknown>[] | undefined) ?? []).filter((c) => c.type !== 'PodScheduled');
+      conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339(this.api.now()) });
+      this.api.update(type, { ...bound, status: { ...status, conditions } }, { manager, subresource: 'status' });
+    }
+    return { code: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } };
   }
 
   /** The autoscaling/v1 Scale of an object whose kind has a scale subresource. */

@@ -122,6 +122,33 @@ describe('ServiceAccount admission', () => {
   });
 });
 
+describe('pods/binding', () => {
+  it('binds a pod to a node once, as a scheduler does', async () => {
+    const core = await c.request('GET', '/api/v1');
+    expect(core.json.resources.find((r: any) => r.name === 'pods/binding')).toMatchObject({ kind: 'Binding', namespaced: true, verbs: ['create'] });
+    const base = `/api/v1/namespaces/${ns}/pods`;
+    // A scheduler nobody runs here: the pod waits for this test to bind it.
+    const created = await c.request('POST', base, {
+      body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bind-me' }, spec: { schedulerName: 'conformance-scheduler', containers: [{ name: 'main', image: 'nginx:1.27' }] } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const binding = (node: string): object => ({ apiVersion: 'v1', kind: 'Binding', metadata: { name: 'bind-me' }, target: { apiVersion: 'v1', kind: 'Node', name: node } });
+    const bound = await c.request('POST', `${base}/bind-me/binding`, { body: binding('conformance-node-a') });
+    expect(bound.status, bound.text).toBe(201);
+    expect(bound.json).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+    const pod = await c.request('GET', `${base}/bind-me`);
+    expect(pod.json.spec.nodeName).toBe('conformance-node-a');
+    expect(pod.json.status.conditions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'PodScheduled', status: 'True' })]));
+    const again = await c.request('POST', `${base}/bind-me/binding`, { body: binding('conformance-node-b') });
+    expect(again.status).toBe(409);
+    expect(again.json.message).toBe('Operation cannot be fulfilled on pods/binding "bind-me": pod bind-me is already assigned to node "conformance-node-a"');
+    const missing = await c.request('POST', `${base}/nobody/binding`, { body: { ...binding('conformance-node-a'), metadata: { name: 'nobody' } } });
+    expect(missing.status).toBe(404);
+    expect(missing.json.message).toBe('pods "nobody" not found');
+    await c.request('DELETE', `${base}/bind-me?gracePeriodSeconds=0`);
+  });
+});
+
 describe('OpenAPI v2', () => {
   it('serves the definitions of the built-in kinds in JSON', async () => {
     const r = await c.request('GET', '/openapi/v2');

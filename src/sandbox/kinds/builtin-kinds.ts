@@ -7,7 +7,7 @@
 import type { FieldError } from '../status.js';
 import { goLabelSelector, goStringMap, goStrings, invalid } from '../status.js';
 import { fieldLabelNotSupported, formatSelector, matchesSelector, METADATA_FIELDS, type FieldGetter, type LabelSelectorObject, type SelectableFields } from '../selectors.js';
-import type { KubeObject, ResourceStrategy, ResourceType, TableColumn, Verb } from '../resources.js';
+import type { KubeObject, ResourceStrategy, ResourceType, SubresourceType, TableColumn, Verb } from '../resources.js';
 import * as d from './defaults.js';
 import { generateNameSuffix } from '../objects.js';
 
@@ -34,6 +34,7 @@ interface KindDef {
   returnDeletedObject?: boolean;
   fields?: SelectableFields;
   noAgeColumn?: boolean;
+  extraSubresources?: SubresourceType[];
 }
 
 /** Selectable fields of a kind with its own field-label conversion: metadata.name/namespace and `more`. */
@@ -61,7 +62,7 @@ function define(def: KindDef): ResourceType {
   };
   if (def.shortNames) type.shortNames = def.shortNames;
   if (def.categories) type.categories = def.categories;
-  const subresources = [...(def.status ? [STATUS] : []), ...(def.scale ? [SCALE] : [])];
+  const subresources = [...(def.status ? [STATUS] : []), ...(def.scale ? [SCALE] : []), ...(def.extraSubresources ?? [])];
   if (subresources.length) type.subresources = subresources;
   if (def.scale) {
     type.scale = {
@@ -396,6 +397,8 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
       kind: 'Pod',
       namespaced: true,
       returnDeletedObject: true,
+      // What a scheduler posts to bind a pod to a node (rest.ts).
+      extraSubresources: [{ name: 'binding', verbs: ['create'], responseKind: { group: '', version: 'v1', kind: 'Binding' } }],
       fields: ownFields({
         'spec.nodeName': (o) => str(spec(o).nodeName),
         'spec.restartPolicy': (o) => str(spec(o).restartPolicy),
