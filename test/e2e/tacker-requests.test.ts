@@ -1,0 +1,234 @@
+/**
+ * Request bodies shaped like those Tacker's functional tests send, through
+ * the real program on a Kubernetes API with no VIM registered: the VIM given
+ * inline (the cluster's endpoint, CA and token in the request), in the v2
+ * map and in the v1 array. Instantiate, scale, heal (by v2 vnfcInfo ids and
+ * by v1 vnfcResourceInfo ids), retry after a killed vnfm and terminate all
+ * reach the cluster with the credentials kept, sealed, with the instance.
+ * The request's namespace wins over the manifests' and is used by every
+ * operation. A wrong inline token is refused (exit 6) before anything is
+ * recorded; a request mixing the v1 and v2 forms is refused (exit 2).
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { e2eCluster, type E2eCluster } from '../support/e2e-cluster.js';
+import { BIN, newHome, vnfm } from '../support/cli.js';
+
+const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf/package');
+const DEF_FILES = ['Files/kubernetes/configmap.yaml', 'Files/kubernetes/service.yaml', 'Files/kubernetes/deployment_vdu1.yaml', 'Files/kubernetes/deployment_vdu2.yaml'];
+
+let cluster: E2eCluster;
+let home: string;
+let dir: string;
+let NS: string;
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const json = <T = Record<string, unknown>>(out: string) => JSON.parse(out) as T;
+
+async function ok(args: string[]) {
+  const r = await vnfm(args, { home });
+  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return r;
+}
+
+function write(name: string, body: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify(body, null, 2));
+  return path;
+}
+
+/** Tacker v2's inline VIM (sol_kubernetes_v2 paramgen shape): endpoint, CA, bearer token, extra. */
+const v2Vim = (token: string) => ({
+  vim1: {
+    vimId: '0b8e0c1a-6e6f-4d2b-9a43-9c1c2d3e4f50',
+    vimType: 'ETSINFV.KUBERNETES.V_1',
+    interfaceInfo: { endpoint: cluster.server, ssl_ca_cert: cluster.caPem },
+    accessInfo: { bearer_token: token },
+    extra: { 'dummy-key': 'dummy-val' },
+  },
+});
+
+/** SOL003 2.6.1's array, as Tacker v1 takes it. */
+const v1Vim = (token: string) => [
+  {
+    id: '7c8f9d0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f',
+    vimId: 'b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e',
+    vimType: 'kubernetes',
+    interfaceInfo: { endpoint: cluster.server, ssl_ca_cert: cluster.caPem },
+    accessInfo: { bearer_token: token },
+  },
+];
+
+const instantiateBody = (vimConnectionInfo: unknown) => ({
+  flavourId: 'simple',
+  instantiationLevelId: 'instantiation_level_1',
+  vimConnectionInfo,
+  additionalParams: { 'lcm-kubernetes-def-files': DEF_FILES, namespace: NS },
+});
+
+/** Objects of an instance in a namespace, by its label, as `Kind/name`. */
+async function objectsOf(instanceId: string, namespace = NS): Promise<string[]> {
+  const paths = [`/api/v1/namespaces/${namespace}/configmaps`, `/api/v1/namespaces/${namespace}/services`, `/apis/apps/v1/namespaces/${namespace}/deployments`];
+  const names: string[] = [];
+  for (const path of paths) {
+    const r = await cluster.request('GET', `${path}?labelSelector=${encodeURIComponent(`vnfm/vnf-instance-id=${instanceId}`)}`);
+    if (r.status !== 200) throw new Error(`GET ${path}: HTTP ${r.status}: ${r.text}`);
+    const list = r.json as { kind: string; items: { metadata: { name: string } }[] };
+    names.push(...list.items.map((i) => `${list.kind.replace(/List$/, '')}/${i.metadata.name}`));
+  }
+  return names.sort();
+}
+
+/** Every file under VNFM_HOME, read as text: the token must be in none of them. */
+function homeText(): string {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) out.push(readFileSync(p).toString('latin1'));
+    }
+  };
+  walk(home);
+  return out.join('\n');
+}
+
+beforeAll(async () => {
+  cluster = await e2eCluster('e2e-tacker-req', { controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
+  NS = cluster.namespace;
+  dir = mkdtempSync(join(tmpdir(), 'vnfm-tacker-req-'));
+  // The package's Deployments name a namespace of their own, which the request's namespace overrides (as in Tacker).
+  const pkg = join(dir, 'package');
+  cpSync(SAMPLE, pkg, { recursive: true });
+  const metaPath = join(pkg, 'TOSCA-Metadata/TOSCA.meta');
+  let meta = readFileSync(metaPath, 'utf8');
+  for (const f of ['deployment_vdu1.yaml', 'deployment_vdu2.yaml']) {
+    const path = join(pkg, 'Files/kubernetes', f);
+    const before = readFileSync(path);
+    writeFileSync(path, before.toString('utf8').replace(/^( {2}name: vdu\d)$/m, '$1\n  namespace: written-in-the-manifest'));
+    meta = meta.replace(sha256(before), sha256(readFileSync(path)));
+  }
+  writeFileSync(metaPath, meta);
+  home = newHome();
+  await ok(['vnfpkg-onboard', pkg, '--name', 'basic-cnf']);
+});
+
+afterAll(async () => {
+  await cluster?.close();
+});
+
+describe('the VIM inline, as Tacker v2 requests give it', () => {
+  it('instantiate, scale out and in, heal by vnfcInfo id, terminate: no VIM registered, the token kept only sealed', async () => {
+    expect(json((await ok(['vim-list', '-o', 'json'])).stdout)).toEqual([]);
+    const vnf = json<{ id: string }>((await ok(['vnf-create', '--package', 'basic-cnf', '--name', 'v2-inline', '-o', 'json'])).stdout).id;
+    const inst = await ok(['vnf-instantiate', 'v2-inline', write('v2-instantiate.json', instantiateBody(v2Vim(cluster.token))), '-o', 'json']);
+    expect(json(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
+    // The request's namespace, not the manifests' own.
+    expect(await objectsOf(vnf)).toEqual(['ConfigMap/basic-cnf-content', 'Deployment/vdu1', 'Deployment/vdu2', 'Service/basic-cnf-web']);
+    expect(await objectsOf(vnf, 'written-in-the-manifest')).toEqual([]);
+
+    const shown = json<{ vimConnectionInfo: Record<string, { interfaceInfo: Record<string, unknown>; extra: unknown }>; instantiatedVnfInfo: { metadata: { namespace: string } } }>(
+      (await ok(['vnf-show', 'v2-inline', '-o', 'json'])).stdout,
+    );
+    expect(shown.instantiatedVnfInfo.metadata.namespace).toBe(NS);
+    expect(shown.vimConnectionInfo['vim1']).toMatchObject({ vimType: 'ETSINFV.KUBERNETES.V_1', interfaceInfo: { endpoint: cluster.server }, extra: { 'dummy-key': 'dummy-val' } });
+
+    // Tacker v2's scale body; the VIM comes from the instance.
+    write('scale-out.json', { type: 'SCALE_OUT', aspectId: 'vdu1_aspect', numberOfSteps: 1, additionalParams: {} });
+    const out = json<{ resourceChanges: { affectedVnfcs: { changeType: string }[] } }>((await ok(['vnf-scale', 'v2-inline', '--request-file', join(dir, 'scale-out.json'), '-o', 'json'])).stdout);
+    expect(out.resourceChanges.affectedVnfcs.map((a) => a.changeType)).toEqual(['ADDED']);
+
+    const info = json<{ instantiatedVnfInfo: { vnfcInfo: { id: string; vduId: string }[] } }>((await ok(['vnf-show', 'v2-inline', '-o', 'json'])).stdout).instantiatedVnfInfo;
+    const target = info.vnfcInfo.find((v) => v.vduId === 'VDU1')!;
+    const healed = json<{ resourceChanges: { affectedVnfcs: { id: string; changeType: string }[] } }>(
+      (await ok(['vnf-heal', 'v2-inline', '--request-file', write('heal-v2.json', { vnfcInstanceId: [target.id], additionalParams: {} }), '-o', 'json'])).stdout,
+    );
+    expect(healed.resourceChanges.affectedVnfcs).toContainEqual(expect.objectContaining({ id: target.id, changeType: 'REMOVED' }));
+
+    await ok(['vnf-scale', 'v2-inline', '--type', 'SCALE_IN', '--aspect-id', 'vdu1_aspect']);
+    expect(homeText()).not.toContain(cluster.token);
+
+    await ok(['vnf-terminate', 'v2-inline', '--yes', '--termination-type', 'FORCEFUL']);
+    expect(await objectsOf(vnf)).toEqual([]);
+    // Let go with the resources: the instance keeps no credentials once terminated.
+    expect(json((await ok(['vnf-show', 'v2-inline', '-o', 'json'])).stdout)['vimConnectionInfo']).toBeUndefined();
+    await ok(['vnf-delete', 'v2-inline', '--yes']);
+  });
+
+  it('a vnfm killed mid-instantiate: op-retry reaches the VIM with the credentials the occurrence kept', async () => {
+    const vnf = json<{ id: string }>((await ok(['vnf-create', '--package', 'basic-cnf', '--name', 'v2-retry', '-o', 'json'])).stdout).id;
+    const request = write('v2-retry.json', instantiateBody(v2Vim(cluster.token)));
+    const lift = await cluster.neverReady({ kind: 'Deployment', name: 'vdu2' });
+    await new Promise<void>((done, fail) => {
+      const child = spawn(process.execPath, [BIN, 'vnf-instantiate', 'v2-retry', request], {
+        env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home } as NodeJS.ProcessEnv,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (stderr.includes(`Deployment/vdu2 (${NS}): waiting for 0/1 replicas ready`)) child.kill('SIGKILL');
+      });
+      child.on('error', fail);
+      child.on('exit', (_code, signal) => (signal === 'SIGKILL' ? done() : fail(new Error(`vnf-instantiate was not killed mid-way: ${stderr}`))));
+    });
+    await lift();
+    // The next command turns the dead process's occurrence FAILED_TEMP.
+    await ok(['op-list', '--vnf', vnf]);
+    const [op] = json<{ id: string; operationState: string }[]>((await ok(['op-list', '--vnf', vnf, '--state', 'FAILED_TEMP', '-o', 'json'])).stdout);
+    expect(op).toBeDefined();
+    expect(homeText()).not.toContain(cluster.token);
+    expect(json((await ok(['op-retry', op!.id, '-o', 'json'])).stdout)).toMatchObject({ operationState: 'COMPLETED' });
+    expect(await objectsOf(vnf)).toHaveLength(4);
+    await ok(['vnf-terminate', 'v2-retry', '--yes', '--termination-type', 'FORCEFUL']);
+    expect(await objectsOf(vnf)).toEqual([]);
+  });
+});
+
+describe('the VIM inline in the v1 array, as SOL003 2.6.1 gives it', () => {
+  it('instantiate, heal by vnfcResourceInfo id (v1), terminate', async () => {
+    const vnf = json<{ id: string }>((await ok(['vnf-create', '--package', 'basic-cnf', '--name', 'v1-inline', '-o', 'json'])).stdout).id;
+    await ok(['vnf-instantiate', 'v1-inline', '--request-file', write('v1-instantiate.json', instantiateBody(v1Vim(cluster.token)))]);
+    const shown = json<{ vimConnectionInfo: Record<string, unknown>; instantiatedVnfInfo: { vnfcResourceInfo: { id: string; vduId: string }[] } }>(
+      (await ok(['vnf-show', 'v1-inline', '-o', 'json'])).stdout,
+    );
+    // Kept in the v2 map form, keyed by the v1 entry's id.
+    expect(Object.keys(shown.vimConnectionInfo)).toEqual(['7c8f9d0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f']);
+    const pod = shown.instantiatedVnfInfo.vnfcResourceInfo.find((r) => r.vduId === 'VDU1')!.id;
+    const healed = json<{ resourceChanges: { affectedVnfcs: { id: string; changeType: string }[] } }>(
+      (await ok(['vnf-heal', 'v1-inline', '--vnfc-instance', pod, '-o', 'json'])).stdout,
+    );
+    expect(healed.resourceChanges.affectedVnfcs).toContainEqual(expect.objectContaining({ id: `VDU1-${pod}`, changeType: 'REMOVED' }));
+    expect(homeText()).not.toContain(cluster.token);
+    await ok(['vnf-terminate', 'v1-inline', '--yes', '--termination-type', 'FORCEFUL']);
+    expect(await objectsOf(vnf)).toEqual([]);
+  });
+});
+
+describe('bad input', () => {
+  it('a wrong inline token is refused with exit 6 before anything is recorded', async () => {
+    const vnf = json<{ id: string }>((await ok(['vnf-create', '--package', 'basic-cnf', '--name', 'wrong-token', '-o', 'json'])).stdout).id;
+    const r = await vnfm(['vnf-instantiate', 'wrong-token', '--request-file', write('wrong-token.json', instantiateBody(v2Vim('not-the-token')))], { home });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toMatch(/bearer token/);
+    expect(r.stderr).not.toContain('not-the-token');
+    expect(json((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout)).toEqual([]);
+    expect(json((await ok(['vnf-show', vnf, '-o', 'json'])).stdout)).toMatchObject({ instantiationState: 'NOT_INSTANTIATED' });
+    expect(json((await ok(['vnf-show', vnf, '-o', 'json'])).stdout)['vimConnectionInfo']).toBeUndefined();
+    expect(await objectsOf(vnf)).toEqual([]);
+  });
+
+  it('a request mixing the v1 and v2 forms is refused with exit 2, naming both', async () => {
+    const vnf = json<{ id: string }>((await ok(['vnf-create', '--package', 'basic-cnf', '--name', 'mixed', '-o', 'json'])).stdout).id;
+    const mixed = v1Vim(cluster.token).map((e) => ({ ...e, extra: { 'dummy-key': 'dummy-val' } }));
+    const r = await vnfm(['vnf-instantiate', 'mixed', '--request-file', write('mixed.json', instantiateBody(mixed))], { home });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/vimConnectionInfo\[0\]\.extra: .*mixes the v1 and v2 forms/);
+    expect(r.stderr).toMatch(/v1 array .*v2 map/);
+    expect(json((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout)).toEqual([]);
+  });
+});
