@@ -28,6 +28,8 @@ export interface VnfcInfo {
   vduId: string;
   vnfcResourceInfoId: string;
   vnfcState: 'STARTED' | 'STOPPED';
+  /** Set by vnf-update's vnfcInfoModifications (JSON merge patch). */
+  vnfcConfigurableProperties?: Record<string, unknown>;
 }
 
 export interface InstantiatedVnfInfo {
@@ -197,6 +199,7 @@ export interface VnfInfoModificationRequest {
   metadata?: Record<string, unknown>;
   extensions?: Record<string, unknown>;
   vimConnectionInfo?: Record<string, VimConnectionInfo | null>;
+  vnfcInfoModifications?: { id: string; vnfcConfigurableProperties: Record<string, unknown> }[];
 }
 
 export type LcmRequest = VnfInfoModificationRequest | InstantiateVnfRequest | ScaleVnfRequest | HealVnfRequest | TerminateVnfRequest | ChangeCurrentVnfPkgRequest;

@@ -50,8 +50,8 @@ import { vnfcRecords } from './vnfcs.js';
  */
 const MODIFY_INFO = 'MODIFY_INFO' as LcmOperation;
 
-const FIELDS = ['vnfInstanceName', 'vnfInstanceDescription', 'vnfdId', 'vnfPkgId', 'vnfConfigurableProperties', 'metadata', 'extensions', 'vimConnectionInfo'];
-const HINT = 'a VnfInfoModificationRequest has vnfInstanceName, vnfInstanceDescription, vnfdId, metadata, extensions, vnfConfigurableProperties, vimConnectionInfo';
+const FIELDS = ['vnfInstanceName', 'vnfInstanceDescription', 'vnfdId', 'vnfPkgId', 'vnfConfigurableProperties', 'metadata', 'extensions', 'vimConnectionInfo', 'vnfcInfoModifications'];
+const HINT = 'a VnfInfoModificationRequest has vnfInstanceName, vnfInstanceDescription, vnfdId, metadata, extensions, vnfConfigurableProperties, vimConnectionInfo, vnfcInfoModifications';
 /** The kinds whose container images Tacker's container update changes. */
 const IMAGE_KINDS = new Set(['Pod', 'Deployment', 'ReplicaSet', 'DaemonSet']);
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
@@ -75,10 +75,18 @@ export function jsonMergePatch(target: unknown, patch: unknown): unknown {
 export function checkModifyRequest(source: string, body: unknown): VnfInfoModificationRequest {
   if (!isObject(body)) throw new ValidationError(source, undefined, 'is not a JSON object (a VnfInfoModificationRequest)', { hint: HINT });
   for (const key of Object.keys(body)) {
-    if (key === 'vnfcInfoModifications') {
-      throw new ValidationError(source, key, 'is not supported by vnfm (VNFC configurable properties are not kept)', { hint: 'leave it out' });
-    }
     if (!FIELDS.includes(key)) throw new ValidationError(source, key, 'is not a field of a VnfInfoModificationRequest', { hint: HINT });
+  }
+  const mods = body['vnfcInfoModifications'];
+  if (mods !== undefined) {
+    if (!Array.isArray(mods)) throw new ValidationError(source, 'vnfcInfoModifications', 'must be an array of {id, vnfcConfigurableProperties}');
+    mods.forEach((m, i) => {
+      if (!isObject(m) || typeof m['id'] !== 'string' || !isObject(m['vnfcConfigurableProperties'])) {
+        throw new ValidationError(source, `vnfcInfoModifications[${i}]`, 'must be {"id": VNFC_ID, "vnfcConfigurableProperties": {...}}', { hint: 'the ids are the vnfcInfo ids vnfm vnf-show prints' });
+      }
+      const extra = Object.keys(m).find((k) => k !== 'id' && k !== 'vnfcConfigurableProperties');
+      if (extra) throw new ValidationError(source, `vnfcInfoModifications[${i}].${extra}`, 'is not a field of a VnfcInfoModifications');
+    });
   }
   for (const key of ['vnfInstanceName', 'vnfInstanceDescription']) {
     const v = body[key];
@@ -192,7 +200,27 @@ function modified(instance: VnfInstance, request: VnfInfoModificationRequest, pk
     if (Object.keys(merged).length) out[key] = merged;
     else delete out[key];
   }
+  const info = out.instantiatedVnfInfo;
+  if (request.vnfcInfoModifications?.length && info) {
+    const vnfcInfo = info.vnfcInfo.map((v) => {
+      const mod = request.vnfcInfoModifications!.filter((m) => m.id === v.id);
+      if (!mod.length) return v;
+      const props = mod.reduce((acc, m) => jsonMergePatch(acc, m.vnfcConfigurableProperties) as Json, (v.vnfcConfigurableProperties ?? {}) as Json);
+      return { ...v, vnfcConfigurableProperties: props };
+    });
+    out.instantiatedVnfInfo = { ...info, vnfcInfo };
+  }
   return out;
+}
+
+/** vnfcInfoModifications must name VNFCs the instance has (Tacker: "vnfcInstanceId(...) does not exist"). */
+function checkVnfcIds(source: string, request: VnfInfoModificationRequest, instance: VnfInstance): void {
+  const ids = new Set((instance.instantiatedVnfInfo?.vnfcInfo ?? []).map((v) => v.id));
+  request.vnfcInfoModifications?.forEach((m, i) => {
+    if (!ids.has(m.id)) {
+      throw new ValidationError(source, `vnfcInfoModifications[${i}].id`, `the instance has no VNFC ${echo(m.id)}`, { hint: `its vnfcInfo ids: vnfm vnf-show ${instance.id} -o json | jq -r '.instantiatedVnfInfo.vnfcInfo[].id'` });
+    }
+  });
 }
 
 /** The instance's vimConnectionInfo as the v2 map (a registered VIM as {vimId, vimType}). */
@@ -326,8 +354,9 @@ interface ModifyPlan {
   newPackageDir?: string;
 }
 
-async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<ModifyPlan> {
+async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, onNotice?: (message: string) => void): Promise<ModifyPlan> {
   const request = checkModifyRequest(source, body);
+  checkVnfcIds(source, request, instance);
   if (instance.instantiationState !== 'INSTANTIATED') throw new UsageError(`vnf instance ${instance.id} is no longer INSTANTIATED`, { hint: 'give up on the occurrence: vnfm op-fail OP' });
   const pkgRecord = targetPackage(deps, source, request, instance);
   const oldPkg = await openOnboarded(deps.home, deps.store.packages.get(instance.vnfPkgId));
@@ -345,16 +374,28 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
       else merged[k] = v;
     }
     if (Object.keys(merged).length === 0) throw new ValidationError(source, 'vimConnectionInfo', 'removes every VIM of the instance', { hint: 'an instantiated VNF keeps one VIM: give the entry that replaces it' });
+    // The instance runs on one VIM, the first entry (Tacker too uses one of several); the others are not kept.
     const [key, entry] = Object.entries(merged)[0]!;
-    if (entry.interfaceInfo !== undefined || entry.accessInfo !== undefined) {
-      // Credentials would have to be sealed and kept with the instance; a registered VIM keeps them already.
-      throw new ValidationError(source, `vimConnectionInfo.${key}`, 'gives a VIM inline: vnf-update moves an instance only to a registered VIM', {
-        hint: 'register it (vnfm vim-register FILE) and name it: "vimConnectionInfo": {"vim1": {"vimId": "NAME-OR-ID", "vimType": "kubernetes"}}',
-      });
+    const given = request.vimConnectionInfo;
+    const others = Object.keys(given).filter((k) => k !== key && given[k] !== null);
+    for (const k of others) onNotice?.(`vimConnectionInfo.${k} is not kept: an instance runs on one VIM, here vimConnectionInfo.${key}`);
+    // What is recorded of the entries not kept: never their credentials.
+    const dropped = Object.fromEntries(others.map((k) => [k, { vimId: given[k]!.vimId, vimType: given[k]!.vimType }]));
+    const removals = Object.fromEntries(Object.keys(given).filter((k) => given[k] === null).map((k) => [k, null]));
+    if (given[key] === undefined || given[key] === null) {
+      vim = await instanceVim(deps, instance, source);
+      params = { ...request, vimConnectionInfo: { ...dropped, ...removals } };
+    } else {
+      if (entry.interfaceInfo !== undefined || entry.accessInfo !== undefined) {
+        // Credentials would have to be sealed and kept with the instance; a registered VIM keeps them already.
+        throw new ValidationError(source, `vimConnectionInfo.${key}`, 'gives a VIM inline: vnf-update moves an instance only to a registered VIM', {
+          hint: 'register it (vnfm vim-register FILE) and name it: "vimConnectionInfo": {"vim1": {"vimId": "NAME-OR-ID", "vimType": "kubernetes"}}',
+        });
+      }
+      vim = await resolveVimConnection(source, { [key]: entry }, lookup, () => instanceVim(deps, instance, source));
+      vimFields = { vimId: vim.id! };
+      params = { ...request, vimConnectionInfo: { [key]: { vimId: vim.id!, vimType: entry.vimType ?? 'kubernetes' }, ...dropped, ...removals } };
     }
-    vim = await resolveVimConnection(source, { [key]: entry }, lookup, () => instanceVim(deps, instance, source));
-    vimFields = { vimId: vim.id! };
-    params = { ...request, vimConnectionInfo: { [key]: { vimId: vim.id!, vimType: entry.vimType ?? 'kubernetes' } } };
   } else {
     vim = await instanceVim(deps, instance, source);
   }
@@ -395,7 +436,7 @@ export async function modifyVnfInfo(deps: LcmDeps, vnfRef: string, body: unknown
   if (instance.instantiationState === 'NOT_INSTANTIATED') return modifyRecordOnly(deps, instance, body, source, opts);
   let newPackageDir: string | undefined;
   const run = async () => {
-    const made = await planModify(deps, instance, body, source);
+    const made = await planModify(deps, instance, body, source, (message) => opts.onEvent?.({ type: 'notice', message }));
     newPackageDir = made.newPackageDir;
     return made.plan;
   };
@@ -417,6 +458,7 @@ function modifyRecordOnly(deps: LcmDeps, instance: VnfInstance, body: unknown, s
       hint: `give it with the instantiation: vnfm vnf-instantiate ${instance.id} FILE`,
     });
   }
+  checkVnfcIds(source, request, instance);
   const pkg = targetPackage(deps, source, request, instance);
   const ops = deps.store.opOccs;
   const op = ops.exclusive(() => {

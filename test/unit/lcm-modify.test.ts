@@ -181,6 +181,52 @@ describe('vnf-update: a new vnfdId (container update)', () => {
   });
 });
 
+describe("vnf-update: Tacker's functional-test bodies", () => {
+  it('the all-attributes body (update_vnf_max shape): a second VIM inline is not kept nor its password recorded, VNFC properties set', async () => {
+    const vnf = await instantiated();
+    const vnfcId = vnf.instantiatedVnfInfo!.vnfcInfo[0]!.id;
+    const notices: string[] = [];
+    const r = await modifyVnfInfo(
+      deps,
+      vnf.id,
+      {
+        vnfInstanceName: 'new name',
+        vnfInstanceDescription: 'new description',
+        vnfdId: V11,
+        vnfConfigurableProperties: { 'dummy-key': 'dummy-value' },
+        metadata: { 'dummy-key': 'dummy-value' },
+        extensions: { 'dummy-key': 'dummy-value' },
+        vimConnectionInfo: {
+          vim2: {
+            vimId: 'ac2d2ece-5e49-4b15-b92d-b681e9c096d8',
+            vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+            interfaceInfo: { endpoint: 'http://127.0.0.1/identity/v3' },
+            accessInfo: { username: 'dummy_user', region: 'RegionOne', password: 'dummy-password', project: 'dummy_project', projectDomain: 'Default', userDomain: 'Default' },
+            extra: { 'dummy-key': 'dummy-value' },
+          },
+        },
+        vnfcInfoModifications: [{ id: vnfcId, vnfcConfigurableProperties: { 'dummy-key': 'dummy-value' } }],
+      },
+      { onEvent: (e) => void (e.type === 'notice' && notices.push(e.message)) },
+    );
+    expect(r.opOcc.operationState).toBe('COMPLETED');
+    expect(r.vnfInstance).toMatchObject({ vnfInstanceName: 'new name', vnfInstanceDescription: 'new description', vnfdId: V11, vimId: 'vim-k8s', vnfConfigurableProperties: { 'dummy-key': 'dummy-value' } });
+    expect(notices.join('\n')).toMatch(/vimConnectionInfo.vim2 is not kept/);
+    expect(JSON.stringify(listOpOccs(deps, { vnf: vnf.id }))).not.toContain('dummy-password');
+    expect(JSON.stringify(getVnf(deps, vnf.id))).not.toContain('dummy-password');
+    // The pods were replaced by the image change; the VNFC property stays where the id still exists, and the request named one that existed.
+    expect(appliedImage()).toBe(NEW_IMAGE);
+  });
+
+  it('the minimal body (update_vnf_min shape), and a VNFC id the instance lacks refused', async () => {
+    const vnf = await instantiated();
+    const vnfcId = vnf.instantiatedVnfInfo!.vnfcInfo[0]!.id;
+    const r = await modifyVnfInfo(deps, vnf.id, { vnfcInfoModifications: [{ id: vnfcId, vnfcConfigurableProperties: { k: 'v' } }] });
+    expect(r.vnfInstance.instantiatedVnfInfo!.vnfcInfo.find((v) => v.id === vnfcId)?.vnfcConfigurableProperties).toEqual({ k: 'v' });
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfcInfoModifications: [{ id: 'VDU1-nope', vnfcConfigurableProperties: {} }] })).rejects.toThrow(/vnfcInfoModifications\[0\].id: the instance has no VNFC/);
+  });
+});
+
 describe('vnf-update: bad requests', () => {
   it.each([
     [{ vnfInstanceNam: 'typo' }, /vnfInstanceNam: is not a field of a VnfInfoModificationRequest/],
