@@ -42,6 +42,7 @@ export function vnfChangeExtConnCommand(ctx: Context): Command {
     .argument('[file]', 'the ChangeExtVnfConnectivityRequest (JSON or YAML)')
     .option('--request-file <file>', 'or the request this way (not both)');
   addRunOptions(cmd);
+  withExamples(cmd, [['what Tacker users run (refused, saying why)', 'vnfm vnf-change-ext-conn web change-ext-conn.json']]);
   return cmd.action(async (ref: string, positional: string | undefined, flags: RunFlags & { requestFile?: string }) => {
     const file = requestFileOf(positional, flags.requestFile, 'vnfm vnf-change-ext-conn VNF FILE (or --request-file FILE)');
     const request = await readRequestFile(file);
