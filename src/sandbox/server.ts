@@ -297,7 +297,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         doc = apiResourceList(registry, request.group, request.version);
         break;
     }
-    if (!doc) throw resourceNotFound();
+    if (!doc) {
+      // No handler at all for a group nobody serves: the plain-text not-found page, as for its resources.
+      const group = request.type === 'group' || request.type === 'group-resources' ? request.group : '';
+      if (group && !registry.groups().some((g) => g.name === group)) {
+        send(res, 404, '404 page not found\n');
+        return;
+      }
+      throw resourceNotFound();
+    }
     send(res, 200, doc, encoding);
   }
 
