@@ -149,6 +149,18 @@ export interface ResourceType {
   openApiSchema?: object;
   /** Fields `fieldSelector` may name; metadata.name and metadata.namespace when absent. */
   selectableFields?: SelectableFields;
+  /**
+   * A version served by conversion from the stored one (autoscaling/v1
+   * HorizontalPodAutoscaler over v2): objects are stored in the other
+   * version's form; the handlers convert what they serve and what they are sent.
+   */
+  conversion?: ResourceConversion;
+}
+
+/** Between a served version and the stored form of the same objects. */
+export interface ResourceConversion {
+  served(stored: KubeObject): KubeObject;
+  stored(served: KubeObject): KubeObject;
 }
 
 /** What a custom resource's type keeps of the CustomResourceDefinition that defines it. */

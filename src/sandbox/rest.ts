@@ -56,7 +56,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** The object as served: with kind and apiVersion. */
 export function withTypeMeta(type: ResourceType, obj: KubeObject): KubeObject {
-  const { metadata, ...rest } = obj;
+  const { metadata, ...rest } = type.conversion ? type.conversion.served(obj) : obj;
   delete rest.kind;
   delete rest.apiVersion;
   return { kind: type.kind, apiVersion: groupVersion(type), metadata, ...rest } as KubeObject;
@@ -173,7 +173,7 @@ export class RestHandler {
     }
     return {
       code: 200,
-      body: { kind: type.listKind, apiVersion: groupVersion(type), metadata, items: selected.map(withoutTypeMeta) },
+      body: { kind: type.listKind, apiVersion: groupVersion(type), metadata, items: selected.map((o) => withoutTypeMeta(withTypeMeta(type, o))) },
     };
   }
 
@@ -235,7 +235,7 @@ export class RestHandler {
     } else {
       delete obj.metadata.namespace;
     }
-    return obj;
+    return type.conversion ? type.conversion.stored(obj) : obj;
   }
 
   private create(type: ResourceType, req: ResourceRequest, body: unknown, dryRun: boolean, manager: string): RestResponse {
@@ -438,7 +438,7 @@ export class RestHandler {
     const deleted: KubeObject[] = [];
     for (const obj of this.api.list(type, req.namespace)) {
       if (!byLabel(obj) || !byField(obj)) continue;
-      deleted.push(withoutTypeMeta(this.api.delete(type, obj.metadata.namespace, obj.metadata.name, opts).object));
+      deleted.push(withoutTypeMeta(withTypeMeta(type, this.api.delete(type, obj.metadata.namespace, obj.metadata.name, opts).object)));
     }
     return {
       code: 200,

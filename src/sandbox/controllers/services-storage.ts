@@ -8,13 +8,18 @@
  * slice). Named target ports are resolved against the first selected pod.
  *
  * Volumes: a Pending PVC without a class gets the default StorageClass; one
- * naming a volume binds to it; otherwise a PV `pvc-<uid>` is provisioned
- * (any StorageClass; WaitForFirstConsumer binds at once too) and both go
- * Bound. Deleting a PVC deletes its provisioned PV (reclaim Delete) or
+ * naming a volume binds to it; otherwise, as the PV controller does, to the
+ * smallest Available PV of its class (pre-bound to it, or free) with its
+ * volume mode, access modes, enough capacity and labels its selector asks
+ * for; failing that a PV `pvc-<uid>` is provisioned for a class with a
+ * provisioner (not `kubernetes.io/no-provisioner`, whose claims wait for a
+ * matching PV to appear), and both go Bound (WaitForFirstConsumer binds at
+ * once too). Deleting a PVC deletes its provisioned PV (reclaim Delete) or
  * releases it (Retain). The `kubernetes.io/pvc-protection` finalizer holds
  * a PVC that a pod still uses.
  */
 import type { KubeObject } from '../resources.js';
+import { matchesSelector } from '../selectors.js';
 import {
   CONTROLLER_MANAGER,
   controllerRef,
@@ -35,6 +40,18 @@ const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 const MANAGED_BY = 'endpointslice.kubernetes.io/managed-by';
 export const PVC_PROTECTION = 'kubernetes.io/pvc-protection';
 export const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
+/** The provisioner of local volumes: nothing is provisioned, claims bind to PVs made beforehand. */
+const NO_PROVISIONER = 'kubernetes.io/no-provisioner';
+
+const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
+const DECIMAL: Record<string, number> = { m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+
+/** A resource quantity (`5Gi`, `500M`, `1e3`) in bytes; NaN when it is not one. */
+export function quantityBytes(q: unknown): number {
+  const m = /^([0-9.]+)(?:[eE]([-+]?\d+))?(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$/.exec(String(q).trim());
+  if (!m) return Number.NaN;
+  return Number(m[1]) * 10 ** Number(m[2] ?? 0) * (BINARY[m[3] ?? ''] ?? DECIMAL[m[3] ?? '']!);
+}
 
 export function startEndpointsController(ctx: ControllerContext): Controller {
   const { api } = ctx;
@@ -194,13 +211,15 @@ export function startVolumeController(ctx: ControllerContext): Controller {
       return;
     }
     const request = s.resources?.requests?.storage ?? '1Gi';
-    if (!s.storageClassName) {
-      const free = api.list(volumes).find((pv) => !spec(pv).claimRef && status(pv).phase === 'Available' && !spec(pv).storageClassName);
-      if (free) bind(pvc, free);
+    const match = matchingVolume(pvc);
+    if (match) {
+      bind(pvc, match);
       return;
     }
+    if (!s.storageClassName) return;
     const sc = api.find(classes, undefined, s.storageClassName as string);
-    if (!sc) return; // Pending, as with a class nobody provisions.
+    // Pending, as with a class nobody provisions: local volumes bind only to PVs made for them.
+    if (!sc || sc.provisioner === NO_PROVISIONER) return;
     const pv = api.create(
       volumes,
       {
@@ -218,6 +237,31 @@ export function startVolumeController(ctx: ControllerContext): Controller {
       { manager: CONTROLLER_MANAGER },
     );
     bind(pvc, pv);
+  }
+
+  /** The PV controller's choice for a claim: pre-bound to it first, else the smallest free one that fits. */
+  function matchingVolume(pvc: KubeObject): KubeObject | undefined {
+    const s = spec(pvc);
+    const cls = (s.storageClassName as string | undefined) ?? '';
+    const want = quantityBytes(s.resources?.requests?.storage ?? '0');
+    const modes = (s.accessModes as string[] | undefined) ?? [];
+    const fits = api.list(volumes).filter((pv) => {
+      const v = spec(pv);
+      if (pv.metadata.deletionTimestamp || status(pv).phase !== 'Available') return false;
+      if (v.claimRef && !(v.claimRef.name === pvc.metadata.name && v.claimRef.namespace === pvc.metadata.namespace && (!v.claimRef.uid || v.claimRef.uid === pvc.metadata.uid))) return false;
+      if (((v.storageClassName as string | undefined) ?? '') !== cls) return false;
+      if ((v.volumeMode ?? 'Filesystem') !== (s.volumeMode ?? 'Filesystem')) return false;
+      if (!modes.every((m) => ((v.accessModes as string[] | undefined) ?? []).includes(m))) return false;
+      if (s.selector && !matchesSelector(s.selector, pv.metadata.labels)) return false;
+      return quantityBytes(v.capacity?.storage ?? '0') >= want;
+    });
+    const size = (pv: KubeObject) => quantityBytes(spec(pv).capacity?.storage ?? '0');
+    return fits.find((pv) => spec(pv).claimRef) ?? fits.sort((a, b) => size(a) - size(b) || (a.metadata.name < b.metadata.name ? -1 : 1))[0];
+  }
+
+  /** Claims still waiting for a volume: a new Available PV may be theirs. */
+  function requeuePending(): void {
+    for (const pvc of api.list(claims)) if (status(pvc).phase !== 'Bound' && !pvc.metadata.deletionTimestamp) queue.add(key(pvc));
   }
 
   function releaseVolumes(claim: KubeObject): void {
@@ -238,9 +282,11 @@ export function startVolumeController(ctx: ControllerContext): Controller {
     }
     if (k.startsWith('pv:')) {
       const pv = api.find(volumes, undefined, k.slice(3));
-      if (pv && !spec(pv).claimRef && status(pv).phase !== 'Available') {
+      if (pv && status(pv).phase !== 'Available' && (!spec(pv).claimRef || !spec(pv).claimRef.uid)) {
+        // A PV made free, or pre-bound by name to a claim (no uid yet), is Available.
         api.update(volumes, { ...pv, status: { phase: 'Available' } }, { subresource: 'status', manager: CONTROLLER_MANAGER });
       }
+      if (pv && status(api.get(volumes, undefined, pv.metadata.name)).phase === 'Available') requeuePending();
       return;
     }
     const { namespace, name } = splitKey(k);

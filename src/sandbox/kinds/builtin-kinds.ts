@@ -10,6 +10,7 @@ import { fieldLabelNotSupported, formatSelector, matchesSelector, METADATA_FIELD
 import type { KubeObject, ResourceStrategy, ResourceType, SubresourceType, TableColumn, Verb } from '../resources.js';
 import * as d from './defaults.js';
 import { generateNameSuffix } from '../objects.js';
+import { hpaStrategy, hpaV1 } from './autoscaling.js';
 
 /** Every verb the generic handlers serve. */
 export const ALL_VERBS: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -389,6 +390,14 @@ function serviceStrategy(alloc: Allocators): ResourceStrategy {
 
 /** The kinds beyond namespaces, configmaps, secrets and leases. */
 export function builtinKinds(alloc: Allocators): ResourceType[] {
+  const kinds = builtinKindsOnce(alloc);
+  // autoscaling/v1 serves the same HorizontalPodAutoscalers as v2, converted.
+  const hpa = kinds.find((t) => t.group === 'autoscaling' && t.kind === 'HorizontalPodAutoscaler')!;
+  kinds.splice(kinds.indexOf(hpa) + 1, 0, hpaV1(hpa));
+  return kinds;
+}
+
+function builtinKindsOnce(alloc: Allocators): ResourceType[] {
   const core = (def: Omit<KindDef, 'group' | 'version'>): ResourceType => define({ group: '', version: 'v1', ...def });
   const apps = (def: Omit<KindDef, 'group' | 'version'>): ResourceType => define({ group: 'apps', version: 'v1', ...def });
 
@@ -717,11 +726,7 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
         col('MinPods', (o) => spec(o).minReplicas ?? 1, 'integer'),
         col('MaxPods', (o) => spec(o).maxReplicas ?? 0, 'integer'),
       ],
-      strategy: {
-        applyDefaults(o) {
-          ((o.spec ??= {}) as Obj).minReplicas ??= 1;
-        },
-      },
+      strategy: hpaStrategy,
     }),
     define({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', namespaced: true, shortNames: ['pdb'], status: true, generation: true }),
     define({
