@@ -83,6 +83,9 @@ describe('vnf-update', () => {
     expect(await deployment('vdu1')).toEqual(before);
     // The --request-file form, a merge patch removing the key.
     await ok(['vnf-update', 'web-2', '--request-file', writeRequest('unset.json', { metadata: { 'dummy-key': null } })]);
+    // Tacker's spelling.
+    await ok(['vnf-update', 'web-2', '--I', writeRequest('describe.json', { vnfInstanceDescription: 'via --I' })]);
+    expect(json((await ok(['vnf-show', 'web-2', '-o', 'json'])).stdout)).toMatchObject({ vnfInstanceDescription: 'via --I' });
     expect(json((await ok(['vnf-show', 'web-2', '-o', 'json'])).stdout)).not.toHaveProperty('metadata');
   });
 

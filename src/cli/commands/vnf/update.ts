@@ -1,4 +1,5 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
+import { UsageError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addRunOptions, readRequestFile, requestFileOf, runLcmCommand, type RunFlags } from './run.js';
@@ -20,15 +21,19 @@ update). Recorded as an occurrence MODIFY_INFO: op-retry, op-rollback or
 op-fail it when it ends FAILED_TEMP.`,
     )
     .argument('<vnf>', 'instance id or name')
-    .argument('[file]', "the VnfInfoModificationRequest (JSON or YAML), as Tacker's openstack vnflcm update VNF --I FILE takes it")
-    .option('--request-file <file>', 'or the VnfInfoModificationRequest this way (not both)');
+    .argument('[file]', "the VnfInfoModificationRequest (JSON or YAML), or Tacker's --I FILE")
+    .option('--request-file <file>', "or the VnfInfoModificationRequest this way (not both); Tacker's spelling, --I FILE, works too")
+    .addOption(new Option('--I <file>').hideHelp());
   addRunOptions(cmd);
   withExamples(cmd, [
     ['rename an instance', 'vnfm vnf-update web rename.json   # {"vnfInstanceName": "web-2"}'],
     ['move it to version 2 of its package, images and all', 'vnfm vnf-update web --request-file modify-vnfd.json --allow-package-scripts'],
   ]);
-  return cmd.action(async (ref: string, positional: string | undefined, flags: RunFlags & { requestFile?: string }) => {
-    const file = requestFileOf(positional, flags.requestFile, 'vnfm vnf-update VNF FILE (or --request-file FILE)');
+  return cmd.action(async (ref: string, positional: string | undefined, flags: RunFlags & { requestFile?: string; I?: string }) => {
+    if (flags.I !== undefined && flags.requestFile !== undefined) {
+      throw new UsageError('the request is given twice: --I and --request-file', { hint: 'give it once: vnfm vnf-update VNF FILE' });
+    }
+    const file = requestFileOf(positional, flags.requestFile ?? flags.I, 'vnfm vnf-update VNF FILE (or --request-file FILE)');
     const request = await readRequestFile(file);
     const { modifyVnfInfo } = await import('../../../lcm/index.js');
     await runLcmCommand(ctx, flags, (deps, opts) => modifyVnfInfo(deps, ref, request, opts), file, `vnf instance ${ref}`);
