@@ -68,7 +68,7 @@ export interface VnfInstance {
   instantiationState: InstantiationState;
   /** The registered VIM the instance runs on. */
   vimId?: string;
-  /** For an inline VIM: the request's vimConnectionInfo without accessInfo (secrets are never kept). */
+  /** For an inline VIM: the request's vimConnectionInfo, its credentials (accessInfo, ssl_ca_cert) sealed with the master key. */
   vimConnectionInfo?: Record<string, VimConnectionInfo>;
   instantiatedVnfInfo?: InstantiatedVnfInfo;
   /** SOL003 VnfInstance.metadata, set by vnf-update (JSON merge patch). */
@@ -131,7 +131,7 @@ export interface VimConnectionInfo {
   vimType?: string;
   /** Inline VIM: `endpoint`, and `ssl_ca_cert` (PEM, or `None` to skip verification). */
   interfaceInfo?: Record<string, unknown>;
-  /** Inline VIM credentials: `bearer_token`, or `username` + `password`. Used in memory only. */
+  /** Inline VIM credentials: `bearer_token`, `username` + `password`, or `client_cert` + `client_key`; kept sealed with the instance. */
   accessInfo?: Record<string, unknown>;
   extra?: Record<string, unknown>;
 }
