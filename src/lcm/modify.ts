@@ -9,7 +9,9 @@
  * update: the containers of the Pods, Deployments, ReplicaSets and
  * DaemonSets the instance deployed take the images the new package's
  * manifests of the same kind and name give them (container by container
- * name), as Tacker's container_update_mgmt_v2.py does. The VNFD's
+ * name), and the ConfigMaps/Secrets of the files the request's
+ * metadata.configmap_secret_paths lists replace theirs (the workloads using
+ * them restart), as Tacker's container_update_mgmt_v2.py does. The VNFD's
  * modify_information_start/end hooks run around it, a package script being
  * given the new package (Tacker's `new_csar_dir`).
  */
@@ -286,28 +288,116 @@ interface ContainerUpdate {
   targets: VduTarget[];
   replicas: Record<string, number>;
   changed: string[];
+  /** The definition files recorded afterwards (ConfigMap/Secret files replaced). */
+  defFiles: string[];
 }
 
-async function planContainerUpdate(instance: VnfInstance, source: string, oldPkg: OnboardedPackage, newPkg: OnboardedPackage, flavour: Flavour, images: 'new' | 'old'): Promise<ContainerUpdate> {
+const CONFIG_KINDS = new Set(['ConfigMap', 'Secret']);
+const kindName = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
+
+/**
+ * Tacker's container update also replaces ConfigMaps and Secrets: each file
+ * of the new package listed in the request's metadata.configmap_secret_paths
+ * takes the place of the deployed definition file that has the same
+ * ConfigMaps/Secrets (by kind and name; a file with only some of them is
+ * refused, as Tacker refuses it), and the workloads that use them restart.
+ */
+async function configReplacements(source: string, paths: unknown, defFiles: string[], oldPkg: OnboardedPackage, newPkg: OnboardedPackage) {
+  const files = [...defFiles];
+  const replaced = new Map<string, KubeObject>();
+  if (paths === undefined) return { files, replaced };
+  const field = 'metadata.configmap_secret_paths';
+  if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string')) throw new ValidationError(source, field, 'must be a list of files of the new package');
+  for (const path of paths as string[]) {
+    if (!newPkg.hasMember(path)) throw new ValidationError(source, field, `the new package has no file ${echo(path)}`, { hint: 'name ConfigMap/Secret manifests of the package the vnfdId names' });
+    const wanted = (await readPackageObjects(newPkg.dir, [path])).objects.filter((o) => CONFIG_KINDS.has(o.kind));
+    const names = new Set(wanted.map(kindName));
+    let found = false;
+    for (const [i, file] of defFiles.entries()) {
+      const shared = (await readPackageObjects(oldPkg.dir, [file])).objects.filter((o) => names.has(kindName(o)));
+      if (!shared.length) continue;
+      if (shared.length !== wanted.length) {
+        throw new ValidationError(source, field, `${path} has ${wanted.length} ConfigMaps/Secrets, and ${file}, which it replaces, ${shared.length} of them`, { hint: 'the new file must define the same ConfigMaps/Secrets as the one it replaces (as Tacker requires)' });
+      }
+      files[i] = path;
+      for (const o of wanted) replaced.set(kindName(o), o);
+      found = true;
+      break;
+    }
+    if (!found) throw new ValidationError(source, field, `${path} defines no ConfigMap or Secret the instance deployed`);
+  }
+  return { files, replaced };
+}
+
+/** The names of the ConfigMaps and Secrets a pod spec uses (env, envFrom, volumes). */
+function configsUsed(o: KubeObject): Set<string> {
+  const spec = (o as unknown as { spec?: Json }).spec;
+  const podSpec = (o.kind === 'Pod' ? spec : (spec?.['template'] as Json | undefined)?.['spec']) as Json | undefined;
+  const out = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (!isObject(v)) return;
+    for (const [k, x] of Object.entries(v)) {
+      if ((k === 'configMapKeyRef' || k === 'configMapRef' || k === 'configMap') && isObject(x) && typeof x['name'] === 'string') out.add(`ConfigMap/${x['name']}`);
+      else if ((k === 'secretKeyRef' || k === 'secretRef') && isObject(x) && typeof x['name'] === 'string') out.add(`Secret/${x['name']}`);
+      else if (k === 'secret' && isObject(x) && typeof x['secretName'] === 'string') out.add(`Secret/${x['secretName']}`);
+      else walk(x);
+    }
+  };
+  walk(podSpec);
+  return out;
+}
+
+/** The workload restarts (a new pod template annotation, as `kubectl rollout restart`); a bare Pod cannot and keeps running. */
+function restarted(o: KubeObject, at: string): KubeObject {
+  if (o.kind === 'Pod') return o;
+  const copy = structuredClone(o) as KubeObject & { spec: { template: { metadata?: { annotations?: Record<string, string> } } } };
+  const meta = (copy.spec.template.metadata ??= {});
+  meta.annotations = { ...meta.annotations, 'kubectl.kubernetes.io/restartedAt': at };
+  return copy;
+}
+
+async function planContainerUpdate(
+  instance: VnfInstance,
+  source: string,
+  oldPkg: OnboardedPackage,
+  newPkg: OnboardedPackage,
+  flavour: Flavour,
+  images: 'new' | 'old',
+  configPaths?: unknown,
+  now?: string,
+): Promise<ContainerUpdate> {
   const info = instance.instantiatedVnfInfo!;
   const defFiles = info.metadata['lcm-kubernetes-def-files'];
-  const missing = defFiles.filter((f) => !newPkg.hasMember(f));
+  const config = images === 'new' ? await configReplacements(source, configPaths, defFiles, oldPkg, newPkg) : { files: defFiles, replaced: new Map<string, KubeObject>() };
+  const missing = config.files.filter((f) => !newPkg.hasMember(f));
   if (missing.length) {
     throw new ValidationError(source, 'vnfdId', `the new package lacks the definition files the instance was deployed from: ${missing.join(', ')}`, {
       hint: 'a modification changes images in place; to deploy other files, change the package instead: vnfm vnf-change-package VNF FILE',
     });
   }
   const old = await readPackageObjects(oldPkg.dir, defFiles);
-  const deployed = withNamespace(old.objects, info.metadata.namespace);
-  const next = images === 'new' ? (await readPackageObjects(newPkg.dir, defFiles)).objects : [];
-  const { objects, changed } = withNewImages(deployed, next);
+  const deployed = withNamespace(
+    old.objects.map((o) => config.replaced.get(kindName(o)) ?? o),
+    info.metadata.namespace,
+  );
+  const next = images === 'new' ? (await readPackageObjects(newPkg.dir, config.files)).objects : [];
+  const { objects: imaged, changed } = withNewImages(deployed, next);
+  const objects = imaged.map((o) => {
+    if (!IMAGE_KINDS.has(o.kind) || !config.replaced.size) return o;
+    const uses = [...configsUsed(o)].filter((n) => config.replaced.has(n));
+    if (!uses.length) return o;
+    changed.push(`${o.kind}/${o.metadata.name}: restarted for ${uses.join(', ')}`);
+    return restarted(o, now ?? new Date(0).toISOString());
+  });
+  for (const n of config.replaced.keys()) changed.push(`${n} replaced`);
   const targets = workloadTargets(flavour, objects, info.metadata.namespace);
   const replicas: Record<string, number> = {};
   for (const t of targets) {
     const n = info.metadata.vduReplicas[t.vduId];
     if (n !== undefined && !FIXED_KINDS.has(t.resource.kind)) replicas[`${t.resource.kind}/${t.resource.name}`] = n;
   }
-  return { objects, sources: old.sources, targets, replicas, changed };
+  return { objects, sources: old.sources, targets, replicas, changed, defFiles: config.files };
 }
 
 async function applyContainerUpdate(driver: KubernetesInfraDriver, ctx: Parameters<KubernetesInfraDriver['changePackage']>[0], instance: VnfInstance, update: ContainerUpdate, vim: VimConnection): Promise<VnfInstance> {
@@ -332,6 +422,7 @@ async function applyContainerUpdate(driver: KubernetesInfraDriver, ctx: Paramete
       resources,
       vnfcResourceInfo: [...info.vnfcResourceInfo.filter((v) => !listed.has(v.vduId)), ...fresh.vnfcResourceInfo],
       vnfcInfo: [...info.vnfcInfo.filter((v) => !listed.has(v.vduId)), ...fresh.vnfcInfo],
+      metadata: { ...info.metadata, 'lcm-kubernetes-def-files': update.defFiles },
     },
   };
 }
@@ -418,7 +509,7 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
     const plan: Plan = openstack ? ({ ...common, infra: 'openstack', run: async () => after(instance) } satisfies OpenStackPlan) : ({ ...common, run: async () => after(instance) } satisfies KubernetesPlan);
     return { plan, ...(newPkg ? { newPackageDir: newPkg.dir } : {}) };
   }
-  const update = await planContainerUpdate(instance, source, oldPkg, newPkg, flavour, 'new');
+  const update = await planContainerUpdate(instance, source, oldPkg, newPkg, flavour, 'new', request.metadata?.['configmap_secret_paths'], deps.now().toISOString());
   const plan: KubernetesPlan = {
     ...common,
     async run(driver, ctx) {

@@ -5,7 +5,7 @@
  * packages (vnf-update with a vnfdId).
  */
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
@@ -19,6 +19,8 @@ export interface Variant {
   provider?: string;
   /** Text replacements in the package's files (an image tag, say). */
   replace?: [string, string][];
+  /** Files to add (path in the package, text), listed in TOSCA.meta. */
+  add?: [string, string][];
 }
 
 function files(dir: string): string[] {
@@ -40,7 +42,9 @@ export function packageVariant(sample: string, v: Variant): string {
     for (const [from, to] of v.replace ?? []) text = text.split(from).join(to);
     writeFileSync(path, text);
   }
+  for (const [path, text] of v.add ?? []) writeFileSync(join(dir, path), text);
   const metaPath = join(dir, 'TOSCA-Metadata', 'TOSCA.meta');
+  for (const [path] of v.add ?? []) appendFileSync(metaPath, `\nName: ${path}\nContent-Type: application/yaml\nAlgorithm: SHA-256\nHash: 0\n`);
   const meta = readFileSync(metaPath, 'utf8').replace(/Name: (\S+)\n((?:(?!Hash:).*\n)*?)Hash: [0-9a-f]+/g, (_m, name: string, mid: string) => {
     const hash = createHash('sha256').update(readFileSync(join(dir, name))).digest('hex');
     return `Name: ${name}\n${mid}Hash: ${hash}`;

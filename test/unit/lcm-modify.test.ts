@@ -181,6 +181,36 @@ describe('vnf-update: a new vnfdId (container update)', () => {
   });
 });
 
+describe('vnf-update: ConfigMaps and Secrets (metadata.configmap_secret_paths)', () => {
+  const CONFIG2 = 'Files/kubernetes/configmap_2.yaml';
+  const V12 = '7e5f2a90-1b2c-4d3e-8f40-5a6b7c8d9e12';
+
+  beforeEach(async () => {
+    const config = readFileSync(join(SAMPLE, 'package', 'Files/kubernetes/configmap.yaml'), 'utf8').replace('version 1.0 is running', 'version 1.2 is running');
+    const dir = packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: V12, softwareVersion: '1.2', add: [[CONFIG2, config]] });
+    await onboardPackage({ packages: store.packages, home, now: () => new Date() }, { path: dir });
+  });
+
+  it("the listed file replaces the deployed one with the same ConfigMap; the Deployment using it restarts; the instance records the file", async () => {
+    const vnf = await instantiated();
+    const r = await modifyVnfInfo(deps, vnf.id, { vnfdId: V12, metadata: { configmap_secret_paths: [CONFIG2] } });
+    expect(r.opOcc.operationState).toBe('COMPLETED');
+    const call = [...driver.calls].reverse().find((c) => c.method === 'changePackage')!;
+    const objects = (call.input as { objects: { kind: string; metadata: { name: string }; data?: Record<string, string>; spec?: { template: { metadata?: { annotations?: Record<string, string> } } } }[] }).objects;
+    expect(objects.find((o) => o.kind === 'ConfigMap')?.data?.['index.html']).toMatch(/version 1.2 is running/);
+    expect(objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'vdu1')?.spec?.template.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt']).toBeDefined();
+    expect(r.vnfInstance.instantiatedVnfInfo!.metadata['lcm-kubernetes-def-files']).toContain(CONFIG2);
+    expect(r.vnfInstance.instantiatedVnfInfo!.metadata['lcm-kubernetes-def-files']).not.toContain('Files/kubernetes/configmap.yaml');
+  });
+
+  it('a listed file the new package lacks, or one with no deployed ConfigMap: refused, nothing recorded', async () => {
+    const vnf = await instantiated();
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V12, metadata: { configmap_secret_paths: ['Files/nope.yaml'] } })).rejects.toThrow(/configmap_secret_paths: the new package has no file/);
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V12, metadata: { configmap_secret_paths: ['Files/kubernetes/service.yaml'] } })).rejects.toThrow(/defines no ConfigMap or Secret the instance deployed/);
+    expect(listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
+  });
+});
+
 describe("vnf-update: Tacker's functional-test bodies", () => {
   it('the all-attributes body (update_vnf_max shape): a second VIM inline is not kept nor its password recorded, VNFC properties set', async () => {
     const vnf = await instantiated();
