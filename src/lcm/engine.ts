@@ -229,7 +229,8 @@ export function resolutionHint(op: Pick<LcmOpOcc, 'id' | 'operation' | 'operatio
 }
 
 export function canRollBack(op: Pick<LcmOpOcc, 'operation' | 'operationParams'>): boolean {
-  if (op.operation === 'INSTANTIATE' || op.operation === 'CHANGE_VNFPKG') return true;
+  // MODIFY_INFO (src/lcm/modify.ts) is recorded under its SOL003 name, outside LcmOperation.
+  if (op.operation === 'INSTANTIATE' || op.operation === 'CHANGE_VNFPKG' || (op.operation as string) === 'MODIFY_INFO') return true;
   return op.operation === 'SCALE' && (op.operationParams as { type?: string }).type === 'SCALE_OUT';
 }
 

@@ -41,7 +41,7 @@ import type { LcmOpOcc, LcmOperation, VimConnection, VimConnectionInfo, VnfInfoM
 import { retryOpOcc as retryOther, rollbackOpOcc as rollbackOther } from './operations.js';
 import { infraOf } from './openstack-plan.js';
 import { openOnboarded, readPackageObjects, type OnboardedPackage } from './package-content.js';
-import { flavourOf, resolveVimConnection, type VimLookup } from './requests.js';
+import { checkedInline, flavourOf, recordedVim, resolveVimConnection, type VimLookup } from './requests.js';
 import { packageScriptRefusal, packageScriptsOf } from '../mgmt/index.js';
 import { vnfcRecords } from './vnfcs.js';
 
@@ -477,15 +477,11 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
       vim = await instanceVim(deps, instance, source);
       params = { ...request, vimConnectionInfo: { ...dropped, ...removals } };
     } else {
-      if (entry.interfaceInfo !== undefined || entry.accessInfo !== undefined) {
-        // Credentials would have to be sealed and kept with the instance; a registered VIM keeps them already.
-        throw new ValidationError(source, `vimConnectionInfo.${key}`, 'gives a VIM inline: vnf-update moves an instance only to a registered VIM', {
-          hint: 'register it (vnfm vim-register FILE) and name it: "vimConnectionInfo": {"vim1": {"vimId": "NAME-OR-ID", "vimType": "kubernetes"}}',
-        });
-      }
-      vim = await resolveVimConnection(source, { [key]: entry }, lookup, () => instanceVim(deps, instance, source));
-      vimFields = { vimId: vim.id! };
-      params = { ...request, vimConnectionInfo: { [key]: { vimId: vim.id!, vimType: entry.vimType ?? 'kubernetes' }, ...dropped, ...removals } };
+      // A registered VIM by id or name, or one inline whose credentials are tried first (exit 6 when refused) and kept sealed.
+      vim = await checkedInline(deps, await resolveVimConnection(source, { [key]: entry }, lookup, () => instanceVim(deps, instance, source)));
+      const record = await recordedVim(deps, vim, { [key]: entry }, entry.vimType ?? 'kubernetes');
+      vimFields = vim.inline ? { vimConnectionInfo: record } : { vimId: vim.id! };
+      params = { ...request, vimConnectionInfo: { ...record, ...dropped, ...removals } };
     }
   } else {
     vim = await instanceVim(deps, instance, source);

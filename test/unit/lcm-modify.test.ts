@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { onboardPackage } from '../../src/csar/index.js';
-import { ExitCode, UsageError, ValidationError } from '../../src/errors.js';
+import { ExitCode, UsageError, ValidationError, VimCheckError } from '../../src/errors.js';
 import { createVnf, getVnf, instantiateVnf, listOpOccs, modifyVnfInfo, retryOpOcc, rollbackOpOcc, changeExtConn, type LcmDeps, type VnfInstance } from '../../src/lcm/index.js';
 import { jsonMergePatch } from '../../src/lcm/modify.js';
 import type { HookContext } from '../../src/mgmt/index.js';
@@ -123,6 +123,42 @@ describe('vnf-update: records only', () => {
     const r = await modifyVnfInfo(deps, vnf.id, { vimConnectionInfo: [{ id: 'vim1', vimId: 'k8s-2', vimType: 'ETSINFV.KUBERNETES.V_1' }] });
     expect(r.vnfInstance.vimId).toBe('vim-k8s-2');
     expect(r.opOcc.operationParams).toEqual({ vimConnectionInfo: { vim1: { vimId: 'vim-k8s-2', vimType: 'ETSINFV.KUBERNETES.V_1' } } });
+  });
+});
+
+describe('vnf-update: inline VIM credentials', () => {
+  it('are tried first (refused: exit 6, nothing recorded), then kept sealed with the instance and used by the next operation', async () => {
+    const sealedBy: string[] = [];
+    const checked: string[] = [];
+    deps.seal = async (plain) => {
+      sealedBy.push(plain);
+      return { sealed: Buffer.from(plain).toString('base64'), keyId: 'k1' };
+    };
+    deps.open = async (v) => Buffer.from(v.sealed, 'base64').toString();
+    deps.checkInlineVim = async (v) => {
+      checked.push(v.secrets.bearerToken ?? '');
+      if (v.secrets.bearerToken !== 'good-token') throw new VimCheckError('the cluster refused the credentials (401)');
+    };
+    const vnf = await instantiated();
+    const inline = (token: string) => ({ vimConnectionInfo: { vim1: { vimType: 'ETSINFV.KUBERNETES.V_1', interfaceInfo: { endpoint: 'https://127.0.0.1:6443', ssl_ca_cert: 'None' }, accessInfo: { bearer_token: token } } } });
+    const err = await modifyVnfInfo(deps, vnf.id, inline('bad-token')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VimCheckError);
+    expect(listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
+    expect(getVnf(deps, vnf.id).vimId).toBe('vim-k8s');
+    const r = await modifyVnfInfo(deps, vnf.id, inline('good-token'));
+    expect(r.opOcc.operationState).toBe('COMPLETED');
+    expect(r.vnfInstance.vimId).toBeUndefined();
+    expect(sealedBy).toContain('good-token');
+    const stored = JSON.stringify([getVnf(deps, vnf.id), listOpOccs(deps, { vnf: vnf.id })]);
+    expect(stored).not.toContain('good-token');
+    expect(stored).not.toContain('bad-token');
+    // The next operation reaches the VIM with the kept credentials.
+    const reached: (string | undefined)[] = [];
+    deps.kubernetesDriver = (v) => (reached.push(v.secrets.bearerToken), driver);
+    await modifyVnfInfo(deps, vnf.id, { vnfdId: V11 });
+    expect(reached).toEqual(['good-token']);
+    expect(appliedImage()).toBe(NEW_IMAGE);
+    expect(checked).toEqual(['bad-token', 'good-token']);
   });
 });
 
@@ -264,7 +300,6 @@ describe('vnf-update: bad requests', () => {
     [{ metadata: ['a'] }, /metadata: must be an object/],
     [{ vnfdId: '' }, /vnfdId: must be a non-empty string/],
     [{ vimConnectionInfo: { vim1: { id: 'x', vimId: 'k8s' } } }, /mixes the v1 and v2 forms/],
-    [{ vimConnectionInfo: { vim1: { vimId: 'k8s', interfaceInfo: { endpoint: 'https://x' }, accessInfo: { bearer_token: 't' } } } }, /moves an instance only to a registered VIM/],
     ['not an object', /is not a JSON object/],
   ])('%j is refused with exit 2, nothing recorded', async (body, message) => {
     const vnf = await instantiated();
