@@ -6,7 +6,8 @@
  * HorizontalPodAutoscaler is served as autoscaling/v2 and autoscaling/v1,
  * one object converted between them (v1 `targetCPUUtilizationPercentage` ↔
  * v2's CPU Utilization metric, other metrics in an annotation), with v2's
- * defaults.
+ * defaults; an access review takes no metadata (a LocalSubjectAccessReview
+ * its namespace only), so a deployer must send it without labels.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Cluster } from './cluster.js';
@@ -146,5 +147,31 @@ describe('HorizontalPodAutoscaler in autoscaling/v1 and v2', () => {
   it('is deleted through either version', async () => {
     expect((await c.request('DELETE', `${v1()}/from-v2`)).status).toBe(200);
     expect((await c.request('GET', `${v2()}/from-v2`)).status).toBe(404);
+  });
+});
+
+describe('access reviews take no metadata', () => {
+  const access = { user: 'someone', resourceAttributes: { verb: 'get', resource: 'pods' } };
+
+  it('a SubjectAccessReview with a label is refused naming metadata; without one it is answered', async () => {
+    const labelled = await c.request('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: { labels: { owner: 'x' } }, spec: access },
+    });
+    expect(labelled.status).toBe(422);
+    expect(labelled.json.details.causes).toEqual([expect.objectContaining({ reason: 'FieldValueInvalid', field: 'metadata' })]);
+    expect(labelled.json.message).toMatch(/metadata: Invalid value: .*must be empty$/);
+    const plain = await c.request('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: access } });
+    expect(plain.status, plain.text).toBe(201);
+    expect(typeof plain.json.status.allowed).toBe('boolean');
+  });
+
+  it('a LocalSubjectAccessReview may carry its namespace, nothing else', async () => {
+    const path = `/apis/authorization.k8s.io/v1/namespaces/${ns}/localsubjectaccessreviews`;
+    const spec = { ...access, resourceAttributes: { ...access.resourceAttributes, namespace: ns } };
+    const named = await c.request('POST', path, { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', metadata: { namespace: ns, name: 'x' }, spec } });
+    expect(named.status).toBe(422);
+    expect(named.json.message).toMatch(/metadata: Invalid value: .*must be empty except for namespace$/);
+    const plain = await c.request('POST', path, { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', metadata: { namespace: ns }, spec } });
+    expect(plain.status, plain.text).toBe(201);
   });
 });

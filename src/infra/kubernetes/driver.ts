@@ -311,7 +311,10 @@ class Driver implements KubernetesDriver {
         }
         if (!isCreateOnly(res) && !named) throw unnamed();
         if (isCreateOnly(res)) {
-          const obj = prepareObject({ ...o, metadata: { ...(o.metadata ?? {}) } } as KubeObject, res.namespaced, input);
+          // Sent as written: the API server refuses a review whose metadata holds more than its namespace (no instance label).
+          const obj = structuredClone({ ...o, metadata: o.metadata ?? {} }) as KubeObject;
+          if (res.namespaced) obj.metadata.namespace = obj.metadata.namespace || input.namespace;
+          else delete obj.metadata.namespace;
           return { obj, ref: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '', ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) }, createOnly: true };
         }
         namespaced = res.namespaced;

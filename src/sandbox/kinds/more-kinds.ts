@@ -411,7 +411,26 @@ function checkAccessSpec(o: KubeObject, kindName: string, namespace?: string): v
   if (namespace !== undefined && s.resourceAttributes && s.resourceAttributes.namespace !== namespace) {
     errors.push({ type: 'FieldValueInvalid', field: 'spec.resourceAttributes.namespace', value: s.resourceAttributes.namespace ?? '', detail: 'must match metadata.namespace' });
   }
+  // The API server takes no metadata on an access review but a LocalSubjectAccessReview's namespace (managedFields aside).
+  const { managedFields: _managed, namespace: ns, ...rest } = o.metadata as Record<string, unknown>;
+  const extra = Object.entries(rest).filter(([, v]) => v !== undefined && v !== null && v !== '' && !(typeof v === 'object' && Object.keys(v as object).length === 0));
+  if (extra.length || (namespace === undefined && ns)) {
+    errors.push({ type: 'FieldValueInvalid', field: 'metadata', goValue: goObjectMeta(o.metadata as Record<string, unknown>), detail: namespace === undefined ? 'must be empty' : 'must be empty except for namespace' });
+  }
   if (errors.length) throw new ReviewInvalid(errors);
+}
+
+/** The fields of an ObjectMeta that are set, as Go's %#v prints the struct (abridged). */
+function goObjectMeta(meta: Record<string, unknown>): string {
+  const str = (v: unknown) => JSON.stringify(typeof v === 'string' ? v : '');
+  const map = (v: unknown) =>
+    v && typeof v === 'object' && Object.keys(v).length
+      ? `map[string]string{${Object.entries(v as Record<string, unknown>)
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([k, x]) => `${JSON.stringify(k)}:${JSON.stringify(String(x))}`)
+          .join(', ')}}`
+      : 'map[string]string(nil)';
+  return `v1.ObjectMeta{Name:${str(meta.name)}, GenerateName:${str(meta.generateName)}, Namespace:${str(meta.namespace)}, Labels:${map(meta.labels)}, Annotations:${map(meta.annotations)}}`;
 }
 
 /** Thrown by a review's answer: a 422 with these field errors (rest.ts renders it). */
