@@ -229,8 +229,9 @@ export function resolutionHint(op: Pick<LcmOpOcc, 'id' | 'operation' | 'operatio
 }
 
 export function canRollBack(op: Pick<LcmOpOcc, 'operation' | 'operationParams'>): boolean {
-  // MODIFY_INFO (src/lcm/modify.ts) is recorded under its SOL003 name, outside LcmOperation.
-  if (op.operation === 'INSTANTIATE' || op.operation === 'CHANGE_VNFPKG' || (op.operation as string) === 'MODIFY_INFO') return true;
+  // MODIFY_INFO and CHANGE_EXT_CONN (modify.ts, ext-conn.ts) are recorded under their SOL003 names, outside LcmOperation.
+  const named = op.operation as string;
+  if (op.operation === 'INSTANTIATE' || op.operation === 'CHANGE_VNFPKG' || named === 'MODIFY_INFO' || named === 'CHANGE_EXT_CONN') return true;
   return op.operation === 'SCALE' && (op.operationParams as { type?: string }).type === 'SCALE_OUT';
 }
 

@@ -8,7 +8,8 @@ export type { LcmDeps, LcmEvent, OperationOptions, OperationResult } from './eng
 export { isProcessAlive, holderOf, holderStatus, thisHost, type LockHolder, type HolderStatus, type HostFacts } from './lock-holder.js';
 export { createVnf, listVnfs, getVnf, resolveVnfs, deleteVnf, deleteVnfs, listOpOccs, getOpOcc, failOpOcc, failTarget, type FailOptions, type FailTarget, type CreateVnfOptions, type OpOccFilter } from './instances.js';
 export { instantiateVnf, scaleVnf, healVnf, terminateVnf, changeVnfPackage } from './operations.js';
-export { modifyVnfInfo, changeExtConn, retryOpOcc, rollbackOpOcc } from './modify.js';
+export { modifyVnfInfo, retryOpOcc, rollbackOpOcc } from './modify.js';
+export { changeExtConn } from './ext-conn.js';
 export { createAndInstantiateVnf, type CreateAndInstantiateOptions } from './create-instantiate.js';
 export { levelReplicas, scaledReplicas, aspectDelta } from './replicas.js';
 export { getWorkloadKubeconfig, type WorkloadKubeconfig, type WorkloadKubeconfigOptions } from './workload-kubeconfig.js';

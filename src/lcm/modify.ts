@@ -44,6 +44,7 @@ import { openOnboarded, readPackageObjects, type OnboardedPackage } from './pack
 import { checkedInline, flavourOf, recordedVim, resolveVimConnection, type VimLookup } from './requests.js';
 import { packageScriptRefusal, packageScriptsOf } from '../mgmt/index.js';
 import { vnfcRecords } from './vnfcs.js';
+import { retryExtConn, rollbackExtConn } from './ext-conn.js';
 
 /**
  * The occurrence's operation. LcmOperation names the operations the
@@ -119,7 +120,7 @@ function vimLookup(deps: LcmDeps): VimLookup {
 }
 
 /** The VIM the instance records, secrets opened (registered by id, or inline with its sealed credentials). */
-async function instanceVim(deps: LcmDeps, instance: VnfInstance, source: string): Promise<VimConnection> {
+export async function instanceVim(deps: LcmDeps, instance: VnfInstance, source: string): Promise<VimConnection> {
   if (instance.vimId) {
     const vim = deps.store.vims.find(instance.vimId);
     if (!vim) throw new NotFoundError(`the VIM ${instance.vimId} of vnf instance ${instance.id} is no longer registered`);
@@ -575,6 +576,7 @@ function modifyRecordOnly(deps: LcmDeps, instance: VnfInstance, body: unknown, s
 /** op-retry: a MODIFY_INFO is planned again from its recorded request; other operations as before. */
 export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
   const first = deps.store.opOccs.get(opRef);
+  if ((first.operation as string) === 'CHANGE_EXT_CONN') return retryExtConn(deps, opRef, opts);
   if ((first.operation as string) !== 'MODIFY_INFO') return retryOther(deps, opRef, opts);
   sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
   const op = deps.store.opOccs.get(first.id);
@@ -601,6 +603,7 @@ export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOp
  */
 export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
   const first = deps.store.opOccs.get(opRef);
+  if ((first.operation as string) === 'CHANGE_EXT_CONN') return rollbackExtConn(deps, opRef, opts);
   if ((first.operation as string) !== 'MODIFY_INFO') return rollbackOther(deps, opRef, opts);
   sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
   const op = deps.store.opOccs.get(first.id);
@@ -623,29 +626,4 @@ export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: Operatio
   const resumed = resumeOccurrence(deps, op.id, 'ROLLING_BACK');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(deps, resumed, plan, 'ROLLING_BACK', 'ROLLED_BACK', opts);
-}
-
-/**
- * Change external connectivity (Tacker `vnflcm change-ext-conn`): Tacker v2
- * runs it on OpenStack VNFs only ("not support vim type" otherwise, in
- * vnflcm_driver_v2.change_ext_conn_process). vnfm does not run it yet on
- * either: refused before anything is recorded.
- */
-export function changeExtConn(deps: LcmDeps, vnfRef: string, body: unknown, opts: OperationOptions = {}): never {
-  const instance = deps.store.instances.get(vnfRef);
-  const source = opts.source ?? 'request';
-  if (!isObject(body) || !Array.isArray(body['extVirtualLinks'])) {
-    throw new ValidationError(source, 'extVirtualLinks', 'is required: a ChangeExtVnfConnectivityRequest names the external virtual links to connect');
-  }
-  if (instance.instantiationState !== 'INSTANTIATED') {
-    throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED: it has no external connectivity to change`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} FILE` });
-  }
-  if (infraOf(deps, instance, undefined) !== 'openstack') {
-    throw new UsageError(`vnf instance ${instance.id} is a Kubernetes VNF: changing external connectivity is not supported for Kubernetes VNFs (nor by Tacker)`, {
-      hint: 'a CNF connects through Services and network attachments in its manifests: change them with vnfm vnf-change-package',
-    });
-  }
-  throw new UsageError(`vnf instance ${instance.id}: changing external connectivity of an OpenStack VNF is not supported by vnfm yet`, {
-    hint: 'give the new extVirtualLinks in a change of package (vnfm vnf-change-package VNF FILE), which updates the Heat stack',
-  });
 }

@@ -21,6 +21,8 @@ export const LCM_HOOKS = [
   'change_current_package_end',
   'modify_information_start',
   'modify_information_end',
+  'change_external_connectivity_start',
+  'change_external_connectivity_end',
 ] as const;
 export type LcmHook = (typeof LCM_HOOKS)[number];
 

@@ -42,16 +42,25 @@ op-fail it when it ends FAILED_TEMP.`,
 
 export function vnfChangeExtConnCommand(ctx: Context): Command {
   const cmd = new Command('vnf-change-ext-conn')
-    .description('Change external connectivity (ChangeExtVnfConnectivityRequest, Tacker vnflcm change-ext-conn): not supported yet, refused before anything is recorded')
+    .description("Change an OpenStack VNF's external connectivity (ChangeExtVnfConnectivityRequest, Tacker vnflcm change-ext-conn): new extVirtualLinks, the Heat stack updated")
+    .addHelpText(
+      'after',
+      `
+The request: extVirtualLinks (each replaces the instance's link of the same
+id), additionalParams. The connection points they name get the new network,
+port or fixed IPs in the stack's nfv parameter. A Kubernetes VNF is refused
+(exit 2, nothing recorded), as Tacker refuses it. Recorded as an occurrence
+CHANGE_EXT_CONN: op-retry, op-rollback (the stack's nfv as before) or op-fail.`,
+    )
     .argument('<vnf>', 'instance id or name')
     .argument('[file]', 'the ChangeExtVnfConnectivityRequest (JSON or YAML)')
     .option('--request-file <file>', 'or the request this way (not both)');
   addRunOptions(cmd);
-  withExamples(cmd, [['what Tacker users run (refused, saying why)', 'vnfm vnf-change-ext-conn web change-ext-conn.json']]);
+  withExamples(cmd, [['connect the VNF to another external network', 'vnfm vnf-change-ext-conn vm-vnf change-ext-conn.json']]);
   return cmd.action(async (ref: string, positional: string | undefined, flags: RunFlags & { requestFile?: string }) => {
     const file = requestFileOf(positional, flags.requestFile, 'vnfm vnf-change-ext-conn VNF FILE (or --request-file FILE)');
     const request = await readRequestFile(file);
     const { changeExtConn } = await import('../../../lcm/index.js');
-    await runLcmCommand(ctx, flags, async (deps, opts) => changeExtConn(deps, ref, request, opts), file, `vnf instance ${ref}`);
+    await runLcmCommand(ctx, flags, (deps, opts) => changeExtConn(deps, ref, request, opts), file, `vnf instance ${ref}`);
   });
 }
