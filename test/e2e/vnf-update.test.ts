@@ -19,6 +19,8 @@ const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
 const V1 = '1191aa45-a57a-4232-8201-6a7a66d41e38';
 const V11 = '2b7e3f0a-6d1e-4c58-9a55-3c0f6b1d2e11';
 const OTHER = 'c4a1e9d2-7b3f-4e0a-8f61-5d2c9b0a7e33';
+const V12 = 'e8d0b7a6-1c2d-4e3f-9a0b-7c6d5e4f3a12';
+const CONFIG2 = 'Files/kubernetes/configmap_2.yaml';
 const OLD_IMAGE = 'docker.io/library/nginx:1.26-alpine';
 const NEW_IMAGE = 'docker.io/library/nginx:1.27-alpine';
 
@@ -63,6 +65,8 @@ beforeAll(async () => {
   await ok(['vnfpkg-onboard', join(SAMPLE, 'package'), '--name', 'basic-cnf']);
   await ok(['vnfpkg-onboard', packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: V11, softwareVersion: '1.1', replace: [[OLD_IMAGE, NEW_IMAGE]] }), '--name', 'basic-cnf-1.1']);
   await ok(['vnfpkg-onboard', packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: OTHER, provider: 'another vendor' }), '--name', 'other-vendor']);
+  const config = readFileSync(join(SAMPLE, 'package', 'Files/kubernetes/configmap.yaml'), 'utf8').replace('version 1.0 is running', 'version 1.2 is running');
+  await ok(['vnfpkg-onboard', packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: V12, softwareVersion: '1.2', add: [[CONFIG2, config]] }), '--name', 'basic-cnf-1.2']);
   const instantiate = json<{ additionalParams: { namespace?: string } }>(readFileSync(join(SAMPLE, 'requests', 'instantiate.json'), 'utf8'));
   instantiate.additionalParams.namespace = NS;
   await ok(['vnf-create', V1, '--name', 'web']);
@@ -119,6 +123,20 @@ describe('vnf-update', () => {
     const pkgs = json<{ name: string; usageState: string }[]>((await ok(['vnfpkg-list', '-o', 'json'])).stdout);
     expect(pkgs.find((p) => p.name === 'basic-cnf-1.1')?.usageState).toBe('IN_USE');
     expect(pkgs.find((p) => p.name === 'basic-cnf')?.usageState).toBe('NOT_IN_USE');
+  });
+
+  it('metadata.configmap_secret_paths: the ConfigMap takes the new package\'s data, the Deployment using it rolls out, the instance records the file', async () => {
+    const r = await ok(['vnf-update', 'web-2', writeRequest('modify-config.json', { vnfdId: V12, metadata: { configmap_secret_paths: [CONFIG2] } }), '-o', 'json']);
+    expect(json(r.stdout)).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
+    const cm = await cluster.request('GET', `/api/v1/namespaces/${NS}/configmaps/basic-cnf-content`);
+    expect(cm.json.data['index.html']).toMatch(/version 1.2 is running/);
+    const dep = await cluster.request('GET', `/apis/apps/v1/namespaces/${NS}/deployments/vdu1`);
+    expect(dep.json.spec.template.metadata.annotations['kubectl.kubernetes.io/restartedAt']).toBeTruthy();
+    // 1.2 carries 1.0's image again.
+    expect(dep.json.spec.template.spec.containers[0].image).toBe(OLD_IMAGE);
+    const vnf = json<{ vnfdId: string; instantiatedVnfInfo: { metadata: { 'lcm-kubernetes-def-files': string[] } } }>((await ok(['vnf-show', 'web-2', '-o', 'json'])).stdout);
+    expect(vnf.vnfdId).toBe(V12);
+    expect(vnf.instantiatedVnfInfo.metadata['lcm-kubernetes-def-files']).toContain(CONFIG2);
   });
 
   it('vnf-change-ext-conn on a Kubernetes VNF: refused (exit 2), as Tacker refuses it', async () => {
