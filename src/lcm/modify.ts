@@ -474,6 +474,11 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
     // What is recorded of the entries not kept: never their credentials.
     const dropped = Object.fromEntries(others.map((k) => [k, { vimId: given[k]!.vimId, vimType: given[k]!.vimType }]));
     const removals = Object.fromEntries(Object.keys(given).filter((k) => given[k] === null).map((k) => [k, null]));
+    if (openstack && given[key] !== undefined && given[key] !== null) {
+      throw new ValidationError(source, `vimConnectionInfo.${key}`, 'moves an OpenStack VNF to another VIM, which vnf-update does not do (its Heat stack stays where it is)', {
+        hint: 'leave vimConnectionInfo out for an OpenStack VNF',
+      });
+    }
     if (given[key] === undefined || given[key] === null) {
       vim = await instanceVim(deps, instance, source);
       params = { ...request, vimConnectionInfo: { ...dropped, ...removals } };

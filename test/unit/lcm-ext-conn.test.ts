@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { onboardPackage } from '../../src/csar/index.js';
 import { ValidationError } from '../../src/errors.js';
 import type { OpenStackInfraDriver, OpenStackScaleInput } from '../../src/infra/openstack/driver-contract.js';
-import { changeExtConn, createVnf, getVnf, instantiateVnf, listOpOccs, retryOpOcc, rollbackOpOcc, type LcmDeps } from '../../src/lcm/index.js';
+import { changeExtConn, createVnf, getVnf, instantiateVnf, listOpOccs, modifyVnfInfo, retryOpOcc, rollbackOpOcc, type LcmDeps } from '../../src/lcm/index.js';
 import type { HookContext } from '../../src/mgmt/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import type { Vim } from '../../src/vim/index.js';
@@ -139,5 +139,17 @@ describe('vnf-change-ext-conn (OpenStack)', () => {
     expect(nfvOf(id).nfv.CP['VDU1_CP1']?.network).toBe('net-3');
     // The link of the same id is replaced, not added.
     expect(nfvOf(id).extVirtualLinks.map((l) => l.id)).toEqual(['ext-vl-1']);
+  });
+});
+
+describe('vnf-update of an OpenStack VNF', () => {
+  it('changes the records only (no stack update), with the modify_information hooks; another VIM is refused', async () => {
+    const id = await instantiated();
+    const r = await modifyVnfInfo(deps, id, { vnfInstanceName: 'vm-2', extensions: { site: 'a' } });
+    expect(r.opOcc).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
+    expect(getVnf(deps, id)).toMatchObject({ vnfInstanceName: 'vm-2', extensions: { site: 'a' } });
+    expect(updates).toEqual([]);
+    expect(hooks).toEqual(['modify_information_start', 'modify_information_end']);
+    await expect(modifyVnfInfo(deps, id, { vimConnectionInfo: { vim1: { vimId: 'openstack', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } } })).rejects.toThrow(/moves an OpenStack VNF to another VIM/);
   });
 });
