@@ -3,10 +3,10 @@
  * `openstack vnflcm update`), an LCM operation occurrence MODIFY_INFO:
  * vnfInstanceName and vnfInstanceDescription are replaced; metadata,
  * extensions and vnfConfigurableProperties are JSON merge patches (RFC 7396);
- * vimConnectionInfo entries replace the entry of the same key (null removes
- * it); a new vnfdId moves the instance to another package of the same
- * provider and product. On a Kubernetes VNF that is Tacker v2's container
- * update: the containers of the Pods, Deployments, ReplicaSets and
+ * a vimConnectionInfo entry replaces the instance's VIM (the entry of its
+ * key, as Tacker merges them; a key is never removed); a new vnfdId moves
+ * the instance to another package of the same provider and product. On a
+ * Kubernetes VNF that is Tacker v2's container update: the containers of the Pods, Deployments, ReplicaSets and
  * DaemonSets the instance deployed take the images the new package's
  * manifests of the same kind and name give them (container by container
  * name), and the ConfigMaps/Secrets of the files the request's
@@ -39,9 +39,9 @@ import {
 } from './engine.js';
 import type { LcmOpOcc, LcmOperation, VimConnection, VimConnectionInfo, VnfInfoModificationRequest, VnfInstance } from './model.js';
 import { retryOpOcc as retryOther, rollbackOpOcc as rollbackOther } from './operations.js';
-import { infraOf } from './openstack-plan.js';
 import { openOnboarded, readPackageObjects, type OnboardedPackage } from './package-content.js';
 import { checkedInline, flavourOf, recordedVim, resolveVimConnection, type VimLookup } from './requests.js';
+import { infraOf, OPENSTACK_VIM_TYPES as OPENSTACK_TYPES } from './openstack-plan.js';
 import { packageScriptRefusal, packageScriptsOf } from '../mgmt/index.js';
 import { vnfcRecords } from './vnfcs.js';
 import { retryExtConn, rollbackExtConn } from './ext-conn.js';
@@ -132,7 +132,7 @@ export async function instanceVim(deps: LcmDeps, instance: VnfInstance, source: 
 }
 
 /** vimConnectionInfo as the v2 map: Tacker v1's array (entries with their own id) keyed by those ids. */
-function vimInfoMap(source: string, raw: unknown): Record<string, VimConnectionInfo | null> {
+function vimInfoMap(source: string, raw: unknown): Record<string, VimConnectionInfo> {
   const form = 'the v2 map {"KEY": {"vimId": ..., "vimType": ...}} or the v1 array [{"id": ..., "vimId": ..., "vimType": ...}]';
   if (Array.isArray(raw)) {
     const out: Record<string, VimConnectionInfo> = {};
@@ -146,11 +146,11 @@ function vimInfoMap(source: string, raw: unknown): Record<string, VimConnectionI
   }
   if (!isObject(raw)) throw new ValidationError(source, 'vimConnectionInfo', `must be ${form}`);
   for (const [key, entry] of Object.entries(raw)) {
-    if (entry === null) continue;
-    if (!isObject(entry)) throw new ValidationError(source, `vimConnectionInfo.${key}`, 'must be an object with vimId and vimType, or null to remove the entry');
+    if (entry === null) throw new ValidationError(source, `vimConnectionInfo.${key}`, 'cannot be removed (as in Tacker, a key of vimConnectionInfo is never deleted)', { hint: 'give the entry that replaces it' });
+    if (!isObject(entry)) throw new ValidationError(source, `vimConnectionInfo.${key}`, 'must be an object with vimId and vimType');
     if (entry['id'] !== undefined) throw new ValidationError(source, `vimConnectionInfo.${key}.id`, 'is a field of the v1 array form, in a v2 map: the request mixes the v1 and v2 forms', { hint: `write ${form}` });
   }
-  return raw as Record<string, VimConnectionInfo | null>;
+  return raw as Record<string, VimConnectionInfo>;
 }
 
 /** The package a new vnfdId (or Tacker v1's vnfPkgId) names, checked as Tacker checks it. */
@@ -224,14 +224,6 @@ function checkVnfcIds(source: string, request: VnfInfoModificationRequest, insta
       throw new ValidationError(source, `vnfcInfoModifications[${i}].id`, `the instance has no VNFC ${echo(m.id)}`, { hint: `its vnfcInfo ids: vnfm vnf-show ${instance.id} -o json | jq -r '.instantiatedVnfInfo.vnfcInfo[].id'` });
     }
   });
-}
-
-/** The instance's vimConnectionInfo as the v2 map (a registered VIM as {vimId, vimType}). */
-function currentVimInfo(deps: LcmDeps, instance: VnfInstance): Record<string, VimConnectionInfo> {
-  if (instance.vimConnectionInfo) return instance.vimConnectionInfo;
-  if (!instance.vimId) return {};
-  const vim = deps.store.vims.find(instance.vimId);
-  return { vim1: { vimId: instance.vimId, vimType: vim?.spec.type ?? 'kubernetes' } };
 }
 
 /** The containers of a workload's pod template (a Pod's own). */
@@ -460,34 +452,31 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
   let vimFields: Pick<VnfInstance, 'vimId' | 'vimConnectionInfo'> | undefined;
   let params: VnfInfoModificationRequest = request;
   if (request.vimConnectionInfo) {
-    const merged: Record<string, VimConnectionInfo> = { ...currentVimInfo(deps, instance) };
-    for (const [k, v] of Object.entries(request.vimConnectionInfo)) {
-      if (v === null) delete merged[k];
-      else merged[k] = v;
-    }
-    if (Object.keys(merged).length === 0) throw new ValidationError(source, 'vimConnectionInfo', 'removes every VIM of the instance', { hint: 'an instantiated VNF keeps one VIM: give the entry that replaces it' });
-    // The instance runs on one VIM, the first entry (Tacker too uses one of several); the others are not kept.
-    const [key, entry] = Object.entries(merged)[0]!;
-    const given = request.vimConnectionInfo;
-    const others = Object.keys(given).filter((k) => k !== key && given[k] !== null);
-    for (const k of others) onNotice?.(`vimConnectionInfo.${k} is not kept: an instance runs on one VIM, here vimConnectionInfo.${key}`);
+    const given = request.vimConnectionInfo as Record<string, VimConnectionInfo>;
+    // The instance runs on one VIM. An inline one keeps its key, which an entry replaces; a registered one keeps none,
+    // and the first entry for a VIM of its kind replaces it. Other entries are not kept (Tacker too uses one of several).
+    const currentKey = instance.vimConnectionInfo ? Object.keys(instance.vimConnectionInfo)[0] : undefined;
+    const sameKind = (e: VimConnectionInfo) => !e.vimType || OPENSTACK_TYPES.has(e.vimType.toLowerCase()) === openstack;
+    const key = currentKey !== undefined ? (given[currentKey] ? currentKey : undefined) : Object.keys(given).find((k) => sameKind(given[k]!));
+    const others = Object.keys(given).filter((k) => k !== key);
+    for (const k of others) onNotice?.(`vimConnectionInfo.${k} is not kept: an instance runs on one VIM, and this entry does not replace it`);
     // What is recorded of the entries not kept: never their credentials.
     const dropped = Object.fromEntries(others.map((k) => [k, { vimId: given[k]!.vimId, vimType: given[k]!.vimType }]));
-    const removals = Object.fromEntries(Object.keys(given).filter((k) => given[k] === null).map((k) => [k, null]));
-    if (openstack && given[key] !== undefined && given[key] !== null) {
+    if (key !== undefined && openstack) {
       throw new ValidationError(source, `vimConnectionInfo.${key}`, 'moves an OpenStack VNF to another VIM, which vnf-update does not do (its Heat stack stays where it is)', {
         hint: 'leave vimConnectionInfo out for an OpenStack VNF',
       });
     }
-    if (given[key] === undefined || given[key] === null) {
+    if (key === undefined) {
       vim = await instanceVim(deps, instance, source);
-      params = { ...request, vimConnectionInfo: { ...dropped, ...removals } };
+      params = { ...request, vimConnectionInfo: dropped };
     } else {
+      const entry = given[key]!;
       // A registered VIM by id or name, or one inline whose credentials are tried first (exit 6 when refused) and kept sealed.
       vim = await checkedInline(deps, await resolveVimConnection(source, { [key]: entry }, lookup, () => instanceVim(deps, instance, source)));
       const record = await recordedVim(deps, vim, { [key]: entry }, entry.vimType ?? 'kubernetes');
       vimFields = vim.inline ? { vimConnectionInfo: record } : { vimId: vim.id! };
-      params = { ...request, vimConnectionInfo: { ...record, ...dropped, ...removals } };
+      params = { ...request, vimConnectionInfo: { ...record, ...dropped } };
     }
   } else {
     vim = await instanceVim(deps, instance, source);

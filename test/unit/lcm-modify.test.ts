@@ -137,9 +137,10 @@ describe('vnf-update: inline VIM credentials', () => {
     deps.open = async (v) => Buffer.from(v.sealed, 'base64').toString();
     deps.checkInlineVim = async (v) => {
       checked.push(v.secrets.bearerToken ?? '');
-      if (v.secrets.bearerToken !== 'good-token') throw new VimCheckError('the cluster refused the credentials (401)');
+      if (v.inline && v.secrets.bearerToken !== 'good-token') throw new VimCheckError('the cluster refused the credentials (401)');
     };
     const vnf = await instantiated();
+    checked.length = 0;
     const inline = (token: string) => ({ vimConnectionInfo: { vim1: { vimType: 'ETSINFV.KUBERNETES.V_1', interfaceInfo: { endpoint: 'https://127.0.0.1:6443', ssl_ca_cert: 'None' }, accessInfo: { bearer_token: token } } } });
     const err = await modifyVnfInfo(deps, vnf.id, inline('bad-token')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VimCheckError);
@@ -300,6 +301,7 @@ describe('vnf-update: bad requests', () => {
     [{ metadata: ['a'] }, /metadata: must be an object/],
     [{ vnfdId: '' }, /vnfdId: must be a non-empty string/],
     [{ vimConnectionInfo: { vim1: { id: 'x', vimId: 'k8s' } } }, /mixes the v1 and v2 forms/],
+    [{ vimConnectionInfo: { vim1: null } }, /vimConnectionInfo.vim1: cannot be removed/],
     ['not an object', /is not a JSON object/],
   ])('%j is refused with exit 2, nothing recorded', async (body, message) => {
     const vnf = await instantiated();
