@@ -29,8 +29,8 @@ function filesUnder(dir: string): string[] {
 }
 
 /** The shape's package with the storage, autoscaling and review files added, TOSCA.meta listing every file's hash. */
-function buildPackage(ns: string, tag: string): string {
-  const dir = join(work, 'stack');
+export function buildPackage(ns: string, tag: string): string {
+  const dir = mkdtempSync(join(work, 'stack-'));
   cpSync(SHAPE, dir, { recursive: true });
   const k = (name: string, text: string) => writeFileSync(join(dir, 'Files/kubernetes', name), text);
   k(

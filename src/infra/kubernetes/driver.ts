@@ -31,6 +31,7 @@ import { isBuiltinGroup, kindsDefinedBy, sourceKey } from './package-kinds.js';
 import { assessReadiness, podReady, type KindFacts } from './readiness.js';
 import type { ReadinessOverrides } from './readiness-rules.js';
 import { listObjects, watchUntil, withKind } from './watch.js';
+import { ruleFor } from './readiness-rules.js';
 import { setMaxListeners } from 'node:events';
 
 export interface KubernetesDriverOptions {
@@ -508,7 +509,7 @@ class Driver implements KubernetesDriver {
       this.report(ctx, { resource: ref, message, done });
     };
     const rv = live.obj?.metadata.resourceVersion as string | undefined;
-    return watchUntil(
+    const ready = await watchUntil(
       this.client,
       { res, namespace: ref.namespace, name: ref.name },
       { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds, start: live.obj && rv ? { objects: [live.obj], resourceVersion: rv } : undefined },
@@ -528,6 +529,29 @@ class Driver implements KubernetesDriver {
         return r.ready ? obj : undefined;
       },
     );
+    if (ref.kind === 'StatefulSet' && res.group === 'apps' && !ruleFor(rules, ready)) await this.waitClaims(ctx, ref, ready);
+    return ready;
+  }
+
+  /**
+   * A StatefulSet is ready once the claims of its pods are Bound too
+   * (Tacker v2's StatefulSet.is_ready reads each `<template>-<sts>-<ordinal>`).
+   */
+  private async waitClaims(ctx: DriverContext, ref: ResourceRef, sts: KubeObject): Promise<void> {
+    const templates = claimTemplates(sts);
+    if (templates.length === 0) return;
+    const replicas = (sts.spec as { replicas?: number } | undefined)?.replicas ?? 1;
+    const names = Array.from({ length: replicas }, (_, i) => templates.map((t) => `${t}-${sts.metadata.name}-${i}`)).flat();
+    if (names.length === 0) return;
+    const pvcRes = await this.discovery.resolve('v1', 'PersistentVolumeClaim', ctx.signal);
+    let said = '';
+    await watchUntil(this.client, { res: pvcRes, namespace: ref.namespace }, { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds }, (objects) => {
+      const pending = names.filter((name) => (objects.get(objectKey({ name, namespace: ref.namespace }))?.status as { phase?: string } | undefined)?.phase !== 'Bound');
+      const message = pending.length ? `waiting for its claims to be bound: ${pending.join(', ')}` : `${names.length} claims bound`;
+      if (message !== said) this.report(ctx, { resource: ref, message, done: pending.length === 0 });
+      said = message;
+      return pending.length === 0 ? true : undefined;
+    });
   }
 
   /**
@@ -844,9 +868,7 @@ class Driver implements KubernetesDriver {
    * pods are gone, and awaited gone.
    */
   private async removeClaims(ctx: DriverContext, sts: KubeObject, gracePeriodSeconds: number | undefined): Promise<void> {
-    const templates = ((sts.spec as { volumeClaimTemplates?: Array<{ metadata?: { name?: unknown } }> } | undefined)?.volumeClaimTemplates ?? [])
-      .map((t) => t.metadata?.name)
-      .filter((n): n is string => typeof n === 'string' && n !== '');
+    const templates = claimTemplates(sts);
     if (templates.length === 0) return;
     const pvcRes = await this.discovery.resolve('v1', 'PersistentVolumeClaim', ctx.signal);
     const namespace = sts.metadata.namespace as string;
@@ -991,6 +1013,13 @@ function preflightError(err: unknown, signal: AbortSignal, server: string): unkn
  * object, such as a field its schema does not declare) names the field;
  * this adds the object and the package file it came from.
  */
+/** The names of a StatefulSet's volumeClaimTemplates. */
+function claimTemplates(sts: KubeObject): string[] {
+  return ((sts.spec as { volumeClaimTemplates?: Array<{ metadata?: { name?: unknown } }> } | undefined)?.volumeClaimTemplates ?? [])
+    .map((t) => t.metadata?.name)
+    .filter((n): n is string => typeof n === 'string' && n !== '');
+}
+
 /** Whether a claim is named `<template>-<statefulset>-<ordinal>` for one of the templates, as the StatefulSet controller names them. */
 export function statefulSetClaim(claim: string, templates: readonly string[], statefulSet: string): boolean {
   return templates.some((t) => {

@@ -306,6 +306,12 @@ export function startVolumeController(ctx: ControllerContext): Controller {
       }
     }
   });
+  // A claim held Pending by a fault rule binds once the rule is lifted.
+  const previous = ctx.faults.onChange;
+  ctx.faults.onChange = () => {
+    previous();
+    requeuePending();
+  };
   for (const pvc of api.list(claims)) queue.add(key(pvc));
   return {
     stop() {
