@@ -6,7 +6,7 @@
  * bench/startup.mjs, not here.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -65,5 +65,42 @@ describe('start-up', () => {
     expect(modules.length).toBeGreaterThan(50);
     expect(modules.filter((m) => m.startsWith('src/sandbox/'))).toEqual([]);
     expect(modules.filter((m) => m === 'src/infra/kubernetes/driver.ts' || m === 'src/infra/openstack/heat.ts')).toEqual([]);
+  });
+});
+
+describe('the code cache under VNFM_HOME', () => {
+  const run = (args: string[], home: string) =>
+    spawnSync(process.execPath, [BIN, ...args], { env: { PATH: process.env['PATH'], HOME: work, VNFM_HOME: home, NO_COLOR: '1' }, encoding: 'utf8' });
+  const cacheFiles = (home: string) => readdirSync(join(home, 'cache')).filter((f) => f.endsWith('.v8'));
+
+  it('--version creates no home; the first command that opens the store leaves a cache that the next run uses as it is', () => {
+    const home = join(work, 'cc-home');
+    expect(run(['--version'], home).status).toBe(0);
+    expect(existsSync(home)).toBe(false);
+    expect(run(['vim-list'], home).status).toBe(0);
+    const [file] = cacheFiles(home);
+    expect(file).toMatch(new RegExp(`^vnfm-${process.version}-${process.arch}-\\d+-\\d+\\.v8$`));
+    const path = join(home, 'cache', file!);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const before = statSync(path).mtimeMs;
+    const again = run(['vim-list'], home);
+    expect(again.status).toBe(0);
+    // Rewritten only when V8 refuses it: an unchanged file means the cache was taken.
+    expect(statSync(path).mtimeMs).toBe(before);
+  });
+
+  it('a damaged or writable-by-others cache is not used, and is replaced', () => {
+    const home = join(work, 'cc-bad');
+    expect(run(['vim-list'], home).status).toBe(0);
+    const path = join(home, 'cache', cacheFiles(home)[0]!);
+    writeFileSync(path, 'not a code cache');
+    const r = run(['vnf-list', '-o', 'json'], home);
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe('[]');
+    expect(readFileSync(path).length).toBeGreaterThan(1000);
+    chmodSync(path, 0o666);
+    expect(run(['vim-list'], home).status).toBe(0);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(cacheFiles(home)).toHaveLength(1);
   });
 });
