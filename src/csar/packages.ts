@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { echo, ConflictError, NotFoundError, UsageError } from '../errors.js';
-import type { PackageRepository } from '../store/index.js';
+import type { PackageFilter, PackageRepository } from '../store/index.js';
 import { buildCsar } from './build.js';
 import type { Finding, PackageFiles } from './model.js';
 import { DEFAULT_LIMITS, formatBytes, LIMIT_FLAGS, type PackageLimits } from './open-package.js';
@@ -190,8 +190,8 @@ function isAlive(pid: number): boolean {
   }
 }
 
-export function listPackages(packages: PackageRepository): VnfPackage[] {
-  return packages.list();
+export function listPackages(packages: PackageRepository, filter: PackageFilter = {}): VnfPackage[] {
+  return packages.list(filter);
 }
 
 export function getPackage(packages: PackageRepository, ref: string): VnfPackage {
@@ -215,7 +215,7 @@ export async function deletePackage(deps: PackageDeps, ref: string): Promise<Vnf
 /** Writes the onboarded zip to `outFile` (atomically; an existing file only with `force`). */
 export async function downloadPackage(deps: PackageDeps, ref: string, outFile: string, force = false): Promise<VnfPackage> {
   const pkg = deps.packages.get(ref);
-  if (!force && existsSync(outFile)) throw new ConflictError(`${outFile} already exists`, { hint: 'choose another -o FILE, or pass --force' });
+  if (!force && existsSync(outFile)) throw new ConflictError(`${outFile} already exists`, { hint: 'choose another --file, or pass --force to overwrite it' });
   const tmp = `${outFile}.${process.pid}.tmp`;
   try {
     await copyFile(packageZip(deps.home, pkg.id), tmp);

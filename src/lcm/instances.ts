@@ -68,8 +68,21 @@ export function draftVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
   return instance;
 }
 
-export function listVnfs(deps: LcmDeps): VnfInstance[] {
-  return deps.store.instances.list();
+/** What vnf-list narrows to: the VIM and the package by id or name (an unregistered VIM id, as given inline, also works); a name may hold `*`. */
+export interface VnfFilter {
+  state?: VnfInstance['instantiationState'];
+  vim?: string;
+  package?: string;
+  name?: string;
+}
+
+export function listVnfs(deps: LcmDeps, filter: VnfFilter = {}): VnfInstance[] {
+  return deps.store.instances.list({
+    ...(filter.state ? { state: filter.state } : {}),
+    ...(filter.vim ? { vimId: deps.store.vims.find(filter.vim)?.id ?? filter.vim } : {}),
+    ...(filter.package ? { vnfPkgId: deps.store.packages.get(filter.package).id } : {}),
+    ...(filter.name ? { name: filter.name } : {}),
+  });
 }
 
 export function getVnf(deps: LcmDeps, ref: string): VnfInstance {
@@ -109,13 +122,23 @@ export interface OpOccFilter {
   /** An instance id or name. */
   vnf?: string;
   state?: LcmOperationState;
+  operation?: string;
+  /** Started at or after / before these times (ISO 8601, UTC). */
+  since?: string;
+  until?: string;
 }
 
 /** Occurrences, oldest first; those left running by a dead process are listed as what they are now: FAILED_TEMP. */
 export function listOpOccs(deps: LcmDeps, filter: OpOccFilter = {}): LcmOpOcc[] {
   const vnfInstanceId = filter.vnf ? deps.store.instances.get(filter.vnf).id : undefined;
   for (const id of deps.store.opOccs.lockedInstances()) sweepStaleLock(deps, id);
-  return deps.store.opOccs.list({ ...(vnfInstanceId ? { vnfInstanceId } : {}), ...(filter.state ? { state: filter.state } : {}) });
+  return deps.store.opOccs.list({
+    ...(vnfInstanceId ? { vnfInstanceId } : {}),
+    ...(filter.state ? { state: filter.state } : {}),
+    ...(filter.operation ? { operation: filter.operation } : {}),
+    ...(filter.since ? { since: filter.since } : {}),
+    ...(filter.until ? { until: filter.until } : {}),
+  });
 }
 
 /** An occurrence; one left running by a dead process is shown as what it is now: FAILED_TEMP. */

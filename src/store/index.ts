@@ -13,6 +13,8 @@ import { VnfInstanceRepository } from './vnf-instance-repository.js';
 export { DATABASE_FILE, ensurePrivateDir } from './database.js';
 export type { SealedSecrets } from './vim-repository.js';
 export type { VnfLock } from './lcm-op-occ-repository.js';
+export type { PackageFilter } from './package-repository.js';
+export type { VnfInstanceFilter } from './vnf-instance-repository.js';
 export type { HostKeyRecord } from './host-key-repository.js';
 export type { Resealer, SecretRewrite, StoreLockHolder, StoredSecret } from './secret-repository.js';
 export { ROTATION_LOCK } from './secret-repository.js';

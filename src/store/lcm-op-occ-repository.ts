@@ -85,10 +85,14 @@ export class LcmOpOccRepository {
     return this.db.transaction(fn).immediate();
   }
 
-  list(filter: { vnfInstanceId?: string; state?: LcmOperationState } = {}): LcmOpOcc[] {
+  /** `since` (inclusive) and `until` (exclusive) bound the start time, ISO 8601 in UTC as stored. */
+  list(filter: { vnfInstanceId?: string; state?: LcmOperationState; operation?: string; since?: string; until?: string } = {}): LcmOpOcc[] {
     const where: string[] = [];
     if (filter.vnfInstanceId) where.push('vnf_instance_id = @vnfInstanceId');
     if (filter.state) where.push('operation_state = @state');
+    if (filter.operation) where.push('operation = @operation');
+    if (filter.since) where.push('start_time >= @since');
+    if (filter.until) where.push('start_time < @until');
     const sql = `SELECT * FROM lcm_op_occs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY start_time, rowid`;
     return (this.db.prepare(sql).all(filter) as OpOccRow[]).map(toOpOcc);
   }

@@ -1,6 +1,7 @@
 import type { VnfPackage } from '../csar/package.js';
 import { ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { Db } from './database.js';
+import { byIdPrefix } from './id-prefix.js';
 
 interface PackageRow {
   id: string;
@@ -71,11 +72,27 @@ const COLUMNS: (keyof PackageRow)[] = [
   'created_at', 'updated_at',
 ];
 
+/** What vnfpkg-list narrows to. */
+export interface PackageFilter {
+  onboardingState?: VnfPackage['onboardingState'];
+  operationalState?: VnfPackage['operationalState'];
+  usageState?: VnfPackage['usageState'];
+  vnfdId?: string;
+  provider?: string;
+}
+
 export class PackageRepository {
   constructor(private readonly db: Db) {}
 
-  list(): VnfPackage[] {
-    return (this.db.prepare('SELECT * FROM vnf_packages ORDER BY created_at, id').all() as PackageRow[]).map(toPackage);
+  list(filter: PackageFilter = {}): VnfPackage[] {
+    const where: string[] = [];
+    if (filter.onboardingState) where.push('onboarding_state = @onboardingState');
+    if (filter.operationalState) where.push('operational_state = @operationalState');
+    if (filter.usageState) where.push('usage_state = @usageState');
+    if (filter.vnfdId) where.push('vnfd_id = @vnfdId');
+    if (filter.provider) where.push('vnf_provider = @provider');
+    const sql = `SELECT * FROM vnf_packages ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at, id`;
+    return (this.db.prepare(sql).all(filter) as PackageRow[]).map(toPackage);
   }
 
   /** Finds a package by id, vnfdId or name; an ambiguous reference is an error. */
@@ -88,7 +105,10 @@ export class PackageRepository {
     if (rows.length > 1) {
       throw new UsageError(`"${ref}" names ${rows.length} packages`, { hint: 'use the package id (vnfm vnfpkg-list)' });
     }
-    return rows[0] && toPackage(rows[0]);
+    if (rows[0]) return toPackage(rows[0]);
+    const prefixed = byIdPrefix<PackageRow>(this.db, 'vnf_packages', ref);
+    if (prefixed.length > 1) throw new UsageError(`"${ref}" is the start of several package ids`, { hint: 'give the whole id (vnfm vnfpkg-list -o wide)' });
+    return prefixed[0] && toPackage(prefixed[0]);
   }
 
   get(ref: string): VnfPackage {

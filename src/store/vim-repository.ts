@@ -1,6 +1,7 @@
 import type { Vim, VimAuth, VimSecrets, VimSpec, VimType } from '../vim/model.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { Db } from './database.js';
+import { byIdPrefix } from './id-prefix.js';
 import type { SecretRepository } from './secret-repository.js';
 
 /** A VIM's secrets as stored: one Fernet token and the id of its key. */
@@ -92,8 +93,9 @@ export class VimRepository {
     private readonly secrets?: SecretRepository,
   ) {}
 
-  list(): Vim[] {
-    const rows = this.db.prepare('SELECT * FROM vims ORDER BY created_at, name').all() as VimRow[];
+  list(filter: { type?: VimType } = {}): Vim[] {
+    const sql = `SELECT * FROM vims ${filter.type ? 'WHERE type = @type' : ''} ORDER BY created_at, name`;
+    const rows = this.db.prepare(sql).all(filter) as VimRow[];
     return rows.map(toVim);
   }
 
@@ -102,7 +104,10 @@ export class VimRepository {
     const row = this.db.prepare('SELECT * FROM vims WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1').get(ref, ref, ref) as
       | VimRow
       | undefined;
-    return row && toVim(row);
+    if (row) return toVim(row);
+    const prefixed = byIdPrefix<VimRow>(this.db, 'vims', ref);
+    if (prefixed.length > 1) throw new UsageError(`"${ref}" is the start of several VIM ids`, { hint: 'give the whole id (vnfm vim-list -o wide)' });
+    return prefixed[0] && toVim(prefixed[0]);
   }
 
   get(ref: string): Vim {

@@ -1,6 +1,7 @@
 import { ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { VnfInstance } from '../lcm/model.js';
 import type { Db } from './database.js';
+import { byIdPrefix } from './id-prefix.js';
 import type { SecretRepository } from './secret-repository.js';
 
 interface InstanceRow {
@@ -81,6 +82,14 @@ function toRow(i: VnfInstance): InstanceRow {
   };
 }
 
+/** What vnf-list narrows to; `name` may hold glob characters (`*`, `?`, `[...]`). */
+export interface VnfInstanceFilter {
+  state?: VnfInstance['instantiationState'];
+  vimId?: string;
+  vnfPkgId?: string;
+  name?: string;
+}
+
 /**
  * VNF instances. A package's usage state follows its instances: creating one
  * makes the package IN_USE, deleting its last one NOT_IN_USE, in the same
@@ -98,8 +107,28 @@ export class VnfInstanceRepository {
     return toRow(this.secrets ? this.secrets.sealForWrite(instance) : instance);
   }
 
-  list(): VnfInstance[] {
-    return (this.db.prepare('SELECT * FROM vnf_instances ORDER BY created_at, id').all() as InstanceRow[]).map(toInstance);
+  list(filter: VnfInstanceFilter = {}): VnfInstance[] {
+    const where: string[] = [];
+    const params: Record<string, string> = {};
+    if (filter.state) {
+      where.push('instantiation_state = @state');
+      params['state'] = filter.state;
+    }
+    if (filter.vimId) {
+      // The VIM named at instantiation, or one given inline in vimConnectionInfo.
+      where.push("(vim_id = @vimId OR EXISTS (SELECT 1 FROM json_each(vim_connection_info) WHERE json_extract(value, '$.vimId') = @vimId))");
+      params['vimId'] = filter.vimId;
+    }
+    if (filter.vnfPkgId) {
+      where.push('vnf_pkg_id = @vnfPkgId');
+      params['vnfPkgId'] = filter.vnfPkgId;
+    }
+    if (filter.name) {
+      where.push(/[*?[]/.test(filter.name) ? 'name GLOB @name' : 'name = @name');
+      params['name'] = filter.name;
+    }
+    const sql = `SELECT * FROM vnf_instances ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at, id`;
+    return (this.db.prepare(sql).all(params) as InstanceRow[]).map(toInstance);
   }
 
   /** Finds an instance by id or name; a name shared by several instances is an error. */
@@ -110,7 +139,10 @@ export class VnfInstanceRepository {
     if (rows.length > 1) {
       throw new UsageError(`"${ref}" names ${rows.length} VNF instances`, { hint: 'use the instance id (vnfm vnf-list)' });
     }
-    return rows[0] && toInstance(rows[0]);
+    if (rows[0]) return toInstance(rows[0]);
+    const prefixed = byIdPrefix<InstanceRow>(this.db, 'vnf_instances', ref);
+    if (prefixed.length > 1) throw new UsageError(`"${ref}" is the start of several instance ids`, { hint: 'give the whole id (vnfm vnf-list -o wide)' });
+    return prefixed[0] && toInstance(prefixed[0]);
   }
 
   get(ref: string): VnfInstance {

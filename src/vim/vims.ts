@@ -7,8 +7,8 @@ import { UsageError } from '../errors.js';
 import type { SealedSecrets, VimRepository } from '../store/index.js';
 import type { Vim, VimSecrets } from './model.js';
 
-export function listVims(vims: VimRepository): Vim[] {
-  return vims.list();
+export function listVims(vims: VimRepository, filter: { type?: Vim['spec']['type'] } = {}): Vim[] {
+  return vims.list(filter);
 }
 
 export function getVim(vims: VimRepository, ref: string): Vim {

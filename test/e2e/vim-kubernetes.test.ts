@@ -54,7 +54,7 @@ describe('vim commands against the sandbox', () => {
 
     const table = await vnfm(['vim-list'], { home });
     expect(table.code).toBe(0);
-    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+TYPE\s+DEFAULT\s+AUTH URL\s+PROJECT\s+STATUS$/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+TYPE\s+DEFAULT\s+STATUS$/);
     expect(table.stdout).toMatch(/vim-k8s\s+kubernetes\s+yes/);
 
     const byId = await vnfm(['vim-show', created.id, '-o', 'yaml'], { home });

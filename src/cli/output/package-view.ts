@@ -1,18 +1,21 @@
 import type { Finding, VnfPackage } from '../../csar/index.js';
 import type { View } from './printer.js';
+import { shortId, shortTime } from './names.js';
 
 /** SOL005 VnfPkgInfo field names, as Tacker prints them. */
 export const packageView: View<VnfPackage> = {
   empty: 'No VNF packages onboarded. Onboard one with: vnfm vnfpkg-onboard PACKAGE.zip',
   columns: [
-    { header: 'ID', key: 'id', cell: (p) => p.id },
+    { header: 'ID', key: 'id', cell: (p) => shortId(p.id), full: (p) => p.id },
     { header: 'NAME', key: 'name', cell: (p) => p.name ?? '' },
-    { header: 'VNFD ID', key: 'vnfdId', cell: (p) => p.vnfdId },
     { header: 'PRODUCT', key: 'vnfProductName', cell: (p) => p.vnfProductName },
     { header: 'VERSION', key: 'vnfSoftwareVersion', cell: (p) => p.vnfSoftwareVersion },
-    { header: 'ONBOARDING', key: 'onboardingState', cell: (p) => p.onboardingState },
-    { header: 'OPERATIONAL', key: 'operationalState', cell: (p) => p.operationalState },
+    { header: 'STATE', key: 'operationalState', cell: (p) => p.operationalState },
     { header: 'USAGE', key: 'usageState', cell: (p) => p.usageState },
+    { header: 'VNFD ID', key: 'vnfdId', cell: (p) => p.vnfdId, wide: true },
+    { header: 'PROVIDER', key: 'vnfProvider', cell: (p) => p.vnfProvider, wide: true },
+    { header: 'ONBOARDING', key: 'onboardingState', cell: (p) => p.onboardingState, wide: true },
+    { header: 'CREATED', key: 'createdAt', cell: (p) => shortTime(p.createdAt), full: (p) => p.createdAt, wide: true },
   ],
   toData: (p) => ({
     id: p.id,

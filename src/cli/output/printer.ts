@@ -1,38 +1,116 @@
 /**
- * The one printer: `-o table|json|yaml` and `-c COLUMN`, for every command
- * that prints a resource. Each resource supplies a View.
+ * The one printer: `-o table|wide|json|yaml|value|name|jsonpath=...`, `-c
+ * COLUMN`, `--no-headers` and `-q`, for every command that prints a
+ * resource; `--sort`, `--limit` and `--filter` for every list. Each
+ * resource supplies a View.
  */
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import type { IO } from '../io.js';
 
-export type OutputFormat = 'table' | 'json' | 'yaml';
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'value', 'name'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number] | `jsonpath=${string}`;
 
 export interface OutputOptions {
   output: OutputFormat;
   column?: string[];
+  /** false with --no-headers. */
+  headers?: boolean;
+  /** -q: ids only, as -o name. */
+  quiet?: boolean;
+}
+
+export interface ListOptions {
+  sort?: string;
+  limit?: number;
+  filter?: string;
+}
+
+export interface Column<T> {
+  header: string;
+  key: string;
+  cell: (item: T) => string;
+  /** Shown with -o wide only. */
+  wide?: boolean;
+  /** The whole value where the table shows it shortened (ids): used by -o wide and -o value. */
+  full?: (item: T) => string;
 }
 
 /** How one kind of resource is shown. */
 export interface View<T> {
   /** Table columns for lists: header and cell. */
-  columns: { header: string; key: string; cell: (item: T) => string }[];
-  /** The machine-readable form (json/yaml) and the rows of `show` tables. */
+  columns: Column<T>[];
+  /** The machine-readable form (json/yaml/jsonpath) and the rows of `show` tables. */
   toData: (item: T) => Record<string, unknown>;
   /** Said on stderr for an empty list in table form. */
   empty: string;
+  /** What -o name and -q print; the `id` field by default. */
+  name?: (item: T) => string;
 }
 
-export function addOutputOptions(cmd: Command): Command {
+export function isOutputFormat(v: string): v is OutputFormat {
+  return (OUTPUT_FORMATS as readonly string[]).includes(v) || v.startsWith('jsonpath=');
+}
+
+/**
+ * `legacyFile`: for commands that took `-o FILE` before `-o` meant the
+ * format; any value is accepted and the command reads it with outputFileOf.
+ */
+export function addOutputOptions(cmd: Command, opts: { legacyFile?: boolean } = {}): Command {
+  const formats = `${OUTPUT_FORMATS.join('|')}|jsonpath=TEMPLATE`;
   return cmd
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json', 'yaml']).default('table'))
-    .option('-c, --column <name>', 'show only this column (repeatable)', (v: string, prev: string[] = []) => [...prev, v]);
+    .addOption(
+      new Option('-o, --output <format>', `output format: ${formats}`)
+        .default(opts.legacyFile ? undefined : 'table')
+        .argParser((v: string) => {
+          if (opts.legacyFile || isOutputFormat(v)) return v;
+          throw new InvalidArgumentError(`Allowed choices are ${formats}.`);
+        }),
+    )
+    .option('-c, --column <name>', 'show only this column or field (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--no-headers', 'tables without their header line')
+    .option('-q, --quiet', 'print ids only (as -o name)');
 }
 
-function pickColumns<T>(view: View<T>, wanted: string[] | undefined) {
-  if (!wanted?.length) return view.columns;
+/** `--sort`, `--limit` and `--filter`, for a list command. */
+export function addListOptions(cmd: Command): Command {
+  return cmd
+    .option('--sort <key[:desc]>', 'order by these columns or fields, comma-separated, each :asc (default) or :desc')
+    .option('--limit <n>', 'print at most n items (after --sort)', (v: string) => {
+      if (!/^[1-9]\d*$/.test(v)) throw new InvalidArgumentError('give a whole number above 0.');
+      return Number(v);
+    })
+    .option('--filter <expr>', "Tacker's (SOL013) attribute filter over the JSON fields, e.g. \"(eq,instantiationState,INSTANTIATED);(cont,vnfInstanceName,web)\"");
+}
+
+/**
+ * For a command that writes a file: the file from --file, or from the old
+ * `-o FILE` spelling with a warning; `-o FORMAT` stays the output format.
+ */
+export function outputFileOf(io: IO, flags: { file?: string; output?: string }): string | undefined {
+  if (flags.output === undefined || isOutputFormat(flags.output)) return flags.file;
+  if (flags.file !== undefined) throw new UsageError(`give the file once: --file ${flags.file} or -o ${flags.output}`, { hint: 'use --file FILE; -o is the output format' });
+  io.warn(`-o FILE is deprecated and will be removed in the next release; use --file ${flags.output} (-o is the output format)`);
+  return flags.output;
+}
+
+function formatOf(opts: OutputOptions): OutputFormat {
+  return opts.quiet ? 'name' : opts.output ?? 'table';
+}
+
+function visibleColumns<T>(view: View<T>, format: OutputFormat): Column<T>[] {
+  return format === 'wide' ? view.columns : view.columns.filter((c) => !c.wide);
+}
+
+function sameName(a: string, b: string): boolean {
+  const norm = (s: string) => s.toLowerCase().replace(/[ _-]/g, '');
+  return a === b || norm(a) === norm(b);
+}
+
+function pickColumns<T>(view: View<T>, wanted: string[] | undefined, format: OutputFormat): Column<T>[] {
+  if (!wanted?.length) return visibleColumns(view, format);
   return wanted.map((w) => {
-    const col = view.columns.find((c) => c.header.toLowerCase() === w.toLowerCase() || c.key === w);
+    const col = view.columns.find((c) => c.header.toLowerCase() === w.toLowerCase() || c.key === w) ?? view.columns.find((c) => sameName(c.key, w));
     if (!col) {
       throw new UsageError(`unknown column "${w}"`, { hint: `choose from: ${view.columns.map((c) => c.key).join(', ')}` });
     }
@@ -57,29 +135,21 @@ async function encode(format: 'json' | 'yaml', data: unknown): Promise<string> {
   return yaml.dump(data, { noRefs: true, lineWidth: -1 });
 }
 
-function renderTable(io: IO, headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+async function jsonPath(format: string, data: unknown): Promise<string> {
+  const { renderJsonPath } = await import('./jsonpath.js');
+  const out = renderJsonPath(format.slice('jsonpath='.length), data);
+  return out.endsWith('\n') || out === '' ? out : out + '\n';
+}
+
+function renderTable(io: IO, headers: string[] | undefined, rows: string[][]): string {
+  const all = headers ? [headers, ...rows] : rows;
+  const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
       .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
       .join('   ')
       .trimEnd();
-  return [io.dataColor.bold(line(headers)), ...rows.map(line)].join('\n') + '\n';
-}
-
-export async function printList<T>(io: IO, opts: OutputOptions, view: View<T>, items: T[]): Promise<void> {
-  if (opts.output !== 'table') {
-    const keys = Object.keys(items[0] ? view.toData(items[0]) : {});
-    const data = items.map((item) => pickKeys(view.toData(item), opts.column, keys.length ? keys : view.columns.map((c) => c.key)));
-    io.out(await encode(opts.output, data));
-    return;
-  }
-  const cols = pickColumns(view, opts.column);
-  if (items.length === 0) {
-    io.info(view.empty);
-    return;
-  }
-  io.out(renderTable(io, cols.map((c) => c.header), items.map((item) => cols.map((c) => c.cell(item)))));
+  return [...(headers ? [io.dataColor.bold(line(headers))] : []), ...rows.map(line)].join('\n') + '\n';
 }
 
 function formatValue(v: unknown): string {
@@ -88,12 +158,105 @@ function formatValue(v: unknown): string {
   return String(v);
 }
 
-export async function printResource<T>(io: IO, opts: OutputOptions, view: View<T>, item: T): Promise<void> {
-  const all = view.toData(item);
-  const data = pickKeys(all, opts.column, Object.keys(all));
-  if (opts.output !== 'table') {
-    io.out(await encode(opts.output, data));
+const idOf = <T>(view: View<T>, item: T): string => (view.name ? view.name(item) : formatValue(view.toData(item)['id']));
+
+/** A value to sort on: the JSON field of that name, else the column's whole text. */
+function sortKey<T>(view: View<T>, key: string): (item: T) => unknown {
+  const col = view.columns.find((c) => c.header.toLowerCase() === key.toLowerCase() || sameName(c.key, key));
+  return (item: T) => {
+    const data = view.toData(item);
+    const field = Object.keys(data).find((k) => sameName(k, key));
+    if (field !== undefined) return data[field];
+    return col ? (col.full ?? col.cell)(item) : undefined;
+  };
+}
+
+function sortItems<T>(view: View<T>, items: T[], spec: string): T[] {
+  const keys = spec.split(',').map((part) => {
+    const [key, dir = 'asc'] = part.trim().split(':');
+    if (!key || (dir !== 'asc' && dir !== 'desc')) {
+      throw new UsageError(`--sort "${spec}": "${part}" is not KEY, KEY:asc or KEY:desc`, { hint: 'e.g. --sort createdAt:desc,name' });
+    }
+    const known = [...view.columns.map((c) => c.key), ...(items[0] ? Object.keys(view.toData(items[0])) : [])];
+    if (items[0] && !known.some((k) => sameName(k, key)) && !view.columns.some((c) => c.header.toLowerCase() === key.toLowerCase())) {
+      throw new UsageError(`--sort: unknown key "${key}"`, { hint: `choose from: ${[...new Set(known)].join(', ')}` });
+    }
+    return { get: sortKey(view, key), sign: dir === 'desc' ? -1 : 1 };
+  });
+  const cmp = (a: unknown, b: unknown): number => {
+    if (a === b) return 0;
+    if (a === undefined || a === null) return 1;
+    if (b === undefined || b === null) return -1;
+    if (typeof a === 'number' && typeof b === 'number') return a - b;
+    return formatValue(a) < formatValue(b) ? -1 : 1;
+  };
+  return [...items].sort((x, y) => {
+    for (const k of keys) {
+      const c = cmp(k.get(x), k.get(y));
+      if (c !== 0) return c * k.sign;
+    }
+    return 0;
+  });
+}
+
+export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, view: View<T>, all: T[]): Promise<void> {
+  let items = all;
+  if (opts.filter !== undefined) {
+    const { parseTackerFilter, matchesTackerFilter } = await import('./tacker-filter.js');
+    const terms = parseTackerFilter(opts.filter);
+    items = items.filter((i) => matchesTackerFilter(terms, view.toData(i)));
+  }
+  if (opts.sort) items = sortItems(view, items, opts.sort);
+  if (opts.limit !== undefined) items = items.slice(0, opts.limit);
+  const format = formatOf(opts);
+  if (format === 'json' || format === 'yaml') {
+    const keys = Object.keys(items[0] ? view.toData(items[0]) : {});
+    const data = items.map((item) => pickKeys(view.toData(item), opts.column, keys.length ? keys : view.columns.map((c) => c.key)));
+    io.out(await encode(format, data));
     return;
   }
-  io.out(renderTable(io, ['FIELD', 'VALUE'], Object.entries(data).map(([k, v]) => [k, formatValue(v)])));
+  if (format.startsWith('jsonpath=')) {
+    const out = await jsonPath(format, { kind: 'List', items: items.map((i) => view.toData(i)) });
+    if (out) io.streams.stdout.write(out);
+    return;
+  }
+  if (format === 'name') {
+    if (items.length) io.out(items.map((i) => idOf(view, i)).join('\n'));
+    return;
+  }
+  const cols = pickColumns(view, opts.column, format);
+  if (format === 'value') {
+    if (items.length) io.out(items.map((item) => cols.map((c) => (c.full ?? c.cell)(item)).join(' ')).join('\n'));
+    return;
+  }
+  if (items.length === 0) {
+    io.info(view.empty);
+    return;
+  }
+  const cell = (c: Column<T>, item: T) => (format === 'wide' && c.full ? c.full(item) : c.cell(item));
+  io.out(renderTable(io, opts.headers === false ? undefined : cols.map((c) => c.header), items.map((item) => cols.map((c) => cell(c, item)))));
+}
+
+export async function printResource<T>(io: IO, opts: OutputOptions, view: View<T>, item: T): Promise<void> {
+  const all = view.toData(item);
+  const format = formatOf(opts);
+  if (format === 'name') {
+    io.out(idOf(view, item));
+    return;
+  }
+  if (format.startsWith('jsonpath=')) {
+    const out = await jsonPath(format, all);
+    if (out) io.streams.stdout.write(out);
+    return;
+  }
+  const data = pickKeys(all, opts.column, Object.keys(all));
+  if (format === 'json' || format === 'yaml') {
+    io.out(await encode(format, data));
+    return;
+  }
+  if (format === 'value') {
+    io.out(Object.values(data).map(formatValue).join('\n'));
+    return;
+  }
+  io.out(renderTable(io, opts.headers === false ? undefined : ['FIELD', 'VALUE'], Object.entries(data).map(([k, v]) => [k, formatValue(v)])));
 }

@@ -1,5 +1,6 @@
 import type { Vim, VimSecrets } from '../../vim/index.js';
 import type { View } from './printer.js';
+import { shortId, shortTime } from './names.js';
 
 /** Shown in place of every secret. */
 export const MASK = '***';
@@ -28,13 +29,14 @@ function authCred(vim: Vim): Record<string, unknown> {
 export const vimView: View<Vim> = {
   empty: 'No VIMs registered. Register one with: vnfm vim-register --config-file vim-config.yaml NAME',
   columns: [
-    { header: 'ID', key: 'id', cell: (v) => v.id },
+    { header: 'ID', key: 'id', cell: (v) => shortId(v.id), full: (v) => v.id },
     { header: 'NAME', key: 'name', cell: (v) => v.name },
     { header: 'TYPE', key: 'type', cell: (v) => v.spec.type },
     { header: 'DEFAULT', key: 'is_default', cell: (v) => (v.isDefault ? 'yes' : '') },
-    { header: 'AUTH URL', key: 'auth_url', cell: (v) => v.spec.authUrl },
-    { header: 'PROJECT', key: 'vim_project', cell: (v) => v.spec.projectName ?? v.spec.projectId ?? '' },
     { header: 'STATUS', key: 'status', cell: (v) => v.status },
+    { header: 'AUTH URL', key: 'auth_url', cell: (v) => v.spec.authUrl, wide: true },
+    { header: 'PROJECT', key: 'vim_project', cell: (v) => v.spec.projectName ?? v.spec.projectId ?? '', wide: true },
+    { header: 'CREATED', key: 'created_at', cell: (v) => shortTime(v.createdAt), full: (v) => v.createdAt, wide: true },
   ],
   toData: (v) => ({
     id: v.id,

@@ -1,5 +1,6 @@
 import type { ResourceRef, VnfInstance } from '../../lcm/index.js';
 import type { OutputOptions, View } from './printer.js';
+import { type NameBook, nameBeside, shortId, shortTime } from './names.js';
 
 const vimOf = (i: VnfInstance) => i.vimId ?? Object.values(i.vimConnectionInfo ?? {})[0]?.vimId ?? '';
 const scale = (i: VnfInstance) =>
@@ -7,63 +8,77 @@ const scale = (i: VnfInstance) =>
     .map((s) => `${s.aspectId}=${s.scaleLevel}/${i.instantiatedVnfInfo?.maxScaleLevels.find((m) => m.aspectId === s.aspectId)?.scaleLevel ?? '?'}`)
     .join(', ');
 
-/** SOL003 VnfInstance, as json/yaml print it. */
-export const vnfInstanceView: View<VnfInstance> = {
-  empty: 'No VNF instances. Create one with: vnfm vnf-create --vnfd-id VNFD_ID --name NAME',
-  columns: [
-    { header: 'ID', key: 'id', cell: (i) => i.id },
-    { header: 'NAME', key: 'vnfInstanceName', cell: (i) => i.vnfInstanceName ?? '' },
-    { header: 'STATE', key: 'instantiationState', cell: (i) => i.instantiationState },
-    { header: 'PRODUCT', key: 'vnfProductName', cell: (i) => i.vnfProductName },
-    { header: 'VERSION', key: 'vnfSoftwareVersion', cell: (i) => i.vnfSoftwareVersion },
-    { header: 'VNFD ID', key: 'vnfdId', cell: (i) => i.vnfdId },
-    { header: 'VIM', key: 'vimId', cell: vimOf },
-    { header: 'VNFCS', key: 'vnfcs', cell: (i) => (i.instantiatedVnfInfo ? String(i.instantiatedVnfInfo.vnfcInfo.length) : '') },
-  ],
-  toData: (i) => ({
-    id: i.id,
-    ...(i.vnfInstanceName ? { vnfInstanceName: i.vnfInstanceName } : {}),
-    vnfInstanceDescription: i.vnfInstanceDescription,
-    vnfdId: i.vnfdId,
-    vnfPkgId: i.vnfPkgId,
-    vnfProvider: i.vnfProvider,
-    vnfProductName: i.vnfProductName,
-    vnfSoftwareVersion: i.vnfSoftwareVersion,
-    vnfdVersion: i.vnfdVersion,
-    instantiationState: i.instantiationState,
-    ...(i.vimId ? { vimId: i.vimId } : {}),
-    ...(i.vimConnectionInfo ? { vimConnectionInfo: i.vimConnectionInfo } : {}),
-    ...(i.instantiatedVnfInfo ? { instantiatedVnfInfo: i.instantiatedVnfInfo } : {}),
-    ...(i.vnfConfigurableProperties ? { vnfConfigurableProperties: i.vnfConfigurableProperties } : {}),
-    ...(i.metadata ? { metadata: i.metadata } : {}),
-    ...(i.extensions ? { extensions: i.extensions } : {}),
-    createdAt: i.createdAt,
-    updatedAt: i.updatedAt,
-  }),
-};
+/** SOL003 VnfInstance, as json/yaml print it; the table has the VIM's and the package's names beside their ids. */
+export function vnfListView(book: NameBook = {}): View<VnfInstance> {
+  const vimName = (i: VnfInstance) => (vimOf(i) ? (book.vims?.get(vimOf(i)) ?? shortId(vimOf(i))) : '');
+  const pkgName = (i: VnfInstance) => book.packages?.get(i.vnfPkgId) ?? i.vnfProductName;
+  return {
+    empty: 'No VNF instances. Create one with: vnfm vnf-create --vnfd-id VNFD_ID --name NAME',
+    columns: [
+      { header: 'ID', key: 'id', cell: (i) => shortId(i.id), full: (i) => i.id },
+      { header: 'NAME', key: 'vnfInstanceName', cell: (i) => i.vnfInstanceName ?? '' },
+      { header: 'STATE', key: 'instantiationState', cell: (i) => i.instantiationState },
+      { header: 'VIM', key: 'vim', cell: vimName },
+      { header: 'PACKAGE', key: 'package', cell: pkgName },
+      { header: 'VNFCS', key: 'vnfcs', cell: (i) => (i.instantiatedVnfInfo ? String(i.instantiatedVnfInfo.vnfcInfo.length) : '') },
+      { header: 'VIM ID', key: 'vimId', cell: vimOf, wide: true },
+      { header: 'PACKAGE ID', key: 'vnfPkgId', cell: (i) => i.vnfPkgId, wide: true },
+      { header: 'PRODUCT', key: 'vnfProductName', cell: (i) => i.vnfProductName, wide: true },
+      { header: 'VERSION', key: 'vnfSoftwareVersion', cell: (i) => i.vnfSoftwareVersion, wide: true },
+      { header: 'VNFD ID', key: 'vnfdId', cell: (i) => i.vnfdId, wide: true },
+      { header: 'CREATED', key: 'createdAt', cell: (i) => shortTime(i.createdAt), full: (i) => i.createdAt, wide: true },
+    ],
+    toData: (i) => ({
+      id: i.id,
+      ...(i.vnfInstanceName ? { vnfInstanceName: i.vnfInstanceName } : {}),
+      vnfInstanceDescription: i.vnfInstanceDescription,
+      vnfdId: i.vnfdId,
+      vnfPkgId: i.vnfPkgId,
+      vnfProvider: i.vnfProvider,
+      vnfProductName: i.vnfProductName,
+      vnfSoftwareVersion: i.vnfSoftwareVersion,
+      vnfdVersion: i.vnfdVersion,
+      instantiationState: i.instantiationState,
+      ...(i.vimId ? { vimId: i.vimId } : {}),
+      ...(i.vimConnectionInfo ? { vimConnectionInfo: i.vimConnectionInfo } : {}),
+      ...(i.instantiatedVnfInfo ? { instantiatedVnfInfo: i.instantiatedVnfInfo } : {}),
+      ...(i.vnfConfigurableProperties ? { vnfConfigurableProperties: i.vnfConfigurableProperties } : {}),
+      ...(i.metadata ? { metadata: i.metadata } : {}),
+      ...(i.extensions ? { extensions: i.extensions } : {}),
+      createdAt: i.createdAt,
+      updatedAt: i.updatedAt,
+    }),
+  };
+}
+
+export const vnfInstanceView: View<VnfInstance> = vnfListView();
 
 /** FIELD/VALUE rows for a person; the VNFCs and resources follow as their own tables. */
-export const vnfInstanceSummaryView: View<VnfInstance> = {
-  ...vnfInstanceView,
-  toData: (i) => ({
-    id: i.id,
-    vnfInstanceName: i.vnfInstanceName ?? '',
-    vnfInstanceDescription: i.vnfInstanceDescription,
-    instantiationState: i.instantiationState,
-    vnfdId: i.vnfdId,
-    vnfPkgId: i.vnfPkgId,
-    vnfProduct: `${i.vnfProvider} ${i.vnfProductName} ${i.vnfSoftwareVersion}`.trim(),
-    vim: vimOf(i),
-    flavourId: i.instantiatedVnfInfo?.flavourId ?? '',
-    instantiationLevelId: i.instantiatedVnfInfo?.instantiationLevelId ?? '',
-    scaleStatus: scale(i),
-    namespace: i.instantiatedVnfInfo?.metadata.namespace ?? '',
-    createdAt: i.createdAt,
-    updatedAt: i.updatedAt,
-  }),
-};
+export function vnfInstanceSummaryView(book: NameBook = {}): View<VnfInstance> {
+  return {
+    ...vnfInstanceView,
+    toData: (i) => ({
+      id: i.id,
+      vnfInstanceName: i.vnfInstanceName ?? '',
+      vnfInstanceDescription: i.vnfInstanceDescription,
+      instantiationState: i.instantiationState,
+      vnfdId: i.vnfdId,
+      vnfPkgId: nameBeside(i.vnfPkgId, book.packages),
+      vnfProduct: `${i.vnfProvider} ${i.vnfProductName} ${i.vnfSoftwareVersion}`.trim(),
+      vim: vimOf(i) ? nameBeside(vimOf(i), book.vims) : '',
+      flavourId: i.instantiatedVnfInfo?.flavourId ?? '',
+      instantiationLevelId: i.instantiatedVnfInfo?.instantiationLevelId ?? '',
+      scaleStatus: scale(i),
+      namespace: i.instantiatedVnfInfo?.metadata.namespace ?? '',
+      createdAt: i.createdAt,
+      updatedAt: i.updatedAt,
+    }),
+  };
+}
 
-export const vnfView = (flags: OutputOptions): View<VnfInstance> => (flags.output === 'table' ? vnfInstanceSummaryView : vnfInstanceView);
+/** The summary rows for a person's table, the SOL003 form for everything else. */
+export const vnfView = (flags: OutputOptions, book: NameBook = {}): View<VnfInstance> =>
+  !flags.quiet && (flags.output === 'table' || flags.output === 'wide') ? vnfInstanceSummaryView(book) : vnfInstanceView;
 
 export interface VnfcRow {
   id: string;

@@ -10,9 +10,15 @@ export function opShowCommand(ctx: Context): Command {
     .description('Show an LCM operation occurrence: operation, state, times, request, error (problem details), resource changes, journal')
     .argument('<op>', 'occurrence id (or its first 8+ characters)');
   addOutputOptions(cmd);
-  withExamples(cmd, [['why it failed', 'vnfm op-show 3f2a9c1e -o json -c error']]);
+  withExamples(cmd, [
+    ['why it failed', 'vnfm op-show 3f2a9c1e -o json -c error'],
+    ['its state alone, for a script', 'vnfm op-show 3f2a9c1e -o value -c operationState'],
+  ]);
   return cmd.action(async (ref: string, flags: OutputOptions) => {
     const { getOpOcc } = await import('../../../lcm/instances.js');
-    await printResource(ctx.io, flags, opView(flags), getOpOcc((await lcmDeps(ctx)).deps, ref));
+    const { deps } = await lcmDeps(ctx);
+    const op = getOpOcc(deps, ref);
+    const name = deps.store.instances.find(op.vnfInstanceId)?.vnfInstanceName;
+    await printResource(ctx.io, flags, opView(flags, { instances: new Map(name ? [[op.vnfInstanceId, name]] : []) }), op);
   });
 }

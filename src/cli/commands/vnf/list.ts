@@ -1,16 +1,46 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { addOutputOptions, printList, type OutputOptions } from '../../output/printer.js';
-import { vnfInstanceView } from '../../output/vnf-view.js';
+import { addListOptions, addOutputOptions, printList, type ListOptions, type OutputOptions } from '../../output/printer.js';
+import { vnfListView } from '../../output/vnf-view.js';
 import { lcmDeps } from './deps.js';
+import type { VnfInstance } from '../../../lcm/index.js';
+
+interface Flags extends OutputOptions, ListOptions {
+  state?: VnfInstance['instantiationState'];
+  vim?: string;
+  package?: string;
+  name?: string;
+}
 
 export function vnfListCommand(ctx: Context): Command {
-  const cmd = new Command('vnf-list').description('List VNF instances');
+  const cmd = new Command('vnf-list')
+    .description('List VNF instances, oldest first, with the names of their VIMs and packages')
+    .addOption(new Option('--state <state>', 'only those in this state').choices(['INSTANTIATED', 'NOT_INSTANTIATED']))
+    .option('--vim <vim>', 'only those on this VIM (name or id)')
+    .option('--package <package>', 'only those of this package (id, vnfdId or name)')
+    .option('--name <name>', 'only those of this name (* and ? match any characters)');
   addOutputOptions(cmd);
-  withExamples(cmd, [['the ids of instantiated VNFs', "vnfm vnf-list -o json | jq -r '.[] | select(.instantiationState==\"INSTANTIATED\") | .id'"]]);
-  return cmd.action(async (flags: OutputOptions) => {
+  addListOptions(cmd);
+  withExamples(cmd, [
+    ['the ids of instantiated VNFs', 'vnfm vnf-list --state INSTANTIATED -q'],
+    ['id and name of those on one VIM, no header', 'vnfm vnf-list --vim edge-1 -o value -c id -c name'],
+    ['the newest three, with all columns', 'vnfm vnf-list --sort createdAt:desc --limit 3 -o wide'],
+    ["Tacker's filter form", 'vnfm vnf-list --filter "(eq,instantiationState,INSTANTIATED);(cont,vnfInstanceName,web)"'],
+  ]);
+  return cmd.action(async (flags: Flags) => {
     const { listVnfs } = await import('../../../lcm/instances.js');
-    await printList(ctx.io, flags, vnfInstanceView, listVnfs((await lcmDeps(ctx)).deps));
+    const { deps } = await lcmDeps(ctx);
+    const items = listVnfs(deps, {
+      ...(flags.state ? { state: flags.state } : {}),
+      ...(flags.vim ? { vim: flags.vim } : {}),
+      ...(flags.package ? { package: flags.package } : {}),
+      ...(flags.name ? { name: flags.name } : {}),
+    });
+    const book = {
+      vims: new Map(deps.store.vims.list().map((v) => [v.id, v.name])),
+      packages: new Map(deps.store.packages.list().map((p) => [p.id, p.name ?? p.vnfProductName])),
+    };
+    await printList(ctx.io, flags, vnfListView(book), items);
   });
 }

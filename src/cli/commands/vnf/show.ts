@@ -12,16 +12,24 @@ export function vnfShowCommand(ctx: Context): Command {
   addOutputOptions(cmd);
   withExamples(cmd, [
     ['show an instance', 'vnfm vnf-show web'],
-    ['its VNFC ids, for vnf-heal', "vnfm vnf-show web -o json | jq -r '.instantiatedVnfInfo.vnfcInfo[].id'"],
+    ['its VNFC ids, for vnf-heal', "vnfm vnf-show web -o jsonpath='{range .instantiatedVnfInfo.vnfcInfo[*]}{.id}{\"\\n\"}{end}'"],
+    ['its state alone', 'vnfm vnf-show web -o value -c instantiationState'],
   ]);
   return cmd.action(async (ref: string, flags: OutputOptions) => {
     const { getVnf } = await import('../../../lcm/instances.js');
-    const vnf = getVnf((await lcmDeps(ctx)).deps, ref);
-    await printResource(ctx.io, flags, vnfView(flags), vnf);
-    if (flags.output !== 'table' || flags.column?.length || !vnf.instantiatedVnfInfo) return;
+    const { deps } = await lcmDeps(ctx);
+    const vnf = getVnf(deps, ref);
+    const book = {
+      vims: new Map(deps.store.vims.list().map((v) => [v.id, v.name])),
+      packages: new Map(deps.store.packages.list().map((p) => [p.id, p.name ?? p.vnfProductName])),
+    };
+    await printResource(ctx.io, flags, vnfView(flags, book), vnf);
+    const table = flags.output === 'table' || flags.output === 'wide';
+    if (!table || flags.quiet || flags.column?.length || !vnf.instantiatedVnfInfo) return;
+    const sub = { output: flags.output, ...(flags.headers === false ? { headers: false } : {}) };
     ctx.io.out('');
-    await printList(ctx.io, { output: 'table' }, vnfcView, vnfcRows(vnf));
+    await printList(ctx.io, sub, vnfcView, vnfcRows(vnf));
     ctx.io.out('');
-    await printList(ctx.io, { output: 'table' }, resourceView, vnf.instantiatedVnfInfo.resources);
+    await printList(ctx.io, sub, resourceView, vnf.instantiatedVnfInfo.resources);
   });
 }
