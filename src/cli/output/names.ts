@@ -1,0 +1,25 @@
+/**
+ * Names where people read: tables show a VIM's, a package's or an
+ * instance's name beside (or instead of) its uuid, and uuids shortened to
+ * their first 8 characters, which every command that takes an id accepts.
+ */
+
+/** Names by id, each map filled by the command that prints. */
+export interface NameBook {
+  vims?: Map<string, string>;
+  packages?: Map<string, string>;
+  instances?: Map<string, string>;
+}
+
+export const SHORT_ID = 8;
+
+export const shortId = (id: string): string => id.slice(0, SHORT_ID);
+
+/** `2026-01-02T03:04:05.678Z` as `2026-01-02 03:04:05` (UTC). */
+export const shortTime = (iso: string): string => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, '');
+
+/** `name (id)`, or the id alone when it has no name. */
+export function nameBeside(id: string, names: Map<string, string> | undefined): string {
+  const name = names?.get(id);
+  return name ? `${name} (${id})` : id;
+}
