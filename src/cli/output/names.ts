@@ -13,7 +13,10 @@ export interface NameBook {
 
 export const SHORT_ID = 8;
 
-export const shortId = (id: string): string => id.slice(0, SHORT_ID);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A uuid's first 8 characters; anything else (an inline VIM's label) whole. */
+export const shortId = (id: string): string => (UUID.test(id) ? id.slice(0, SHORT_ID) : id);
 
 /** `2026-01-02T03:04:05.678Z` as `2026-01-02 03:04:05` (UTC). */
 export const shortTime = (iso: string): string => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, '');

@@ -90,13 +90,23 @@ function matchOne(op: string, val: unknown, values: unknown[]): boolean {
   }
 }
 
-function matchTerm(term: FilterTerm, data: unknown): boolean {
-  let val: unknown = data;
-  for (const key of term.attr) {
-    if (val === null || typeof val !== 'object' || Array.isArray(val) || !(key in val)) return false;
-    val = (val as Record<string, unknown>)[key];
+/** The values at `path`; a list on the way is walked element by element (SOL013 5.2: any element may match). */
+function valuesAt(data: unknown, path: string[]): unknown[] {
+  let current = [data];
+  for (const key of path) {
+    const next: unknown[] = [];
+    for (const v of current.flatMap((c) => (Array.isArray(c) ? c : [c]))) {
+      if (v !== null && typeof v === 'object' && key in v) next.push((v as Record<string, unknown>)[key]);
+    }
+    current = next;
   }
-  const candidates = Array.isArray(val) ? val : [val];
+  return current.flatMap((c) => (Array.isArray(c) ? c : [c]));
+}
+
+function matchTerm(term: FilterTerm, data: unknown): boolean {
+  const candidates = valuesAt(data, term.attr);
+  // A negative operator on a missing attribute matches nothing, as in Tacker.
+  if (term.op === 'neq' || term.op === 'nin' || term.op === 'ncont') return candidates.length > 0 && candidates.some((v) => matchOne(term.op, v, typed(term.values, v)));
   return candidates.some((v) => matchOne(term.op, v, typed(term.values, v)));
 }
 
