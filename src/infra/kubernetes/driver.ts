@@ -316,7 +316,7 @@ class Driver implements KubernetesDriver {
           const obj = structuredClone({ ...o, metadata: o.metadata ?? {} }) as KubeObject;
           if (res.namespaced) obj.metadata.namespace = obj.metadata.namespace || input.namespace;
           else delete obj.metadata.namespace;
-          return { obj, ref: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '', ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) }, createOnly: true };
+          return { obj, ref: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '(unnamed)', ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) }, createOnly: true };
         }
         namespaced = res.namespaced;
         scalable.set(`${group}/${o.kind}`, res.subresources.has('scale'));
@@ -1032,7 +1032,7 @@ function rejectedFrom(err: unknown, p: Planned): never {
   if (err instanceof KubeApiError && (err.status === 422 || err.status === 400 || (err.status === 500 && !err.transient))) {
     const where = p.file ? ` (${describeRef(p.ref)}, from ${p.file})` : '';
     throw new KubeApiError(`${err.message}${where}`, err.status, err.reason, {
-      hint: `fix ${p.ref.kind}${p.ref.name ? ` ${p.ref.name}` : ''}${p.file ? ` in ${p.file}` : ''} as the API server says, rebuild and onboard the package, then roll back or retry the operation`,
+      hint: `fix ${p.ref.kind} ${p.ref.name}${p.file ? ` in ${p.file}` : ''} as the API server says, rebuild and onboard the package, then roll back or retry the operation`,
       cause: err,
       transient: err.transient,
     });
