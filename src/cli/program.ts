@@ -8,6 +8,7 @@ import { completionCommand } from './commands/completion.js';
 import { keyGenerateCommand } from './commands/key/generate.js';
 import { keyRotateCommand } from './commands/key/rotate.js';
 import { sandboxCommand } from './commands/sandbox.js';
+import { vimCheckCommand } from './commands/vim/check.js';
 import { vimDeleteCommand } from './commands/vim/delete.js';
 import { vimListCommand } from './commands/vim/list.js';
 import { vimRegisterCommand } from './commands/vim/register.js';
@@ -62,6 +63,7 @@ export function buildProgram(ctx: Context): Command {
     vimRegisterCommand(ctx),
     vimListCommand(ctx),
     vimShowCommand(ctx),
+    vimCheckCommand(ctx),
     vimUpdateCommand(ctx),
     vimDeleteCommand(ctx),
     vnfpkgValidateCommand(ctx),

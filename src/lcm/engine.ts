@@ -54,7 +54,12 @@ export interface LcmDeps {
   seal?: Seal;
   /** Opens what `seal` sealed. */
   open?: Open;
-  /** Contacts an inline VIM with its credentials; throws VimCheckError (exit 6) when they are refused. */
+  /**
+   * Contacts a VIM with its credentials; throws VimCheckError (exit 6) when it
+   * does not answer or refuses them. Asked for an inline VIM when the request
+   * is read, and for a registered one before every new operation is recorded
+   * (a VIM's status from registration or vim-check may be stale).
+   */
   checkInlineVim?(vim: VimConnection): Promise<void>;
   /** The pid recorded in locks (this process's by default); its host, boot and start time are read from this host. */
   pid?: number;
@@ -307,7 +312,11 @@ export async function runOperation(
   throwIfAborted(opts.signal);
   sweepStaleLock(deps, instance.id, opts.onEvent);
   assertInstanceFree(deps, instance.id);
-  const plan = await prepared(deps, await makePlan(), opts);
+  const made = await makePlan();
+  // An inline VIM was checked as the request was read.
+  if (!made.vim.inline) await deps.checkInlineVim?.(made.vim);
+  throwIfAborted(opts.signal);
+  const plan = await prepared(deps, made, opts);
   await preflight(deps, plan, opts.signal);
   throwIfAborted(opts.signal);
   const ops = deps.store.opOccs;

@@ -9,7 +9,7 @@
  * is refused before anything is recorded ("not support vim type" in Tacker).
  * Rollback updates the stack with the `nfv` recorded before.
  */
-import { echo, UsageError, ValidationError } from '../errors.js';
+import { ConflictError, echo, UsageError, ValidationError } from '../errors.js';
 import {
   assertFailedTemp,
   execute,
@@ -74,7 +74,7 @@ function heatOf(instance: VnfInstance): HeatStackRecord {
 /** Refuses what cannot change its external connectivity, before anything is recorded. */
 function assertOpenStack(deps: LcmDeps, instance: VnfInstance): void {
   if (instance.instantiationState !== 'INSTANTIATED') {
-    throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED: it has no external connectivity to change`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} FILE` });
+    throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: it has no external connectivity to change`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} FILE` });
   }
   if (infraOf(deps, instance, undefined) !== 'openstack') {
     throw new UsageError(`vnf instance ${instance.id} is a Kubernetes VNF: changing external connectivity is not supported for Kubernetes VNFs (nor by Tacker)`, {

@@ -6,7 +6,7 @@
  * and the request). The engine picks these plans when the instance's VIM is
  * an OpenStack one (`infraOf`).
  */
-import { echo, UsageError, ValidationError, NotFoundError } from '../errors.js';
+import { ConflictError, echo, UsageError, ValidationError, NotFoundError } from '../errors.js';
 import type { NfvParameter, OpenStackInfraDriver } from '../infra/openstack/driver-contract.js';
 import { stackNameOf } from '../infra/openstack/driver-contract.js';
 import type { Vim, VimSecrets } from '../vim/index.js';
@@ -349,7 +349,7 @@ async function refreshed(driver: OpenStackInfraDriver, ctx: Parameters<OpenStack
 
 function openStackInfo(instance: VnfInstance): OpenStackInfo {
   const info = instance.instantiatedVnfInfo as OpenStackInfo | undefined;
-  if (!info) throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
+  if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
   if (!info.metadata.heat) throw new UsageError(`vnf instance ${instance.id} has no Heat stack recorded`, { hint: 'it was not instantiated on an OpenStack VIM' });
   return info;
 }
@@ -358,7 +358,7 @@ type OpenStackPlanner = (deps: LcmDeps, instance: VnfInstance, body: unknown, so
 
 const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, retry, opts) => {
   if (instance.instantiationState === 'INSTANTIATED') {
-    throw new UsageError(`vnf instance ${instance.id} is already INSTANTIATED`, { hint: `terminate it first (vnfm vnf-terminate ${instance.id}), or create another instance` });
+    throw new ConflictError(`vnf instance ${instance.id} is already INSTANTIATED`, { hint: `terminate it first (vnfm vnf-terminate ${instance.id}), or create another instance` });
   }
   if (!isObject(body)) throw new ValidationError(source, undefined, 'is not a JSON object (an InstantiateVnfRequest)', { hint: 'see csar-samples/heat-vnf/requests/instantiate.json' });
   const pkg = await packageOf(deps, instance.vnfPkgId);

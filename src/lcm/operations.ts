@@ -4,7 +4,7 @@
  * and runs it through the engine. Retry re-plans from the recorded request;
  * rollback plans the way back from the journal and the state before.
  */
-import { UsageError, ValidationError, NotFoundError } from '../errors.js';
+import { ConflictError, UsageError, ValidationError, NotFoundError } from '../errors.js';
 import type { ResourceRef } from '../infra/driver.js';
 import type { ChangePackageInput, DeployInput, KubeObject, KubernetesInfraDriver, VduTarget } from '../infra/kubernetes/driver-contract.js';
 import { kindsDefinedBy } from '../infra/kubernetes/package-kinds.js';
@@ -285,7 +285,7 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
 /** What every operation after instantiate starts from: the package, flavour, objects and targets in use. */
 async function current(deps: LcmDeps, instance: VnfInstance, source: string, given: Record<string, VimConnectionInfo> | undefined) {
   const info = instance.instantiatedVnfInfo;
-  if (!info) throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
+  if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
   const pkg = await packageOf(deps, instance.vnfPkgId);
   const flavour = flavourOf(instance, pkg.vnfd);
   const lookup = vimLookup(deps);
@@ -564,7 +564,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
     };
   }
   const info = instance.instantiatedVnfInfo;
-  if (!info) throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
+  if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
   const flavour = flavourOf(instance, pkg.vnfd);
   const prior = deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo ?? info;
   const read = await readPackageObjects(pkg.dir, prior.metadata['lcm-kubernetes-def-files']);

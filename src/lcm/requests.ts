@@ -3,7 +3,7 @@
  * the VIMs — all before anything changes. Each refusal is a ValidationError
  * (exit 2) naming the request's source and the field.
  */
-import { echo, UsageError, ValidationError } from '../errors.js';
+import { ConflictError, echo, UsageError, ValidationError } from '../errors.js';
 import { isSealed, openSealed, sealFields, type Open, type Seal } from '../mgmt/sealed.js';
 import { readinessOverrideProblems, type ReadinessOverrides } from '../infra/kubernetes/readiness-rules.js';
 import type { Vim, VimSecrets, VimSpec } from '../vim/index.js';
@@ -170,7 +170,7 @@ const HELM_PARAMS = ['helm_chart_path', 'helm_value_names', 'helm_parameters'];
 
 export function checkInstantiateRequest(source: string, body: unknown, instance: VnfInstance, vnfd: Vnfd, pkg: PackageView): CheckedInstantiate {
   if (instance.instantiationState === 'INSTANTIATED') {
-    throw new UsageError(`vnf instance ${instance.id} is already INSTANTIATED`, {
+    throw new ConflictError(`vnf instance ${instance.id} is already INSTANTIATED`, {
       hint: `terminate it first (vnfm vnf-terminate ${instance.id}), or create another instance`,
     });
   }
@@ -199,7 +199,7 @@ export function checkInstantiateRequest(source: string, body: unknown, instance:
 
 function requireInstantiated(instance: VnfInstance, operation: string) {
   if (instance.instantiationState !== 'INSTANTIATED' || !instance.instantiatedVnfInfo) {
-    throw new UsageError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to ${operation}`, {
+    throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to ${operation}`, {
       hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE`,
     });
   }

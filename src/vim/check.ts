@@ -1,8 +1,12 @@
 /**
- * Reachability checks run before a VIM is stored: the VIM must answer with
- * the given credentials. The drivers are loaded only when a check runs.
+ * Reachability checks: run before a VIM is stored (the VIM must answer with
+ * the given credentials), before each lifecycle operation, and on demand
+ * (`vnfm vim-check`), which records what each VIM said as its status. The
+ * drivers are loaded only when a check runs.
  */
-import type { VimSecrets, VimSpec } from './model.js';
+import { SecretKeyError } from '../errors.js';
+import type { VimRepository } from '../store/index.js';
+import type { Vim, VimSecrets, VimSpec } from './model.js';
 
 export interface VimCheckReport {
   /** One line for the user, e.g. "Kubernetes v1.32.0, 4 namespaces". */
@@ -25,3 +29,50 @@ export const checkVim: VimChecker = async (spec, secrets) => {
   const result = await checkOpenStackVim(keystoneCredentialsOf(spec, secrets));
   return { summary: `Keystone ${result.identityVersion}, project ${result.projectId}, Heat at ${result.orchestrationEndpoint}` };
 };
+
+/** What one VIM said when asked now (`vnfm vim-check`). */
+export interface VimHealth {
+  vim: Vim;
+  /** REACHABLE when it answered with its credentials, UNREACHABLE otherwise. */
+  status: 'REACHABLE' | 'UNREACHABLE';
+  /** What answered (the check's summary), or why nothing did (the check's error). */
+  detail: string;
+  /** The status recorded before this check. */
+  previous: Vim['status'];
+}
+
+export interface CheckVimsDeps {
+  vims: VimRepository;
+  /** Opens a VIM's sealed secrets; asked only for VIMs that have some. */
+  openSecrets(vim: Vim): Promise<VimSecrets>;
+  check: VimChecker;
+  now(): Date;
+}
+
+/**
+ * Asks each VIM now, all at once (one slow VIM does not hold up the
+ * others), and records what it said as the VIM's status. An unknown name
+ * fails before any VIM is contacted. Every VIM when `refs` is empty.
+ */
+export async function checkVims(deps: CheckVimsDeps, refs: string[]): Promise<VimHealth[]> {
+  const targets = refs.length ? [...new Map(refs.map((r) => deps.vims.get(r)).map((v) => [v.id, v])).values()] : deps.vims.list();
+  return Promise.all(
+    targets.map(async (vim): Promise<VimHealth> => {
+      let status: VimHealth['status'];
+      let detail: string;
+      try {
+        const secrets = vim.secretNames.length ? await deps.openSecrets(vim) : {};
+        detail = (await deps.check(vim.spec, secrets)).summary;
+        status = 'REACHABLE';
+      } catch (err) {
+        // A key problem is the operator's to fix for every VIM, not this VIM's health.
+        if (err instanceof SecretKeyError) throw err;
+        detail = err instanceof Error ? err.message : String(err);
+        status = 'UNREACHABLE';
+      }
+      const current = deps.vims.find(vim.id);
+      if (current && current.status !== status) deps.vims.update({ ...current, status, updatedAt: deps.now().toISOString() });
+      return { vim: { ...(current ?? vim), status }, status, detail, previous: vim.status };
+    }),
+  );
+}

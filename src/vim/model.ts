@@ -71,7 +71,8 @@ export interface Vim {
   spec: VimSpec;
   /** Which secrets are set (names only): enough for views to show them masked. */
   secretNames: (keyof VimSecrets)[];
-  status: 'REACHABLE' | 'PENDING';
+  /** REACHABLE or UNREACHABLE as last checked (registration, `vim-check`); PENDING when registered with --no-check. */
+  status: 'REACHABLE' | 'UNREACHABLE' | 'PENDING';
   createdAt: string;
   updatedAt: string;
 }

@@ -103,7 +103,7 @@ describe("Tacker's command-line forms", () => {
     expect(json(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
     // --request-file keeps working: a second instantiate is refused by the instance's state, not by the form.
     const again = await run(['vnf-instantiate', 'web', '--request-file', REQ('instantiate.json')]);
-    expect(again.code).toBe(2);
+    expect(again.code).toBe(4);
     expect(again.stderr).toMatch(/is already INSTANTIATED/);
   });
 

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openPackage } from '../../src/csar/index.js';
-import { UsageError, ValidationError } from '../../src/errors.js';
+import { ConflictError, UsageError, ValidationError } from '../../src/errors.js';
 import type { VnfInstance } from '../../src/lcm/index.js';
 import { levelReplicas } from '../../src/lcm/index.js';
 import {
@@ -55,6 +55,8 @@ function refusal(fn: () => unknown): string {
   } catch (err) {
     if (err instanceof ValidationError) return err.field ?? '(file)';
     if (err instanceof UsageError) return err.message;
+    // The instance's state, not the request, refuses it: a conflict (exit 4), on every command.
+    if (err instanceof ConflictError) return `conflict: ${err.message}`;
     throw err;
   }
   throw new Error('not refused');
@@ -82,7 +84,7 @@ describe('InstantiateVnfRequest', () => {
   });
 
   it('refuses an instance that is already INSTANTIATED', () => {
-    expect(refusal(() => checkInstantiateRequest('req.json', { flavourId: 'simple' }, instantiated(), vnfd, pkg))).toMatch(/already INSTANTIATED/);
+    expect(refusal(() => checkInstantiateRequest('req.json', { flavourId: 'simple' }, instantiated(), vnfd, pkg))).toMatch(/^conflict: .*already INSTANTIATED/);
   });
 });
 
@@ -124,7 +126,7 @@ describe('HealVnfRequest and TerminateVnfRequest', () => {
     expect(checkTerminateRequest('t', {}, instantiated()).terminationType).toBe('GRACEFUL');
     expect(refusal(() => checkTerminateRequest('t', { terminationType: 'NOW' }, instantiated()))).toBe('terminationType');
     expect(refusal(() => checkTerminateRequest('t', { terminationType: 'FORCEFUL', gracefulTerminationTimeout: 5 }, instantiated()))).toBe('gracefulTerminationTimeout');
-    expect(refusal(() => checkTerminateRequest('t', {}, base))).toMatch(/NOT_INSTANTIATED/);
+    expect(refusal(() => checkTerminateRequest('t', {}, base))).toMatch(/^conflict: .*NOT_INSTANTIATED/);
   });
 });
 
