@@ -95,6 +95,12 @@ export class PackageRepository {
     return (this.db.prepare(sql).all(filter) as PackageRow[]).map(toPackage);
   }
 
+  /** Each package's name (its product name when it has none) by id: for tables that name them. */
+  names(): Map<string, string> {
+    const rows = this.db.prepare('SELECT id, name, vnf_product_name FROM vnf_packages').all() as { id: string; name: string | null; vnf_product_name: string }[];
+    return new Map(rows.map((r) => [r.id, r.name ?? r.vnf_product_name]));
+  }
+
   /** Finds a package by id, vnfdId or name; an ambiguous reference is an error. */
   find(ref: string): VnfPackage | undefined {
     const rows = this.db

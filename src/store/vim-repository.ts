@@ -99,6 +99,12 @@ export class VimRepository {
     return rows.map(toVim);
   }
 
+  /** Each VIM's name by id: for tables that name them. */
+  names(): Map<string, string> {
+    const rows = this.db.prepare('SELECT id, name FROM vims').all() as { id: string; name: string }[];
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+
   /** Finds a VIM by id or by name. */
   find(ref: string): Vim | undefined {
     const row = this.db.prepare('SELECT * FROM vims WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1').get(ref, ref, ref) as

@@ -131,6 +131,12 @@ export class VnfInstanceRepository {
     return (this.db.prepare(sql).all(params) as InstanceRow[]).map(toInstance);
   }
 
+  /** Each instance's name by id (empty for none), without reading the instances' JSON: for tables that name them. */
+  names(): Map<string, string> {
+    const rows = this.db.prepare('SELECT id, name FROM vnf_instances').all() as { id: string; name: string | null }[];
+    return new Map(rows.map((r) => [r.id, r.name ?? '']));
+  }
+
   /** Finds an instance by id or name; a name shared by several instances is an error. */
   find(ref: string): VnfInstance | undefined {
     const rows = this.db.prepare('SELECT * FROM vnf_instances WHERE id = ? OR name = ?').all(ref, ref) as InstanceRow[];

@@ -199,4 +199,16 @@ export const migrations: Migration[] = [
       DROP TABLE vnf_locks_v7;
     `,
   },
+  {
+    version: 8,
+    name: 'list-filter-indexes',
+    sql: `
+      -- what vnf-list and op-list filter and order on (--state, --vim, --name; --state, --since/--until, oldest first)
+      CREATE INDEX vnf_instances_state ON vnf_instances (instantiation_state);
+      CREATE INDEX vnf_instances_vim   ON vnf_instances (vim_id);
+      CREATE INDEX vnf_instances_name  ON vnf_instances (name);
+      CREATE INDEX lcm_op_occs_start   ON lcm_op_occs (start_time);
+      CREATE INDEX lcm_op_occs_state   ON lcm_op_occs (operation_state, start_time);
+    `,
+  },
 ];

@@ -60,7 +60,7 @@ export function opListCommand(ctx: Context): Command {
       ...(flags.since ? { since: timeBound('--since', flags.since, now) } : {}),
       ...(flags.until ? { until: timeBound('--until', flags.until, now) } : {}),
     });
-    const book = { instances: new Map(deps.store.instances.list().map((i) => [i.id, i.vnfInstanceName ?? ''])) };
+    const book = { instances: deps.store.instances.names() };
     await printList(ctx.io, flags, opListView(book), items);
   });
 }

@@ -37,10 +37,7 @@ export function vnfListCommand(ctx: Context): Command {
       ...(flags.package ? { package: flags.package } : {}),
       ...(flags.name ? { name: flags.name } : {}),
     });
-    const book = {
-      vims: new Map(deps.store.vims.list().map((v) => [v.id, v.name])),
-      packages: new Map(deps.store.packages.list().map((p) => [p.id, p.name ?? p.vnfProductName])),
-    };
+    const book = { vims: deps.store.vims.names(), packages: deps.store.packages.names() };
     await printList(ctx.io, flags, vnfListView(book), items);
   });
 }

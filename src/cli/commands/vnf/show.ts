@@ -19,10 +19,7 @@ export function vnfShowCommand(ctx: Context): Command {
     const { getVnf } = await import('../../../lcm/instances.js');
     const { deps } = await lcmDeps(ctx);
     const vnf = getVnf(deps, ref);
-    const book = {
-      vims: new Map(deps.store.vims.list().map((v) => [v.id, v.name])),
-      packages: new Map(deps.store.packages.list().map((p) => [p.id, p.name ?? p.vnfProductName])),
-    };
+    const book = { vims: deps.store.vims.names(), packages: deps.store.packages.names() };
     await printResource(ctx.io, flags, vnfView(flags, book), vnf);
     const table = flags.output === 'table' || flags.output === 'wide';
     if (!table || flags.quiet || flags.column?.length || !vnf.instantiatedVnfInfo) return;
