@@ -22,7 +22,8 @@ interface Path {
   steps: Step[];
 }
 
-type Node = { t: 'text'; text: string } | { t: 'path'; path: Path } | { t: 'range'; path: Path; body: Node[] };
+/** `{.a,.b}` is one node of two paths: their values joined by spaces, as kubectl's. */
+type Node = { t: 'text'; text: string } | { t: 'path'; paths: Path[] } | { t: 'range'; path: Path; body: Node[] };
 
 function bad(template: string, why: string): UsageError {
   return new UsageError(`-o jsonpath: ${why} in ${JSON.stringify(template)}`, {
@@ -187,7 +188,7 @@ export function parseJsonPath(template: string): Node[] {
     } else if (body === '') {
       throw bad(template, 'empty {}');
     } else {
-      for (const part of splitTop(body, ',')) top.push({ t: 'path', path: parsePath(part, template) });
+      top.push({ t: 'path', paths: splitTop(body, ',').map((part) => parsePath(part, template)) });
     }
   }
   if (stack.length > 1) throw bad(template, '{range} without {end}');
@@ -280,7 +281,7 @@ function render(nodes: Node[], scope: unknown, root: unknown): string {
   let out = '';
   for (const n of nodes) {
     if (n.t === 'text') out += n.text;
-    else if (n.t === 'path') out += evaluate(n.path, scope, root).map(text).join(' ');
+    else if (n.t === 'path') out += n.paths.flatMap((p) => evaluate(p, scope, root)).map(text).join(' ');
     else for (const item of evaluate(n.path, scope, root)) out += render(n.body, item, root);
   }
   return out;
