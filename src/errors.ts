@@ -103,6 +103,16 @@ export class InterruptedError extends VnfmError {
   override readonly exitCode: ExitCodeValue = ExitCode.interrupted;
 }
 
+/**
+ * A question on the terminal was answered with Ctrl-C: the command stopped
+ * before changing anything. Exit code 130, as for any Ctrl-C.
+ */
+export class CancelledError extends InterruptedError {
+  constructor(message = 'cancelled, nothing changed') {
+    super(message);
+  }
+}
+
 /** SIGTERM: stopped as by Ctrl-C (an InterruptedError to everything that checks), with its own exit code. */
 export class TerminatedError extends InterruptedError {
   override readonly exitCode: ExitCodeValue = ExitCode.terminated;

@@ -3,7 +3,7 @@
  * exit codes.
  */
 import { CommanderError } from 'commander';
-import { clip, ExitCode, MAX_MESSAGE_CHARS, VnfmError } from '../errors.js';
+import { CancelledError, clip, ExitCode, MAX_MESSAGE_CHARS, VnfmError } from '../errors.js';
 import { createContext } from './context.js';
 import { IO, type Streams } from './io.js';
 import { buildProgram } from './program.js';
@@ -39,6 +39,11 @@ export function reportError(io: IO, err: unknown): number {
       return err.code === 'commander.help' ? ExitCode.usage : ExitCode.ok;
     }
     return ExitCode.usage;
+  }
+  if (err instanceof CancelledError) {
+    // The operator's own Ctrl-C at a question: not a failure to report.
+    io.info(err.message);
+    return err.exitCode;
   }
   if (err instanceof VnfmError) {
     io.error(err.message);

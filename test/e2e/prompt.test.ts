@@ -61,3 +61,25 @@ describe('op-fail --force', () => {
     expect((await vnfm(['vnf-delete', '--yes', 'web'], { home })).code).toBe(0);
   });
 });
+
+describe('Ctrl-C at a question', () => {
+  it('vim-delete and vnf-delete: exit 130, "cancelled, nothing changed", and nothing is', async () => {
+    const home = newHome();
+    expect((await vnfm(['vim-register', '--no-check', '--config-file', 'templates/vim-config-kubernetes.yaml', 'edge'], { home, cwd: process.cwd() })).code).toBe(0);
+    const del = await onTerminal(['vim-delete', 'edge'], home, '\x03');
+    expect(del.screen).toMatch(/Delete vim "edge" and its stored credentials\?/);
+    expect(del.screen).toMatch(/cancelled, nothing changed/);
+    expect(del.screen).not.toMatch(/unexpected failure|report it/);
+    expect(del.code).toBe(130);
+    expect(JSON.parse((await vnfm(['vim-list', '-o', 'json'], { home })).stdout)).toHaveLength(1);
+
+    // A question asked before an operation is recorded: no occurrence either.
+    expect((await vnfm(['vnfpkg-onboard', 'csar-samples/basic-cnf/package', '--name', 'basic-cnf'], { home, cwd: process.cwd() })).code).toBe(0);
+    expect((await vnfm(['vnf-create', '--package', 'basic-cnf', '--name', 'web'], { home })).code).toBe(0);
+    const del2 = await onTerminal(['vnf-delete', 'web'], home, '\x03');
+    expect(del2.code).toBe(130);
+    expect(del2.screen).toMatch(/cancelled, nothing changed/);
+    expect(JSON.parse((await vnfm(['vnf-list', '-o', 'json'], { home })).stdout)).toHaveLength(1);
+    expect(JSON.parse((await vnfm(['op-list', '-o', 'json'], { home })).stdout)).toEqual([]);
+  });
+});
