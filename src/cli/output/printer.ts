@@ -58,15 +58,17 @@ export function isOutputFormat(v: string): v is OutputFormat {
  */
 export function addOutputOptions(cmd: Command, opts: { legacyFile?: boolean } = {}): Command {
   const formats = `${OUTPUT_FORMATS.join('|')}|jsonpath=TEMPLATE`;
+  const help = opts.legacyFile ? 'the format of the result printed, or jsonpath=TEMPLATE (-o FILE is deprecated: use --file)' : 'output format, or jsonpath=TEMPLATE';
+  const output = new Option('-o, --output <format>', help)
+    .default(opts.legacyFile ? undefined : 'table')
+    .argParser((v: string) => {
+      if (opts.legacyFile || isOutputFormat(v)) return v;
+      throw new InvalidArgumentError(`Allowed choices are ${formats}.`);
+    });
+  // The plain formats, for help and shell completion; jsonpath=... is checked by the parser above.
+  output.argChoices = [...OUTPUT_FORMATS];
   return cmd
-    .addOption(
-      new Option('-o, --output <format>', `output format: ${formats}`)
-        .default(opts.legacyFile ? undefined : 'table')
-        .argParser((v: string) => {
-          if (opts.legacyFile || isOutputFormat(v)) return v;
-          throw new InvalidArgumentError(`Allowed choices are ${formats}.`);
-        }),
-    )
+    .addOption(output)
     .option('-c, --column <name>', 'show only this column or field (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--no-headers', 'tables without their header line')
     .option('-q, --quiet', 'print ids only (as -o name)');
