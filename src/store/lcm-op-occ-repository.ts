@@ -2,6 +2,7 @@ import { NotFoundError, UsageError } from '../errors.js';
 import type { JournalStep } from '../infra/driver.js';
 import type { LcmOpOcc, LcmOperationState, PriorState } from '../lcm/model.js';
 import type { Db } from './database.js';
+import { defineLazyJson } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
 
 interface OpOccRow {
@@ -25,21 +26,26 @@ const COLUMNS: (keyof OpOccRow)[] = [
   'resource_changes', 'journal', 'prior_state', 'is_automatic_invocation', 'pid',
 ];
 
+/** What a read returns: all but prior_state, which only a rollback reads (priorState()). */
+const READ = COLUMNS.filter((c) => c !== 'prior_state').join(', ');
+
 function toOpOcc(r: OpOccRow): LcmOpOcc {
-  return {
+  // Built in the order the fields are printed; the JSON blobs (the journal above all) parsed when first read.
+  const o: Record<string, unknown> = {
     id: r.id,
     vnfInstanceId: r.vnf_instance_id,
     operation: r.operation,
     operationState: r.operation_state,
     stateEnteredTime: r.state_entered_time,
     startTime: r.start_time,
-    operationParams: JSON.parse(r.operation_params) as LcmOpOcc['operationParams'],
-    ...(r.error === null ? {} : { error: JSON.parse(r.error) as LcmOpOcc['error'] }),
-    ...(r.resource_changes === null ? {} : { resourceChanges: JSON.parse(r.resource_changes) as LcmOpOcc['resourceChanges'] }),
-    journal: JSON.parse(r.journal) as JournalStep[],
-    isAutomaticInvocation: r.is_automatic_invocation === 1,
-    ...(r.pid === null ? {} : { pid: r.pid }),
   };
+  defineLazyJson(o, 'operationParams', r.operation_params);
+  if (r.error !== null) defineLazyJson(o, 'error', r.error);
+  if (r.resource_changes !== null) defineLazyJson(o, 'resourceChanges', r.resource_changes);
+  defineLazyJson(o, 'journal', r.journal);
+  o['isAutomaticInvocation'] = r.is_automatic_invocation === 1;
+  if (r.pid !== null) o['pid'] = r.pid;
+  return o as unknown as LcmOpOcc;
 }
 
 /**
@@ -93,16 +99,16 @@ export class LcmOpOccRepository {
     if (filter.operation) where.push('operation = @operation');
     if (filter.since) where.push('start_time >= @since');
     if (filter.until) where.push('start_time < @until');
-    const sql = `SELECT * FROM lcm_op_occs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY start_time, rowid`;
+    const sql = `SELECT ${READ} FROM lcm_op_occs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY start_time, rowid`;
     return (this.db.prepare(sql).all(filter) as OpOccRow[]).map(toOpOcc);
   }
 
   /** By id, or by a unique id prefix (at least 8 characters), as uuids are long to type. */
   find(ref: string): LcmOpOcc | undefined {
-    const exact = this.db.prepare('SELECT * FROM lcm_op_occs WHERE id = ?').get(ref) as OpOccRow | undefined;
+    const exact = this.db.prepare(`SELECT ${READ} FROM lcm_op_occs WHERE id = ?`).get(ref) as OpOccRow | undefined;
     if (exact) return toOpOcc(exact);
     if (ref.length < 8) return undefined;
-    const rows = this.db.prepare("SELECT * FROM lcm_op_occs WHERE id LIKE ? ESCAPE '\\' LIMIT 2").all(ref.replace(/[%_\\]/g, '\\$&') + '%') as OpOccRow[];
+    const rows = this.db.prepare(`SELECT ${READ} FROM lcm_op_occs WHERE id LIKE ? ESCAPE '\\' LIMIT 2`).all(ref.replace(/[%_\\]/g, '\\$&') + '%') as OpOccRow[];
     if (rows.length > 1) throw new UsageError(`"${ref}" is the start of several occurrence ids`, { hint: 'give the whole id (vnfm op-list)' });
     return rows[0] && toOpOcc(rows[0]);
   }
@@ -176,7 +182,7 @@ export class LcmOpOccRepository {
   unfinished(vnfInstanceId: string): LcmOpOcc[] {
     return (
       this.db
-        .prepare("SELECT * FROM lcm_op_occs WHERE vnf_instance_id = ? AND operation_state NOT IN ('COMPLETED', 'FAILED', 'ROLLED_BACK') ORDER BY start_time, rowid")
+        .prepare(`SELECT ${READ} FROM lcm_op_occs WHERE vnf_instance_id = ? AND operation_state NOT IN ('COMPLETED', 'FAILED', 'ROLLED_BACK') ORDER BY start_time, rowid`)
         .all(vnfInstanceId) as OpOccRow[]
     ).map(toOpOcc);
   }

@@ -2,6 +2,7 @@ import { ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { VnfInstance } from '../lcm/model.js';
 import type { Db } from './database.js';
 import { byIdPrefix } from './id-prefix.js';
+import { defineLazyJson } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
 
 interface InstanceRow {
@@ -31,13 +32,13 @@ const COLUMNS: (keyof InstanceRow)[] = [
   'created_at', 'updated_at',
 ];
 
-const objectOf = (text: string | null): Record<string, unknown> | undefined => (text === null ? undefined : (JSON.parse(text) as Record<string, unknown>));
 const textOf = (o: Record<string, unknown> | undefined): string | null => (o && Object.keys(o).length ? JSON.stringify(o) : null);
 
 function toInstance(r: InstanceRow): VnfInstance {
-  return {
-    id: r.id,
-    ...(r.name === null ? {} : { vnfInstanceName: r.name }),
+  // Built in the order the fields are printed; the JSON blobs parsed when first read.
+  const i: Record<string, unknown> = { id: r.id };
+  if (r.name !== null) i['vnfInstanceName'] = r.name;
+  Object.assign(i, {
     vnfInstanceDescription: r.description,
     vnfdId: r.vnfd_id,
     vnfPkgId: r.vnf_pkg_id,
@@ -46,17 +47,16 @@ function toInstance(r: InstanceRow): VnfInstance {
     vnfSoftwareVersion: r.vnf_software_version,
     vnfdVersion: r.vnfd_version,
     instantiationState: r.instantiation_state,
-    ...(r.vim_id === null ? {} : { vimId: r.vim_id }),
-    ...(r.vim_connection_info === null ? {} : { vimConnectionInfo: JSON.parse(r.vim_connection_info) as VnfInstance['vimConnectionInfo'] }),
-    ...(r.instantiated_vnf_info === null
-      ? {}
-      : { instantiatedVnfInfo: JSON.parse(r.instantiated_vnf_info) as VnfInstance['instantiatedVnfInfo'] }),
-    ...(r.metadata === null ? {} : { metadata: objectOf(r.metadata)! }),
-    ...(r.extensions === null ? {} : { extensions: objectOf(r.extensions)! }),
-    ...(r.vnf_configurable_properties === null ? {} : { vnfConfigurableProperties: objectOf(r.vnf_configurable_properties)! }),
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
+  });
+  if (r.vim_id !== null) i['vimId'] = r.vim_id;
+  if (r.vim_connection_info !== null) defineLazyJson(i, 'vimConnectionInfo', r.vim_connection_info);
+  if (r.instantiated_vnf_info !== null) defineLazyJson(i, 'instantiatedVnfInfo', r.instantiated_vnf_info);
+  if (r.metadata !== null) defineLazyJson(i, 'metadata', r.metadata);
+  if (r.extensions !== null) defineLazyJson(i, 'extensions', r.extensions);
+  if (r.vnf_configurable_properties !== null) defineLazyJson(i, 'vnfConfigurableProperties', r.vnf_configurable_properties);
+  i['createdAt'] = r.created_at;
+  i['updatedAt'] = r.updated_at;
+  return i as unknown as VnfInstance;
 }
 
 function toRow(i: VnfInstance): InstanceRow {
