@@ -287,6 +287,14 @@ describe('filters and order', () => {
     expect(await names(['vnf-list', ...flags])).toBe(expected);
   });
 
+  it('an empty filtered table says nothing matched, not how to create the first one', async () => {
+    for (const argv of [['vnf-list', '--name', 'nope'], ['vnf-list', '--filter', '(eq,id,x)'], ['op-list', '--operation', 'HEAL'], ['vim-list', '--limit', '1', '--filter', '(eq,name,x)']]) {
+      const r = await run(argv);
+      expect(r).toMatchObject({ code: 0, stdout: '', stderr: 'Nothing matches the filters given.\n' });
+    }
+    expect((await run(['vnf-list', '--name', 'nope', '-o', 'json'])).stdout).toBe('[]\n');
+  });
+
   it('op-list narrows by operation, state, instance and time', async () => {
     expect(await q(['op-list', '--operation', 'SCALE'])).toEqual([ids.opScale]);
     expect(await q(['op-list', '--state', 'ROLLED_BACK'])).toEqual([ids.opDb]);

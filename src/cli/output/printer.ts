@@ -24,6 +24,8 @@ export interface ListOptions {
   sort?: string;
   limit?: number;
   filter?: string;
+  /** Set by a command whose own flags (--state, --vim, ...) narrowed the list: an empty one then says nothing matched. */
+  narrowed?: boolean;
 }
 
 export interface Column<T> {
@@ -232,7 +234,7 @@ export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, vi
     return;
   }
   if (items.length === 0) {
-    io.info(view.empty);
+    io.info(opts.narrowed || opts.filter !== undefined || all.length > 0 ? 'Nothing matches the filters given.' : view.empty);
     return;
   }
   const cell = (c: Column<T>, item: T) => (format === 'wide' && c.full ? c.full(item) : c.cell(item));

@@ -61,6 +61,7 @@ export function opListCommand(ctx: Context): Command {
       ...(flags.until ? { until: timeBound('--until', flags.until, now) } : {}),
     });
     const book = { instances: deps.store.instances.names() };
-    await printList(ctx.io, flags, opListView(book), items);
+    const narrowed = Boolean(flags.vnf || flags.state || flags.operation || flags.since || flags.until);
+    await printList(ctx.io, { ...flags, narrowed }, opListView(book), items);
   });
 }

@@ -38,6 +38,7 @@ export function vnfListCommand(ctx: Context): Command {
       ...(flags.name ? { name: flags.name } : {}),
     });
     const book = { vims: deps.store.vims.names(), packages: deps.store.packages.names() };
-    await printList(ctx.io, flags, vnfListView(book), items);
+    const narrowed = Boolean(flags.state || flags.vim || flags.package || flags.name);
+    await printList(ctx.io, { ...flags, narrowed }, vnfListView(book), items);
   });
 }
