@@ -233,6 +233,11 @@ describe('output for scripts', () => {
   it('-o value prints the chosen columns, whole ids, one record a line', async () => {
     expect((await run(['vnf-list', '-o', 'value', '-c', 'id', '-c', 'name'])).stdout).toBe(`${ids.web} web\n${ids.db} db\n${ids.inline} edge-cache\n`);
     expect((await run(['vnf-show', 'web', '-o', 'value', '-c', 'instantiationState'])).stdout).toBe('INSTANTIATED\n');
+    expect((await run(['vnf-list', '-o', 'value', '-c', 'name', '-c', 'vnfProvider', '--limit', '1'])).stdout).toBe('web Company\n');
+    expect((await run(['vnf-list', '-c', 'name', '-c', 'vnfdVersion', '--limit', '1'])).stdout).toBe('NAME   VNFDVERSION\nweb    1.0\n');
+    const unknown = await run(['vnf-list', '-c', 'colour']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown column "colour"\nhint: choose from: id, vnfInstanceName, .*vnfProvider/);
     expect((await run(['op-show', ids.opScale, '-o', 'value', '-c', 'operationState'])).stdout).toBe('FAILED_TEMP\n');
   });
 

@@ -111,14 +111,16 @@ function sameName(a: string, b: string): boolean {
   return a === b || norm(a) === norm(b);
 }
 
-function pickColumns<T>(view: View<T>, wanted: string[] | undefined, format: OutputFormat): Column<T>[] {
+/** The columns -c names: a view's column, or any field of the items' JSON form (`-c vnfProvider`; on an empty list, columns only). */
+function pickColumns<T>(view: View<T>, wanted: string[] | undefined, format: OutputFormat, sample: T | undefined): Column<T>[] {
   if (!wanted?.length) return visibleColumns(view, format);
+  const fields = sample === undefined ? [] : Object.keys(view.toData(sample));
   return wanted.map((w) => {
     const col = view.columns.find((c) => c.header.toLowerCase() === w.toLowerCase() || c.key === w) ?? view.columns.find((c) => sameName(c.key, w));
-    if (!col) {
-      throw new UsageError(`unknown column "${w}"`, { hint: `choose from: ${view.columns.map((c) => c.key).join(', ')}` });
-    }
-    return col;
+    if (col) return col;
+    const field = fields.find((f) => f === w) ?? fields.find((f) => sameName(f, w));
+    if (field !== undefined) return { header: field.toUpperCase(), key: field, cell: (item: T) => formatValue(view.toData(item)[field]) };
+    throw new UsageError(`unknown column "${w}"`, { hint: `choose from: ${[...new Set([...view.columns.map((c) => c.key), ...fields])].join(', ')}` });
   });
 }
 
@@ -228,7 +230,7 @@ export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, vi
     if (items.length) io.out(items.map((i) => idOf(view, i)).join('\n'));
     return;
   }
-  const cols = pickColumns(view, opts.column, format);
+  const cols = pickColumns(view, opts.column, format, items[0]);
   if (format === 'value') {
     if (items.length) io.out(items.map((item) => cols.map((c) => (c.full ?? c.cell)(item)).join(' ')).join('\n'));
     return;
