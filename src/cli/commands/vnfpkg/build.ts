@@ -40,8 +40,9 @@ export function vnfpkgBuildCommand(ctx: Context): Command {
     const result = await buildCsar(dir, file, epoch ? { sourceDateEpoch: Number(epoch) } : {});
     for (const f of result.findings) ctx.io.warn(`${f.file ? f.file + ': ' : ''}${f.message}`);
     ctx.io.success(`${file} written: ${result.entries} members, ${result.bytes} bytes`);
-    if (flags.output === file || flags.output === undefined) return;
-    await printResource<Built>(ctx.io, { ...flags, output: flags.output as OutputFormat }, {
+    const format = flags.output === undefined || flags.output === file ? undefined : flags.output;
+    if (format === undefined && !flags.quiet) return;
+    await printResource<Built>(ctx.io, { ...flags, output: (format ?? 'name') as OutputFormat }, {
       empty: '',
       columns: [],
       name: (b) => b.file,

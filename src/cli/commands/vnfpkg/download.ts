@@ -29,7 +29,8 @@ export function vnfpkgDownloadCommand(ctx: Context): Command {
     const { downloadPackage } = await import('../../../csar/packages.js');
     const pkg = await downloadPackage(await packageDeps(ctx), ref, file, flags.force);
     ctx.io.success(`vnf package ${pkg.id} written to ${file} (sha256 ${pkg.checksum.hash})`);
-    if (flags.output === file || flags.output === undefined) return;
-    await printResource(ctx.io, { ...flags, output: flags.output as OutputFormat }, packageView, pkg);
+    const format = flags.output === undefined || flags.output === file ? undefined : flags.output;
+    if (format === undefined && !flags.quiet) return;
+    await printResource(ctx.io, { ...flags, output: (format ?? 'name') as OutputFormat }, packageView, pkg);
   });
 }
