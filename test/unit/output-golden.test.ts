@@ -228,6 +228,7 @@ describe('output for scripts', () => {
     const bare = await run(['vnf-list', '--no-headers']);
     expect(lines(bare.stdout)).toEqual(lines(table.stdout).slice(1));
     expect(bare.stdout).not.toMatch(/^ID/);
+    expect((await run(['sample-list', '-q'])).stdout).toMatch(/^basic-cnf$/m);
   });
 
   it('-o value prints the chosen columns, whole ids, one record a line', async () => {

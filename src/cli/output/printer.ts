@@ -46,7 +46,7 @@ export interface View<T> {
   toData: (item: T) => Record<string, unknown>;
   /** Said on stderr for an empty list in table form. */
   empty: string;
-  /** What -o name and -q print; the `id` field by default. */
+  /** What -o name and -q print; the `id` field (else `name`) by default. */
   name?: (item: T) => string;
 }
 
@@ -164,7 +164,12 @@ function formatValue(v: unknown): string {
   return String(v);
 }
 
-const idOf = <T>(view: View<T>, item: T): string => (view.name ? view.name(item) : formatValue(view.toData(item)['id']));
+/** What -o name prints: the view's choice, else the item's id, else its name (samples have no id). */
+function idOf<T>(view: View<T>, item: T): string {
+  if (view.name) return view.name(item);
+  const data = view.toData(item);
+  return formatValue(data['id'] ?? data['name']);
+}
 
 /** A value to sort on: the JSON field of that name, else the column's whole text. */
 function sortKey<T>(view: View<T>, key: string): (item: T) => unknown {
