@@ -201,13 +201,16 @@ function sortItems<T>(view: View<T>, items: T[], spec: string): T[] {
     if (typeof a === 'number' && typeof b === 'number') return a - b;
     return formatValue(a) < formatValue(b) ? -1 : 1;
   };
-  return [...items].sort((x, y) => {
-    for (const k of keys) {
-      const c = cmp(k.get(x), k.get(y));
-      if (c !== 0) return c * k.sign;
+  // Each item's keys once, not once per comparison.
+  const decorated = items.map((item) => ({ item, values: keys.map((k) => k.get(item)) }));
+  decorated.sort((x, y) => {
+    for (let i = 0; i < keys.length; i++) {
+      const c = cmp(x.values[i], y.values[i]);
+      if (c !== 0) return c * keys[i]!.sign;
     }
     return 0;
   });
+  return decorated.map((d) => d.item);
 }
 
 export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, view: View<T>, all: T[]): Promise<void> {
