@@ -367,7 +367,7 @@ if (size > MAIN_BUNDLE_BUDGET) {
   rmSync(staging, { recursive: true, force: true });
   console.error(`bundle: build/vnfm.cjs would be ${(size / 1024).toFixed(0)} KiB, over the ${MAIN_BUNDLE_BUDGET / 1024} KiB start-up budget.`);
   console.error('Run `node scripts/bundle.mjs --metafile` and look at build/vnfm.meta.json (esbuild\'s analyzer) for what grew it:');
-  console.error('a large package goes into CHUNKED_PACKAGES; if vnfm\'s own code outgrew it, raise MAIN_BUNDLE_BUDGET and check `npm run bench`.');
+  console.error('a large package goes into CHUNKED_PACKAGES, a room of vnfm\'s own loaded by few commands into CHUNKED_ROOMS (and is imported with await import() from outside it); if the rest outgrew it, raise MAIN_BUNDLE_BUDGET and check `npm run bench`.');
   if (metafile) writeFileSync(join(buildDir, 'vnfm.meta.json'), JSON.stringify(builds[0].metafile));
   process.exit(1);
 }
