@@ -94,3 +94,17 @@ describe('vnf-kubeconfig', () => {
     expect(existsSync(join(dir, 'new.kubeconfig'))).toBe(false);
   });
 });
+
+describe('sample-export', () => {
+  it('writes into a directory that is not empty only with --force', async () => {
+    const out = join(dir, 'sample');
+    expect((await run(['sample-export', 'basic-cnf', out])).code).toBe(0);
+    writeFileSync(join(out, 'README.md'), 'changed');
+    const refused = await run(['sample-export', 'basic-cnf', out]);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toMatch(/is not empty\nhint: .*--force/);
+    expect(readFileSync(join(out, 'README.md'), 'utf8')).toBe('changed');
+    expect((await run(['sample-export', 'basic-cnf', out, '--force'])).code).toBe(0);
+    expect(readFileSync(join(out, 'README.md'), 'utf8')).toMatch(/basic/i);
+  });
+});
