@@ -162,6 +162,8 @@ export async function runLcmCommand(
   subject?: string,
 ): Promise<OperationResult> {
   const seconds = parseDuration(flags.timeout);
+  // Before the timer and the signal handlers: a refused store or key must not leave them keeping the process alive.
+  const { deps, close } = await lcmDeps(ctx);
   const controller = new AbortController();
   // The driver hangs one listener per request and watch on this signal.
   setMaxListeners(0, controller.signal);
@@ -173,7 +175,6 @@ export async function runLcmCommand(
   process.once('SIGTERM', onSigterm);
   const progress = createProgress(ctx.io, () => ctx.now());
   let last: LcmOpOcc | undefined;
-  const { deps, close } = await lcmDeps(ctx);
   try {
     const result = await action(deps, {
       signal: controller.signal,
