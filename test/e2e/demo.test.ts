@@ -35,3 +35,28 @@ describe('vnfm demo', () => {
     expect((await vnfm(['vim-list', '-o', 'json'], { home })).stdout.trim()).toBe('[]');
   });
 });
+
+describe('vnfm demo --vim', () => {
+  it('runs in the user\'s VNFM_HOME on the VIM given and leaves no instance and none of the packages it onboarded behind', async () => {
+    const { startSandbox, writeSandboxConfigs } = await import('../../src/sandbox/index.js');
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'vnfm-demo-vim-'));
+      writeSandboxConfigs(sandbox, { vimConfigPath: join(dir, 'vim-config.yaml'), kubeconfigPath: join(dir, 'kubeconfig') });
+      const home = newHome();
+      expect((await vnfm(['vim-register', '--config-file', join(dir, 'vim-config.yaml'), 'lab'], { home })).code).toBe(0);
+      const r = await vnfm(['demo', '--vim', 'lab', '-o', 'json'], { home });
+      expect(r.code, r.stderr).toBe(0);
+      const steps = JSON.parse(r.stdout) as { step: string; result: string }[];
+      expect(steps.at(-1)).toMatchObject({ step: 'delete the packages it onboarded', result: expect.stringMatching(/^packages \S+, \S+ deleted$/) });
+      expect((await vnfm(['vnf-list', '-o', 'json'], { home })).stdout.trim()).toBe('[]');
+      expect((await vnfm(['vnfpkg-list', '-o', 'json'], { home })).stdout.trim()).toBe('[]');
+      expect(JSON.parse((await vnfm(['vim-list', '-o', 'json'], { home })).stdout)).toHaveLength(1);
+    } finally {
+      await sandbox.close();
+    }
+  }, 180_000);
+});

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { InterruptedError, TerminatedError, TimeoutError, UsageError } from '../../errors.js';
 import type { LcmDeps, LcmEvent, OperationResult } from '../../lcm/index.js';
+import type { VnfPackage } from '../../csar/index.js';
 import { createContext, type Context } from '../context.js';
 import { withExamples } from '../help.js';
 import { addOutputOptions, printList, type OutputOptions } from '../output/printer.js';
@@ -70,7 +71,8 @@ export function demoCommand(ctx: Context): Command {
         });
         vimRef = vim.id;
       }
-      const results = await runDemo(demoCtx, { vimRef, keep: Boolean(flags.keep), seconds, work });
+      // In the user's own VNFM_HOME (--vim) the packages it onboarded are deleted at the end; a temporary one goes whole.
+      const results = await runDemo(demoCtx, { vimRef, keep: Boolean(flags.keep), seconds, work, removePackages: Boolean(flags.vim) });
       await printList(ctx.io, flags, {
         empty: '',
         columns: [
@@ -91,7 +93,7 @@ export function demoCommand(ctx: Context): Command {
           });
           keepWork = false;
         } else {
-          ctx.io.info(`the instance stays INSTANTIATED on vim ${flags.vim}: vnfm vnf-list`);
+          ctx.io.info(`the instance stays INSTANTIATED on vim ${flags.vim}, and the packages stay onboarded: vnfm vnf-list, vnfm vnfpkg-list`);
         }
       }
     } finally {
@@ -102,10 +104,12 @@ export function demoCommand(ctx: Context): Command {
   });
 }
 
-async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seconds: number; work: string }): Promise<StepResult[]> {
+async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seconds: number; work: string; removePackages: boolean }): Promise<StepResult[]> {
   const { io } = ctx;
   const results: StepResult[] = [];
-  const total = opts.keep ? 4 : 9;
+  // Packages the demo onboarded itself (not ones the VNFM_HOME already had) are deleted at the end.
+  const onboarded: VnfPackage[] = [];
+  let total = opts.keep ? 4 : 9;
   const step = async <T>(name: string, fn: () => Promise<T>, describe: (t: T) => string): Promise<T> => {
     io.info(io.color.bold(`[${results.length + 1}/${total}] ${name}`));
     const started = Date.now();
@@ -132,9 +136,13 @@ async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seco
     const { validatePackage } = await import('../../csar/index.js');
     const vnfdId = (await validatePackage(join(sampleDir, tree))).vnfd?.id;
     const existing = vnfdId ? store.packages.find(vnfdId) : undefined;
-    return existing ?? (await onboardPackage(pkgDeps, { path: join(sampleDir, tree) })).pkg;
+    if (existing) return existing;
+    const made = (await onboardPackage(pkgDeps, { path: join(sampleDir, tree) })).pkg;
+    onboarded.push(made);
+    return made;
   };
   const v1 = await step('onboard the packages', async () => [await onboard('package'), await onboard('package-v2')], ([a, b]) => `vnfdIds ${a!.vnfdId} (v1), ${b!.vnfdId} (v2)`);
+  if (!opts.keep && opts.removePackages && onboarded.length > 0) total += 1;
 
   const { deps, close } = await lcmDeps(ctx);
   try {
@@ -178,6 +186,13 @@ async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seco
     await run('change to package v2', (d, signal, onEvent) => lcm.changeVnfPackage(d, instance.id, request('change-package'), { signal, onEvent }));
     await run('terminate', (d, signal, onEvent) => lcm.terminateVnf(d, instance.id, request('terminate'), { signal, onEvent }));
     await step('delete the VNF instance', async () => lcm.deleteVnf(deps, instance.id), (i) => `instance ${i.id} deleted`);
+    if (opts.removePackages && onboarded.length > 0) {
+      const { deletePackage } = await import('../../csar/index.js');
+      await step('delete the packages it onboarded', async () => {
+        for (const p of onboarded) await deletePackage(pkgDeps, p.id);
+        return onboarded;
+      }, (list) => `packages ${list.map((p) => p.id).join(', ')} deleted`);
+    }
     return results;
   } finally {
     close();
