@@ -302,6 +302,22 @@ function withHookRecords(before: VnfInstance, after: VnfInstance, records: Recor
   return { ...after, instantiatedVnfInfo: { ...info, metadata: Object.keys(merged).length ? { ...metadata, mgmt: merged } : metadata } };
 }
 
+/** Asks a registered VIM whether it answers, and records what it said as its status (as vim-check does). */
+async function checkRegisteredVim(deps: LcmDeps, vim: VimConnection): Promise<void> {
+  if (!deps.checkInlineVim) return;
+  const record = (status: Vim['status']) => {
+    const stored = vim.id ? deps.store.vims.find(vim.id) : undefined;
+    if (stored && stored.status !== status) deps.store.vims.update({ ...stored, status, updatedAt: nowIso(deps) });
+  };
+  try {
+    await deps.checkInlineVim(vim);
+  } catch (err) {
+    if (err instanceof VimCheckError) record('UNREACHABLE');
+    throw err;
+  }
+  record('REACHABLE');
+}
+
 /** Starts a new operation on the instance: the plan has been made from the checked request. */
 export async function runOperation(
   deps: LcmDeps,
@@ -314,7 +330,7 @@ export async function runOperation(
   assertInstanceFree(deps, instance.id);
   const made = await makePlan();
   // An inline VIM was checked as the request was read.
-  if (!made.vim.inline) await deps.checkInlineVim?.(made.vim);
+  if (!made.vim.inline) await checkRegisteredVim(deps, made.vim);
   throwIfAborted(opts.signal);
   const plan = await prepared(deps, made, opts);
   await preflight(deps, plan, opts.signal);

@@ -114,6 +114,30 @@ describe('instances', () => {
   });
 });
 
+describe('the VIM asked before an operation is recorded', () => {
+  it('a registered VIM that does not answer: VimCheckError (exit 6), no occurrence, the VIM UNREACHABLE; once it answers, REACHABLE and the scale runs', async () => {
+    const vnf = await instantiated();
+    let answering = false;
+    const asked: string[] = [];
+    deps.checkInlineVim = async (v) => {
+      asked.push(v.name);
+      if (!answering) throw new VimCheckError(`cannot reach ${v.spec.authUrl} (ECONNREFUSED)`);
+    };
+    const before = store.opOccs.list().length;
+    const err = await scaleVnf(deps, vnf.id, request('scale-out.json')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VimCheckError);
+    expect((err as VimCheckError).exitCode).toBe(6);
+    expect(store.opOccs.list()).toHaveLength(before);
+    expect(driver.callsOf('scale')).toEqual([]);
+    expect(store.vims.get('vim-k8s').status).toBe('UNREACHABLE');
+    answering = true;
+    const r = await scaleVnf(deps, vnf.id, request('scale-out.json'));
+    expect(r.opOcc.operationState).toBe('COMPLETED');
+    expect(store.vims.get('vim-k8s').status).toBe('REACHABLE');
+    expect(asked).toEqual(['k8s', 'k8s']);
+  });
+});
+
 describe('operations that complete', () => {
   it('instantiate: replicas from the level, namespace from the request, VNFCs and resources recorded, hooks around the driver', async () => {
     const vnf = createVnf(deps, { vnfdId: V1 });
