@@ -33,7 +33,7 @@ export async function checkVimsNow(ctx: Context, refs: string[]): Promise<{ heal
   }
   if (down.length === 0) return { healths };
   const failure = new VimCheckError(`${down.length} of ${healths.length} VIM(s) did not answer: ${down.map((h) => `"${h.vim.name}" (${h.detail})`).join('; ')}`, {
-    hint: 'operations on an UNREACHABLE VIM are refused before anything is recorded; fix the VIM (or its credentials with vnfm vim-update VIM --config-file F) and check again with vnfm vim-check',
+    hint: 'an operation on a VIM that does not answer is refused before anything is recorded; fix the VIM (or its credentials with vnfm vim-update VIM --config-file F) and check again with vnfm vim-check',
   });
   return { healths, failure };
 }
