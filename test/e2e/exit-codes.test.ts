@@ -130,6 +130,7 @@ describe('exit codes, command by command', () => {
       ['vnf-heal, NOT_INSTANTIATED', () => ['vnf-heal', 'idle']],
       ['vnf-change-package, NOT_INSTANTIATED', () => ['vnf-change-package', 'idle', REQ('change-package.json')]],
       ['vnf-terminate, NOT_INSTANTIATED', () => ['vnf-terminate', '--yes', 'idle']],
+      ['vnf-change-ext-conn, NOT_INSTANTIATED', () => ['vnf-change-ext-conn', 'idle', REQ('heal.json')]],
       ['op-retry, a COMPLETED occurrence', () => ['op-retry', ids.completedOp]],
       ['op-rollback, a COMPLETED occurrence', () => ['op-rollback', ids.completedOp]],
       ['op-fail, a COMPLETED occurrence', () => ['op-fail', ids.completedOp]],
