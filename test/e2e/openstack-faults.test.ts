@@ -94,7 +94,9 @@ beforeAll(async () => {
   await ok(['vnfpkg-onboard', join(work, 'heat-vnf.zip')]);
   const request = (await readFile(join(SAMPLE, 'requests/instantiate.json'), 'utf8')).replace('REPLACE-WITH-EXTERNAL-NETWORK-ID', 'net-public-1');
   await writeFile(join(work, 'instantiate.json'), request);
-}, LONG);
+  // Starting Keystone and Heat from nothing takes minutes on a loaded 2-core
+  // machine (the real API server tier runs beside this file).
+}, 2 * LONG);
 
 afterAll(async () => {
   await heat?.stop();
