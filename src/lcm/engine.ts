@@ -15,7 +15,7 @@ import type { OpenStackInfraDriver } from '../infra/openstack/driver-contract.js
 import type { SecretReader } from '../infra/kubernetes/secrets.js';
 import type { ManagementDriver } from '../mgmt/index.js';
 import { noopManagementDriver } from '../mgmt/noop.js';
-import type { Open, PackageScriptUse, Seal } from '../mgmt/index.js';
+import type { InstanceFields, Open, PackageScriptUse, Seal } from '../mgmt/index.js';
 import { openOpLog } from './op-log.js';
 import type { Store, VnfLock } from '../store/index.js';
 import { holderOf, holderStatus, thisHost, type HolderStatus, type HostFacts } from './lock-holder.js';
@@ -412,6 +412,7 @@ export async function execute(
   };
   const mgmt = deps.mgmt ?? noopManagementDriver;
   const records: Record<string, unknown> = {};
+  const fields: InstanceFields = {};
   const log = openOpLog(deps.home, op.id, () => deps.now());
   const hook = async (name: LcmHook, result?: VnfInstance) => {
     opts.onEvent?.({ type: 'hook', hook: name });
@@ -434,13 +435,14 @@ export async function execute(
       allowPackageScripts: opts.allowPackageScripts === true || (typeof opts.allowPackageScripts === 'function' && plan.consented === true),
     });
     if (outcome?.record) Object.assign(records, outcome.record);
+    if (outcome?.instanceFields) Object.assign(fields, outcome.instanceFields);
   };
   try {
     const run = await bindDriver(deps, plan);
     if (plan.hooks) await hook(plan.hooks[0]);
     const ran = await run(ctx);
     if (plan.hooks) await hook(plan.hooks[1], ran);
-    const after = withHookRecords(instance, ran, records);
+    const after = { ...withHookRecords(instance, ran, records), ...fields };
     const affectedVnfcs = diffVnfcs(instance, after);
     const final = ops.exclusive(() => {
       const now = nowIso(deps);

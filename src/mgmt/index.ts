@@ -50,6 +50,20 @@ export interface HookOutcome {
    * set to null is removed). Drivers use their own name as the key.
    */
   record?: Record<string, unknown>;
+  /**
+   * SOL003 fields of the instance the hook changed (a Tacker v2 script's
+   * `vnf_instance`), set on the instance when the operation completes.
+   */
+  instanceFields?: InstanceFields;
+}
+
+/** The fields of a VNF instance a hook may change, as Tacker lets a management script change them. */
+export interface InstanceFields {
+  vnfInstanceName?: string;
+  vnfInstanceDescription?: string;
+  metadata?: Record<string, unknown>;
+  extensions?: Record<string, unknown>;
+  vnfConfigurableProperties?: Record<string, unknown>;
 }
 
 /** What `prepare` is shown before an operation starts. */

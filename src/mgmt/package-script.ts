@@ -26,7 +26,7 @@ import { createInterface } from 'node:readline';
 import { ValidationError, VnfmError } from '../errors.js';
 import type { VnfInstance } from '../lcm/model.js';
 import type { HookImplementation, LcmHook } from '../vnfd/index.js';
-import type { HookContext, HookOutcome, PackageScriptUse } from './index.js';
+import type { HookContext, HookOutcome, InstanceFields, PackageScriptUse } from './index.js';
 import { createScriptWorkspace, describeIsolation, isolatedCommand, type ScriptIsolation, type ScriptWorkspace } from './script-isolation.js';
 import { openSealed, sealedStrings, type Open } from './sealed.js';
 import { createSessionRedactor } from './ssh/redact.js';
@@ -419,5 +419,16 @@ function tackerOutcome(
   if (!kept.vnf_instance && !kept.user_script_err_handling_data) return {};
   const fields = Object.keys(kept.vnf_instance ?? {});
   ctx.log(`${file}: kept ${fields.length ? `vnf_instance ${fields.join(', ')}` : 'no vnf_instance field'}${kept.user_script_err_handling_data ? ' and user_script_err_handling_data' : ''}`);
-  return { record: { [TACKER_RECORD_KEY]: kept } };
+  return { record: { [TACKER_RECORD_KEY]: kept }, ...instanceFieldsOf(kept.vnf_instance) };
+}
+
+/** The kept `vnf_instance` fields whose types SOL003 allows, to be set on the instance itself. */
+function instanceFieldsOf(inst: Record<string, unknown> | undefined): Pick<HookOutcome, 'instanceFields'> {
+  if (!inst) return {};
+  const fields: InstanceFields = {};
+  const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
+  if (typeof inst['vnfInstanceName'] === 'string') fields.vnfInstanceName = inst['vnfInstanceName'];
+  if (typeof inst['vnfInstanceDescription'] === 'string') fields.vnfInstanceDescription = inst['vnfInstanceDescription'];
+  for (const k of ['metadata', 'extensions', 'vnfConfigurableProperties'] as const) if (isObject(inst[k])) fields[k] = inst[k];
+  return Object.keys(fields).length ? { instanceFields: fields } : {};
 }

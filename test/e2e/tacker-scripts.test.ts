@@ -177,6 +177,9 @@ describe('Tacker v2 management scripts', () => {
       },
       user_script_err_handling_data: { instantiate_start: 'done', instantiate_end: 'done' },
     });
+    // As Tacker applies a script's vnf_instance to the instance itself.
+    expect(inst.metadata).toEqual({ configured_by: 'edge-config', stage: 'end' });
+    expect(inst.extensions).toEqual({ vnfc_count: 2, seen_data: { instantiate_start: 'done' } });
     const [op] = await ops(vnf);
     expect(op.operationState).toBe('COMPLETED');
     const log = (await ok(['op-log', op.id])).stdout;

@@ -161,13 +161,17 @@ describe('runPackageScript with a Tacker script', () => {
     const instance = { ...inst };
     const c1 = ctx(d, 'instantiate_start', instance, logs);
     const start = await runPackageScript(c1, c1.implementation as HookImplementation, { open });
-    expect(start).toEqual({ record: { 'tacker-script': { vnf_instance: { metadata: { configured: 'start' } }, user_script_err_handling_data: { started: true } } } });
+    expect(start).toEqual({
+      record: { 'tacker-script': { vnf_instance: { metadata: { configured: 'start' } }, user_script_err_handling_data: { started: true } } },
+      instanceFields: { metadata: { configured: 'start' } },
+    });
     expect(logs).toContain('Scripts/sample.py: vnf_instance fields vnfm keeps itself were not taken: instantiationState');
     const c2 = ctx(d, 'instantiate_end', instance, logs);
     const end = await runPackageScript(c2, c2.implementation as HookImplementation, { open });
     expect(logs).toContain("Scripts/sample.py [stderr]: instantiate_end sees metadata={'configured': 'start'} data={'started': True}");
     expect(end).toEqual({
       record: { 'tacker-script': { vnf_instance: { metadata: { configured: 'start' }, extensions: { done: true } }, user_script_err_handling_data: { started: true } } },
+      instanceFields: { metadata: { configured: 'start' }, extensions: { done: true } },
     });
   });
 
@@ -196,7 +200,8 @@ describe('runPackageScript with a Tacker script', () => {
       request: { additionalParams: { password: { sealed: 'enc:x', keyId: 'k1' } } },
     };
     const out = await runPackageScript(c, c.implementation as HookImplementation, { open: async () => 'pw-must-not-be-kept' });
-    expect(out).toEqual({ record: { 'tacker-script': { vnf_instance: { metadata: { new: newPkg.split('/').at(-1), copied: '***' } } } } });
+    const kept = { metadata: { new: newPkg.split('/').at(-1), copied: '***' } };
+    expect(out).toEqual({ record: { 'tacker-script': { vnf_instance: kept } }, instanceFields: kept });
     expect(JSON.stringify(logs)).not.toContain('pw-must-not-be-kept');
   });
 
