@@ -16,7 +16,7 @@
  * given the new package (Tacker's `new_csar_dir`).
  */
 import { randomUUID } from 'node:crypto';
-import { echo, NotFoundError, UsageError, ValidationError } from '../errors.js';
+import { ConflictError, echo, NotFoundError, UsageError, ValidationError } from '../errors.js';
 import type { ResourceRef } from '../infra/driver.js';
 import type { KubeObject, KubernetesInfraDriver, VduTarget } from '../infra/kubernetes/driver-contract.js';
 import type { HookContext, ManagementDriver } from '../mgmt/index.js';
@@ -441,7 +441,7 @@ interface ModifyPlan {
 async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, onNotice?: (message: string) => void): Promise<ModifyPlan> {
   const request = checkModifyRequest(source, body);
   checkVnfcIds(source, request, instance);
-  if (instance.instantiationState !== 'INSTANTIATED') throw new UsageError(`vnf instance ${instance.id} is no longer INSTANTIATED`, { hint: 'give up on the occurrence: vnfm op-fail OP' });
+  if (instance.instantiationState !== 'INSTANTIATED') throw new ConflictError(`vnf instance ${instance.id} is no longer INSTANTIATED`, { hint: 'give up on the occurrence: vnfm op-fail OP' });
   const pkgRecord = targetPackage(deps, source, request, instance);
   const oldPkg = await openOnboarded(deps.home, deps.store.packages.get(instance.vnfPkgId));
   const newPkg = pkgRecord ? await openOnboarded(deps.home, pkgRecord) : undefined;
@@ -536,7 +536,7 @@ function modifyRecordOnly(deps: LcmDeps, instance: VnfInstance, body: unknown, s
   sweepStaleLock(deps, instance.id, opts.onEvent);
   const request = checkModifyRequest(source, body);
   if (request.vimConnectionInfo) {
-    throw new ValidationError(source, 'vimConnectionInfo', 'cannot be modified while the instance is NOT_INSTANTIATED (as in Tacker)', {
+    throw new ConflictError(`${source}: vimConnectionInfo cannot be modified while vnf instance ${instance.id} is NOT_INSTANTIATED (as in Tacker)`, {
       hint: `give it with the instantiation: vnfm vnf-instantiate ${instance.id} FILE`,
     });
   }

@@ -21,6 +21,7 @@ let sandbox: Sandbox;
 let home: string;
 let dir: string;
 let vimConfig: string;
+let vimUpdate: string;
 let ids: { running: string; idle: string; locked: string; completedOp: string; pkg: string };
 
 const run = (args: string[], env?: Record<string, string>): Promise<RunResult> => vnfm(args, { home, cwd: ROOT, ...(env ? { env } : {}) });
@@ -37,6 +38,8 @@ beforeAll(async () => {
   sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
   vimConfig = join(dir, 'vim-config.yaml');
   writeSandboxConfigs(sandbox, { vimConfigPath: vimConfig, kubeconfigPath: join(dir, 'kubeconfig') });
+  vimUpdate = join(dir, 'update-vim.json');
+  writeFileSync(vimUpdate, JSON.stringify({ vimConnectionInfo: { vim1: { vimId: 'vim-sandbox', vimType: 'kubernetes' } } }));
   await ok(['vim-register', '--config-file', vimConfig, 'vim-sandbox']);
   const pkg = idOf(await ok(['vnfpkg-onboard', join(SAMPLE, 'package'), '--name', 'basic-cnf', '-o', 'json']));
   await ok(['vnfpkg-onboard', join(SAMPLE, 'package-v2'), '--name', 'basic-cnf-v2']);
@@ -131,6 +134,7 @@ describe('exit codes, command by command', () => {
       ['vnf-change-package, NOT_INSTANTIATED', () => ['vnf-change-package', 'idle', REQ('change-package.json')]],
       ['vnf-terminate, NOT_INSTANTIATED', () => ['vnf-terminate', '--yes', 'idle']],
       ['vnf-change-ext-conn, NOT_INSTANTIATED', () => ['vnf-change-ext-conn', 'idle', REQ('heal.json')]],
+      ['vnf-update of vimConnectionInfo, NOT_INSTANTIATED', () => ['vnf-update', 'idle', vimUpdate]],
       ['op-retry, a COMPLETED occurrence', () => ['op-retry', ids.completedOp]],
       ['op-rollback, a COMPLETED occurrence', () => ['op-rollback', ids.completedOp]],
       ['op-fail, a COMPLETED occurrence', () => ['op-fail', ids.completedOp]],

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { onboardPackage } from '../../src/csar/index.js';
-import { ExitCode, UsageError, ValidationError, VimCheckError } from '../../src/errors.js';
+import { ConflictError, ExitCode, UsageError, ValidationError, VimCheckError } from '../../src/errors.js';
 import { createVnf, getVnf, instantiateVnf, listOpOccs, modifyVnfInfo, retryOpOcc, rollbackOpOcc, changeExtConn, type LcmDeps, type VnfInstance } from '../../src/lcm/index.js';
 import { jsonMergePatch } from '../../src/lcm/modify.js';
 import type { HookContext } from '../../src/mgmt/index.js';
@@ -110,7 +110,9 @@ describe('vnf-update: records only', () => {
     expect(r.opOcc).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
     expect(getVnf(deps, vnf.id)).toMatchObject({ vnfInstanceName: 'idle-2', metadata: { owner: 'ops' } });
     expect(hooks).toEqual([]);
-    await expect(modifyVnfInfo(deps, vnf.id, { vimConnectionInfo: { vim1: { vimId: 'k8s', vimType: 'kubernetes' } } })).rejects.toThrow(/cannot be modified while the instance is NOT_INSTANTIATED/);
+    const refused = modifyVnfInfo(deps, vnf.id, { vimConnectionInfo: { vim1: { vimId: 'k8s', vimType: 'kubernetes' } } });
+    await expect(refused).rejects.toThrow(/vimConnectionInfo cannot be modified while vnf instance \S+ is NOT_INSTANTIATED/);
+    await expect(refused).rejects.toBeInstanceOf(ConflictError);
     // A NOT_INSTANTIATED instance may move to another version of its package.
     const moved = await modifyVnfInfo(deps, vnf.id, { vnfdId: V11 });
     expect(moved.vnfInstance).toMatchObject({ vnfdId: V11, vnfSoftwareVersion: '1.1' });
