@@ -136,6 +136,10 @@ describe('the VIM inline, as Tacker v2 requests give it', () => {
     );
     expect(shown.instantiatedVnfInfo.metadata.namespace).toBe(NS);
     expect(shown.vimConnectionInfo['vim1']).toMatchObject({ vimType: 'ETSINFV.KUBERNETES.V_1', interfaceInfo: { endpoint: cluster.server }, extra: { 'dummy-key': 'dummy-val' } });
+    // What is kept sealed is shown masked, as vim-show masks a VIM's secrets.
+    expect(shown.vimConnectionInfo['vim1']).toMatchObject({ accessInfo: { bearer_token: '***' }, interfaceInfo: { ssl_ca_cert: '***' } });
+    const showOp = (await ok(['op-show', json<{ id: string }>(inst.stdout).id, '-o', 'json'])).stdout;
+    expect(showOp).not.toMatch(/"sealed"|keyId/);
 
     // Tacker v2's scale body; the VIM comes from the instance.
     write('scale-out.json', { type: 'SCALE_OUT', aspectId: 'vdu1_aspect', numberOfSteps: 1, additionalParams: {} });

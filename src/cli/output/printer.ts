@@ -213,7 +213,26 @@ function sortItems<T>(view: View<T>, items: T[], spec: string): T[] {
   return decorated.map((d) => d.item);
 }
 
-export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, view: View<T>, all: T[]): Promise<void> {
+/**
+ * A secret sealed into a record (`{sealed, keyId}`: a request's password, an
+ * inline VIM's token) is shown as `***`, as vim-show masks a VIM's secrets:
+ * its ciphertext means nothing to a reader and has no place in a script's
+ * output.
+ */
+function masked<T>(view: View<T>): View<T> {
+  const mask = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(mask);
+    if (!v || typeof v !== 'object') return v;
+    const o = v as Record<string, unknown>;
+    const keys = Object.keys(o);
+    if (keys.length === 2 && typeof o['sealed'] === 'string' && typeof o['keyId'] === 'string') return '***';
+    return Object.fromEntries(keys.map((k) => [k, mask(o[k])]));
+  };
+  return { ...view, toData: (item) => mask(view.toData(item)) as Record<string, unknown> };
+}
+
+export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, unmasked: View<T>, all: T[]): Promise<void> {
+  const view = masked(unmasked);
   let items = all;
   if (opts.filter !== undefined) {
     const { parseTackerFilter, matchesTackerFilter } = await import('./tacker-filter.js');
@@ -251,7 +270,8 @@ export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, vi
   io.out(renderTable(io, opts.headers === false ? undefined : cols.map((c) => c.header), items.map((item) => cols.map((c) => cell(c, item)))));
 }
 
-export async function printResource<T>(io: IO, opts: OutputOptions, view: View<T>, item: T): Promise<void> {
+export async function printResource<T>(io: IO, opts: OutputOptions, unmasked: View<T>, item: T): Promise<void> {
+  const view = masked(unmasked);
   const all = view.toData(item);
   const format = formatOf(opts);
   if (format === 'name') {
