@@ -25,9 +25,9 @@ import type { LcmOperation, VnfInstance } from './model.js';
 import { instanceVim } from './modify.js';
 import { buildNfvParameter, cpsByVdu, infraOf, type HeatStackRecord } from './openstack-plan.js';
 import { openOnboarded } from './package-content.js';
+import { retryConsent } from './operations.js';
 import { flavourOf } from './requests.js';
 import { vnfcRecords } from './vnfcs.js';
-import { packageScriptRefusal, packageScriptsOf } from '../mgmt/index.js';
 
 /** Recorded under its SOL003 name, outside the operations the planner tables know (as MODIFY_INFO). */
 const CHANGE_EXT_CONN = 'CHANGE_EXT_CONN' as LcmOperation;
@@ -126,13 +126,7 @@ export async function retryExtConn(deps: LcmDeps, opRef: string, opts: Operation
   const instance = deps.store.instances.get(op.vnfInstanceId);
   const source = opts.source ?? `occurrence ${op.id}`;
   const plan = await planChangeExtConn(deps, instance, op.operationParams, source);
-  const scripts = packageScriptsOf(plan.hooks!, plan.flavour?.hooks ?? {});
-  let consented = opts.allowPackageScripts === true;
-  if (scripts.length && !consented) {
-    const consent = opts.allowPackageScripts;
-    if (typeof consent === 'function' && (await consent(scripts))) consented = true;
-    else throw packageScriptRefusal(source, scripts);
-  }
+  const consented = await retryConsent(plan, opts, source);
   const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(deps, resumed, { ...plan, params: op.operationParams, consented }, 'PROCESSING', 'COMPLETED', opts);

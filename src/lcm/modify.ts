@@ -38,11 +38,13 @@ import {
   type Plan,
 } from './engine.js';
 import type { LcmOpOcc, LcmOperation, VimConnection, VimConnectionInfo, VnfInfoModificationRequest, VnfInstance } from './model.js';
-import { retryOpOcc as retryOther, rollbackOpOcc as rollbackOther } from './operations.js';
+import { retryConsent, retryOpOcc as retryOther, rollbackOpOcc as rollbackOther } from './operations.js';
 import { openOnboarded, readPackageObjects, type OnboardedPackage } from './package-content.js';
 import { checkedInline, flavourOf, recordedVim, resolveVimConnection, type VimLookup } from './requests.js';
-import { infraOf, OPENSTACK_VIM_TYPES as OPENSTACK_TYPES } from './openstack-plan.js';
-import { packageScriptRefusal, packageScriptsOf } from '../mgmt/index.js';
+import { infraOf, jsonMergePatch, OPENSTACK_VIM_TYPES as OPENSTACK_TYPES } from './openstack-plan.js';
+
+/** RFC 7396 JSON merge patch, as Tacker's inst_utils.json_merge_patch applies a modify request. */
+export { jsonMergePatch };
 import { vnfcRecords } from './vnfcs.js';
 import { retryExtConn, rollbackExtConn } from './ext-conn.js';
 
@@ -63,16 +65,6 @@ const FIXED_KINDS = new Set(['DaemonSet', 'Pod']);
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** RFC 7396 JSON merge patch, as Tacker's inst_utils.json_merge_patch. */
-export function jsonMergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return patch;
-  const out: Json = isObject(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = jsonMergePatch(out[k], v);
-  }
-  return out;
-}
 
 /** The request's shape, as Tacker v2's VnfInfoModificationRequest_V200 schema checks it (no other fields). */
 export function checkModifyRequest(source: string, body: unknown): VnfInfoModificationRequest {
@@ -578,13 +570,7 @@ export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOp
   const instance = deps.store.instances.get(op.vnfInstanceId);
   const source = opts.source ?? `occurrence ${op.id}`;
   const made = await planModify(deps, instance, op.operationParams, source);
-  const scripts = made.plan.hooks ? packageScriptsOf(made.plan.hooks, made.plan.flavour?.hooks ?? {}) : [];
-  let consented = opts.allowPackageScripts === true;
-  if (scripts.length && !consented) {
-    const consent = opts.allowPackageScripts;
-    if (typeof consent === 'function' && (await consent(scripts))) consented = true;
-    else throw packageScriptRefusal(source, scripts);
-  }
+  const consented = await retryConsent(made.plan, opts, source);
   const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(withNewPackage(deps, () => made.newPackageDir), resumed, { ...made.plan, params: op.operationParams, consented }, 'PROCESSING', 'COMPLETED', opts);

@@ -518,7 +518,7 @@ export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOp
  * them again (flag or prompt), asked before the occurrence is resumed, so a
  * refusal leaves it FAILED_TEMP as it was.
  */
-async function retryConsent(plan: Plan, opts: OperationOptions, source: string): Promise<boolean> {
+export async function retryConsent(plan: Plan, opts: OperationOptions, source: string): Promise<boolean> {
   const scripts = plan.hooks ? packageScriptsOf(plan.hooks, plan.flavour?.hooks ?? {}) : [];
   if (!scripts.length || opts.allowPackageScripts === true) return opts.allowPackageScripts === true;
   const consent = opts.allowPackageScripts;
