@@ -193,7 +193,8 @@ describe('the private-registry-vnf sample on Heat with a simulated server', () =
     // The parameters are kept for heal, the password sealed; nothing under VNFM_HOME holds it in clear.
     const recorded = (await show(vnf)).instantiatedVnfInfo!.metadata.mgmt!['private-registry-mgmt']!;
     expect(recorded).toMatchObject({ ssh_cp_name: 'CP1', ssh_username: 'ubuntu', port_no: 5000, image_path: 'Files/images/private_registry.tar' });
-    expect(recorded['ssh_password']).toEqual({ sealed: expect.any(String), keyId: expect.any(String) });
+    // Shown masked, as vim-show masks a VIM's secrets (the store keeps it sealed).
+    expect(recorded['ssh_password']).toBe('***');
     expect(filesHolding(home, PASSWORD)).toEqual([]);
   }, LONG);
 
