@@ -86,6 +86,42 @@ export function atLeast(v: ServerVersion, major: number, minor: number): boolean
  */
 export const REAL_CLUSTER_KUBECONFIG = process.env['VNFM_CONFORMANCE_KUBECONFIG'] ?? inject('realCluster')?.kubeconfigPath;
 
+/**
+ * Raw HTTPS requests to the current cluster of `kc`, with its credentials:
+ * what the conformance tests and the fidelity report send.
+ */
+export function requester(kc: k8s.KubeConfig): (method: string, path: string, opts?: RequestOpts) => Promise<Reply> {
+  const server = new URL(kc.getCurrentCluster()!.server);
+  return async (method, path, opts = {}) => {
+    const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
+    if (payload !== undefined) {
+      headers['Content-Type'] = opts.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    const reqOpts: RequestOptions = { method, hostname: server.hostname, port: server.port || 443, path, headers };
+    await kc.applyToHTTPSOptions(reqOpts);
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(reqOpts, (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => {
+          let json: any;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, json, text });
+        });
+      });
+      req.on('error', reject);
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  };
+}
+
 export async function connect(prefix: string): Promise<Cluster> {
   let sandbox: Sandbox | undefined;
   let dir: string | undefined;
@@ -107,33 +143,7 @@ export async function connect(prefix: string): Promise<Cluster> {
     return opts;
   }
 
-  async function request(method: string, path: string, opts: RequestOpts = {}): Promise<Reply> {
-    const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-    const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
-    if (payload !== undefined) {
-      headers['Content-Type'] = opts.contentType ?? 'application/json';
-      headers['Content-Length'] = String(Buffer.byteLength(payload));
-    }
-    const reqOpts = await options(method, path, headers);
-    return new Promise((resolve, reject) => {
-      const req = httpsRequest(reqOpts, (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => {
-          let json: any;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, json, text });
-        });
-      });
-      req.on('error', reject);
-      if (payload !== undefined) req.write(payload);
-      req.end();
-    });
-  }
+  const request = requester(kc);
 
   async function watch(collectionPath: string, query: Record<string, string>, until: (e: WatchEvent, all: WatchEvent[]) => boolean, timeoutMs = 20_000): Promise<WatchEvent[]> {
     const qs = new URLSearchParams({ ...query, watch: '1' }).toString();

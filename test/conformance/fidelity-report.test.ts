@@ -11,7 +11,6 @@
  * not listed in ACCEPTED with its reason.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -19,7 +18,7 @@ import { isDeepStrictEqual } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
-import { REAL_CLUSTER_KUBECONFIG } from './cluster.js';
+import { REAL_CLUSTER_KUBECONFIG, requester } from './cluster.js';
 
 interface Answer {
   status: number;
@@ -34,36 +33,8 @@ interface Endpoint {
 function endpoint(kubeconfigPath: string): Endpoint {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath);
-  const server = new URL(kc.getCurrentCluster()!.server);
-  return {
-    async request(method, path, body, contentType = 'application/json', accept = 'application/json') {
-      const headers: Record<string, string> = { Accept: accept };
-      if (body !== undefined) {
-        headers['Content-Type'] = contentType;
-        headers['Content-Length'] = String(Buffer.byteLength(body));
-      }
-      const opts: RequestOptions = { method, hostname: server.hostname, port: server.port || 443, path, headers };
-      await kc.applyToHTTPSOptions(opts);
-      return new Promise((resolvePromise, reject) => {
-        const req = httpsRequest(opts, (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d.toString()));
-          res.on('end', () => {
-            let json: any;
-            try {
-              json = JSON.parse(text);
-            } catch {
-              json = undefined;
-            }
-            resolvePromise({ status: res.statusCode ?? 0, json, text });
-          });
-        });
-        req.on('error', reject);
-        if (body !== undefined) req.write(body);
-        req.end();
-      });
-    },
-  };
+  const send = requester(kc);
+  return { request: (method, path, body, contentType, accept) => send(method, path, { body, contentType, accept }) };
 }
 
 /** One request of the report. `{ns}` in the path and body is the report's namespace. */
