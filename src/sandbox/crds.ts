@@ -297,14 +297,24 @@ export function startCrdController(api: ObjectApi, faults?: FaultRules): Control
   const store = api.store;
   const crdType = api.type(CRD_GROUP, CRD_RESOURCE);
 
+  // What each served CRD was served from: as the API server's CRD handler,
+  // storage is rebuilt (and the kinds' watch history restarted) only when a
+  // CRD's spec or accepted names change, never on a status update or on the
+  // deletion of one of its objects.
+  const servedFrom = new Map<string, string>();
+
   function unserve(crdName: string): void {
+    servedFrom.delete(crdName);
     for (const t of [...api.registry.all()]) {
       if (t.custom?.crdName === crdName) api.registry.unregister(t.group, t.version, t.plural);
     }
   }
 
   function serve(crd: KubeObject): void {
+    const signature = JSON.stringify([crd.metadata.uid, crd.spec, namesOf(crd)]);
+    if (servedFrom.get(crd.metadata.name) === signature) return;
     unserve(crd.metadata.name);
+    servedFrom.set(crd.metadata.name, signature);
     const served = versionsOf(crd).filter((v) => v.served).sort((a, b) => compareKubeVersions(a.name, b.name));
     for (const v of served) api.registry.register(customResourceType(api, crd, v));
   }

@@ -306,6 +306,19 @@ describe('custom resources', () => {
     }
   });
 
+  it('keeps a kind\'s watch history across deletions of its objects: a watch resumes from before them', async () => {
+    const from = (await c.request('POST', widgets, { body: widget('gone-1', { size: 'small' }) })).json.metadata.resourceVersion;
+    await c.request('POST', widgets, { body: widget('gone-2', { size: 'small' }) });
+    await c.request('DELETE', `${widgets}/gone-1`);
+    await c.request('DELETE', `${widgets}/gone-2`);
+    const events = await c.watch(widgets, { resourceVersion: from }, (e) => e.type === 'ERROR' || (e.type === 'DELETED' && e.object.metadata.name === 'gone-2'));
+    expect(events.map((e) => [e.type, e.object.metadata?.name])).toEqual([
+      ['ADDED', 'gone-2'],
+      ['DELETED', 'gone-1'],
+      ['DELETED', 'gone-2'],
+    ]);
+  });
+
   it('serves cluster-scoped custom resources without a namespace', async () => {
     const r = await c.request('POST', gadgets, { body: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'g1' }, anything: { at: 'all' } } });
     expect(r.status, r.text).toBe(201);

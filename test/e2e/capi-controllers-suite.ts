@@ -58,6 +58,7 @@ export function call(to: Endpoint, method: string, path: string, body?: unknown,
 
 /** Lists, then watches `collection` until `done(items)` holds for the current objects; resolves with them. */
 export async function waitUntil(to: Endpoint, collection: string, done: (items: Map<string, any>) => boolean, timeoutMs = 15_000): Promise<Map<string, any>> {
+  const deadline = Date.now() + timeoutMs;
   const list = await call(to, 'GET', collection);
   const items = new Map<string, any>(list.json.items.map((o: any) => [o.metadata.name, o]));
   if (done(items)) return items;
@@ -75,6 +76,13 @@ export async function waitUntil(to: Endpoint, collection: string, done: (items: 
         while ((nl = buffer.indexOf('\n')) >= 0) {
           const event = JSON.parse(buffer.slice(0, nl));
           buffer = buffer.slice(nl + 1);
+          if (event.type === 'ERROR') {
+            // 410 Expired, as any API server may answer: list again and watch from there, as an informer does.
+            clearTimeout(timer);
+            req.destroy();
+            waitUntil(to, collection, done, Math.max(1, deadline - Date.now())).then(resolve, reject);
+            return;
+          }
           if (event.type === 'DELETED') items.delete(event.object.metadata.name);
           else items.set(event.object.metadata.name, event.object);
           if (done(items)) {
