@@ -26,6 +26,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Most files wait on servers they start (Keystone, Heat, sshd, a
+    // registry, API servers), not on the CPU: three files at a time keep two
+    // cores busy. VNFM_TEST_WORKERS overrides.
+    maxWorkers: Number(process.env['VNFM_TEST_WORKERS'] ?? 3),
     projects: [
       {
         extends: true,
