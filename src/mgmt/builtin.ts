@@ -14,6 +14,7 @@ import type { LcmRequest, VimConnection } from '../lcm/model.js';
 import type { Vim } from '../vim/model.js';
 import type { HookImplementation, LcmHook } from '../vnfd/index.js';
 import { createCapiCredentialsDriver } from './capi-credentials.js';
+import { createContainerUpdateDriver } from './container-update.js';
 import { createKubernetesMgmtDriver } from './kubernetes-mgmt/index.js';
 import { createPrivateRegistryDriver } from './private-registry.js';
 import type { HookContext, HookOutcome, ManagementDriver, PackageScriptUse, PrepareInput } from './index.js';
@@ -73,7 +74,7 @@ export interface BuiltinDriver {
 }
 
 /** Built-in driver names, as the artifact file names them (`capi_credentials` → `capi-credentials`). */
-export const BUILTIN_DRIVERS = ['capi-credentials', 'private-registry-mgmt', 'kubernetes-mgmt'] as const;
+export const BUILTIN_DRIVERS = ['capi-credentials', 'private-registry-mgmt', 'kubernetes-mgmt', 'container-update-mgmt-v2', 'container-update-mgmt'] as const;
 
 /** The built-in driver a hook's artifact names, or undefined for a package script. */
 export function builtinDriverName(impl: HookImplementation): string | undefined {
@@ -109,6 +110,8 @@ export function createManagementDriver(services: ManagementServices): Management
     ['capi-credentials', createCapiCredentialsDriver(services)],
     ['private-registry-mgmt', createPrivateRegistryDriver(services)],
     ['kubernetes-mgmt', createKubernetesMgmtDriver(services)],
+    ['container-update-mgmt-v2', createContainerUpdateDriver('container-update-mgmt-v2')],
+    ['container-update-mgmt', createContainerUpdateDriver('container-update-mgmt')],
   ]);
   const driverFor = (impl: HookImplementation): BuiltinDriver | undefined => {
     const name = builtinDriverName(impl);

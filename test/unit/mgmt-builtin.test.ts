@@ -31,6 +31,8 @@ describe('builtinDriverName', () => {
     ['Files/mgmt/capi-credentials.sh', 'capi-credentials'],
     ['Scripts/CAPI_Credentials.PY', 'capi-credentials'],
     ['Scripts/post_install.py', undefined],
+    ['Scripts/container_update_mgmt_v2.py', 'container-update-mgmt-v2'],
+    ['Scripts/container_update_mgmt.py', 'container-update-mgmt'],
     [undefined, undefined],
   ])('%s → %s', (file, name) => {
     expect(builtinDriverName({ implementation: 'x', ...(file ? { artifactFile: file } : {}) })).toBe(name);
