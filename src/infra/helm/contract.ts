@@ -1,0 +1,154 @@
+/**
+ * What the Helm seam offers: the Helm 3 CLI driven as Tacker v2 drives it
+ * (install, upgrade, status, get manifest/values, history, rollback,
+ * uninstall, list), never with `--wait`: readiness is watched by the
+ * Kubernetes driver from the release's manifest. Offline chart checks
+ * (lint, template) need no cluster.
+ */
+import type { KubeAccess } from '../kubernetes/kube-api.js';
+
+/**
+ * Values for a release, as `--set` gives them: keys are dotted paths
+ * (`vdu1.replicaCount`, `a\.b` for a key with a dot, `list[0]` for an
+ * element), values are JSON values (a number stays a number). They reach
+ * Helm in a values file in the client's private directory, never on the
+ * command line, so a value may be a secret.
+ */
+export type HelmSetValues = Record<string, unknown>;
+
+/** One release as `helm status` / `helm list` report it. */
+export interface HelmRelease {
+  name: string;
+  namespace: string;
+  revision: number;
+  /** Helm's release status: deployed, failed, pending-install, pending-upgrade, pending-rollback, superseded, uninstalling. */
+  status: string;
+  /** `name-version` of the chart, e.g. `helm-cnf-1.0.0`. */
+  chart: string;
+  appVersion?: string;
+  /** RFC 3339 time of the last deployment, when Helm reports it. */
+  updated?: string;
+  /** Helm's description of the last action ("Install complete", "Rollback to 1"). */
+  description?: string;
+}
+
+/** One entry of `helm history`. */
+export interface HelmRevision {
+  revision: number;
+  status: string;
+  chart: string;
+  appVersion?: string;
+  description: string;
+  updated: string;
+}
+
+/** Options every cluster call takes. */
+export interface HelmCallOptions {
+  /** Aborting kills the helm process (SIGTERM, then SIGKILL) and the call rejects with the abort reason. */
+  signal?: AbortSignal;
+}
+
+export interface HelmInstallOptions extends HelmCallOptions {
+  release: string;
+  /** A chart directory or `.tgz` on the local disk. */
+  chart: string;
+  namespace: string;
+  set?: HelmSetValues;
+  /** Extra values files (`-f`), applied before `set`. */
+  valuesFiles?: string[];
+  /** `--create-namespace` (default false: vnfm's namespaces exist beforehand, as Tacker's). */
+  createNamespace?: boolean;
+  /** `--dry-run=server`: renders and validates against the cluster, installs nothing. */
+  dryRun?: boolean;
+  /** `--timeout` for hooks (Helm's default 5m0s); e.g. `300s`. */
+  timeout?: string;
+}
+
+export interface HelmUpgradeOptions extends HelmInstallOptions {
+  /** `--reuse-values`: keep the release's values and merge `set` into them (scale). */
+  reuseValues?: boolean;
+  /** `--reset-values`: only the chart's defaults plus `set` (change package). */
+  resetValues?: boolean;
+}
+
+export interface HelmRollbackOptions extends HelmCallOptions {
+  release: string;
+  namespace: string;
+  /** The revision to return to; 0 or absent means the previous one. */
+  revision?: number;
+}
+
+export interface HelmUninstallOptions extends HelmCallOptions {
+  release: string;
+  namespace: string;
+  keepHistory?: boolean;
+}
+
+export interface HelmReleaseRef extends HelmCallOptions {
+  release: string;
+  namespace: string;
+  /** For get manifest/values: that revision instead of the current one. */
+  revision?: number;
+}
+
+/**
+ * The Helm CLI bound to one cluster. Each call runs one `helm` process with a
+ * kubeconfig written 0600 in a private 0700 directory that is removed when
+ * the call ends (success, failure, abort) and when the process exits.
+ */
+export interface HelmClient {
+  /** The helm executable used. */
+  readonly executable: string;
+  /** `helm install` (no --wait); the release as installed. */
+  install(opts: HelmInstallOptions): Promise<HelmRelease>;
+  /** `helm upgrade` (no --wait, no --install); the release as upgraded. */
+  upgrade(opts: HelmUpgradeOptions): Promise<HelmRelease>;
+  /** `helm status`; undefined when there is no such release. */
+  status(opts: HelmReleaseRef): Promise<HelmRelease | undefined>;
+  /** `helm get manifest`: the rendered objects, a multi-document YAML. */
+  getManifest(opts: HelmReleaseRef): Promise<string>;
+  /** `helm get values` (user-supplied values, or with `all` the computed ones). */
+  getValues(opts: HelmReleaseRef & { all?: boolean }): Promise<Record<string, unknown>>;
+  /** `helm history`, oldest first; [] when there is no such release. */
+  history(opts: HelmReleaseRef): Promise<HelmRevision[]>;
+  /** `helm rollback` (no --wait). */
+  rollback(opts: HelmRollbackOptions): Promise<void>;
+  /** `helm uninstall` (no --wait); a release already gone is not an error. */
+  uninstall(opts: HelmUninstallOptions): Promise<void>;
+  /** `helm list` in one namespace (all states: deployed, failed, pending...). */
+  list(opts: HelmCallOptions & { namespace: string }): Promise<HelmRelease[]>;
+}
+
+export interface HelmClientOptions {
+  /** The cluster, as the Kubernetes driver reaches it (kubeAccessOf in vim/access.ts). */
+  access: KubeAccess;
+  /** The helm executable; default: findHelm(env). */
+  executable?: string;
+  /** Where VNFM_HELM and PATH are read (default process.env). Nothing else from it reaches Helm. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Offline chart checks: no cluster, no credentials. */
+export interface HelmChartTool {
+  readonly executable: string;
+  /** `helm version --template {{.Version}}`, e.g. `v3.18.0`. */
+  version(opts?: HelmCallOptions): Promise<string>;
+  /** `helm lint`: resolves with the findings text when the chart passes, throws HelmError (reason render) when it fails. */
+  lint(chart: string, opts?: HelmCallOptions & { set?: HelmSetValues }): Promise<string>;
+  /** `helm template`: the rendered multi-document YAML; throws HelmError (reason render) when a template fails. */
+  template(chart: string, opts?: HelmCallOptions & { release?: string; namespace?: string; set?: HelmSetValues }): Promise<string>;
+}
+
+/** Why a helm command failed, as far as its message tells. */
+export type HelmFailureReason =
+  /** No such release (or revision). */
+  | 'not-found'
+  /** The release name is taken in that namespace (by another chart or owner). */
+  | 'name-in-use'
+  /** A template did not render, or the chart is malformed. */
+  | 'render'
+  /** An object of the release already exists and is not Helm's (no release annotations). */
+  | 'ownership'
+  /** The API server refused the credentials. */
+  | 'unauthorized'
+  | 'other';
