@@ -3,8 +3,9 @@
  * safety), the VNFD and its references, and the Kubernetes manifests — every
  * finding, not just the first. Offline; writes nothing.
  */
-import { loadVnfd, lintKubernetesDefinitions, type Vnfd } from '../vnfd/index.js';
+import { loadVnfd, lintKubernetesDefinitions, lintRenderedChart, type Vnfd } from '../vnfd/index.js';
 import { checkCsarStructure, type CheckStructureOptions } from './check-structure.js';
+import { chartFiles, checkChart, findCharts, inChartDirectory, type PackageChart } from './helm-chart.js';
 import type { Finding, PackageFiles } from './model.js';
 import { openPackage, type PackageLimits } from './open-package.js';
 import { findingsFromError } from './package-error.js';
@@ -19,10 +20,33 @@ export interface PackageValidation {
   vnfd?: Vnfd;
   /** The members that hold Kubernetes objects (`Files/**.yaml` with apiVersion/kind). */
   kubernetesDefinitions: string[];
+  /** The package's Helm charts (archives and unpacked chart directories), well formed or not. */
+  helmCharts: PackageChart[];
+}
+
+/** What Helm said about a chart: `helm lint`, then `helm template` when the lint passed. */
+export interface ChartRendering {
+  lint: { ok: boolean; output: string };
+  template?: { ok: boolean; manifest: string; output: string };
+}
+
+/**
+ * Lints and renders a chart with the real Helm, offline (no cluster). The
+ * chart's files are given relative to its root; the renderer writes them
+ * where Helm can read them and removes them after.
+ */
+export interface ChartRenderer {
+  render(chart: PackageChart, files: Map<string, Buffer>): Promise<ChartRendering>;
 }
 
 export interface ValidateOptions extends CheckStructureOptions {
   limits?: Partial<PackageLimits>;
+  /**
+   * Runs `helm lint` and `helm template` over each well-formed chart; without
+   * it the chart's shape alone is checked. null: Helm was looked for and is
+   * not there, which a note says.
+   */
+  chartRenderer?: ChartRenderer | null;
 }
 
 /** Opens and validates a package; the opened files are handed to `use` while still open, when given. */
@@ -36,7 +60,7 @@ export async function validatePackage(
     files = await openPackage(path, opts.limits);
   } catch (err) {
     const findings = findingsFromError(err, path);
-    return { origin: path, valid: false, findings, kubernetesDefinitions: [] };
+    return { origin: path, valid: false, findings, kubernetesDefinitions: [], helmCharts: [] };
   }
   try {
     const result = await validateFiles(files, opts);
@@ -47,7 +71,7 @@ export async function validatePackage(
   }
 }
 
-export async function validateFiles(files: PackageFiles, opts: CheckStructureOptions = {}): Promise<PackageValidation> {
+export async function validateFiles(files: PackageFiles, opts: CheckStructureOptions & Pick<ValidateOptions, 'chartRenderer'> = {}): Promise<PackageValidation> {
   const structure = await checkCsarStructure(files, opts);
   const findings = [...structure.findings];
   let vnfd: Vnfd | undefined;
@@ -57,7 +81,25 @@ export async function validateFiles(files: PackageFiles, opts: CheckStructureOpt
     findings.push(...loaded.findings);
     vnfd = loaded.vnfd;
   }
-  const kubernetesDefinitions = await findKubernetesDefinitions(files);
+  const helmCharts: PackageChart[] = [];
+  for (const chart of findCharts(files)) {
+    const found = await checkChart(files, chart);
+    if (!found) continue;
+    helmCharts.push(chart);
+    findings.push(...found);
+    if (found.length === 0 && opts.chartRenderer) findings.push(...(await renderChart(files, chart, opts.chartRenderer)));
+    else if (found.length === 0 && opts.chartRenderer === null) {
+      findings.push({
+        severity: 'info',
+        code: 'helm-not-available',
+        file: chart.path,
+        message: 'the chart\'s shape was checked, but not linted or rendered: there is no helm (VNFM_HELM is not set and PATH has none)',
+        hint: 'install Helm 3 on PATH or set VNFM_HELM to its path, to run helm lint and helm template over the chart',
+      });
+    }
+  }
+  // A chart directory's templates are Go templates, not Kubernetes YAML.
+  const kubernetesDefinitions = (await findKubernetesDefinitions(files)).filter((p) => !inChartDirectory(p, helmCharts));
   if (kubernetesDefinitions.length > 0) {
     // VDU-to-workload names are checked only for CNFs: a VM-based VNF (BaseHOT) has no workloads.
     const isCnf = !files.list().some((p) => p.startsWith('BaseHOT/'));
@@ -72,7 +114,23 @@ export async function validateFiles(files: PackageFiles, opts: CheckStructureOpt
     ...(structure.meta ? { meta: structure.meta } : {}),
     ...(vnfd ? { vnfd } : {}),
     kubernetesDefinitions,
+    helmCharts,
   };
+}
+
+/** helm lint, then helm template, of a well-formed chart; the rendered objects go through the removed-apiVersion lint. */
+async function renderChart(files: PackageFiles, chart: PackageChart, renderer: ChartRenderer): Promise<Finding[]> {
+  const rendering = await renderer.render(chart, await chartFiles(files, chart));
+  const said = (output: string) => output.trim().split('\n').filter((l) => l.trim() !== '').slice(-12).join('; ');
+  if (!rendering.lint.ok) {
+    return [{ severity: 'error', code: 'helm-lint-failed', file: chart.path, message: `helm lint failed: ${said(rendering.lint.output)}`, hint: 'run "helm lint" on the chart and fix what it reports' }];
+  }
+  const template = rendering.template;
+  if (!template) return [];
+  if (!template.ok) {
+    return [{ severity: 'error', code: 'helm-template-failed', file: chart.path, message: `helm template cannot render the chart: ${said(template.output)}`, hint: 'run "helm template" on the chart and fix the template it names' }];
+  }
+  return lintRenderedChart(chart.path, template.manifest);
 }
 
 /** YAML members under Files/ that declare Kubernetes objects. */

@@ -21,5 +21,5 @@ export type {
 } from './model.js';
 export { LCM_HOOKS } from './model.js';
 export { loadVnfd, MAX_DEFINITION_FILES, MAX_IMPORT_DEPTH, type LoadVnfdResult } from './load.js';
-export { lintKubernetesDefinitions, findRemovedApi, CREATE_ONLY_KINDS, REMOVED_APIS, WORKLOAD_KINDS, type RemovedApi } from './kubernetes-lint.js';
+export { lintKubernetesDefinitions, lintRenderedChart, findRemovedApi, CREATE_ONLY_KINDS, REMOVED_APIS, WORKLOAD_KINDS, type RemovedApi } from './kubernetes-lint.js';
 export { SOL001_VERSION, isSol001TypeFile } from './sol001-types.js';

@@ -161,6 +161,26 @@ export async function lintKubernetesDefinitions(files: PackageFiles, paths: stri
   return findings;
 }
 
+/**
+ * The lint of a Helm chart's rendered manifests (`helm template` output):
+ * each object parses and uses no apiVersion Kubernetes removed. Findings
+ * name the chart and the template each object came from (Helm's
+ * `# Source:` comments).
+ */
+export function lintRenderedChart(chartPath: string, rendered: string): Finding[] {
+  const findings: Finding[] = [];
+  const objects: ManifestObject[] = [];
+  const scalable = new Map<string, boolean>();
+  // helm template starts each template's documents with "---" then "# Source: <chart>/templates/<file>".
+  const parts = rendered.split(/^(?=---\s*\n# Source: )/m);
+  for (const part of parts) {
+    const source = /^# Source: (.+)$/m.exec(part)?.[1]?.trim();
+    if (splitYamlDocuments(part).length === 0) continue;
+    lintFile(source ? `${chartPath} (${source})` : chartPath, part, objects, findings, scalable);
+  }
+  return findings;
+}
+
 /** `scalable`: `<apiVersion>/<Kind>` → whether the package's CRD gives that version a /scale subresource. */
 function lintFile(path: string, text: string, objects: ManifestObject[], findings: Finding[], scalable: Map<string, boolean>): void {
   const docs = splitYamlDocuments(text);

@@ -13,7 +13,7 @@ interface Flags extends OutputOptions, LimitFlags {
 
 export function vnfpkgValidateCommand(ctx: Context): Command {
   const cmd = new Command('vnfpkg-validate')
-    .description('Validate a VNF package (zip or directory) offline: TOSCA.meta, manifest and hashes, the VNFD, Kubernetes manifests; writes nothing')
+    .description('Validate a VNF package (zip or directory) offline: TOSCA.meta, manifest and hashes, the VNFD, Kubernetes manifests, Helm charts (helm lint and helm template when helm is on PATH or in VNFM_HELM); writes nothing')
     .argument('<path>', 'a .zip/.csar file or an unpacked package directory')
     .option('--skip-image-hashes', 'do not hash image files (Files/images/…), as Tacker does not');
   addPackageLimitOptions(cmd);
@@ -24,8 +24,9 @@ export function vnfpkgValidateCommand(ctx: Context): Command {
   ]);
   return cmd.action(async (path: string, flags: Flags) => {
     const limits = packageLimits(flags);
-    const { validatePackage } = await import('../../../csar/index.js');
-    const result = await validatePackage(path, { skipImageHashes: flags.skipImageHashes, limits });
+    const [{ validatePackage }, { chartRendererFromEnv }] = await Promise.all([import('../../../csar/index.js'), import('../../../csar/helm-render.js')]);
+    const chartRenderer = chartRendererFromEnv(ctx.env);
+    const result = await validatePackage(path, { skipImageHashes: flags.skipImageHashes, limits, chartRenderer });
     const errors = result.findings.filter((f) => f.severity === 'error').length;
     const warnings = result.findings.filter((f) => f.severity === 'warning').length;
     if (flags.output === 'table') {
