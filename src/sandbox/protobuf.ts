@@ -1,7 +1,8 @@
 /**
  * Request bodies in Kubernetes' protobuf encoding, which kubectl's typed
  * commands send (`kubectl create namespace`, `create configmap`,
- * `create secret`, `auth can-i`, `auth whoami`). The wire format is the `k8s\0` magic followed by a
+ * `create secret`, `auth can-i`, `auth whoami`) and Helm's release storage
+ * (its Secrets, and the DeleteOptions of deleting one). The wire format is the `k8s\0` magic followed by a
  * `runtime.Unknown` envelope (typeMeta, raw) whose `raw` is the object's
  * message, with field numbers from k8s.io/api's generated.proto.
  *
@@ -69,7 +70,19 @@ const ACCESS_ATTRIBUTES: Schema = {
   2: { name: 'nonResourceAttributes', type: NON_RESOURCE_ATTRIBUTES },
 };
 
+const DELETE_OPTIONS: Schema = {
+  1: { name: 'gracePeriodSeconds', type: 'int', optional: true },
+  2: { name: 'preconditions', type: { 1: { name: 'uid', type: 'string' }, 2: { name: 'resourceVersion', type: 'string' } } },
+  3: { name: 'orphanDependents', type: 'bool', optional: true },
+  4: { name: 'propagationPolicy', type: 'string' },
+  5: { name: 'dryRun', type: 'string', repeated: true },
+  6: { name: 'ignoreStoreReadErrorWithClusterBreakingPotential', type: 'bool', optional: true },
+};
+
 const KINDS: Record<string, Schema> = {
+  // A typed client's delete (Helm's `uninstall` purging its release Secret) sends these.
+  'v1/DeleteOptions': DELETE_OPTIONS,
+  'meta.k8s.io/v1/DeleteOptions': DELETE_OPTIONS,
   // What `kubectl auth can-i` and `kubectl auth whoami` send.
   'authorization.k8s.io/v1/SelfSubjectAccessReview': { 1: { name: 'metadata', type: OBJECT_META }, 2: { name: 'spec', type: ACCESS_ATTRIBUTES } },
   'authorization.k8s.io/v1/SelfSubjectRulesReview': { 1: { name: 'metadata', type: OBJECT_META }, 2: { name: 'spec', type: { 1: { name: 'namespace', type: 'string' } } } },
