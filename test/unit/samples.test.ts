@@ -27,6 +27,12 @@ function listFiles(dir: string): string[] {
   return out.sort();
 }
 
+/** Members inside a Helm chart directory (one with Chart.yaml under Files/): Go templates, not Kubernetes YAML. */
+function chartMembers(files: string[]): Set<string> {
+  const roots = files.filter((f) => /^Files\/(.+\/)?Chart\.yaml$/.test(f)).map((f) => f.slice(0, -'Chart.yaml'.length));
+  return new Set(files.filter((f) => roots.some((r) => f.startsWith(r))));
+}
+
 function sha256(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
 }
@@ -163,7 +169,8 @@ function packagesOf(sample: string): string[] {
 function scalableKinds(): Set<string> {
   const out = new Set<string>();
   for (const [, pkg] of allPackages) {
-    for (const f of listFiles(pkg).filter((x) => x.startsWith('Files/') && x.endsWith('.yaml'))) {
+    const files = listFiles(pkg);
+    for (const f of files.filter((x) => x.startsWith('Files/') && x.endsWith('.yaml') && !chartMembers(files).has(x))) {
       for (const doc of yaml.loadAll(readFileSync(join(pkg, f), 'utf8')) as Yaml[]) {
         if (doc?.kind !== 'CustomResourceDefinition') continue;
         const spec = doc.spec as { group: string; names: { kind: string }; versions: Array<{ name: string; subresources?: { scale?: unknown } }> };
@@ -177,8 +184,8 @@ function scalableKinds(): Set<string> {
 const allPackages = samples.flatMap((s) => packagesOf(s).map((p) => [relative(samplesRoot, p), p] as const));
 
 describe('csar-samples', () => {
-  it('holds the basic CNF, the Kuryr CNF, the Heat VNF and the Cluster API CNFs, each with a package, requests and a README', () => {
-    expect(samples).toEqual(expect.arrayContaining(['basic-cnf', 'heat-vnf', 'kuryr-cnf', 'capi-mgmt', 'capi-capo-workload', 'capi-kamaji-kubevirt-workload', 'private-registry-vnf']));
+  it('holds the basic CNF, the Helm CNF, the Kuryr CNF, the Heat VNF and the Cluster API CNFs, each with a package, requests and a README', () => {
+    expect(samples).toEqual(expect.arrayContaining(['basic-cnf', 'helm-cnf', 'heat-vnf', 'kuryr-cnf', 'capi-mgmt', 'capi-capo-workload', 'capi-kamaji-kubevirt-workload', 'private-registry-vnf']));
     for (const s of samples) {
       expect(existsSync(join(samplesRoot, s, 'package', 'TOSCA-Metadata', 'TOSCA.meta')), s).toBe(true);
       expect(existsSync(join(samplesRoot, s, 'requests', 'instantiate.json')), s).toBe(true);
@@ -199,7 +206,7 @@ describe('csar-samples', () => {
     });
 
     it('has YAML files that all parse', () => {
-      const yamlFiles = files.filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'));
+      const yamlFiles = files.filter((f) => (f.endsWith('.yaml') || f.endsWith('.yml')) && !chartMembers(files).has(f) || /Chart\.yaml$|values\.yaml$/.test(f));
       expect(yamlFiles.length).toBeGreaterThan(0);
       for (const f of yamlFiles) {
         const docs = yaml.loadAll(readFileSync(join(pkg, f), 'utf8'));
@@ -248,7 +255,14 @@ describe('csar-samples', () => {
     });
 
     it('names each CNF VDU after a workload, or a custom resource whose CRD (in any sample) has /scale', () => {
-      const manifests = files.filter((f) => f.startsWith('Files/') && f.endsWith('.yaml'));
+      const charts = chartMembers(files);
+      const manifests = files.filter((f) => f.startsWith('Files/') && f.endsWith('.yaml') && !charts.has(f));
+      if (charts.size > 0) {
+        // A Helm chart names each VDU's workload <VDU name>-<release> (as Tacker's Helm charts do).
+        const names = [...charts].filter((f) => f.includes('/templates/')).flatMap((f) => [...readFileSync(join(pkg, f), 'utf8').matchAll(/^kind: (Deployment|StatefulSet|DaemonSet|ReplicaSet)\nmetadata:\n(?:\s+#.*\n)*\s+name: (\S+)-\{\{ \.Release\.Name \}\}$/gm)].map((m) => m[2]));
+        for (const [vdu, name] of readVnfdFacts(pkg).vduNames) expect(names, `${vdu} (name ${name}) has no workload in the chart`).toContain(name);
+        return;
+      }
       // A VM-based VNF's VDUs are servers (BaseHOT), not workloads.
       if (manifests.length === 0 || files.some((f) => f.startsWith('BaseHOT/'))) return;
       const objects = manifests.flatMap((f) => yaml.loadAll(readFileSync(join(pkg, f), 'utf8')) as Yaml[]);
@@ -306,12 +320,20 @@ describe('csar-samples', () => {
       for (const f of (additional['lcm-kubernetes-def-files'] ?? []) as string[]) {
         expect(target.files, `${file} lists ${f}`).toContain(f);
       }
+      // Helm requests (Tacker v2 and v1 forms) name a chart directory of the package, its VDUs and aspects.
+      const install = ((additional.using_helm_install_param ?? []) as Yaml[])[0];
+      for (const chart of [additional.helm_chart_path, install?.helmchartfile_path].filter((c): c is string => typeof c === 'string')) {
+        expect(target.files, `${file} names chart ${chart}`).toContain(`${chart}/Chart.yaml`);
+      }
+      for (const vdu of Object.keys((additional.helm_value_names ?? {}) as Yaml)) expect(target.vnfd.vduNames.has(vdu), vdu).toBe(true);
+      for (const aspect of Object.keys((additional.helm_replica_values ?? {}) as Yaml)) expect(target.vnfd.aspects.has(aspect), aspect).toBe(true);
     });
 
     it('lists every Kubernetes manifest of the package in instantiate.json', () => {
       // A VM-based VNF (BaseHOT) deploys no manifests; one it carries is for its management driver.
       const vmBased = base.files.some((f) => f.startsWith('BaseHOT/'));
-      const manifests = vmBased ? [] : base.files.filter((f) => f.startsWith('Files/') && f.endsWith('.yaml'));
+      const charts = chartMembers(base.files);
+      const manifests = vmBased ? [] : base.files.filter((f) => f.startsWith('Files/') && f.endsWith('.yaml') && !charts.has(f));
       const body = JSON.parse(readFileSync(join(dir, 'instantiate.json'), 'utf8')) as Yaml;
       const listed = ((body.additionalParams as Yaml | undefined)?.['lcm-kubernetes-def-files'] ?? []) as string[];
       expect([...listed].sort()).toEqual(manifests);
