@@ -68,5 +68,6 @@ function parseKey(key: string): Segment[] {
   }
   if (named) out.push(name);
   else if (out.length === 0) throw bad('is empty');
+  else if (typeof out[out.length - 1] !== 'number') throw bad('ends with a dot');
   return out;
 }

@@ -1,0 +1,126 @@
+/**
+ * Parts of the Helm seam that need no cluster: `--set`-style names turned
+ * into a values file's tree, Helm's messages read for a reason, and the
+ * private directory removed when the process ends by a signal or an exit.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/errors.js';
+import { failureReason } from '../../src/infra/helm/errors.js';
+import { nestSetValues } from '../../src/infra/helm/values.js';
+import { createWorkdir, liveWorkdirs } from '../../src/infra/helm/workdir.js';
+
+describe('set values become a values tree', () => {
+  it.each([
+    [{ replicaCount: 3 }, { replicaCount: 3 }],
+    [{ 'vdu1.replicaCount': 2, 'vdu1.image': 'nginx' }, { vdu1: { replicaCount: 2, image: 'nginx' } }],
+    [{ 'a\\.b': 'dot' }, { 'a.b': 'dot' }],
+    [{ 'list[1].name': 'x' }, { list: [null, { name: 'x' }] }],
+    [{ 'm[0][1]': true }, { m: [[null, true]] }],
+    [{ 'a.b': 1, 'a.c.d': 'x' }, { a: { b: 1, c: { d: 'x' } } }],
+  ])('%j → %j', (set, tree) => {
+    expect(nestSetValues(set)).toEqual(tree);
+  });
+
+  it.each(['', '.a', 'a..b', 'a.', '[0]', 'a[x]', 'a[1]b'])('refuses the name %j (exit 2)', (name) => {
+    expect(() => nestSetValues({ [name]: 1 })).toThrow(UsageError);
+  });
+});
+
+describe("Helm's messages", () => {
+  it.each([
+    ['Error: INSTALLATION FAILED: cannot re-use a name that is still in use', 'name-in-use'],
+    ['Error: release: not found', 'not-found'],
+    ['Error: UPGRADE FAILED: "x" has no deployed releases', 'not-found'],
+    [
+      'Error: INSTALLATION FAILED: Unable to continue with install: ConfigMap "c" in namespace "default" exists and cannot be imported into the current release: invalid ownership metadata',
+      'ownership',
+    ],
+    ['Error: INSTALLATION FAILED: template: broken/templates/cm.yaml:4:22: executing "broken/templates/cm.yaml" at <.Values.nothing.here>: nil pointer evaluating interface {}.here', 'render'],
+    ['Error: Kubernetes cluster unreachable: the server has asked for the client to provide credentials', 'unauthorized'],
+    ['Error: Kubernetes cluster unreachable: Get "https://127.0.0.1:1/version": tls: failed to verify certificate: x509: certificate signed by unknown authority', 'unauthorized'],
+    ['Error: something else', 'other'],
+  ])('%s → %s', (text, reason) => {
+    expect(failureReason(text)).toBe(reason);
+  });
+});
+
+describe('the private directory', () => {
+  it('is 0700, its files 0600, and gone after remove()', () => {
+    const dir = createWorkdir();
+    const file = dir.write('kubeconfig', 'x');
+    expect(statSync(dir.path).mode & 0o777).toBe(0o700);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(liveWorkdirs()).toContain(dir.path);
+    dir.remove();
+    expect(existsSync(dir.path)).toBe(false);
+    expect(liveWorkdirs()).not.toContain(dir.path);
+  });
+
+  describe('when the process ends first', () => {
+    let scratch: string;
+    let script: string;
+    beforeAll(async () => {
+      scratch = mkdtempSync(join(tmpdir(), 'vnfm-helm-workdir-'));
+      script = join(scratch, 'holder.mjs');
+      // A process that makes a directory, says where, then ends as told: exit, or a signal with or without its own listener.
+      await build({
+        stdin: {
+          contents: `import { createWorkdir } from './src/infra/helm/workdir.ts';
+const dir = createWorkdir();
+dir.write('kubeconfig', 'secret');
+const how = process.argv[2];
+if (how === 'own-listener') process.on('SIGINT', () => { console.log('own listener ran'); process.exit(130); });
+console.log(dir.path);
+if (how === 'exit') process.exit(3);
+setInterval(() => {}, 1000);`,
+          resolveDir: join(__dirname, '../..'),
+          loader: 'ts',
+        },
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        outfile: script,
+        logLevel: 'silent',
+      });
+    });
+    afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+    function run(how: string, signal?: NodeJS.Signals): Promise<{ dir: string; code: number | null; signal: NodeJS.Signals | null; out: string }> {
+      return new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [script, how], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (signal && out.includes('\n')) child.kill(signal);
+        });
+        child.on('error', reject);
+        child.on('close', (code, sig) => resolve({ dir: out.split('\n')[0]!, code, signal: sig, out }));
+      });
+    }
+
+    it('on exit', async () => {
+      const r = await run('exit');
+      expect(r.code).toBe(3);
+      expect(r.dir).toMatch(/vnfm-helm-/);
+      expect(existsSync(r.dir)).toBe(false);
+    });
+
+    it.each(['SIGINT', 'SIGTERM', 'SIGHUP'] as const)('on %s, and the process still ends by the signal', async (sig) => {
+      const r = await run('wait', sig);
+      expect(r.signal).toBe(sig);
+      expect(existsSync(r.dir)).toBe(false);
+    });
+
+    it("on SIGINT with the program's own listener: that listener decides how the process ends", async () => {
+      const r = await run('own-listener', 'SIGINT');
+      expect(r.out).toContain('own listener ran');
+      expect(r.code).toBe(130);
+      expect(existsSync(r.dir)).toBe(false);
+    });
+  });
+});
