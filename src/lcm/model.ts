@@ -51,6 +51,19 @@ export interface InstantiatedVnfInfo {
     mgmt?: Record<string, unknown>;
     /** The request's additionalParams.vnfm_readiness, for the operations that follow. */
     vnfm_readiness?: ReadinessOverrides;
+    /** A Helm deployment (planners/helm.ts), under Tacker v2's names: the release (in `namespace`) and its revision now. */
+    release_name?: string;
+    revision?: number;
+    /** The chart in the package (helm_chart_path, v1 helmchartfile_path). */
+    helm_chart_path?: string;
+    /** Values given on install (helm_parameters, v1 helmparameter). */
+    helm_parameters?: Record<string, unknown>;
+    /** v2: the request's helm_value_names. */
+    helm_value_names?: Record<string, { replica?: string }>;
+    /** v1: the request's helm_replica_values (aspect → value path). */
+    helm_replica_values?: Record<string, string>;
+    /** VDU → the chart value of its replicas, from either. */
+    helm_replica_paths?: Record<string, string>;
   };
 }
 

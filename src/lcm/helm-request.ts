@@ -1,0 +1,205 @@
+/**
+ * Helm deployments as Tacker asks for them, read into one form. Tacker v2
+ * (tacker/sol_refactored/infra_drivers/kubernetes/helm.py): a VIM of
+ * vimType ETSINFV.HELM.V_3 (or a registered VIM with extra.use_helm) and
+ * additionalParams.helm_chart_path, helm_value_names (VDU → {replica: value
+ * path}), helm_parameters, namespace; the release is `vnf<instance id
+ * without dashes>`. Tacker v1 (tacker/vnfm/infra_drivers/kubernetes):
+ * additionalParams.use_helm, using_helm_install_param (exthelmchart,
+ * helmchartfile_path, helmreleasename, helmparameter) and
+ * helm_replica_values (aspect → value path). Every refusal is a
+ * ValidationError (exit 2) before anything changes.
+ */
+import { echo, ValidationError } from '../errors.js';
+import type { Flavour } from '../vnfd/index.js';
+import type { VimConnection } from './model.js';
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** One Helm release of a VNF instance, whichever form the request took. */
+export interface HelmDeployment {
+  /** Which of Tacker's request forms it came from. */
+  form: 'v2' | 'v1';
+  /** The chart in the package: a `.tgz` member or a chart directory. */
+  chartPath: string;
+  releaseName: string;
+  namespace: string;
+  /** Values set on install (helm_parameters; v1 helmparameter `key=value`). */
+  parameters: Record<string, unknown>;
+  /** VDU id → the dotted value path of its replica count (v2 helm_value_names; v1 from helm_replica_values through the aspects). */
+  replicaValues: Record<string, string>;
+  /** v2: helm_value_names as given, for the instance's metadata. */
+  valueNames?: Record<string, { replica?: string }>;
+  /** v1: helm_replica_values as given (aspect → value path). */
+  aspectReplicaValues?: Record<string, string>;
+}
+
+/** The VIM types that mean Helm (lower case), beside a Kubernetes VIM with extra.use_helm. */
+export const HELM_VIM_TYPES: ReadonlySet<string> = new Set(['etsinfv.helm.v_3']);
+
+const V2_PARAMS = ['helm_chart_path', 'helm_value_names', 'helm_parameters'];
+const V1_PARAMS = ['use_helm', 'using_helm_install_param', 'helm_replica_values'];
+
+/** Tacker's booleans in additionalParams and extra: true, "true", "True". */
+const truthy = (v: unknown): boolean => v === true || (typeof v === 'string' && v.toLowerCase() === 'true');
+
+/** Whether a (registered or inline) Kubernetes VIM is one used through Helm: Tacker's extra.use_helm. */
+export function vimUsesHelm(vim: Pick<VimConnection, 'spec'>): boolean {
+  return truthy(vim.spec.extra?.['use_helm']);
+}
+
+/**
+ * Whether a request asks for a Helm deployment: its vimConnectionInfo has
+ * vimType ETSINFV.HELM.V_3, its VIM has extra.use_helm, or its
+ * additionalParams carry v2's helm_chart_path or v1's use_helm.
+ */
+export function asksForHelm(params: Json | undefined, vimType: string | undefined, vim?: Pick<VimConnection, 'spec'>): boolean {
+  if (vimType && HELM_VIM_TYPES.has(vimType.toLowerCase())) return true;
+  if (vim && vimUsesHelm(vim)) return true;
+  if (!params) return false;
+  return params['helm_chart_path'] !== undefined || truthy(params['use_helm']) || params['using_helm_install_param'] !== undefined;
+}
+
+/** Helm's release names: DNS-1123 labels of at most 53 characters. */
+const RELEASE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** Tacker v2's release name for an instance (helm.py _get_release_name). */
+export const releaseNameOf = (instanceId: string): string => `vnf${instanceId.replace(/-/g, '')}`;
+
+export interface ChartChoices {
+  /** The package's charts: paths a request may name (archives and chart directories). */
+  helmCharts: string[];
+}
+
+function chartPath(source: string, field: string, raw: unknown, pkg: ChartChoices): string {
+  const hint = pkg.helmCharts.length ? `the package's charts: ${pkg.helmCharts.join(', ')}` : 'the package has no Helm chart: put one under Files/kubernetes/ (a .tgz from "helm package", or the chart directory)';
+  if (typeof raw !== 'string' || raw === '') throw new ValidationError(source, field, 'is required: the package path of the Helm chart', { hint });
+  const path = raw.replace(/\/+$/, '');
+  if (!pkg.helmCharts.includes(path)) {
+    throw new ValidationError(source, field, `${echo(raw)} is not a Helm chart of the package`, { hint });
+  }
+  return path;
+}
+
+function releaseName(source: string, field: string, name: string): string {
+  if (name.length > 53 || !RELEASE.test(name)) {
+    throw new ValidationError(source, field, `${echo(name)} is not a Helm release name`, { hint: 'lower-case letters, digits and "-", at most 53 characters, starting and ending with a letter or digit' });
+  }
+  return name;
+}
+
+function namespaceOf(source: string, params: Json, vim: Pick<VimConnection, 'spec'>): string {
+  const ns = params['namespace'];
+  if (ns === undefined || ns === null) return vim.spec.projectName ?? 'default';
+  if (typeof ns !== 'string' || !NAMESPACE.test(ns)) {
+    throw new ValidationError(source, 'additionalParams.namespace', `${echo(ns)} is not a Kubernetes namespace name`, { hint: 'lower-case letters, digits and "-", at most 63 characters' });
+  }
+  return ns;
+}
+
+/**
+ * Reads a request's Helm parameters (either form) into a HelmDeployment,
+ * checking every name against the flavour and the package. Mixing v1 and v2
+ * parameters is refused.
+ */
+export function checkHelmRequest(
+  source: string,
+  params: Json | undefined,
+  opts: { instanceId: string; flavour: Flavour; pkg: ChartChoices; vim: Pick<VimConnection, 'spec'> },
+): HelmDeployment {
+  const p = params ?? {};
+  const v2 = V2_PARAMS.filter((k) => p[k] !== undefined);
+  const v1 = V1_PARAMS.filter((k) => p[k] !== undefined);
+  if (v2.length > 0 && v1.length > 0) {
+    throw new ValidationError(source, `additionalParams.${v1[0]}`, `is Tacker v1's Helm parameter, in a request with v2's ${v2.join(', ')}`, {
+      hint: 'write the request in one form: v2 (helm_chart_path, helm_value_names, helm_parameters) or v1 (use_helm, using_helm_install_param, helm_replica_values)',
+    });
+  }
+  if (p['lcm-kubernetes-def-files'] !== undefined) {
+    throw new ValidationError(source, 'additionalParams.lcm-kubernetes-def-files', 'is given for a Helm deployment, which installs the chart instead', {
+      hint: 'drop lcm-kubernetes-def-files, or deploy the manifests on a Kubernetes VIM without Helm',
+    });
+  }
+  const namespace = namespaceOf(source, p, opts.vim);
+  return v1.length > 0 ? checkV1(source, p, opts, namespace) : checkV2(source, p, opts, namespace);
+}
+
+function checkV2(source: string, p: Json, opts: { instanceId: string; flavour: Flavour; pkg: ChartChoices }, namespace: string): HelmDeployment {
+  const chart = chartPath(source, 'additionalParams.helm_chart_path', p['helm_chart_path'], opts.pkg);
+  const rawNames = p['helm_value_names'] ?? {};
+  if (!isObject(rawNames)) throw new ValidationError(source, 'additionalParams.helm_value_names', 'must be an object: VDU id → {"replica": VALUE_PATH}');
+  const replicaValues: Record<string, string> = {};
+  for (const [vduId, entry] of Object.entries(rawNames)) {
+    const field = `additionalParams.helm_value_names.${vduId}`;
+    if (!opts.flavour.vdus[vduId]) {
+      throw new ValidationError(source, field, `${echo(vduId)} is not a VDU of flavour ${opts.flavour.id}`, { hint: `its VDUs: ${Object.keys(opts.flavour.vdus).join(', ') || '(none)'}` });
+    }
+    if (!isObject(entry)) throw new ValidationError(source, field, 'must be an object: {"replica": VALUE_PATH}');
+    const replica = entry['replica'];
+    if (replica === undefined) continue;
+    if (typeof replica !== 'string' || replica === '') throw new ValidationError(source, `${field}.replica`, 'must be the dotted path of a chart value (replicaCount, vdu1.replicaCount)');
+    replicaValues[vduId] = replica;
+  }
+  const parameters = p['helm_parameters'] ?? {};
+  if (!isObject(parameters)) throw new ValidationError(source, 'additionalParams.helm_parameters', 'must be an object: value path → value');
+  return {
+    form: 'v2',
+    chartPath: chart,
+    releaseName: releaseNameOf(opts.instanceId),
+    namespace,
+    parameters,
+    replicaValues,
+    valueNames: rawNames as Record<string, { replica?: string }>,
+  };
+}
+
+function checkV1(source: string, p: Json, opts: { flavour: Flavour; pkg: ChartChoices }, namespace: string): HelmDeployment {
+  if (p['use_helm'] !== undefined && !truthy(p['use_helm'])) {
+    throw new ValidationError(source, 'additionalParams.use_helm', `is ${echo(p['use_helm'])}, with Helm parameters beside it`, { hint: 'set "use_helm": "true", or drop using_helm_install_param and helm_replica_values' });
+  }
+  const installs = p['using_helm_install_param'];
+  const field = 'additionalParams.using_helm_install_param';
+  if (!Array.isArray(installs) || installs.length === 0) {
+    throw new ValidationError(source, field, 'is required with use_helm: a list with one entry (exthelmchart, helmchartfile_path, helmreleasename)');
+  }
+  if (installs.length > 1) {
+    throw new ValidationError(source, field, `has ${installs.length} entries; vnfm installs one chart per VNF instance`, { hint: 'give one entry, or make one VNF instance per chart' });
+  }
+  const entry = installs[0];
+  if (!isObject(entry)) throw new ValidationError(source, `${field}[0]`, 'must be an object');
+  if (truthy(entry['exthelmchart'])) {
+    throw new ValidationError(source, `${field}[0].exthelmchart`, 'asks for a chart from an external Helm repository, which vnfm does not fetch: it runs the charts of the onboarded package only', {
+      hint: 'put the chart in the package (helm pull REPO/CHART, then Files/kubernetes/CHART-VERSION.tgz) and set "exthelmchart": "false" with helmchartfile_path',
+    });
+  }
+  const chart = chartPath(source, `${field}[0].helmchartfile_path`, entry['helmchartfile_path'], opts.pkg);
+  const name = entry['helmreleasename'];
+  if (typeof name !== 'string' || name === '') throw new ValidationError(source, `${field}[0].helmreleasename`, 'is required: the name of the Helm release');
+  const parameters: Record<string, unknown> = {};
+  const raw = entry['helmparameter'] ?? [];
+  if (!Array.isArray(raw)) throw new ValidationError(source, `${field}[0].helmparameter`, 'must be a list of "key=value" strings');
+  raw.forEach((kv, i) => {
+    const at = typeof kv === 'string' ? kv.indexOf('=') : -1;
+    if (typeof kv !== 'string' || at <= 0) throw new ValidationError(source, `${field}[0].helmparameter[${i}]`, `${echo(kv)} is not "key=value"`);
+    parameters[kv.slice(0, at)] = kv.slice(at + 1);
+  });
+  const rawValues = p['helm_replica_values'] ?? {};
+  if (!isObject(rawValues)) throw new ValidationError(source, 'additionalParams.helm_replica_values', 'must be an object: aspect id → value path');
+  const replicaValues: Record<string, string> = {};
+  const aspectReplicaValues: Record<string, string> = {};
+  for (const [aspectId, path] of Object.entries(rawValues)) {
+    const at = `additionalParams.helm_replica_values.${aspectId}`;
+    const aspect = opts.flavour.aspects[aspectId];
+    if (!aspect) throw new ValidationError(source, at, `${echo(aspectId)} is not a scaling aspect of flavour ${opts.flavour.id}`, { hint: `its aspects: ${Object.keys(opts.flavour.aspects).join(', ') || '(none)'}` });
+    if (typeof path !== 'string' || path === '') throw new ValidationError(source, at, 'must be the dotted path of a chart value (replicaCount)');
+    const vdus = Object.keys(aspect.vduDeltas);
+    if (vdus.length > 1) {
+      throw new ValidationError(source, at, `aspect ${aspectId} scales ${vdus.join(', ')}, and one value cannot give each its own replica count`, { hint: 'use an aspect of one VDU, or the v2 form with helm_value_names per VDU' });
+    }
+    aspectReplicaValues[aspectId] = path;
+    for (const vduId of vdus) replicaValues[vduId] = path;
+  }
+  return { form: 'v1', chartPath: chart, releaseName: releaseName(source, `${field}[0].helmreleasename`, name), namespace, parameters, replicaValues, aspectReplicaValues };
+}
