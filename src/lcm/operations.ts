@@ -245,6 +245,7 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
     sources,
     vdus: targets,
     ...(checked.readiness ? { readiness: checked.readiness } : {}),
+    ...(checked.createNamespace ? { createNamespace: true } : {}),
   };
   return {
     operation: 'INSTANTIATE',

@@ -65,7 +65,7 @@ function checkKubernetesParams(
   source: string,
   params: Json | undefined,
   pkg: { hasMember: (path: string) => boolean; kubernetesDefinitions: string[] },
-): { defFiles: string[]; namespace?: string; readiness?: ReadinessOverrides } {
+): { defFiles: string[]; namespace?: string; createNamespace?: boolean; readiness?: ReadinessOverrides } {
   const field = 'additionalParams.lcm-kubernetes-def-files';
   const raw = params?.['lcm-kubernetes-def-files'];
   let defFiles: string[];
@@ -90,6 +90,12 @@ function checkKubernetesParams(
       hint: 'lower-case letters, digits and "-", at most 63 characters',
     });
   }
+  const createNamespace = params?.['vnfm_create_namespace'];
+  if (createNamespace !== undefined && typeof createNamespace !== 'boolean') {
+    throw new ValidationError(source, 'additionalParams.vnfm_create_namespace', `${echo(createNamespace)} is not true or false`, {
+      hint: 'true creates the namespace when the cluster lacks it (as helm install --create-namespace); absent or false refuses to instantiate into a missing namespace',
+    });
+  }
   const readiness = params?.['vnfm_readiness'];
   if (readiness !== undefined) {
     const [problem] = readinessOverrideProblems(readiness);
@@ -99,7 +105,12 @@ function checkKubernetesParams(
       });
     }
   }
-  return { defFiles, ...(namespace ? { namespace } : {}), ...(readiness !== undefined ? { readiness: readiness as ReadinessOverrides } : {}) };
+  return {
+    defFiles,
+    ...(namespace ? { namespace } : {}),
+    ...(createNamespace === true ? { createNamespace: true } : {}),
+    ...(readiness !== undefined ? { readiness: readiness as ReadinessOverrides } : {}),
+  };
 }
 
 function checkVimConnectionInfoShape(source: string, o: Json): Record<string, VimConnectionInfo> | undefined {
@@ -161,6 +172,8 @@ export interface CheckedInstantiate {
   flavour: Flavour;
   defFiles: string[];
   namespace?: string;
+  /** additionalParams.vnfm_create_namespace: create the namespace when the cluster lacks it. */
+  createNamespace?: boolean;
   /** additionalParams.vnfm_readiness, checked. */
   readiness?: ReadinessOverrides;
 }

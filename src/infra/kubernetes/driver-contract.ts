@@ -40,10 +40,16 @@ export interface DeployInput extends OperationExtras {
   objects: KubeObject[];
   /** Replicas to set, by VDU workload: `${kind}/${name}` → replicas (from the instantiation level). */
   replicas: Record<string, number>;
+  /**
+   * Create the namespaces the objects go to when the cluster lacks them (the
+   * request's additionalParams.vnfm_create_namespace). They are not the
+   * instance's: terminate leaves them, as Helm leaves a --create-namespace one.
+   */
+  createNamespace?: boolean;
 }
 
 /** What preflight checks: the objects an instantiate or a change of package would write (DeployInput and ChangePackageInput both fit). */
-export type CheckInput = Pick<DeployInput, 'instanceId' | 'namespace' | 'objects' | 'replicas' | 'readiness' | 'sources' | 'vdus'>;
+export type CheckInput = Pick<DeployInput, 'instanceId' | 'namespace' | 'objects' | 'replicas' | 'readiness' | 'sources' | 'vdus' | 'createNamespace'>;
 
 export interface ScaleInput {
   resource: ResourceRef;
@@ -78,6 +84,16 @@ export interface ChangePackageInput extends OperationExtras {
   replicas: Record<string, number>;
 }
 
+/** Objects another tool wrote (the objects of a Helm release's manifest), for the driver to watch. */
+export interface AwaitInput {
+  /** In manifest order; an object of a namespaced kind without a namespace is in `namespace`. */
+  resources: ResourceRef[];
+  namespace: string;
+  readiness?: ReadinessOverrides;
+  /** Workloads whose pods must also settle: exactly their replicas, all ready, none terminating (after a scale or an upgrade). */
+  vdus?: VduTarget[];
+}
+
 /**
  * The Kubernetes infra-driver. Every method waits by watching until the VIM
  * has reached what was asked (or ctx.signal aborts), records each step in
@@ -90,10 +106,12 @@ export interface KubernetesInfraDriver {
    * Preflight, run before the operation's occurrence is recorded: discovery
    * and the package checks deploy and changePackage make at plan time (kinds
    * neither served nor defined by a package CRD, versions a package CRD does
-   * not serve, VDUs whose kind has no /scale), writing nothing. Throws a
-   * UsageError or ValidationError (naming the object and its file) for a
-   * package problem, a VimCheckError when the cluster cannot be asked, and
-   * the signal's reason when it aborts.
+   * not serve, VDUs whose kind has no /scale), and that every namespace the
+   * objects go to exists (or is created by the package, or `createNamespace`
+   * is set) and is not being deleted, writing nothing. Throws a UsageError or
+   * ValidationError (naming the object and its file) for a package problem,
+   * a VimCheckError when the cluster cannot be asked or lacks a namespace,
+   * and the signal's reason when it aborts.
    */
   check(input: CheckInput, signal?: AbortSignal): Promise<void>;
   /** Creates every object in dependency order, independent ones in parallel; returns them in creation order. */
@@ -104,6 +122,15 @@ export interface KubernetesInfraDriver {
   /** Deletes in reverse order with foreground propagation and waits until all are gone; 404 counts as deleted. */
   remove(ctx: DriverContext, input: RemoveInput): Promise<void>;
   changePackage(ctx: DriverContext, input: ChangePackageInput): Promise<ResourceRef[]>;
+  /**
+   * Watches objects written by another tool (Helm) until each is ready, with
+   * the same readiness rules and progress as deploy, then the VDUs' pods and
+   * Services' endpoints; writes nothing. Returns the objects with their
+   * namespaces as the cluster scopes them.
+   */
+  awaitReady(ctx: DriverContext, input: AwaitInput): Promise<ResourceRef[]>;
+  /** Watches until every object is gone (another tool deletes them); gone already counts. Writes nothing. */
+  awaitGone(ctx: DriverContext, input: { resources: ResourceRef[] }): Promise<void>;
   /**
    * The current VNFCs of each VDU workload, Tacker's ids `<vduId>-<name>`:
    * pods of a workload, Cluster API Machines of a custom resource with /scale.

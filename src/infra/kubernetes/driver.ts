@@ -12,6 +12,7 @@ import { abortError, defaultRetryPolicy, KubeApiError, KubeClient, type RetryPol
 import { collectionPath, describeRef, Discovery, objectPath, splitApiVersion, type ApiResource } from './discovery.js';
 import {
   INSTANCE_LABEL,
+  type AwaitInput,
   type ChangePackageInput,
   type CheckInput,
   type DeployInput,
@@ -142,14 +143,64 @@ class Driver implements KubernetesDriver {
     // Nothing is written, so there is nothing to journal or report.
     const ctx: DriverContext = { journal: { record: () => undefined, steps: () => [] }, report: () => undefined, signal };
     try {
-      await this.plan(ctx, input.objects, input);
+      const plan = await this.plan(ctx, input.objects, input);
+      const { missing, terminating } = await this.namespacesOf(ctx, plan);
+      if (terminating.length > 0) {
+        throw new VimCheckError(`namespace ${terminating.map((n) => `"${n}"`).join(', ')} on the cluster at ${this.client.server} is being deleted: nothing can be created in it`, {
+          hint: 'wait until it is gone (kubectl get namespace), or instantiate into another one (additionalParams.namespace)',
+        });
+      }
+      if (missing.length > 0 && !input.createNamespace) {
+        throw new VimCheckError(`namespace ${missing.map((n) => `"${n}"`).join(', ')} does not exist on the cluster at ${this.client.server}`, {
+          hint: `create it first (kubectl create namespace ${missing[0]}), give another one in additionalParams.namespace, or let vnfm create it: "vnfm_create_namespace": true in additionalParams (vnf-instantiate --create-namespace)`,
+        });
+      }
     } catch (err) {
       throw preflightError(err, signal, this.client.server);
     }
   }
 
+  /**
+   * The namespaces the plan's objects go to that the cluster lacks or is
+   * deleting, leaving out those the package creates itself. A namespace the
+   * VIM's user may not read (403) is left to the writes to find out.
+   */
+  private async namespacesOf(ctx: DriverContext, plan: Planned[]): Promise<{ missing: string[]; terminating: string[] }> {
+    const made = new Set(plan.filter((p) => p.obj.kind === 'Namespace' && splitApiVersion(p.obj.apiVersion).group === '').map((p) => p.ref.name));
+    const wanted = [...new Set(plan.map((p) => p.ref.namespace).filter((ns): ns is string => ns !== undefined && !made.has(ns)))];
+    const missing: string[] = [];
+    const terminating: string[] = [];
+    if (wanted.length === 0) return { missing, terminating };
+    const res = await this.discovery.resolve('v1', 'Namespace', ctx.signal);
+    await forEachLimited(wanted, this.limit, async (name) => {
+      const got = await this.client.call(
+        { method: 'GET', path: objectPath(res, { name }) },
+        { what: `read namespace ${name}`, signal: ctx.signal, accept: [403, 404] },
+      );
+      if (got.status === 404) missing.push(name);
+      else if (got.status < 300 && (got.body as KubeObject).metadata?.deletionTimestamp) terminating.push(name);
+    });
+    return { missing: missing.sort(), terminating: terminating.sort() };
+  }
+
+  /** Creates the namespaces the plan needs that the cluster lacks (createNamespace); one created meanwhile is fine. */
+  private async createNamespaces(ctx: DriverContext, plan: Planned[]): Promise<void> {
+    const { missing } = await this.namespacesOf(ctx, plan);
+    if (missing.length === 0) return;
+    const res = await this.discovery.resolve('v1', 'Namespace', ctx.signal);
+    for (const name of missing) {
+      const ref: ResourceRef = { apiVersion: 'v1', kind: 'Namespace', name };
+      await this.client.call(
+        { method: 'POST', path: collectionPath(res, undefined), body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'vnfm' } } } },
+        { what: `create namespace ${name}`, signal: ctx.signal, accept: [409] },
+      );
+      this.report(ctx, { resource: ref, message: 'created (vnfm_create_namespace)', done: true });
+    }
+  }
+
   async deploy(ctx: DriverContext, input: DeployInput): Promise<ResourceRef[]> {
     const plan = await this.plan(ctx, input.objects, input);
+    if (input.createNamespace) await this.createNamespaces(ctx, plan);
     const created = await this.rollOut(ctx, plan, (p) => this.createOrUpdate(ctx, p.obj, input.instanceId).catch((err) => rejectedFrom(err, p)), input.readiness);
     // A Cluster API VDU's Machines are its VNFCs: the instance records them only once they all exist and are ready.
     await forEachLimited(input.vdus ?? [], this.limit, (t) => this.settleMachines(ctx, t.resource, input.readiness));
@@ -952,6 +1003,54 @@ class Driver implements KubernetesDriver {
     return items
       .filter((p) => controlledBy(p, owners) && !p.metadata.deletionTimestamp)
       .sort((a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')) || a.metadata.name.localeCompare(b.metadata.name));
+  }
+
+  // ---- objects another tool writes (a Helm release) ------------------------------------------------
+
+  async awaitReady(ctx: DriverContext, input: AwaitInput): Promise<ResourceRef[]> {
+    const live = await forEachLimited(input.resources, this.limit, async (given): Promise<Pick<Live, 'ref' | 'res'>> => {
+      const res = await this.discovery.resolve(given.apiVersion, given.kind, ctx.signal);
+      const ref: ResourceRef = { apiVersion: given.apiVersion, kind: given.kind, name: given.name, ...(res.namespaced ? { namespace: given.namespace ?? input.namespace } : {}) };
+      return { ref, res };
+    });
+    const awaited = new Map(live.map((l) => [refKey(l.ref), { ref: l.ref } as { ref: ResourceRef; said?: string }]));
+    const tracked: DriverContext = {
+      ...ctx,
+      report: (event) => {
+        const entry = event.resource && awaited.get(refKey(event.resource));
+        if (entry) entry.said = event.message;
+        ctx.report(event);
+      },
+    };
+    try {
+      const ready = await forEachLimited(live, this.limit, async (l) => {
+        const obj = await this.waitReady(tracked, l, input.readiness);
+        awaited.delete(refKey(l.ref));
+        return { ...l, obj };
+      });
+      // As after a deploy: the VDUs' pods settle (no surplus, none terminating), then Services' endpoints.
+      for (const t of input.vdus ?? []) {
+        const l = ready.find((r) => refKey(r.ref) === refKey({ ...t.resource, namespace: t.resource.namespace ?? input.namespace }));
+        if (!l || !ownsPods(l.res) || !POD_OWNERS.has(l.ref.kind)) continue;
+        const want = (l.obj.spec as { replicas?: number } | undefined)?.replicas;
+        if (typeof want === 'number') await this.waitPods(tracked, l.ref, l.obj, want, new Set());
+      }
+      await forEachLimited(ready.filter((l) => l.ref.kind === 'Service' && l.res.group === ''), this.limit, (l) => this.waitEndpoints(ctx, l));
+    } catch (err) {
+      throw ctx.signal.aborted ? stoppedWaiting(ctx.signal, [...awaited.values()]) : err;
+    }
+    return live.map((l) => l.ref);
+  }
+
+  async awaitGone(ctx: DriverContext, input: { resources: ResourceRef[] }): Promise<void> {
+    await forEachLimited(input.resources, this.limit, async (ref) => {
+      const res = await this.discovery.tryResolve(ref.apiVersion, ref.kind, ctx.signal);
+      if (res && (await this.read(ctx, res, ref))) {
+        this.report(ctx, { resource: ref, message: 'deleting' });
+        await this.waitGone(ctx, res, ref, undefined);
+      }
+      this.report(ctx, { resource: ref, message: 'deleted', done: true });
+    });
   }
 
   private report(ctx: DriverContext, event: DriverEvent): void {

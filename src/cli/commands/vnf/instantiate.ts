@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { ValidationError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addHeatEnvironmentOption, addRunOptions, readRequestFile, requestFileOf, runLcmCommand, type RunFlags } from './run.js';
@@ -13,12 +14,16 @@ The request (Tacker v2 / SOL003): flavourId, instantiationLevelId,
 vimConnectionInfo ({"vim1": {"vimId": "NAME-OR-ID", "vimType": "kubernetes"}},
 or inline with interfaceInfo.endpoint and accessInfo; the default VIM when
 absent), additionalParams with lcm-kubernetes-def-files and namespace.
+The namespace must exist on the cluster (else exit 6, nothing recorded),
+unless the package creates it or --create-namespace (additionalParams
+vnfm_create_namespace: true) asks vnfm to; terminate leaves it.
 On failure or Ctrl-C the occurrence is left FAILED_TEMP: op-retry,
 op-rollback or op-fail it.`,
     )
     .argument('<vnf>', 'instance id or name')
     .argument('[file]', "the InstantiateVnfRequest (JSON or YAML), as Tacker's openstack vnflcm instantiate VNF FILE takes it")
-    .option('--request-file <file>', 'or the InstantiateVnfRequest this way (not both)');
+    .option('--request-file <file>', 'or the InstantiateVnfRequest this way (not both)')
+    .option('--create-namespace', 'Kubernetes VIMs: create the namespace when the cluster lacks it (sets additionalParams.vnfm_create_namespace)');
   addRunOptions(cmd);
   addHeatEnvironmentOption(cmd);
   withExamples(cmd, [
@@ -26,10 +31,20 @@ op-rollback or op-fail it.`,
     ['the same, the request file given as Tacker takes it', 'vnfm vnf-instantiate web csar-samples/basic-cnf/requests/instantiate.json'],
     ['a package whose hooks run its own scripts, from a pipeline', 'vnfm vnf-instantiate web --request-file instantiate.json --allow-package-scripts'],
   ]);
-  return cmd.action(async (ref: string, positional: string | undefined, flags: RunFlags & { requestFile?: string }) => {
+  return cmd.action(async (ref: string, positional: string | undefined, flags: RunFlags & { requestFile?: string; createNamespace?: boolean }) => {
     const file = requestFileOf(positional, flags.requestFile, 'vnfm vnf-instantiate VNF FILE (or --request-file FILE)');
-    const request = await readRequestFile(file);
+    const read = await readRequestFile(file);
+    const request = flags.createNamespace ? withCreateNamespace(read, file) : read;
     const { instantiateVnf } = await import('../../../lcm/index.js');
     await runLcmCommand(ctx, flags, (deps, opts) => instantiateVnf(deps, ref, request, opts), file, `vnf instance ${ref}`);
   });
+}
+
+/** The request with additionalParams.vnfm_create_namespace set, as --create-namespace asks. */
+function withCreateNamespace(request: unknown, file: string): unknown {
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return request;
+  const body = request as Record<string, unknown>;
+  const params = body['additionalParams'] ?? {};
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new ValidationError(file, 'additionalParams', 'must be an object');
+  return { ...body, additionalParams: { ...params, vnfm_create_namespace: true } };
 }
