@@ -40,6 +40,8 @@ export const CHUNKED_ROOMS = {
   kubernetes: 'src/infra/kubernetes/',
   openstack: 'src/infra/openstack/',
   mgmt: 'src/mgmt/',
+  // the shared store's PostgreSQL side: only with VNFM_DATABASE_URL
+  postgres: 'src/store/postgres/',
 };
 
 /**
@@ -360,6 +362,15 @@ const builds = await Promise.all([
       plugins: [noBindingsSearch],
     }),
   ),
+  // The shared store's PostgreSQL thread (src/store/postgres/worker.ts), node-postgres inside:
+  // started from this code as a worker, never loaded into the main bundle. pg-native is the
+  // optional libpq binding node-postgres does without.
+  esbuild.build({
+    ...common,
+    entryPoints: ['src/store/postgres/worker.ts'],
+    outfile: join(staging, 'chunks', 'pg-worker.cjs'),
+    external: [...common.external, 'pg-native'],
+  }),
 ]);
 
 const size = statSync(join(staging, 'vnfm.cjs')).size;

@@ -94,6 +94,11 @@ export class VimCheckError extends VnfmError {
   override readonly exitCode = ExitCode.vimCheck;
 }
 
+/** The shared store's database (VNFM_DATABASE_URL) did not answer, refused the login or failed TLS verification: nothing was changed. */
+export class StoreUnreachableError extends VnfmError {
+  override readonly exitCode = ExitCode.vimCheck;
+}
+
 export class TimeoutError extends VnfmError {
   override readonly exitCode = ExitCode.timeout;
 }

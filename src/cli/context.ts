@@ -54,7 +54,7 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
     now: () => new Date(),
     async store() {
       if (!store) {
-        const [{ openStore }, crypto, { holderStatus }] = await Promise.all([
+        const [{ connectStore }, crypto, { holderStatus }] = await Promise.all([
           import('../store/index.js'),
           import('../crypto/index.js'),
           import('../lcm/lock-holder.js'),
@@ -69,7 +69,9 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
             throw err;
           }
         };
-        store = openStore(home, {
+        store = await connectStore(home, {
+          // The shared store on PostgreSQL (docs/shared-store.md); without it, the SQLite file under VNFM_HOME.
+          databaseUrl: env['VNFM_DATABASE_URL'] || undefined,
           // A secret this process sealed before a rotation committed is sealed again under the store's
           // active key when it is written: opened with the keys loaded then, sealed with those on disk now.
           resealer: (token, fromKeyId, toKeyId) => crypto.resealToken([...(keyring ? [keyring] : []), ...onDisk()], token, fromKeyId, toKeyId),

@@ -7,10 +7,14 @@ import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { VnfmError } from '../errors.js';
+import type { StoreDb } from './db.js';
 import { migrations, type Migration } from './migrations/index.js';
 import { loadNativeBinding } from './native-binding.js';
 
-export type Db = Database.Database;
+/** What the repositories work on: SQLite here, or PostgreSQL (postgres/database.ts). */
+export type Db = StoreDb;
+/** The SQLite database itself. */
+export type SqliteDb = Database.Database;
 
 export const DATABASE_FILE = 'vnfm.db';
 
@@ -21,7 +25,7 @@ const BUSY_TIMEOUT_MS = 15_000;
  * Creates `home` (0700) if needed and opens `home/vnfm.db` (0600), applying
  * any pending migrations.
  */
-export function openDatabase(home: string, opts: { migrations?: Migration[] } = {}): Db {
+export function openDatabase(home: string, opts: { migrations?: Migration[] } = {}): SqliteDb {
   ensurePrivateDir(home);
   const file = join(home, DATABASE_FILE);
   // Create the file ourselves so it is 0600 from its first byte; SQLite gives
@@ -68,7 +72,7 @@ export function ensurePrivateDir(dir: string): void {
 }
 
 /** Applies pending migrations, each in its own immediate transaction. */
-export function migrate(db: Db, all: Migration[]): void {
+export function migrate(db: SqliteDb, all: Migration[]): void {
   const latest = all.reduce((max, m) => Math.max(max, m.version), 0);
   const current = () => db.pragma('user_version', { simple: true }) as number;
   if (current() > latest) {

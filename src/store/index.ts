@@ -1,8 +1,12 @@
 /**
- * The store: one SQLite file under VNFM_HOME, with a repository per
- * aggregate. Secrets reach it only as Fernet tokens.
+ * The store: one SQLite file under VNFM_HOME, or a PostgreSQL database
+ * shared by a team (VNFM_DATABASE_URL), with a repository per aggregate.
+ * Secrets reach it only as Fernet tokens.
  */
-import { openDatabase, type Db } from './database.js';
+import { join } from 'node:path';
+import { DATABASE_FILE, openDatabase, type Db } from './database.js';
+import { migrations } from './migrations/index.js';
+import type { PostgresDb } from './postgres/database.js';
 import { HostKeyRepository } from './host-key-repository.js';
 import { LcmOpOccRepository } from './lcm-op-occ-repository.js';
 import { PackageRepository } from './package-repository.js';
@@ -14,7 +18,9 @@ export { DATABASE_FILE, ensurePrivateDir } from './database.js';
 export type { SealedSecrets } from './vim-repository.js';
 export type { VnfLock } from './lcm-op-occ-repository.js';
 export type { PackageFilter } from './package-repository.js';
-export type { VnfInstanceFilter } from './vnf-instance-repository.js';
+export type { ListRead, VnfInstanceFilter } from './vnf-instance-repository.js';
+export type { OpOccFilter as StoreOpOccFilter } from './lcm-op-occ-repository.js';
+export { RawJson, readingRawJson, reindentJson } from './lazy-json.js';
 export type { HostKeyRecord } from './host-key-repository.js';
 export type { Resealer, SecretRewrite, StoreLockHolder, StoredSecret } from './secret-repository.js';
 export { ROTATION_LOCK } from './secret-repository.js';
@@ -22,6 +28,10 @@ export { HostKeyRepository, LcmOpOccRepository, PackageRepository, SecretReposit
 
 export interface Store {
   readonly db: Db;
+  /** Where the state lives: `sqlite` (a file under VNFM_HOME) or `postgres` (shared). */
+  readonly backend: 'sqlite' | 'postgres';
+  /** The database file, or the database URL with its password masked. */
+  readonly location: string;
   readonly vims: VimRepository;
   readonly packages: PackageRepository;
   readonly instances: VnfInstanceRepository;
@@ -42,13 +52,30 @@ export interface OpenStoreOptions {
   resealer?: Resealer;
   /** Whether the holder of a store lock still runs (lcm/lock-holder.ts); without it every holder counts as running. */
   isHolderAlive?: (holder: StoreLockHolder) => boolean;
+  /** The shared store on PostgreSQL, opened (connectStore), instead of the SQLite file under `home`. */
+  shared?: PostgresDb;
+}
+
+/**
+ * Opens the store a command works on: the shared one on PostgreSQL when
+ * `databaseUrl` is given (its code is loaded only then), else the SQLite
+ * file under `home`.
+ */
+export async function connectStore(home: string, opts: OpenStoreOptions & { databaseUrl?: string | undefined } = {}): Promise<Store> {
+  const { databaseUrl, ...rest } = opts;
+  if (!databaseUrl) return openStore(home, rest);
+  const { openPostgres } = await import('./postgres/database.js');
+  return openStore(home, { ...rest, shared: openPostgres(databaseUrl, migrations) });
 }
 
 export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
-  const db = openDatabase(home);
+  const pg = opts.shared;
+  const db: Db = pg ?? openDatabase(home);
   const secrets = new SecretRepository(db, opts.resealer, opts.isHolderAlive);
   return {
     db,
+    backend: pg ? 'postgres' : 'sqlite',
+    location: pg ? pg.display : join(home, DATABASE_FILE),
     vims: new VimRepository(db, secrets),
     packages: new PackageRepository(db),
     instances: new VnfInstanceRepository(db, secrets),

@@ -5,7 +5,8 @@
 # sudo, the CNCF registry that their docker stand-in runs, skopeo and htpasswd)
 # and the `openstack` CLI with its Heat plugin that the OpenStack benchmark
 # compares with; etcd for the real Kubernetes API server tier
-# (test/support/real-apiserver.ts).
+# (test/support/real-apiserver.ts); PostgreSQL for the shared store's tests
+# (test/support/postgres.ts: initdb and the server in a temp directory).
 #
 # Run as root on Debian bookworm. Idempotent: when every package is already
 # installed it changes nothing and returns at once. It never leaves a daemon
@@ -33,11 +34,12 @@ packages=(
   curl
   iproute2
   etcd-server
+  postgresql
 )
 
 # Services these packages ship: any of them that the install started is
 # stopped again.
-services=(keystone uwsgi apache2 ssh heat-api heat-engine docker-registry etcd)
+services=(keystone uwsgi apache2 ssh heat-api heat-engine docker-registry etcd postgresql)
 
 log() { printf 'install-debian-deps: %s\n' "$*" >&2; }
 

@@ -1,4 +1,7 @@
-/** The store on a temp database: migrations, file modes, repositories. */
+/**
+ * The store on a temp database: migrations and file modes (SQLite), and the
+ * repositories, once on SQLite and once on PostgreSQL.
+ */
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +11,8 @@ import { ConflictError, NotFoundError } from '../../src/errors.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { openStore } from '../../src/store/index.js';
 import { openDatabase } from '../../src/store/database.js';
+import type { LcmOpOcc, VnfInstance } from '../../src/lcm/model.js';
+import { STORE_BACKENDS, useStoreBackend } from '../support/store-backends.js';
 
 const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-store-')), 'home');
 
@@ -47,8 +52,13 @@ describe('store', () => {
     expect(() => openDatabase(h)).toThrow(/written by a newer vnfm/);
   });
 
-  it('packages: found by id, vnfdId or name; vnfdId and name unique; in-use packages are not deleted', () => {
-    const store = openStore(home());
+});
+
+describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
+  const backend = useStoreBackend(name);
+
+  it('packages: found by id, vnfdId or name; vnfdId and name unique; in-use packages are not deleted', async () => {
+    const store = await backend.open();
     try {
       store.packages.insert(pkg({ name: 'basic' }));
       expect(store.packages.get('p1').userDefinedData).toEqual({ k: 'v' });
@@ -68,14 +78,151 @@ describe('store', () => {
     }
   });
 
-  it('VIMs: at most one default, enforced by the schema itself', () => {
-    const store = openStore(home());
+  it('VIMs: at most one default, enforced by the schema itself', async () => {
+    const store = await backend.open();
     try {
       const insert = store.db.prepare(
         "INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES (?, ?, 'kubernetes', 1, 'https://h', 'bearer-token', 1, 'PENDING', 'now', 'now')",
       );
       insert.run('a', 'a');
       expect(() => insert.run('b', 'b')).toThrow(/UNIQUE/);
+      expect(store.vims.findDefault()?.id).toBe('a');
+    } finally {
+      store.close();
+    }
+  });
+
+  const NOW = '2026-01-01T00:00:00.000Z';
+  const instance = (over: Partial<VnfInstance> = {}): VnfInstance =>
+    ({
+      id: 'inst-1', vnfInstanceName: 'web-1', vnfInstanceDescription: '', vnfdId: 'vnfd-1', vnfPkgId: 'p1', vnfProvider: 'ACME',
+      vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0', instantiationState: 'NOT_INSTANTIATED',
+      createdAt: NOW, updatedAt: NOW, ...over,
+    }) as VnfInstance;
+  const op = (over: Partial<LcmOpOcc> = {}): LcmOpOcc => ({
+    id: 'op-1', vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', operationState: 'STARTING', stateEnteredTime: NOW, startTime: NOW,
+    operationParams: { flavourId: 'simple' } as LcmOpOcc['operationParams'], journal: [], isAutomaticInvocation: false, ...over,
+  });
+  const prior = { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never;
+
+  it('instances: the package follows its instances; filters by state, VIM (registered or inline), name glob; ids by prefix', async () => {
+    const store = await backend.open();
+    try {
+      store.packages.insert(pkg());
+      store.db.prepare("INSERT INTO vims (id, name, type, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES ('vim-a', 'a', 'kubernetes', 'https://h', 'bearer-token', 1, 'PENDING', 'now', 'now')").run();
+      store.instances.insert(instance({ vimId: 'vim-a' }));
+      store.instances.insert(instance({ id: 'inst-2', vnfInstanceName: 'web-2', createdAt: '2026-01-02T00:00:00.000Z', vimConnectionInfo: { v: { vimId: 'inline-1', vimType: 'kubernetes' } } as never }));
+      store.instances.insert(instance({ id: 'other-3', vnfInstanceName: 'db', createdAt: '2026-01-03T00:00:00.000Z', instantiationState: 'INSTANTIATED' }));
+      expect(store.packages.get('p1').usageState).toBe('IN_USE');
+      expect(store.instances.list().map((i) => i.id)).toEqual(['inst-1', 'inst-2', 'other-3']);
+      expect(store.instances.list({ state: 'INSTANTIATED' }).map((i) => i.id)).toEqual(['other-3']);
+      expect(store.instances.list({ vimId: 'vim-a' }).map((i) => i.id)).toEqual(['inst-1']);
+      expect(store.instances.list({ vimId: 'inline-1' }).map((i) => i.id)).toEqual(['inst-2']);
+      expect(store.instances.list({ name: 'web-*' }).map((i) => i.id)).toEqual(['inst-1', 'inst-2']);
+      expect(store.instances.list({ name: 'web-[2-9]' }).map((i) => i.id)).toEqual(['inst-2']);
+      expect(store.instances.list({ name: 'w?b-1' }).map((i) => i.id)).toEqual(['inst-1']);
+      expect(store.instances.list({ name: 'WEB-*' })).toEqual([]);
+      expect(store.instances.list({ name: 'web.1*' })).toEqual([]);
+      expect(store.instances.get('web-2').vimConnectionInfo).toEqual({ v: { vimId: 'inline-1', vimType: 'kubernetes' } });
+      expect(store.instances.get('other-3').id).toBe('other-3');
+      expect(() => store.instances.get('inst-%')).toThrow(NotFoundError);
+      expect(store.instances.names().get('inst-2')).toBe('web-2');
+      expect(store.instances.countByPackage('p1')).toBe(3);
+      store.instances.update({ ...store.instances.get('inst-1'), metadata: { owner: 'ops' }, updatedAt: '2026-01-05T00:00:00.000Z' });
+      expect(store.instances.get('inst-1')).toMatchObject({ metadata: { owner: 'ops' }, updatedAt: '2026-01-05T00:00:00.000Z' });
+      expect(() => store.instances.delete('other-3', NOW)).toThrow(ConflictError);
+      for (const id of ['inst-1', 'inst-2']) store.instances.delete(id, NOW);
+      store.instances.update({ ...store.instances.get('other-3'), instantiationState: 'NOT_INSTANTIATED' });
+      store.instances.delete('other-3', NOW);
+      expect(store.packages.get('p1').usageState).toBe('NOT_IN_USE');
+    } finally {
+      store.close();
+    }
+  });
+
+  it('operation occurrences: journal appended step by step, listed in start order, states and locks', async () => {
+    const store = await backend.open();
+    try {
+      store.packages.insert(pkg());
+      store.instances.insert(instance());
+      store.opOccs.insert(op(), prior);
+      store.opOccs.insert(op({ id: 'op-2', operationState: 'COMPLETED' }), prior);
+      store.opOccs.appendJournal('op-1', { kind: 'a', name: 'first "step"' } as never);
+      store.opOccs.appendJournal('op-1', { kind: 'b', z: 1, a: [1, 2] } as never);
+      expect(store.opOccs.journal('op-1')).toEqual([{ kind: 'a', name: 'first "step"' }, { kind: 'b', z: 1, a: [1, 2] }]);
+      // The keys keep the order they were written in.
+      expect(JSON.stringify(store.opOccs.journal('op-1')[1])).toBe('{"kind":"b","z":1,"a":[1,2]}');
+      expect(store.opOccs.list().map((o) => o.id)).toEqual(['op-1', 'op-2']);
+      expect(store.opOccs.list({ state: 'COMPLETED' }).map((o) => o.id)).toEqual(['op-2']);
+      expect(store.opOccs.unfinished('inst-1').map((o) => o.id)).toEqual(['op-1']);
+      expect(store.opOccs.priorState('op-1')).toEqual(prior);
+      const failed = store.opOccs.setState('op-1', 'FAILED_TEMP', '2026-01-01T00:01:00.000Z', { error: { status: 500, title: 't', detail: 'd' }, pid: null });
+      expect(failed).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 500, title: 't', detail: 'd' } });
+      expect(failed.pid).toBeUndefined();
+      expect(store.opOccs.get('op-1').isAutomaticInvocation).toBe(false);
+      expect(() => store.opOccs.setState('nope', 'FAILED', NOW)).toThrow(NotFoundError);
+
+      const lock = { vnfInstanceId: 'inst-1', opId: 'op-1', pid: 42, acquiredAt: NOW, hostName: 'h1', hostId: 'id1', startTime: '99' };
+      store.opOccs.exclusive(() => store.opOccs.takeLock(lock));
+      expect(store.opOccs.lock('inst-1')).toEqual(lock);
+      expect(() => store.opOccs.exclusive(() => store.opOccs.takeLock({ ...lock, opId: 'op-2' }))).toThrow(/UNIQUE|constraint/i);
+      expect(store.opOccs.lockedInstances()).toEqual(['inst-1']);
+      store.opOccs.releaseLock('inst-1', 'op-1');
+      expect(store.opOccs.lock('inst-1')).toBeUndefined();
+    } finally {
+      store.close();
+    }
+  });
+
+  it('transactions: a throw rolls back the whole of it, a nested one only its own part', async () => {
+    const store = await backend.open();
+    try {
+      store.packages.insert(pkg());
+      expect(() =>
+        store.opOccs.exclusive(() => {
+          store.packages.setStates('p1', { operationalState: 'DISABLED' }, '2026-02-01T00:00:00.000Z');
+          throw new Error('boom');
+        }),
+      ).toThrow('boom');
+      expect(store.packages.get('p1').operationalState).toBe('ENABLED');
+      store.opOccs.exclusive(() => {
+        store.packages.setStates('p1', { operationalState: 'DISABLED' }, '2026-02-01T00:00:00.000Z');
+        // vnf-instance update's own transaction, nested: a savepoint.
+        expect(() => store.instances.update(instance({ id: 'missing' }))).toThrow(NotFoundError);
+      });
+      expect(store.packages.get('p1').operationalState).toBe('DISABLED');
+    } finally {
+      store.close();
+    }
+  });
+
+  it('secrets: found in every JSON column and rewritten in place; store locks by holder; host keys replaced', async () => {
+    const store = await backend.open();
+    try {
+      store.packages.insert(pkg());
+      store.instances.insert(instance({ metadata: { pw: { sealed: 'tok-1', keyId: 'k1' } } }));
+      store.opOccs.insert(op({ operationParams: { additionalParams: { pw: { sealed: 'tok-2', keyId: 'k1' } } } as never }), prior);
+      const found = store.secrets.listSecrets().map((s) => [s.token, s.keyId]).sort();
+      expect(found).toEqual([['tok-1', 'k1'], ['tok-2', 'k1']]);
+      const changed = store.secrets.rewriteSecrets((s) => ({ token: s.token + '-new', keyId: 'k2' }), 'k2');
+      expect(changed).toBe(2);
+      expect(store.instances.get('inst-1').metadata).toEqual({ pw: { sealed: 'tok-1-new', keyId: 'k2' } });
+      expect(store.secrets.activeKeyId()).toBe('k2');
+
+      const holder = { pid: 7, hostName: 'h', startTime: '1' };
+      store.secrets.acquireLock('rotation-test', holder, NOW, () => true);
+      expect(store.secrets.lockHolder('rotation-test')).toMatchObject({ pid: 7, acquiredAt: NOW });
+      expect(() => store.secrets.acquireLock('rotation-test', { pid: 8 }, NOW, () => true)).toThrow(ConflictError);
+      store.secrets.releaseLock('rotation-test', { pid: 7 });
+      expect(store.secrets.lockHolder('rotation-test')).toBeDefined();
+      store.secrets.releaseLock('rotation-test', holder);
+      expect(store.secrets.lockHolder('rotation-test')).toBeUndefined();
+
+      store.hostKeys.pin({ serverId: 's1', address: '10.0.0.1', keyType: 'ssh-ed25519', fingerprint: 'SHA256:a', pinnedAt: NOW });
+      store.hostKeys.pin({ serverId: 's1', address: '10.0.0.2', keyType: 'ssh-ed25519', fingerprint: 'SHA256:b', pinnedAt: NOW });
+      expect(store.hostKeys.list()).toEqual([{ serverId: 's1', address: '10.0.0.2', keyType: 'ssh-ed25519', fingerprint: 'SHA256:b', pinnedAt: NOW }]);
+      store.hostKeys.forget(['s1']);
+      expect(store.hostKeys.get('s1')).toBeUndefined();
     } finally {
       store.close();
     }

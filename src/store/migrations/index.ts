@@ -1,12 +1,20 @@
 /**
  * Ordered schema migrations. A migration is never edited once released:
- * later changes arrive as new entries. `user_version` records the last one
- * applied.
+ * later changes arrive as new entries. On SQLite `user_version` records the
+ * last one applied; on PostgreSQL the table vnfm_schema does.
+ *
+ * Both backends go through the same numbered migrations. `postgres` holds a
+ * migration's statements for PostgreSQL where SQLite's do not serve as they
+ * are; PostgreSQL tables have a `rowid` identity column so that the
+ * repositories' SQL (ordering by insertion, addressing a row) means the same
+ * on both.
  */
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** The statements on PostgreSQL, when they differ from `sql`. */
+  postgres?: string;
 }
 
 export const migrations: Migration[] = [
@@ -36,6 +44,55 @@ export const migrations: Migration[] = [
       );
       CREATE UNIQUE INDEX vims_single_default ON vims (is_default) WHERE is_default = 1;
     `,
+    postgres: String.raw`
+      CREATE TABLE vims (
+        rowid          BIGINT GENERATED ALWAYS AS IDENTITY,
+        id             TEXT PRIMARY KEY,
+        name           TEXT NOT NULL UNIQUE,
+        type           TEXT NOT NULL CHECK (type IN ('openstack', 'kubernetes')),
+        description    TEXT NOT NULL DEFAULT '',
+        is_default     INTEGER NOT NULL DEFAULT 0 CHECK (is_default IN (0, 1)),
+        auth_url       TEXT NOT NULL,
+        project_name   TEXT,
+        auth_method    TEXT NOT NULL,
+        verify_tls     INTEGER NOT NULL CHECK (verify_tls IN (0, 1)),
+        settings       TEXT NOT NULL DEFAULT '{}',
+        secret_names   TEXT NOT NULL DEFAULT '[]',
+        secrets_token  TEXT,
+        secrets_key_id TEXT,
+        status         TEXT NOT NULL,
+        created_at     TEXT NOT NULL,
+        updated_at     TEXT NOT NULL
+      );
+      CREATE UNIQUE INDEX vims_single_default ON vims (is_default) WHERE is_default = 1;
+
+      -- SQLite's GLOB pattern (*, ?, [...], [^...]; case-sensitive) as an anchored regular expression, for name filters
+      CREATE FUNCTION vnfm_glob_regex(pattern TEXT) RETURNS TEXT LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+      DECLARE
+        out TEXT := '^';
+        i   INTEGER := 1;
+        j   INTEGER;
+        c   TEXT;
+      BEGIN
+        WHILE i <= length(pattern) LOOP
+          c := substr(pattern, i, 1);
+          IF c = '*' THEN
+            out := out || '.*';
+          ELSIF c = '?' THEN
+            out := out || '.';
+          ELSIF c = '[' AND position(']' IN substr(pattern, i + 2)) > 0 THEN
+            j := position(']' IN substr(pattern, i + 2));
+            out := out || '[' || replace(substr(pattern, i + 1, j), '\', '\\') || ']';
+            i := i + j + 1;
+          ELSE
+            out := out || regexp_replace(c, '([^A-Za-z0-9_])', '\\\1');
+          END IF;
+          i := i + 1;
+        END LOOP;
+        RETURN out || '$';
+      END
+      $$;
+    `,
   },
   {
     version: 2,
@@ -57,6 +114,28 @@ export const migrations: Migration[] = [
         checksum_hash     TEXT NOT NULL,
         size_bytes        INTEGER NOT NULL,
         -- what vnfpkg-show prints: flavours, VDUs, aspects, levels, hooks, artifacts (derived from the VNFD)
+        summary           TEXT NOT NULL DEFAULT '{}',
+        created_at        TEXT NOT NULL,
+        updated_at        TEXT NOT NULL
+      );
+    `,
+    postgres: `
+      CREATE TABLE vnf_packages (
+        rowid             BIGINT GENERATED ALWAYS AS IDENTITY,
+        id                TEXT PRIMARY KEY,
+        name              TEXT UNIQUE,
+        vnfd_id           TEXT NOT NULL UNIQUE,
+        vnf_provider      TEXT NOT NULL DEFAULT '',
+        vnf_product_name  TEXT NOT NULL DEFAULT '',
+        vnf_software_version TEXT NOT NULL DEFAULT '',
+        vnfd_version      TEXT NOT NULL DEFAULT '',
+        onboarding_state  TEXT NOT NULL CHECK (onboarding_state IN ('CREATED', 'UPLOADING', 'PROCESSING', 'ONBOARDED', 'ERROR')),
+        operational_state TEXT NOT NULL CHECK (operational_state IN ('ENABLED', 'DISABLED')),
+        usage_state       TEXT NOT NULL CHECK (usage_state IN ('IN_USE', 'NOT_IN_USE')),
+        user_defined_data TEXT NOT NULL DEFAULT '{}',
+        checksum_algorithm TEXT NOT NULL,
+        checksum_hash     TEXT NOT NULL,
+        size_bytes        BIGINT NOT NULL,
         summary           TEXT NOT NULL DEFAULT '{}',
         created_at        TEXT NOT NULL,
         updated_at        TEXT NOT NULL
@@ -114,6 +193,54 @@ export const migrations: Migration[] = [
         acquired_at     TEXT NOT NULL
       );
     `,
+    postgres: `
+      CREATE TABLE vnf_instances (
+        rowid                 BIGINT GENERATED ALWAYS AS IDENTITY,
+        id                    TEXT PRIMARY KEY,
+        name                  TEXT,
+        description           TEXT NOT NULL DEFAULT '',
+        vnfd_id               TEXT NOT NULL,
+        vnf_pkg_id            TEXT NOT NULL REFERENCES vnf_packages (id) ON DELETE RESTRICT,
+        vnf_provider          TEXT NOT NULL DEFAULT '',
+        vnf_product_name      TEXT NOT NULL DEFAULT '',
+        vnf_software_version  TEXT NOT NULL DEFAULT '',
+        vnfd_version          TEXT NOT NULL DEFAULT '',
+        instantiation_state   TEXT NOT NULL CHECK (instantiation_state IN ('NOT_INSTANTIATED', 'INSTANTIATED')),
+        vim_id                TEXT REFERENCES vims (id) ON DELETE RESTRICT,
+        vim_connection_info   TEXT,
+        instantiated_vnf_info TEXT,
+        created_at            TEXT NOT NULL,
+        updated_at            TEXT NOT NULL
+      );
+      CREATE INDEX vnf_instances_pkg ON vnf_instances (vnf_pkg_id);
+
+      CREATE TABLE lcm_op_occs (
+        rowid                   BIGINT GENERATED ALWAYS AS IDENTITY,
+        id                      TEXT PRIMARY KEY,
+        vnf_instance_id         TEXT NOT NULL REFERENCES vnf_instances (id) ON DELETE CASCADE,
+        operation               TEXT NOT NULL CONSTRAINT lcm_op_occs_operation_check CHECK (operation IN ('INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'CHANGE_VNFPKG')),
+        operation_state         TEXT NOT NULL CHECK (operation_state IN
+                                  ('STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK')),
+        state_entered_time      TEXT NOT NULL,
+        start_time              TEXT NOT NULL,
+        operation_params        TEXT NOT NULL DEFAULT '{}',
+        error                   TEXT,
+        resource_changes        TEXT,
+        journal                 TEXT NOT NULL DEFAULT '[]',
+        prior_state             TEXT,
+        is_automatic_invocation INTEGER NOT NULL DEFAULT 0 CHECK (is_automatic_invocation IN (0, 1)),
+        pid                     INTEGER
+      );
+      CREATE INDEX lcm_op_occs_instance ON lcm_op_occs (vnf_instance_id, start_time);
+
+      CREATE TABLE vnf_locks (
+        rowid           BIGINT GENERATED ALWAYS AS IDENTITY,
+        vnf_instance_id TEXT PRIMARY KEY REFERENCES vnf_instances (id) ON DELETE CASCADE,
+        op_id           TEXT NOT NULL REFERENCES lcm_op_occs (id) ON DELETE CASCADE,
+        pid             INTEGER NOT NULL,
+        acquired_at     TEXT NOT NULL
+      );
+    `,
   },
   {
     version: 4,
@@ -121,6 +248,16 @@ export const migrations: Migration[] = [
     sql: `
       -- SSH host keys pinned on first use, per server (the VNFC's resource id at the VIM)
       CREATE TABLE ssh_host_keys (
+        server_id   TEXT PRIMARY KEY,
+        address     TEXT NOT NULL,
+        key_type    TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        pinned_at   TEXT NOT NULL
+      );
+    `,
+    postgres: `
+      CREATE TABLE ssh_host_keys (
+        rowid       BIGINT GENERATED ALWAYS AS IDENTITY,
         server_id   TEXT PRIMARY KEY,
         address     TEXT NOT NULL,
         key_type    TEXT NOT NULL,
@@ -198,6 +335,14 @@ export const migrations: Migration[] = [
       INSERT INTO vnf_locks SELECT * FROM vnf_locks_v7;
       DROP TABLE vnf_locks_v7;
     `,
+    postgres: `
+      ALTER TABLE vnf_instances ADD COLUMN metadata                    TEXT;
+      ALTER TABLE vnf_instances ADD COLUMN extensions                  TEXT;
+      ALTER TABLE vnf_instances ADD COLUMN vnf_configurable_properties TEXT;
+      ALTER TABLE lcm_op_occs DROP CONSTRAINT lcm_op_occs_operation_check,
+        ADD CONSTRAINT lcm_op_occs_operation_check CHECK (operation IN
+          ('INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'CHANGE_VNFPKG', 'MODIFY_INFO', 'CHANGE_EXT_CONN'));
+    `,
   },
   {
     version: 8,
@@ -209,6 +354,16 @@ export const migrations: Migration[] = [
       CREATE INDEX vnf_instances_name  ON vnf_instances (name);
       CREATE INDEX lcm_op_occs_start   ON lcm_op_occs (start_time);
       CREATE INDEX lcm_op_occs_state   ON lcm_op_occs (operation_state, start_time);
+    `,
+  },
+  {
+    version: 9,
+    name: 'operation-leases',
+    sql: `
+      -- an operation's lock is a lease: its holder writes heartbeat_at while it runs and moves lease_expires_at on;
+      -- past lease_expires_at, any client (on any machine) may take the holder for gone
+      ALTER TABLE vnf_locks ADD COLUMN heartbeat_at     TEXT;
+      ALTER TABLE vnf_locks ADD COLUMN lease_expires_at TEXT;
     `,
   },
 ];
