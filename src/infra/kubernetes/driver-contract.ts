@@ -84,6 +84,16 @@ export interface ChangePackageInput extends OperationExtras {
   replicas: Record<string, number>;
 }
 
+/** Objects another tool wrote (the objects of a Helm release's manifest), for the driver to watch. */
+export interface AwaitInput {
+  /** In manifest order; an object of a namespaced kind without a namespace is in `namespace`. */
+  resources: ResourceRef[];
+  namespace: string;
+  readiness?: ReadinessOverrides;
+  /** Workloads whose pods must also settle: exactly their replicas, all ready, none terminating (after a scale or an upgrade). */
+  vdus?: VduTarget[];
+}
+
 /**
  * The Kubernetes infra-driver. Every method waits by watching until the VIM
  * has reached what was asked (or ctx.signal aborts), records each step in
@@ -112,6 +122,15 @@ export interface KubernetesInfraDriver {
   /** Deletes in reverse order with foreground propagation and waits until all are gone; 404 counts as deleted. */
   remove(ctx: DriverContext, input: RemoveInput): Promise<void>;
   changePackage(ctx: DriverContext, input: ChangePackageInput): Promise<ResourceRef[]>;
+  /**
+   * Watches objects written by another tool (Helm) until each is ready, with
+   * the same readiness rules and progress as deploy, then the VDUs' pods and
+   * Services' endpoints; writes nothing. Returns the objects with their
+   * namespaces as the cluster scopes them.
+   */
+  awaitReady(ctx: DriverContext, input: AwaitInput): Promise<ResourceRef[]>;
+  /** Watches until every object is gone (another tool deletes them); gone already counts. Writes nothing. */
+  awaitGone(ctx: DriverContext, input: { resources: ResourceRef[] }): Promise<void>;
   /**
    * The current VNFCs of each VDU workload, Tacker's ids `<vduId>-<name>`:
    * pods of a workload, Cluster API Machines of a custom resource with /scale.

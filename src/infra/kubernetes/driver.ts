@@ -12,6 +12,7 @@ import { abortError, defaultRetryPolicy, KubeApiError, KubeClient, type RetryPol
 import { collectionPath, describeRef, Discovery, objectPath, splitApiVersion, type ApiResource } from './discovery.js';
 import {
   INSTANCE_LABEL,
+  type AwaitInput,
   type ChangePackageInput,
   type CheckInput,
   type DeployInput,
@@ -1002,6 +1003,54 @@ class Driver implements KubernetesDriver {
     return items
       .filter((p) => controlledBy(p, owners) && !p.metadata.deletionTimestamp)
       .sort((a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')) || a.metadata.name.localeCompare(b.metadata.name));
+  }
+
+  // ---- objects another tool writes (a Helm release) ------------------------------------------------
+
+  async awaitReady(ctx: DriverContext, input: AwaitInput): Promise<ResourceRef[]> {
+    const live = await forEachLimited(input.resources, this.limit, async (given): Promise<Pick<Live, 'ref' | 'res'>> => {
+      const res = await this.discovery.resolve(given.apiVersion, given.kind, ctx.signal);
+      const ref: ResourceRef = { apiVersion: given.apiVersion, kind: given.kind, name: given.name, ...(res.namespaced ? { namespace: given.namespace ?? input.namespace } : {}) };
+      return { ref, res };
+    });
+    const awaited = new Map(live.map((l) => [refKey(l.ref), { ref: l.ref } as { ref: ResourceRef; said?: string }]));
+    const tracked: DriverContext = {
+      ...ctx,
+      report: (event) => {
+        const entry = event.resource && awaited.get(refKey(event.resource));
+        if (entry) entry.said = event.message;
+        ctx.report(event);
+      },
+    };
+    try {
+      const ready = await forEachLimited(live, this.limit, async (l) => {
+        const obj = await this.waitReady(tracked, l, input.readiness);
+        awaited.delete(refKey(l.ref));
+        return { ...l, obj };
+      });
+      // As after a deploy: the VDUs' pods settle (no surplus, none terminating), then Services' endpoints.
+      for (const t of input.vdus ?? []) {
+        const l = ready.find((r) => refKey(r.ref) === refKey({ ...t.resource, namespace: t.resource.namespace ?? input.namespace }));
+        if (!l || !ownsPods(l.res) || !POD_OWNERS.has(l.ref.kind)) continue;
+        const want = (l.obj.spec as { replicas?: number } | undefined)?.replicas;
+        if (typeof want === 'number') await this.waitPods(tracked, l.ref, l.obj, want, new Set());
+      }
+      await forEachLimited(ready.filter((l) => l.ref.kind === 'Service' && l.res.group === ''), this.limit, (l) => this.waitEndpoints(ctx, l));
+    } catch (err) {
+      throw ctx.signal.aborted ? stoppedWaiting(ctx.signal, [...awaited.values()]) : err;
+    }
+    return live.map((l) => l.ref);
+  }
+
+  async awaitGone(ctx: DriverContext, input: { resources: ResourceRef[] }): Promise<void> {
+    await forEachLimited(input.resources, this.limit, async (ref) => {
+      const res = await this.discovery.tryResolve(ref.apiVersion, ref.kind, ctx.signal);
+      if (res && (await this.read(ctx, res, ref))) {
+        this.report(ctx, { resource: ref, message: 'deleting' });
+        await this.waitGone(ctx, res, ref, undefined);
+      }
+      this.report(ctx, { resource: ref, message: 'deleted', done: true });
+    });
   }
 
   private report(ctx: DriverContext, event: DriverEvent): void {
