@@ -3,7 +3,7 @@
  * group-version documents (kubectl reads them to learn that PATCH accepts
  * `fieldValidation`, then validates server-side, and `kubectl explain`
  * finds each kind's schema by its `x-kubernetes-group-version-kind`), and
- * `/openapi/v2` in JSON. A custom resource's schema is its CRD's, in both;
+ * `/openapi/v2` in JSON (and in protobuf, openapi-protobuf.ts). A custom resource's schema is its CRD's, in both;
  * a built-in kind has only an outline (apiVersion, kind, metadata, spec and
  * status as open objects) in v2 and no schema in v3: the sandbox does not
  * carry the API's whole schema, and kubectl, finding none in v3, builds

@@ -37,6 +37,7 @@ import { FaultRules, type SandboxFaults } from './faults.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 import { PATCH_TYPES } from './patch.js';
 import { openApiV2Document, openApiV3Document, openApiV3Index } from './openapi.js';
+import { encodeOpenApiV2, OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_TYPES } from './openapi-protobuf.js';
 import { WatchHub, type WatchOptions } from './watch.js';
 import { ObjectApi } from './objects.js';
 import { parseApiPath, type DiscoveryRequest } from './request-info.js';
@@ -334,8 +335,16 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       return;
     }
     if (path === '/openapi/v2') {
-      if (!accept.some((r) => isPlainJson(r))) throw notAcceptable();
-      send(res, 200, openApiV2Document(registry));
+      // The first acceptable range wins: client-go asks for protobuf only, kubectl's older code for JSON.
+      const chosen = accept.find((r) => isPlainJson(r) || OPENAPI_V2_PROTOBUF_TYPES.has(r.type));
+      if (!chosen) throw notAcceptable();
+      if (isPlainJson(chosen)) {
+        send(res, 200, openApiV2Document(registry));
+        return;
+      }
+      const body = encodeOpenApiV2(openApiV2Document(registry) as Record<string, unknown>);
+      res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF, Vary: 'Accept', 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff', 'Content-Length': body.length });
+      res.end(method === 'HEAD' ? undefined : body);
       return;
     }
     if (path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {

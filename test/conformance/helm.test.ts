@@ -275,3 +275,63 @@ describe('the requests behind release storage', () => {
     expect(all).not.toContain('not-helm');
   });
 });
+
+/** Field 1 (`swagger`) and the definition names of a gnostic openapi.v2.Document, read from the wire. */
+function readOpenApiV2(buf: Buffer): { swagger: string; definitions: string[] } {
+  const fields = (b: Buffer): Array<[number, Buffer]> => {
+    const out: Array<[number, Buffer]> = [];
+    let p = 0;
+    const varint = () => {
+      let n = 0;
+      let shift = 0;
+      for (;;) {
+        const byte = b[p++]!;
+        n += (byte & 0x7f) * 2 ** shift;
+        if (!(byte & 0x80)) return n;
+        shift += 7;
+      }
+    };
+    while (p < b.length) {
+      const key = varint();
+      const wire = key & 7;
+      if (wire === 0) varint();
+      else if (wire === 1) p += 8;
+      else if (wire === 5) p += 4;
+      else if (wire === 2) {
+        const len = varint();
+        out.push([key >>> 3, b.subarray(p, p + len)]);
+        p += len;
+      } else throw new Error(`wire type ${wire}`);
+    }
+    return out;
+  };
+  const doc = fields(buf);
+  const swagger = doc.find(([n]) => n === 1)?.[1].toString('utf8') ?? '';
+  const definitions = doc
+    .filter(([n]) => n === 9)
+    .flatMap(([, d]) => fields(d).map(([, named]) => fields(named).find(([n]) => n === 1)?.[1].toString('utf8') ?? ''));
+  return { swagger, definitions };
+}
+
+describe('OpenAPI v2 as protobuf (client-go discovery: OpenAPISchema, kubectl explain --output plaintext-openapiv2)', () => {
+  // What client-go's discovery sends (later servers also take the `…spec.v2.v1.0+protobuf` spelling; 1.25 does not).
+  it.each(['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json'])(
+    'Accept: %s → a gnostic Document in protobuf',
+    async (accept) => {
+      const res = await rawRequest('GET', '/openapi/v2', undefined, { Accept: accept });
+      expect(res.status).toBe(200);
+      // Servers before kube-openapi named the type answer application/octet-stream; never the deprecated `@` spelling, which Go's mime parser refuses.
+      expect(['application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'application/octet-stream']).toContain(res.contentType);
+      const doc = readOpenApiV2(res.body);
+      expect(doc.swagger).toBe('2.0');
+      expect(doc.definitions).toEqual(expect.arrayContaining(['io.k8s.api.apps.v1.Deployment', 'io.k8s.api.core.v1.Secret', 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']));
+    },
+  );
+
+  it('answers JSON when JSON comes first, and 406 for a type it does not have', async () => {
+    const json = await rawRequest('GET', '/openapi/v2', undefined, { Accept: 'application/json, application/com.github.proto-openapi.spec.v2@v1.0+protobuf' });
+    expect(json.status).toBe(200);
+    expect(JSON.parse(json.body.toString('utf8')).swagger).toBe('2.0');
+    expect((await rawRequest('GET', '/openapi/v2', undefined, { Accept: 'application/vnd.kubernetes.protobuf' })).status).toBe(406);
+  });
+});
