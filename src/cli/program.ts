@@ -4,6 +4,7 @@
  */
 import { Command } from 'commander';
 import type { Context } from './context.js';
+import { completeCommand } from './commands/complete.js';
 import { completionCommand } from './commands/completion.js';
 import { keyGenerateCommand } from './commands/key/generate.js';
 import { keyRotateCommand } from './commands/key/rotate.js';
@@ -100,11 +101,13 @@ export function buildProgram(ctx: Context): Command {
     sampleListCommand(ctx),
     sampleExportCommand(ctx),
     versionCommand(ctx),
-    completionCommand(ctx, () => program),
+    completionCommand(ctx),
   ];
   for (const cmd of commands) {
     // Subcommands inherit the error handling and output routing of the program.
     program.addCommand(cmd.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError('(run with --help for usage)'));
   }
+  // What the completion scripts ask; not a command for people, so not in the help.
+  program.addCommand(completeCommand(ctx, () => program).exitOverride().configureOutput(program.configureOutput()), { hidden: true });
   return program;
 }

@@ -6,7 +6,9 @@
 # and the `openstack` CLI with its Heat plugin that the OpenStack benchmark
 # compares with; etcd for the real Kubernetes API server tier
 # (test/support/real-apiserver.ts); PostgreSQL for the shared store's tests
-# (test/support/postgres.ts: initdb and the server in a temp directory).
+# (test/support/postgres.ts: initdb and the server in a temp directory);
+# zsh and fish, whose completion the completion scripts are tested in
+# (test/e2e/completion.test.ts).
 #
 # Run as root on Debian bookworm. Idempotent: when every package is already
 # installed it changes nothing and returns at once. It never leaves a daemon
@@ -35,6 +37,8 @@ packages=(
   iproute2
   etcd-server
   postgresql
+  zsh
+  fish
 )
 
 # Services these packages ship: any of them that the install started is

@@ -74,15 +74,27 @@ describe('command line conventions', () => {
     }
   });
 
-  it('completion scripts name every command', async () => {
-    const bash = await run(['completion', 'bash']);
-    expect(bash.code).toBe(0);
-    expect(bash.stdout).toMatch(/complete -F _vnfm vnfm/);
-    expect(bash.stdout).toMatch(/vim-register\) flags="[^"]*--config-file/);
-    const zsh = await run(['completion', 'zsh']);
-    expect(zsh.stdout).toMatch(/^#compdef vnfm/);
-    expect(zsh.stdout).toContain("'vim-delete'");
-    expect((await run(['completion', 'fish'])).code).toBe(2);
+  it('completion scripts ask vnfm __complete, which knows every command and opens no store that is not there', async () => {
+    for (const shell of ['bash', 'zsh', 'fish']) {
+      const r = await run(['completion', shell]);
+      expect(r.code, shell).toBe(0);
+      expect(r.stdout, shell).toContain('vnfm __complete -- ');
+    }
+    expect((await run(['completion', 'bash'])).stdout).toMatch(/complete -F _vnfm vnfm/);
+    expect((await run(['completion', 'zsh'])).stdout).toMatch(/^#compdef vnfm/);
+    expect((await run(['completion', 'fish'])).stdout).toMatch(/complete -c vnfm -f -a '\(__vnfm_complete\)'/);
+    expect((await run(['completion', 'tcsh'])).code).toBe(2);
+    const top = await run(['__complete', '--', '']);
+    expect(top.code).toBe(0);
+    const lines = top.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(':none');
+    const names = lines.slice(1).map((l) => l.split('\t')[0]);
+    expect(names).toEqual(expect.arrayContaining(['vim-register', 'vnf-scale', 'op-retry', 'completion']));
+    expect(names).not.toContain('__complete');
+    expect(top.stdout).toMatch(/^vnf-scale\tScale a VNF instance/m);
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(top.home)).toBe(false);
+    expect((await run(['--help'])).stdout).not.toContain('__complete');
   });
 
   it('--help and --version open no store', async () => {

@@ -1,0 +1,227 @@
+/**
+ * `vnfm __complete -- WORD...` (hidden): what the shell completion scripts
+ * (`vnfm completion bash|zsh|fish`) ask for the word being typed. The first
+ * line says what the shell adds itself (`:files`, `:dirs` or `:none`); each
+ * further line is a candidate, `value<TAB>description`. Commands and options
+ * come from the command tree; values from the choices of an option and from
+ * the store (VIMs, packages, instances, occurrences, and the aspects and
+ * VNFCs of the instance named on the line). It reads the store only, loads
+ * no driver, and says nothing on stderr: a completion that fails offers
+ * nothing.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, type Option } from 'commander';
+import type { Context } from '../context.js';
+
+export type Directive = 'files' | 'dirs' | 'none';
+
+export interface Candidate {
+  value: string;
+  description?: string;
+}
+
+export interface Completion {
+  directive: Directive;
+  candidates: Candidate[];
+}
+
+/** The values the store offers, read only when asked for. */
+export interface CompletionValues {
+  vims(): Candidate[];
+  packages(): Candidate[];
+  vnfdIds(): Candidate[];
+  instances(): Candidate[];
+  opOccs(): Candidate[];
+  /** The scaling aspects of an instance (its scaleStatus), by id or name. */
+  aspects(vnf: string): Candidate[];
+  /** The VNFC ids of an instance. */
+  vnfcs(vnf: string): Candidate[];
+}
+
+type ValueKind = 'vim' | 'package' | 'vnfdId' | 'vnf' | 'op' | 'aspect' | 'vnfc' | 'files' | 'dirs' | 'none';
+
+/** What a positional argument takes, by its name in the command tree. */
+const ARGUMENT_KINDS: Record<string, ValueKind> = {
+  vim: 'vim',
+  package: 'package',
+  vnf: 'vnf',
+  op: 'op',
+  file: 'files',
+  path: 'files',
+  dir: 'dirs',
+  'vnfd-id': 'vnfdId',
+};
+
+/** What an option's value is, by its attribute name; an option naming a <file> takes files. */
+const OPTION_KINDS: Record<string, ValueKind> = {
+  vim: 'vim',
+  package: 'package',
+  vnf: 'vnf',
+  vnfdId: 'vnfdId',
+  aspectId: 'aspect',
+  vnfcInstance: 'vnfc',
+};
+
+const HELP: Candidate = { value: '--help', description: 'show help' };
+
+function optionCandidates(options: readonly Option[]): Candidate[] {
+  return options
+    .filter((o) => !o.hidden && o.long)
+    .map((o): Candidate => ({ value: o.long!, description: o.description }))
+    .concat(HELP);
+}
+
+function findOption(options: readonly Option[], flag: string): Option | undefined {
+  return options.find((o) => o.long === flag || o.short === flag);
+}
+
+function takesValue(o: Option): boolean {
+  return o.required || o.optional;
+}
+
+/** The candidates for the last word of `words` (the words after `vnfm`; the last may be empty). */
+export function completeWords(program: Command, words: string[], values: CompletionValues): Completion {
+  const cur = words.at(-1) ?? '';
+  const before = words.slice(0, -1);
+  const globals = program.options;
+  let sub: Command | undefined;
+  const positionals: string[] = [];
+  let pending: Option | undefined;
+  let variadic: Option | undefined;
+  let afterDashDash = false;
+  let vnfArg: string | undefined;
+  for (const w of before) {
+    if (pending) {
+      if (OPTION_KINDS[pending.attributeName()] === 'vnf') vnfArg ??= w;
+      variadic = pending.variadic ? pending : undefined;
+      pending = undefined;
+      continue;
+    }
+    if (!afterDashDash && w === '--') {
+      afterDashDash = true;
+      variadic = undefined;
+      continue;
+    }
+    if (!afterDashDash && w.startsWith('-') && w.length > 1) {
+      variadic = undefined;
+      const [flag, inline] = w.split(/=(.*)/s) as [string, string | undefined];
+      const o = findOption(sub ? [...sub.options, ...globals] : globals, flag);
+      if (o && takesValue(o) && inline === undefined) pending = o;
+      continue;
+    }
+    if (variadic) continue;
+    if (!sub) {
+      sub = program.commands.find((c) => c.name() === w || c.aliases().includes(w));
+      if (!sub) return { directive: 'none', candidates: [] };
+      continue;
+    }
+    positionals.push(w);
+  }
+  if (!sub) {
+    if (pending) return finish(valuesOf(pending, undefined, values), cur);
+    if (cur.startsWith('-')) return finish({ directive: 'none', candidates: optionCandidates(globals) }, cur);
+    const commands = program.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden);
+    return finish({ directive: 'none', candidates: commands.map((c) => ({ value: c.name(), description: c.description() })) }, cur);
+  }
+  const args = sub.registeredArguments;
+  const vnfIndex = args.findIndex((a) => a.name() === 'vnf');
+  const vnf = vnfArg ?? (vnfIndex >= 0 ? positionals[vnfIndex] : undefined);
+  if (pending) return finish(valuesOf(pending, vnf, values), cur);
+  if (!afterDashDash && cur.startsWith('--') && cur.includes('=')) {
+    const [flag, partial] = cur.split(/=(.*)/s) as [string, string];
+    const o = findOption(sub.options, flag);
+    if (!o || !takesValue(o)) return { directive: 'none', candidates: [] };
+    const found = valuesOf(o, vnf, values);
+    return finish({ ...found, candidates: found.candidates }, partial);
+  }
+  if (!afterDashDash && cur.startsWith('-')) return finish({ directive: 'none', candidates: optionCandidates([...sub.options, ...globals]) }, cur);
+  if (variadic) return finish(valuesOf(variadic, vnf, values), cur);
+  const last = args.at(-1);
+  const arg = args[positionals.length] ?? (last?.variadic ? last : undefined);
+  if (!arg) return { directive: 'none', candidates: [] };
+  if (arg.argChoices) return finish({ directive: 'none', candidates: arg.argChoices.map((value) => ({ value })) }, cur);
+  return finish(lookup(ARGUMENT_KINDS[arg.name()] ?? 'none', vnf, values), cur);
+}
+
+function valuesOf(o: Option, vnf: string | undefined, values: CompletionValues): Completion {
+  if (o.argChoices) return { directive: 'none', candidates: o.argChoices.map((value) => ({ value })) };
+  const kind = OPTION_KINDS[o.attributeName()] ?? (/<(file|path)(\.\.\.)?>/.test(o.flags) ? 'files' : /<dir>/.test(o.flags) ? 'dirs' : 'none');
+  return lookup(kind, vnf, values);
+}
+
+function lookup(kind: ValueKind, vnf: string | undefined, values: CompletionValues): Completion {
+  switch (kind) {
+    case 'files':
+    case 'dirs':
+    case 'none':
+      return { directive: kind, candidates: [] };
+    case 'vim':
+      return { directive: 'none', candidates: values.vims() };
+    case 'package':
+      return { directive: 'none', candidates: values.packages() };
+    case 'vnfdId':
+      return { directive: 'none', candidates: values.vnfdIds() };
+    case 'vnf':
+      return { directive: 'none', candidates: values.instances() };
+    case 'op':
+      return { directive: 'none', candidates: values.opOccs() };
+    case 'aspect':
+      return { directive: 'none', candidates: vnf ? values.aspects(vnf) : [] };
+    case 'vnfc':
+      return { directive: 'none', candidates: vnf ? values.vnfcs(vnf) : [] };
+  }
+}
+
+/** Those that start with what is typed, each value once. */
+function finish(c: Completion, typed: string): Completion {
+  const seen = new Set<string>();
+  const candidates = c.candidates.filter((x) => x.value.startsWith(typed) && !seen.has(x.value) && seen.add(x.value));
+  return { directive: c.directive, candidates };
+}
+
+/** The store's values, read from VNFM_HOME's database; none when there is no database yet (nothing is created). */
+export async function storeValues(ctx: Context): Promise<CompletionValues> {
+  const { DATABASE_FILE } = await import('../../store/index.js');
+  if (!existsSync(join(ctx.home, DATABASE_FILE))) {
+    const none = () => [];
+    return { vims: none, packages: none, vnfdIds: none, instances: none, opOccs: none, aspects: none, vnfcs: none };
+  }
+  const store = await ctx.store();
+  const named = (names: Map<string, string>, what: string): Candidate[] => [
+    ...[...names].filter(([, name]) => name).map(([id, name]) => ({ value: name, description: `${what} ${id}` })),
+    ...[...names].map(([id, name]) => ({ value: id, description: name ? `${what} ${name}` : what })),
+  ];
+  return {
+    vims: () => named(store.vims.names(), 'VIM'),
+    packages: () => named(store.packages.names(), 'package'),
+    vnfdIds: () => store.packages.list().map((p) => ({ value: p.vnfdId ?? '', description: `package ${p.name ?? p.id}` })).filter((c) => c.value),
+    instances: () => named(store.instances.names(), 'instance'),
+    opOccs: () =>
+      store.opOccs
+        .list()
+        .map((o) => ({ value: o.id, description: `${o.operation} ${o.operationState} ${o.vnfInstanceId.slice(0, 8)}` })),
+    aspects: (vnf) => (store.instances.find(vnf)?.instantiatedVnfInfo?.scaleStatus ?? []).map((s) => ({ value: s.aspectId, description: `scale level ${s.scaleLevel}` })),
+    vnfcs: (vnf) => (store.instances.find(vnf)?.instantiatedVnfInfo?.vnfcInfo ?? []).map((v) => ({ value: v.id, description: `VDU ${v.vduId}` })),
+  };
+}
+
+export function completeCommand(ctx: Context, root: () => Command): Command {
+  return new Command('__complete')
+    .description('Candidates for shell completion (used by the scripts of vnfm completion)')
+    .argument('[words...]', 'the words after vnfm, the last one being typed')
+    .helpOption(false)
+    .action(async (words: string[] = []) => {
+      let result: Completion;
+      try {
+        result = completeWords(root(), words.length ? words : [''], await storeValues(ctx));
+      } catch {
+        // A store that cannot be read (a malformed key, a locked file) offers nothing rather than an error in the middle of a command line.
+        result = { directive: 'none', candidates: [] };
+      }
+      const lines = result.candidates.map((c) => (c.description ? `${c.value}\t${oneLine(c.description)}` : c.value));
+      ctx.io.out([`:${result.directive}`, ...lines].join('\n'));
+    });
+}
+
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
