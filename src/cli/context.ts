@@ -5,7 +5,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Keyring } from '../crypto/index.js';
-import { SecretKeyError } from '../errors.js';
+import { SecretKeyError, UsageError } from '../errors.js';
 import type { Store } from '../store/index.js';
 import type { IO } from './io.js';
 
@@ -25,6 +25,20 @@ export interface Context {
 export function resolveHome(env: Record<string, string | undefined>, cwd: string): string {
   const fromEnv = env['VNFM_HOME'];
   return fromEnv ? resolve(cwd, fromEnv) : join(env['HOME'] || homedir(), '.vnfm');
+}
+
+/**
+ * VNFM_LEASE_TIMEOUT: seconds an operation's lease on its instance lasts
+ * without a heartbeat (docs/shared-store.md); the store's default without it.
+ */
+function leaseTimeoutMs(env: Record<string, string | undefined>): number | undefined {
+  const text = env['VNFM_LEASE_TIMEOUT'];
+  if (!text) return undefined;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds <= 0) {
+    throw new UsageError(`VNFM_LEASE_TIMEOUT is "${text}"`, { hint: 'give the lease timeout in seconds, e.g. VNFM_LEASE_TIMEOUT=60' });
+  }
+  return seconds * 1000;
 }
 
 /** The environment variable that may hold the master keys; see crypto/keyring.ts. */
@@ -72,6 +86,7 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
         store = await connectStore(home, {
           // The shared store on PostgreSQL (docs/shared-store.md); without it, the SQLite file under VNFM_HOME.
           databaseUrl: env['VNFM_DATABASE_URL'] || undefined,
+          leaseTimeoutMs: leaseTimeoutMs(env),
           // A secret this process sealed before a rotation committed is sealed again under the store's
           // active key when it is written: opened with the keys loaded then, sealed with those on disk now.
           resealer: (token, fromKeyId, toKeyId) => crypto.resealToken([...(keyring ? [keyring] : []), ...onDisk()], token, fromKeyId, toKeyId),

@@ -9,8 +9,11 @@
  * the pid and the process's start time. The holder is gone when the host is
  * this one and the boot differs (rebooted since), or no process with that pid
  * and that start time runs. A holder on another host (or in another
- * container) cannot be checked from here and is never assumed gone: the
- * operator releases its lock (op-fail --force) once sure it is.
+ * container) cannot be checked from here: it is taken for gone only once
+ * its lease has run out (store/operation-leases.ts: the holder moves the
+ * expiry on with a heartbeat while it runs); a lock without a lease (taken
+ * before leases existed) is never assumed gone, and the operator releases
+ * it (op-fail --force) once sure its holder is.
  *
  * Where the facts come from: Linux reads /etc/machine-id,
  * /proc/sys/kernel/random/boot_id, /proc/self/ns/pid and the starttime field
@@ -33,6 +36,10 @@ export interface LockHolder {
   bootId?: string;
   /** When the process started, in the host's own terms (Linux: clock ticks since boot). */
   startTime?: string;
+  /** When the holder's lease runs out unless its heartbeat moves it on (ISO 8601); absent for a lock without a lease. */
+  leaseExpiresAt?: string;
+  /** The holder's last heartbeat (ISO 8601). */
+  heartbeatAt?: string;
 }
 
 /**
@@ -147,16 +154,23 @@ export function holderOf(pid: number = process.pid, host: HostFacts = thisHost()
   };
 }
 
-/** Whether the holder of a lock still runs, as far as this host can tell. */
-export function holderStatus(holder: LockHolder, host: HostFacts = thisHost()): HolderStatus {
+/** Whether the holder of a lock still runs, as far as this host can tell; `now` (ms) is compared with its lease. */
+export function holderStatus(holder: LockHolder, host: HostFacts = thisHost(), now: number = Date.now()): HolderStatus {
   // Locks from before hosts were recorded were taken on the machine that owns the store.
-  if (holder.hostId && host.hostId && holder.hostId !== host.hostId) return { state: 'elsewhere' };
+  if (holder.hostId && host.hostId && holder.hostId !== host.hostId) return leaseRunOut(holder, now) ?? { state: 'elsewhere' };
   if (holder.bootId && host.bootId && holder.bootId !== host.bootId) return { state: 'gone', why: 'the host has been restarted since' };
   if (!host.pidAlive(holder.pid)) return { state: 'gone', why: `no process has pid ${holder.pid}` };
-  if (!holder.startTime) return { state: 'unverified' };
-  const now = host.startTimeOf(holder.pid);
+  if (!holder.startTime) return leaseRunOut(holder, now) ?? { state: 'unverified' };
+  const started = host.startTimeOf(holder.pid);
   // Unreadable (another user's process under a hidepid /proc): assume it is the holder.
-  if (now === undefined) return { state: 'running' };
-  if (now !== holder.startTime) return { state: 'gone', why: `pid ${holder.pid} is now another process` };
+  if (started === undefined) return { state: 'running' };
+  if (started !== holder.startTime) return { state: 'gone', why: `pid ${holder.pid} is now another process` };
   return { state: 'running' };
+}
+
+/** `gone` when the holder's lease has run out: its heartbeat stopped a lease timeout ago. */
+function leaseRunOut(holder: LockHolder, now: number): HolderStatus | undefined {
+  const expires = holder.leaseExpiresAt ? Date.parse(holder.leaseExpiresAt) : NaN;
+  if (!(expires < now)) return undefined;
+  return { state: 'gone', why: `its lease ran out at ${holder.leaseExpiresAt} (last heartbeat ${holder.heartbeatAt ?? 'never'})` };
 }

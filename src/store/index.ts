@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { DATABASE_FILE, openDatabase, type Db } from './database.js';
 import { migrations } from './migrations/index.js';
+import { LeasedLcmOpOccRepository } from './operation-leases.js';
 import type { PostgresDb } from './postgres/database.js';
 import { HostKeyRepository } from './host-key-repository.js';
 import { LcmOpOccRepository } from './lcm-op-occ-repository.js';
@@ -17,6 +18,8 @@ import { VnfInstanceRepository } from './vnf-instance-repository.js';
 export { DATABASE_FILE, ensurePrivateDir } from './database.js';
 export type { SealedSecrets } from './vim-repository.js';
 export type { VnfLock } from './lcm-op-occ-repository.js';
+export type { LeasedVnfLock } from './operation-leases.js';
+export { DEFAULT_LEASE_TIMEOUT_MS } from './operation-leases.js';
 export type { PackageFilter } from './package-repository.js';
 export type { ListRead, VnfInstanceFilter } from './vnf-instance-repository.js';
 export type { OpOccFilter as StoreOpOccFilter } from './lcm-op-occ-repository.js';
@@ -35,7 +38,7 @@ export interface Store {
   readonly vims: VimRepository;
   readonly packages: PackageRepository;
   readonly instances: VnfInstanceRepository;
-  readonly opOccs: LcmOpOccRepository;
+  readonly opOccs: LeasedLcmOpOccRepository;
   /** SSH host keys pinned per server (management drivers). */
   readonly hostKeys: HostKeyRepository;
   /** Every sealed secret wherever it rests (key rotation), and the rotation lock. */
@@ -54,6 +57,8 @@ export interface OpenStoreOptions {
   isHolderAlive?: (holder: StoreLockHolder) => boolean;
   /** The shared store on PostgreSQL, opened (connectStore), instead of the SQLite file under `home`. */
   shared?: PostgresDb;
+  /** How long an operation's lease on its instance lasts without a heartbeat (store/operation-leases.ts). */
+  leaseTimeoutMs?: number;
 }
 
 /**
@@ -72,6 +77,7 @@ export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
   const pg = opts.shared;
   const db: Db = pg ?? openDatabase(home);
   const secrets = new SecretRepository(db, opts.resealer, opts.isHolderAlive);
+  const opOccs = new LeasedLcmOpOccRepository(db, secrets, opts.leaseTimeoutMs);
   return {
     db,
     backend: pg ? 'postgres' : 'sqlite',
@@ -79,9 +85,12 @@ export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
     vims: new VimRepository(db, secrets),
     packages: new PackageRepository(db),
     instances: new VnfInstanceRepository(db, secrets),
-    opOccs: new LcmOpOccRepository(db, secrets),
+    opOccs,
     secrets,
     hostKeys: new HostKeyRepository(db),
-    close: () => db.close(),
+    close: () => {
+      opOccs.stopHeartbeats();
+      db.close();
+    },
   };
 }

@@ -164,7 +164,10 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
 
       const lock = { vnfInstanceId: 'inst-1', opId: 'op-1', pid: 42, acquiredAt: NOW, hostName: 'h1', hostId: 'id1', startTime: '99' };
       store.opOccs.exclusive(() => store.opOccs.takeLock(lock));
-      expect(store.opOccs.lock('inst-1')).toEqual(lock);
+      const held = store.opOccs.lock('inst-1')!;
+      expect(held).toMatchObject(lock);
+      // A lease: a heartbeat now, running out a lease timeout (60 s by default) later.
+      expect(Date.parse(held.leaseExpiresAt!) - Date.parse(held.heartbeatAt!)).toBe(60_000);
       expect(() => store.opOccs.exclusive(() => store.opOccs.takeLock({ ...lock, opId: 'op-2' }))).toThrow(/UNIQUE|constraint/i);
       expect(store.opOccs.lockedInstances()).toEqual(['inst-1']);
       store.opOccs.releaseLock('inst-1', 'op-1');

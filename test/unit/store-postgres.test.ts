@@ -1,0 +1,233 @@
+/**
+ * The shared store on a real PostgreSQL server (a private cluster on
+ * 127.0.0.1): several clients, as processes of their own standing for other
+ * machines, on one database. Operation leases across machines, migrations
+ * applied once by racing clients, an older client refused, TLS verified,
+ * the password never shown.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { VnfPackage } from '../../src/csar/package.js';
+import { ConflictError, StoreUnreachableError } from '../../src/errors.js';
+import { assertInstanceFree, resumeOccurrence, sweepStaleLock, type LcmDeps } from '../../src/lcm/engine.js';
+import type { VnfInstance } from '../../src/lcm/model.js';
+import { migrations } from '../../src/store/migrations/index.js';
+import { connectStore, type Store } from '../../src/store/index.js';
+import { makeServingPki } from '../support/openssl-pki.js';
+import { bundleTestProgram } from '../support/bundle-test-program.js';
+import { startPostgres, type PgServer } from '../support/postgres.js';
+
+const LATEST = Math.max(...migrations.map((m) => m.version));
+const NOW = '2026-01-01T00:00:00.000Z';
+const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-shared-')), 'home');
+
+let server: PgServer;
+let program: string;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  [server, program] = await Promise.all([startPostgres(), bundleTestProgram(resolve(import.meta.dirname, '../support/shared-store-client.ts'))]);
+});
+
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await server?.stop();
+});
+
+interface Client {
+  child: ChildProcess;
+  /** The first stdout line, or the exit code when the process ends first. */
+  first: Promise<{ line?: string; code?: number | null; stderr: string }>;
+}
+
+function client(args: string[], env: Record<string, string> = {}): Client {
+  const child = spawn(process.execPath, [program, ...args], {
+    env: { PATH: process.env['PATH'], VNFM_HOME: home(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const first = new Promise<{ line?: string; code?: number | null; stderr: string }>((ok) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) ok({ line: out.slice(0, nl), stderr });
+    });
+    child.once('exit', (code) => ok({ code, stderr }));
+  });
+  return { child, first };
+}
+
+function pkg(): VnfPackage {
+  return {
+    id: 'p1', vnfdId: 'vnfd-1', vnfProvider: 'ACME', vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0',
+    onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE', userDefinedData: {},
+    checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) }, sizeBytes: 10,
+    summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] }, createdAt: NOW, updatedAt: NOW,
+  };
+}
+
+const instance = {
+  id: 'inst-1', vnfInstanceName: 'web', vnfInstanceDescription: '', vnfdId: 'vnfd-1', vnfPkgId: 'p1', vnfProvider: 'ACME',
+  vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0', instantiationState: 'INSTANTIATED', createdAt: NOW, updatedAt: NOW,
+} as VnfInstance;
+
+/** A new database with one instance in it, and this process's store on it. */
+async function seeded(): Promise<{ db: string; url: string; store: Store; deps: LcmDeps }> {
+  const db = await server.createDatabase();
+  const url = server.url(db);
+  const store = await connectStore(home(), { databaseUrl: url, leaseTimeoutMs: 60_000 });
+  store.packages.insert(pkg());
+  store.instances.insert(instance);
+  return { db, url, store, deps: { store, home: home(), now: () => new Date() } as unknown as LcmDeps };
+}
+
+async function query(database: string, sql: string): Promise<pg.QueryResult> {
+  const c = new pg.Client({ host: server.dir, port: server.port, user: server.user, password: server.password, database });
+  await c.connect();
+  try {
+    return await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+describe('operations across machines', () => {
+  it('two clients start an operation on one VNF at once: one holds it, the other is refused (exit 4) with who holds it and since when; reads do not wait', async () => {
+    const { url, store } = await seeded();
+    try {
+      const [b, c] = [client(['hold', url, 'inst-1'], { VNFM_TEST_HOST: 'machine-b' }), client(['hold', url, 'inst-1'], { VNFM_TEST_HOST: 'machine-c' })];
+      const results = await Promise.all([b.first, c.first]);
+      const held = results.filter((r) => r.line?.startsWith('HELD '));
+      const refused = results.filter((r) => r.code !== undefined);
+      expect(held).toHaveLength(1);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]!.code).toBe(4);
+      expect(refused[0]!.stderr).toMatch(/vnf instance inst-1 is locked by vnfm pid \d+ on host machine-[bc] since \d{4}-\d\d-\d\dT[\d:.]+Z \(operation SCALE/);
+      // Reads from a third client go on while the lock is held.
+      expect(store.instances.list().map((i) => i.id)).toEqual(['inst-1']);
+      expect(store.opOccs.list().map((o) => o.operationState)).toEqual(['PROCESSING']);
+      expect(store.opOccs.lock('inst-1')).toMatchObject({ hostName: expect.stringMatching(/^machine-[bc]$/), heartbeatAt: expect.any(String), leaseExpiresAt: expect.any(String) });
+    } finally {
+      store.close();
+    }
+  });
+
+  it('a holder killed with -9 on another machine is taken for gone once its lease runs out: its occurrence becomes FAILED_TEMP and is retried from here', async () => {
+    const { url, store, deps } = await seeded();
+    try {
+      const b = client(['hold', url, 'inst-1'], { VNFM_TEST_HOST: 'machine-b', VNFM_LEASE_TIMEOUT: '1.5' });
+      const { line } = await b.first;
+      expect(line).toMatch(/^HELD /);
+      const opId = line!.slice('HELD '.length);
+      // Alive (its heartbeat moves the lease on): nothing to sweep, and a new operation is refused.
+      expect(sweepStaleLock(deps, 'inst-1')).toEqual([]);
+      expect(() => assertInstanceFree(deps, 'inst-1')).toThrow(ConflictError);
+      const firstBeat = store.opOccs.lock('inst-1')!.heartbeatAt!;
+      await until(() => store.opOccs.lock('inst-1')!.heartbeatAt! > firstBeat);
+
+      b.child.kill('SIGKILL');
+      let swept: ReturnType<typeof sweepStaleLock> = [];
+      await until(() => (swept = sweepStaleLock(deps, 'inst-1')).length > 0);
+      expect(swept[0]).toMatchObject({ id: opId, operationState: 'FAILED_TEMP' });
+      expect(swept[0]!.error?.detail).toMatch(/pid \d+ on host machine-b.*its lease ran out at/);
+      expect(store.opOccs.lock('inst-1')).toBeUndefined();
+
+      const resumed = resumeOccurrence(deps, opId, 'PROCESSING');
+      expect(resumed.operationState).toBe('PROCESSING');
+      expect(store.opOccs.lock('inst-1')).toMatchObject({ opId, pid: process.pid });
+    } finally {
+      store.close();
+    }
+  });
+
+  it('a holder whose lease was taken over records nothing more: its state change is refused and rolled back', async () => {
+    const { db, store } = await seeded();
+    try {
+      const ops = store.opOccs;
+      const op = { id: 'op-1', vnfInstanceId: 'inst-1', operation: 'SCALE', operationState: 'PROCESSING', stateEnteredTime: NOW, startTime: NOW, operationParams: {}, journal: [], isAutomaticInvocation: false } as never;
+      ops.exclusive(() => {
+        ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
+        ops.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', pid: process.pid, acquiredAt: NOW, hostId: 'here', startTime: '1' });
+      });
+      // Another client takes the lease over (as after this one stalled past its expiry).
+      await query(db, "UPDATE vnf_locks SET pid = 1, host_id = 'machine-c-id', host_name = 'machine-c'");
+      expect(() =>
+        ops.exclusive(() => {
+          store.instances.update({ ...store.instances.get('inst-1'), vnfInstanceDescription: 'stale write', updatedAt: NOW });
+          ops.setState('op-1', 'COMPLETED', NOW);
+        }),
+      ).toThrow(/lease of this vnfm on vnf instance inst-1 ran out and vnfm pid 1 on host machine-c holds it/);
+      expect(store.instances.get('inst-1').vnfInstanceDescription).toBe('');
+      expect(ops.get('op-1').operationState).toBe('PROCESSING');
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('schema', () => {
+  it('clients racing on an empty database apply each migration once', async () => {
+    const db = await server.createDatabase();
+    const url = server.url(db);
+    const results = await Promise.all([1, 2, 3, 4].map(() => client(['open', url]).first));
+    expect(results.map((r) => [r.line, r.stderr])).toEqual(results.map(() => [`OPEN ${LATEST}`, '']));
+    expect((await query(db, 'SELECT version FROM vnfm_schema')).rows).toEqual([{ version: LATEST }]);
+  });
+
+  it('a client older than the schema refuses with a clear message and changes nothing', async () => {
+    const db = await server.createDatabase();
+    const url = server.url(db);
+    (await connectStore(home(), { databaseUrl: url })).close();
+    await query(db, `UPDATE vnfm_schema SET version = ${LATEST + 1}`);
+    await expect(connectStore(home(), { databaseUrl: url })).rejects.toThrow(
+      new RegExp(`has schema version ${LATEST + 1}, and this vnfm knows only up to ${LATEST}: another client has upgraded it`),
+    );
+    expect((await query(db, 'SELECT version FROM vnfm_schema')).rows).toEqual([{ version: LATEST + 1 }]);
+  });
+});
+
+describe('connection', () => {
+  it('TLS: verify-full against the certificate for 127.0.0.1 passes; another CA, or none given (verify-full by default), fails with exit 6', async () => {
+    const db = await server.createDatabase();
+    const store = await connectStore(home(), { databaseUrl: server.url(db) });
+    expect(store.backend).toBe('postgres');
+    expect((await query(db, "SELECT count(*)::int AS n FROM pg_stat_ssl WHERE ssl AND pid <> pg_backend_pid()")).rows[0].n).toBeGreaterThan(0);
+    store.close();
+    const other = makeServingPki(mkdtempSync(join(tmpdir(), 'vnfm-other-ca-')), { ips: ['127.0.0.1'], dns: [] });
+    for (const url of [server.url(db, { sslrootcert: other.caCertPath }), server.url(db).replace(/[?].*$/, '')]) {
+      const err = await connectStore(home(), { databaseUrl: url }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StoreUnreachableError);
+      expect((err as StoreUnreachableError).exitCode).toBe(6);
+      expect((err as Error).message).toMatch(/TLS: .*(certificate|self.signed)/i);
+    }
+    (await connectStore(home(), { databaseUrl: server.url(db, { sslmode: 'disable' }) })).close();
+  });
+
+  it('the password never appears: not in a refused login, not when the server is unreachable', async () => {
+    const db = await server.createDatabase();
+    const wrong = 'Wr0ng-pw-' + 'x'.repeat(12);
+    const refused = (await connectStore(home(), { databaseUrl: server.url(db).replace(encodeURIComponent(server.password), wrong) }).catch((e: unknown) => e)) as StoreUnreachableError;
+    expect(refused).toBeInstanceOf(StoreUnreachableError);
+    expect(refused.message).toMatch(/refused the login: password authentication failed/);
+    const down = (await connectStore(home(), { databaseUrl: server.url(db).replace(`:${server.port}/`, ':1/') }).catch((e: unknown) => e)) as StoreUnreachableError;
+    expect(down.exitCode).toBe(6);
+    expect(down.message).toMatch(/cannot reach the database postgres:\/\/vnfm:\*\*\*@127\.0\.0\.1:1\//);
+    for (const e of [refused, down]) {
+      const shown = `${e.message} ${e.hint ?? ''} ${String((e as { cause?: unknown }).cause ?? '')}`;
+      expect(shown).not.toContain(wrong);
+      expect(shown).not.toContain(server.password);
+    }
+  });
+});
+
+/** Polls `check` until it holds (the test's own timeout bounds the wait). */
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 100));
+}
