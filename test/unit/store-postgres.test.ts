@@ -16,7 +16,7 @@ import { ConflictError, StoreUnreachableError } from '../../src/errors.js';
 import { assertInstanceFree, resumeOccurrence, sweepStaleLock, type LcmDeps } from '../../src/lcm/engine.js';
 import type { VnfInstance } from '../../src/lcm/model.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import { connectStore, type Store } from '../../src/store/index.js';
+import { connectStore, ROTATION_LOCK, type Store } from '../../src/store/index.js';
 import { makeServingPki } from '../support/openssl-pki.js';
 import { bundleTestProgram } from '../support/bundle-test-program.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
@@ -167,6 +167,24 @@ describe('operations across machines', () => {
       expect(store.instances.get('inst-1').vnfInstanceDescription).toBe('');
       expect(ops.get('op-1').operationState).toBe('PROCESSING');
     } finally {
+      store.close();
+    }
+  });
+});
+
+describe('key rotation on the shared store', () => {
+  it("a rotation's lock held on another machine refuses a second rotation and every new operation lock from here", async () => {
+    const { url, store } = await seeded();
+    const other = await connectStore(home(), { databaseUrl: url });
+    try {
+      const alive = () => true;
+      other.secrets.acquireLock(ROTATION_LOCK, { pid: 4242, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' }, NOW, alive);
+      expect(() => store.secrets.acquireLock(ROTATION_LOCK, { pid: process.pid }, NOW, alive)).toThrow(/a master key rotation is in progress by pid 4242 on machine-b since/);
+      expect(() => store.opOccs.exclusive(() => store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'x', pid: process.pid, acquiredAt: NOW }))).toThrow(ConflictError);
+      other.secrets.releaseLock(ROTATION_LOCK, { pid: 4242, startTime: '1' });
+      expect(store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
+    } finally {
+      other.close();
       store.close();
     }
   });
