@@ -27,6 +27,8 @@ export interface PgServer {
   url(database: string, query?: Record<string, string>): string;
   /** Creates an empty database and returns its name. */
   createDatabase(): Promise<string>;
+  /** Stops the server (ending every session) and starts it again on the same port and data. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -81,25 +83,36 @@ export async function startPostgres(): Promise<PgServer> {
   for (const f of [pki.certPath, pki.keyPath]) own(f);
   chmodSync(pki.keyPath, 0o600);
   const port = await freePort();
-  const server: ChildProcess = spawn(
-    join(bin, 'postgres'),
-    [
-      '-D', data, '-p', String(port), '-k', dir,
-      '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
-      '-c', 'ssl=on', '-c', `ssl_cert_file=${pki.certPath}`, '-c', `ssl_key_file=${pki.keyPath}`, '-c', 'max_connections=100',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'], ...(as ?? {}) },
-  );
-  let log = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (b: Buffer) => {
-      log += b.toString();
-      if (log.includes('ready to accept connections')) resolve();
-    };
-    server.stderr!.on('data', onData);
-    server.once('exit', (code) => reject(new Error(`postgres exited (${code}): ${log}`)));
-  });
-  server.stderr!.resume();
+  const launch = async (): Promise<ChildProcess> => {
+    const child = spawn(
+      join(bin, 'postgres'),
+      [
+        '-D', data, '-p', String(port), '-k', dir,
+        '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
+        '-c', 'ssl=on', '-c', `ssl_cert_file=${pki.certPath}`, '-c', `ssl_key_file=${pki.keyPath}`, '-c', 'max_connections=100',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'], ...(as ?? {}) },
+    );
+    let log = '';
+    await new Promise<void>((resolve, reject) => {
+      const onData = (b: Buffer) => {
+        log += b.toString();
+        if (log.includes('ready to accept connections')) resolve();
+      };
+      child.stderr!.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`postgres exited (${code}): ${log}`)));
+    });
+    child.stderr!.resume();
+    return child;
+  };
+  const halt = async (child: ChildProcess): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    // SIGINT: PostgreSQL's fast shutdown (ends the sessions, then stops).
+    process.kill(child.pid!, 'SIGINT');
+    await exited;
+  };
+  let server = await launch();
   const url = (database: string, query: Record<string, string> = {}) => {
     const q = new URLSearchParams({ sslmode: 'verify-full', sslrootcert: pki.caCertPath, ...query });
     return `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}?${q}`;
@@ -122,13 +135,12 @@ export async function startPostgres(): Promise<PgServer> {
       }
       return name;
     },
+    async restart() {
+      await halt(server);
+      server = await launch();
+    },
     async stop() {
-      if (server.exitCode === null) {
-        const exited = new Promise((r) => server.once('exit', r));
-        // SIGINT: PostgreSQL's fast shutdown (ends the sessions, then stops).
-        process.kill(server.pid!, 'SIGINT');
-        await exited;
-      }
+      await halt(server);
       rmSync(dir, { recursive: true, force: true });
     },
   };

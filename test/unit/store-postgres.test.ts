@@ -190,6 +190,35 @@ describe('key rotation on the shared store', () => {
   });
 });
 
+describe('faults', () => {
+  it('the database restarted while an operation holds its lease: the next statements reconnect, the heartbeat goes on, nothing is lost', async () => {
+    const { store } = await seeded();
+    try {
+      const ops = store.opOccs;
+      const op = { id: 'op-1', vnfInstanceId: 'inst-1', operation: 'SCALE', operationState: 'PROCESSING', stateEnteredTime: NOW, startTime: NOW, operationParams: {}, journal: [], isAutomaticInvocation: false } as never;
+      const lock = { vnfInstanceId: 'inst-1', opId: 'op-1', pid: process.pid, acquiredAt: NOW, hostId: 'here', startTime: '1' };
+      ops.exclusive(() => {
+        ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
+        ops.takeLock(lock);
+      });
+      ops.appendJournal('op-1', { step: 1 } as never);
+      await server.restart();
+      // A read, a write outside a transaction, a heartbeat and a transaction, each on a new connection as needed.
+      expect(ops.journal('op-1')).toEqual([{ step: 1 }]);
+      ops.appendJournal('op-1', { step: 2 } as never);
+      expect(ops.renew(lock)).toBe(true);
+      ops.exclusive(() => {
+        ops.setState('op-1', 'COMPLETED', NOW);
+        ops.releaseLock('inst-1', 'op-1');
+      });
+      expect(ops.get('op-1')).toMatchObject({ operationState: 'COMPLETED', journal: [{ step: 1 }, { step: 2 }] });
+      expect(ops.lock('inst-1')).toBeUndefined();
+    } finally {
+      store.close();
+    }
+  });
+});
+
 describe('schema', () => {
   it('clients racing on an empty database apply each migration once', async () => {
     const db = await server.createDatabase();
