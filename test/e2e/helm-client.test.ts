@@ -164,6 +164,36 @@ describe('a release through its lifecycle', () => {
   });
 });
 
+describe('helm killed mid-upgrade', () => {
+  it('leaves the release pending: another upgrade is refused (in-progress, exit 4), a rollback recovers it', async () => {
+    await client.install({ release: 'cut1', chart, namespace: 'default', set: { 'vdu1.replicaCount': 1 } });
+    // The Deployment's update is held back (503, retry in 30 s), so helm stops after recording the pending revision.
+    const lift = sandbox.faults.failRequests({ status: 503, retryAfterSeconds: 30, method: 'PATCH', path: '/apis/apps/v1/namespaces/default/deployments/vdu1' });
+    let pid = 0;
+    const killer = createHelmClient({ access, executable: helmPath(), observeSpawn: (p) => (pid = p) });
+    const upgrading = killer.upgrade({ release: 'cut1', chart, namespace: 'default', reuseValues: true, set: { 'vdu1.replicaCount': 4 } }).catch((e) => e);
+    const pendingSecret = async () =>
+      (await kubeRequest(endpoint, 'GET', `/api/v1/namespaces/default/secrets?labelSelector=${encodeURIComponent('owner=helm,name=cut1,status=pending-upgrade')}`)).json.items.length;
+    while ((await pendingSecret()) === 0) await new Promise((r) => setTimeout(r, 50));
+    process.kill(pid, 'SIGKILL');
+    const err = await upgrading;
+    lift();
+    expect(err).toBeInstanceOf(HelmError);
+    expect(err.message).toContain('helm was killed by SIGKILL');
+    expect(err.hint).toMatch(/roll it back/);
+    expect(await client.status({ release: 'cut1', namespace: 'default' })).toMatchObject({ revision: 2, status: 'pending-upgrade' });
+
+    const again = await client.upgrade({ release: 'cut1', chart, namespace: 'default', reuseValues: true, set: { 'vdu1.replicaCount': 4 } }).catch((e) => e);
+    expect(again).toMatchObject({ reason: 'in-progress', exitCode: ExitCode.conflict });
+
+    await client.rollback({ release: 'cut1', namespace: 'default', revision: 1 });
+    expect(await client.status({ release: 'cut1', namespace: 'default' })).toMatchObject({ revision: 3, status: 'deployed' });
+    expect((await client.upgrade({ release: 'cut1', chart, namespace: 'default', reuseValues: true, set: { 'vdu1.replicaCount': 4 } })).revision).toBe(4);
+    expect(await replicas('vdu1')).toBe(4);
+    await client.uninstall({ release: 'cut1', namespace: 'default' });
+  });
+});
+
 describe('credentials', () => {
   it('never puts a secret on the command line: the token goes by environment, values by a file', () => {
     expect(seen.length).toBeGreaterThan(10);

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
+import { load } from 'js-yaml';
+import { kubeconfigText } from '../../src/infra/helm/client.js';
 import { failureReason } from '../../src/infra/helm/errors.js';
 import { nestSetValues } from '../../src/infra/helm/values.js';
 import { createWorkdir, liveWorkdirs } from '../../src/infra/helm/workdir.js';
@@ -43,9 +45,29 @@ describe("Helm's messages", () => {
     ['Error: INSTALLATION FAILED: template: broken/templates/cm.yaml:4:22: executing "broken/templates/cm.yaml" at <.Values.nothing.here>: nil pointer evaluating interface {}.here', 'render'],
     ['Error: Kubernetes cluster unreachable: the server has asked for the client to provide credentials', 'unauthorized'],
     ['Error: Kubernetes cluster unreachable: Get "https://127.0.0.1:1/version": tls: failed to verify certificate: x509: certificate signed by unknown authority', 'unauthorized'],
+    ['Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress', 'in-progress'],
     ['Error: something else', 'other'],
   ])('%s → %s', (text, reason) => {
     expect(failureReason(text)).toBe(reason);
+  });
+});
+
+describe('the kubeconfig helm reads', () => {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+  it('carries the CA and a client certificate, never the bearer token', () => {
+    const text = kubeconfigText({ server: 'https://127.0.0.1:6443', verifyTls: true, caCert: 'CA-PEM', bearerToken: 'tok-123', clientCert: 'CERT-PEM', clientKey: 'KEY-PEM' });
+    expect(text).not.toContain('tok-123');
+    const kc = load(text) as any;
+    expect(kc['current-context']).toBe('vim');
+    expect(kc.clusters[0].cluster).toEqual({ server: 'https://127.0.0.1:6443', 'certificate-authority-data': b64('CA-PEM') });
+    expect(kc.users[0].user).toEqual({ 'client-certificate-data': b64('CERT-PEM'), 'client-key-data': b64('KEY-PEM') });
+  });
+
+  it('basic auth, and an explicitly insecure VIM (ssl_ca_cert: None)', () => {
+    const kc = load(kubeconfigText({ server: 'https://h:6443', verifyTls: false, username: 'u', password: 'p' })) as any;
+    expect(kc.clusters[0].cluster).toEqual({ server: 'https://h:6443', 'insecure-skip-tls-verify': true });
+    expect(kc.users[0].user).toEqual({ username: 'u', password: 'p' });
   });
 });
 

@@ -87,8 +87,8 @@ function createRunner(executable: string, env: NodeJS.ProcessEnv, access: KubeAc
   };
 }
 
-/** A kubeconfig for one cluster; the token is not in it (HELM_KUBETOKEN carries it). */
-function kubeconfigText(access: KubeAccess): string {
+/** A kubeconfig for one cluster; the token is not in it (HELM_KUBETOKEN carries it). Exported for tests. */
+export function kubeconfigText(access: KubeAccess): string {
   const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
   const cluster: Record<string, unknown> = { server: access.server };
   if (!access.verifyTls) cluster['insecure-skip-tls-verify'] = true;
@@ -110,16 +110,22 @@ function kubeconfigText(access: KubeAccess): string {
 const HINTS: Partial<Record<HelmFailureReason, string>> = {
   'name-in-use': 'choose another release name, or remove the existing release (helm uninstall) if it is not in use',
   ownership: 'an object of the chart already exists and belongs to something else: remove it or rename it in the chart',
+  'in-progress': 'an earlier helm run on this release did not finish (helm history shows it pending): roll the release back to its last deployed revision',
   render: 'fix the chart (helm lint CHART shows the problems) or the values given to it',
   unauthorized: 'check the VIM credentials (vnfm vim-show) and that they can reach the cluster',
 };
+
+const KILLED_HINT = 'the release may be left pending (helm history shows it): roll it back to its last deployed revision before another upgrade';
 
 function helmFailure(inv: Invocation, out: HelmOutput): HelmError {
   // lint writes its findings on stdout and only the summary on stderr.
   const text = [inv.command[0] === 'lint' ? out.stdout.trim() : '', out.stderr.trim()].filter(Boolean).join('\n');
   const reason = failureReason(text);
   const what = `helm ${inv.command.join(' ')}${inv.subject ? ` of ${inv.subject}` : ''}`;
-  return new HelmError(inv.command.join(' '), reason, text, `${what} failed: ${text || `exit status ${out.status}`}`, { hint: HINTS[reason] });
+  const ended = out.signal ? `helm was killed by ${out.signal}` : `exit status ${out.status}`;
+  return new HelmError(inv.command.join(' '), reason, text, `${what} failed: ${text || ended}`, {
+    hint: HINTS[reason] ?? (out.signal && ['install', 'upgrade', 'rollback'].includes(inv.command[0]!) ? KILLED_HINT : undefined),
+  });
 }
 
 function valuesArgs(dir: HelmWorkdir, set: HelmSetValues | undefined, files: readonly string[] = []): string[] {

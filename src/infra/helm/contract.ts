@@ -149,6 +149,8 @@ export type HelmFailureReason =
   | 'render'
   /** An object of the release already exists and is not Helm's (no release annotations). */
   | 'ownership'
+  /** Another install/upgrade/rollback of the release is pending (one killed mid-way leaves it so): roll back first. */
+  | 'in-progress'
   /** The API server refused the credentials. */
   | 'unauthorized'
   | 'other';

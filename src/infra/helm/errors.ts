@@ -30,6 +30,7 @@ const EXIT_CODES: Record<HelmFailureReason, ExitCodeValue> = {
   'not-found': ExitCode.notFound,
   'name-in-use': ExitCode.conflict,
   ownership: ExitCode.conflict,
+  'in-progress': ExitCode.conflict,
   render: ExitCode.usage,
   unauthorized: ExitCode.vimCheck,
   other: ExitCode.failed,
@@ -38,6 +39,7 @@ const EXIT_CODES: Record<HelmFailureReason, ExitCodeValue> = {
 /** Reads Helm's error text for what went wrong (Helm 3's messages, stable across 3.x). */
 export function failureReason(stderr: string): HelmFailureReason {
   if (/cannot re-use a name that is still in use/i.test(stderr)) return 'name-in-use';
+  if (/another operation \(install\/upgrade\/rollback\) is in progress/i.test(stderr)) return 'in-progress';
   if (/invalid ownership metadata|exists and cannot be imported into the current release/i.test(stderr)) return 'ownership';
   if (/release: not found|release not loaded|has no deployed releases|release ".*" not found|revision .* not found/i.test(stderr)) return 'not-found';
   if (/Unauthorized|You must be logged in to the server|asked for the client to provide credentials|x509:|tls: failed to verify/i.test(stderr)) return 'unauthorized';

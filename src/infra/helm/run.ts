@@ -20,6 +20,8 @@ export interface HelmRun {
 
 export interface HelmOutput {
   status: number;
+  /** The signal that ended helm, when one did (killed from outside: OOM, kill -9). */
+  signal?: NodeJS.Signals;
   stdout: string;
   stderr: string;
 }
@@ -63,7 +65,7 @@ export function runHelm(run: HelmRun): Promise<HelmOutput> {
       signal?.removeEventListener('abort', onAbort);
       clearTimeout(killTimer);
       if (signal?.aborted) return reject(abortReason(signal));
-      resolve({ status: code ?? (sig ? 128 : 1), stdout: out.text(), stderr: err.text() });
+      resolve({ status: code ?? 128, ...(sig ? { signal: sig } : {}), stdout: out.text(), stderr: err.text() });
     });
   });
 }
