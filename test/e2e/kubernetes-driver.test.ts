@@ -13,7 +13,7 @@ import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError } from '../../src/errors.js';
 import type { DriverContext, DriverEvent, JournalStep, ResourceRef } from '../../src/infra/driver.js';
-import { createKubernetesDriver, INSTANCE_LABEL, KubeApiError, type KubeAccess, type KubeObject, type KubernetesDriver } from '../../src/infra/kubernetes/index.js';
+import { createKubernetesDriver, INSTANCE_LABEL, KubeApiError, sourceKey, type KubeAccess, type KubeObject, type KubernetesDriver } from '../../src/infra/kubernetes/index.js';
 import { createKubeTransport, type KubeHttpRequest, type KubeHttpResponse, type KubeTransport } from '../../src/infra/kubernetes/kube-api.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { e2eCluster, onRealCluster, type E2eCluster } from '../support/e2e-cluster.js';
@@ -174,6 +174,16 @@ describe('deploy and remove plain objects', () => {
     const run2 = driver.deploy(context(), { instanceId: 'inst-u', namespace: 'unknown-1', objects: [{ apiVersion: 'v1', kind: 'Gadget', metadata: { name: 'g' } }], replicas: {} });
     await expect(run2).rejects.toThrow(/does not serve kind Gadget in v1/);
     expect((await api('GET', nsPath('unknown-1', 'configmaps', 'before'))).status).toBe(404);
+  });
+
+  it('names the file of a review the API server refuses (a review has no name to go by)', async () => {
+    await createNamespace('review-1');
+    // No user and no group: the API server refuses the SubjectAccessReview (422).
+    const review: KubeObject = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: {} as KubeObject['metadata'], spec: { resourceAttributes: { verb: 'get', resource: 'pods' } } };
+    const sources = { [sourceKey(review)]: 'Files/kubernetes/subject-access-review.yaml', [sourceKey(configMap('beside'))]: 'Files/kubernetes/cm.yaml' };
+    const run = driver.deploy(context(), { instanceId: 'inst-r', namespace: 'review-1', objects: [configMap('beside'), review], replicas: {}, sources });
+    await expect(run).rejects.toMatchObject({ status: 422, message: expect.stringMatching(/SubjectAccessReview.*Files\/kubernetes\/subject-access-review\.yaml/s) });
+    await expect(run).rejects.toMatchObject({ hint: expect.stringMatching(/^fix the SubjectAccessReview in Files\/kubernetes\/subject-access-review\.yaml/) });
   });
 
   it('fails fast with the API server message on a rejected credential', async () => {

@@ -329,7 +329,7 @@ class Driver implements KubernetesDriver {
         });
       }
       const named = typeof o.metadata?.name === 'string';
-      const file = named ? sources[sourceKey(o)] : undefined;
+      const file = sources[sourceKey(o)];
       const { group, version } = splitApiVersion(o.apiVersion);
       const local = defined.get(`${group}/${o.kind}`);
       const unnamed = () =>
@@ -367,7 +367,7 @@ class Driver implements KubernetesDriver {
           const obj = structuredClone({ ...o, metadata: o.metadata ?? {} }) as KubeObject;
           if (res.namespaced) obj.metadata.namespace = obj.metadata.namespace || input.namespace;
           else delete obj.metadata.namespace;
-          return { obj, ref: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '(unnamed)', ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) }, createOnly: true };
+          return { obj, ref: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '(unnamed)', ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) }, createOnly: true, ...(file ? { file } : {}) };
         }
         namespaced = res.namespaced;
         scalable.set(`${group}/${o.kind}`, res.subresources.has('scale'));
@@ -1129,9 +1129,12 @@ export function statefulSetClaim(claim: string, templates: readonly string[], st
 
 function rejectedFrom(err: unknown, p: Planned): never {
   if (err instanceof KubeApiError && (err.status === 422 || err.status === 400 || (err.status === 500 && !err.transient))) {
-    const where = p.file ? ` (${describeRef(p.ref)}, from ${p.file})` : '';
+    // A review has no name; the file is what finds it.
+    const named = typeof p.obj.metadata?.name === 'string';
+    const what = named ? describeRef(p.ref) : p.ref.kind;
+    const where = p.file && !err.message.includes(p.file) ? ` (${what}, from ${p.file})` : '';
     throw new KubeApiError(`${err.message}${where}`, err.status, err.reason, {
-      hint: `fix ${p.ref.kind} ${p.ref.name}${p.file ? ` in ${p.file}` : ''} as the API server says, rebuild and onboard the package, then roll back or retry the operation`,
+      hint: `fix ${named ? `${p.ref.kind} ${p.ref.name}` : `the ${p.ref.kind}`}${p.file ? ` in ${p.file}` : ''} as the API server says, rebuild and onboard the package, then roll back or retry the operation`,
       cause: err,
       transient: err.transient,
     });

@@ -76,8 +76,13 @@ export function isBuiltinGroup(group: string): boolean {
   return group === '' || !group.includes('.') || group.endsWith('.k8s.io');
 }
 
-/** The key the package's sources are recorded under: `<group>/<Kind>/<name>`. */
-export function sourceKey(obj: Pick<KubeObject, 'apiVersion' | 'kind'> & { metadata: { name: string } }): string {
+/**
+ * The key the package's sources are recorded under: `<group>/<Kind>/<name>`.
+ * An object without a name (a review, which the API server takes for create
+ * only) is known by its spec instead: `<group>/<Kind>/?<spec as JSON>`.
+ */
+export function sourceKey(obj: Pick<KubeObject, 'apiVersion' | 'kind'> & { metadata?: { name?: string }; spec?: unknown }): string {
   const slash = obj.apiVersion.indexOf('/');
-  return `${slash < 0 ? '' : obj.apiVersion.slice(0, slash)}/${obj.kind}/${obj.metadata.name}`;
+  const name = typeof obj.metadata?.name === 'string' ? obj.metadata.name : `?${JSON.stringify(obj.spec ?? {})}`;
+  return `${slash < 0 ? '' : obj.apiVersion.slice(0, slash)}/${obj.kind}/${name}`;
 }
