@@ -183,6 +183,29 @@ describe('vnf-update: a new vnfdId (container update)', () => {
     expect(store.packages.get(V1).usageState).toBe('NOT_IN_USE');
   });
 
+  it("keeps what the request does not change, as Tacker v2's modify_info_process does on a vnfdId change", async () => {
+    // Tacker: provider, product and versions come from the new package; the new VNFD's own
+    // vnfConfigurableProperties, metadata and extensions (always empty in Tacker) are merged onto the
+    // instance's, which therefore stay; then the request's merge patches apply; name and description
+    // change only when the request gives them.
+    const vnf = await instantiated();
+    await modifyVnfInfo(deps, vnf.id, { metadata: { owner: 'team-a', tier: 'edge' }, extensions: { slot: 3 }, vnfConfigurableProperties: { isAutoscaleEnabled: false } });
+    const r = await modifyVnfInfo(deps, vnf.id, { vnfdId: V11, metadata: { tier: null, configmap_secret_paths: [] } });
+    expect(r.opOcc.operationState).toBe('COMPLETED');
+    expect(r.vnfInstance).toMatchObject({
+      vnfdId: V11,
+      vnfProvider: store.packages.get(V11).vnfProvider,
+      vnfProductName: store.packages.get(V11).vnfProductName,
+      vnfSoftwareVersion: '1.1',
+      vnfInstanceName: 'web',
+      vnfInstanceDescription: 'front',
+      extensions: { slot: 3 },
+      vnfConfigurableProperties: { isAutoscaleEnabled: false },
+    });
+    expect(r.vnfInstance.metadata).toEqual({ owner: 'team-a', configmap_secret_paths: [] });
+    expect(getVnf(deps, vnf.id)).toMatchObject({ vnfdId: V11, metadata: { owner: 'team-a' }, extensions: { slot: 3 } });
+  });
+
   it('a package of another provider, a DISABLED or unknown one: refused (exit 2), nothing recorded, nothing applied', async () => {
     const vnf = await instantiated();
     const refused = modifyVnfInfo(deps, vnf.id, { vnfdId: OTHER });
