@@ -159,11 +159,12 @@ export class VimRepository {
    * Replaces a VIM's row. `sealed`: new secrets, `null` to clear them,
    * `undefined` to keep the stored ones.
    */
-  update(vim: Vim, sealed?: SealedSecrets | null): void {
+  update(vim: Vim, sealed?: SealedSecrets | null, opts: { readAt?: string } = {}): void {
     const columns = COLUMNS.filter((c) => c !== 'id' && c !== 'created_at' && (sealed !== undefined || !c.startsWith('secrets_')));
     this.db
       .transaction(() => {
         const row = toRow(vim, (this.secrets && sealed ? this.secrets.sealTokenForWrite(sealed) : sealed) ?? undefined);
+        if (opts.readAt !== undefined) this.assertUnchangedSince(vim, opts.readAt);
         this.assertNameFree(vim.name, vim.id);
         if (vim.isDefault) this.db.prepare('UPDATE vims SET is_default = 0 WHERE is_default = 1 AND id <> ?').run(vim.id);
         const result = this.db
@@ -172,6 +173,20 @@ export class VimRepository {
         if (result.changes === 0) throw new NotFoundError(`vim "${vim.name}" not found`);
       })
       .immediate();
+  }
+
+  /**
+   * Compare-and-set for a read-modify-write: `readAt` is the updatedAt the
+   * caller read. Another writer (another client of a shared store) that
+   * changed the VIM since then is not overwritten: ConflictError.
+   */
+  private assertUnchangedSince(vim: Vim, readAt: string): void {
+    const now = this.db.prepare('SELECT updated_at FROM vims WHERE id = ?').pluck().get(vim.id) as string | undefined;
+    if (now !== undefined && now !== readAt) {
+      throw new ConflictError(`vim "${vim.name}" was changed by another command at ${now}, after this one read it: nothing was written`, {
+        hint: `look at it again (vnfm vim-show ${vim.name}) and run the command again`,
+      });
+    }
   }
 
   /** Throws ConflictError when another VIM (not `exceptId`) has this name. */

@@ -125,7 +125,8 @@ export async function updateVim(deps: VimDeps, opts: UpdateVimOptions): Promise<
     next.secretNames = secretNamesOf(config.secrets);
     secrets = config.secrets;
   }
-  deps.vims.update(next, secrets ? (sealSecrets(deps.keyring(), secrets) ?? null) : undefined);
+  // Written only if no one changed the VIM while this command checked it (no lost update).
+  deps.vims.update(next, secrets ? (sealSecrets(deps.keyring(), secrets) ?? null) : undefined, { readAt: current.updatedAt });
   return next;
 }
 

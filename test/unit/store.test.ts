@@ -87,6 +87,13 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       insert.run('a', 'a');
       expect(() => insert.run('b', 'b')).toThrow(/UNIQUE/);
       expect(store.vims.findDefault()?.id).toBe('a');
+      // A read-modify-write does not overwrite what another client wrote since it read (compare-and-set on updatedAt).
+      const read = store.vims.get('a');
+      store.vims.update({ ...read, description: 'by another client', updatedAt: 'later' }, undefined, { readAt: read.updatedAt });
+      expect(() => store.vims.update({ ...read, description: 'stale', updatedAt: 'latest' }, undefined, { readAt: read.updatedAt })).toThrow(
+        /vim "a" was changed by another command at later, after this one read it: nothing was written/,
+      );
+      expect(store.vims.get('a').description).toBe('by another client');
     } finally {
       store.close();
     }
