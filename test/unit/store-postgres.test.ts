@@ -9,8 +9,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
 import type { VnfPackage } from '../../src/csar/package.js';
 import { ConflictError, StoreUnreachableError } from '../../src/errors.js';
 import { assertInstanceFree, resumeOccurrence, sweepStaleLock, type LcmDeps } from '../../src/lcm/engine.js';
@@ -21,6 +23,7 @@ import { makeServingPki } from '../support/openssl-pki.js';
 import { bundleTestProgram } from '../support/bundle-test-program.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
 
+const SAMPLES = resolve(import.meta.dirname, '../../csar-samples');
 const LATEST = Math.max(...migrations.map((m) => m.version));
 const NOW = '2026-01-01T00:00:00.000Z';
 const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-shared-')), 'home');
@@ -187,6 +190,41 @@ describe('key rotation on the shared store', () => {
       other.close();
       store.close();
     }
+  });
+});
+
+describe('the command line on the shared store', () => {
+  async function vnfmOn(homeDir: string, argv: string[], env: Record<string, string>) {
+    const out = { stdout: '', stderr: '' };
+    const stream = (key: 'stdout' | 'stderr') => {
+      const s = new PassThrough();
+      s.on('data', (d: Buffer) => (out[key] += d.toString()));
+      return s;
+    };
+    const code = await main(argv, { env: { VNFM_HOME: homeDir, ...env }, cwd: homeDir, streams: { stdin: new PassThrough(), stdout: stream('stdout'), stderr: stream('stderr') } });
+    return { code, ...out };
+  }
+
+  it('two machines (two VNFM_HOMEs) with one master key see one state; an unreachable database is exit 6 with the password masked', async () => {
+    const url = server.url(await server.createDatabase());
+    const key = (await vnfmOn(home(), ['key-generate'], {})).stdout.trim();
+    const env = { VNFM_DATABASE_URL: url, VNFM_MASTER_KEY: key };
+    const [a, b] = [home(), home()];
+    const onboard = await vnfmOn(a, ['vnfpkg-onboard', join(SAMPLES, 'basic-cnf', 'package'), '--name', 'basic-cnf'], env);
+    expect(onboard.stderr).toMatch(/onboarded/);
+    expect(onboard.code).toBe(0);
+    expect((await vnfmOn(a, ['vnf-create', '--package', 'basic-cnf', '--name', 'web'], env)).code).toBe(0);
+    const listed = await vnfmOn(b, ['vnf-list', '-o', 'json'], env);
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as { vnfInstanceName: string }[]).map((i) => i.vnfInstanceName)).toEqual(['web']);
+    expect((await vnfmOn(b, ['vnf-delete', 'web', '--yes'], env)).code).toBe(0);
+    expect(JSON.parse((await vnfmOn(a, ['vnf-list', '-o', 'json'], env)).stdout)).toEqual([]);
+
+    const down = await vnfmOn(b, ['vnf-list'], { ...env, VNFM_DATABASE_URL: url.replace(`:${server.port}/`, ':1/') });
+    expect(down.code).toBe(6);
+    expect(down.stderr).toMatch(/cannot reach the database postgres:\/\/vnfm:\*\*\*@127\.0\.0\.1:1\//);
+    expect(down.stderr).not.toContain(server.password);
+    expect(down.stderr).not.toContain(encodeURIComponent(server.password));
   });
 });
 
