@@ -284,6 +284,14 @@ describe('finding helm', () => {
     expect((err as Error).message).toContain('PATH');
   });
 
+  it('a helm that went away since it was found: exit 2 when a call runs it', async () => {
+    const gone = createHelmClient({ access, executable: join(dir, 'removed-helm') });
+    const err = await gone.list({ namespace: 'default' }).catch((e) => e);
+    expect(err).toBeInstanceOf(HelmNotFoundError);
+    expect(err.message).toContain('cannot run helm at');
+    expect(err.exitCode).toBe(ExitCode.usage);
+  });
+
   it('VNFM_HELM naming something that is not an executable file: exit 2', () => {
     const notExec = join(dir, 'not-helm');
     writeFileSync(notExec, 'text', { mode: 0o644 });

@@ -4,7 +4,7 @@
  * private directory removed when the process ends by a signal or an exit.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -136,6 +136,42 @@ setInterval(() => {}, 1000);`,
       const r = await run('wait', sig);
       expect(r.signal).toBe(sig);
       expect(existsSync(r.dir)).toBe(false);
+    });
+
+    it('a helm still running when the process exits is ended with it', async () => {
+      const script2 = join(scratch, 'runner.mjs');
+      await build({
+        stdin: {
+          contents: `import { runHelm } from './src/infra/helm/run.ts';
+void runHelm({ executable: '/bin/sleep', args: ['300'], env: {}, onSpawn: (pid) => { console.log(pid); process.exit(0); } });`,
+          resolveDir: join(__dirname, '../..'),
+          loader: 'ts',
+        },
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        outfile: script2,
+        logLevel: 'silent',
+      });
+      const out = await new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, [script2], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let text = '';
+        child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+        child.on('error', reject);
+        child.on('close', () => resolve(text));
+      });
+      const pid = Number(out.trim());
+      expect(pid).toBeGreaterThan(0);
+      // Gone, or at most a zombie waiting for its new parent to reap it.
+      const alive = () => {
+        try {
+          return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+        } catch {
+          return false;
+        }
+      };
+      while (alive()) await new Promise((r) => setTimeout(r, 20));
+      expect(alive()).toBe(false);
     });
 
     it("on SIGINT with the program's own listener: that listener decides how the process ends", async () => {

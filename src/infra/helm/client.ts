@@ -23,7 +23,7 @@ import type {
   HelmRevision,
   HelmSetValues,
 } from './contract.js';
-import { HelmError, failureReason } from './errors.js';
+import { HelmError, HelmNotFoundError, failureReason } from './errors.js';
 import { findHelm } from './executable.js';
 import { type HelmOutput, runHelm } from './run.js';
 import { nestSetValues } from './values.js';
@@ -77,6 +77,12 @@ function createRunner(executable: string, env: NodeJS.ProcessEnv, access: KubeAc
           env: childEnv,
           signal: inv.signal,
           onSpawn: observe && ((pid) => observe(pid, [executable, ...args])),
+        }).catch((err: NodeJS.ErrnoException) => {
+          // The file went away or lost its execute bit since it was found.
+          if (err.code === 'ENOENT' || err.code === 'EACCES') {
+            throw new HelmNotFoundError(`cannot run helm at ${executable} (${err.code})`, { hint: 'set VNFM_HELM to the path of a Helm 3 binary, or put helm on PATH' });
+          }
+          throw err;
         });
         if (out.status !== 0) throw helmFailure(inv, out);
         return out;

@@ -30,6 +30,19 @@ export interface HelmOutput {
 const MAX_STDOUT = 64 * 1024 * 1024;
 const MAX_STDERR = 256 * 1024;
 
+/** Process groups of the helm processes running now: ended with vnfm, so none is left writing to a release unsupervised. */
+const running = new Set<number>();
+let exitHooked = false;
+function endRunning(): void {
+  for (const pid of running) {
+    try {
+      process.kill(-pid, 'SIGTERM');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
 export function runHelm(run: HelmRun): Promise<HelmOutput> {
   const { signal } = run;
   return new Promise((resolve, reject) => {
@@ -54,7 +67,13 @@ export function runHelm(run: HelmRun): Promise<HelmOutput> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     child.once('spawn', () => {
-      if (child.pid !== undefined) run.onSpawn?.(child.pid);
+      if (child.pid === undefined) return;
+      running.add(child.pid);
+      if (!exitHooked) {
+        exitHooked = true;
+        process.on('exit', endRunning);
+      }
+      run.onSpawn?.(child.pid);
     });
     child.once('error', (e) => {
       signal?.removeEventListener('abort', onAbort);
@@ -62,6 +81,7 @@ export function runHelm(run: HelmRun): Promise<HelmOutput> {
       reject(e);
     });
     child.once('close', (code, sig) => {
+      if (child.pid !== undefined) running.delete(child.pid);
       signal?.removeEventListener('abort', onAbort);
       clearTimeout(killTimer);
       if (signal?.aborted) return reject(abortReason(signal));
