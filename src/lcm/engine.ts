@@ -72,6 +72,8 @@ export type LcmEvent =
   | { type: 'occurrence'; opOcc: LcmOpOcc }
   | { type: 'driver'; event: DriverEvent }
   | { type: 'hook'; hook: LcmHook }
+  /** A line a hook's package script or remote command printed, as its log keeps it (secrets redacted). */
+  | { type: 'output'; hook: LcmHook; line: string }
   | { type: 'notice'; message: string };
 
 export interface OperationOptions {
@@ -96,10 +98,8 @@ export interface OperationResult {
   vnfInstance: VnfInstance;
 }
 
-/** What an operation (or a rollback) will do, decided before anything changes. */
-export type Plan = KubernetesPlan | OpenStackPlan;
-
-interface PlanCommon {
+/** What an operation (or a rollback) will do, decided before anything changes; `D` is its infra-driver. */
+export interface Plan<D = unknown> {
   operation: LcmOperation;
   /** Recorded as the occurrence's operationParams: never with secrets. */
   params: LcmRequest;
@@ -112,29 +112,20 @@ interface PlanCommon {
   hooks?: [LcmHook, LcmHook];
   /** Scale-in: how many VNFCs of each VDU the infra-driver removes (the newest first). */
   removing?: Record<string, number>;
-}
-
-export interface KubernetesPlan extends PlanCommon {
-  infra?: 'kubernetes';
-  /** Asks the driver to refuse what the cluster cannot take, before the occurrence is recorded (see preflight). */
-  check?(driver: KubernetesInfraDriver, signal: AbortSignal): Promise<void>;
+  /** The infra-driver for the plan's VIM (its planner's connect). */
+  connect(deps: LcmDeps, vim: VimConnection): Promise<D>;
+  /** Asks the driver to refuse what the VIM cannot take, before the occurrence is recorded (see preflight). */
+  check?(driver: D, signal: AbortSignal): Promise<void>;
   /** Does the VIM work and returns the instance as it is afterwards. */
-  run(driver: KubernetesInfraDriver, ctx: DriverContext): Promise<VnfInstance>;
+  run(driver: D, ctx: DriverContext): Promise<VnfInstance>;
 }
 
-export interface OpenStackPlan extends PlanCommon {
-  infra: 'openstack';
-  run(driver: OpenStackInfraDriver, ctx: DriverContext): Promise<VnfInstance>;
-}
+export type KubernetesPlan = Plan<KubernetesInfraDriver>;
+export type OpenStackPlan = Plan<OpenStackInfraDriver>;
 
-/** Binds a plan to the infra-driver of its VIM's type. */
-async function bindDriver(deps: LcmDeps, plan: Plan): Promise<(ctx: DriverContext) => Promise<VnfInstance>> {
-  if (plan.infra === 'openstack') {
-    if (!deps.openstackDriver) throw new VnfmError(`VIM "${plan.vim.name}" is an OpenStack VIM, and this vnfm was set up without the OpenStack infra-driver`);
-    const driver = await deps.openstackDriver(plan.vim);
-    return (ctx) => plan.run(driver, ctx);
-  }
-  const driver = await deps.kubernetesDriver(plan.vim);
+/** Binds a plan to its infra-driver. */
+async function bindDriver<D>(deps: LcmDeps, plan: Plan<D>): Promise<(ctx: DriverContext) => Promise<VnfInstance>> {
+  const driver = await plan.connect(deps, plan.vim);
   return (ctx) => plan.run(driver, ctx);
 }
 
@@ -286,9 +277,9 @@ async function prepared(deps: LcmDeps, plan: Plan, opts: OperationOptions): Prom
  * occurrence behind. The driver checks again when it runs, since the
  * cluster may change in between.
  */
-async function preflight(deps: LcmDeps, plan: Plan, signal: AbortSignal | undefined): Promise<void> {
-  if (plan.infra === 'openstack' || !plan.check) return;
-  const driver = await deps.kubernetesDriver(plan.vim);
+async function preflight<D>(deps: LcmDeps, plan: Plan<D>, signal: AbortSignal | undefined): Promise<void> {
+  if (!plan.check) return;
+  const driver = await plan.connect(deps, plan.vim);
   await plan.check(driver, signal ?? new AbortController().signal);
 }
 
@@ -428,7 +419,10 @@ export async function execute(
       vim: plan.vim,
       instance,
       ...(result ? { result } : {}),
-      log: (line) => log.write(`[${name}] ${line}`),
+      log: (line) => {
+        log.write(`[${name}] ${line}`);
+        opts.onEvent?.({ type: 'output', hook: name, line });
+      },
       ...(plan.removing ? { removing: plan.removing } : {}),
       acceptHostKeys: opts.acceptHostKeys ?? [],
       // Consent was asked before a new operation started; retry and rollback carry the operator's flag.

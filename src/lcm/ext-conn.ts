@@ -23,8 +23,10 @@ import {
 } from './engine.js';
 import type { LcmOperation, VnfInstance } from './model.js';
 import { instanceVim } from './modify.js';
-import { buildNfvParameter, cpsByVdu, infraOf, type HeatStackRecord } from './openstack-plan.js';
+import { buildNfvParameter, cpsByVdu, type HeatStackRecord } from './heat-nfv.js';
 import { openOnboarded } from './package-content.js';
+import { plannerOf } from './planners/index.js';
+import { openStackPlanner } from './planners/openstack.js';
 import { retryConsent } from './operations.js';
 import { flavourOf } from './requests.js';
 import { vnfcRecords } from './vnfcs.js';
@@ -76,7 +78,7 @@ function assertOpenStack(deps: LcmDeps, instance: VnfInstance): void {
   if (instance.instantiationState !== 'INSTANTIATED') {
     throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: it has no external connectivity to change`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} FILE` });
   }
-  if (infraOf(deps, instance, undefined) !== 'openstack') {
+  if (plannerOf(deps, instance) !== openStackPlanner) {
     throw new UsageError(`vnf instance ${instance.id} is a Kubernetes VNF: changing external connectivity is not supported for Kubernetes VNFs (nor by Tacker)`, {
       hint: 'a CNF connects through Services and network attachments in its manifests: change them with vnfm vnf-change-package',
     });
@@ -96,7 +98,7 @@ async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unk
   const nfv = { ...heat.nfv, CP: { ...heat.nfv.CP, ...CP } };
   return {
     operation: CHANGE_EXT_CONN,
-    infra: 'openstack',
+    connect: openStackPlanner.connect,
     params: request as never,
     vim,
     flavour,
@@ -146,7 +148,7 @@ export async function rollbackExtConn(deps: LcmDeps, opRef: string, opts: Operat
   const flavour = flavourOf(instance, pkg.vnfd);
   const plan: OpenStackPlan = {
     operation: CHANGE_EXT_CONN,
-    infra: 'openstack',
+    connect: openStackPlanner.connect,
     params: op.operationParams,
     vim,
     flavour,

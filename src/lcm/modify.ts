@@ -16,7 +16,7 @@
  * given the new package (Tacker's `new_csar_dir`).
  */
 import { randomUUID } from 'node:crypto';
-import { ConflictError, echo, NotFoundError, UsageError, ValidationError } from '../errors.js';
+import { ConflictError, echo, UsageError, ValidationError } from '../errors.js';
 import type { ResourceRef } from '../infra/driver.js';
 import type { KubeObject, KubernetesInfraDriver, VduTarget } from '../infra/kubernetes/driver-contract.js';
 import type { HookContext, ManagementDriver } from '../mgmt/index.js';
@@ -34,14 +34,16 @@ import {
   type LcmDeps,
   type OperationOptions,
   type OperationResult,
-  type OpenStackPlan,
   type Plan,
 } from './engine.js';
 import type { LcmOpOcc, LcmOperation, VimConnection, VimConnectionInfo, VnfInfoModificationRequest, VnfInstance } from './model.js';
 import { retryConsent, retryOpOcc as retryOther, rollbackOpOcc as rollbackOther } from './operations.js';
 import { openOnboarded, readPackageObjects, type OnboardedPackage } from './package-content.js';
-import { checkedInline, flavourOf, recordedVim, resolveVimConnection, type VimLookup } from './requests.js';
-import { infraOf, jsonMergePatch, OPENSTACK_VIM_TYPES as OPENSTACK_TYPES } from './openstack-plan.js';
+import { flavourOf } from './requests.js';
+import { checkedInline, instanceVim as sharedInstanceVim, recordedVim, resolveVimConnection, vimLookup } from './vim-connection.js';
+import { jsonMergePatch } from './merge-patch.js';
+import { plannerOf, plannerOfVimType } from './planners/index.js';
+import { kubernetesPlanner } from './planners/kubernetes.js';
 
 /** RFC 7396 JSON merge patch, as Tacker's inst_utils.json_merge_patch applies a modify request. */
 export { jsonMergePatch };
@@ -100,27 +102,9 @@ export function checkModifyRequest(source: string, body: unknown): VnfInfoModifi
   return request;
 }
 
-function vimLookup(deps: LcmDeps): VimLookup {
-  // `open`: what opens the credentials an inline instance keeps sealed, where the deps have it.
-  const open = (deps as { open?: unknown }).open;
-  return {
-    find: (ref: string) => deps.store.vims.find(ref),
-    findDefault: () => deps.store.vims.findDefault(),
-    openSecrets: (vim: Parameters<LcmDeps['openVimSecrets']>[0]) => deps.openVimSecrets(vim),
-    ...(open ? { open } : {}),
-  } as VimLookup;
-}
-
-/** The VIM the instance records, secrets opened (registered by id, or inline with its sealed credentials). */
-export async function instanceVim(deps: LcmDeps, instance: VnfInstance, source: string): Promise<VimConnection> {
-  if (instance.vimId) {
-    const vim = deps.store.vims.find(instance.vimId);
-    if (!vim) throw new NotFoundError(`the VIM ${instance.vimId} of vnf instance ${instance.id} is no longer registered`);
-    return { id: vim.id, name: vim.name, inline: false, spec: vim.spec, secrets: await deps.openVimSecrets(vim) };
-  }
-  return resolveVimConnection(source, instance.vimConnectionInfo, vimLookup(deps), () => {
-    throw new UsageError(`vnf instance ${instance.id} has no VIM`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} FILE` });
-  });
+/** The VIM the instance records, secrets opened (registered by id, or inline with its sealed credentials), read by its planner. */
+export function instanceVim(deps: LcmDeps, instance: VnfInstance, source: string): Promise<VimConnection> {
+  return sharedInstanceVim(deps, instance, source, plannerOf(deps, instance).vims, false);
 }
 
 /** vimConnectionInfo as the v2 map: Tacker v1's array (entries with their own id) keyed by those ids. */
@@ -439,7 +423,8 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
   const newPkg = pkgRecord ? await openOnboarded(deps.home, pkgRecord) : undefined;
   const flavour = flavourOf(instance, oldPkg.vnfd);
   const lookup = vimLookup(deps);
-  const openstack = infraOf(deps, instance, undefined) === 'openstack';
+  const planner = plannerOf(deps, instance);
+  const openstack = planner.name === 'openstack';
   let vim: VimConnection;
   let vimFields: Pick<VnfInstance, 'vimId' | 'vimConnectionInfo'> | undefined;
   let params: VnfInfoModificationRequest = request;
@@ -448,7 +433,7 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
     // The instance runs on one VIM. An inline one keeps its key, which an entry replaces; a registered one keeps none,
     // and the first entry for a VIM of its kind replaces it. Other entries are not kept (Tacker too uses one of several).
     const currentKey = instance.vimConnectionInfo ? Object.keys(instance.vimConnectionInfo)[0] : undefined;
-    const sameKind = (e: VimConnectionInfo) => !e.vimType || OPENSTACK_TYPES.has(e.vimType.toLowerCase()) === openstack;
+    const sameKind = (e: VimConnectionInfo) => !e.vimType || plannerOfVimType(e.vimType) === planner;
     const key = currentKey !== undefined ? (given[currentKey] ? currentKey : undefined) : Object.keys(given).find((k) => sameKind(given[k]!));
     const others = Object.keys(given).filter((k) => k !== key);
     for (const k of others) onNotice?.(`vimConnectionInfo.${k} is not kept: an instance runs on one VIM, and this entry does not replace it`);
@@ -489,12 +474,13 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
   };
   if (openstack || !newPkg) {
     // No VIM work: Tacker's modify_info_process changes the records only.
-    const plan: Plan = openstack ? ({ ...common, infra: 'openstack', run: async () => after(instance) } satisfies OpenStackPlan) : ({ ...common, run: async () => after(instance) } satisfies KubernetesPlan);
+    const plan: Plan = { ...common, connect: planner.connect, run: async () => after(instance) };
     return { plan, ...(newPkg ? { newPackageDir: newPkg.dir } : {}) };
   }
   const update = await planContainerUpdate(instance, source, oldPkg, newPkg, flavour, 'new', request.metadata?.['configmap_secret_paths'], deps.now().toISOString());
   const plan: KubernetesPlan = {
     ...common,
+    connect: kubernetesPlanner.connect,
     async run(driver, ctx) {
       for (const line of update.changed) ctx.report({ message: `image ${line}` });
       return after(await applyContainerUpdate(driver, ctx, instance, update, vim));
@@ -593,15 +579,16 @@ export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: Operatio
   const request = op.operationParams as VnfInfoModificationRequest;
   const vim = await instanceVim(deps, instance, source);
   const oldPkg = await openOnboarded(deps.home, deps.store.packages.get(instance.vnfPkgId));
+  const planner = plannerOf(deps, instance);
   const base = { operation: MODIFY_INFO, params: op.operationParams, vim, packageDir: oldPkg.dir };
-  const moved = (request.vnfdId ?? request.vnfPkgId) !== undefined && infraOf(deps, instance, undefined) !== 'openstack' && instance.instantiatedVnfInfo;
+  const moved = (request.vnfdId ?? request.vnfPkgId) !== undefined && planner.name !== 'openstack' && instance.instantiatedVnfInfo;
   let plan: Plan;
   if (!moved) {
-    plan = infraOf(deps, instance, undefined) === 'openstack' ? { ...base, infra: 'openstack', run: async () => instance } : { ...base, run: async () => instance };
+    plan = { ...base, connect: planner.connect, run: async () => instance };
   } else {
     const flavour = flavourOf(instance, oldPkg.vnfd);
     const update = await planContainerUpdate(instance, source, oldPkg, oldPkg, flavour, 'old');
-    plan = { ...base, flavour, run: (driver, ctx) => applyContainerUpdate(driver, ctx, instance, update, vim) };
+    plan = { ...base, flavour, connect: kubernetesPlanner.connect, run: (driver, ctx) => applyContainerUpdate(driver, ctx, instance, update, vim) } satisfies KubernetesPlan;
   }
   const resumed = resumeOccurrence(deps, op.id, 'ROLLING_BACK');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });

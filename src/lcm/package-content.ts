@@ -20,6 +20,11 @@ export interface OnboardedPackage extends PackageView {
   dir: string;
 }
 
+/** The onboarded package an instance was made from (or another, by id), opened. */
+export function packageOf(deps: { home: string; store: { packages: { get(id: string): VnfPackage } } }, pkgId: string): Promise<OnboardedPackage> {
+  return openOnboarded(deps.home, deps.store.packages.get(pkgId));
+}
+
 export async function openOnboarded(home: string, pkg: VnfPackage): Promise<OnboardedPackage> {
   const dir = packageContent(home, pkg.id);
   const broken = (why: string) =>

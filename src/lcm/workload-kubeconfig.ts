@@ -6,7 +6,7 @@
 import { NotFoundError, UsageError } from '../errors.js';
 import { clustersOf } from '../mgmt/capi-credentials.js';
 import type { LcmDeps } from './engine.js';
-import { keepsCredentials, openInlineVim, registeredVim } from './requests.js';
+import { keepsCredentials, openInlineVim, registeredVim } from './vim-connection.js';
 
 export interface WorkloadKubeconfigOptions {
   /** The Cluster's name; needed when the instance has several. */

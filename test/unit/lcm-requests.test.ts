@@ -10,10 +10,8 @@ import {
   checkInstantiateRequest,
   checkScaleRequest,
   checkTerminateRequest,
-  redactVimConnectionInfo,
-  resolveVimConnection,
-  type VimLookup,
 } from '../../src/lcm/requests.js';
+import { redactVimConnectionInfo, resolveVimConnection, type VimLookup } from '../../src/lcm/vim-connection.js';
 import type { Vim } from '../../src/vim/index.js';
 import { loadVnfd, type Vnfd } from '../../src/vnfd/index.js';
 

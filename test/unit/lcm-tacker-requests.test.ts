@@ -15,19 +15,9 @@ import { ExitCode, ValidationError } from '../../src/errors.js';
 import type { KubeObject } from '../../src/infra/kubernetes/driver-contract.js';
 import type { VimConnection, VnfInstance } from '../../src/lcm/index.js';
 import { levelReplicas } from '../../src/lcm/index.js';
-import { chooseNamespace } from '../../src/lcm/operations.js';
-import {
-  checkHealRequest,
-  checkInstantiateRequest,
-  keepsCredentials,
-  normalizeRequest,
-  normalizeVimConnectionInfo,
-  openInlineVim,
-  recordedVim,
-  resolveVimConnection,
-  sealVimConnectionInfo,
-  type VimLookup,
-} from '../../src/lcm/requests.js';
+import { chooseNamespace } from '../../src/lcm/planners/kubernetes.js';
+import { checkHealRequest, checkInstantiateRequest, normalizeRequest, normalizeVimConnectionInfo } from '../../src/lcm/requests.js';
+import { keepsCredentials, openInlineVim, recordedVim, resolveVimConnection, sealVimConnectionInfo, type VimLookup } from '../../src/lcm/vim-connection.js';
 import type { Open, Seal } from '../../src/mgmt/sealed.js';
 import { loadVnfd, type Vnfd } from '../../src/vnfd/index.js';
 

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPackage } from '../../src/csar/index.js';
 import { ValidationError, UsageError } from '../../src/errors.js';
 import { readBaseHot, readHeatEnvironments, withEnvironments } from '../../src/lcm/heat-files.js';
-import { buildNfvParameter, cpsByVdu, jsonMergePatch } from '../../src/lcm/openstack-plan.js';
+import { buildNfvParameter, cpsByVdu } from '../../src/lcm/heat-nfv.js';
+import { jsonMergePatch } from '../../src/lcm/merge-patch.js';
 import { levelReplicas } from '../../src/lcm/replicas.js';
 import { loadVnfd, type Flavour } from '../../src/vnfd/index.js';
 

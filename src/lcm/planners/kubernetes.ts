@@ -1,0 +1,478 @@
+/**
+ * The Kubernetes planner: a VNF is the objects of the package's definition
+ * files (additionalParams.lcm-kubernetes-def-files) in one namespace, its
+ * VDUs their workloads; each plan hands the driver the objects, namespace,
+ * replicas and VDU targets, and rollback plans the way back from the
+ * journal and the state before.
+ */
+import { ConflictError, ValidationError } from '../../errors.js';
+import type { ResourceRef } from '../../infra/driver.js';
+import type { ChangePackageInput, DeployInput, KubeObject, KubernetesInfraDriver, VduTarget } from '../../infra/kubernetes/driver-contract.js';
+import { kindsDefinedBy } from '../../infra/kubernetes/package-kinds.js';
+import type { Flavour } from '../../vnfd/index.js';
+import { journalResources, unionResources, type LcmDeps, type KubernetesPlan } from '../engine.js';
+import type {
+  ChangeCurrentVnfPkgRequest,
+  HealVnfRequest,
+  InstantiateVnfRequest,
+  InstantiatedVnfInfo,
+  LcmOpOcc,
+  ScaleVnfRequest,
+  VimConnection,
+  VimConnectionInfo,
+  VnfInstance,
+} from '../model.js';
+import { openOnboarded, packageOf, readPackageObjects } from '../package-content.js';
+import { levelReplicas } from '../replicas.js';
+import {
+  checkChangePackage,
+  checkChangePackageShape,
+  checkHealRequest,
+  checkInstantiateRequest,
+  checkScaleRequest,
+  checkTerminateRequest,
+  flavourOf,
+} from '../requests.js';
+import {
+  checkedInline,
+  defaultVim,
+  instanceVim,
+  KUBERNETES_VIM_TYPES,
+  kubernetesVims,
+  recordedVim,
+  resolveVimConnection,
+  vimLookup,
+} from '../vim-connection.js';
+import { vnfcRecords, vnfcsOf } from '../vnfcs.js';
+import type { Planner } from './planner.js';
+
+const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
+/** Kinds whose replicas cannot be set: a DaemonSet runs one pod per node, a Pod is one. */
+const FIXED_KINDS = new Set(['DaemonSet', 'Pod']);
+const NEVER_A_VDU = new Set([
+  'Service', 'ConfigMap', 'Secret', 'ServiceAccount', 'PersistentVolumeClaim', 'Endpoints', 'NetworkPolicy', 'HorizontalPodAutoscaler',
+  'PodDisruptionBudget', 'Ingress', 'Role', 'RoleBinding',
+]);
+
+/**
+ * Kinds Tacker v2 treats as namespaced when it fills in a missing namespace
+ * (SUPPORTED_NAMESPACE_KIND in tacker/sol_refactored/infra_drivers/kubernetes/kubernetes_utils.py).
+ */
+const TACKER_NAMESPACED_KINDS = new Set([
+  'Binding', 'ConfigMap', 'ControllerRevision', 'DaemonSet', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'Lease', 'LimitRange',
+  'LocalSubjectAccessReview', 'NetworkPolicy', 'PersistentVolumeClaim', 'Pod', 'PodTemplate', 'ReplicaSet', 'ResourceQuota', 'Role',
+  'RoleBinding', 'Secret', 'Service', 'ServiceAccount', 'StatefulSet',
+]);
+
+/** Namespaces the definition files create themselves (Namespace objects). */
+const createdNamespaces = (objects: KubeObject[]): Set<string> => new Set(objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name));
+
+/**
+ * The namespace rule, Tacker's (v2: kubernetes_utils.get_k8s_reses_from_json_files;
+ * v1: check_and_save_namespace in tacker/vnfm/infra_drivers/kubernetes/utils.py):
+ * `additionalParams.namespace` wins over every manifest's metadata.namespace;
+ * without it, the manifests' own namespace, objects without one counting as
+ * the default (the VIM's project_name here, else `default`); manifests that
+ * name different namespaces are refused (Tacker's NamespaceIsNotUnique).
+ * One addition: objects in a namespace the files create themselves (a
+ * Namespace object among them, as a package of cluster controllers brings)
+ * stay in it; Tacker has no such packages.
+ */
+export function chooseNamespace(source: string, requested: string | undefined, objects: KubeObject[], vim: VimConnection, files: string[]): string {
+  if (requested) return requested;
+  const fallback = vim.spec.projectName ?? 'default';
+  const created = createdNamespaces(objects);
+  const found = new Set<string>();
+  for (const o of objects) {
+    const ns = o.metadata.namespace;
+    if (typeof ns === 'string' && ns !== '') {
+      if (!created.has(ns)) found.add(ns);
+    } else if (TACKER_NAMESPACED_KINDS.has(o.kind)) found.add(fallback);
+  }
+  if (found.size > 1) {
+    throw new ValidationError(source, 'additionalParams.namespace', `is not given, and the definition files put objects in ${found.size} namespaces (${[...found].join(', ')}; objects without metadata.namespace go to ${fallback}): ${files.join(', ')}`, {
+      hint: 'give additionalParams.namespace (it overrides every manifest\'s metadata.namespace, as in Tacker), or put every object in one namespace',
+    });
+  }
+  const first = objects.find((o) => typeof o.metadata.namespace === 'string' && o.metadata.namespace !== '')?.metadata.namespace;
+  return [...found][0] ?? first ?? fallback;
+}
+
+/**
+ * The VDUs the request's definition files deploy, each with its workload. A
+ * VDU whose workload is not among those files is left out, not refused: a
+ * request may deploy part of a flavour (a ConfigMap alone, one Deployment of
+ * several), as Tacker's `_select_vdu_reses` maps only the resources it
+ * created (tacker/sol_refactored/infra_drivers/kubernetes/kubernetes.py).
+ */
+function vduTargets(flavour: Flavour, objects: KubeObject[], namespace: string): VduTarget[] {
+  return Object.entries(flavour.vdus).flatMap(([vduId, vdu]) => {
+    const named = objects.filter((o) => o.metadata.name === vdu.name);
+    const o = named.find((x) => WORKLOAD_KINDS.has(x.kind)) ?? pickCustomVdu(named.filter((x) => !NEVER_A_VDU.has(x.kind)), objects);
+    if (!o) return [];
+    const resource: ResourceRef = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace ?? namespace };
+    return [{ vduId, resource }];
+  });
+}
+
+/**
+ * Among custom resources sharing the VDU's name (Cluster API names a
+ * MachineDeployment, its machine templates and its bootstrap template
+ * alike; a Cluster and its control plane and infrastructure alike), the one
+ * that can be scaled: a kind whose package CRD declares /scale, else — by
+ * the Cluster API convention — a *Deployment, *Set, *Pool or *ControlPlane,
+ * never a *Template. The driver checks at plan time that the choice has
+ * /scale.
+ */
+function pickCustomVdu(candidates: KubeObject[], objects: KubeObject[]): KubeObject | undefined {
+  const scalable = kindsDefinedBy(objects);
+  const declared = candidates.find((c) => scalable.get(`${c.apiVersion.split('/')[0]}/${c.kind}`)?.versions.get(c.apiVersion.split('/')[1] ?? '')?.scale);
+  return (
+    declared ??
+    candidates.find((c) => /(Deployment|Set|Pool|ControlPlane)$/.test(c.kind)) ??
+    candidates.find((c) => !c.kind.endsWith('Template')) ??
+    candidates[0]
+  );
+}
+
+function replicasByWorkload(targets: VduTarget[], replicas: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of targets) {
+    const n = replicas[t.vduId];
+    if (n !== undefined && !FIXED_KINDS.has(t.resource.kind)) out[`${t.resource.kind}/${t.resource.name}`] = n;
+  }
+  return out;
+}
+
+/**
+ * The objects in the instance's namespace: it replaces every manifest's own
+ * metadata.namespace (the request's namespace wins, as in Tacker; without
+ * one the manifests agree on it), except a namespace the files create
+ * themselves. Objects without one get it from the driver, namespaced kinds
+ * only; bare Pods get it here, for heal to find them.
+ */
+function withNamespace(objects: KubeObject[], namespace: string): KubeObject[] {
+  const created = createdNamespaces(objects);
+  return objects.map((o) => {
+    const own = o.metadata.namespace;
+    const moved = own ? own !== namespace && !created.has(own) : o.kind === 'Pod';
+    return moved ? { ...o, metadata: { ...o.metadata, namespace } } : o;
+  });
+}
+
+function barePods(objects: KubeObject[], namespace: string): Record<string, KubeObject> {
+  return Object.fromEntries(
+    withNamespace(objects.filter((o) => o.kind === 'Pod'), namespace).map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]),
+  );
+}
+
+async function refreshed(
+  driver: KubernetesInfraDriver,
+  ctx: Parameters<KubernetesInfraDriver['listVnfcs']>[0],
+  targets: VduTarget[],
+  vimId: string | undefined,
+) {
+  return vnfcRecords(await driver.listVnfcs(ctx, targets), vimId);
+}
+
+// ---------------------------------------------------------------------------
+// Plans
+
+async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<KubernetesPlan> {
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const checked = checkInstantiateRequest(source, body, instance, pkg.vnfd, pkg);
+  const request = checked.request;
+  const lookup = vimLookup(deps);
+  const vim = await checkedInline(deps, await resolveVimConnection(source, request.vimConnectionInfo, lookup, () => defaultVim(source, lookup)));
+  const { objects: own, sources } = await readPackageObjects(pkg.dir, checked.defFiles);
+  const namespace = chooseNamespace(source, checked.namespace, own, vim, checked.defFiles);
+  const objects = withNamespace(own, namespace);
+  const level = levelReplicas(checked.flavour, request.instantiationLevelId);
+  const targets = vduTargets(checked.flavour, objects, namespace);
+  const vimRecord = await recordedVim(deps, vim, request.vimConnectionInfo, Object.values(request.vimConnectionInfo ?? {})[0]?.vimType ?? 'kubernetes');
+  const params: InstantiateVnfRequest = { ...request, vimConnectionInfo: vimRecord };
+  const input: DeployInput = {
+    instanceId: instance.id,
+    namespace,
+    objects,
+    replicas: replicasByWorkload(targets, level.replicas),
+    sources,
+    vdus: targets,
+    ...(checked.readiness ? { readiness: checked.readiness } : {}),
+    ...(checked.createNamespace ? { createNamespace: true } : {}),
+  };
+  return {
+    operation: 'INSTANTIATE',
+    connect,
+    params,
+    vim,
+    flavour: checked.flavour,
+    packageDir: pkg.dir,
+    hooks: ['instantiate_start', 'instantiate_end'],
+    check: (driver, signal) => driver.check(input, signal),
+    async run(driver, ctx) {
+      const resources = await driver.deploy(ctx, input);
+      const info: InstantiatedVnfInfo = {
+        flavourId: checked.flavour.id,
+        ...(level.instantiationLevelId ? { instantiationLevelId: level.instantiationLevelId } : {}),
+        vnfState: 'STARTED',
+        scaleStatus: level.scaleStatus,
+        maxScaleLevels: level.maxScaleLevels,
+        ...(await refreshed(driver, ctx, targets, vim.id)),
+        resources,
+        metadata: {
+          namespace,
+          'lcm-kubernetes-def-files': checked.defFiles,
+          vduReplicas: level.replicas,
+          ...(checked.readiness ? { vnfm_readiness: checked.readiness } : {}),
+        },
+      };
+      const { vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+      return {
+        ...rest,
+        instantiationState: 'INSTANTIATED',
+        ...(vim.inline ? { vimConnectionInfo: vimRecord } : { vimId: vim.id! }),
+        instantiatedVnfInfo: info,
+      };
+    },
+  };
+}
+
+/** What every operation after instantiate starts from: the package, flavour, objects and targets in use. */
+async function current(deps: LcmDeps, instance: VnfInstance, source: string, given: Record<string, VimConnectionInfo> | undefined) {
+  const info = instance.instantiatedVnfInfo;
+  if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const flavour = flavourOf(instance, pkg.vnfd);
+  const lookup = vimLookup(deps);
+  const vim = given ? await checkedInline(deps, await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source, kubernetesVims))) : await instanceVim(deps, instance, source, kubernetesVims);
+  const read = await readPackageObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
+  // The namespace recorded at instantiate, whatever the manifests say.
+  const objects = withNamespace(read.objects, info.metadata.namespace);
+  const targets = vduTargets(flavour, objects, info.metadata.namespace);
+  return { info, pkg, flavour, vim, objects, targets, params: given ? { vimConnectionInfo: await recordedVim(deps, vim, given) } : {} };
+}
+
+async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<KubernetesPlan> {
+  const given = (body as ScaleVnfRequest | undefined)?.vimConnectionInfo;
+  const cur = await current(deps, instance, source, given);
+  const checked = checkScaleRequest(source, body, instance, cur.flavour);
+  const aspect = cur.flavour.aspects[checked.request.aspectId]!;
+  const deployed = Object.keys(aspect.vduDeltas).filter((vduId) => cur.targets.some((t) => t.vduId === vduId));
+  if (Object.keys(aspect.vduDeltas).length > 0 && deployed.length === 0) {
+    throw new ValidationError(source, 'aspectId', `aspect ${aspect.id} scales ${Object.keys(aspect.vduDeltas).join(', ')}, and this instance deployed none of them (its definition files: ${cur.info.metadata['lcm-kubernetes-def-files'].join(', ')})`, {
+      hint: 'scale an aspect of a VDU the instance runs; vnfm vnf-show lists its VNFCs',
+    });
+  }
+  const moves = cur.targets.filter((t) => aspect.vduDeltas[t.vduId] !== undefined && checked.replicas[t.vduId] !== cur.info.metadata.vduReplicas[t.vduId]);
+  for (const t of moves) {
+    if (FIXED_KINDS.has(t.resource.kind)) {
+      throw new ValidationError(source, 'aspectId', `aspect ${aspect.id} scales ${t.vduId}, whose workload is a ${t.resource.kind}: its replicas cannot be set`);
+    }
+  }
+  return {
+    operation: 'SCALE',
+    connect,
+    params: { ...checked.request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['scale_start', 'scale_end'],
+    async run(driver, ctx) {
+      for (const t of moves) await driver.scale(ctx, { resource: t.resource, replicas: checked.replicas[t.vduId]!, readiness: cur.info.metadata.vnfm_readiness });
+      return {
+        ...instance,
+        instantiatedVnfInfo: {
+          ...cur.info,
+          scaleStatus: cur.info.scaleStatus.map((s) => (s.aspectId === aspect.id ? { ...s, scaleLevel: checked.toLevel } : s)),
+          ...(await refreshed(driver, ctx, cur.targets, cur.vim.id)),
+          metadata: { ...cur.info.metadata, vduReplicas: checked.replicas },
+        },
+      };
+    },
+  };
+}
+
+async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<KubernetesPlan> {
+  const given = (body as HealVnfRequest | undefined)?.vimConnectionInfo;
+  const cur = await current(deps, instance, source, given);
+  const checked = checkHealRequest(source, body, instance, retry);
+  const wanted = new Set(checked.vnfcs.map((v) => v.id));
+  const vnfcs = vnfcsOf(cur.info).filter((v) => wanted.has(v.id));
+  return {
+    operation: 'HEAL',
+    connect,
+    params: { ...checked.request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['heal_start', 'heal_end'],
+    async run(driver, ctx) {
+      await driver.heal(ctx, { instanceId: instance.id, vnfcs, barePods: barePods(cur.objects, cur.info.metadata.namespace), readiness: cur.info.metadata.vnfm_readiness });
+      return { ...instance, instantiatedVnfInfo: { ...cur.info, ...(await refreshed(driver, ctx, cur.targets, cur.vim.id)) } };
+    },
+  };
+}
+
+async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<KubernetesPlan> {
+  const request = checkTerminateRequest(source, body, instance);
+  const cur = await current(deps, instance, source, request.vimConnectionInfo);
+  const grace = request.terminationType === 'FORCEFUL' ? 0 : request.gracefulTerminationTimeout;
+  return {
+    operation: 'TERMINATE',
+    connect,
+    params: { ...request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['terminate_start', 'terminate_end'],
+    async run(driver, ctx) {
+      await driver.remove(ctx, { instanceId: instance.id, resources: cur.info.resources, ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}) });
+      // The VIM is let go with the resources, so it can be deleted while the instance stays.
+      const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+      return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
+    },
+  };
+}
+
+async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<KubernetesPlan> {
+  const request = checkChangePackageShape(source, body, instance);
+  const newPkgRecord = deps.store.packages.find(request.vnfdId);
+  if (!newPkgRecord || newPkgRecord.vnfdId !== request.vnfdId) {
+    throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, { hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list' });
+  }
+  if (newPkgRecord.onboardingState !== 'ONBOARDED' || newPkgRecord.operationalState !== 'ENABLED') {
+    throw new ValidationError(source, 'vnfdId', `package ${newPkgRecord.id} is ${newPkgRecord.onboardingState}/${newPkgRecord.operationalState}`, {
+      hint: `enable it: vnfm vnfpkg-update ${newPkgRecord.id} --operational-state ENABLED`,
+    });
+  }
+  const cur = await current(deps, instance, source, request.vimConnectionInfo);
+  const newPkg = await openOnboarded(deps.home, newPkgRecord);
+  const checked = checkChangePackage(source, request, instance, newPkg.vnfd, newPkg);
+  const read = await readPackageObjects(newPkg.dir, checked.defFiles);
+  const sources = read.sources;
+  const namespace = checked.namespace ?? cur.info.metadata.namespace;
+  const objects = withNamespace(read.objects, namespace);
+  const readiness = checked.readiness ?? cur.info.metadata.vnfm_readiness;
+  const targets = vduTargets(checked.flavour, objects, namespace);
+  const defaults = levelReplicas(checked.flavour, cur.info.instantiationLevelId).replicas;
+  const replicas = Object.fromEntries(Object.keys(checked.flavour.vdus).map((vduId) => [vduId, cur.info.metadata.vduReplicas[vduId] ?? defaults[vduId] ?? 1]));
+  const levels = levelReplicas(checked.flavour);
+  const input: ChangePackageInput = {
+    instanceId: instance.id,
+    namespace,
+    objects,
+    current: cur.info.resources,
+    replicas: replicasByWorkload(targets, replicas),
+    sources,
+    vdus: targets,
+    ...(readiness ? { readiness } : {}),
+  };
+  return {
+    operation: 'CHANGE_VNFPKG',
+    connect,
+    params: { ...request, ...cur.params } as ChangeCurrentVnfPkgRequest,
+    vim: cur.vim,
+    flavour: checked.flavour,
+    packageDir: newPkg.dir,
+    hooks: ['change_current_package_start', 'change_current_package_end'],
+    check: (driver, signal) => driver.check(input, signal),
+    async run(driver, ctx) {
+      const resources = await driver.changePackage(ctx, input);
+      return {
+        ...instance,
+        vnfPkgId: newPkgRecord.id,
+        vnfdId: newPkgRecord.vnfdId,
+        vnfProvider: newPkgRecord.vnfProvider,
+        vnfProductName: newPkgRecord.vnfProductName,
+        vnfSoftwareVersion: newPkgRecord.vnfSoftwareVersion,
+        vnfdVersion: newPkgRecord.vnfdVersion,
+        instantiatedVnfInfo: {
+          ...cur.info,
+          scaleStatus: levels.scaleStatus.map((s) => cur.info.scaleStatus.find((c) => c.aspectId === s.aspectId) ?? s),
+          maxScaleLevels: levels.maxScaleLevels,
+          ...(await refreshed(driver, ctx, targets, cur.vim.id)),
+          resources,
+          metadata: { namespace, 'lcm-kubernetes-def-files': checked.defFiles, vduReplicas: replicas, ...(readiness ? { vnfm_readiness: readiness } : {}) },
+        },
+      };
+    },
+  };
+}
+
+async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, source: string): Promise<KubernetesPlan> {
+  const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo> };
+  const lookup = vimLookup(deps);
+  const vim = await resolveVimConnection(source, params.vimConnectionInfo, lookup, () => instanceVim(deps, instance, source, kubernetesVims));
+  const steps = deps.store.opOccs.journal(op.id);
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const base = { operation: op.operation, params: op.operationParams, vim, packageDir: pkg.dir, connect };
+  if (op.operation === 'INSTANTIATE') {
+    return {
+      ...base,
+      async run(driver, ctx) {
+        await driver.remove(ctx, { instanceId: instance.id, resources: unionResources(journalResources(steps), instance.instantiatedVnfInfo?.resources ?? []) });
+        const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+        return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
+      },
+    };
+  }
+  const info = instance.instantiatedVnfInfo;
+  if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
+  const flavour = flavourOf(instance, pkg.vnfd);
+  const prior = deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo ?? info;
+  const read = await readPackageObjects(pkg.dir, prior.metadata['lcm-kubernetes-def-files']);
+  const sources = read.sources;
+  const objects = withNamespace(read.objects, prior.metadata.namespace);
+  const targets = vduTargets(flavour, objects, prior.metadata.namespace);
+  if (op.operation === 'SCALE') {
+    // The instance records the state before the scale (it changes only on COMPLETED): scale every VDU of the aspect back to it.
+    const aspect = flavour.aspects[(op.operationParams as ScaleVnfRequest).aspectId];
+    const back = targets.filter((t) => aspect?.vduDeltas[t.vduId] !== undefined && !FIXED_KINDS.has(t.resource.kind));
+    return {
+      ...base,
+      flavour,
+      async run(driver, ctx) {
+        for (const t of back) await driver.scale(ctx, { resource: t.resource, replicas: prior.metadata.vduReplicas[t.vduId] ?? 0, readiness: prior.metadata.vnfm_readiness });
+        return { ...instance, instantiatedVnfInfo: { ...prior, ...(await refreshed(driver, ctx, targets, vim.id)) } };
+      },
+    };
+  }
+  // CHANGE_VNFPKG: the old package's manifests again, over whatever the new one created.
+  return {
+    ...base,
+    flavour,
+    async run(driver, ctx) {
+      const resources = await driver.changePackage(ctx, {
+        instanceId: instance.id,
+        namespace: prior.metadata.namespace,
+        objects,
+        current: unionResources(prior.resources, journalResources(steps)),
+        replicas: replicasByWorkload(targets, prior.metadata.vduReplicas),
+        sources,
+        vdus: targets,
+        ...(prior.metadata.vnfm_readiness ? { readiness: prior.metadata.vnfm_readiness } : {}),
+      });
+      return { ...instance, instantiatedVnfInfo: { ...prior, ...(await refreshed(driver, ctx, targets, vim.id)), resources } };
+    },
+  };
+}
+
+/** Its infra-driver, from the lcm dependencies. */
+async function connect(deps: LcmDeps, vim: VimConnection): Promise<KubernetesInfraDriver> {
+  return deps.kubernetesDriver(vim);
+}
+
+export const kubernetesPlanner: Planner<KubernetesInfraDriver> = {
+  name: 'kubernetes',
+  registeredType: 'kubernetes',
+  vimTypes: KUBERNETES_VIM_TYPES,
+  vims: kubernetesVims,
+  connect,
+  instantiate: planInstantiate,
+  scale: planScale,
+  heal: (deps, instance, body, source, retry) => planHeal(deps, instance, body, source, retry),
+  terminate: planTerminate,
+  changePackage: planChangePackage,
+  rollback: planRollback,
+};

@@ -1,0 +1,365 @@
+/**
+ * The OpenStack planner: a VNF is the Heat stack `vnf-<instance id>` made
+ * from the package's Base HOT for the flavour, the Heat environments, and
+ * the `nfv` JSON parameter (heat-nfv.ts).
+ */
+import { ConflictError, echo, UsageError, ValidationError, VnfmError } from '../../errors.js';
+import type { OpenStackInfraDriver } from '../../infra/openstack/driver-contract.js';
+import { stackNameOf } from '../../infra/openstack/driver-contract.js';
+import type { Flavour } from '../../vnfd/index.js';
+import type { LcmDeps, OpenStackPlan, OperationOptions } from '../engine.js';
+import type {
+  ChangeCurrentVnfPkgRequest,
+  HealVnfRequest,
+  InstantiateVnfRequest,
+  LcmOpOcc,
+  ScaleVnfRequest,
+  VimConnection,
+  VimConnectionInfo,
+  VnfInstance,
+} from '../model.js';
+import {
+  dropInstanceEnvironments,
+  loadInstanceEnvironments,
+  readBaseHot,
+  readHeatEnvironments,
+  saveInstanceEnvironments,
+  withEnvironments,
+  type HeatEnvironments,
+} from '../heat-files.js';
+import { buildNfvParameter, checkExtVirtualLinks, checkNfvOverrides, cpsByVdu, withCapacities, type HeatStackRecord, type OpenStackInfo } from '../heat-nfv.js';
+import { openOnboarded, packageOf } from '../package-content.js';
+import { levelReplicas } from '../replicas.js';
+import { checkHealRequest, checkScaleRequest, checkTerminateRequest, checkChangePackageShape, flavourOf } from '../requests.js';
+import { OPENSTACK_VIM_TYPES, openStackVims, RECORDED_OPENSTACK_VIM_TYPE, recordedVim, resolveOpenStackVim } from '../vim-connection.js';
+import { vnfcRecords, vnfcsOf } from '../vnfcs.js';
+import type { Planner, PlanOperation } from './planner.js';
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// ---------------------------------------------------------------------------
+// Environments
+
+/**
+ * `--heat-environment` files when given, else (on instantiate) the VIM's
+ * `extra.heat_environments`, else the instance's own. A retried instantiate
+ * uses the ones its first attempt kept (the stack was made with them).
+ */
+async function environmentsFor(deps: LcmDeps, instance: VnfInstance, vim: VimConnection, opts: OperationOptions, first: boolean, retry = false): Promise<{ envs: HeatEnvironments; given: boolean }> {
+  if (opts.heatEnvironments?.length) return { envs: await readHeatEnvironments(opts.heatEnvironments, deps.home), given: true };
+  if (first && retry) {
+    const kept = await loadInstanceEnvironments(deps.home, instance.id);
+    if (kept.paths.length > 0) return { envs: kept, given: false };
+  }
+  if (first) {
+    const defaults = vim.spec.extra?.['heat_environments'];
+    const list = Array.isArray(defaults) ? defaults.filter((p): p is string => typeof p === 'string') : typeof defaults === 'string' ? [defaults] : [];
+    return { envs: await readHeatEnvironments(list, deps.home), given: list.length > 0 };
+  }
+  return { envs: await loadInstanceEnvironments(deps.home, instance.id), given: false };
+}
+
+// ---------------------------------------------------------------------------
+// Plans
+
+async function refreshed(driver: OpenStackInfraDriver, ctx: Parameters<OpenStackInfraDriver['listVnfcs']>[0], instanceId: string, flavour: Flavour, vimId: string | undefined) {
+  return vnfcRecords(await driver.listVnfcs(ctx, { instanceId, vdus: cpsByVdu(flavour) }), vimId);
+}
+
+function openStackInfo(instance: VnfInstance): OpenStackInfo {
+  const info = instance.instantiatedVnfInfo as OpenStackInfo | undefined;
+  if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
+  if (!info.metadata.heat) throw new UsageError(`vnf instance ${instance.id} has no Heat stack recorded`, { hint: 'it was not instantiated on an OpenStack VIM' });
+  return info;
+}
+
+type OpenStackPlanner = PlanOperation<OpenStackInfraDriver>;
+
+const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, retry, opts) => {
+  if (instance.instantiationState === 'INSTANTIATED') {
+    throw new ConflictError(`vnf instance ${instance.id} is already INSTANTIATED`, { hint: `terminate it first (vnfm vnf-terminate ${instance.id}), or create another instance` });
+  }
+  if (!isObject(body)) throw new ValidationError(source, undefined, 'is not a JSON object (an InstantiateVnfRequest)', { hint: 'see csar-samples/heat-vnf/requests/instantiate.json' });
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const flavours = Object.keys(pkg.vnfd.flavours);
+  const flavourId = body['flavourId'];
+  if (typeof flavourId !== 'string' || !pkg.vnfd.flavours[flavourId]) {
+    throw new ValidationError(source, 'flavourId', flavourId === undefined ? 'is required' : `${echo(flavourId)} is not a flavour of VNFD ${pkg.vnfd.id}`, { hint: `choose from: ${flavours.join(', ')}` });
+  }
+  const flavour = pkg.vnfd.flavours[flavourId]!;
+  const levelId = body['instantiationLevelId'];
+  if (levelId !== undefined && (typeof levelId !== 'string' || !flavour.instantiationLevels[levelId])) {
+    throw new ValidationError(source, 'instantiationLevelId', `${echo(levelId)} is not an instantiation level of flavour ${flavourId}`, {
+      hint: `choose from: ${Object.keys(flavour.instantiationLevels).join(', ') || '(none)'}`,
+    });
+  }
+  if (body['additionalParams'] !== undefined && !isObject(body['additionalParams'])) throw new ValidationError(source, 'additionalParams', 'must be an object');
+  const extVirtualLinks = checkExtVirtualLinks(source, body['extVirtualLinks'], flavour);
+  const overrides = checkNfvOverrides(source, body['additionalParams']);
+  const given = isObject(body['vimConnectionInfo']) ? (body['vimConnectionInfo'] as Record<string, VimConnectionInfo>) : undefined;
+  const vim = await resolveOpenStackVim(deps, source, given, instance);
+  const hot = await readBaseHot(pkg.dir, flavourId, source, pkg.pkg.id);
+  const { envs } = await environmentsFor(deps, instance, vim, opts, true, retry);
+  const templates = withEnvironments(hot, envs);
+  const level = levelReplicas(flavour, levelId as string | undefined);
+  const zone = typeof vim.spec.extra?.['availability_zone'] === 'string' ? (vim.spec.extra['availability_zone'] as string) : undefined;
+  const nfv = buildNfvParameter(flavour, level.replicas, { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), ...(zone ? { zone } : {}) });
+  const vimRecord = await recordedVim(deps, vim, given, RECORDED_OPENSTACK_VIM_TYPE);
+  return {
+    connect,
+    operation: 'INSTANTIATE',
+    params: { ...(body as unknown as InstantiateVnfRequest), vimConnectionInfo: vimRecord },
+    vim,
+    flavour,
+    packageDir: pkg.dir,
+    hooks: ['instantiate_start', 'instantiate_end'],
+    async run(driver, ctx) {
+      await saveInstanceEnvironments(deps.home, instance.id, envs);
+      const resources = await driver.deploy(ctx, { instanceId: instance.id, templates, nfv });
+      const heat: HeatStackRecord = {
+        stackName: stackNameOf(instance.id),
+        templatePath: hot.templatePath,
+        nfv,
+        ...(extVirtualLinks ? { extVirtualLinks } : {}),
+        ...(overrides ? { nfvOverrides: overrides } : {}),
+        environments: envs.paths,
+      };
+      const info: OpenStackInfo = {
+        flavourId,
+        ...(level.instantiationLevelId ? { instantiationLevelId: level.instantiationLevelId } : {}),
+        vnfState: 'STARTED',
+        scaleStatus: level.scaleStatus,
+        maxScaleLevels: level.maxScaleLevels,
+        ...(await refreshed(driver, ctx, instance.id, flavour, vim.id)),
+        resources,
+        metadata: { namespace: '', 'lcm-kubernetes-def-files': [], vduReplicas: level.replicas, heat },
+      };
+      const { vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+      return { ...rest, instantiationState: 'INSTANTIATED', ...(vim.inline ? { vimConnectionInfo: vimRecord } : { vimId: vim.id! }), instantiatedVnfInfo: info };
+    },
+  };
+};
+
+async function current(deps: LcmDeps, instance: VnfInstance, source: string, given: Record<string, VimConnectionInfo> | undefined) {
+  const info = openStackInfo(instance);
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const flavour = flavourOf(instance, pkg.vnfd);
+  const vim = await resolveOpenStackVim(deps, source, given, instance);
+  return { info, pkg, flavour, vim, params: given ? { vimConnectionInfo: await recordedVim(deps, vim, given, RECORDED_OPENSTACK_VIM_TYPE) } : {} };
+}
+
+const planScale: OpenStackPlanner = async (deps, instance, body, source, _retry, opts) => {
+  const given = (body as ScaleVnfRequest | undefined)?.vimConnectionInfo;
+  const cur = await current(deps, instance, source, given);
+  const checked = checkScaleRequest(source, body, instance, cur.flavour);
+  const aspect = cur.flavour.aspects[checked.request.aspectId]!;
+  const vduIds = Object.keys(aspect.vduDeltas);
+  const nfv = withCapacities(cur.info.metadata.heat.nfv, checked.replicas, vduIds);
+  const remove = Object.fromEntries(vduIds.map((v) => [v, Math.max(0, (cur.info.metadata.vduReplicas[v] ?? 0) - (checked.replicas[v] ?? 0))]));
+  const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
+  return {
+    connect,
+    operation: 'SCALE',
+    params: { ...checked.request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['scale_start', 'scale_end'],
+    removing: remove,
+    async run(driver, ctx) {
+      if (newEnvs) await saveInstanceEnvironments(deps.home, instance.id, envs);
+      await driver.scale(ctx, { instanceId: instance.id, nfv, remove, ...(newEnvs ? { environments: envs } : {}) });
+      return {
+        ...instance,
+        instantiatedVnfInfo: {
+          ...cur.info,
+          scaleStatus: cur.info.scaleStatus.map((s) => (s.aspectId === aspect.id ? { ...s, scaleLevel: checked.toLevel } : s)),
+          ...(await refreshed(driver, ctx, instance.id, cur.flavour, cur.vim.id)),
+          metadata: { ...cur.info.metadata, vduReplicas: checked.replicas, heat: { ...cur.info.metadata.heat, nfv, ...(newEnvs ? { environments: envs.paths } : {}) } },
+        } as OpenStackInfo,
+      };
+    },
+  };
+};
+
+const planHeal: OpenStackPlanner = async (deps, instance, body, source, retry, opts) => {
+  const given = (body as HealVnfRequest | undefined)?.vimConnectionInfo;
+  const cur = await current(deps, instance, source, given);
+  const checked = checkHealRequest(source, body, instance, retry);
+  const params = isObject(checked.request.additionalParams) ? checked.request.additionalParams : {};
+  const all = params['all'] === true && !(checked.request.vnfcInstanceId?.length);
+  const wanted = new Set(checked.vnfcs.map((v) => v.id));
+  const vnfcs = vnfcsOf(cur.info).filter((v) => wanted.has(v.id));
+  const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
+  const hot = await readBaseHot(cur.pkg.dir, cur.flavour.id, source, cur.pkg.pkg.id);
+  const templates = withEnvironments(hot, envs);
+  return {
+    connect,
+    operation: 'HEAL',
+    params: { ...checked.request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['heal_start', 'heal_end'],
+    async run(driver, ctx) {
+      if (newEnvs) await saveInstanceEnvironments(deps.home, instance.id, envs);
+      await driver.heal(ctx, { instanceId: instance.id, vnfcs, all, templates, nfv: cur.info.metadata.heat.nfv, ...(checked.request.cause ? { cause: checked.request.cause } : {}) });
+      const heat = { ...cur.info.metadata.heat, ...(newEnvs ? { environments: envs.paths } : {}) };
+      return {
+        ...instance,
+        instantiatedVnfInfo: { ...cur.info, ...(await refreshed(driver, ctx, instance.id, cur.flavour, cur.vim.id)), metadata: { ...cur.info.metadata, heat } } as OpenStackInfo,
+      };
+    },
+  };
+};
+
+const planTerminate: OpenStackPlanner = async (deps, instance, body, source) => {
+  const request = checkTerminateRequest(source, body, instance);
+  const cur = await current(deps, instance, source, request.vimConnectionInfo);
+  const grace = request.terminationType === 'FORCEFUL' ? 0 : (request.gracefulTerminationTimeout ?? 0);
+  return {
+    connect,
+    operation: 'TERMINATE',
+    params: { ...request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['terminate_start', 'terminate_end'],
+    async run(driver, ctx) {
+      await driver.remove(ctx, { instanceId: instance.id, gracePeriodSeconds: grace });
+      await dropInstanceEnvironments(deps.home, instance.id);
+      const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+      return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
+    },
+  };
+};
+
+const planChangePackage: OpenStackPlanner = async (deps, instance, body, source, _retry, opts) => {
+  const request = checkChangePackageShape(source, body, instance);
+  const record = deps.store.packages.find(request.vnfdId);
+  if (!record || record.vnfdId !== request.vnfdId) {
+    throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, { hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list' });
+  }
+  if (record.onboardingState !== 'ONBOARDED' || record.operationalState !== 'ENABLED') {
+    throw new ValidationError(source, 'vnfdId', `package ${record.id} is ${record.onboardingState}/${record.operationalState}`, { hint: `enable it: vnfm vnfpkg-update ${record.id} --operational-state ENABLED` });
+  }
+  const cur = await current(deps, instance, source, request.vimConnectionInfo);
+  const newPkg = await openOnboarded(deps.home, record);
+  const flavour = newPkg.vnfd.flavours[cur.info.flavourId];
+  if (!flavour) {
+    throw new ValidationError(source, 'vnfdId', `VNFD ${newPkg.vnfd.id} has no flavour ${echo(cur.info.flavourId)}, the flavour vnf instance ${instance.id} runs`, {
+      hint: `its flavours: ${Object.keys(newPkg.vnfd.flavours).join(', ')}`,
+    });
+  }
+  const heatRecord = cur.info.metadata.heat;
+  const extVirtualLinks = checkExtVirtualLinks(source, (request as ChangeCurrentVnfPkgRequest).extVirtualLinks, flavour) ?? heatRecord.extVirtualLinks;
+  const overrides = checkNfvOverrides(source, request.additionalParams) ?? heatRecord.nfvOverrides;
+  const replicas = Object.fromEntries(Object.keys(flavour.vdus).map((v) => [v, cur.info.metadata.vduReplicas[v] ?? levelReplicas(flavour, cur.info.instantiationLevelId).replicas[v] ?? 1]));
+  const nfv = buildNfvParameter(flavour, replicas, { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}) });
+  const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
+  const hot = await readBaseHot(newPkg.dir, flavour.id, source, record.id);
+  const templates = withEnvironments(hot, envs);
+  const levels = levelReplicas(flavour);
+  return {
+    connect,
+    operation: 'CHANGE_VNFPKG',
+    params: { ...request, ...cur.params } as ChangeCurrentVnfPkgRequest,
+    vim: cur.vim,
+    flavour,
+    packageDir: newPkg.dir,
+    hooks: ['change_current_package_start', 'change_current_package_end'],
+    async run(driver, ctx) {
+      if (newEnvs) await saveInstanceEnvironments(deps.home, instance.id, envs);
+      const resources = await driver.changePackage(ctx, { instanceId: instance.id, templates, nfv });
+      return {
+        ...instance,
+        vnfPkgId: record.id,
+        vnfdId: record.vnfdId,
+        vnfProvider: record.vnfProvider,
+        vnfProductName: record.vnfProductName,
+        vnfSoftwareVersion: record.vnfSoftwareVersion,
+        vnfdVersion: record.vnfdVersion,
+        instantiatedVnfInfo: {
+          ...cur.info,
+          scaleStatus: levels.scaleStatus.map((s) => cur.info.scaleStatus.find((c) => c.aspectId === s.aspectId) ?? s),
+          maxScaleLevels: levels.maxScaleLevels,
+          ...(await refreshed(driver, ctx, instance.id, flavour, cur.vim.id)),
+          resources,
+          metadata: {
+            ...cur.info.metadata,
+            vduReplicas: replicas,
+            heat: { ...heatRecord, templatePath: hot.templatePath, nfv, ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(newEnvs ? { environments: envs.paths } : {}) },
+          },
+        } as OpenStackInfo,
+      };
+    },
+  };
+};
+
+/** The way back from a FAILED_TEMP INSTANTIATE (delete the stack), SCALE_OUT (the newest members go) or CHANGE_VNFPKG (the old templates again). */
+async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, source: string): Promise<OpenStackPlan> {
+  const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo> };
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const vim = await resolveOpenStackVim(deps, source, instance.instantiationState === 'NOT_INSTANTIATED' ? params.vimConnectionInfo : undefined, instance);
+  const base = { connect, operation: op.operation, params: op.operationParams, vim, packageDir: pkg.dir };
+  if (op.operation === 'INSTANTIATE') {
+    return {
+      ...base,
+      async run(driver, ctx) {
+        await driver.remove(ctx, { instanceId: instance.id });
+        await dropInstanceEnvironments(deps.home, instance.id);
+        const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+        return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
+      },
+    };
+  }
+  const info = openStackInfo(instance);
+  const flavour = flavourOf(instance, pkg.vnfd);
+  const prior = (deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo as OpenStackInfo | undefined) ?? info;
+  if (op.operation === 'SCALE') {
+    const aspect = flavour.aspects[(op.operationParams as ScaleVnfRequest).aspectId];
+    const vduIds = Object.keys(aspect?.vduDeltas ?? {});
+    return {
+      ...base,
+      flavour,
+      async run(driver, ctx) {
+        // How far the scale-out got is what Heat has now, not what the record says.
+        const now = await driver.listVnfcs(ctx, { instanceId: instance.id, vdus: cpsByVdu(flavour) });
+        const remove = Object.fromEntries(vduIds.map((v) => [v, Math.max(0, now.filter((c) => c.vduId === v).length - (prior.metadata.vduReplicas[v] ?? 0))]));
+        await driver.scale(ctx, { instanceId: instance.id, nfv: prior.metadata.heat.nfv, remove });
+        return { ...instance, instantiatedVnfInfo: { ...prior, ...(await refreshed(driver, ctx, instance.id, flavour, vim.id)) } };
+      },
+    };
+  }
+  const envs = await loadInstanceEnvironments(deps.home, instance.id);
+  const templates = withEnvironments(await readBaseHot(pkg.dir, flavour.id, source, pkg.pkg.id), envs);
+  return {
+    ...base,
+    flavour,
+    async run(driver, ctx) {
+      const resources = await driver.changePackage(ctx, { instanceId: instance.id, templates, nfv: prior.metadata.heat.nfv });
+      return { ...instance, instantiatedVnfInfo: { ...prior, ...(await refreshed(driver, ctx, instance.id, flavour, vim.id)), resources } };
+    },
+  };
+}
+
+/** Its infra-driver, from the lcm dependencies (which may lack it). */
+async function connect(deps: LcmDeps, vim: VimConnection): Promise<OpenStackInfraDriver> {
+  if (!deps.openstackDriver) throw new VnfmError(`VIM "${vim.name}" is an OpenStack VIM, and this vnfm was set up without the OpenStack infra-driver`);
+  return deps.openstackDriver(vim);
+}
+
+export const openStackPlanner: Planner<OpenStackInfraDriver> = {
+  name: 'openstack',
+  registeredType: 'openstack',
+  vimTypes: OPENSTACK_VIM_TYPES,
+  vims: openStackVims,
+  connect,
+  instantiate: planInstantiate,
+  scale: planScale,
+  heal: planHeal,
+  terminate: planTerminate,
+  changePackage: planChangePackage,
+  rollback: planRollback,
+};
