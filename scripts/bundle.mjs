@@ -42,6 +42,10 @@ export const CHUNKED_ROOMS = {
   mgmt: 'src/mgmt/',
   // the shared store's PostgreSQL side: only with VNFM_DATABASE_URL
   postgres: 'src/store/postgres/',
+  // what only some list options use: -o jsonpath=, --filter, a long list's -o json
+  jsonpath: 'src/cli/output/jsonpath.ts',
+  'tacker-filter': 'src/cli/output/tacker-filter.ts',
+  'json-list': 'src/cli/output/json-list.ts',
 };
 
 /**

@@ -8,6 +8,7 @@ import { ConflictError, UsageError } from '../errors.js';
 import { assertFailedTemp, assertInstanceFree, describeHolder, lockStatus, sweepStaleLock, type LcmDeps } from './engine.js';
 import type { HolderStatus } from './lock-holder.js';
 import type { VnfLock } from '../store/index.js';
+import type { ListRead } from '../store/vnf-instance-repository.js';
 import type { LcmOpOcc, LcmOperationState, VnfInstance } from './model.js';
 
 export interface CreateVnfOptions {
@@ -77,12 +78,24 @@ export interface VnfFilter {
 }
 
 export function listVnfs(deps: LcmDeps, filter: VnfFilter = {}): VnfInstance[] {
-  return deps.store.instances.list({
-    ...(filter.state ? { state: filter.state } : {}),
-    ...(filter.vim ? { vimId: deps.store.vims.find(filter.vim)?.id ?? filter.vim } : {}),
-    ...(filter.package ? { vnfPkgId: deps.store.packages.get(filter.package).id } : {}),
-    ...(filter.name ? { name: filter.name } : {}),
-  });
+  return [...readVnfs(deps, filter)];
+}
+
+/**
+ * The instances read page by page as they are iterated; `how.summary`: only
+ * what a table shows (VnfInstanceRepository.read). The references in the
+ * filter are resolved at once, so an unknown package fails here.
+ */
+export function readVnfs(deps: LcmDeps, filter: VnfFilter = {}, how: ListRead = {}): Iterable<VnfInstance> {
+  return deps.store.instances.read(
+    {
+      ...(filter.state ? { state: filter.state } : {}),
+      ...(filter.vim ? { vimId: deps.store.vims.find(filter.vim)?.id ?? filter.vim } : {}),
+      ...(filter.package ? { vnfPkgId: deps.store.packages.get(filter.package).id } : {}),
+      ...(filter.name ? { name: filter.name } : {}),
+    },
+    how,
+  );
 }
 
 export function getVnf(deps: LcmDeps, ref: string): VnfInstance {
@@ -130,15 +143,23 @@ export interface OpOccFilter {
 
 /** Occurrences, oldest first; those left running by a dead process are listed as what they are now: FAILED_TEMP. */
 export function listOpOccs(deps: LcmDeps, filter: OpOccFilter = {}): LcmOpOcc[] {
+  return [...readOpOccs(deps, filter)];
+}
+
+/** The occurrences read page by page as they are iterated; `how.summary`: only what a table shows (LcmOpOccRepository.read). */
+export function readOpOccs(deps: LcmDeps, filter: OpOccFilter = {}, how: ListRead = {}): Iterable<LcmOpOcc> {
   const vnfInstanceId = filter.vnf ? deps.store.instances.get(filter.vnf).id : undefined;
   for (const id of deps.store.opOccs.lockedInstances()) sweepStaleLock(deps, id);
-  return deps.store.opOccs.list({
-    ...(vnfInstanceId ? { vnfInstanceId } : {}),
-    ...(filter.state ? { state: filter.state } : {}),
-    ...(filter.operation ? { operation: filter.operation } : {}),
-    ...(filter.since ? { since: filter.since } : {}),
-    ...(filter.until ? { until: filter.until } : {}),
-  });
+  return deps.store.opOccs.read(
+    {
+      ...(vnfInstanceId ? { vnfInstanceId } : {}),
+      ...(filter.state ? { state: filter.state } : {}),
+      ...(filter.operation ? { operation: filter.operation } : {}),
+      ...(filter.since ? { since: filter.since } : {}),
+      ...(filter.until ? { until: filter.until } : {}),
+    },
+    how,
+  );
 }
 
 /** An occurrence; one left running by a dead process is shown as what it is now: FAILED_TEMP. */

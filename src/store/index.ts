@@ -23,7 +23,7 @@ export { DEFAULT_LEASE_TIMEOUT_MS } from './operation-leases.js';
 export type { PackageFilter } from './package-repository.js';
 export type { ListRead, VnfInstanceFilter } from './vnf-instance-repository.js';
 export type { OpOccFilter as StoreOpOccFilter } from './lcm-op-occ-repository.js';
-export { RawJson, readingRawJson, reindentJson } from './lazy-json.js';
+export { RawJson, readingRawJson } from './lazy-json.js';
 export type { HostKeyRecord } from './host-key-repository.js';
 export type { Resealer, SecretRewrite, StoreLockHolder, StoredSecret } from './secret-repository.js';
 export { ROTATION_LOCK } from './secret-repository.js';

@@ -11,6 +11,7 @@ export function defineLazyJson(target: object, key: string, text: string): void 
     enumerable: true,
     configurable: true,
     get(this: object) {
+      if (rawReads > 0) return new RawJson(text);
       const value: unknown = JSON.parse(text);
       settle(this, value);
       return value;
@@ -19,4 +20,29 @@ export function defineLazyJson(target: object, key: string, text: string): void 
       settle(this, value);
     },
   });
+}
+
+/**
+ * A JSON column's text as stored (compact JSON), for a printer that copies it
+ * into its output instead of parsing it and writing it again.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+let rawReads = 0;
+
+/**
+ * Runs `fn` with the JSON columns not yet read showing as RawJson: what `-o
+ * json` prints of 10 000 rows is re-indented text, not a parse and a
+ * stringify of every blob. `fn` must only pass those properties on (a view's
+ * toData), not look into them; nothing is settled meanwhile.
+ */
+export function readingRawJson<T>(fn: () => T): T {
+  rawReads++;
+  try {
+    return fn();
+  } finally {
+    rawReads--;
+  }
 }

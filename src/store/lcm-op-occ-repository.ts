@@ -28,6 +28,19 @@ const COLUMNS: (keyof OpOccRow)[] = [
 
 /** What a read returns: all but prior_state, which only a rollback reads (priorState()). */
 const READ = COLUMNS.filter((c) => c !== 'prior_state').join(', ');
+/** What a table of occurrences shows. */
+const SUMMARY = ['id', 'vnf_instance_id', 'operation', 'operation_state', 'state_entered_time', 'start_time', 'error', 'is_automatic_invocation', 'pid'].join(', ');
+/** Rows per page a list reads at once. */
+const PAGE = 500;
+
+/** What op-list narrows to; `since` (inclusive) and `until` (exclusive) bound the start time, ISO 8601 in UTC as stored. */
+export interface OpOccFilter {
+  vnfInstanceId?: string;
+  state?: LcmOperationState;
+  operation?: string;
+  since?: string;
+  until?: string;
+}
 
 function toOpOcc(r: OpOccRow): LcmOpOcc {
   // Built in the order the fields are printed; the JSON blobs (the journal above all) parsed when first read.
@@ -39,10 +52,11 @@ function toOpOcc(r: OpOccRow): LcmOpOcc {
     stateEnteredTime: r.state_entered_time,
     startTime: r.start_time,
   };
-  defineLazyJson(o, 'operationParams', r.operation_params);
+  // A summary row (a table's) has no operation_params, resource_changes or journal.
+  if (r.operation_params !== undefined) defineLazyJson(o, 'operationParams', r.operation_params);
   if (r.error !== null) defineLazyJson(o, 'error', r.error);
-  if (r.resource_changes !== null) defineLazyJson(o, 'resourceChanges', r.resource_changes);
-  defineLazyJson(o, 'journal', r.journal);
+  if (r.resource_changes != null) defineLazyJson(o, 'resourceChanges', r.resource_changes);
+  if (r.journal !== undefined) defineLazyJson(o, 'journal', r.journal);
   o['isAutomaticInvocation'] = r.is_automatic_invocation === 1;
   if (r.pid !== null) o['pid'] = r.pid;
   return o as unknown as LcmOpOcc;
@@ -92,15 +106,47 @@ export class LcmOpOccRepository {
   }
 
   /** `since` (inclusive) and `until` (exclusive) bound the start time, ISO 8601 in UTC as stored. */
-  list(filter: { vnfInstanceId?: string; state?: LcmOperationState; operation?: string; since?: string; until?: string } = {}): LcmOpOcc[] {
+  list(filter: OpOccFilter = {}): LcmOpOcc[] {
+    return [...this.read(filter)];
+  }
+
+  /**
+   * The occurrences in pages of PAGE rows (oldest first), so a list of 20 000
+   * never holds them all. With `summary` each carries what a table shows:
+   * not its operation parameters, resource changes or journal.
+   */
+  *read(filter: OpOccFilter = {}, how: { summary?: boolean; limit?: number } = {}): Generator<LcmOpOcc> {
     const where: string[] = [];
     if (filter.vnfInstanceId) where.push('vnf_instance_id = @vnfInstanceId');
     if (filter.state) where.push('operation_state = @state');
     if (filter.operation) where.push('operation = @operation');
     if (filter.since) where.push('start_time >= @since');
     if (filter.until) where.push('start_time < @until');
-    const sql = `SELECT ${READ} FROM lcm_op_occs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY start_time, rowid`;
-    return (this.db.prepare(sql).all(filter) as OpOccRow[]).map(toOpOcc);
+    if (how.summary) {
+      // Small rows: one query.
+      const sql = `SELECT ${SUMMARY} FROM lcm_op_occs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY start_time, rowid${how.limit ? ' LIMIT @limit' : ''}`;
+      for (const r of this.db.prepare(sql).all({ ...filter, ...(how.limit ? { limit: how.limit } : {}) }) as OpOccRow[]) yield toOpOcc(r);
+      return;
+    }
+    // Keyset pages (index lcm_op_occs_start): each starts after the last row of the one before.
+    const page = (after: boolean) => {
+      const conds = after ? [...where, '(start_time, rowid) > (@afterTime, @afterRow)'] : where;
+      return `SELECT rowid AS row_id, ${READ} FROM lcm_op_occs ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY start_time, rowid LIMIT @pageSize`;
+    };
+    let left = how.limit ?? Infinity;
+    let last: (OpOccRow & { row_id: number }) | undefined;
+    while (left > 0) {
+      const size = Math.min(PAGE, left);
+      const rows = this.db.prepare(page(last !== undefined)).all({
+        ...filter,
+        pageSize: size,
+        ...(last ? { afterTime: last.start_time, afterRow: last.row_id } : {}),
+      }) as (OpOccRow & { row_id: number })[];
+      for (const r of rows) yield toOpOcc(r);
+      if (rows.length < size) return;
+      left -= rows.length;
+      last = rows[rows.length - 1];
+    }
   }
 
   /** By id, or by a unique id prefix (at least 8 characters), as uuids are long to type. */

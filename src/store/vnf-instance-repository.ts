@@ -59,6 +59,36 @@ function toInstance(r: InstanceRow): VnfInstance {
   return i as unknown as VnfInstance;
 }
 
+/** How a list is read: whole rows or a table's summary, and at most how many. */
+export interface ListRead {
+  summary?: boolean;
+  limit?: number;
+}
+
+/** Rows per page a list reads at once. */
+const PAGE = 500;
+
+/**
+ * What a table of instances shows. The VNFC count is counted by SQLite
+ * (json_array_length: PostgreSQL spells it json_array_length(col::json ->
+ * 'vnfcInfo')), so no instance info crosses into JavaScript for a table.
+ */
+const SUMMARY_SELECT = [
+  'id', 'name', 'description', 'vnfd_id', 'vnf_pkg_id', 'vnf_provider', 'vnf_product_name', 'vnf_software_version', 'vnfd_version',
+  'instantiation_state', 'vim_id', 'CASE WHEN vim_id IS NULL THEN vim_connection_info END AS vim_connection_info',
+  "json_array_length(instantiated_vnf_info, '$.vnfcInfo') AS vnfc_count", 'created_at', 'updated_at',
+].join(', ');
+
+type SummaryRow = Pick<InstanceRow, 'id' | 'name' | 'description' | 'vnfd_id' | 'vnf_pkg_id' | 'vnf_provider' | 'vnf_product_name' | 'vnf_software_version' | 'vnfd_version' | 'instantiation_state' | 'vim_id' | 'vim_connection_info' | 'created_at' | 'updated_at'> & {
+  vnfc_count: number | null;
+};
+
+function toSummary(r: SummaryRow): VnfInstance {
+  const i = toInstance({ ...r, instantiated_vnf_info: null, metadata: null, extensions: null, vnf_configurable_properties: null });
+  Object.defineProperty(i, 'vnfcCount', { value: r.vnfc_count, enumerable: false });
+  return i;
+}
+
 function toRow(i: VnfInstance): InstanceRow {
   return {
     id: i.id,
@@ -108,8 +138,19 @@ export class VnfInstanceRepository {
   }
 
   list(filter: VnfInstanceFilter = {}): VnfInstance[] {
+    return [...this.read(filter)];
+  }
+
+  /**
+   * The instances in pages of PAGE rows (oldest first), so a list of 10 000
+   * never holds them all. With `summary` each carries what a table shows and
+   * not its JSON columns (instantiatedVnfInfo; vimConnectionInfo only where
+   * no vimId names the VIM): `vnfcCount`, a property that is not enumerated,
+   * stands for the VNFC column.
+   */
+  *read(filter: VnfInstanceFilter = {}, how: ListRead = {}): Generator<VnfInstance> {
     const where: string[] = [];
-    const params: Record<string, string> = {};
+    const params: Record<string, string | number> = {};
     if (filter.state) {
       where.push('instantiation_state = @state');
       params['state'] = filter.state;
@@ -127,8 +168,31 @@ export class VnfInstanceRepository {
       where.push(/[*?[]/.test(filter.name) ? 'name GLOB @name' : 'name = @name');
       params['name'] = filter.name;
     }
-    const sql = `SELECT * FROM vnf_instances ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at, id`;
-    return (this.db.prepare(sql).all(params) as InstanceRow[]).map(toInstance);
+    if (how.summary) {
+      // Small rows: one query.
+      const sql = `SELECT ${SUMMARY_SELECT} FROM vnf_instances ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at, id${how.limit ? ' LIMIT @limit' : ''}`;
+      for (const r of this.db.prepare(sql).all({ ...params, ...(how.limit ? { limit: how.limit } : {}) }) as SummaryRow[]) yield toSummary(r);
+      return;
+    }
+    // Keyset pages (index vnf_instances_created): each starts after the last row of the one before.
+    const page = (after: boolean) => {
+      const conds = after ? [...where, '(created_at, id) > (@afterTime, @afterId)'] : where;
+      return `SELECT * FROM vnf_instances ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY created_at, id LIMIT @pageSize`;
+    };
+    let left = how.limit ?? Infinity;
+    let last: InstanceRow | undefined;
+    while (left > 0) {
+      const size = Math.min(PAGE, left);
+      const rows = this.db.prepare(page(last !== undefined)).all({
+        ...params,
+        pageSize: size,
+        ...(last ? { afterTime: last.created_at, afterId: last.id } : {}),
+      }) as InstanceRow[];
+      for (const r of rows) yield toInstance(r);
+      if (rows.length < size) return;
+      left -= rows.length;
+      last = rows[rows.length - 1];
+    }
   }
 
   /** Each instance's name by id (empty for none), without reading the instances' JSON: for tables that name them. */

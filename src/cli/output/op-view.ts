@@ -9,6 +9,8 @@ const changes = (o: LcmOpOcc) => (o.resourceChanges?.affectedVnfcs ?? []).map((a
 export function opListView(book: NameBook = {}): View<LcmOpOcc> {
   return {
     empty: 'No LCM operation occurrences.',
+    name: (o) => o.id,
+    summaryColumns: true,
     columns: [
       { header: 'ID', key: 'id', cell: (o) => shortId(o.id), full: (o) => o.id },
       { header: 'OPERATION', key: 'operation', cell: (o) => o.operation },

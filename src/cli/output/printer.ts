@@ -6,6 +6,7 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UsageError } from '../../errors.js';
+import { RawJson, readingRawJson } from '../../store/lazy-json.js';
 import type { IO } from '../io.js';
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'value', 'name'] as const;
@@ -48,6 +49,18 @@ export interface View<T> {
   empty: string;
   /** What -o name and -q print; the `id` field (else `name`) by default. */
   name?: (item: T) => string;
+  /** Every column's cell (and name) works on a summary item (ListSource.read with `summary`). */
+  summaryColumns?: boolean;
+}
+
+/**
+ * A list read as the printer needs it, instead of an array read whole: a
+ * table asks for summary items (what its columns show), `-o json` streams
+ * whole items page by page, `--limit` without `--sort` or `--filter` reads
+ * no more rows than it prints.
+ */
+export interface ListSource<T> {
+  read(how: { summary: boolean; limit?: number }): Iterable<T>;
 }
 
 export function isOutputFormat(v: string): v is OutputFormat {
@@ -220,19 +233,38 @@ function sortItems<T>(view: View<T>, items: T[], spec: string): T[] {
  * output.
  */
 function masked<T>(view: View<T>): View<T> {
-  const mask = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(mask);
-    if (!v || typeof v !== 'object') return v;
-    const o = v as Record<string, unknown>;
-    const keys = Object.keys(o);
-    if (keys.length === 2 && typeof o['sealed'] === 'string' && typeof o['keyId'] === 'string') return '***';
-    return Object.fromEntries(keys.map((k) => [k, mask(o[k])]));
-  };
-  return { ...view, toData: (item) => mask(view.toData(item)) as Record<string, unknown> };
+  return { ...view, toData: (item) => maskSealed(view.toData(item)) as Record<string, unknown> };
 }
 
-export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, unmasked: View<T>, all: T[]): Promise<void> {
+export function maskSealed(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(maskSealed);
+  // RawJson is masked where it is written (prettyValue).
+  if (!v || typeof v !== 'object' || v instanceof RawJson) return v;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  if (keys.length === 2 && typeof o['sealed'] === 'string' && typeof o['keyId'] === 'string') return '***';
+  return Object.fromEntries(keys.map((k) => [k, maskSealed(o[k])]));
+}
+
+export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, unmasked: View<T>, source: T[] | ListSource<T>): Promise<void> {
   const view = masked(unmasked);
+  const format = formatOf(opts);
+  if (!Array.isArray(source)) {
+    const plain = opts.filter === undefined && !opts.sort;
+    const limit = plain && opts.limit !== undefined ? { limit: opts.limit } : {};
+    if (plain && format === 'json') {
+      const { writeJsonList } = await import('./json-list.js');
+      const toData = (item: T) => {
+        const data = readingRawJson(() => view.toData(item));
+        return pickKeys(data, opts.column, Object.keys(data));
+      };
+      return writeJsonList(io.streams.stdout, toData, source.read({ summary: false, ...limit }));
+    }
+    const onColumns = (opts.column ?? []).every((w) => view.columns.some((c) => c.header.toLowerCase() === w.toLowerCase() || sameName(c.key, w)));
+    const summary = plain && Boolean(unmasked.summaryColumns) && onColumns && ['table', 'wide', 'value', 'name'].includes(format);
+    source = [...source.read({ summary, ...limit })];
+  }
+  const all = source;
   let items = all;
   if (opts.filter !== undefined) {
     const { parseTackerFilter, matchesTackerFilter } = await import('./tacker-filter.js');
@@ -241,7 +273,6 @@ export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, un
   }
   if (opts.sort) items = sortItems(view, items, opts.sort);
   if (opts.limit !== undefined) items = items.slice(0, opts.limit);
-  const format = formatOf(opts);
   if (format === 'json' || format === 'yaml') {
     const keys = Object.keys(items[0] ? view.toData(items[0]) : {});
     const data = items.map((item) => pickKeys(view.toData(item), opts.column, keys.length ? keys : view.columns.map((c) => c.key)));

@@ -2,6 +2,12 @@ import type { ResourceRef, VnfInstance } from '../../lcm/index.js';
 import type { OutputOptions, View } from './printer.js';
 import { type NameBook, nameBeside, shortId, shortTime } from './names.js';
 
+/** The VNFC column: counted by the store for a list's summary item (vnfcCount), else from the instance info. */
+const vnfcs = (i: VnfInstance): string => {
+  const counted = (i as { vnfcCount?: number | null }).vnfcCount;
+  if (counted !== undefined) return counted === null ? '' : String(counted);
+  return i.instantiatedVnfInfo ? String(i.instantiatedVnfInfo.vnfcInfo.length) : '';
+};
 const vimOf = (i: VnfInstance) => i.vimId ?? Object.values(i.vimConnectionInfo ?? {})[0]?.vimId ?? '';
 const scale = (i: VnfInstance) =>
   (i.instantiatedVnfInfo?.scaleStatus ?? [])
@@ -14,13 +20,15 @@ export function vnfListView(book: NameBook = {}): View<VnfInstance> {
   const pkgName = (i: VnfInstance) => book.packages?.get(i.vnfPkgId) ?? i.vnfProductName;
   return {
     empty: 'No VNF instances. Create one with: vnfm vnf-create --vnfd-id VNFD_ID --name NAME',
+    name: (i) => i.id,
+    summaryColumns: true,
     columns: [
       { header: 'ID', key: 'id', cell: (i) => shortId(i.id), full: (i) => i.id },
       { header: 'NAME', key: 'vnfInstanceName', cell: (i) => i.vnfInstanceName ?? '' },
       { header: 'STATE', key: 'instantiationState', cell: (i) => i.instantiationState },
       { header: 'VIM', key: 'vim', cell: vimName },
       { header: 'PACKAGE', key: 'package', cell: pkgName },
-      { header: 'VNFCS', key: 'vnfcs', cell: (i) => (i.instantiatedVnfInfo ? String(i.instantiatedVnfInfo.vnfcInfo.length) : '') },
+      { header: 'VNFCS', key: 'vnfcs', cell: vnfcs },
       { header: 'VIM ID', key: 'vimId', cell: vimOf, wide: true },
       { header: 'PACKAGE ID', key: 'vnfPkgId', cell: (i) => i.vnfPkgId, wide: true },
       { header: 'PRODUCT', key: 'vnfProductName', cell: (i) => i.vnfProductName, wide: true },

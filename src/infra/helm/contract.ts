@@ -103,7 +103,7 @@ export interface HelmClient {
   install(opts: HelmInstallOptions): Promise<HelmRelease>;
   /** `helm upgrade` (no --wait, no --install); the release as upgraded. */
   upgrade(opts: HelmUpgradeOptions): Promise<HelmRelease>;
-  /** The release's last revision (or `revision`) as `helm history` records it; undefined when there is no such release. */
+  /** `helm status`; undefined when there is no such release. */
   status(opts: HelmReleaseRef): Promise<HelmRelease | undefined>;
   /** `helm get manifest`: the rendered objects, a multi-document YAML. */
   getManifest(opts: HelmReleaseRef): Promise<string>;

@@ -366,4 +366,12 @@ export const migrations: Migration[] = [
       ALTER TABLE vnf_locks ADD COLUMN lease_expires_at TEXT;
     `,
   },
+  {
+    version: 10,
+    name: 'instance-list-order',
+    sql: `
+      -- vnf-list's order (oldest first), so -o json reads 10 000 instances in pages without sorting them for each
+      CREATE INDEX vnf_instances_created ON vnf_instances (created_at, id);
+    `,
+  },
 ];

@@ -50,18 +50,18 @@ export function opListCommand(ctx: Context): Command {
     ['the id of the newest operation of an instance', 'vnfm op-list --vnf web --sort startTime:desc --limit 1 -q'],
   ]);
   return cmd.action(async (flags: Flags) => {
-    const { listOpOccs } = await import('../../../lcm/instances.js');
+    const { readOpOccs } = await import('../../../lcm/instances.js');
     const { deps } = await lcmDeps(ctx);
     const now = ctx.now();
-    const items = listOpOccs(deps, {
+    const filter = {
       ...(flags.vnf ? { vnf: flags.vnf } : {}),
       ...(flags.state ? { state: flags.state } : {}),
       ...(flags.operation ? { operation: flags.operation } : {}),
       ...(flags.since ? { since: timeBound('--since', flags.since, now) } : {}),
       ...(flags.until ? { until: timeBound('--until', flags.until, now) } : {}),
-    });
+    };
     const book = { instances: deps.store.instances.names() };
     const narrowed = Boolean(flags.vnf || flags.state || flags.operation || flags.since || flags.until);
-    await printList(ctx.io, { ...flags, narrowed }, opListView(book), items);
+    await printList(ctx.io, { ...flags, narrowed }, opListView(book), { read: (how) => readOpOccs(deps, filter, how) });
   });
 }

@@ -29,16 +29,16 @@ export function vnfListCommand(ctx: Context): Command {
     ["Tacker's filter form", 'vnfm vnf-list --filter "(eq,instantiationState,INSTANTIATED);(cont,vnfInstanceName,web)"'],
   ]);
   return cmd.action(async (flags: Flags) => {
-    const { listVnfs } = await import('../../../lcm/instances.js');
+    const { readVnfs } = await import('../../../lcm/instances.js');
     const { deps } = await lcmDeps(ctx);
-    const items = listVnfs(deps, {
+    const filter = {
       ...(flags.state ? { state: flags.state } : {}),
       ...(flags.vim ? { vim: flags.vim } : {}),
       ...(flags.package ? { package: flags.package } : {}),
       ...(flags.name ? { name: flags.name } : {}),
-    });
+    };
     const book = { vims: deps.store.vims.names(), packages: deps.store.packages.names() };
     const narrowed = Boolean(flags.state || flags.vim || flags.package || flags.name);
-    await printList(ctx.io, { ...flags, narrowed }, vnfListView(book), items);
+    await printList(ctx.io, { ...flags, narrowed }, vnfListView(book), { read: (how) => readVnfs(deps, filter, how) });
   });
 }
