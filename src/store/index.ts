@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { DATABASE_FILE, openDatabase, type Db } from './database.js';
 import { migrations } from './migrations/index.js';
-import { LeasedLcmOpOccRepository } from './operation-leases.js';
+import { DEFAULT_LEASE_TIMEOUT_MS, LeasedLcmOpOccRepository } from './operation-leases.js';
 import type { PostgresDb } from './postgres/database.js';
 import { HostKeyRepository } from './host-key-repository.js';
 import { LcmOpOccRepository } from './lcm-op-occ-repository.js';
@@ -76,7 +76,7 @@ export async function connectStore(home: string, opts: OpenStoreOptions & { data
 export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
   const pg = opts.shared;
   const db: Db = pg ?? openDatabase(home);
-  const secrets = new SecretRepository(db, opts.resealer, opts.isHolderAlive);
+  const secrets = new SecretRepository(db, opts.resealer, opts.isHolderAlive, opts.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS);
   const opOccs = new LeasedLcmOpOccRepository(db, secrets, opts.leaseTimeoutMs);
   return {
     db,
@@ -90,6 +90,7 @@ export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
     hostKeys: new HostKeyRepository(db),
     close: () => {
       opOccs.stopHeartbeats();
+      secrets.stopHeartbeats();
       db.close();
     },
   };

@@ -22,6 +22,9 @@ export interface StoreLockHolder {
   hostId?: string;
   bootId?: string;
   startTime?: string;
+  /** The lease a holder keeps with its heartbeat (operation-leases.ts): when it runs out, and the last beat. */
+  leaseExpiresAt?: string;
+  heartbeatAt?: string;
 }
 
 function describeHolder(h: StoreLockHolder): string {
@@ -35,6 +38,8 @@ interface LockRow {
   host_id?: string | null;
   boot_id?: string | null;
   start_time?: string | null;
+  lease_expires_at?: string | null;
+  heartbeat_at?: string | null;
 }
 
 function holderOfRow(row: LockRow): StoreLockHolder {
@@ -44,6 +49,8 @@ function holderOfRow(row: LockRow): StoreLockHolder {
     ...(row.host_id == null ? {} : { hostId: row.host_id }),
     ...(row.boot_id == null ? {} : { bootId: row.boot_id }),
     ...(row.start_time == null ? {} : { startTime: row.start_time }),
+    ...(row.lease_expires_at == null ? {} : { leaseExpiresAt: row.lease_expires_at }),
+    ...(row.heartbeat_at == null ? {} : { heartbeatAt: row.heartbeat_at }),
   };
 }
 
@@ -120,12 +127,16 @@ const NOT_WALKED = new Set(['store_locks', 'store_settings']);
 
 export class SecretRepository {
   #columns: JsonColumn[] | undefined;
+  /** Heartbeats of the store locks this process holds, by name. */
+  readonly #beats = new Map<string, ReturnType<typeof setInterval>>();
 
   constructor(
     private readonly db: Db,
     private readonly resealer?: Resealer,
     /** Whether a lock's holder still runs; without it every holder counts as running. */
     private readonly isHolderAlive: (h: StoreLockHolder) => boolean = () => true,
+    /** How long a store lock's lease lasts without a heartbeat; none without it. */
+    private readonly leaseTimeoutMs?: number,
   ) {}
 
   /** Every text column of every table: where a JSON value with sealed values may rest. */
@@ -282,9 +293,43 @@ export class SecretRepository {
         this.db
           .prepare('INSERT INTO store_locks (name, pid, host_name, host_id, boot_id, start_time, acquired_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
           .run(name, holder.pid, holder.hostName ?? null, holder.hostId ?? null, holder.bootId ?? null, holder.startTime ?? null, now);
+        this.keepLease(name, holder);
         return held ? { staleHolder: held } : {};
       })
       .immediate();
+  }
+
+  /** Moves the lock's lease on now and, while this process holds it, every quarter of the lease timeout. */
+  private keepLease(name: string, holder: StoreLockHolder): void {
+    const ms = this.leaseTimeoutMs;
+    if (ms === undefined) return;
+    const renew = () => {
+      const t = Date.now();
+      this.db
+        .prepare('UPDATE store_locks SET heartbeat_at = ?, lease_expires_at = ? WHERE name = ? AND pid = ? AND start_time IS ?')
+        .run(new Date(t).toISOString(), new Date(t + ms).toISOString(), name, holder.pid, holder.startTime ?? null);
+    };
+    renew();
+    this.stopLease(name);
+    const timer = setInterval(() => {
+      try {
+        renew();
+      } catch {
+        // The database is out of reach for now: the lease runs out if it stays so.
+      }
+    }, Math.max(50, Math.floor(ms / 4)));
+    timer.unref();
+    this.#beats.set(name, timer);
+  }
+
+  private stopLease(name: string): void {
+    clearInterval(this.#beats.get(name));
+    this.#beats.delete(name);
+  }
+
+  /** Stops every heartbeat (the store is closing). */
+  stopHeartbeats(): void {
+    for (const name of [...this.#beats.keys()]) this.stopLease(name);
   }
 
   /**
@@ -302,6 +347,7 @@ export class SecretRepository {
 
   /** Releases the lock if `holder` (same pid and start time) still holds it. */
   releaseLock(name: string, holder: StoreLockHolder): void {
+    this.stopLease(name);
     this.db
       .prepare('DELETE FROM store_locks WHERE name = ? AND pid = ? AND start_time IS ?')
       .run(name, holder.pid, holder.startTime ?? null);

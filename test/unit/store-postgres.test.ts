@@ -16,6 +16,7 @@ import { main } from '../../src/cli/main.js';
 import type { VnfPackage } from '../../src/csar/package.js';
 import { ConflictError, StoreUnreachableError } from '../../src/errors.js';
 import { assertInstanceFree, resumeOccurrence, sweepStaleLock, type LcmDeps } from '../../src/lcm/engine.js';
+import { holderOf, holderStatus } from '../../src/lcm/lock-holder.js';
 import type { VnfInstance } from '../../src/lcm/model.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { connectStore, ROTATION_LOCK, type Store } from '../../src/store/index.js';
@@ -186,6 +187,29 @@ describe('key rotation on the shared store', () => {
       expect(() => store.opOccs.exclusive(() => store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'x', pid: process.pid, acquiredAt: NOW }))).toThrow(ConflictError);
       other.secrets.releaseLock(ROTATION_LOCK, { pid: 4242, startTime: '1' });
       expect(store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
+    } finally {
+      other.close();
+      store.close();
+    }
+  });
+
+  it("a rotation's lock is a lease: once the holder on another machine stopped beating, a rotation from here takes it over", async () => {
+    const { db, url, store } = await seeded();
+    const other = await connectStore(home(), { databaseUrl: url, leaseTimeoutMs: 60_000 });
+    try {
+      const b = { pid: 4242, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' };
+      other.secrets.acquireLock(ROTATION_LOCK, b, NOW, () => true);
+      const held = store.secrets.lockHolder(ROTATION_LOCK)!;
+      expect(Date.parse(held.leaseExpiresAt!) - Date.parse(held.heartbeatAt!)).toBe(60_000);
+      const running = (h: Parameters<typeof holderStatus>[0]) => holderStatus(h).state !== 'gone';
+      expect(() => store.secrets.acquireLock(ROTATION_LOCK, holderOf(), NOW, running)).toThrow(/in progress by pid 4242 on machine-b/);
+      // machine-b is gone: its heartbeat stopped and the lease ran out.
+      other.close();
+      await query(db, "UPDATE store_locks SET lease_expires_at = '2000-01-01T00:00:00.000Z'");
+      const { staleHolder } = store.secrets.acquireLock(ROTATION_LOCK, holderOf(), NOW, running);
+      expect(staleHolder).toMatchObject({ pid: 4242, hostName: 'machine-b' });
+      expect(store.secrets.lockHolder(ROTATION_LOCK)).toMatchObject({ pid: process.pid });
+      store.secrets.releaseLock(ROTATION_LOCK, holderOf());
     } finally {
       other.close();
       store.close();

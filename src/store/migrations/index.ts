@@ -360,10 +360,12 @@ export const migrations: Migration[] = [
     version: 9,
     name: 'operation-leases',
     sql: `
-      -- an operation's lock is a lease: its holder writes heartbeat_at while it runs and moves lease_expires_at on;
-      -- past lease_expires_at, any client (on any machine) may take the holder for gone
+      -- an operation's lock (and a store lock: a key rotation's) is a lease: its holder writes heartbeat_at while it
+      -- runs and moves lease_expires_at on; past lease_expires_at, any client (on any machine) may take the holder for gone
       ALTER TABLE vnf_locks ADD COLUMN heartbeat_at     TEXT;
       ALTER TABLE vnf_locks ADD COLUMN lease_expires_at TEXT;
+      ALTER TABLE store_locks ADD COLUMN heartbeat_at     TEXT;
+      ALTER TABLE store_locks ADD COLUMN lease_expires_at TEXT;
     `,
   },
   {
