@@ -112,10 +112,11 @@ describe('a release through its lifecycle', () => {
   });
 
   it('upgrades with --reuse-values and a --set value', async () => {
-    const release = await client.upgrade({ release: 'cnf1', chart, namespace: 'default', reuseValues: true, set: { 'vdu1.replicaCount': 3 } });
+    const release = await client.upgrade({ release: 'cnf1', chart, namespace: 'default', reuseValues: true, set: { 'vdu1.replicaCount': 3 }, historyMax: 0 });
     expect(release).toMatchObject({ revision: 2, status: 'deployed' });
     expect(await replicas('vdu1')).toBe(3);
     expect(seen.at(-1)!.argv).toContain('--reuse-values');
+    expect(seen.at(-1)!.argv.join(' ')).toContain('--history-max 0');
     expect(await client.getValues({ release: 'cnf1', namespace: 'default' })).toEqual({ vdu1: { replicaCount: 3 }, password: 'pa55-in-values' });
     const history = await client.history({ release: 'cnf1', namespace: 'default' });
     expect(history.map((h) => [h.revision, h.status, h.description])).toEqual([
@@ -127,7 +128,7 @@ describe('a release through its lifecycle', () => {
   it('rolls back to a revision', async () => {
     await client.rollback({ release: 'cnf1', namespace: 'default', revision: 1 });
     expect(await replicas('vdu1')).toBe(2);
-    expect(await client.status({ release: 'cnf1', namespace: 'default' })).toMatchObject({ revision: 3, status: 'deployed', description: 'Rollback to 1' });
+    expect(await client.status({ release: 'cnf1', namespace: 'default' })).toMatchObject({ name: 'cnf1', namespace: 'default', revision: 3, status: 'deployed', chart: 'cnf-1.0.0', appVersion: '2.1', description: 'Rollback to 1' });
     expect(await client.getManifest({ release: 'cnf1', namespace: 'default', revision: 2 })).toContain('replicas: 3');
   });
 

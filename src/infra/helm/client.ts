@@ -199,8 +199,29 @@ export function createHelmClient(options: HelmClientOptions & { observeSpawn?: H
   const ns = (o: { namespace: string }) => ['--namespace', o.namespace];
   const rev = (o: HelmReleaseRef) => (o.revision ? ['--revision', String(o.revision)] : []);
 
+  const history = async (o: HelmReleaseRef): Promise<HelmRevision[]> => {
+    const out = await orUndefinedIfMissing(
+      runner.run({ command: ['history'], subject: subject(o.release, o.namespace), signal: o.signal, args: () => [o.release, ...ns(o), '--max', '1000', '--output', 'json'] }, kube),
+    );
+    if (!out) return [];
+    const rows = JSON.parse(out.stdout || '[]') as Array<{ revision: number; updated: string; status: string; chart: string; app_version?: string; description?: string }>;
+    return rows
+      .map(
+        (r): HelmRevision => ({
+          revision: r.revision,
+          status: r.status,
+          chart: r.chart,
+          ...(r.app_version ? { appVersion: r.app_version } : {}),
+          description: r.description ?? '',
+          updated: r.updated,
+        }),
+      )
+      .sort((a, b) => a.revision - b.revision);
+  };
+
   return {
     executable,
+    history,
     async install(o) {
       const out = await runner.run({ command: ['install'], subject: subject(o.release, o.namespace), signal: o.signal, args: (d) => installArgs(d, o) }, kube);
       return releaseOf(out.stdout);
@@ -211,17 +232,32 @@ export function createHelmClient(options: HelmClientOptions & { observeSpawn?: H
           command: ['upgrade'],
           subject: subject(o.release, o.namespace),
           signal: o.signal,
-          args: (d) => [...installArgs(d, o), ...(o.reuseValues ? ['--reuse-values'] : []), ...(o.resetValues ? ['--reset-values'] : [])],
+          args: (d) => [
+            ...installArgs(d, o),
+            ...(o.reuseValues ? ['--reuse-values'] : []),
+            ...(o.resetValues ? ['--reset-values'] : []),
+            ...(o.historyMax !== undefined ? ['--history-max', String(o.historyMax)] : []),
+          ],
         },
         kube,
       );
       return releaseOf(out.stdout);
     },
     async status(o) {
-      const out = await orUndefinedIfMissing(
-        runner.run({ command: ['status'], subject: subject(o.release, o.namespace), signal: o.signal, args: () => [o.release, ...ns(o), ...rev(o), '--output', 'json'] }, kube),
-      );
-      return out && releaseOf(out.stdout);
+      // From the history: `helm status -o json` leaves out the chart.
+      const revisions = await history(o);
+      const r = o.revision ? revisions.find((x) => x.revision === o.revision) : revisions.at(-1);
+      if (!r) return undefined;
+      return {
+        name: o.release,
+        namespace: o.namespace,
+        revision: r.revision,
+        status: r.status,
+        chart: r.chart,
+        ...(r.appVersion ? { appVersion: r.appVersion } : {}),
+        ...(r.updated ? { updated: r.updated } : {}),
+        ...(r.description ? { description: r.description } : {}),
+      };
     },
     async getManifest(o) {
       const out = await runner.run(
@@ -242,25 +278,6 @@ export function createHelmClient(options: HelmClientOptions & { observeSpawn?: H
       );
       const values = JSON.parse(out.stdout || 'null') as Record<string, unknown> | null;
       return values ?? {};
-    },
-    async history(o) {
-      const out = await orUndefinedIfMissing(
-        runner.run({ command: ['history'], subject: subject(o.release, o.namespace), signal: o.signal, args: () => [o.release, ...ns(o), '--max', '1000', '--output', 'json'] }, kube),
-      );
-      if (!out) return [];
-      const rows = JSON.parse(out.stdout || '[]') as Array<{ revision: number; updated: string; status: string; chart: string; app_version?: string; description?: string }>;
-      return rows
-        .map(
-          (r): HelmRevision => ({
-            revision: r.revision,
-            status: r.status,
-            chart: r.chart,
-            ...(r.app_version ? { appVersion: r.app_version } : {}),
-            description: r.description ?? '',
-            updated: r.updated,
-          }),
-        )
-        .sort((a, b) => a.revision - b.revision);
     },
     async rollback(o) {
       await runner.run(

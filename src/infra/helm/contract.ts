@@ -69,6 +69,11 @@ export interface HelmUpgradeOptions extends HelmInstallOptions {
   reuseValues?: boolean;
   /** `--reset-values`: only the chart's defaults plus `set` (change package). */
   resetValues?: boolean;
+  /**
+   * `--history-max`: revisions kept (Helm's default 10, 0 for all). A
+   * revision pruned from the history can no longer be rolled back to.
+   */
+  historyMax?: number;
 }
 
 export interface HelmRollbackOptions extends HelmCallOptions {
@@ -103,7 +108,7 @@ export interface HelmClient {
   install(opts: HelmInstallOptions): Promise<HelmRelease>;
   /** `helm upgrade` (no --wait, no --install); the release as upgraded. */
   upgrade(opts: HelmUpgradeOptions): Promise<HelmRelease>;
-  /** `helm status`; undefined when there is no such release. */
+  /** The release's last revision (or `revision`) as `helm history` records it; undefined when there is no such release. */
   status(opts: HelmReleaseRef): Promise<HelmRelease | undefined>;
   /** `helm get manifest`: the rendered objects, a multi-document YAML. */
   getManifest(opts: HelmReleaseRef): Promise<string>;
