@@ -34,6 +34,8 @@ export const WORKER_CHUNK = 'pg-worker.cjs';
 /** Advisory lock keys: 'vnfm' as a 32-bit number, then which lock. */
 const WRITE_LOCK = 'pg_advisory_xact_lock(1986946669, 1)';
 const MIGRATION_LOCK = 1986946669;
+/** A write transaction's start, in one round trip (no parameters: the simple protocol takes both statements at once). */
+const BEGIN_LOCKED = `BEGIN; SELECT ${WRITE_LOCK}`;
 
 /** How long the main thread waits for one answer beyond the connection's own timeouts, before it gives up on the worker. */
 const ANSWER_TIMEOUT_MS = 300_000;
@@ -121,10 +123,10 @@ export class PostgresDb implements StoreDb {
       if (!t.writes) return this.call({ kind: 'query', sql: t.text, params, retry: true });
       return this.call({
         kind: 'batch',
-        steps: [{ sql: 'BEGIN', params: [] }, { sql: `SELECT ${WRITE_LOCK}`, params: [] }, { sql: t.text, params }, { sql: 'COMMIT', params: [] }],
+        steps: [{ sql: BEGIN_LOCKED, params: [] }, { sql: t.text, params }, { sql: 'COMMIT', params: [] }],
         retry: true,
         rollbackOnError: true,
-        resultStep: 2,
+        resultStep: 1,
       });
     }
     if (t.writes && !this.#locked) {
@@ -148,7 +150,7 @@ export class PostgresDb implements StoreDb {
           kind: 'batch',
           steps:
             mode === 'immediate'
-              ? [{ sql: 'BEGIN', params: [] }, { sql: `SELECT ${WRITE_LOCK}`, params: [] }]
+              ? [{ sql: BEGIN_LOCKED, params: [] }]
               : [{ sql: 'BEGIN ISOLATION LEVEL REPEATABLE READ', params: [] }],
           retry: true,
           rollbackOnError: true,
