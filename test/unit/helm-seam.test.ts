@@ -93,10 +93,13 @@ describe('the private directory', () => {
       await build({
         stdin: {
           contents: `import { createWorkdir } from './src/infra/helm/workdir.ts';
+const how = process.argv[2];
+// As vnfm's operations do: a once-listener that finishes the work (asynchronously) and then exits.
+const own = () => setTimeout(() => { console.log('own listener ran'); process.exit(130); }, 50);
+if (how === 'own-listener-first') process.once('SIGINT', own);
 const dir = createWorkdir();
 dir.write('kubeconfig', 'secret');
-const how = process.argv[2];
-if (how === 'own-listener') process.on('SIGINT', () => { console.log('own listener ran'); process.exit(130); });
+if (how === 'own-listener') process.once('SIGINT', own);
 console.log(dir.path);
 if (how === 'exit') process.exit(3);
 setInterval(() => {}, 1000);`,
@@ -174,8 +177,8 @@ void runHelm({ executable: '/bin/sleep', args: ['300'], env: {}, onSpawn: (pid) 
       expect(alive()).toBe(false);
     });
 
-    it("on SIGINT with the program's own listener: that listener decides how the process ends", async () => {
-      const r = await run('own-listener', 'SIGINT');
+    it.each(['own-listener', 'own-listener-first'])("on SIGINT with the program's own listener (%s): that listener decides how the process ends", async (how) => {
+      const r = await run(how, 'SIGINT');
       expect(r.out).toContain('own listener ran');
       expect(r.code).toBe(130);
       expect(existsSync(r.dir)).toBe(false);

@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { InterruptedError } from '../../errors.js';
+import { atProcessEnd } from './process-end.js';
 
 export interface HelmRun {
   executable: string;
@@ -30,16 +31,11 @@ export interface HelmOutput {
 const MAX_STDOUT = 64 * 1024 * 1024;
 const MAX_STDERR = 256 * 1024;
 
-/** Process groups of the helm processes running now: ended with vnfm, so none is left writing to a release unsupervised. */
-const running = new Set<number>();
-let exitHooked = false;
-function endRunning(): void {
-  for (const pid of running) {
-    try {
-      process.kill(-pid, 'SIGTERM');
-    } catch {
-      // Already gone.
-    }
+function endGroup(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    // Already gone.
   }
 }
 
@@ -54,12 +50,10 @@ export function runHelm(run: HelmRun): Promise<HelmOutput> {
     child.stderr.on('data', err.add);
     let killTimer: NodeJS.Timeout | undefined;
     const kill = (sig: NodeJS.Signals) => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, sig);
-      } catch {
-        // Already gone.
-      }
+      if (child.pid !== undefined) endGroup(child.pid, sig);
     };
+    // Ended with vnfm, so no helm is left writing to a release unsupervised.
+    let unregister: (() => void) | undefined;
     const onAbort = () => {
       kill('SIGTERM');
       killTimer = setTimeout(() => kill('SIGKILL'), run.killGraceMs ?? 5000);
@@ -68,20 +62,18 @@ export function runHelm(run: HelmRun): Promise<HelmOutput> {
     signal?.addEventListener('abort', onAbort, { once: true });
     child.once('spawn', () => {
       if (child.pid === undefined) return;
-      running.add(child.pid);
-      if (!exitHooked) {
-        exitHooked = true;
-        process.on('exit', endRunning);
-      }
-      run.onSpawn?.(child.pid);
+      const pid = child.pid;
+      unregister = atProcessEnd(() => endGroup(pid, 'SIGTERM'));
+      run.onSpawn?.(pid);
     });
     child.once('error', (e) => {
+      unregister?.();
       signal?.removeEventListener('abort', onAbort);
       clearTimeout(killTimer);
       reject(e);
     });
     child.once('close', (code, sig) => {
-      if (child.pid !== undefined) running.delete(child.pid);
+      unregister?.();
       signal?.removeEventListener('abort', onAbort);
       clearTimeout(killTimer);
       if (signal?.aborted) return reject(abortReason(signal));

@@ -3,19 +3,14 @@
  * values files (0600) and Helm's own cache/config/data homes, so Helm reads
  * nothing of the user's ~/.kube or ~/.config/helm and leaves nothing behind.
  * It is removed when the call ends, and — for a call cut short by the end of
- * the process (exit, Ctrl-C, SIGTERM, SIGHUP) — by handlers that live while
- * any directory does.
+ * the process (exit, Ctrl-C, SIGTERM, SIGHUP) — by process-end.ts.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { atProcessEnd } from './process-end.js';
 
 const live = new Set<string>();
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-
-function removeAll(): void {
-  for (const dir of live) removeDir(dir);
-}
 
 function removeDir(dir: string): void {
   try {
@@ -24,29 +19,6 @@ function removeDir(dir: string): void {
     // Best effort at exit: nothing more can be done from here.
   }
   live.delete(dir);
-}
-
-function onSignal(signal: NodeJS.Signals): void {
-  removeAll();
-  // Alone on this signal, our listener would swallow it: restore the default (the process ends by it).
-  if (process.listenerCount(signal) === 1) {
-    unhook();
-    process.kill(process.pid, signal);
-  }
-}
-
-let hooked = false;
-function hook(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', removeAll);
-  for (const s of SIGNALS) process.on(s, onSignal);
-}
-function unhook(): void {
-  if (!hooked) return;
-  hooked = false;
-  process.removeListener('exit', removeAll);
-  for (const s of SIGNALS) process.removeListener(s, onSignal);
 }
 
 export interface HelmWorkdir {
@@ -61,7 +33,7 @@ export function createWorkdir(): HelmWorkdir {
   // mkdtemp makes the directory 0700.
   const path = mkdtempSync(join(tmpdir(), 'vnfm-helm-'));
   live.add(path);
-  hook();
+  const release = atProcessEnd(() => removeDir(path));
   return {
     path,
     write(name, content) {
@@ -71,7 +43,7 @@ export function createWorkdir(): HelmWorkdir {
     },
     remove() {
       removeDir(path);
-      if (live.size === 0) unhook();
+      release();
     },
   };
 }
