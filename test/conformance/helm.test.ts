@@ -225,6 +225,33 @@ describe('a chart with a CRD', () => {
   });
 });
 
+describe("the helm-cnf sample's charts (csar-samples/helm-cnf)", () => {
+  const sample = (pkg: string) => join(__dirname, '../../csar-samples/helm-cnf', pkg, 'Files/kubernetes/helm-cnf');
+
+  it('install, scale by --reuse-values --set, upgrade to the v2 package chart, roll back, uninstall', async () => {
+    const installed = JSON.parse(await helmOk('install', 'sample', sample('package'), '--namespace', ns, '--output', 'json'));
+    expect(installed.info.status).toBe('deployed');
+    const kinds = (await helmOk('get', 'manifest', 'sample', '--namespace', ns)).match(/^kind: \S+/gm) ?? [];
+    expect(kinds.length).toBeGreaterThanOrEqual(4);
+    const deployments = () => c.request('GET', `/apis/apps/v1/namespaces/${ns}/deployments?labelSelector=${encodeURIComponent('app.kubernetes.io/managed-by=Helm')}`);
+    expect((await deployments()).json.items).toHaveLength(2);
+
+    await helmOk('upgrade', 'sample', sample('package'), '--namespace', ns, '--reuse-values', '--set', 'vdu1.replicaCount=3');
+    const scaled = (await deployments()).json.items.map((d: any) => d.spec.replicas).sort();
+    expect(scaled).toContain(3);
+
+    const upgraded = JSON.parse(await helmOk('upgrade', 'sample', sample('package-v2'), '--namespace', ns, '--output', 'json'));
+    expect(upgraded).toMatchObject({ version: 3, info: { status: 'deployed' }, chart: { metadata: { version: '0.2.0' } } });
+    await helmOk('rollback', 'sample', '2', '--namespace', ns);
+    expect(JSON.parse(await helmOk('history', 'sample', '--namespace', ns, '--output', 'json')).at(-1)).toMatchObject({ revision: 4, status: 'deployed', chart: 'helm-cnf-0.1.0' });
+    expect((await deployments()).json.items.map((d: any) => d.spec.replicas)).toContain(3);
+
+    await helmOk('uninstall', 'sample', '--namespace', ns);
+    expect(await releaseSecrets('sample')).toEqual([]);
+    for (const d of (await deployments()).json.items) await c.waitForGone(`/apis/apps/v1/namespaces/${ns}/deployments`, d.metadata.name);
+  });
+});
+
 /** A request with a binary body and Accept, as client-go's typed clients send protobuf. */
 async function rawRequest(method: string, path: string, body: Buffer | undefined, headers: Record<string, string>): Promise<{ status: number; contentType: string; body: Buffer }> {
   const server = new URL(c.kc.getCurrentCluster()!.server);
