@@ -69,24 +69,37 @@ export interface ListRead {
 const PAGE = 500;
 
 /**
- * What a table of instances shows. The VNFC count is counted by SQLite
- * (json_array_length: PostgreSQL spells it json_array_length(col::json ->
- * 'vnfcInfo')), so no instance info crosses into JavaScript for a table.
+ * What a table of instances shows (vnf-list's columns, -o wide's too). The
+ * VNFC count is counted by SQLite (json_array_length: PostgreSQL spells it
+ * json_array_length(col::json -> 'vnfcInfo')), so no instance info crosses
+ * into JavaScript for a table.
  */
 const SUMMARY_SELECT = [
-  'id', 'name', 'description', 'vnfd_id', 'vnf_pkg_id', 'vnf_provider', 'vnf_product_name', 'vnf_software_version', 'vnfd_version',
-  'instantiation_state', 'vim_id', 'CASE WHEN vim_id IS NULL THEN vim_connection_info END AS vim_connection_info',
-  "json_array_length(instantiated_vnf_info, '$.vnfcInfo') AS vnfc_count", 'created_at', 'updated_at',
+  'id', 'name', 'vnfd_id', 'vnf_pkg_id', 'vnf_product_name', 'vnf_software_version', 'instantiation_state', 'vim_id',
+  'CASE WHEN vim_id IS NULL THEN vim_connection_info END AS vim_connection_info',
+  "json_array_length(instantiated_vnf_info, '$.vnfcInfo') AS vnfc_count", 'created_at',
 ].join(', ');
 
-type SummaryRow = Pick<InstanceRow, 'id' | 'name' | 'description' | 'vnfd_id' | 'vnf_pkg_id' | 'vnf_provider' | 'vnf_product_name' | 'vnf_software_version' | 'vnfd_version' | 'instantiation_state' | 'vim_id' | 'vim_connection_info' | 'created_at' | 'updated_at'> & {
+type SummaryRow = Pick<InstanceRow, 'id' | 'name' | 'vnfd_id' | 'vnf_pkg_id' | 'vnf_product_name' | 'vnf_software_version' | 'instantiation_state' | 'vim_id' | 'vim_connection_info' | 'created_at'> & {
   vnfc_count: number | null;
 };
 
+/** A summary row as an instance: the fields a table reads, and `vnfcCount` (null when not instantiated). */
 function toSummary(r: SummaryRow): VnfInstance {
-  const i = toInstance({ ...r, instantiated_vnf_info: null, metadata: null, extensions: null, vnf_configurable_properties: null });
-  Object.defineProperty(i, 'vnfcCount', { value: r.vnfc_count, enumerable: false });
-  return i;
+  const i = {
+    id: r.id,
+    vnfInstanceName: r.name ?? undefined,
+    vnfdId: r.vnfd_id,
+    vnfPkgId: r.vnf_pkg_id,
+    vnfProductName: r.vnf_product_name,
+    vnfSoftwareVersion: r.vnf_software_version,
+    instantiationState: r.instantiation_state,
+    vimId: r.vim_id ?? undefined,
+    createdAt: r.created_at,
+    vnfcCount: r.vnfc_count,
+  };
+  if (r.vim_connection_info !== null) defineLazyJson(i, 'vimConnectionInfo', r.vim_connection_info);
+  return i as unknown as VnfInstance;
 }
 
 function toRow(i: VnfInstance): InstanceRow {
@@ -144,9 +157,8 @@ export class VnfInstanceRepository {
   /**
    * The instances in pages of PAGE rows (oldest first), so a list of 10 000
    * never holds them all. With `summary` each carries what a table shows and
-   * not its JSON columns (instantiatedVnfInfo; vimConnectionInfo only where
-   * no vimId names the VIM): `vnfcCount`, a property that is not enumerated,
-   * stands for the VNFC column.
+   * not the rest (instantiatedVnfInfo, metadata...; vimConnectionInfo only
+   * where no vimId names the VIM): `vnfcCount` stands for the VNFC column.
    */
   *read(filter: VnfInstanceFilter = {}, how: ListRead = {}): Generator<VnfInstance> {
     const where: string[] = [];
