@@ -81,7 +81,8 @@ export async function readPackageObjects(dir: string, defFiles: string[]): Promi
       }
       if (createOnly && (o.metadata === null || typeof o.metadata !== 'object')) o.metadata = {} as KubeObject['metadata'];
       objects.push(o as KubeObject);
-      if (typeof o.metadata?.name === 'string') sources[sourceKey(o as KubeObject)] ??= file;
+      // Unnamed objects (reviews) too: sourceKey knows them by their spec.
+      sources[sourceKey(o as KubeObject)] ??= file;
     });
   }
   return { objects, sources };
