@@ -17,6 +17,8 @@ export interface Context {
   readonly home: string;
   now(): Date;
   store(): Promise<Store>;
+  /** The shared store to open instead of VNFM_DATABASE_URL's (`--database-url`), before the store is first opened. */
+  useDatabaseUrl(url: string): void;
   /** The master keyring, checked against the keys the store's secrets are under. */
   keyring(): Promise<Keyring>;
   close(): void;
@@ -60,6 +62,7 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
   const home = resolveHome(env, cwd);
   let store: Store | undefined;
   let keyring: Keyring | undefined;
+  let databaseUrl = env['VNFM_DATABASE_URL'] || undefined;
   const ctx: Context = {
     io,
     env,
@@ -85,7 +88,7 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
         };
         store = await connectStore(home, {
           // The shared store on PostgreSQL (docs/shared-store.md); without it, the SQLite file under VNFM_HOME.
-          databaseUrl: env['VNFM_DATABASE_URL'] || undefined,
+          databaseUrl,
           leaseTimeoutMs: leaseTimeoutMs(env),
           // A secret this process sealed before a rotation committed is sealed again under the store's
           // active key when it is written: opened with the keys loaded then, sealed with those on disk now.
@@ -94,6 +97,9 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
         });
       }
       return store;
+    },
+    useDatabaseUrl(url) {
+      databaseUrl = url || undefined;
     },
     async keyring() {
       if (keyring) return keyring;

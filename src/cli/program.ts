@@ -53,13 +53,18 @@ export function buildProgram(ctx: Context): Command {
     .version(VERSION, '-v, --version', 'print the vnfm version')
     .option('--debug', 'print stack traces of failures')
     .option('--no-color', 'never colour the output (also: NO_COLOR=1)')
+    .option('--database-url <url>', 'the shared store on PostgreSQL, postgres://USER@HOST/DB?sslrootcert=CA (also: VNFM_DATABASE_URL; give the password in PGPASSWORD, not here)')
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (s) => ctx.io.streams.stdout.write(s),
       writeErr: (s) => ctx.io.streams.stderr.write(s),
       outputError: (s, write) => write(ctx.io.color.red(s)),
     })
-    .exitOverride();
+    .exitOverride()
+    .hook('preAction', () => {
+      const url = program.opts<{ databaseUrl?: string }>().databaseUrl;
+      if (url !== undefined) ctx.useDatabaseUrl(url);
+    });
   const commands = [
     vimRegisterCommand(ctx),
     vimListCommand(ctx),

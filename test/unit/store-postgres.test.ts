@@ -241,6 +241,9 @@ describe('the command line on the shared store', () => {
     const listed = await vnfmOn(b, ['vnf-list', '-o', 'json'], env);
     expect(listed.code).toBe(0);
     expect((JSON.parse(listed.stdout) as { vnfInstanceName: string }[]).map((i) => i.vnfInstanceName)).toEqual(['web']);
+    // --database-url names the shared store as VNFM_DATABASE_URL does.
+    const flagged = await vnfmOn(home(), ['--database-url', url, 'vnf-list', '-o', 'json'], { VNFM_MASTER_KEY: key });
+    expect((JSON.parse(flagged.stdout) as { vnfInstanceName: string }[]).map((i) => i.vnfInstanceName)).toEqual(['web']);
     expect((await vnfmOn(b, ['vnf-delete', 'web', '--yes'], env)).code).toBe(0);
     expect(JSON.parse((await vnfmOn(a, ['vnf-list', '-o', 'json'], env)).stdout)).toEqual([]);
 
