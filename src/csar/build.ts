@@ -23,7 +23,7 @@ import { UsageError } from '../errors.js';
 import { type HashAlgorithm, algorithmLabel, hashMember, mapLimit, parseAlgorithm } from './hashes.js';
 import { parseManifest } from './manifest.js';
 import { detectEol, splitLines } from './meta-text.js';
-import type { Finding } from './model.js';
+import type { Finding } from '../model/package-files.js';
 import { type OpenedPackage, openPackage } from './open-package.js';
 import { PackageError } from './package-error.js';
 import { TOSCA_META_PATH, parseToscaMeta } from './tosca-meta.js';

@@ -2,7 +2,7 @@
  * The package-level checks of a CSAR: TOSCA.meta, the manifest, the files
  * they name and every declared hash. The VNFD itself is the vnfd room's.
  */
-import type { Finding, PackageFiles } from './model.js';
+import type { Finding, PackageFiles } from '../model/package-files.js';
 import { type HashDeclaration, parseAlgorithm, verifyHashes } from './hashes.js';
 import { type Manifest, parseManifest } from './manifest.js';
 import { openFindings } from './open-package.js';

@@ -5,7 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
-import type { Finding, PackageFiles } from './model.js';
+import type { Readable } from 'node:stream';
+import type { Worker } from 'node:worker_threads';
+import type { Finding, PackageFiles } from '../model/package-files.js';
 import { findingsFromError } from './package-error.js';
 
 export type HashAlgorithm = 'sha224' | 'sha256' | 'sha384' | 'sha512';
@@ -82,14 +84,26 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   return out;
 }
 
+/**
+ * Members this large are hashed in a worker thread: the digest of one chunk
+ * then overlaps the reading, inflating and CRC of the next on the main
+ * thread, so a multi-gigabyte image is checked at about the speed of the
+ * hash alone.
+ */
+const OFF_THREAD_BYTES = 16 * 1024 * 1024;
+/** Chunks handed to the worker and not yet hashed: bounds the memory held between the threads. */
+const IN_FLIGHT = 8;
+
 /** Streams one member and returns its digests, hex, one per algorithm asked. */
 export async function hashMember(
   files: PackageFiles,
   path: string,
   algorithms: readonly HashAlgorithm[],
 ): Promise<Map<HashAlgorithm, string>> {
+  const unique = [...new Set(algorithms)];
+  if (unique.length > 0 && files.size(path) >= OFF_THREAD_BYTES) return hashOffThread(await files.stream(path), unique);
   const hashes = new Map<HashAlgorithm, Hash>();
-  for (const a of algorithms) if (!hashes.has(a)) hashes.set(a, createHash(a));
+  for (const a of unique) hashes.set(a, createHash(a));
   const stream = await files.stream(path);
   for await (const chunk of stream) {
     for (const h of hashes.values()) h.update(chunk as Buffer);
@@ -97,6 +111,89 @@ export async function hashMember(
   const out = new Map<HashAlgorithm, string>();
   for (const [a, h] of hashes) out.set(a, h.digest('hex'));
   return out;
+}
+
+/** The hashing thread: jobs by id; each chunk is acknowledged once hashed, the digests sent at the end. */
+const HASH_WORKER = `
+const { parentPort } = require('node:worker_threads');
+const { createHash } = require('node:crypto');
+const jobs = new Map();
+parentPort.on('message', (m) => {
+  if (m.algorithms) {
+    jobs.set(m.id, m.algorithms.map((a) => [a, createHash(a)]));
+  } else if (m.chunk) {
+    const b = Buffer.from(m.chunk.buffer, m.chunk.byteOffset, m.chunk.byteLength);
+    for (const [, h] of jobs.get(m.id)) h.update(b);
+    parentPort.postMessage({ id: m.id, ack: true });
+  } else {
+    const job = jobs.get(m.id);
+    jobs.delete(m.id);
+    parentPort.postMessage({ id: m.id, digests: job.map(([a, h]) => [a, h.digest('hex')]) });
+  }
+});
+`;
+
+interface HashJob {
+  acked: () => void;
+  done: (digests: [HashAlgorithm, string][]) => void;
+}
+
+let hashThread: { worker: Worker; jobs: Map<number, HashJob>; next: number } | undefined;
+
+async function hashingThread() {
+  if (!hashThread) {
+    const { Worker } = await import('node:worker_threads');
+    const worker = new Worker(HASH_WORKER, { eval: true });
+    const thread = { worker, jobs: new Map<number, HashJob>(), next: 1 };
+    worker.on('message', (m: { id: number; ack?: true; digests?: [HashAlgorithm, string][] }) => {
+      const job = thread.jobs.get(m.id);
+      if (!job) return;
+      if (m.ack) job.acked();
+      else {
+        thread.jobs.delete(m.id);
+        // Idle, the thread does not keep vnfm running.
+        if (thread.jobs.size === 0) worker.unref();
+        job.done(m.digests!);
+      }
+    });
+    worker.unref();
+    hashThread = thread;
+  }
+  return hashThread;
+}
+
+async function hashOffThread(stream: Readable, algorithms: HashAlgorithm[]): Promise<Map<HashAlgorithm, string>> {
+  const thread = await hashingThread();
+  const id = thread.next++;
+  let inFlight = 0;
+  let wake: (() => void) | undefined;
+  let finish!: (digests: [HashAlgorithm, string][]) => void;
+  const finished = new Promise<[HashAlgorithm, string][]>((resolve) => (finish = resolve));
+  thread.jobs.set(id, {
+    acked: () => {
+      inFlight--;
+      wake?.();
+      wake = undefined;
+    },
+    done: finish,
+  });
+  thread.worker.ref();
+  thread.worker.postMessage({ id, algorithms });
+  try {
+    for await (const data of stream) {
+      const chunk = data as Buffer;
+      // A buffer of its own is handed over; a view into a shared one (inflate's output) is copied first.
+      const own = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength ? chunk : Buffer.from(chunk);
+      thread.worker.postMessage({ id, chunk: own }, [own.buffer as ArrayBuffer]);
+      if (++inFlight >= IN_FLIGHT) await new Promise<void>((resolve) => (wake = resolve));
+    }
+  } catch (err) {
+    thread.worker.postMessage({ id });
+    await finished;
+    throw err;
+  }
+  thread.worker.postMessage({ id });
+  return new Map(await finished);
 }
 
 /**

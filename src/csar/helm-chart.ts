@@ -8,8 +8,8 @@
  * there (see ChartRenderer).
  */
 import { gunzipSync } from 'node:zlib';
-import type { Finding, PackageFiles } from './model.js';
-import { isMapping } from '../vim/config-file.js';
+import type { Finding, PackageFiles } from '../model/package-files.js';
+import { isMapping } from '../yaml.js';
 import { parseYaml } from '../vnfd/yaml-source.js';
 
 /** A chart of the package. */

@@ -2,8 +2,8 @@
  * VNF packages (ETSI SOL004 CSARs): reading them safely, validating them,
  * building them, and keeping onboarded ones under VNFM_HOME.
  */
-export type { Finding, PackageFiles, Severity } from './model.js';
-export type { VnfPackage, PackageSummary, OperationalState, UsageState, OnboardingState } from './package.js';
+export type { Finding, PackageFiles, Severity } from '../model/package-files.js';
+export type { VnfPackage, PackageSummary, OperationalState, UsageState, OnboardingState } from '../model/package.js';
 export { openPackage, type PackageLimits } from './open-package.js';
 export { PackageError } from './package-error.js';
 export { buildCsar } from './build.js';

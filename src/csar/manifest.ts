@@ -4,7 +4,7 @@
  * artifacts), optionally `non_mano_artifact_sets:` and a CMS signature.
  * Parsing is pure; the files and hashes are checked in check-structure.
  */
-import type { Finding } from './model.js';
+import type { Finding } from '../model/package-files.js';
 import { isHexDigest, parseAlgorithm } from './hashes.js';
 import { checkMemberName } from './open-package.js';
 import { isUrl, memberPath, parseKeyValue, splitLines } from './meta-text.js';

@@ -25,7 +25,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import type { TransformCallback } from 'node:stream';
 import { createInflateRaw, crc32 } from 'node:zlib';
-import type { Finding, PackageFiles } from './model.js';
+import type { Finding, PackageFiles } from '../model/package-files.js';
 import { PackageError } from './package-error.js';
 
 /** Bounds that keep a hostile package from exhausting memory, disk or time. */

@@ -4,7 +4,7 @@
  * report them beside the others instead of stopping at a stack trace.
  */
 import { ValidationError } from '../errors.js';
-import type { Finding } from './model.js';
+import type { Finding } from '../model/package-files.js';
 
 export class PackageError extends ValidationError {
   readonly findings: Finding[];

@@ -1,5 +1,5 @@
 import type { Vnfd } from '../vnfd/index.js';
-import type { PackageSummary } from './package.js';
+import type { PackageSummary } from '../model/package.js';
 
 /** What `vnfpkg-show` prints about a VNFD, derived once at onboarding. */
 export function summarizeVnfd(vnfd: Vnfd, members: string[], kubernetesDefinitions: string[]): PackageSummary {

@@ -4,7 +4,7 @@
  * optionally `Algorithm:`/`Hash:`. Parsing is pure; whether the named files
  * exist is checked in check-structure.
  */
-import type { Finding } from './model.js';
+import type { Finding } from '../model/package-files.js';
 import { isHexDigest, parseAlgorithm } from './hashes.js';
 import { checkMemberName } from './open-package.js';
 import { isUrl, memberPath, parseKeyValue, splitLines } from './meta-text.js';

@@ -6,7 +6,7 @@
 import { loadVnfd, lintKubernetesDefinitions, lintRenderedChart, type Vnfd } from '../vnfd/index.js';
 import { checkCsarStructure, type CheckStructureOptions } from './check-structure.js';
 import { chartFiles, checkChart, findCharts, inChartDirectory, type PackageChart } from './helm-chart.js';
-import type { Finding, PackageFiles } from './model.js';
+import type { Finding, PackageFiles } from '../model/package-files.js';
 import { openPackage, type PackageLimits } from './open-package.js';
 import { findingsFromError } from './package-error.js';
 import type { ToscaMeta } from './tosca-meta.js';

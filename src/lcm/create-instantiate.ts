@@ -6,7 +6,7 @@
  */
 import type { LcmDeps, OperationOptions, OperationResult } from './engine.js';
 import { createVnf, deleteVnfs, draftVnf, type CreateVnfOptions } from './instances.js';
-import type { VnfInstance } from './model.js';
+import type { VnfInstance } from '../model/lcm.js';
 import { checkInstantiation, instantiateVnf } from './operations.js';
 
 export interface CreateAndInstantiateOptions extends OperationOptions {

@@ -31,8 +31,8 @@ import type {
   ProblemDetails,
   VimConnection,
   VnfInstance,
-} from './model.js';
-import { vnfcsOf } from './vnfcs.js';
+} from '../model/lcm.js';
+import { vnfcsOf } from '../model/vnfcs.js';
 
 /** What the engine needs from outside; the cli supplies the real ones, tests their own. */
 export interface LcmDeps {

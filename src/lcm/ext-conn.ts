@@ -21,7 +21,7 @@ import {
   type OperationOptions,
   type OperationResult,
 } from './engine.js';
-import type { LcmOperation, VnfInstance } from './model.js';
+import type { LcmOperation, VnfInstance } from '../model/lcm.js';
 import { instanceVim } from './modify.js';
 import { buildNfvParameter, cpsByVdu, type HeatStackRecord } from './heat-nfv.js';
 import { openOnboarded } from './package-content.js';
@@ -29,7 +29,7 @@ import { plannerOf } from './planners/index.js';
 import { openStackPlanner } from './planners/openstack.js';
 import { retryConsent } from './operations.js';
 import { flavourOf } from './requests.js';
-import { vnfcRecords } from './vnfcs.js';
+import { vnfcRecords } from '../model/vnfcs.js';
 
 /** Recorded under its SOL003 name, outside the operations the planner tables know (as MODIFY_INFO). */
 const CHANGE_EXT_CONN = 'CHANGE_EXT_CONN' as LcmOperation;

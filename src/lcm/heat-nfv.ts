@@ -7,7 +7,7 @@
 import { echo, ValidationError } from '../errors.js';
 import type { NfvParameter } from '../infra/openstack/driver-contract.js';
 import type { Flavour } from '../vnfd/index.js';
-import type { InstantiatedVnfInfo } from './model.js';
+import type { InstantiatedVnfInfo } from '../model/lcm.js';
 import { jsonMergePatch } from './merge-patch.js';
 
 type Json = Record<string, unknown>;

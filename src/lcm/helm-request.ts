@@ -12,7 +12,7 @@
  */
 import { echo, ValidationError } from '../errors.js';
 import type { Flavour } from '../vnfd/index.js';
-import type { VimConnection } from './model.js';
+import type { VimConnection } from '../model/lcm.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);

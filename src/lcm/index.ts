@@ -3,7 +3,7 @@
  * engine that runs INSTANTIATE, SCALE, HEAL, TERMINATE, CHANGE_VNFPKG and MODIFY_INFO
  * through the infra-driver, with locks, a journal, retry, rollback and fail.
  */
-export type * from './model.js';
+export type * from '../model/lcm.js';
 export type { LcmDeps, LcmEvent, OperationOptions, OperationResult } from './engine.js';
 export { isProcessAlive, holderOf, holderStatus, thisHost, type LockHolder, type HolderStatus, type HostFacts } from './lock-holder.js';
 export { createVnf, listVnfs, readVnfs, readOpOccs, getVnf, resolveVnfs, deleteVnf, deleteVnfs, listOpOccs, getOpOcc, failOpOcc, failTarget, type FailOptions, type FailTarget, type CreateVnfOptions, type OpOccFilter } from './instances.js';

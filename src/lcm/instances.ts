@@ -9,7 +9,7 @@ import { assertFailedTemp, assertInstanceFree, describeHolder, lockStatus, sweep
 import type { HolderStatus } from './lock-holder.js';
 import type { VnfLock } from '../store/index.js';
 import type { ListRead } from '../store/vnf-instance-repository.js';
-import type { LcmOpOcc, LcmOperationState, VnfInstance } from './model.js';
+import type { LcmOpOcc, LcmOperationState, VnfInstance } from '../model/lcm.js';
 
 export interface CreateVnfOptions {
   /** The package: by vnfdId, package id or package name. */

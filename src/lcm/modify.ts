@@ -21,7 +21,7 @@ import type { ResourceRef } from '../infra/driver.js';
 import type { KubeObject, KubernetesInfraDriver, VduTarget } from '../infra/kubernetes/driver-contract.js';
 import type { HookContext, ManagementDriver } from '../mgmt/index.js';
 import { noopManagementDriver } from '../mgmt/noop.js';
-import type { VnfPackage } from '../csar/package.js';
+import type { VnfPackage } from '../model/package.js';
 import type { Flavour } from '../vnfd/index.js';
 import {
   assertFailedTemp,
@@ -36,7 +36,7 @@ import {
   type OperationResult,
   type Plan,
 } from './engine.js';
-import type { LcmOpOcc, LcmOperation, VimConnection, VimConnectionInfo, VnfInfoModificationRequest, VnfInstance } from './model.js';
+import type { LcmOpOcc, LcmOperation, VimConnection, VimConnectionInfo, VnfInfoModificationRequest, VnfInstance } from '../model/lcm.js';
 import { retryConsent, retryOpOcc as retryOther, rollbackOpOcc as rollbackOther } from './operations.js';
 import { openOnboarded, readPackageObjects, type OnboardedPackage } from './package-content.js';
 import { flavourOf } from './requests.js';
@@ -47,7 +47,7 @@ import { kubernetesPlanner } from './planners/kubernetes.js';
 
 /** RFC 7396 JSON merge patch, as Tacker's inst_utils.json_merge_patch applies a modify request. */
 export { jsonMergePatch };
-import { vnfcRecords } from './vnfcs.js';
+import { vnfcRecords } from '../model/vnfcs.js';
 import { retryExtConn, rollbackExtConn } from './ext-conn.js';
 
 /**

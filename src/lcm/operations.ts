@@ -17,7 +17,7 @@ import {
   type OperationResult,
   type Plan,
 } from './engine.js';
-import type { LcmOperation, VnfInstance } from './model.js';
+import type { LcmOperation, VnfInstance } from '../model/lcm.js';
 import { planOf, plannerOf } from './planners/index.js';
 import { normalizeRequest } from './requests.js';
 import { packageScriptRefusal, packageScriptsOf } from '../mgmt/index.js';

@@ -4,7 +4,7 @@
  * aspects' VduScalingAspectDeltas for each step up to the scale level.
  */
 import type { Flavour, ScalingAspect } from '../vnfd/index.js';
-import type { ScaleInfo } from './model.js';
+import type { ScaleInfo } from '../model/lcm.js';
 
 export interface LevelReplicas {
   /** VDU node name → replicas. */

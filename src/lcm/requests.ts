@@ -19,7 +19,7 @@ import type {
   VimConnectionInfo,
   VnfInstance,
   VnfcInfo,
-} from './model.js';
+} from '../model/lcm.js';
 import { scaledReplicas } from './replicas.js';
 
 type Json = Record<string, unknown>;

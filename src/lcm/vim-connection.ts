@@ -11,7 +11,7 @@ import { isSealed, openSealed, sealFields, type Open, type Seal } from '../mgmt/
 import type { Vim, VimSecrets, VimSpec } from '../vim/index.js';
 import { unfoldPem } from '../vim/pem.js';
 import type { LcmDeps } from './engine.js';
-import type { VimConnection, VimConnectionInfo, VnfInstance } from './model.js';
+import type { VimConnection, VimConnectionInfo, VnfInstance } from '../model/lcm.js';
 
 export interface VimLookup {
   find(ref: string): Vim | undefined;

@@ -4,7 +4,7 @@
  * `<cluster>-kubeconfig` on the instance's VIM, the management cluster.
  */
 import { NotFoundError, UsageError } from '../errors.js';
-import { clustersOf } from '../mgmt/capi-credentials.js';
+import { clustersOf } from '../model/clusters.js';
 import type { LcmDeps } from './engine.js';
 import { keepsCredentials, openInlineVim, registeredVim } from './vim-connection.js';
 

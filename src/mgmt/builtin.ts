@@ -10,8 +10,8 @@
 import { posix } from 'node:path';
 import { UsageError, ValidationError } from '../errors.js';
 import type { SecretReader } from '../infra/kubernetes/secrets.js';
-import type { LcmRequest, VimConnection } from '../lcm/model.js';
-import type { Vim } from '../vim/model.js';
+import type { LcmRequest, VimConnection } from '../model/lcm.js';
+import type { Vim } from '../model/vim.js';
 import type { HookImplementation, LcmHook } from '../vnfd/index.js';
 import { createCapiCredentialsDriver } from './capi-credentials.js';
 import { createContainerUpdateDriver } from './container-update.js';

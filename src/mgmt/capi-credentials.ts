@@ -7,8 +7,9 @@
  */
 import { ConflictError, ValidationError, VnfmError } from '../errors.js';
 import type { ResourceRef } from '../infra/driver.js';
-import type { LcmRequest, VnfInstance } from '../lcm/model.js';
-import type { Vim } from '../vim/model.js';
+import { clustersOf } from '../model/clusters.js';
+import type { LcmRequest, VnfInstance } from '../model/lcm.js';
+import type { Vim } from '../model/vim.js';
 import type { BuiltinDriver, ManagementServices, SealedValue } from './builtin.js';
 import type { HookContext, HookOutcome, PrepareInput } from './index.js';
 import { displayUrl, parseReceiver, sendCredentials } from './receiver.js';
@@ -68,14 +69,6 @@ function settingsOfRequest(request: unknown): Settings | undefined {
 function recordOf(instance: VnfInstance | undefined): CapiCredentialsRecord | undefined {
   const mgmt = instance?.instantiatedVnfInfo?.metadata.mgmt;
   return (mgmt?.[NAME] as CapiCredentialsRecord | undefined) ?? undefined;
-}
-
-/** The Cluster API Clusters among an instance's resources. */
-export function clustersOf(instance: VnfInstance | undefined): ResourceRef[] {
-  const info = instance?.instantiatedVnfInfo;
-  return (info?.resources ?? [])
-    .filter((r) => r.kind === 'Cluster' && r.apiVersion.startsWith('cluster.x-k8s.io/'))
-    .map((r) => ({ ...r, namespace: r.namespace ?? info!.metadata.namespace }));
 }
 
 export function createCapiCredentialsDriver(services: ManagementServices): BuiltinDriver {

@@ -5,7 +5,7 @@
  * file name (README.md); any other artifact is a package script, run as a
  * subprocess once the operator consented.
  */
-import type { LcmOperation, LcmRequest, VimConnection, VnfInstance } from '../lcm/model.js';
+import type { LcmOperation, LcmRequest, VimConnection, VnfInstance } from '../model/lcm.js';
 import type { HookImplementation, LcmHook } from '../vnfd/index.js';
 
 /** What a hook is told about the operation it runs in. */

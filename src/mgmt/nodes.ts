@@ -6,8 +6,8 @@
  */
 import { VnfmError } from '../errors.js';
 import type { Vnfc } from '../infra/driver.js';
-import type { VnfInstance } from '../lcm/model.js';
-import { vnfcsOf } from '../lcm/vnfcs.js';
+import type { VnfInstance } from '../model/lcm.js';
+import { vnfcsOf } from '../model/vnfcs.js';
 
 export interface Node {
   /** The vnfcInfo id (`<vdu>-<server id>`), what heal requests name. */

@@ -24,7 +24,7 @@ import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ValidationError, VnfmError } from '../errors.js';
-import type { VnfInstance } from '../lcm/model.js';
+import type { VnfInstance } from '../model/lcm.js';
 import type { HookImplementation, LcmHook } from '../vnfd/index.js';
 import type { HookContext, HookOutcome, InstanceFields, PackageScriptUse } from './index.js';
 import { createScriptWorkspace, describeIsolation, isolatedCommand, type ScriptIsolation, type ScriptWorkspace } from './script-isolation.js';

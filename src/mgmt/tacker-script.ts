@@ -18,7 +18,7 @@
  */
 import { delimiter, join } from 'node:path';
 import { accessSync, constants } from 'node:fs';
-import type { VnfInstance } from '../lcm/model.js';
+import type { VnfInstance } from '../model/lcm.js';
 import type { HookImplementation } from '../vnfd/index.js';
 
 /** The artifact type Tacker v2 runs; with a `*.py` file it selects Tacker's contract. */

@@ -1,6 +1,6 @@
 import { NotFoundError, UsageError } from '../errors.js';
 import type { JournalStep } from '../infra/driver.js';
-import type { LcmOpOcc, LcmOperationState, PriorState } from '../lcm/model.js';
+import type { LcmOpOcc, LcmOperationState, PriorState } from '../model/lcm.js';
 import type { Db } from './database.js';
 import { defineLazyJson } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';

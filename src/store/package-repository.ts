@@ -1,4 +1,4 @@
-import type { VnfPackage } from '../csar/package.js';
+import type { VnfPackage } from '../model/package.js';
 import { ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { Db } from './database.js';
 import { byIdPrefix } from './id-prefix.js';

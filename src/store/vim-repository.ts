@@ -1,4 +1,4 @@
-import type { Vim, VimAuth, VimSecrets, VimSpec, VimType } from '../vim/model.js';
+import type { Vim, VimAuth, VimSecrets, VimSpec, VimType } from '../model/vim.js';
 import { ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { Db } from './database.js';
 import { byIdPrefix } from './id-prefix.js';

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, UsageError } from '../errors.js';
-import type { VnfInstance } from '../lcm/model.js';
+import type { VnfInstance } from '../model/lcm.js';
 import type { Db } from './database.js';
 import { byIdPrefix } from './id-prefix.js';
 import { defineLazyJson } from './lazy-json.js';

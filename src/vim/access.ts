@@ -7,7 +7,7 @@
  */
 import type { KubeAccess } from '../infra/kubernetes/kube-api.js';
 import type { KeystoneCredentials } from '../infra/openstack/keystone.js';
-import type { VimSecrets, VimSpec } from './model.js';
+import type { VimSecrets, VimSpec } from '../model/vim.js';
 
 export async function kubeAccessOf(spec: VimSpec, secrets: VimSecrets): Promise<KubeAccess> {
   let bearerToken = secrets.bearerToken;

@@ -6,7 +6,7 @@
  */
 import { SecretKeyError } from '../errors.js';
 import type { VimRepository } from '../store/index.js';
-import type { Vim, VimSecrets, VimSpec } from './model.js';
+import type { Vim, VimSecrets, VimSpec } from '../model/vim.js';
 
 export interface VimCheckReport {
   /** One line for the user, e.g. "Kubernetes v1.32.0, 4 namespaces". */

@@ -13,8 +13,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { echo, ValidationError } from '../errors.js';
-import { FileReadError, isMapping, kindOf, MAX_REFERENCED_BYTES, readBoundedText, readConfigYaml } from './config-file.js';
-import type { VimAuth, VimConfig, VimSecrets, VimSpec } from './model.js';
+import { FileReadError, isMapping, kindOf, MAX_REFERENCED_BYTES, readBoundedText, readConfigYaml } from '../yaml.js';
+import type { VimAuth, VimConfig, VimSecrets, VimSpec } from '../model/vim.js';
 import { parsePemCertificates } from './pem.js';
 
 /** Where to look for clouds.yaml, and what the environment says. */

@@ -7,8 +7,8 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { echo, UsageError, ValidationError } from '../errors.js';
-import { FileReadError, isMapping, kindOf, MAX_REFERENCED_BYTES, parseConfigYaml, readBoundedText, readConfigYaml } from './config-file.js';
-import type { VimAuth, VimConfig, VimSecrets, VimSpec } from './model.js';
+import { FileReadError, isMapping, kindOf, MAX_REFERENCED_BYTES, parseConfigYaml, readBoundedText, readConfigYaml } from '../yaml.js';
+import type { VimAuth, VimConfig, VimSecrets, VimSpec } from '../model/vim.js';
 import { parsePemCertificates } from './pem.js';
 
 /** Which part of the kubeconfig to read; both mirror kubectl's flags. */

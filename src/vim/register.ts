@@ -9,7 +9,7 @@ import type { VimRepository } from '../store/index.js';
 import type { VimChecker } from './check.js';
 import { readCloudsYaml } from './clouds-yaml.js';
 import { readKubeconfig } from './kubeconfig.js';
-import type { Vim, VimConfig, VimSecrets } from './model.js';
+import type { Vim, VimConfig, VimSecrets } from '../model/vim.js';
 import { readVimConfigFile } from './vim-config.js';
 import { sealSecrets, secretNamesOf } from './vims.js';
 

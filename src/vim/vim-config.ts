@@ -4,9 +4,9 @@
  * fix; nothing here touches the store or the network.
  */
 import { clip, echo, ValidationError } from '../errors.js';
-import type { VimAuth, VimConfig, VimSecrets, VimSpec, VimType } from './model.js';
+import type { VimAuth, VimConfig, VimSecrets, VimSpec, VimType } from '../model/vim.js';
 import { parsePemCertificates, unfoldPem } from './pem.js';
-import { readBoundedText, readConfigYaml, MAX_CONFIG_BYTES } from './config-file.js';
+import { readBoundedText, readConfigYaml, MAX_CONFIG_BYTES } from '../yaml.js';
 
 const KNOWN_KEYS = new Set([
   'auth_url', 'type', 'project_name', 'project_id', 'project_domain_name', 'username', 'user_id', 'password',

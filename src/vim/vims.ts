@@ -5,7 +5,7 @@
 import type { Keyring } from '../crypto/index.js';
 import { UsageError } from '../errors.js';
 import type { SealedSecrets, VimRepository } from '../store/index.js';
-import type { Vim, VimSecrets } from './model.js';
+import type { Vim, VimSecrets } from '../model/vim.js';
 
 export function listVims(vims: VimRepository, filter: { type?: Vim['spec']['type'] } = {}): Vim[] {
   return vims.list(filter);

@@ -8,8 +8,8 @@
  * a VDU with no workload in the package, and one object defined in several
  * (alternative) files. The request's own files are checked at instantiate.
  */
-import type { Finding, PackageFiles } from '../csar/model.js';
-import { isMapping } from '../vim/config-file.js';
+import type { Finding, PackageFiles } from '../model/package-files.js';
+import { isMapping } from '../yaml.js';
 import type { Vnfd } from './model.js';
 import { lineOf, parseYaml, splitYamlDocuments } from './yaml-source.js';
 

@@ -7,8 +7,8 @@
  * warnings.
  */
 import { posix } from 'node:path';
-import type { Finding, PackageFiles } from '../csar/model.js';
-import { isMapping } from '../vim/config-file.js';
+import type { Finding, PackageFiles } from '../model/package-files.js';
+import { isMapping } from '../yaml.js';
 import type {
   AffinityRule,
   ConnectionPoint,

@@ -9,8 +9,8 @@
  */
 import yaml from 'js-yaml';
 import { ValidationError } from '../errors.js';
-import { assertBoundedExpansion } from '../vim/config-file.js';
-import type { Finding } from '../csar/model.js';
+import { assertBoundedExpansion } from '../yaml.js';
+import type { Finding } from '../model/package-files.js';
 
 export type YamlResult = { ok: true; doc: unknown } | { ok: false; finding: Finding };
 

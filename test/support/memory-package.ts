@@ -6,7 +6,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
-import type { PackageFiles } from '../../src/csar/model.js';
+import type { PackageFiles } from '../../src/model/package-files.js';
 
 export function memoryPackage(members: Record<string, string>, origin = 'memory'): PackageFiles {
   const paths = Object.keys(members).sort();

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkCsarStructure, type CheckStructureOptions } from '../../src/csar/check-structure.js';
-import type { Finding } from '../../src/csar/model.js';
+import type { Finding } from '../../src/model/package-files.js';
 import { openPackage } from '../../src/csar/open-package.js';
 import { buildZip } from '../support/zip-builder.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkCsarStructure } from '../../src/csar/check-structure.js';
-import type { Finding } from '../../src/csar/model.js';
+import type { Finding } from '../../src/model/package-files.js';
 import { openPackage, type PackageLimits } from '../../src/csar/open-package.js';
 import { PackageError } from '../../src/csar/package-error.js';
 import { buildZip, goodPackageMembers, type BuildZipOptions, type RawEntry, zeroBomb } from '../support/zip-builder.js';

@@ -8,8 +8,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { VnfPackage } from '../../src/csar/package.js';
-import type { LcmOpOcc, VnfInstance } from '../../src/lcm/model.js';
+import type { VnfPackage } from '../../src/model/package.js';
+import type { LcmOpOcc, VnfInstance } from '../../src/model/lcm.js';
 import { openStore } from '../../src/store/index.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';

@@ -6,12 +6,12 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { VnfPackage } from '../../src/csar/package.js';
+import type { VnfPackage } from '../../src/model/package.js';
 import { ConflictError, NotFoundError } from '../../src/errors.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { openStore } from '../../src/store/index.js';
 import { openDatabase } from '../../src/store/database.js';
-import type { LcmOpOcc, VnfInstance } from '../../src/lcm/model.js';
+import type { LcmOpOcc, VnfInstance } from '../../src/model/lcm.js';
 import { STORE_BACKENDS, useStoreBackend } from '../support/store-backends.js';
 
 const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-store-')), 'home');

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { Finding } from '../../src/csar/model.js';
+import type { Finding } from '../../src/model/package-files.js';
 import { loadVnfd } from '../../src/vnfd/index.js';
 import { memoryPackage, readDirectoryTree } from '../support/memory-package.js';
 

@@ -20,23 +20,11 @@
  * wait with an error) or `present: true` (ready once it exists).
  */
 import type { KubeObject } from './driver-contract.js';
+import type { ReadinessOverrides, ReadinessRule } from '../../model/readiness.js';
 
-/** How one kind says it is ready; exactly one of condition, jsonPath or present. */
-export interface ReadinessRule {
-  /** A `status.conditions[]` type whose status must be `True`. */
-  condition?: string;
-  /** A path into the object: `.status.phase`, `status.ready`, `{.status.conditions[0].status}`. */
-  jsonPath?: string;
-  /** Values at `jsonPath` that mean ready (default `[true]`). */
-  values?: Array<string | number | boolean>;
-  /** Values at `jsonPath` that mean it never will be (the operation fails instead of waiting). */
-  failedValues?: Array<string | number | boolean>;
-  /** Ready as soon as the object exists. */
-  present?: true;
-}
+export type { ReadinessOverrides, ReadinessRule } from '../../model/readiness.js';
 
-/** `<group>/<Kind>` or `<Kind>` → rule. */
-export type ReadinessOverrides = Record<string, ReadinessRule>;
+
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isScalar = (v: unknown): v is string | number | boolean => ['string', 'number', 'boolean'].includes(typeof v);

@@ -15,7 +15,7 @@
  * vnf-update and change-ext-conn find it through `plannerOf`.
  */
 import type { LcmDeps } from '../engine.js';
-import type { LcmOpOcc, LcmOperation, VimConnectionInfo, VnfInstance } from '../model.js';
+import type { LcmOpOcc, LcmOperation, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
 import { kubernetesPlanner } from './kubernetes.js';
 import { openStackPlanner } from './openstack.js';
 import type { Planner, PlanOperation } from './planner.js';

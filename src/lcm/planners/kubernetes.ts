@@ -21,7 +21,7 @@ import type {
   VimConnection,
   VimConnectionInfo,
   VnfInstance,
-} from '../model.js';
+} from '../../model/lcm.js';
 import { openOnboarded, packageOf, readPackageObjects } from '../package-content.js';
 import { levelReplicas } from '../replicas.js';
 import {
@@ -43,7 +43,7 @@ import {
   resolveVimConnection,
   vimLookup,
 } from '../vim-connection.js';
-import { vnfcRecords, vnfcsOf } from '../vnfcs.js';
+import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
 import type { Planner } from './planner.js';
 
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);

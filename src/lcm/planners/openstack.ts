@@ -17,7 +17,7 @@ import type {
   VimConnection,
   VimConnectionInfo,
   VnfInstance,
-} from '../model.js';
+} from '../../model/lcm.js';
 import {
   dropInstanceEnvironments,
   loadInstanceEnvironments,
@@ -32,7 +32,7 @@ import { openOnboarded, packageOf } from '../package-content.js';
 import { levelReplicas } from '../replicas.js';
 import { checkHealRequest, checkScaleRequest, checkTerminateRequest, checkChangePackageShape, flavourOf } from '../requests.js';
 import { OPENSTACK_VIM_TYPES, openStackVims, RECORDED_OPENSTACK_VIM_TYPE, recordedVim, resolveOpenStackVim } from '../vim-connection.js';
-import { vnfcRecords, vnfcsOf } from '../vnfcs.js';
+import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
 import type { Planner, PlanOperation } from './planner.js';
 
 type Json = Record<string, unknown>;

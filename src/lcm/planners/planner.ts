@@ -4,7 +4,7 @@
  * registry and how a planner is added).
  */
 import type { LcmDeps, OperationOptions, Plan } from '../engine.js';
-import type { LcmOpOcc, VimConnection, VnfInstance } from '../model.js';
+import type { LcmOpOcc, VimConnection, VnfInstance } from '../../model/lcm.js';
 import type { VimReader } from '../vim-connection.js';
 
 /**

@@ -11,11 +11,11 @@
 import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import { ConflictError, ValidationError, VnfmError } from '../../errors.js';
-import type { HealVnfRequest, LcmRequest, VnfInstance } from '../../lcm/model.js';
+import type { HealVnfRequest, LcmRequest, VnfInstance } from '../../model/lcm.js';
 import type { BuiltinDriver, ManagementServices } from '../builtin.js';
 import { OWNER_EXTRA } from '../capi-credentials.js';
 import type { HookContext, HookOutcome, PrepareInput } from '../index.js';
-import { vnfcsOf } from '../../lcm/vnfcs.js';
+import { vnfcsOf } from '../../model/vnfcs.js';
 import { newNodes, nodesByCp, scaleInVictims, type Node } from '../nodes.js';
 import { additionalParams, isObject } from '../request.js';
 import { sealedStrings } from '../sealed.js';

@@ -104,7 +104,7 @@ export async function readRequestFile(path: string): Promise<unknown> {
       hint: 'a request is a few levels of objects and lists: check that the right file is given',
     });
   }
-  const { assertBoundedExpansion } = await import('../../../vim/config-file.js');
+  const { assertBoundedExpansion } = await import('../../../yaml.js');
   assertBoundedExpansion(doc, path);
   return doc;
 }

@@ -2,8 +2,8 @@
  * VNFCs as the driver reports them (Vnfc) and as the instance records them
  * (Tacker's vnfcResourceInfo + vnfcInfo), both ways.
  */
-import type { ResourceRef, Vnfc } from '../infra/driver.js';
-import type { InstantiatedVnfInfo, VnfcInfo, VnfcResourceInfo } from './model.js';
+import type { InstantiatedVnfInfo, VnfcInfo, VnfcResourceInfo } from './lcm.js';
+import type { ResourceRef, Vnfc } from './resources.js';
 
 export function vnfcRecords(vnfcs: Vnfc[], vimConnectionId?: string): { vnfcResourceInfo: VnfcResourceInfo[]; vnfcInfo: VnfcInfo[] } {
   return {

@@ -2,9 +2,9 @@
  * VNF instances, LCM operation occurrences and the request bodies that start
  * operations, in SOL003 / Tacker v2 shapes and names.
  */
-import type { JournalStep, ResourceRef } from '../infra/driver.js';
-import type { ReadinessOverrides } from '../infra/kubernetes/readiness-rules.js';
-import type { VimSecrets, VimSpec } from '../vim/index.js';
+import type { ReadinessOverrides } from './readiness.js';
+import type { JournalStep, ResourceRef } from './resources.js';
+import type { VimSecrets, VimSpec } from './vim.js';
 
 export type InstantiationState = 'NOT_INSTANTIATED' | 'INSTANTIATED';
 

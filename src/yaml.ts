@@ -7,8 +7,8 @@
  * validation error rather than an out-of-memory crash in whatever walks it.
  */
 import yaml from 'js-yaml';
-import { ValidationError } from '../errors.js';
-import { FileReadError, readInputText } from '../input-file.js';
+import { ValidationError } from './errors.js';
+import { FileReadError, readInputText } from './input-file.js';
 
 /** Largest config document accepted. Real kubeconfigs are a few KiB. */
 export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
