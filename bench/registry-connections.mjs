@@ -26,10 +26,11 @@
 //
 //   node bench/registry-connections.mjs [--json]
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const NODES = 20;
@@ -47,12 +48,24 @@ if (process.getuid?.() !== 0) {
 
 
 // The driver module, the SSH seam and the test nodes (TypeScript) bundled
-// under node_modules, so the npm packages resolve (build/ is rebuilt by others);
-// the nodes find their stand-ins beside the bundle.
+// under node_modules, so the npm packages resolve (build/ is rebuilt by others).
+// test/support/nodes.ts keeps its own location (import.meta.url) in the
+// bundle: it finds the stand-ins and the repository root (which the nodes
+// mount) from it, so the bench runs from any checkout, /tmp included.
 const supportDir = join(root, 'node_modules', '.cache', 'vnfm-bench-regconn');
 mkdirSync(supportDir, { recursive: true });
 const esbuild = await import(join(root, 'node_modules', 'esbuild', 'lib', 'main.js'));
+const ownLocation = {
+  name: 'own-import-meta-url',
+  setup(build) {
+    build.onLoad({ filter: /test[\\/]support[\\/]nodes\.ts$/ }, (args) => ({
+      contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+      loader: 'ts',
+    }));
+  },
+};
 await esbuild.build({
+  plugins: [ownLocation],
   stdin: {
     contents: [
       "export { createNodeNetwork } from './test/support/nodes.ts';",
@@ -70,8 +83,6 @@ await esbuild.build({
   outfile: join(supportDir, 'regconn.mjs'),
   logLevel: 'error',
 });
-rmSync(join(supportDir, 'node-bin'), { force: true });
-symlinkSync(join(root, 'test', 'support', 'node-bin'), join(supportDir, 'node-bin'));
 const { createNodeNetwork, configureRegistryConnections, parseRegistryConnections, connectSsh, forEachNode } = await import(join(supportDir, 'regconn.mjs'));
 
 const median = (xs) => {
@@ -210,6 +221,7 @@ try {
   }
 
   const oneMs = median(rows.one);
+  const cpus = (await import('node:os')).availableParallelism();
   const result = {
     runs: RUNS,
     nodes: NODES,
@@ -218,8 +230,12 @@ try {
     ratio: Object.fromEntries(LIMITS.map((l) => [`limit${l}`, Number((median(rows[`twenty@${l}`]) / oneMs).toFixed(2))])),
     goal: GOAL,
     medianVnfmCpuMs: { oneNode: Math.round(median(vnfmCpu.one)), ...Object.fromEntries(LIMITS.map((l) => [`nodes${NODES}Limit${l}`, Math.round(median(vnfmCpu[`twenty@${l}`]))])) },
+    /** vnfm's own CPU for one node's configuration, alone and within the 20. */
+    vnfmCpuMsPerNode: { oneNode: Math.round(median(vnfmCpu.one)), ...Object.fromEntries(LIMITS.map((l) => [`nodes${NODES}Limit${l}`, Math.round(median(vnfmCpu[`twenty@${l}`]) / NODES)])) },
+    /** The wall time the machine allows at best: its busy CPU time spread over every CPU. */
+    machineBoundFloorMs: Object.fromEntries(LIMITS.map((l) => [`nodes${NODES}Limit${l}`, Math.round(median(cpu[`twenty@${l}`]) / cpus)])),
     medianBusyCpuMs: { oneNode: Math.round(median(cpu.one)), ...Object.fromEntries(LIMITS.map((l) => [`nodes${NODES}Limit${l}`, Math.round(median(cpu[`twenty@${l}`]))])) },
-    cpus: (await import('node:os')).cpus().length,
+    cpus,
   };
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(result, null, 2));
@@ -232,6 +248,10 @@ try {
       const ratio = result.ratio[`limit${l}`];
       console.log(`  ${NODES} nodes, ${String(l).padStart(2)} at a time:  ${s(median(rows[`twenty@${l}`])).padEnd(8)}  CPU: vnfm ${s(median(vnfmCpu[`twenty@${l}`]))}, whole machine ${s(median(cpu[`twenty@${l}`])).padEnd(8)}  ${ratio}x of 1 node${l === 1 ? '' : ` (goal <= ${GOAL}x: ${ratio <= GOAL ? 'met' : 'not met'})`}`);
     }
+    console.log(`vnfm's own CPU per node: ${result.vnfmCpuMsPerNode.oneNode} ms alone; within ${NODES}: ${LIMITS.map((l) => `${result.vnfmCpuMsPerNode[`nodes${NODES}Limit${l}`]} ms (${l} at a time)`).join(', ')}`);
+    console.log(
+      `${NODES} nodes' wall time against the machine-bound floor (busy CPU / ${cpus} CPUs): ${LIMITS.map((l) => `${s(median(rows[`twenty@${l}`]))} vs ${s(result.machineBoundFloorMs[`nodes${NODES}Limit${l}`])} (${l} at a time)`).join(', ')}`,
+    );
   }
 } finally {
   for (const c of children) {
