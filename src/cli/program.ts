@@ -7,6 +7,7 @@ import type { Context } from './context.js';
 import { completeCommand } from './commands/complete.js';
 import { completionCommand } from './commands/completion.js';
 import { keyGenerateCommand } from './commands/key/generate.js';
+import { storeInfoCommand } from './commands/store/info.js';
 import { keyRotateCommand } from './commands/key/rotate.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { vimCheckCommand } from './commands/vim/check.js';
@@ -101,6 +102,7 @@ export function buildProgram(ctx: Context): Command {
     opFailCommand(ctx),
     keyRotateCommand(ctx),
     keyGenerateCommand(ctx),
+    storeInfoCommand(ctx),
     sandboxCommand(ctx),
     demoCommand(ctx),
     sampleListCommand(ctx),

@@ -11,7 +11,7 @@ import type { PostgresDb } from './postgres/database.js';
 import { HostKeyRepository } from './host-key-repository.js';
 import { LcmOpOccRepository } from './lcm-op-occ-repository.js';
 import { PackageRepository } from './package-repository.js';
-import { SecretRepository, type Resealer, type StoreLockHolder } from './secret-repository.js';
+import { ROTATION_LOCK, SecretRepository, type Resealer, type StoreLockHolder } from './secret-repository.js';
 import { VimRepository } from './vim-repository.js';
 import { VnfInstanceRepository } from './vnf-instance-repository.js';
 
@@ -43,7 +43,33 @@ export interface Store {
   readonly hostKeys: HostKeyRepository;
   /** Every sealed secret wherever it rests (key rotation), and the rotation lock. */
   readonly secrets: SecretRepository;
+  /** What `store-info` shows: backend, where, schema version, who holds locks. */
+  info(): StoreInfo;
   close(): void;
+}
+
+/** Who holds a lock, and its lease where it has one. */
+export interface LockInfo {
+  /** `vnf/<instance id>` for an operation's lock, `store/<name>` for a store lock (a key rotation's). */
+  lock: string;
+  /** The occurrence holding an instance's lock. */
+  opId?: string;
+  pid: number;
+  hostName?: string;
+  since: string;
+  heartbeatAt?: string;
+  leaseExpiresAt?: string;
+}
+
+export interface StoreInfo {
+  backend: 'sqlite' | 'postgres';
+  location: string;
+  /** The schema version the store is at, and the newest this vnfm knows (the same after opening). */
+  schemaVersion: number;
+  knownSchemaVersion: number;
+  /** The SQLite library's or the PostgreSQL server's version. */
+  engineVersion: string;
+  locks: LockInfo[];
 }
 
 export interface OpenStoreOptions {
@@ -88,10 +114,47 @@ export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
     opOccs,
     secrets,
     hostKeys: new HostKeyRepository(db),
+    info: () => ({
+      backend: pg ? 'postgres' : 'sqlite',
+      location: pg ? pg.display : join(home, DATABASE_FILE),
+      schemaVersion: pg ? pg.schemaVersion() : (db.prepare('PRAGMA user_version').pluck().get() as number),
+      knownSchemaVersion: migrations.reduce((max, m) => Math.max(max, m.version), 0),
+      engineVersion: pg ? `PostgreSQL ${pg.serverVersion()}` : `SQLite ${db.prepare('SELECT sqlite_version()').pluck().get() as string}`,
+      locks: lockInfo(opOccs, secrets),
+    }),
     close: () => {
       opOccs.stopHeartbeats();
       secrets.stopHeartbeats();
       db.close();
     },
   };
+}
+
+function lockInfo(opOccs: LeasedLcmOpOccRepository, secrets: SecretRepository): LockInfo[] {
+  const out: LockInfo[] = [];
+  for (const id of opOccs.lockedInstances()) {
+    const l = opOccs.lock(id);
+    if (!l) continue;
+    out.push({
+      lock: `vnf/${id}`,
+      opId: l.opId,
+      pid: l.pid,
+      ...(l.hostName ? { hostName: l.hostName } : {}),
+      since: l.acquiredAt,
+      ...(l.heartbeatAt ? { heartbeatAt: l.heartbeatAt } : {}),
+      ...(l.leaseExpiresAt ? { leaseExpiresAt: l.leaseExpiresAt } : {}),
+    });
+  }
+  const rotation = secrets.lockHolder(ROTATION_LOCK);
+  if (rotation) {
+    out.push({
+      lock: `store/${ROTATION_LOCK}`,
+      pid: rotation.pid,
+      ...(rotation.hostName ? { hostName: rotation.hostName } : {}),
+      since: rotation.acquiredAt,
+      ...(rotation.heartbeatAt ? { heartbeatAt: rotation.heartbeatAt } : {}),
+      ...(rotation.leaseExpiresAt ? { leaseExpiresAt: rotation.leaseExpiresAt } : {}),
+    });
+  }
+  return out;
 }

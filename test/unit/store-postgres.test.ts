@@ -118,6 +118,10 @@ describe('operations across machines', () => {
       expect(store.instances.list().map((i) => i.id)).toEqual(['inst-1']);
       expect(store.opOccs.list().map((o) => o.operationState)).toEqual(['PROCESSING']);
       expect(store.opOccs.lock('inst-1')).toMatchObject({ hostName: expect.stringMatching(/^machine-[bc]$/), heartbeatAt: expect.any(String), leaseExpiresAt: expect.any(String) });
+      // store-info names the holder and its lease.
+      expect(store.info().locks).toEqual([
+        expect.objectContaining({ lock: 'vnf/inst-1', hostName: expect.stringMatching(/^machine-[bc]$/), since: expect.any(String), leaseExpiresAt: expect.any(String) }),
+      ]);
     } finally {
       store.close();
     }
@@ -241,6 +245,11 @@ describe('the command line on the shared store', () => {
     const listed = await vnfmOn(b, ['vnf-list', '-o', 'json'], env);
     expect(listed.code).toBe(0);
     expect((JSON.parse(listed.stdout) as { vnfInstanceName: string }[]).map((i) => i.vnfInstanceName)).toEqual(['web']);
+    const info = JSON.parse((await vnfmOn(b, ['store-info', '-o', 'json'], env)).stdout) as Record<string, unknown>;
+    expect(info).toMatchObject({ backend: 'postgres', schemaVersion: LATEST, knownSchemaVersion: LATEST, engineVersion: expect.stringMatching(/^PostgreSQL \d+/), locks: [] });
+    expect(info['location']).toMatch(/^postgres:\/\/vnfm:\*\*\*@127\.0\.0\.1:\d+\//);
+    const local = JSON.parse((await vnfmOn(home(), ['store-info', '-o', 'json'], { VNFM_MASTER_KEY: key })).stdout) as Record<string, unknown>;
+    expect(local).toMatchObject({ backend: 'sqlite', location: expect.stringMatching(/vnfm\.db$/), schemaVersion: LATEST, engineVersion: expect.stringMatching(/^SQLite 3\./) });
     // --database-url names the shared store as VNFM_DATABASE_URL does.
     const flagged = await vnfmOn(home(), ['--database-url', url, 'vnf-list', '-o', 'json'], { VNFM_MASTER_KEY: key });
     expect((JSON.parse(flagged.stdout) as { vnfInstanceName: string }[]).map((i) => i.vnfInstanceName)).toEqual(['web']);
