@@ -11,7 +11,7 @@
  * manifests of the same kind and name give them (container by container
  * name), and the ConfigMaps/Secrets of the files the request's
  * metadata.configmap_secret_paths lists replace theirs (the workloads using
- * them restart), as Tacker's container_update_mgmt_v2.py does. The VNFD's
+ * them restart, a ReplicaSet's Pods deleted for it to make new ones), as Tacker's container_update_mgmt_v2.py does. The VNFD's
  * modify_information_start/end hooks run around it, a package script being
  * given the new package (Tacker's `new_csar_dir`).
  */
@@ -259,6 +259,12 @@ interface ContainerUpdate {
   changed: string[];
   /** The definition files recorded afterwards (ConfigMap/Secret files replaced). */
   defFiles: string[];
+  /**
+   * ReplicaSets whose pod template changed (`Kind/name`): a ReplicaSet does
+   * not replace its Pods when its template changes, so they are deleted and
+   * it makes new ones, as Tacker's container update deletes them.
+   */
+  recreate: string[];
 }
 
 const CONFIG_KINDS = new Set(['ConfigMap', 'Secret']);
@@ -355,18 +361,24 @@ async function planContainerUpdate(
   const objects = imaged.map((o) => {
     if (!IMAGE_KINDS.has(o.kind) || !config.replaced.size) return o;
     const uses = [...configsUsed(o)].filter((n) => config.replaced.has(n));
-    if (!uses.length) return o;
+    // A bare Pod is not restarted (Tacker replaces it unchanged): its mounted ConfigMaps and Secrets follow by themselves.
+    if (!uses.length || o.kind === 'Pod') return o;
     changed.push(`${o.kind}/${o.metadata.name}: restarted for ${uses.join(', ')}`);
     return restarted(o, now ?? new Date(0).toISOString());
   });
   for (const n of config.replaced.keys()) changed.push(`${n} replaced`);
+  const template = (o: KubeObject | undefined) => JSON.stringify((o as { spec?: { template?: unknown } } | undefined)?.spec?.template);
+  // Rolling back, the live ReplicaSets carry the failed update's templates, which the plan does not know: all are renewed.
+  const recreate = objects
+    .filter((o, i) => o.kind === 'ReplicaSet' && (images === 'old' || template(o) !== template(deployed[i])))
+    .map(kindName);
   const targets = workloadTargets(flavour, objects, info.metadata.namespace);
   const replicas: Record<string, number> = {};
   for (const t of targets) {
     const n = info.metadata.vduReplicas[t.vduId];
     if (n !== undefined && !FIXED_KINDS.has(t.resource.kind)) replicas[`${t.resource.kind}/${t.resource.name}`] = n;
   }
-  return { objects, sources: old.sources, targets, replicas, changed, defFiles: config.files };
+  return { objects, sources: old.sources, targets, replicas, changed, defFiles: config.files, recreate };
 }
 
 async function applyContainerUpdate(driver: KubernetesInfraDriver, ctx: Parameters<KubernetesInfraDriver['changePackage']>[0], instance: VnfInstance, update: ContainerUpdate, vim: VimConnection): Promise<VnfInstance> {
@@ -381,6 +393,11 @@ async function applyContainerUpdate(driver: KubernetesInfraDriver, ctx: Paramete
     vdus: update.targets,
     ...(info.metadata.vnfm_readiness ? { readiness: info.metadata.vnfm_readiness } : {}),
   });
+  const stale = update.targets.filter((t) => update.recreate.includes(`${t.resource.kind}/${t.resource.name}`));
+  if (stale.length) {
+    const vnfcs = await driver.listVnfcs(ctx, stale);
+    await driver.heal(ctx, { instanceId: instance.id, vnfcs, barePods: {}, ...(info.metadata.vnfm_readiness ? { readiness: info.metadata.vnfm_readiness } : {}) });
+  }
   const fresh = vnfcRecords(await driver.listVnfcs(ctx, update.targets), vim.id);
   // VDUs this update does not list (custom resources) keep their records.
   const listed = new Set(update.targets.map((t) => t.vduId));
