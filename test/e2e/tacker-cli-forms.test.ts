@@ -193,7 +193,7 @@ describe("Tacker's command-line forms", () => {
   });
 
   it('vnf-create --instantiate-file: a request the checks refuse creates nothing; a good one creates and instantiates', async () => {
-    const badFlavour = writeFile('bad-flavour.json', { ...json(readFileSync(REQ('instantiate.json'), 'utf8')), flavourId: 'large' });
+    const badFlavour = writeFile('bad-flavour.json', { ...(json(readFileSync(REQ('instantiate.json'), 'utf8')) as Record<string, unknown>), flavourId: 'large' });
     const refused = await run(['vnf-create', '--package', 'basic-cnf', '--name', 'one-go', '--instantiate-file', badFlavour]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`error: ${badFlavour}: flavourId: "large" is not a flavour of VNFD`);
@@ -220,7 +220,7 @@ describe("Tacker's command-line forms", () => {
 
   it('vnf-create --instantiate-file: an instantiate stopped before it started (the VIM unreachable) leaves no instance', async () => {
     const toDead = writeFile('to-dead-vim.json', {
-      ...json(readFileSync(REQ('instantiate.json'), 'utf8')),
+      ...(json(readFileSync(REQ('instantiate.json'), 'utf8')) as Record<string, unknown>),
       vimConnectionInfo: { vim1: { vimId: 'dead', vimType: 'kubernetes' } },
     });
     // Tacker's spelling of --instantiate-file.

@@ -244,7 +244,7 @@ describe('kubernetes-mgmt driver', () => {
       const recorded = await prepare({ flavourId: 'simple', additionalParams: { k8s_cluster_installation_param: installParams() } });
       const text = JSON.stringify(recorded);
       for (const secret of ['m-secret', 'w-secret', 'proxy-pass', 'reg-secret']) expect(text).not.toContain(secret);
-      const p = (recorded.additionalParams as Record<string, Record<string, Record<string, unknown>>>)['k8s_cluster_installation_param']!;
+      const p = ((recorded as { additionalParams?: unknown }).additionalParams as Record<string, Record<string, Record<string, unknown>>>)['k8s_cluster_installation_param']!;
       expect(p['master_node']!['password']).toMatchObject({ keyId: 'k1' });
       expect(p['master_node']!['ssh_cp_name']).toBe('masterNode_CP1');
     });

@@ -169,7 +169,7 @@ async function run(argv: string[]) {
 
 /** The seeded uuids are random: each becomes 0000000N-0000-4000-8000-000000000000 (N its place in the seed), and its 8-character start 0000000N. */
 function normalise(text: string): string {
-  const seeded = Object.values(ids);
+  const seeded: string[] = Object.values(ids);
   const mapped = (uuid: string) => `${String(seeded.indexOf(uuid) + 1).padStart(8, '0')}-0000-4000-8000-000000000000`;
   let out = text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (u) => (seeded.includes(u) ? mapped(u) : u));
   for (const u of seeded) out = out.replace(new RegExp(`\\b${u.slice(0, 8)}\\b`, 'g'), () => mapped(u).slice(0, 8));
