@@ -32,6 +32,7 @@ import { vnfpkgVnfdCommand } from './commands/vnfpkg/vnfd.js';
 import { opFailCommand } from './commands/op/fail.js';
 import { opListCommand } from './commands/op/list.js';
 import { opLogCommand } from './commands/op/log.js';
+import { opWatchCommand } from './commands/op/watch.js';
 import { opRetryCommand } from './commands/op/retry.js';
 import { opRollbackCommand } from './commands/op/rollback.js';
 import { opShowCommand } from './commands/op/show.js';
@@ -97,6 +98,7 @@ export function buildProgram(ctx: Context): Command {
     opListCommand(ctx),
     opShowCommand(ctx),
     opLogCommand(ctx),
+    opWatchCommand(ctx),
     opRetryCommand(ctx),
     opRollbackCommand(ctx),
     opFailCommand(ctx),

@@ -13,11 +13,11 @@ import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import type { VnfPackage } from '../../src/csar/package.js';
+import type { VnfPackage } from '../../src/model/package.js';
 import { ConflictError, StoreUnreachableError } from '../../src/errors.js';
 import { assertInstanceFree, resumeOccurrence, sweepStaleLock, type LcmDeps } from '../../src/lcm/engine.js';
 import { holderOf, holderStatus } from '../../src/lcm/lock-holder.js';
-import type { VnfInstance } from '../../src/lcm/model.js';
+import type { VnfInstance } from '../../src/model/lcm.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { connectStore, ROTATION_LOCK, type Store } from '../../src/store/index.js';
 import { makeServingPki } from '../support/openssl-pki.js';
@@ -100,6 +100,16 @@ async function query(database: string, sql: string): Promise<pg.QueryResult> {
   } finally {
     await c.end();
   }
+}
+
+async function vnfmOn(homeDir: string, argv: string[], env: Record<string, string>, out = { stdout: '', stderr: '' }) {
+  const stream = (key: 'stdout' | 'stderr') => {
+    const s = new PassThrough();
+    s.on('data', (d: Buffer) => (out[key] += d.toString()));
+    return s;
+  };
+  const code = await main(argv, { env: { VNFM_HOME: homeDir, ...env }, cwd: homeDir, streams: { stdin: new PassThrough(), stdout: stream('stdout'), stderr: stream('stderr') } });
+  return { code, ...out };
 }
 
 describe('operations across machines', () => {
@@ -222,17 +232,6 @@ describe('key rotation on the shared store', () => {
 });
 
 describe('the command line on the shared store', () => {
-  async function vnfmOn(homeDir: string, argv: string[], env: Record<string, string>) {
-    const out = { stdout: '', stderr: '' };
-    const stream = (key: 'stdout' | 'stderr') => {
-      const s = new PassThrough();
-      s.on('data', (d: Buffer) => (out[key] += d.toString()));
-      return s;
-    };
-    const code = await main(argv, { env: { VNFM_HOME: homeDir, ...env }, cwd: homeDir, streams: { stdin: new PassThrough(), stdout: stream('stdout'), stderr: stream('stderr') } });
-    return { code, ...out };
-  }
-
   it('two machines (two VNFM_HOMEs) with one master key see one state; an unreachable database is exit 6 with the password masked', async () => {
     const url = server.url(await server.createDatabase());
     const key = (await vnfmOn(home(), ['key-generate'], {})).stdout.trim();
@@ -261,6 +260,49 @@ describe('the command line on the shared store', () => {
     expect(down.stderr).toMatch(/cannot reach the database postgres:\/\/vnfm:\*\*\*@127\.0\.0\.1:1\//);
     expect(down.stderr).not.toContain(server.password);
     expect(down.stderr).not.toContain(encodeURIComponent(server.password));
+  });
+});
+
+describe('following an operation from another machine', () => {
+  it('op-watch shows the steps another client records, then its final state (exit 0), or FAILED_TEMP (exit 1)', async () => {
+    const { url, store } = await seeded();
+    try {
+      const ops = store.opOccs;
+      const start = (id: string) =>
+        ops.exclusive(() => {
+          ops.insert({ id, vnfInstanceId: 'inst-1', operation: 'SCALE', operationState: 'PROCESSING', stateEnteredTime: NOW, startTime: NOW, operationParams: {}, journal: [], isAutomaticInvocation: false } as never, {
+            vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED',
+          });
+          ops.takeLock({ vnfInstanceId: 'inst-1', opId: id, pid: 4242, acquiredAt: NOW, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' });
+        });
+      const env = { VNFM_DATABASE_URL: url };
+      start('op-1');
+      const live = { stdout: '', stderr: '' };
+      const watching = vnfmOn(home(), ['op-watch', 'op-1', '--interval', '0.05'], env, live);
+      await until(() => live.stderr.includes('PROCESSING'));
+      ops.appendJournal('op-1', { action: 'scale', resource: { kind: 'Deployment', name: 'web', namespace: 'default' }, state: 'intended' });
+      await until(() => live.stderr.includes('scale Deployment/web (default): intended'));
+      ops.exclusive(() => {
+        ops.setState('op-1', 'COMPLETED', NOW);
+        ops.releaseLock('inst-1', 'op-1');
+      });
+      const done = await watching;
+      expect(done.code).toBe(0);
+      expect(live.stdout).toBe('COMPLETED\n');
+      expect(live.stderr).toMatch(/occurrence op-1 \(SCALE of inst-1\): COMPLETED/);
+
+      start('op-2');
+      const failing = vnfmOn(home(), ['op-watch', 'op-2', '--interval', '0.05'], env);
+      ops.exclusive(() => {
+        ops.setState('op-2', 'FAILED_TEMP', NOW, { error: { status: 500, title: 'Infra-driver error', detail: 'pods did not start' } });
+        ops.releaseLock('inst-1', 'op-2');
+      });
+      const failed = await failing;
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/occurrence op-2 \(SCALE\) ended FAILED_TEMP: pods did not start/);
+    } finally {
+      store.close();
+    }
   });
 });
 
