@@ -7,7 +7,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createHelmChartTool, HelmError, HelmNotFoundError, type HelmChartTool } from '../infra/helm/index.js';
+import type { HelmChartTool } from '../infra/helm/contract.js';
+import { HelmError, HelmNotFoundError } from '../infra/helm/errors.js';
 import type { PackageChart } from './helm-chart.js';
 import type { ChartRenderer, ChartRendering } from './validate.js';
 
@@ -48,7 +49,9 @@ export function createChartRenderer(tool: HelmChartTool): ChartRenderer {
 }
 
 /** The renderer with the helm of VNFM_HELM or PATH; null when there is none (the charts are then checked offline only). */
-export function chartRendererFromEnv(env: NodeJS.ProcessEnv): ChartRenderer | null {
+export async function chartRendererFromEnv(env: NodeJS.ProcessEnv): Promise<ChartRenderer | null> {
+  // The Helm seam is a chunk of its own, loaded when a command needs it.
+  const { createHelmChartTool } = await import('../infra/helm/index.js');
   try {
     return createChartRenderer(createHelmChartTool({ env }));
   } catch (err) {

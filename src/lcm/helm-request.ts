@@ -13,6 +13,7 @@
 import { echo, ValidationError } from '../errors.js';
 import type { Flavour } from '../vnfd/index.js';
 import type { VimConnection } from '../model/lcm.js';
+import { truthy } from './planners/helm.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -35,31 +36,8 @@ export interface HelmDeployment {
   aspectReplicaValues?: Record<string, string>;
 }
 
-/** The VIM types that mean Helm (lower case), beside a Kubernetes VIM with extra.use_helm. */
-export const HELM_VIM_TYPES: ReadonlySet<string> = new Set(['etsinfv.helm.v_3']);
-
 const V2_PARAMS = ['helm_chart_path', 'helm_value_names', 'helm_parameters'];
 const V1_PARAMS = ['use_helm', 'using_helm_install_param', 'helm_replica_values'];
-
-/** Tacker's booleans in additionalParams and extra: true, "true", "True". */
-const truthy = (v: unknown): boolean => v === true || (typeof v === 'string' && v.toLowerCase() === 'true');
-
-/** Whether a (registered or inline) Kubernetes VIM is one used through Helm: Tacker's extra.use_helm. */
-export function vimUsesHelm(vim: Pick<VimConnection, 'spec'>): boolean {
-  return truthy(vim.spec.extra?.['use_helm']);
-}
-
-/**
- * Whether a request asks for a Helm deployment: its vimConnectionInfo has
- * vimType ETSINFV.HELM.V_3, its VIM has extra.use_helm, or its
- * additionalParams carry v2's helm_chart_path or v1's use_helm.
- */
-export function asksForHelm(params: Json | undefined, vimType: string | undefined, vim?: Pick<VimConnection, 'spec'>): boolean {
-  if (vimType && HELM_VIM_TYPES.has(vimType.toLowerCase())) return true;
-  if (vim && vimUsesHelm(vim)) return true;
-  if (!params) return false;
-  return params['helm_chart_path'] !== undefined || truthy(params['use_helm']) || params['using_helm_install_param'] !== undefined;
-}
 
 /** Helm's release names: DNS-1123 labels of at most 53 characters. */
 const RELEASE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -201,8 +201,9 @@ export function checkInstantiateRequest(source: string, body: unknown, instance:
   const params = optionalObject(source, o, 'additionalParams');
   const helm = HELM_PARAMS.find((k) => params?.[k] !== undefined);
   if (helm) {
-    throw new ValidationError(source, `additionalParams.${helm}`, 'asks for a Helm chart deployment (Tacker\'s Helm driver), which vnfm does not do', {
-      hint: 'deploy the manifests with additionalParams.lcm-kubernetes-def-files instead; a VIM of vimType ETSINFV.HELM.V_3 is reached as a Kubernetes VIM',
+    // The Helm planner (planners/helm.ts) claims such requests before they get here; this guards the manifest path.
+    throw new ValidationError(source, `additionalParams.${helm}`, 'asks for a Helm chart deployment (Tacker\'s Helm driver), which manifest deployment does not do', {
+      hint: 'a Helm request goes to the Helm planner (docs/helm-cnf.md); to deploy manifests instead, give additionalParams.lcm-kubernetes-def-files',
     });
   }
   const k8s = checkKubernetesParams(source, params, pkg);

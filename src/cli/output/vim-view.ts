@@ -26,12 +26,15 @@ function authCred(vim: Vim): Record<string, unknown> {
   return cred;
 }
 
+/** A Kubernetes VIM registered with Tacker's Helm vim-config (extra.use_helm: true): its CNFs are Helm releases. */
+const usesHelm = (v: Vim): boolean => v.spec.type === 'kubernetes' && [true, 'true', 'True'].includes(v.spec.extra?.['use_helm'] as never);
+
 export const vimView: View<Vim> = {
   empty: 'No VIMs registered. Register one with: vnfm vim-register --config-file vim-config.yaml NAME',
   columns: [
     { header: 'ID', key: 'id', cell: (v) => shortId(v.id), full: (v) => v.id },
     { header: 'NAME', key: 'name', cell: (v) => v.name },
-    { header: 'TYPE', key: 'type', cell: (v) => v.spec.type },
+    { header: 'TYPE', key: 'type', cell: (v) => (usesHelm(v) ? `${v.spec.type} (helm)` : v.spec.type) },
     { header: 'DEFAULT', key: 'is_default', cell: (v) => (v.isDefault ? 'yes' : '') },
     { header: 'STATUS', key: 'status', cell: (v) => v.status },
     { header: 'AUTH URL', key: 'auth_url', cell: (v) => v.spec.authUrl, wide: true },
@@ -53,6 +56,7 @@ export const vimView: View<Vim> = {
     auth_cred: authCred(v),
     ...(v.spec.regionName ? { region_name: v.spec.regionName } : {}),
     extra: v.spec.extra ?? {},
+    ...(usesHelm(v) ? { deployed_with: 'helm: CNFs on this VIM are installed as Helm releases (extra.use_helm)' } : {}),
     status: v.status,
     created_at: v.createdAt,
     updated_at: v.updatedAt,

@@ -64,6 +64,8 @@ export interface HealInput {
   vnfcs: Vnfc[];
   /** Specs of bare Pods as deployed, to recreate them: `${namespace}/${name}` → object. */
   barePods: Record<string, KubeObject>;
+  /** The workloads are a Helm release's: owned by that release (Helm's annotation), not labelled with the instance. */
+  release?: string;
 }
 
 export interface RemoveInput {

@@ -6,7 +6,7 @@
  * failure: an object labelled with the instance already is updated, one
  * already gone counts as deleted.
  */
-import { InterruptedError, NotFoundError, TimeoutError, UsageError, ValidationError, VimCheckError, VnfmError } from '../../errors.js';
+import { ConflictError, InterruptedError, NotFoundError, TimeoutError, UsageError, ValidationError, VimCheckError, VnfmError } from '../../errors.js';
 import type { DriverContext, DriverEvent, ResourceRef, Vnfc } from '../driver.js';
 import { abortError, defaultRetryPolicy, KubeApiError, KubeClient, type RetryPolicy } from './client.js';
 import { collectionPath, describeRef, Discovery, objectPath, splitApiVersion, type ApiResource } from './discovery.js';
@@ -733,7 +733,8 @@ class Driver implements KubernetesDriver {
       const res = await this.discovery.resolve(owner.apiVersion, owner.kind, ctx.signal);
       const workload = await this.read(ctx, res, owner);
       if (!workload) throw new NotFoundError(`cannot heal: ${describeRef(owner)} does not exist any more`, { hint: 'heal the whole VNF by retrying its instantiation, or terminate it' });
-      checkOwnership(workload, owner, input.instanceId);
+      if (input.release) checkRelease(workload, owner, input.release);
+      else checkOwnership(workload, owner, input.instanceId);
       if (!ownsPods(res)) {
         await this.healMachines(ctx, owner, workload, vnfcs, input);
         await this.waitReady(ctx, { ref: owner, res }, input.readiness);
@@ -741,7 +742,7 @@ class Driver implements KubernetesDriver {
       }
       const replaced = new Set<string>();
       for (const vnfc of vnfcs) {
-        const uid = await this.deletePod(ctx, podRes, { apiVersion: 'v1', kind: 'Pod', name: vnfc.resourceId, namespace: owner.namespace }, input.instanceId);
+        const uid = await this.deletePod(ctx, podRes, { apiVersion: 'v1', kind: 'Pod', name: vnfc.resourceId, namespace: owner.namespace }, input.release ? undefined : input.instanceId);
         if (uid) replaced.add(uid);
       }
       // A DaemonSet runs one pod on each node it has chosen. Its status is
@@ -842,10 +843,11 @@ class Driver implements KubernetesDriver {
   }
 
   /** Deletes one pod of the instance (journaled); returns its uid, or undefined if it was already gone. */
-  private async deletePod(ctx: DriverContext, podRes: ApiResource, ref: ResourceRef, instanceId: string): Promise<string | undefined> {
+  /** `instanceId` undefined: a pod of a Helm release's workload, whose ownership was checked on the workload. */
+  private async deletePod(ctx: DriverContext, podRes: ApiResource, ref: ResourceRef, instanceId: string | undefined): Promise<string | undefined> {
     const pod = await this.read(ctx, podRes, ref);
     if (!pod) return undefined;
-    checkOwnership(pod, ref, instanceId);
+    if (instanceId !== undefined) checkOwnership(pod, ref, instanceId);
     const uid = pod.metadata.uid as string;
     ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
     await this.client.call(
@@ -1064,6 +1066,16 @@ class Driver implements KubernetesDriver {
  * `KubeadmConfigTemplate`) is cloned by its users, not reconciled: whatever
  * status subresource its CRD declares, nothing reports it ready.
  */
+/** An object of a Helm release carries Helm's release annotation (meta.helm.sh/release-name); another is not the release's to heal. */
+function checkRelease(obj: KubeObject, ref: ResourceRef, release: string): void {
+  const annotations = (obj.metadata.annotations ?? {}) as Record<string, string>;
+  if (annotations['meta.helm.sh/release-name'] !== release) {
+    throw new ConflictError(`${describeRef(ref)} is not an object of Helm release ${release} (its meta.helm.sh/release-name annotation is ${annotations['meta.helm.sh/release-name'] ? `"${annotations['meta.helm.sh/release-name']}"` : 'missing'})`, {
+      hint: 'vnfm heals only the workloads of the instance\'s own release',
+    });
+  }
+}
+
 function kindFacts(res: ApiResource): KindFacts {
   return { reportsStatus: !isBuiltinGroup(res.group) && res.subresources.has('status') && !res.kind.endsWith('Template') };
 }

@@ -16,6 +16,7 @@
  */
 import type { LcmDeps } from '../engine.js';
 import type { LcmOpOcc, LcmOperation, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
+import { claimsHelm, helmPlanner } from './helm.js';
 import { kubernetesPlanner } from './kubernetes.js';
 import { openStackPlanner } from './openstack.js';
 import type { Planner, PlanOperation } from './planner.js';
@@ -42,6 +43,8 @@ export function plannerOfVimType(type: string): Planner {
 
 /** The planner an operation on the instance goes to, from its VIM (or, for an instantiate, the request's). */
 export function plannerOf(deps: LcmDeps, instance: VnfInstance, body?: unknown, recorded?: LcmOpOcc): Planner {
+  // A Helm VIM is a Kubernetes VIM: the Helm planner claims its operations by the instance and the request (helm.ts).
+  if (claimsHelm(deps, instance, body, recorded)) return helmPlanner as Planner;
   const registered = (ref: string) => byRegisteredType(deps.store.vims.find(ref)?.spec.type);
   if (instance.vimId) return registered(instance.vimId);
   const fromInfo = (info: Record<string, VimConnectionInfo> | undefined): Planner | undefined => {

@@ -5,6 +5,7 @@ import type { KeystoneCredentials } from '../../../infra/openstack/index.js';
 import type { ManagementDriver, ManagementServices, ScriptIsolation, WorkloadVimRegistry } from '../../../mgmt/index.js';
 import type { SecretReader } from '../../../infra/kubernetes/secrets.js';
 import type { Store } from '../../../store/index.js';
+import type { HelmServices } from '../../../lcm/planners/helm.js';
 import type { VimDeps } from '../../../vim/index.js';
 import { keystoneCredentialsOf as keystoneCredentialsFor, kubeAccessOf as kubeAccessFor } from '../../../vim/access.js';
 
@@ -59,6 +60,18 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
       await checkVim(vim.spec, vim.secrets);
     },
   };
+  // Helm (planners/helm.ts) only when an operation on a Helm CNF needs it: helm from VNFM_HELM or PATH.
+  const helm: HelmServices = {
+    async client(vim) {
+      const { createHelmClient } = await import('../../../infra/helm/index.js');
+      return createHelmClient({ access: await kubeAccessOf(vim), env: ctx.env });
+    },
+    async chartTool() {
+      const { createHelmChartTool } = await import('../../../infra/helm/index.js');
+      return createHelmChartTool({ env: ctx.env });
+    },
+  };
+  Object.assign(deps, { helm });
   // The management drivers (and what they load) only when an operation reaches a hook.
   let mgmt: Promise<ManagementDriver> | undefined;
   const driver = () =>

@@ -25,7 +25,7 @@ export function vnfpkgValidateCommand(ctx: Context): Command {
   return cmd.action(async (path: string, flags: Flags) => {
     const limits = packageLimits(flags);
     const [{ validatePackage }, { chartRendererFromEnv }] = await Promise.all([import('../../../csar/index.js'), import('../../../csar/helm-render.js')]);
-    const chartRenderer = chartRendererFromEnv(ctx.env);
+    const chartRenderer = await chartRendererFromEnv(ctx.env);
     const result = await validatePackage(path, { skipImageHashes: flags.skipImageHashes, limits, chartRenderer });
     const errors = result.findings.filter((f) => f.severity === 'error').length;
     const warnings = result.findings.filter((f) => f.severity === 'warning').length;

@@ -1,0 +1,550 @@
+/**
+ * The Helm planner's plans: a VNF is one Helm release of a chart from its package
+ * (Tacker's Helm driver, v2 and v1 requests; helm-request.ts reads both).
+ * Helm installs, upgrades, rolls back and uninstalls; vnfm reads the
+ * release's manifest and watches every object with the Kubernetes driver,
+ * as for a manifest CNF (Helm never runs with --wait). Each plan renders the
+ * chart first (helm template, offline), so a template that fails, or a
+ * replica value that does not set the VDU's replicas, is refused before the
+ * release is touched.
+ */
+import { join } from 'node:path';
+import { ConflictError, echo, UsageError, ValidationError } from '../../errors.js';
+import type { DriverContext, ResourceRef } from '../../infra/driver.js';
+import type { HelmChartTool, HelmClient, HelmRelease, HelmSetValues } from '../../infra/helm/contract.js';
+import { HelmError } from '../../infra/helm/errors.js';
+import type { KubeObject, KubernetesInfraDriver, VduTarget } from '../../infra/kubernetes/driver-contract.js';
+import { checkChart, findCharts } from '../../csar/helm-chart.js';
+import { openPackage } from '../../csar/open-package.js';
+import type { Flavour } from '../../vnfd/index.js';
+import { isMapping } from '../../yaml.js';
+import { parseYaml, splitYamlDocuments } from '../../vnfd/yaml-source.js';
+import type { LcmDeps, Plan } from '../engine.js';
+import { checkHelmRequest, type HelmDeployment } from '../helm-request.js';
+import type { ChangeCurrentVnfPkgRequest, InstantiateVnfRequest, InstantiatedVnfInfo, LcmOpOcc, ScaleVnfRequest, VimConnection, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
+import { openOnboarded, packageOf } from '../package-content.js';
+import { levelReplicas } from '../replicas.js';
+import { checkChangePackageShape, checkHealRequest, checkScaleRequest, checkTerminateRequest, flavourOf } from '../requests.js';
+import { checkedInline, defaultVim, instanceVim, kubernetesVims, recordedVim, resolveVimConnection, vimLookup } from '../vim-connection.js';
+import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
+import type { HelmDrivers, HelmServices } from './helm.js';
+import type { Planner } from './planner.js';
+
+type HelmPlan = Plan<HelmDrivers>;
+
+const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
+
+function services(deps: LcmDeps): HelmServices {
+  const helm = (deps as LcmDeps & { helm?: HelmServices }).helm;
+  if (!helm) throw new UsageError('this vnfm was set up without Helm', { hint: 'install Helm 3 on PATH or set VNFM_HELM to its path' });
+  return helm;
+}
+
+async function connect(deps: LcmDeps, vim: VimConnection): Promise<HelmDrivers> {
+  return { helm: await services(deps).client(vim), kube: await deps.kubernetesDriver(vim) };
+}
+
+/** The release as a journal entry. */
+const releaseRef = (release: string, namespace: string): ResourceRef => ({ apiVersion: 'helm.sh/v3', kind: 'Release', name: release, namespace });
+
+// ---------------------------------------------------------------------------
+// Charts, manifests, VDUs
+
+/** The charts of an onboarded package (paths a request may name). */
+async function packageCharts(dir: string): Promise<string[]> {
+  const files = await openPackage(dir);
+  try {
+    const out: string[] = [];
+    for (const chart of findCharts(files)) if ((await checkChart(files, chart)) !== undefined) out.push(chart.path);
+    return out;
+  } finally {
+    await files.close();
+  }
+}
+
+/** The objects of a multi-document YAML (a release's manifest, a rendering). */
+export function manifestObjects(text: string, origin: string): KubeObject[] {
+  const out: KubeObject[] = [];
+  for (const doc of splitYamlDocuments(text)) {
+    const parsed = parseYaml(doc.text, origin, doc.startLine - 1);
+    if (!parsed.ok) throw new UsageError(`${origin}: ${parsed.finding.message} (line ${parsed.finding.line ?? '?'})`);
+    const o = parsed.doc;
+    if (!isMapping(o) || typeof o.kind !== 'string' || typeof o.apiVersion !== 'string' || !isMapping(o.metadata)) continue;
+    out.push(o as unknown as KubeObject);
+  }
+  return out;
+}
+
+const refOf = (o: KubeObject): ResourceRef => ({
+  apiVersion: o.apiVersion,
+  kind: o.kind,
+  name: o.metadata.name,
+  ...(typeof o.metadata.namespace === 'string' ? { namespace: o.metadata.namespace } : {}),
+});
+
+/**
+ * A VDU's workload in the release: the workload named as the VDU
+ * (properties.name), or that name then `-<release>` (the sample's charts),
+ * or — Tacker v2's rule for Helm — that name then `-` and a suffix without
+ * `-`.
+ */
+export function vduTargets(flavour: Flavour, objects: KubeObject[], release: string, namespace: string): VduTarget[] {
+  return Object.entries(flavour.vdus).flatMap(([vduId, vdu]) => {
+    const workloads = objects.filter((o) => WORKLOAD_KINDS.has(o.kind));
+    const o =
+      workloads.find((w) => w.metadata.name === vdu.name) ??
+      workloads.find((w) => w.metadata.name === `${vdu.name}-${release}`) ??
+      workloads.find((w) => w.metadata.name.lastIndexOf('-') > 0 && w.metadata.name.slice(0, w.metadata.name.lastIndexOf('-')) === vdu.name);
+    return o ? [{ vduId, resource: { ...refOf(o), namespace: o.metadata.namespace ?? namespace } }] : [];
+  });
+}
+
+/** Values for `--set`: the request's parameters, then each VDU's replica value. */
+function setValues(helm: Pick<HelmDeployment, 'parameters' | 'replicaValues'>, replicas: Record<string, number>): HelmSetValues {
+  const set: HelmSetValues = { ...helm.parameters };
+  for (const [vduId, path] of Object.entries(helm.replicaValues)) if (replicas[vduId] !== undefined) set[path] = replicas[vduId];
+  return set;
+}
+
+/**
+ * Renders the chart with the values a command is about to give Helm, and
+ * checks each VDU whose replicas are set: its workload is there and has
+ * exactly those replicas (a replica value the chart does not read leaves
+ * them unchanged). A template that does not render is Helm's message, exit 2.
+ */
+async function rehearse(
+  deps: LcmDeps,
+  source: string,
+  input: { chart: string; chartPath: string; release: string; namespace: string; set: HelmSetValues; flavour: Flavour; replicaValues: Record<string, string>; replicas: Record<string, number>; field: (vduId: string) => string },
+  signal?: AbortSignal,
+): Promise<VduTarget[]> {
+  const tool = await services(deps).chartTool();
+  let rendered: string;
+  // A second rendering with a distinct number in each replica value tells a value the chart reads from one it ignores (whose default may equal the wanted count).
+  const probes = Object.fromEntries(Object.keys(input.replicaValues).filter((v) => input.replicas[v] !== undefined).map((vduId, i) => [vduId, 7919 + i]));
+  let probed: string;
+  try {
+    rendered = await tool.template(input.chart, { release: input.release, namespace: input.namespace, set: input.set, ...(signal ? { signal } : {}) });
+    const probeSet = { ...input.set, ...Object.fromEntries(Object.entries(probes).map(([vduId, n]) => [input.replicaValues[vduId]!, n])) };
+    probed = Object.keys(probes).length ? await tool.template(input.chart, { release: input.release, namespace: input.namespace, set: probeSet, ...(signal ? { signal } : {}) }) : rendered;
+  } catch (err) {
+    if (err instanceof HelmError) {
+      throw new ValidationError(source, 'additionalParams', `the chart ${input.chartPath} does not render: ${err.stderr || err.message}`, {
+        hint: 'fix the chart (helm template shows the same), or the values the request gives it; nothing was installed or changed',
+      });
+    }
+    throw err;
+  }
+  const objects = manifestObjects(rendered, `${input.chartPath} (rendered)`);
+  const targets = vduTargets(input.flavour, objects, input.release, input.namespace);
+  const probedObjects = manifestObjects(probed, `${input.chartPath} (rendered)`);
+  for (const [vduId, path] of Object.entries(input.replicaValues)) {
+    const want = probes[vduId];
+    if (want === undefined) continue;
+    const target = targets.find((t) => t.vduId === vduId);
+    const vduName = input.flavour.vdus[vduId]?.name ?? vduId;
+    if (!target) {
+      throw new ValidationError(source, input.field(vduId), `the chart ${input.chartPath} renders no workload for ${vduId} (named ${vduName} or ${vduName}-${input.release})`, {
+        hint: `name the VDU's workload in the chart after the VDU's properties.name (${vduName}), or drop ${vduId} from the request`,
+      });
+    }
+    const o = probedObjects.find((x) => x.kind === target.resource.kind && x.metadata.name === target.resource.name);
+    const got = (o?.spec as { replicas?: unknown } | undefined)?.replicas;
+    if (got !== want) {
+      throw new ValidationError(source, input.field(vduId), `${echo(path)} is not a value the chart ${input.chartPath} reads for the replicas of ${target.resource.kind} ${target.resource.name}: set to ${want}, the chart renders ${got === undefined ? 'no replicas' : `${String(got)} replicas`}`, {
+        hint: 'name the value the workload\'s spec.replicas comes from (helm show values / the template); nothing was changed',
+      });
+    }
+  }
+  return targets;
+}
+
+/** Reads the release's objects from Helm and watches them until ready; returns their references. */
+async function settle(d: HelmDrivers, ctx: DriverContext, input: { release: string; namespace: string; flavour: Flavour; info?: InstantiatedVnfInfo; vdus?: string[] }) {
+  const manifest = await d.helm.getManifest({ release: input.release, namespace: input.namespace, signal: ctx.signal });
+  const objects = manifestObjects(manifest, `the manifest of release ${input.release}`);
+  const targets = vduTargets(input.flavour, objects, input.release, input.namespace);
+  const watched = input.vdus ? targets.filter((t) => input.vdus!.includes(t.vduId)) : targets;
+  const resources = await d.kube.awaitReady(ctx, { resources: objects.map(refOf), namespace: input.namespace, vdus: watched, ...(input.info?.metadata.vnfm_readiness ? { readiness: input.info.metadata.vnfm_readiness } : {}) });
+  return { resources, targets };
+}
+
+async function vnfcsNow(d: HelmDrivers, ctx: DriverContext, targets: VduTarget[], vimId: string | undefined) {
+  return vnfcRecords(await d.kube.listVnfcs(ctx, targets), vimId);
+}
+
+function report(ctx: DriverContext, ref: ResourceRef, message: string) {
+  ctx.report({ resource: ref, message, done: true });
+}
+
+/** Uninstalls the release and waits until every object it had (and `also`) is gone; a release already gone is fine. */
+async function uninstall(d: HelmDrivers, ctx: DriverContext, release: string, namespace: string, also: ResourceRef[]): Promise<void> {
+  const ref = releaseRef(release, namespace);
+  const present = await d.helm.status({ release, namespace, signal: ctx.signal });
+  let objects: ResourceRef[] = [];
+  if (present) {
+    objects = manifestObjects(await d.helm.getManifest({ release, namespace, signal: ctx.signal }), `the manifest of release ${release}`).map(refOf);
+    ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
+    await d.helm.uninstall({ release, namespace, signal: ctx.signal });
+    ctx.journal.record({ action: 'delete', resource: ref, state: 'done' });
+    report(ctx, ref, 'uninstalled');
+  }
+  const seen = new Set<string>();
+  const all = [...objects.map((o) => ({ ...o, namespace: o.namespace ?? namespace })), ...also].filter((r) => {
+    const key = `${r.apiVersion}|${r.kind}|${r.namespace ?? ''}|${r.name}`;
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+  await d.kube.awaitGone(ctx, { resources: all });
+}
+
+/** A release of this name in the namespace that the instance does not own: refused before anything changes. */
+async function assertReleaseFree(d: HelmDrivers, release: string, namespace: string, signal: AbortSignal): Promise<void> {
+  const found = await d.helm.status({ release, namespace, signal });
+  if (found) {
+    throw new ConflictError(`a Helm release ${release} already exists in namespace ${namespace} (chart ${found.chart}, revision ${found.revision}, ${found.status}); vnfm does not take over a release it did not install`, {
+      hint: 'choose another release name (v1: helmreleasename) or namespace, or uninstall that release first (helm uninstall -n NAMESPACE RELEASE)',
+    });
+  }
+}
+
+const helmMetadata = (h: HelmDeployment, revision: number) => ({
+  release_name: h.releaseName,
+  revision,
+  helm_chart_path: h.chartPath,
+  helm_parameters: h.parameters,
+  ...(h.valueNames ? { helm_value_names: h.valueNames } : {}),
+  ...(h.aspectReplicaValues ? { helm_replica_values: h.aspectReplicaValues } : {}),
+  helm_replica_paths: h.replicaValues,
+});
+
+/** The HelmDeployment an instantiated instance records. */
+function deploymentOf(instance: VnfInstance): HelmDeployment & { revision: number } {
+  const m = instance.instantiatedVnfInfo?.metadata;
+  if (!m?.release_name || m.helm_chart_path === undefined) {
+    throw new ConflictError(`vnf instance ${instance.id} is not a Helm deployment`, { hint: `vnfm vnf-show ${instance.id}` });
+  }
+  return {
+    form: m.helm_replica_values ? 'v1' : 'v2',
+    chartPath: m.helm_chart_path,
+    releaseName: m.release_name,
+    namespace: m.namespace,
+    parameters: m.helm_parameters ?? {},
+    replicaValues: m.helm_replica_paths ?? {},
+    ...(m.helm_value_names ? { valueNames: m.helm_value_names } : {}),
+    ...(m.helm_replica_values ? { aspectReplicaValues: m.helm_replica_values } : {}),
+    revision: m.revision ?? 0,
+  };
+}
+
+/** The request field that named a VDU's replica value. */
+const replicaField = (h: Pick<HelmDeployment, 'form' | 'aspectReplicaValues'>, flavour: Flavour) => (vduId: string) => {
+  if (h.form === 'v2') return `additionalParams.helm_value_names.${vduId}.replica`;
+  const aspect = Object.keys(h.aspectReplicaValues ?? {}).find((a) => flavour.aspects[a]?.vduDeltas[vduId] !== undefined);
+  return `additionalParams.helm_replica_values.${aspect ?? vduId}`;
+};
+
+// ---------------------------------------------------------------------------
+// Plans
+
+async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<HelmPlan> {
+  if (instance.instantiationState === 'INSTANTIATED') {
+    throw new ConflictError(`vnf instance ${instance.id} is already INSTANTIATED`, { hint: `terminate it first (vnfm vnf-terminate ${instance.id}), or create another instance` });
+  }
+  if (!isMapping(body)) throw new ValidationError(source, undefined, 'is not a JSON object (an InstantiateVnfRequest)', { hint: 'see csar-samples/helm-cnf/requests/instantiate.json' });
+  const request = body as unknown as InstantiateVnfRequest;
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const flavours = Object.keys(pkg.vnfd.flavours);
+  const flavour = typeof request.flavourId === 'string' ? pkg.vnfd.flavours[request.flavourId] : undefined;
+  if (!flavour) throw new ValidationError(source, 'flavourId', `${echo(request.flavourId)} is not a flavour of VNFD ${pkg.vnfd.id}`, { hint: `choose from: ${flavours.join(', ')}` });
+  const levelId = request.instantiationLevelId;
+  if (levelId !== undefined && !flavour.instantiationLevels[levelId]) {
+    throw new ValidationError(source, 'instantiationLevelId', `${echo(levelId)} is not an instantiation level of flavour ${flavour.id}`, { hint: `choose from: ${Object.keys(flavour.instantiationLevels).join(', ')}` });
+  }
+  const lookup = vimLookup(deps);
+  const vim = await checkedInline(deps, await resolveVimConnection(source, request.vimConnectionInfo, lookup, () => defaultVim(source, lookup)));
+  const params = isMapping(request.additionalParams) ? request.additionalParams : undefined;
+  const helm = checkHelmRequest(source, params, { instanceId: instance.id, flavour, pkg: { helmCharts: await packageCharts(pkg.dir) }, vim });
+  const level = levelReplicas(flavour, levelId);
+  const chart = join(pkg.dir, helm.chartPath);
+  const set = setValues(helm, level.replicas);
+  await rehearse(deps, source, { chart, chartPath: helm.chartPath, release: helm.releaseName, namespace: helm.namespace, set, flavour, replicaValues: helm.replicaValues, replicas: level.replicas, field: replicaField(helm, flavour) });
+  const vimType = Object.values(request.vimConnectionInfo ?? {})[0]?.vimType ?? 'kubernetes';
+  const vimRecord = await recordedVim(deps, vim, request.vimConnectionInfo, vimType);
+  const ref = releaseRef(helm.releaseName, helm.namespace);
+  return {
+    operation: 'INSTANTIATE',
+    connect,
+    params: { ...request, vimConnectionInfo: vimRecord },
+    vim,
+    flavour,
+    packageDir: pkg.dir,
+    hooks: ['instantiate_start', 'instantiate_end'],
+    // A retry finds its own release (Tacker upgrades it then); a new instantiate takes no one's.
+    check: retry ? undefined : (d, signal) => assertReleaseFree(d, helm.releaseName, helm.namespace, signal),
+    async run(d, ctx) {
+      const existing = retry ? await d.helm.status({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal }) : undefined;
+      if (!retry) await assertReleaseFree(d, helm.releaseName, helm.namespace, ctx.signal);
+      ctx.journal.record({ action: existing ? 'update' : 'create', resource: ref, state: 'intended' });
+      const opts = { release: helm.releaseName, chart, namespace: helm.namespace, set, createNamespace: true, signal: ctx.signal };
+      const release: HelmRelease = existing ? await d.helm.upgrade({ ...opts, resetValues: true }) : await d.helm.install(opts);
+      ctx.journal.record({ action: existing ? 'update' : 'create', resource: ref, state: 'done', detail: `revision ${release.revision}` });
+      report(ctx, ref, `${existing ? 'upgraded' : 'installed'} chart ${release.chart} (revision ${release.revision})`);
+      const { resources, targets } = await settle(d, ctx, { release: helm.releaseName, namespace: helm.namespace, flavour });
+      const info: InstantiatedVnfInfo = {
+        flavourId: flavour.id,
+        ...(level.instantiationLevelId ? { instantiationLevelId: level.instantiationLevelId } : {}),
+        vnfState: 'STARTED',
+        scaleStatus: level.scaleStatus,
+        maxScaleLevels: level.maxScaleLevels,
+        ...(await vnfcsNow(d, ctx, targets, vim.id)),
+        resources,
+        metadata: { namespace: helm.namespace, 'lcm-kubernetes-def-files': [], vduReplicas: level.replicas, ...helmMetadata(helm, release.revision) },
+      };
+      const { vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+      return { ...rest, instantiationState: 'INSTANTIATED', ...(vim.inline ? { vimConnectionInfo: vimRecord } : { vimId: vim.id! }), instantiatedVnfInfo: info };
+    },
+  };
+}
+
+async function current(deps: LcmDeps, instance: VnfInstance, source: string, given: Record<string, VimConnectionInfo> | undefined) {
+  const info = instance.instantiatedVnfInfo;
+  if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const flavour = flavourOf(instance, pkg.vnfd);
+  const lookup = vimLookup(deps);
+  const vim = given ? await checkedInline(deps, await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source, kubernetesVims))) : await instanceVim(deps, instance, source, kubernetesVims);
+  const helm = deploymentOf(instance);
+  return { info, pkg, flavour, vim, helm, params: given ? { vimConnectionInfo: await recordedVim(deps, vim, given) } : {} };
+}
+
+async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<HelmPlan> {
+  const cur = await current(deps, instance, source, (body as ScaleVnfRequest | undefined)?.vimConnectionInfo);
+  const checked = checkScaleRequest(source, body, instance, cur.flavour);
+  const aspect = cur.flavour.aspects[checked.request.aspectId]!;
+  const moving = Object.keys(aspect.vduDeltas).filter((vduId) => checked.replicas[vduId] !== cur.info.metadata.vduReplicas[vduId]);
+  for (const vduId of moving) {
+    if (!cur.helm.replicaValues[vduId]) {
+      const field = cur.helm.form === 'v2' ? `helm_value_names.${vduId}.replica` : `helm_replica_values.${aspect.id}`;
+      throw new ValidationError(source, 'aspectId', `aspect ${aspect.id} scales ${vduId}, and the instance was instantiated without ${field}: vnfm does not know which chart value holds its replicas`, {
+        hint: `instantiate with additionalParams.${field} naming the chart value (Tacker refuses this scale too: HelmParameterNotFound)`,
+      });
+    }
+  }
+  const chart = join(cur.pkg.dir, cur.helm.chartPath);
+  const moves = Object.fromEntries(moving.map((vduId) => [cur.helm.replicaValues[vduId]!, checked.replicas[vduId]!]));
+  await rehearse(deps, source, {
+    chart,
+    chartPath: cur.helm.chartPath,
+    release: cur.helm.releaseName,
+    namespace: cur.helm.namespace,
+    set: setValues(cur.helm, checked.replicas),
+    flavour: cur.flavour,
+    replicaValues: Object.fromEntries(moving.map((v) => [v, cur.helm.replicaValues[v]!])),
+    replicas: checked.replicas,
+    field: replicaField(cur.helm, cur.flavour),
+  });
+  const ref = releaseRef(cur.helm.releaseName, cur.helm.namespace);
+  return {
+    operation: 'SCALE',
+    connect,
+    params: { ...checked.request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['scale_start', 'scale_end'],
+    async run(d, ctx) {
+      ctx.journal.record({ action: 'scale', resource: ref, state: 'intended', detail: JSON.stringify(moves) });
+      const release = await d.helm.upgrade({ release: cur.helm.releaseName, chart, namespace: cur.helm.namespace, reuseValues: true, set: moves, signal: ctx.signal });
+      ctx.journal.record({ action: 'scale', resource: ref, state: 'done', detail: `revision ${release.revision}` });
+      report(ctx, ref, `upgraded with ${Object.entries(moves).map(([k, v]) => `${k}=${v}`).join(', ')} (revision ${release.revision})`);
+      const { resources, targets } = await settle(d, ctx, { release: cur.helm.releaseName, namespace: cur.helm.namespace, flavour: cur.flavour, info: cur.info, vdus: moving });
+      return {
+        ...instance,
+        instantiatedVnfInfo: {
+          ...cur.info,
+          scaleStatus: cur.info.scaleStatus.map((s) => (s.aspectId === aspect.id ? { ...s, scaleLevel: checked.toLevel } : s)),
+          ...(await vnfcsNow(d, ctx, targets, cur.vim.id)),
+          resources,
+          metadata: { ...cur.info.metadata, vduReplicas: checked.replicas, revision: release.revision },
+        },
+      };
+    },
+  };
+}
+
+async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<HelmPlan> {
+  const cur = await current(deps, instance, source, (body as { vimConnectionInfo?: Record<string, VimConnectionInfo> } | undefined)?.vimConnectionInfo);
+  const checked = checkHealRequest(source, body, instance, retry);
+  const wanted = new Set(checked.vnfcs.map((v) => v.id));
+  const vnfcs = vnfcsOf(cur.info).filter((v) => wanted.has(v.id));
+  return {
+    operation: 'HEAL',
+    connect,
+    params: { ...checked.request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['heal_start', 'heal_end'],
+    async run(d, ctx) {
+      await d.kube.heal(ctx, { instanceId: instance.id, vnfcs, barePods: {}, release: cur.helm.releaseName, ...(cur.info.metadata.vnfm_readiness ? { readiness: cur.info.metadata.vnfm_readiness } : {}) });
+      const manifest = await d.helm.getManifest({ release: cur.helm.releaseName, namespace: cur.helm.namespace, signal: ctx.signal });
+      const targets = vduTargets(cur.flavour, manifestObjects(manifest, `the manifest of release ${cur.helm.releaseName}`), cur.helm.releaseName, cur.helm.namespace);
+      return { ...instance, instantiatedVnfInfo: { ...cur.info, ...(await vnfcsNow(d, ctx, targets, cur.vim.id)) } };
+    },
+  };
+}
+
+async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<HelmPlan> {
+  const request = checkTerminateRequest(source, body, instance);
+  const cur = await current(deps, instance, source, request.vimConnectionInfo);
+  return {
+    operation: 'TERMINATE',
+    connect,
+    params: { ...request, ...cur.params },
+    vim: cur.vim,
+    flavour: cur.flavour,
+    packageDir: cur.pkg.dir,
+    hooks: ['terminate_start', 'terminate_end'],
+    async run(d, ctx) {
+      await uninstall(d, ctx, cur.helm.releaseName, cur.helm.namespace, cur.info.resources);
+      const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+      return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
+    },
+  };
+}
+
+async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<HelmPlan> {
+  const request = checkChangePackageShape(source, body, instance);
+  const record = deps.store.packages.find(request.vnfdId);
+  if (!record || record.vnfdId !== request.vnfdId) throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, { hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list' });
+  if (record.onboardingState !== 'ONBOARDED' || record.operationalState !== 'ENABLED') {
+    throw new ValidationError(source, 'vnfdId', `package ${record.id} is ${record.onboardingState}/${record.operationalState}`, { hint: `enable it: vnfm vnfpkg-update ${record.id} --operational-state ENABLED` });
+  }
+  const cur = await current(deps, instance, source, request.vimConnectionInfo);
+  const newPkg = await openOnboarded(deps.home, record);
+  const flavour = newPkg.vnfd.flavours[cur.info.flavourId];
+  if (!flavour) {
+    throw new ValidationError(source, 'vnfdId', `VNFD ${newPkg.vnfd.id} has no flavour ${echo(cur.info.flavourId)}, the flavour vnf instance ${instance.id} runs`, { hint: `its flavours: ${Object.keys(newPkg.vnfd.flavours).join(', ')}` });
+  }
+  const given = request.additionalParams?.['helm_chart_path'];
+  const charts = await packageCharts(newPkg.dir);
+  const chartPath = typeof given === 'string' ? given.replace(/\/+$/, '') : cur.helm.chartPath;
+  if (!charts.includes(chartPath)) {
+    throw new ValidationError(source, 'additionalParams.helm_chart_path', `${echo(chartPath)} is not a Helm chart of package ${record.id}${given === undefined ? ' (the chart path the instance runs; give the new package\'s in helm_chart_path)' : ''}`, {
+      hint: charts.length ? `its charts: ${charts.join(', ')}` : 'that package has no Helm chart',
+    });
+  }
+  const chart = join(newPkg.dir, chartPath);
+  const replicas = cur.info.metadata.vduReplicas;
+  const targets = await rehearse(deps, source, {
+    chart,
+    chartPath,
+    release: cur.helm.releaseName,
+    namespace: cur.helm.namespace,
+    set: setValues(cur.helm, replicas),
+    flavour,
+    replicaValues: cur.helm.replicaValues,
+    replicas,
+    field: replicaField(cur.helm, flavour),
+  });
+  const ref = releaseRef(cur.helm.releaseName, cur.helm.namespace);
+  const levels = levelReplicas(flavour);
+  return {
+    operation: 'CHANGE_VNFPKG',
+    connect,
+    params: { ...request, ...cur.params } as ChangeCurrentVnfPkgRequest,
+    vim: cur.vim,
+    flavour,
+    packageDir: newPkg.dir,
+    hooks: ['change_current_package_start', 'change_current_package_end'],
+    async run(d, ctx) {
+      ctx.journal.record({ action: 'update', resource: ref, state: 'intended', detail: chartPath });
+      const release = await d.helm.upgrade({ release: cur.helm.releaseName, chart, namespace: cur.helm.namespace, reuseValues: true, signal: ctx.signal });
+      ctx.journal.record({ action: 'update', resource: ref, state: 'done', detail: `revision ${release.revision}` });
+      report(ctx, ref, `upgraded to chart ${release.chart} (revision ${release.revision})`);
+      const settled = await settle(d, ctx, { release: cur.helm.releaseName, namespace: cur.helm.namespace, flavour, info: cur.info, vdus: targets.map((t) => t.vduId) });
+      const kept = new Set(settled.resources.map((r) => `${r.kind}|${r.namespace ?? ''}|${r.name}`));
+      await d.kube.awaitGone(ctx, { resources: cur.info.resources.filter((r) => !kept.has(`${r.kind}|${r.namespace ?? ''}|${r.name}`)) });
+      return {
+        ...instance,
+        vnfPkgId: record.id,
+        vnfdId: record.vnfdId,
+        vnfProvider: record.vnfProvider,
+        vnfProductName: record.vnfProductName,
+        vnfSoftwareVersion: record.vnfSoftwareVersion,
+        vnfdVersion: record.vnfdVersion,
+        instantiatedVnfInfo: {
+          ...cur.info,
+          scaleStatus: levels.scaleStatus.map((s) => cur.info.scaleStatus.find((c) => c.aspectId === s.aspectId) ?? s),
+          maxScaleLevels: levels.maxScaleLevels,
+          ...(await vnfcsNow(d, ctx, settled.targets, cur.vim.id)),
+          resources: settled.resources,
+          metadata: { ...cur.info.metadata, revision: release.revision, helm_chart_path: chartPath },
+        },
+      };
+    },
+  };
+}
+
+/**
+ * The way back: an instantiate is uninstalled; a scale out or a change of
+ * package is `helm rollback` to the revision the instance records (it
+ * changes only when an operation completes), then watched as an upgrade is.
+ */
+async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, source: string): Promise<HelmPlan> {
+  const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo>; additionalParams?: Record<string, unknown> };
+  const lookup = vimLookup(deps);
+  const vim = await resolveVimConnection(source, params.vimConnectionInfo, lookup, () => instanceVim(deps, instance, source, kubernetesVims));
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const base = { operation: op.operation, params: op.operationParams, vim, packageDir: pkg.dir, connect };
+  if (op.operation === 'INSTANTIATE') {
+    const flavour = pkg.vnfd.flavours[(op.operationParams as InstantiateVnfRequest).flavourId];
+    if (!flavour) throw new UsageError(`occurrence ${op.id} names flavour ${echo((op.operationParams as InstantiateVnfRequest).flavourId)}, which VNFD ${pkg.vnfd.id} does not have`);
+    const helm = checkHelmRequest(source, params.additionalParams, { instanceId: instance.id, flavour, pkg: { helmCharts: await packageCharts(pkg.dir) }, vim });
+    return {
+      ...base,
+      async run(d, ctx) {
+        await uninstall(d, ctx, helm.releaseName, helm.namespace, []);
+        const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
+        return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
+      },
+    };
+  }
+  const info = instance.instantiatedVnfInfo;
+  if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
+  const flavour = flavourOf(instance, pkg.vnfd);
+  const helm = deploymentOf(instance);
+  const ref = releaseRef(helm.releaseName, helm.namespace);
+  return {
+    ...base,
+    flavour,
+    async run(d, ctx) {
+      const now = await d.helm.status({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal });
+      let revision = helm.revision;
+      // What the failed operation's revision has, for the objects the rollback removes.
+      const before = now ? manifestObjects(await d.helm.getManifest({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal }), `the manifest of release ${helm.releaseName}`).map((o) => ({ ...refOf(o), namespace: o.metadata.namespace ?? helm.namespace })) : [];
+      if (now && now.revision !== helm.revision) {
+        ctx.journal.record({ action: 'update', resource: ref, state: 'intended', detail: `rollback to revision ${helm.revision}` });
+        await d.helm.rollback({ release: helm.releaseName, namespace: helm.namespace, revision: helm.revision, signal: ctx.signal });
+        revision = (await d.helm.status({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal }))?.revision ?? helm.revision;
+        ctx.journal.record({ action: 'update', resource: ref, state: 'done', detail: `revision ${revision}` });
+        report(ctx, ref, `rolled back to revision ${helm.revision} (now revision ${revision})`);
+      }
+      const settled = await settle(d, ctx, { release: helm.releaseName, namespace: helm.namespace, flavour, info });
+      const kept = new Set(settled.resources.map((r) => `${r.kind}|${r.namespace ?? ''}|${r.name}`));
+      await d.kube.awaitGone(ctx, { resources: before.filter((r) => !kept.has(`${r.kind}|${r.namespace ?? ''}|${r.name}`)) });
+      return { ...instance, instantiatedVnfInfo: { ...info, ...(await vnfcsNow(d, ctx, settled.targets, vim.id)), resources: settled.resources, metadata: { ...info.metadata, revision } } };
+    },
+  };
+}
+
+/** The plans of the Helm planner (helm.ts loads them when an operation needs them). */
+export const helmPlans: Pick<Planner<HelmDrivers>, 'connect' | 'instantiate' | 'scale' | 'heal' | 'terminate' | 'changePackage' | 'rollback'> = {
+  connect,
+  instantiate: planInstantiate,
+  scale: planScale,
+  heal: planHeal,
+  terminate: planTerminate,
+  changePackage: planChangePackage,
+  rollback: planRollback,
+};
