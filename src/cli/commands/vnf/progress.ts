@@ -1,7 +1,10 @@
 /**
- * Progress of an LCM operation on stderr: on a terminal, a live view with
- * one line per resource, redrawn in place; otherwise plain timestamped lines
- * a log collector can keep.
+ * Progress of an LCM operation on stderr. On a terminal, a live view
+ * redrawn in place: the operation and its total time, one line per step
+ * (each resource, each hook) with the time it took or has taken so far, and
+ * the last lines a running package script or remote command printed. When
+ * stderr is not a terminal, plain timestamped lines a log collector can
+ * keep (their format does not change: script output stays in `vnfm op-log`).
  */
 import type { LcmEvent } from '../../../lcm/index.js';
 import type { IO } from '../../io.js';
@@ -12,6 +15,16 @@ export interface Progress {
   stop(): void;
 }
 
+export interface ProgressOptions {
+  /** No live view on a terminal (-q, or a format for programs: -o json|yaml|value|name|jsonpath). */
+  quiet?: boolean;
+  /** Redraws of the elapsed times; tests give none. Default 1000 ms. */
+  tickMs?: number;
+}
+
+/** Lines of script or command output the live view keeps. */
+export const OUTPUT_TAIL_LINES = 5;
+
 const resourceName = (r: { kind: string; name: string; namespace?: string }) => `${r.kind}/${r.name}${r.namespace ? ` (${r.namespace})` : ''}`;
 
 function describe(event: LcmEvent): { key?: string; text: string; done?: boolean } {
@@ -20,6 +33,8 @@ function describe(event: LcmEvent): { key?: string; text: string; done?: boolean
       return { text: `${event.opOcc.operation} ${event.opOcc.operationState} (occurrence ${event.opOcc.id})` };
     case 'hook':
       return { text: `hook ${event.hook}` };
+    case 'output':
+      return { text: `[${event.hook}] ${event.line}` };
     case 'notice':
       return { text: event.message };
     case 'driver': {
@@ -29,44 +44,124 @@ function describe(event: LcmEvent): { key?: string; text: string; done?: boolean
   }
 }
 
-export function createProgress(io: IO, now: () => Date): Progress {
-  const stderr = io.streams.stderr as NodeJS.WritableStream & { isTTY?: boolean; rows?: number };
+/** 0.4s, 12s, 3m05s, 1h02m. */
+export function formatElapsed(ms: number): string {
+  const s = Math.max(0, ms) / 1000;
+  if (s < 10) return `${s.toFixed(1)}s`;
+  if (s < 60) return `${Math.floor(s)}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+interface Step {
+  text: string;
+  done: boolean;
+  started: number;
+  ended?: number;
+}
+
+export function createProgress(io: IO, now: () => Date, opts: ProgressOptions = {}): Progress {
+  const stderr = io.streams.stderr as NodeJS.WritableStream & { isTTY?: boolean; rows?: number; columns?: number };
   if (!stderr.isTTY) {
     return {
       onEvent(event) {
+        // Script output is in the operation's log (vnfm op-log); the plain lines stay as they were.
+        if (event.type === 'output') return;
         const d = describe(event);
         stderr.write(`${now().toISOString()} ${d.key ? `${d.key}: ` : ''}${d.text}\n`);
       },
       stop() {},
     };
   }
+  if (opts.quiet) return { onEvent() {}, stop() {} };
   const c = io.color;
-  const lines = new Map<string, { text: string; done: boolean }>();
+  const t = () => now().getTime();
+  const steps = new Map<string, Step>();
+  const tail: string[] = [];
   let header = '';
+  let begun: number | undefined;
+  let finished: number | undefined;
+  /** The hook running now: it ends when the driver or the next hook starts, or the operation ends. */
+  let hook: string | undefined;
+  /** The hook whose output the tail shows. */
+  let lastHook: string | undefined;
   let drawn = 0;
+  const endHook = (at: number) => {
+    const step = hook ? steps.get(hook) : undefined;
+    if (step && !step.done) Object.assign(step, { done: true, ended: at });
+    hook = undefined;
+  };
+  /** The line cut to the terminal's width, before colour is added (escape codes take no columns). */
+  const fit = (line: string, indent = 0) => {
+    const width = (stderr.columns || 80) - indent;
+    return line.length > width ? `${line.slice(0, Math.max(0, width - 1))}…` : line;
+  };
   const draw = () => {
-    const rows = Math.max(5, (stderr.rows ?? 24) - 2);
-    const all = [...lines.entries()];
-    const pending = all.filter(([, l]) => !l.done);
-    const done = all.length - pending.length;
-    // Past the screen height, finished resources fold into one count line.
-    const shown = all.length + 1 <= rows ? all : pending.slice(-(rows - 2));
+    if (begun === undefined) return;
+    const at = finished ?? t();
+    const rows = Math.max(6, (stderr.rows || 24) - 2);
+    const all = [...steps.entries()];
+    const pending = all.filter(([, s]) => !s.done);
+    const room = rows - 1 - (tail.length ? tail.length + 1 : 0);
+    // Past the screen height, finished steps fold into one count line.
+    const shown = all.length <= room ? all : pending.slice(-Math.max(1, room - 1));
+    const folded = all.length - shown.length;
+    const took = (s: Step) => formatElapsed((s.ended ?? at) - s.started);
     const frame = [
-      c.bold(header),
-      ...(shown.length < all.length ? [c.dim(`  ✓ ${done} resources done`)] : []),
-      ...shown.map(([k, l]) => `  ${l.done ? c.green('✓') : c.yellow('…')} ${k}  ${c.dim(l.text)}`),
+      c.bold(fit(`${header}  ${formatElapsed(at - begun)}`)),
+      ...(folded > 0 ? [c.dim(fit(`  ✓ ${folded} steps done`))] : []),
+      ...shown.map(([k, s]) => `  ${s.done ? c.green('✓') : c.yellow('…')} ${fit(`${k}  ${s.text}  ${took(s)}`, 4)}`),
+      ...(tail.length ? [c.dim(fit(`  output of ${lastHook ?? 'the hook'}:`)), ...tail.map((l) => c.dim(fit(`  │ ${l}`)))] : []),
     ];
     stderr.write((drawn ? `\x1b[${drawn}F\x1b[J` : '') + frame.join('\n') + '\n');
     drawn = frame.length;
   };
+  // The elapsed times move on between events too.
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    if (timer || opts.tickMs === 0 || finished !== undefined) return;
+    timer = setInterval(draw, opts.tickMs ?? 1000);
+    timer.unref();
+  };
   return {
     onEvent(event) {
-      const d = describe(event);
-      if (d.key) lines.set(d.key, { text: d.text, done: Boolean(d.done) });
-      else header = d.text;
+      const at = t();
+      begun ??= at;
+      if (event.type === 'output') {
+        tail.push(event.line);
+        if (tail.length > OUTPUT_TAIL_LINES) tail.shift();
+      } else if (event.type === 'hook') {
+        endHook(at);
+        hook = `hook ${event.hook}`;
+        lastHook = hook;
+        steps.set(hook, { text: 'running', done: false, started: at });
+        tail.length = 0;
+      } else if (event.type === 'occurrence') {
+        header = describe(event).text;
+        if (['COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK'].includes(event.opOcc.operationState)) {
+          endHook(at);
+          finished = at;
+        }
+      } else {
+        const d = describe(event);
+        if (d.key) {
+          endHook(at);
+          const step = steps.get(d.key);
+          if (step) Object.assign(step, { text: d.text, done: Boolean(d.done), ...(d.done && !step.done ? { ended: at } : {}) });
+          else steps.set(d.key, { text: d.text, done: Boolean(d.done), started: at, ...(d.done ? { ended: at } : {}) });
+        } else if (hook && steps.has(hook)) {
+          steps.get(hook)!.text = d.text;
+        } else header = d.text;
+      }
       draw();
+      tick();
     },
+    // Before a question, and at the end: the frame stays on screen, and what comes next is written below it.
     stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      if (drawn) draw();
       drawn = 0;
     },
   };

@@ -173,7 +173,8 @@ export async function runLcmCommand(
   const timer = setTimeout(() => controller.abort(new TimeoutError(`timed out after ${flags.timeout}`)), seconds * 1000);
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigterm);
-  const progress = createProgress(ctx.io, () => ctx.now());
+  // -q and the formats for programs want the result alone: no live view on a terminal (the plain lines elsewhere stay).
+  const progress = createProgress(ctx.io, () => ctx.now(), { quiet: Boolean(flags.quiet) || !['table', 'wide'].includes(flags.output) });
   let last: LcmOpOcc | undefined;
   try {
     const result = await action(deps, {
