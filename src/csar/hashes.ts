@@ -143,7 +143,8 @@ let hashThread: { worker: Worker; jobs: Map<number, HashJob>; next: number } | u
 async function hashingThread() {
   if (!hashThread) {
     const { Worker } = await import('node:worker_threads');
-    const worker = new Worker(HASH_WORKER, { eval: true });
+    // A CommonJS script whatever flags started vnfm (--input-type=module would make it ESM).
+    const worker = new Worker(HASH_WORKER, { eval: true, execArgv: [] });
     const thread = { worker, jobs: new Map<number, HashJob>(), next: 1 };
     worker.on('message', (m: { id: number; ack?: true; digests?: [HashAlgorithm, string][] }) => {
       const job = thread.jobs.get(m.id);
