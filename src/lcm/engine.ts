@@ -202,10 +202,15 @@ export function assertInstanceFree(deps: LcmDeps, vnfInstanceId: string, exceptO
   if (lock) {
     const op = ops.find(lock.opId);
     const unchecked = lockStatus(deps, lock).state !== 'running';
+    // A lease (store/operation-leases.ts) says how long the holder is trusted without this host seeing it.
+    const lease = (lock as { leaseExpiresAt?: string; heartbeatAt?: string }).leaseExpiresAt;
+    const beat = (lock as { heartbeatAt?: string }).heartbeatAt;
     throw new ConflictError(`vnf instance ${vnfInstanceId} is locked by ${describeHolder(lock)} (operation ${op?.operation ?? 'unknown'}, occurrence ${lock.opId})`, {
       hint: unchecked
-        ? `this host cannot check that process: wait for it there (vnfm op-show ${lock.opId}); if it is gone for good, release the instance: vnfm op-fail --force ${lock.opId}`
-        : `wait for it to finish; follow it with: vnfm op-show ${lock.opId}`,
+        ? lease
+          ? `that vnfm holds a lease on the instance until ${lease} (last heartbeat ${beat ?? 'unknown'}), renewed while it runs: follow it with vnfm op-watch ${lock.opId}; once the lease runs out without a heartbeat, the next command takes it for gone and the occurrence becomes FAILED_TEMP; if you know it is gone now: vnfm op-fail --force ${lock.opId}`
+          : `this host cannot check that process: wait for it there (vnfm op-show ${lock.opId}); if it is gone for good, release the instance: vnfm op-fail --force ${lock.opId}`
+        : `wait for it to finish; follow it with: vnfm op-watch ${lock.opId}`,
     });
   }
   const blocking = ops.unfinished(vnfInstanceId).find((o) => o.id !== exceptOpId);
