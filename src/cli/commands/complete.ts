@@ -180,10 +180,11 @@ function finish(c: Completion, typed: string): Completion {
   return { directive: c.directive, candidates };
 }
 
-/** The store's values, read from VNFM_HOME's database; none when there is no database yet (nothing is created). */
+/** The store's values; none when VNFM_HOME has no database yet (nothing is created). */
 export async function storeValues(ctx: Context): Promise<CompletionValues> {
   const { DATABASE_FILE } = await import('../../store/index.js');
-  if (!existsSync(join(ctx.home, DATABASE_FILE))) {
+  // A shared store (VNFM_DATABASE_URL) is always there to read; a local one only once something made it.
+  if (!ctx.env['VNFM_DATABASE_URL'] && !existsSync(join(ctx.home, DATABASE_FILE))) {
     const none = () => [];
     return { vims: none, packages: none, vnfdIds: none, instances: none, opOccs: none, aspects: none, vnfcs: none };
   }
