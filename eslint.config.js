@@ -25,10 +25,12 @@ export default tseslint.config(
   },
   // The cli alone speaks to the terminal.
   { files: ['src/cli/**/*.ts'], rules: { 'no-console': 'off', 'no-restricted-imports': 'off' } },
-  // The infra-drivers and the management drivers never import the lifecycle engine (nor the cli).
+  // The infra-drivers and the management drivers import none of the rooms above them: the engine calls them through their contracts.
   {
     files: ['src/infra/**/*.ts', 'src/mgmt/**/*.ts'],
-    rules: { 'no-restricted-imports': forbid('drivers never import lcm or cli: the engine calls them through their contracts', '**/lcm/**', '**/lcm', '**/cli/**', '**/cli') },
+    rules: {
+      'no-restricted-imports': forbid('drivers never import lcm, the other use-case rooms or cli: they take the model and their own contracts', '**/lcm/**', '**/cli/**', '**/vim/**', '**/csar/**', '**/vnfd/**'),
+    },
   },
   // The store keeps the model; it knows none of the rooms that use it.
   {

@@ -12,7 +12,7 @@ import { UsageError, ValidationError } from '../errors.js';
 import type { SecretReader } from '../infra/kubernetes/secrets.js';
 import type { LcmRequest, VimConnection } from '../model/lcm.js';
 import type { Vim } from '../model/vim.js';
-import type { HookImplementation, LcmHook } from '../vnfd/index.js';
+import type { HookImplementation, LcmHook } from '../model/vnfd.js';
 import { createCapiCredentialsDriver } from './capi-credentials.js';
 import { createContainerUpdateDriver } from './container-update.js';
 import { createKubernetesMgmtDriver } from './kubernetes-mgmt/index.js';

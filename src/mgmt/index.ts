@@ -6,7 +6,7 @@
  * subprocess once the operator consented.
  */
 import type { LcmOperation, LcmRequest, VimConnection, VnfInstance } from '../model/lcm.js';
-import type { HookImplementation, LcmHook } from '../vnfd/index.js';
+import type { HookImplementation, LcmHook } from '../model/vnfd.js';
 
 /** What a hook is told about the operation it runs in. */
 export interface HookContext {

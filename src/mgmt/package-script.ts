@@ -25,7 +25,7 @@ import { extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ValidationError, VnfmError } from '../errors.js';
 import type { VnfInstance } from '../model/lcm.js';
-import type { HookImplementation, LcmHook } from '../vnfd/index.js';
+import type { HookImplementation, LcmHook } from '../model/vnfd.js';
 import type { HookContext, HookOutcome, InstanceFields, PackageScriptUse } from './index.js';
 import { createScriptWorkspace, describeIsolation, isolatedCommand, type ScriptIsolation, type ScriptWorkspace } from './script-isolation.js';
 import { openSealed, sealedStrings, type Open } from './sealed.js';

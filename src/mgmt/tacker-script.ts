@@ -19,7 +19,7 @@
 import { delimiter, join } from 'node:path';
 import { accessSync, constants } from 'node:fs';
 import type { VnfInstance } from '../model/lcm.js';
-import type { HookImplementation } from '../vnfd/index.js';
+import type { HookImplementation } from '../model/vnfd.js';
 
 /** The artifact type Tacker v2 runs; with a `*.py` file it selects Tacker's contract. */
 export const TACKER_SCRIPT_TYPE = 'tosca.artifacts.Implementation.Python';

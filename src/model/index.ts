@@ -14,3 +14,5 @@ export type { PackageFiles, Finding, Severity } from './package-files.js';
 export { hasErrors } from './package-files.js';
 export { vnfcRecords, vnfcsOf } from './vnfcs.js';
 export { clustersOf } from './clusters.js';
+export type * from './vnfd.js';
+export { LCM_HOOKS } from './vnfd.js';

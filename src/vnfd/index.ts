@@ -18,8 +18,8 @@ export type {
   VirtualStorage,
   Vnfd,
   VnfdImport,
-} from './model.js';
-export { LCM_HOOKS } from './model.js';
+} from '../model/vnfd.js';
+export { LCM_HOOKS } from '../model/vnfd.js';
 export { loadVnfd, MAX_DEFINITION_FILES, MAX_IMPORT_DEPTH, type LoadVnfdResult } from './load.js';
 export { lintKubernetesDefinitions, lintRenderedChart, findRemovedApi, CREATE_ONLY_KINDS, REMOVED_APIS, WORKLOAD_KINDS, type RemovedApi } from './kubernetes-lint.js';
 export { SOL001_VERSION, isSol001TypeFile } from './sol001-types.js';

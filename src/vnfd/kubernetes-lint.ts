@@ -10,7 +10,7 @@
  */
 import type { Finding, PackageFiles } from '../model/package-files.js';
 import { isMapping } from '../yaml.js';
-import type { Vnfd } from './model.js';
+import type { Vnfd } from '../model/vnfd.js';
 import { lineOf, parseYaml, splitYamlDocuments } from './yaml-source.js';
 
 /** An apiVersion (for some kinds, or all) that Kubernetes no longer serves. */

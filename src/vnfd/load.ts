@@ -24,8 +24,8 @@ import type {
   VirtualStorage,
   Vnfd,
   VnfdImport,
-} from './model.js';
-import { LCM_HOOKS } from './model.js';
+} from '../model/vnfd.js';
+import { LCM_HOOKS } from '../model/vnfd.js';
 import {
   GROUP_PLACEMENT,
   isSol001TypeFile,
