@@ -8,6 +8,7 @@
  */
 import * as https from 'node:https';
 import { InterruptedError, ValidationError, VnfmError } from '../errors.js';
+import { sleep as sleepFor } from '../clock.js';
 
 /** `additionalParams.vnfm_credentials_receiver`. */
 export interface CredentialsReceiver {
@@ -97,21 +98,6 @@ const TLS_CODES = new Set([
 ]);
 
 type Attempt = { ok: true } | { ok: false; retry: boolean; problem: string; hint: string };
-
-function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 function attempt(receiver: CredentialsReceiver, body: Buffer, timeoutMs: number, signal: AbortSignal): Promise<Attempt> {
   const url = new URL(receiver.url);

@@ -7,6 +7,7 @@
  */
 import { InterruptedError, VnfmError } from '../../errors.js';
 import type { KubeHttpRequest, KubeHttpResponse, KubeTransport } from './kube-api.js';
+import { sleep } from '../../clock.js';
 
 /** The API server refused a request; `status`/`reason` are its Status fields. */
 export class KubeApiError extends VnfmError {
@@ -42,19 +43,13 @@ export const defaultRetryPolicy: RetryPolicy = {
   sleep: abortableSleep,
 };
 
-export function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError(signal));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortError(signal!));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** The one waiter (clock.ts), ending with the driver's abort error. */
+export async function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await sleep(ms, signal);
+  } catch {
+    throw abortError(signal!);
+  }
 }
 
 /** What the driver throws when the operation is cancelled: the abort reason if it is an error (a TimeoutError from --timeout). */

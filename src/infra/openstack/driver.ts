@@ -13,6 +13,7 @@ import {
 } from './driver-contract.js';
 import { createHeatSession, HeatError, StackStalledError, type HeatEvent, type HeatResource, type HeatSession, type HeatSessionOptions, type HeatStack, type StackContent, type StackRef } from './heat.js';
 import type { KeystoneCredentials } from './keystone.js';
+import { sleep as pauseFor } from '../../clock.js';
 
 export interface OpenStackDriverOptions extends HeatSessionOptions {
   /** How deep `GET .../resources?nested_depth=` looks for servers (a group of provider templates is 2 deep). */
@@ -420,17 +421,3 @@ function fixedIps(raw: unknown): string[] {
   );
 }
 
-function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

@@ -8,6 +8,7 @@
 import { TimeoutError, InterruptedError, VimCheckError, VnfmError } from '../../errors.js';
 import { findEndpoint, issueToken, type KeystoneCredentials, type KeystoneToken } from './keystone.js';
 import { parseJson, sendHttp, ServiceUnreachableError, type HttpAnswer, type HttpMethod } from './openstack-http.js';
+import { sleep } from '../../clock.js';
 
 /** A stack by name and id; Heat addresses stacks as `<name>/<id>`. */
 export interface StackRef {
@@ -373,24 +374,6 @@ function throwIfAborted(signal: AbortSignal): void {
   if (!signal.aborted) return;
   const r = signal.reason as unknown;
   throw r instanceof TimeoutError || r instanceof InterruptedError ? r : new InterruptedError('interrupted');
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function contentBody(c: Partial<StackContent>): Record<string, unknown> {

@@ -12,6 +12,7 @@ import { hostKeyChangedError, hostKeyFingerprint, hostKeyType, judgeHostKey, rec
 import { createSessionRedactor, sessionSecrets } from './redact.js';
 import { formatMs, NodeSshSession } from './session.js';
 import type { SshConnectOptions, SshSession, SshTarget } from './types.js';
+import { sleep } from '../../clock.js';
 
 /** Socket errors of a node that is booting, or whose network is not there yet. */
 const NOT_UP_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'EHOSTDOWN', 'EAI_AGAIN']);
@@ -134,17 +135,3 @@ async function attempt(target: SshTarget, opts: SshConnectOptions): Promise<Atte
   }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
