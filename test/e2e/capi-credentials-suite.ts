@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newHome, vnfm } from '../support/cli.js';
+import { newHome, vnfm, okWith } from '../support/cli.js';
 import type { KubeEndpoint } from '../support/kube-http.js';
 import { vimConfig } from './capi-suite.js';
 
@@ -163,11 +163,7 @@ function request(defFiles: string[], extra: Record<string, unknown>): string {
 }
 
 const run = (args: string[]) => vnfm(args, { home });
-async function ok(args: string[]) {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r;
-}
+const ok = okWith((args) => run(args));
 const json = <T = any>(s: string) => JSON.parse(s) as T;
 const create = async (name: string) => json<{ id: string }>((await ok(['vnf-create', '--package', 'capi-cnf', '--name', name, '-o', 'json'])).stdout).id;
 

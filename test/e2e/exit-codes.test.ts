@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
 import { openStore } from '../../src/store/index.js';
-import { newHome, vnfm, type RunResult } from '../support/cli.js';
+import { newHome, vnfm, type RunResult, okWith } from '../support/cli.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SAMPLE = join(ROOT, 'csar-samples/basic-cnf');
@@ -25,11 +25,7 @@ let vimUpdate: string;
 let ids: { running: string; idle: string; locked: string; completedOp: string; pkg: string };
 
 const run = (args: string[], env?: Record<string, string>): Promise<RunResult> => vnfm(args, { home, cwd: ROOT, ...(env ? { env } : {}) });
-async function ok(args: string[]): Promise<RunResult> {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r;
-}
+const ok = okWith((args) => run(args));
 const idOf = (r: RunResult) => (JSON.parse(r.stdout) as { id: string }).id;
 
 beforeAll(async () => {

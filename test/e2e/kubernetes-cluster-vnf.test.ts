@@ -16,7 +16,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newHome, vnfm, type RunResult } from '../support/cli.js';
+import { newHome, vnfm, type RunResult, okStdoutWith } from '../support/cli.js';
 import { useOpenStack, type OpenStackServers, openStackVimConfig } from '../support/heat.js';
 import { heatEnvironmentFor, watchStackNodes, type StackNodes } from '../support/heat-nodes.js';
 import { createNodeNetwork, type NodeNetwork, type TestNode } from '../support/nodes.js';
@@ -37,11 +37,7 @@ let masterAddress: string;
 let registry: string;
 
 const run = (args: string[]): Promise<RunResult> => vnfm(args, { home, env: { VNFM_MASTER_KEY: undefined } });
-async function ok(args: string[]): Promise<string> {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}\n${r.stderr}`);
-  return r.stdout;
-}
+const ok = okStdoutWith((args) => run(args));
 
 interface Shown {
   instantiatedVnfInfo?: {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { e2eCluster, type E2eCluster } from '../support/e2e-cluster.js';
-import { newHome, vnfm } from '../support/cli.js';
+import { newHome, vnfm, okWith } from '../support/cli.js';
 
 const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/kuryr-cnf');
 const REQ = (name: string) => join(SAMPLE, 'requests', name);
@@ -33,11 +33,7 @@ interface VnfcInfo {
 
 const json = <T = Record<string, unknown>>(out: string) => JSON.parse(out) as T;
 
-async function ok(args: string[]) {
-  const r = await vnfm(args, { home });
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r;
-}
+const ok = okWith((args) => vnfm(args, { home }));
 
 async function get(path: string): Promise<any> {
   const r = await cluster.request('GET', path);

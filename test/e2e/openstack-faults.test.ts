@@ -15,7 +15,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newHome, vnfm, type RunResult } from '../support/cli.js';
+import { newHome, vnfm, type RunResult, okStdoutWith } from '../support/cli.js';
 import { projectToken, startHeat, type HeatServer, openStackVimConfig } from '../support/heat.js';
 import { startKeystone, type KeystoneServer } from '../support/keystone.js';
 
@@ -32,11 +32,7 @@ let work: string;
 let vimConfig: string;
 
 const run = (args: string[]): Promise<RunResult> => vnfm(args, { home, env: { VNFM_MASTER_KEY: undefined } });
-async function ok(args: string[]): Promise<string> {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}\n${r.stderr}`);
-  return r.stdout;
-}
+const ok = okStdoutWith((args) => run(args));
 
 interface Op {
   id: string;

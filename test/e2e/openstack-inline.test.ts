@@ -8,7 +8,7 @@
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newHome, vnfm, type RunResult } from '../support/cli.js';
+import { newHome, vnfm, type RunResult, okStdoutWith } from '../support/cli.js';
 import { projectToken, useOpenStack, type OpenStackServers } from '../support/heat.js';
 
 const SAMPLE = resolve('csar-samples/heat-vnf');
@@ -21,11 +21,7 @@ let home: string;
 let work: string;
 
 const run = (args: string[]): Promise<RunResult> => vnfm(args, { home, env: { VNFM_MASTER_KEY: undefined } });
-async function ok(args: string[]): Promise<string> {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}\n${r.stderr}`);
-  return r.stdout;
-}
+const ok = okStdoutWith((args) => run(args));
 
 async function stack(instanceId: string): Promise<{ stack_status: string } | undefined> {
   const token = await projectToken(os.keystone);

@@ -7,7 +7,7 @@
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newHome, vnfm, type RunResult } from '../support/cli.js';
+import { newHome, vnfm, type RunResult, okStdoutWith } from '../support/cli.js';
 import { projectToken, useOpenStack, type OpenStackServers, openStackVimConfig } from '../support/heat.js';
 
 const SAMPLE = resolve('csar-samples/heat-vnf');
@@ -22,11 +22,7 @@ let addressesEnv: string;
 let failingEnv: string;
 
 const run = (args: string[]): Promise<RunResult> => vnfm(args, { home, env: { VNFM_MASTER_KEY: undefined } });
-async function ok(args: string[]): Promise<string> {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}\n${r.stderr}`);
-  return r.stdout;
-}
+const ok = okStdoutWith((args) => run(args));
 async function show(vnf: string) {
   return JSON.parse(await ok(['vnf-show', vnf, '-o', 'json'])) as {
     id: string;

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
-import { newHome, onTerminal, vnfm } from '../support/cli.js';
+import { newHome, onTerminal, vnfm, okWith } from '../support/cli.js';
 
 const BASIC = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
 
@@ -89,11 +89,7 @@ function request(extra: Record<string, unknown>): string {
 }
 
 const run = (args: string[]) => vnfm(args, { home, env: { VNFM_MASTER_KEY: undefined } });
-async function ok(args: string[]) {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r;
-}
+const ok = okWith((args) => run(args));
 const json = <T = any>(s: string) => JSON.parse(s) as T;
 const create = async (name: string) => json<{ id: string }>((await ok(['vnf-create', '--package', 'scripted-cnf', '--name', name, '-o', 'json'])).stdout).id;
 const ops = async (vnf: string) => json<any[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);

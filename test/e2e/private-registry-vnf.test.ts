@@ -15,7 +15,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'n
 import { rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newHome, vnfm, type RunResult } from '../support/cli.js';
+import { newHome, vnfm, type RunResult, okStdoutWith } from '../support/cli.js';
 import { heatEnvironmentFor, watchStackNodes, type StackNodes } from '../support/heat-nodes.js';
 import { makeOciImage, skopeo } from '../support/oci-image.js';
 import { useOpenStack, type OpenStackServers, openStackVimConfig } from '../support/heat.js';
@@ -33,11 +33,7 @@ let work: string;
 const watchers: StackNodes[] = [];
 
 const run = (args: string[]): Promise<RunResult> => vnfm(args, { home, env: { VNFM_MASTER_KEY: undefined } });
-async function ok(args: string[]): Promise<string> {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}\n${r.stderr}`);
-  return r.stdout;
-}
+const ok = okStdoutWith((args) => run(args));
 
 interface Shown {
   instantiationState: string;

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { e2eCluster, type E2eCluster } from '../support/e2e-cluster.js';
-import { BIN, newHome, vnfm } from '../support/cli.js';
+import { BIN, newHome, vnfm, okWith } from '../support/cli.js';
 
 const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf/package');
 const DEF_FILES = ['Files/kubernetes/configmap.yaml', 'Files/kubernetes/service.yaml', 'Files/kubernetes/deployment_vdu1.yaml', 'Files/kubernetes/deployment_vdu2.yaml'];
@@ -29,11 +29,7 @@ let NS: string;
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const json = <T = Record<string, unknown>>(out: string) => JSON.parse(out) as T;
 
-async function ok(args: string[]) {
-  const r = await vnfm(args, { home });
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r;
-}
+const ok = okWith((args) => vnfm(args, { home }));
 
 function write(name: string, body: unknown): string {
   const path = join(dir, name);

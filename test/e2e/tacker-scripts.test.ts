@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
-import { newHome, vnfm } from '../support/cli.js';
+import { newHome, vnfm, okWith } from '../support/cli.js';
 
 const BASIC = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
 
@@ -135,11 +135,7 @@ function request(extra: Record<string, unknown>): string {
 }
 
 const run = (args: string[], env: Record<string, string | undefined> = {}) => vnfm(args, { home, env: { VNFM_MASTER_KEY: undefined, ...env } });
-async function ok(args: string[]) {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r;
-}
+const ok = okWith((args) => run(args));
 const json = <T = any>(s: string) => JSON.parse(s) as T;
 const create = async (name: string) => json<{ id: string }>((await ok(['vnf-create', '--package', 'tacker-scripted-cnf', '--name', name, '-o', 'json'])).stdout).id;
 const ops = async (vnf: string) => json<any[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { e2eCluster, type E2eCluster } from '../support/e2e-cluster.js';
-import { BIN, newHome, vnfm } from '../support/cli.js';
+import { BIN, newHome, vnfm, okWith } from '../support/cli.js';
 
 const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
 
@@ -51,11 +51,7 @@ const waitingFor = (name: string, stderr: string): boolean => stderr.includes(`D
 
 const json = <T = Record<string, unknown>>(out: string) => JSON.parse(out) as T;
 
-async function ok(args: string[]) {
-  const r = await vnfm(args, { home });
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r;
-}
+const ok = okWith((args) => vnfm(args, { home }));
 
 async function createInstance(name: string): Promise<string> {
   return json<{ id: string }>((await ok(['vnf-create', '--package', 'basic-cnf', '--name', name, '-o', 'json'])).stdout).id;

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { e2eCluster, type E2eCluster } from '../support/e2e-cluster.js';
-import { newHome, vnfm } from '../support/cli.js';
+import { newHome, vnfm, okWith } from '../support/cli.js';
 import { packageVariant } from '../support/package-variant.js';
 
 const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
@@ -32,11 +32,7 @@ let NS: string;
 const json = <T = Record<string, unknown>>(out: string) => JSON.parse(out) as T;
 const run = (args: string[]) => vnfm(args, { home });
 
-async function ok(args: string[]) {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r;
-}
+const ok = okWith((args) => run(args));
 
 function writeRequest(name: string, body: unknown): string {
   const path = join(dir, name);

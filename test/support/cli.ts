@@ -50,6 +50,25 @@ export function vnfm(args: string[], opts: RunOptions): Promise<RunResult> {
 }
 
 /**
+ * A runner that fails the test unless vnfm exits 0: the error names the
+ * command line, the exit code and what vnfm wrote to stderr. `run` is the
+ * file's own runner (its VNFM_HOME, environment, working directory).
+ */
+export function okWith(run: (args: string[]) => Promise<RunResult>): (args: string[]) => Promise<RunResult> {
+  return async (args) => {
+    const r = await run(args);
+    if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}\n${r.stderr}`);
+    return r;
+  };
+}
+
+/** okWith's runner, giving stdout. */
+export function okStdoutWith(run: (args: string[]) => Promise<RunResult>): (args: string[]) => Promise<string> {
+  const ok = okWith(run);
+  return async (args) => (await ok(args)).stdout;
+}
+
+/**
  * Runs vnfm on a pseudo-terminal (`script`) with `VNFM_HOME=home` and types
  * `answer` once a y/N question shows; HOME is `userHome` (default `home`).
  */
