@@ -119,7 +119,7 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       store.db.prepare("INSERT INTO vims (id, name, type, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES ('vim-a', 'a', 'kubernetes', 'https://h', 'bearer-token', 1, 'PENDING', 'now', 'now')").run();
       store.instances.insert(instance({ vimId: 'vim-a' }));
       store.instances.insert(instance({ id: 'inst-2', vnfInstanceName: 'web-2', createdAt: '2026-01-02T00:00:00.000Z', vimConnectionInfo: { v: { vimId: 'inline-1', vimType: 'kubernetes' } } as never }));
-      store.instances.insert(instance({ id: 'other-3', vnfInstanceName: 'db', createdAt: '2026-01-03T00:00:00.000Z', instantiationState: 'INSTANTIATED' }));
+      store.instances.insert(instance({ id: 'other-3', vnfInstanceName: 'db', createdAt: '2026-01-03T00:00:00.000Z', instantiationState: 'INSTANTIATED', instantiatedVnfInfo: { flavourId: 'simple', vnfState: 'STARTED', vnfcInfo: [{ id: 'c1' }, { id: 'c2' }], metadata: {} } as never }));
       expect(store.packages.get('p1').usageState).toBe('IN_USE');
       expect(store.instances.list().map((i) => i.id)).toEqual(['inst-1', 'inst-2', 'other-3']);
       expect(store.instances.list({ state: 'INSTANTIATED' }).map((i) => i.id)).toEqual(['other-3']);
@@ -130,6 +130,11 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       expect(store.instances.list({ name: 'w?b-1' }).map((i) => i.id)).toEqual(['inst-1']);
       expect(store.instances.list({ name: 'WEB-*' })).toEqual([]);
       expect(store.instances.list({ name: 'web.1*' })).toEqual([]);
+      // Pages and the table's summary rows (the VNFC count counted by the database) read the same on both.
+      expect([...store.instances.read({}, { summary: true })].map((i) => [i.id, (i as { vnfcCount?: number | null }).vnfcCount ?? null])).toEqual([
+        ['inst-1', null], ['inst-2', null], ['other-3', 2],
+      ]);
+      expect([...store.instances.read({ name: 'web-*' }, { limit: 1 })].map((i) => i.id)).toEqual(['inst-1']);
       expect(store.instances.get('web-2').vimConnectionInfo).toEqual({ v: { vimId: 'inline-1', vimType: 'kubernetes' } });
       expect(store.instances.get('other-3').id).toBe('other-3');
       expect(() => store.instances.get('inst-%')).toThrow(NotFoundError);
@@ -142,6 +147,30 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       store.instances.update({ ...store.instances.get('other-3'), instantiationState: 'NOT_INSTANTIATED' });
       store.instances.delete('other-3', NOW);
       expect(store.packages.get('p1').usageState).toBe('NOT_IN_USE');
+    } finally {
+      store.close();
+    }
+  });
+
+  it('lists read in keyset pages: more rows than a page, in order, none twice', async () => {
+    const store = await backend.open();
+    try {
+      store.packages.insert(pkg());
+      const ins = store.db.prepare("INSERT INTO vnf_instances (id, name, vnfd_id, vnf_pkg_id, instantiation_state, created_at, updated_at) VALUES (?, ?, 'vnfd-1', 'p1', 'NOT_INSTANTIATED', ?, ?)");
+      const opIns = store.db.prepare("INSERT INTO lcm_op_occs (id, vnf_instance_id, operation, operation_state, state_entered_time, start_time) VALUES (?, 'i-0000', 'SCALE', 'COMPLETED', ?, ?)");
+      store.db.transaction(() => {
+        // Two rows per timestamp: the second key (id, rowid) orders within one.
+        for (let i = 0; i < 1203; i++) ins.run(`i-${String(i).padStart(4, '0')}`, `n${i}`, `2026-01-01T00:${String(Math.floor(i / 2) % 60).padStart(2, '0')}:${String(Math.floor(i / 120)).padStart(2, '0')}.000Z`, NOW);
+        for (let i = 0; i < 1203; i++) opIns.run(`o-${String(i).padStart(4, '0')}`, NOW, `2026-01-01T00:00:${String(Math.floor(i / 2) % 60).padStart(2, '0')}.${String(Math.floor(i / 120)).padStart(3, '0')}Z`);
+      }).immediate();
+      const ids = [...store.instances.read()].map((i) => i.id);
+      expect(ids).toHaveLength(1203);
+      expect(new Set(ids).size).toBe(1203);
+      expect(ids).toEqual(store.instances.list().map((i) => i.id));
+      const ops = [...store.opOccs.read()].map((o) => o.id);
+      expect(ops).toHaveLength(1203);
+      expect(new Set(ops).size).toBe(1203);
+      expect(ops).toEqual(store.opOccs.list().map((o) => o.id));
     } finally {
       store.close();
     }

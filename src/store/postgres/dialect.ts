@@ -8,7 +8,8 @@
  * - camelCase column aliases keep their case (PostgreSQL folds unquoted names);
  * - `name GLOB pattern` becomes a regular-expression match (vnfm_glob_regex, a
  *   function the PostgreSQL migrations create);
- * - JSON: `json_each(col)` / `json_extract(value, '$.key')` over a TEXT column,
+ * - JSON: `json_each(col)` / `json_extract(value, '$.key')` /
+ *   `json_array_length(col, '$.key')` over a TEXT column,
  *   and appending to a JSON array with `json_insert(col, '$[#]', json(?))`,
  *   done on the text so the stored JSON keeps its key order;
  * - the catalogue (`sqlite_master`, `PRAGMA table_info`) read from
@@ -33,6 +34,7 @@ const REWRITES: [RegExp, string][] = [
   // Appends one element to a JSON array kept as text: '[' + step + ']', or the array without its ']' + ',' + step + ']'.
   [/json_insert\((\w+), '\$\[#\]', json\(\?\)\)/g, "left($1, length($1) - 1) || CASE WHEN $1 = '[]' THEN '' ELSE ',' END || ? || ']'"],
   [/json_each\((\w+)\)/g, 'json_each(($1)::json)'],
+  [/json_array_length\((\w+), '\$\.(\w+)'\)/g, "json_array_length(($1)::json -> '$2')"],
   [/json_extract\(value, '\$\.(\w+)'\)/g, "(value ->> '$1')"],
   [/(\w+) GLOB (\?|@\w+)/g, '$1 ~ vnfm_glob_regex($2)'],
   [/\bIS (\?|@\w+)/g, 'IS NOT DISTINCT FROM $1'],
