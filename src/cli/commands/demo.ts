@@ -24,6 +24,7 @@ import { setMaxListeners } from 'node:events';
 interface Flags extends OutputOptions {
   vim?: string;
   keep?: boolean;
+  helm?: boolean;
   timeout: string;
 }
 
@@ -33,22 +34,31 @@ interface StepResult {
   seconds: number;
 }
 
+/** The manifest CNF, or with --helm the Helm chart CNF: both samples have the same request files. */
 const SAMPLE = 'basic-cnf';
+const HELM_SAMPLE = 'helm-cnf';
 
 export function demoCommand(ctx: Context): Command {
   const cmd = new Command('demo')
-    .description('Run the basic CNF sample through its whole life: onboard, create, instantiate, scale out, heal, scale in, change package, terminate, delete')
+    .description('Run the basic CNF sample (with --helm, the Helm chart sample) through its whole life: onboard, create, instantiate, scale out, heal, scale in, change package, terminate, delete')
     .option('--vim <vim>', 'run against this registered Kubernetes VIM, in the current VNFM_HOME (default: an in-process sandbox in a temporary VNFM_HOME)')
     .option('--keep', 'stop after the scale-out and leave the instance INSTANTIATED for inspection')
+    .option('--helm', 'run the Helm chart sample (csar-samples/helm-cnf) instead, through helm (VNFM_HELM, else PATH)')
     .option('--timeout <duration>', 'limit for each operation', '5m');
   addOutputOptions(cmd);
   withExamples(cmd, [
     ['see the whole lifecycle on a local sandbox (no cluster needed)', 'vnfm demo'],
     ['run it on a real cluster registered as a VIM', 'vnfm demo --vim vim-k8s'],
     ['leave the scaled-out CNF running to look at it with kubectl', 'vnfm demo --keep'],
+    ['the same life for a CNF packaged as a Helm chart', 'vnfm demo --helm'],
   ]);
   return cmd.action(async (flags: Flags) => {
     const seconds = parseDuration(flags.timeout);
+    if (flags.helm) {
+      // No helm is a usage error (exit 2) naming VNFM_HELM and PATH, before anything starts.
+      const { findHelm } = await import('../../infra/helm/index.js');
+      findHelm(ctx.env);
+    }
     const work = mkdtempSync(join(tmpdir(), 'vnfm-demo-'));
     let closeSandbox: (() => Promise<void>) | undefined;
     let demoCtx = ctx;
@@ -72,7 +82,7 @@ export function demoCommand(ctx: Context): Command {
         vimRef = vim.id;
       }
       // In the user's own VNFM_HOME (--vim) the packages it onboarded are deleted at the end; a temporary one goes whole.
-      const results = await runDemo(demoCtx, { vimRef, keep: Boolean(flags.keep), seconds, work, removePackages: Boolean(flags.vim) });
+      const results = await runDemo(demoCtx, { vimRef, keep: Boolean(flags.keep), seconds, work, removePackages: Boolean(flags.vim), sample: flags.helm ? HELM_SAMPLE : SAMPLE });
       await printList(ctx.io, flags, {
         empty: '',
         columns: [
@@ -104,7 +114,7 @@ export function demoCommand(ctx: Context): Command {
   });
 }
 
-async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seconds: number; work: string; removePackages: boolean }): Promise<StepResult[]> {
+async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seconds: number; work: string; removePackages: boolean; sample: string }): Promise<StepResult[]> {
   const { io } = ctx;
   const results: StepResult[] = [];
   // Packages the demo onboarded itself (not ones the VNFM_HOME already had) are deleted at the end.
@@ -121,8 +131,8 @@ async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seco
   };
 
   const { copyShippedTree } = await import('../../assets/index.js');
-  const sampleDir = join(opts.work, SAMPLE);
-  copyShippedTree(`csar-samples/${SAMPLE}`, sampleDir);
+  const sampleDir = join(opts.work, opts.sample);
+  copyShippedTree(`csar-samples/${opts.sample}`, sampleDir);
   const request = (name: string) => JSON.parse(readFileSync(join(sampleDir, 'requests', `${name}.json`), 'utf8')) as Record<string, unknown>;
 
   const store = await ctx.store();
