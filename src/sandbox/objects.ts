@@ -105,6 +105,27 @@ export class ObjectApi {
     return this.store.list(type.group, type.plural, type.namespaced ? namespace : undefined).items;
   }
 
+  /**
+   * The objects of `type` whose controller is `owner`, sorted by name as
+   * list sorts them: found through the store's owner index, so a controller
+   * reconciling one ReplicaSet copies its pods, not every pod of the namespace.
+   */
+  controlledBy(type: ResourceType, owner: KubeObject): KubeObject[] {
+    const uid = owner.metadata.uid;
+    if (!uid) return [];
+    return this.store
+      .dependentsOf(uid)
+      .filter(
+        (d) =>
+          d.group === type.group &&
+          d.resource === type.plural &&
+          (!type.namespaced || d.object.metadata.namespace === owner.metadata.namespace) &&
+          (d.object.metadata.ownerReferences as { uid?: string; controller?: boolean }[] | undefined)?.find((r) => r.controller)?.uid === uid,
+      )
+      .map((d) => d.object)
+      .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  }
+
   private validate(type: ResourceType, obj: KubeObject, old?: KubeObject): void {
     const errors = [
       ...validateObjectMeta(obj.metadata, type.nameRule, type.namespaced),

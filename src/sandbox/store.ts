@@ -4,6 +4,11 @@
  * each write takes the next number as the object's resourceVersion, and a
  * list reports the current one. Objects are copied in and out so no caller
  * can change stored state behind the store's back.
+ *
+ * Indexed by resource and namespace, by namespace, and by owner uid: a
+ * controller's list of one namespace's pods, a namespace's deletion and the
+ * garbage collector's look-up of dependents cost what they find, not the
+ * whole store (a 500-object CNF, or 5 000 objects, stay linear).
  */
 import type { KubeObject } from './resources.js';
 
@@ -38,14 +43,25 @@ function key(group: string, resource: string, namespace: string | undefined, nam
   return `${group}/${resource}/${namespace ?? ''}/${name}`;
 }
 
-function prefix(group: string, resource: string, namespace?: string): string {
-  return namespace === undefined ? `${group}/${resource}/` : `${group}/${resource}/${namespace}/`;
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function ownerUids(obj: KubeObject): string[] {
+  const refs = obj.metadata.ownerReferences as { uid?: string }[] | undefined;
+  return refs ? refs.flatMap((r) => (r.uid ? [r.uid] : [])) : [];
 }
 
 export class ObjectStore {
   private readonly objects = new Map<string, KubeObject>();
   /** uid → key, for owner references and garbage collection. */
   private readonly byUid = new Map<string, string>();
+  /** group/resource → namespace ('' when cluster-scoped) → name → object. */
+  private readonly byResource = new Map<string, Map<string, Map<string, KubeObject>>>();
+  /** group/resource/namespace → its names sorted, kept until a create or delete there. */
+  private readonly sortedNames = new Map<string, string[]>();
+  /** namespace → keys of the objects in it, in the order they were created. */
+  private readonly byNamespace = new Map<string, Set<string>>();
+  /** owner uid → keys of the objects whose ownerReferences name it. */
+  private readonly byOwner = new Map<string, Set<string>>();
   private readonly listeners = new Set<StoreListener>();
   private revision = 0;
   private readonly pending: StoreEvent[] = [];
@@ -63,11 +79,19 @@ export class ObjectStore {
 
   /** Objects of one resource, in one namespace or all, sorted by namespace then name. */
   list(group: string, resource: string, namespace?: string): ListResult {
-    const start = prefix(group, resource, namespace);
-    const items = [...this.objects]
-      .filter(([k]) => k.startsWith(start))
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([, obj]) => structuredClone(obj));
+    const spaces = this.byResource.get(`${group}/${resource}`);
+    const items: KubeObject[] = [];
+    if (spaces) {
+      // The order of the keys `namespace/name` as strings: namespaces by `namespace/`, then names.
+      const order = namespace === undefined ? [...spaces.keys()].sort((a, b) => compare(a + '/', b + '/')) : spaces.has(namespace) ? [namespace] : [];
+      for (const ns of order) {
+        const names = spaces.get(ns)!;
+        const sortKey = `${group}/${resource}/${ns}`;
+        let sorted = this.sortedNames.get(sortKey);
+        if (!sorted) this.sortedNames.set(sortKey, (sorted = [...names.keys()].sort(compare)));
+        for (const name of sorted) items.push(structuredClone(names.get(name)!));
+      }
+    }
     return { items, resourceVersion: this.currentResourceVersion() };
   }
 
@@ -87,6 +111,7 @@ export class ObjectStore {
     const obj = this.objects.get(k);
     if (!obj) return undefined;
     this.objects.delete(k);
+    this.unindex(group, resource, k, obj);
     if (obj.metadata.uid) this.byUid.delete(obj.metadata.uid);
     // Like etcd, a delete is a write: watchers see the object at the delete's revision.
     const deleted = structuredClone(obj);
@@ -98,11 +123,11 @@ export class ObjectStore {
   /** Every namespaced object in `namespace`, whatever its resource. */
   namespaceContents(namespace: string): { group: string; resource: string; object: KubeObject }[] {
     const found: { group: string; resource: string; object: KubeObject }[] = [];
-    for (const [k, obj] of this.objects) {
-      const [group, resource, ns] = k.split('/');
-      if (ns === namespace && obj.metadata.namespace === namespace) {
-        found.push({ group: group!, resource: resource!, object: structuredClone(obj) });
-      }
+    for (const k of this.byNamespace.get(namespace) ?? []) {
+      const obj = this.objects.get(k)!;
+      if (obj.metadata.namespace !== namespace) continue;
+      const [group, resource] = k.split('/');
+      found.push({ group: group!, resource: resource!, object: structuredClone(obj) });
     }
     return found;
   }
@@ -116,15 +141,11 @@ export class ObjectStore {
     return { group: group!, resource: resource!, object: structuredClone(obj) };
   }
 
-  /**
-   * Objects that name `uid` in their owner references. A scan: the sandbox
-   * holds hundreds of objects, not millions.
-   */
+  /** Objects that name `uid` in their owner references. */
   dependentsOf(uid: string): StoredRef[] {
     const found: StoredRef[] = [];
-    for (const [k, obj] of this.objects) {
-      const refs = obj.metadata.ownerReferences as { uid?: string }[] | undefined;
-      if (!refs?.some((r) => r.uid === uid)) continue;
+    for (const k of this.byOwner.get(uid) ?? []) {
+      const obj = this.objects.get(k)!;
       const [group, resource] = k.split('/');
       found.push({ group: group!, resource: resource!, object: structuredClone(obj) });
     }
@@ -142,11 +163,51 @@ export class ObjectStore {
     const k = key(group, resource, stored.metadata.namespace, stored.metadata.name);
     const old = this.objects.get(k);
     this.objects.set(k, stored);
+    if (old) this.unindex(group, resource, k, old, stored);
+    this.indexObject(group, resource, k, stored);
     if (stored.metadata.uid) this.byUid.set(stored.metadata.uid, k);
     const event: StoreEvent = { type, group, resource, object: structuredClone(stored) };
     if (type === 'MODIFIED' && old) event.old = structuredClone(old);
     this.emit(event);
     return structuredClone(stored);
+  }
+
+  private indexObject(group: string, resource: string, k: string, obj: KubeObject): void {
+    const ns = obj.metadata.namespace ?? '';
+    let spaces = this.byResource.get(`${group}/${resource}`);
+    if (!spaces) this.byResource.set(`${group}/${resource}`, (spaces = new Map()));
+    let names = spaces.get(ns);
+    if (!names) spaces.set(ns, (names = new Map()));
+    if (!names.has(obj.metadata.name)) this.sortedNames.delete(`${group}/${resource}/${ns}`);
+    names.set(obj.metadata.name, obj);
+    let inNamespace = this.byNamespace.get(ns);
+    if (!inNamespace) this.byNamespace.set(ns, (inNamespace = new Set()));
+    inNamespace.add(k);
+    for (const uid of ownerUids(obj)) {
+      let dependents = this.byOwner.get(uid);
+      if (!dependents) this.byOwner.set(uid, (dependents = new Set()));
+      dependents.add(k);
+    }
+  }
+
+  /** Drops `obj` from the indexes; with `next` (an update of the same key), only what it no longer has. */
+  private unindex(group: string, resource: string, k: string, obj: KubeObject, next?: KubeObject): void {
+    const kept = new Set(next ? ownerUids(next) : []);
+    for (const uid of ownerUids(obj)) {
+      if (kept.has(uid)) continue;
+      const dependents = this.byOwner.get(uid);
+      dependents?.delete(k);
+      if (dependents?.size === 0) this.byOwner.delete(uid);
+    }
+    if (next) return;
+    const ns = obj.metadata.namespace ?? '';
+    const names = this.byResource.get(`${group}/${resource}`)?.get(ns);
+    names?.delete(obj.metadata.name);
+    if (names?.size === 0) this.byResource.get(`${group}/${resource}`)!.delete(ns);
+    this.sortedNames.delete(`${group}/${resource}/${ns}`);
+    const inNamespace = this.byNamespace.get(ns);
+    inNamespace?.delete(k);
+    if (inNamespace?.size === 0) this.byNamespace.delete(ns);
   }
 
   /**

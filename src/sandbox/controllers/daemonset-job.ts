@@ -63,7 +63,7 @@ export function startDaemonSetController(ctx: ControllerContext): Controller {
       .filter((n) => ((status(n).conditions as Obj[] | undefined) ?? []).some((c) => c.type === 'Ready' && c.status === 'True'))
       .filter((n) => Object.entries(selector).every(([lk, v]) => n.metadata.labels?.[lk] === v));
     const eligibleNames = new Set(eligible.map((n) => n.metadata.name));
-    const owned = () => api.list(pods, namespace).filter((p) => isControlledBy(p, ds) && isPodActive(p));
+    const owned = () => api.controlledBy(pods, ds).filter(isPodActive);
 
     if (!ds.metadata.deletionTimestamp) {
       let current = owned();
@@ -133,7 +133,7 @@ export function startJobController(ctx: ControllerContext): Controller {
     const job = api.find(jobs, namespace, name);
     if (!job || finished(job)) return;
     const s = spec(job);
-    const owned = () => api.list(pods, namespace).filter((p) => isControlledBy(p, job));
+    const owned = () => api.controlledBy(pods, job);
     let all = owned();
     const succeeded = all.filter((p) => status(p).phase === 'Succeeded').length;
     const failed = all.filter((p) => status(p).phase === 'Failed').length;

@@ -38,7 +38,7 @@ export function startStatefulSetController(ctx: ControllerContext): Controller {
   function ensureRevision(sts: KubeObject, hash: string): string {
     const name = `${sts.metadata.name}-${hash}`;
     if (!api.find(revisions, sts.metadata.namespace, name)) {
-      const existing = api.list(revisions, sts.metadata.namespace).filter((r) => isControlledBy(r, sts));
+      const existing = api.controlledBy(revisions, sts);
       const revision = Math.max(0, ...existing.map((r) => Number(r.revision ?? 0))) + 1;
       api.create(
         revisions,
@@ -148,7 +148,7 @@ export function startStatefulSetController(ctx: ControllerContext): Controller {
       }
     }
 
-    const current = api.list(pods, namespace).filter((p) => isControlledBy(p, sts) && !p.metadata.deletionTimestamp);
+    const current = api.controlledBy(pods, sts).filter((p) => !p.metadata.deletionTimestamp);
     const ready = current.filter(isPodReady).length;
     const updated = current.filter((p) => p.metadata.labels?.[REVISION_LABEL] === updateRevision).length;
     const old = status(sts);

@@ -67,7 +67,7 @@ export function startReplicaSetController(ctx: ControllerContext): Controller {
     const { namespace, name } = splitKey(k);
     const rs = api.find(rsType, namespace, name);
     if (!rs) return;
-    const owned = api.list(pods, namespace).filter((p) => isControlledBy(p, rs));
+    const owned = api.controlledBy(pods, rs);
     let active = owned.filter(isPodActive);
     const desired = Number(spec(rs).replicas ?? 1);
     if (!rs.metadata.deletionTimestamp) {
@@ -82,7 +82,7 @@ export function startReplicaSetController(ctx: ControllerContext): Controller {
           .slice(0, active.length - desired);
         for (const p of victims) api.delete(pods, namespace, p.metadata.name);
       }
-      active = api.list(pods, namespace).filter((p) => isControlledBy(p, rs) && isPodActive(p));
+      active = api.controlledBy(pods, rs).filter(isPodActive);
     }
     const selector = spec(rs).selector as LabelSelectorObject | undefined;
     const ready = active.filter(isPodReady).length;
@@ -134,7 +134,7 @@ export function startDeploymentController(ctx: ControllerContext): Controller {
     const desired = Number(s.replicas ?? 1);
     const template = (s.template as Obj | undefined) ?? {};
     const hash = templateHash(template);
-    const owned = () => api.list(rsType, namespace).filter((rs) => isControlledBy(rs, d));
+    const owned = () => api.controlledBy(rsType, d);
     const revisionOf = (rs: KubeObject): number => Number(rs.metadata.annotations?.[REVISION] ?? 0);
 
     let all = owned();
