@@ -177,7 +177,7 @@ describe("Tacker's command-line forms", () => {
     const lifted = await cluster.request('PATCH', path, { metadata: { finalizers: null } }, 'application/merge-patch+json');
     expect(lifted.status).toBe(200);
     const op = (await occurrencesOf('web')).find((o) => o.operationState === 'FAILED_TEMP');
-    expect(op).toBeDefined();
+    expect(op).toMatchObject({ id: expect.any(String), operationState: 'FAILED_TEMP' });
     await ok(['op-fail', (op as unknown as { id: string }).id]);
     // op-fail leaves the instance INSTANTIATED (its resources as the journal left them): terminate it again, and delete it.
     const done = await run(['vnf-terminate', 'web', '--delete', '--yes']);

@@ -180,7 +180,7 @@ describe('the VIM inline, as Tacker v2 requests give it', () => {
     // The next command turns the dead process's occurrence FAILED_TEMP.
     await ok(['op-list', '--vnf', vnf]);
     const [op] = json<{ id: string; operationState: string }[]>((await ok(['op-list', '--vnf', vnf, '--state', 'FAILED_TEMP', '-o', 'json'])).stdout);
-    expect(op).toBeDefined();
+    expect(op).toMatchObject({ id: expect.any(String), operationState: 'FAILED_TEMP' });
     expect(homeText()).not.toContain(cluster.token);
     expect(json((await ok(['op-retry', op!.id, '-o', 'json'])).stdout)).toMatchObject({ operationState: 'COMPLETED' });
     expect(await objectsOf(vnf)).toHaveLength(4);

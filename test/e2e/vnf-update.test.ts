@@ -127,7 +127,7 @@ describe('vnf-update', () => {
     const cm = await cluster.request('GET', `/api/v1/namespaces/${NS}/configmaps/basic-cnf-content`);
     expect(cm.json.data['index.html']).toMatch(/version 1.2 is running/);
     const dep = await cluster.request('GET', `/apis/apps/v1/namespaces/${NS}/deployments/vdu1`);
-    expect(dep.json.spec.template.metadata.annotations['kubectl.kubernetes.io/restartedAt']).toBeTruthy();
+    expect(dep.json.spec.template.metadata.annotations['kubectl.kubernetes.io/restartedAt']).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     // 1.2 carries 1.0's image again.
     expect(dep.json.spec.template.spec.containers[0].image).toBe(OLD_IMAGE);
     const vnf = json<{ vnfdId: string; instantiatedVnfInfo: { metadata: { 'lcm-kubernetes-def-files': string[] } } }>((await ok(['vnf-show', 'web-2', '-o', 'json'])).stdout);

@@ -123,7 +123,7 @@ describe('broken packages: exit 2, their finding, nothing stored, nothing left b
     const finding = report.findings.find((f: { code: string }) => f.code === code);
     expect(finding, JSON.stringify(report.findings, null, 1)).toBeDefined();
     expect(finding.file ?? 'package').toMatch(file);
-    expect(finding.hint).toBeTruthy();
+    expect(finding.hint).toMatch(/\w/);
 
     const table = await vnfm(['vnfpkg-validate', dir], { home });
     expect(table.code).toBe(2);

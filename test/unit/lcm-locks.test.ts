@@ -133,7 +133,7 @@ describe('lock holders', () => {
       `vnf instance ${op.vnfInstanceId} is locked by vnfm pid ${op.pid} on host far-away since ${SINCE} (operation INSTANTIATE, occurrence ${op.id})`,
     );
     expect((err as ConflictError).hint).toContain(`vnfm op-fail --force ${op.id}`);
-    expect(store.opOccs.lock(op.vnfInstanceId)).toBeDefined();
+    expect(store.opOccs.lock(op.vnfInstanceId)).toMatchObject({ opId: op.id, pid: op.pid });
   });
 
   it('a lock from another container on this host (same boot, another pid namespace) is not stale', () => {
@@ -234,7 +234,7 @@ describe('vnfm op-fail --force (command)', () => {
     expect(asked.code).toBe(2);
     expect(asked.stderr).toMatch(/refusing to force occurrence .* to FAILED without confirmation: there is no terminal to ask on \(vnf instance .* is locked by vnfm pid 7 on host far-away since/);
     expect(asked.stderr).toContain(`hint: make sure that vnfm is gone, then pass --yes: vnfm op-fail --force --yes ${op.id}`);
-    expect(store.opOccs.lock(op.vnfInstanceId)).toBeDefined();
+    expect(store.opOccs.lock(op.vnfInstanceId)).toMatchObject({ opId: op.id });
     const plain = await vnfm(['op-fail', op.id]);
     expect(plain.code).toBe(4);
 

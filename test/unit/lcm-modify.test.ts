@@ -260,7 +260,7 @@ describe('vnf-update: ConfigMaps and Secrets (metadata.configmap_secret_paths)',
     const call = [...driver.calls].reverse().find((c) => c.method === 'changePackage')!;
     const objects = (call.input as { objects: { kind: string; metadata: { name: string }; data?: Record<string, string>; spec?: { template: { metadata?: { annotations?: Record<string, string> } } } }[] }).objects;
     expect(objects.find((o) => o.kind === 'ConfigMap')?.data?.['index.html']).toMatch(/version 1.2 is running/);
-    expect(objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'vdu1')?.spec?.template.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt']).toBeDefined();
+    expect(objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'vdu1')?.spec?.template.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt']).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(r.vnfInstance.instantiatedVnfInfo!.metadata['lcm-kubernetes-def-files']).toContain(CONFIG2);
     expect(r.vnfInstance.instantiatedVnfInfo!.metadata['lcm-kubernetes-def-files']).not.toContain('Files/kubernetes/configmap.yaml');
   });
