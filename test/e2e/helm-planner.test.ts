@@ -177,12 +177,16 @@ describe('the Helm planner, Tacker v2 request', () => {
     i = await agrees(vnf.id, 'helm-cnf-0.2.0');
     expect(i).toMatchObject({ vnfdId: V2, vnfSoftwareVersion: '2.0' });
     expect(i.instantiatedVnfInfo!.metadata.revision).toBe(4);
+    // The new chart's defaults (its images), with the values the instance was given.
+    const upgraded = (await cluster.request('GET', `/apis/apps/v1/namespaces/${NS}/deployments/vdu1-${release}`)).json;
+    expect(upgraded.spec.template.spec.containers[0].image).toBe('docker.io/library/nginx:1.27-alpine');
+    expect(JSON.parse((await helm('get', 'values', release, '--namespace', NS, '-o', 'json')).stdout)).toMatchObject({ service: { port: 8080 }, vdu1: { replicaCount: 1 } });
 
     await run(vnf, 'terminate', req('terminate.json'));
     expect((await helmList()).map((r) => r.name)).not.toContain(release);
     expect(await replicas(`vdu1-${release}`)).toBeUndefined();
     expect(deps.store.instances.get(vnf.id).instantiationState).toBe('NOT_INSTANTIATED');
-  });
+  }, 300_000);
 });
 
 describe('the Helm planner, Tacker v1 request on a VIM with extra.use_helm', () => {
@@ -223,7 +227,7 @@ describe('the Helm planner, Tacker v1 request on a VIM with extra.use_helm', () 
 
     await run(vnf, 'terminate', {});
     expect((await helmList()).map((r) => r.name)).not.toContain('helm-cnf');
-  });
+  }, 300_000);
 });
 
 describe('Helm requests refused before anything changes', () => {
@@ -234,7 +238,7 @@ describe('Helm requests refused before anything changes', () => {
     expect(err.message).toMatch(/additionalParams\.helm_chart_path: "Files\/kubernetes\/other-0\.1\.0\.tgz" is not a Helm chart of the package/);
     expect(err.exitCode).toBe(2);
     expect(deps.store.opOccs.list({ vnfInstanceId: vnf.id })).toEqual([]);
-  });
+  }, 300_000);
 
   it('a replica value the chart does not read: nothing installed', async () => {
     const vnf = create('bad-value');
@@ -242,7 +246,7 @@ describe('Helm requests refused before anything changes', () => {
     expect(err).toBeInstanceOf(ValidationError);
     expect(err.message).toMatch(/helm_value_names\.VDU1\.replica: "replicaCount" is not a value the chart/);
     expect((await helmList()).map((x) => x.name)).not.toContain(`vnf${vnf.id.replace(/-/g, '')}`);
-  });
+  }, 300_000);
 
   it('a scale of a VDU without a replica value fails before touching the release', async () => {
     const vnf = create('no-value');
@@ -254,7 +258,7 @@ describe('Helm requests refused before anything changes', () => {
     const after = await agrees(vnf.id, 'helm-cnf-0.1.0');
     expect(after.instantiatedVnfInfo!.metadata.revision).toBe(before.instantiatedVnfInfo!.metadata.revision);
     await run(vnf, 'terminate', {});
-  });
+  }, 300_000);
 
   it('a release name already used in the namespace: refused, the other release untouched', async () => {
     const chart = join(dir, 'chart');
@@ -267,5 +271,5 @@ describe('Helm requests refused before anything changes', () => {
     expect((await helmList()).find((x) => x.name === 'taken')).toMatchObject({ revision: '1', status: 'deployed' });
     expect(deps.store.opOccs.list({ vnfInstanceId: vnf.id })).toEqual([]);
     await helm('uninstall', 'taken', '--namespace', NS);
-  });
+  }, 300_000);
 });

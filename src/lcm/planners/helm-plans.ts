@@ -459,7 +459,8 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
     hooks: ['change_current_package_start', 'change_current_package_end'],
     async run(d, ctx) {
       ctx.journal.record({ action: 'update', resource: ref, state: 'intended', detail: chartPath });
-      const release = await d.helm.upgrade({ release: cur.helm.releaseName, chart, namespace: cur.helm.namespace, reuseValues: true, signal: ctx.signal });
+      // The new chart's defaults with the values the instance was given: --reuse-values would keep the old chart's defaults (Helm 3 reuses the whole old values).
+      const release = await d.helm.upgrade({ release: cur.helm.releaseName, chart, namespace: cur.helm.namespace, resetValues: true, set: setValues(cur.helm, replicas), signal: ctx.signal });
       ctx.journal.record({ action: 'update', resource: ref, state: 'done', detail: `revision ${release.revision}` });
       report(ctx, ref, `upgraded to chart ${release.chart} (revision ${release.revision})`);
       const settled = await settle(d, ctx, { release: cur.helm.releaseName, namespace: cur.helm.namespace, flavour, info: cur.info, vdus: targets.map((t) => t.vduId) });
