@@ -1,5 +1,5 @@
 import { NotFoundError, UsageError } from '../errors.js';
-import type { JournalStep } from '../infra/driver.js';
+import type { JournalStep } from '../model/resources.js';
 import type { LcmOpOcc, LcmOperationState, PriorState } from '../model/lcm.js';
 import type { Db } from './database.js';
 import { defineLazyJson } from './lazy-json.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { VnfPackage } from '../../src/csar/package.js';
+import type { VnfPackage } from '../../src/model/package.js';
 import type { LcmOpOcc, VnfInstance } from '../../src/lcm/index.js';
 import { openStore, readingRawJson } from '../../src/store/index.js';
 import { reindentJson, writeJsonList } from '../../src/cli/output/json-list.js';
