@@ -39,10 +39,6 @@ export const CHUNKED_ROOMS = {
   sandbox: 'src/sandbox/',
   kubernetes: 'src/infra/kubernetes/',
   openstack: 'src/infra/openstack/',
-  // the Helm CLI seam, the Helm planner's plans and the chart renderer: only for Helm CNFs and chart checks
-  helm: 'src/infra/helm/',
-  'helm-plans': 'src/lcm/planners/helm-plans.ts',
-  'helm-render': 'src/csar/helm-render.ts',
   mgmt: 'src/mgmt/',
   // the shared store's PostgreSQL side: only with VNFM_DATABASE_URL
   postgres: 'src/store/postgres/',
