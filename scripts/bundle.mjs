@@ -39,6 +39,9 @@ export const CHUNKED_ROOMS = {
   sandbox: 'src/sandbox/',
   kubernetes: 'src/infra/kubernetes/',
   openstack: 'src/infra/openstack/',
+  // the Helm CLI seam and the Helm planner's plans: only for Helm CNFs
+  helm: 'src/infra/helm/',
+  'helm-plans': 'src/lcm/planners/helm-plans.ts',
   mgmt: 'src/mgmt/',
   // the shared store's PostgreSQL side: only with VNFM_DATABASE_URL
   postgres: 'src/store/postgres/',
@@ -51,9 +54,11 @@ export const CHUNKED_ROOMS = {
 /**
  * The main bundle stays small enough to parse in a few milliseconds. Lowered
  * from 1408 KiB when the sandbox, the drivers and the management drivers
- * became chunks; raise it only with `npm run bench` figures in hand.
+ * became chunks; raise it only with `npm run bench` figures in hand. Raised
+ * to 1000 KiB for the Helm planner's wiring, the planner registry and the
+ * shared store's seam (start-up measured at 0.95–1.17× `node -e 0` at 969 KiB).
  */
-const MAIN_BUNDLE_BUDGET = 960 * 1024;
+const MAIN_BUNDLE_BUDGET = 1000 * 1024;
 
 const chunkFile = (pkg) => pkg.replace(/^@/, '').replace(/\//g, '-') + '.cjs';
 const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');

@@ -6,6 +6,7 @@
  */
 import type { DriverContext, JournalStep, ResourceRef, Vnfc } from '../../src/infra/driver.js';
 import type {
+  AwaitInput,
   ChangePackageInput,
   CheckInput,
   DeployInput,
@@ -17,7 +18,7 @@ import type {
   VduTarget,
 } from '../../src/infra/kubernetes/driver-contract.js';
 
-export type Method = 'check' | 'deploy' | 'scale' | 'heal' | 'remove' | 'changePackage' | 'listVnfcs';
+export type Method = 'check' | 'deploy' | 'scale' | 'heal' | 'remove' | 'changePackage' | 'listVnfcs' | 'awaitReady' | 'awaitGone';
 
 const key = (r: ResourceRef) => `${r.kind}/${r.namespace ?? ''}/${r.name}`;
 
@@ -121,6 +122,17 @@ export class FakeInfraDriver implements KubernetesInfraDriver {
   async deploy(ctx: DriverContext, input: DeployInput): Promise<ResourceRef[]> {
     await this.enter('deploy', ctx, input);
     return this.apply(input.objects, input.namespace, input.replicas, ctx, 'deploy', 'create');
+  }
+
+  /** Objects another tool wrote: ready as they are, each in its namespace (or the input's). */
+  async awaitReady(ctx: DriverContext, input: AwaitInput): Promise<ResourceRef[]> {
+    await this.enter('awaitReady', ctx, input);
+    return input.resources.map((r) => ({ ...r, namespace: r.namespace ?? input.namespace }));
+  }
+
+  /** Objects another tool deletes: gone once no longer in the fake cluster (here at once). */
+  async awaitGone(ctx: DriverContext, input: { resources: ResourceRef[] }): Promise<void> {
+    await this.enter('awaitGone', ctx, input);
   }
 
   async scale(ctx: DriverContext, input: ScaleInput): Promise<void> {

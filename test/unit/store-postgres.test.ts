@@ -280,7 +280,7 @@ describe('following an operation from another machine', () => {
       const live = { stdout: '', stderr: '' };
       const watching = vnfmOn(home(), ['op-watch', 'op-1', '--interval', '0.05'], env, live);
       await until(() => live.stderr.includes('PROCESSING'));
-      ops.appendJournal('op-1', { action: 'scale', resource: { kind: 'Deployment', name: 'web', namespace: 'default' }, state: 'intended' });
+      ops.appendJournal('op-1', { action: 'scale', resource: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'default' }, state: 'intended' });
       await until(() => live.stderr.includes('scale Deployment/web (default): intended'));
       ops.exclusive(() => {
         ops.setState('op-1', 'COMPLETED', NOW);

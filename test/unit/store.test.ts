@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { VnfPackage } from '../../src/model/package.js';
 import { ConflictError, NotFoundError } from '../../src/errors.js';
 import { migrations } from '../../src/store/migrations/index.js';
+import type Database from 'better-sqlite3';
 import { openStore } from '../../src/store/index.js';
 import { openDatabase } from '../../src/store/database.js';
 import type { LcmOpOcc, VnfInstance } from '../../src/model/lcm.js';
@@ -33,9 +34,11 @@ describe('store', () => {
     try {
       expect(statSync(h).mode & 0o777).toBe(0o700);
       expect(statSync(join(h, 'vnfm.db')).mode & 0o777).toBe(0o600);
-      expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
-      expect(store.db.pragma('user_version', { simple: true })).toBe(Math.max(...migrations.map((m) => m.version)));
+      // The local store is SQLite: better-sqlite3's handle under the store's interface.
+      const sqlite = store.db as unknown as Database.Database;
+      expect(sqlite.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(sqlite.pragma('foreign_keys', { simple: true })).toBe(1);
+      expect(sqlite.pragma('user_version', { simple: true })).toBe(Math.max(...migrations.map((m) => m.version)));
     } finally {
       store.close();
     }
