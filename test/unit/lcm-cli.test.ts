@@ -59,11 +59,12 @@ describe('progress', () => {
 
   it('redraws one line per resource on a terminal, without colour under NO_COLOR', () => {
     const t = io(true, { NO_COLOR: '1' });
-    const p = createProgress(t.io, () => new Date());
+    // A clock that stands still: every elapsed time shown is 0.0s.
+    const p = createProgress(t.io, () => new Date('2026-01-01T00:00:00.000Z'));
     events.forEach((e) => p.onEvent(e));
     p.stop();
     const frames = t.text().split('\x1b[');
-    expect(frames.at(-1)).toBe('J' + 'INSTANTIATE PROCESSING (occurrence op-1)\n  ✓ Deployment/vdu1 (default)  ready\n');
+    expect(frames.at(-1)).toBe('J' + 'INSTANTIATE PROCESSING (occurrence op-1)  0.0s\n  ✓ Deployment/vdu1 (default)  ready  0.0s\n');
     expect(t.text()).toContain('\x1b[2F');
     expect(t.text()).not.toMatch(/\x1b\[\d+m/);
   });
