@@ -10,6 +10,7 @@ import type { HolderStatus } from './lock-holder.js';
 import type { VnfLock } from '../store/index.js';
 import type { ListRead } from '../store/vnf-instance-repository.js';
 import type { LcmOpOcc, LcmOperationState, VnfInstance } from '../model/lcm.js';
+import { packageIdentity } from '../model/package.js';
 
 export interface CreateVnfOptions {
   /** The package: by vnfdId, package id or package name. */
@@ -56,12 +57,7 @@ export function draftVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
     id: randomUUID(),
     ...(opts.name ? { vnfInstanceName: opts.name } : {}),
     vnfInstanceDescription: opts.description ?? '',
-    vnfdId: pkg.vnfdId,
-    vnfPkgId: pkg.id,
-    vnfProvider: pkg.vnfProvider,
-    vnfProductName: pkg.vnfProductName,
-    vnfSoftwareVersion: pkg.vnfSoftwareVersion,
-    vnfdVersion: pkg.vnfdVersion,
+    ...packageIdentity(pkg),
     instantiationState: 'NOT_INSTANTIATED',
     createdAt: now,
     updatedAt: now,

@@ -21,7 +21,7 @@ import type { ResourceRef } from '../infra/driver.js';
 import type { KubeObject, KubernetesInfraDriver, VduTarget } from '../infra/kubernetes/driver-contract.js';
 import type { HookContext, ManagementDriver } from '../mgmt/index.js';
 import { noopManagementDriver } from '../mgmt/noop.js';
-import type { VnfPackage } from '../model/package.js';
+import { packageIdentity, type VnfPackage } from '../model/package.js';
 import type { Flavour } from '../vnfd/index.js';
 import {
   assertFailedTemp,
@@ -164,14 +164,7 @@ function modified(instance: VnfInstance, request: VnfInfoModificationRequest, pk
   }
   if (request.vnfInstanceDescription !== undefined) out.vnfInstanceDescription = request.vnfInstanceDescription ?? '';
   if (pkg) {
-    Object.assign(out, {
-      vnfPkgId: pkg.id,
-      vnfdId: pkg.vnfdId,
-      vnfProvider: pkg.vnfProvider,
-      vnfProductName: pkg.vnfProductName,
-      vnfSoftwareVersion: pkg.vnfSoftwareVersion,
-      vnfdVersion: pkg.vnfdVersion,
-    });
+    Object.assign(out, packageIdentity(pkg));
   }
   for (const key of ['metadata', 'extensions', 'vnfConfigurableProperties'] as const) {
     if (request[key] === undefined) continue;

@@ -50,6 +50,15 @@ export function levelReplicas(flavour: Flavour, instantiationLevelId?: string): 
   return { replicas, scaleStatus, maxScaleLevels, ...(level ? { instantiationLevelId: levelId } : {}) };
 }
 
+/**
+ * Scale status and maximum levels on a change of package: the new flavour's
+ * aspects, each keeping the level the instance had where the aspect stays.
+ */
+export function carriedScaleLevels(flavour: Flavour, current: readonly { aspectId: string; scaleLevel: number }[]): Pick<LevelReplicas, 'scaleStatus' | 'maxScaleLevels'> {
+  const levels = levelReplicas(flavour);
+  return { scaleStatus: levels.scaleStatus.map((s) => current.find((c) => c.aspectId === s.aspectId) ?? s), maxScaleLevels: levels.maxScaleLevels };
+}
+
 /** The replicas after moving `aspectId` from level `from` to `to`: only the aspect's VDUs change. */
 export function scaledReplicas(flavour: Flavour, current: Record<string, number>, aspectId: string, from: number, to: number): Record<string, number> {
   const aspect = flavour.aspects[aspectId];

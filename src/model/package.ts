@@ -39,3 +39,15 @@ export interface VnfPackage {
   createdAt: string;
   updatedAt: string;
 }
+
+/** The fields by which an instance names its package (SOL003 VnfInstance), from the package. */
+export function packageIdentity(pkg: Pick<VnfPackage, 'id' | 'vnfdId' | 'vnfProvider' | 'vnfProductName' | 'vnfSoftwareVersion' | 'vnfdVersion'>) {
+  return {
+    vnfdId: pkg.vnfdId,
+    vnfPkgId: pkg.id,
+    vnfProvider: pkg.vnfProvider,
+    vnfProductName: pkg.vnfProductName,
+    vnfSoftwareVersion: pkg.vnfSoftwareVersion,
+    vnfdVersion: pkg.vnfdVersion,
+  };
+}

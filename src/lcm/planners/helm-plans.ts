@@ -23,9 +23,10 @@ import type { LcmDeps, Plan } from '../engine.js';
 import { checkHelmRequest, type HelmDeployment } from '../helm-request.js';
 import type { ChangeCurrentVnfPkgRequest, InstantiateVnfRequest, InstantiatedVnfInfo, LcmOpOcc, ScaleVnfRequest, VimConnection, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
 import { openOnboarded, packageOf } from '../package-content.js';
-import { levelReplicas } from '../replicas.js';
+import { carriedScaleLevels, levelReplicas } from '../replicas.js';
 import { checkChangePackageShape, checkHealRequest, checkScaleRequest, checkTerminateRequest, flavourOf } from '../requests.js';
 import { checkedInline, defaultVim, instanceVim, kubernetesVims, recordedVim, resolveVimConnection, vimLookup } from '../vim-connection.js';
+import { packageIdentity } from '../../model/package.js';
 import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
 import type { HelmDrivers, HelmServices } from './helm.js';
 import type { Planner } from './planner.js';
@@ -448,7 +449,6 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
     field: replicaField(cur.helm, flavour),
   });
   const ref = releaseRef(cur.helm.releaseName, cur.helm.namespace);
-  const levels = levelReplicas(flavour);
   return {
     operation: 'CHANGE_VNFPKG',
     connect,
@@ -468,16 +468,10 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
       await d.kube.awaitGone(ctx, { resources: cur.info.resources.filter((r) => !kept.has(`${r.kind}|${r.namespace ?? ''}|${r.name}`)) });
       return {
         ...instance,
-        vnfPkgId: record.id,
-        vnfdId: record.vnfdId,
-        vnfProvider: record.vnfProvider,
-        vnfProductName: record.vnfProductName,
-        vnfSoftwareVersion: record.vnfSoftwareVersion,
-        vnfdVersion: record.vnfdVersion,
+        ...packageIdentity(record),
         instantiatedVnfInfo: {
           ...cur.info,
-          scaleStatus: levels.scaleStatus.map((s) => cur.info.scaleStatus.find((c) => c.aspectId === s.aspectId) ?? s),
-          maxScaleLevels: levels.maxScaleLevels,
+          ...carriedScaleLevels(flavour, cur.info.scaleStatus),
           ...(await vnfcsNow(d, ctx, settled.targets, cur.vim.id)),
           resources: settled.resources,
           metadata: { ...cur.info.metadata, revision: release.revision, helm_chart_path: chartPath },

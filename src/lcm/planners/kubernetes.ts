@@ -23,7 +23,7 @@ import type {
   VnfInstance,
 } from '../../model/lcm.js';
 import { openOnboarded, packageOf, readPackageObjects } from '../package-content.js';
-import { levelReplicas } from '../replicas.js';
+import { carriedScaleLevels, levelReplicas } from '../replicas.js';
 import {
   checkChangePackage,
   checkChangePackageShape,
@@ -43,6 +43,7 @@ import {
   resolveVimConnection,
   vimLookup,
 } from '../vim-connection.js';
+import { packageIdentity } from '../../model/package.js';
 import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
 import type { Planner } from './planner.js';
 
@@ -357,7 +358,6 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
   const targets = vduTargets(checked.flavour, objects, namespace);
   const defaults = levelReplicas(checked.flavour, cur.info.instantiationLevelId).replicas;
   const replicas = Object.fromEntries(Object.keys(checked.flavour.vdus).map((vduId) => [vduId, cur.info.metadata.vduReplicas[vduId] ?? defaults[vduId] ?? 1]));
-  const levels = levelReplicas(checked.flavour);
   const input: ChangePackageInput = {
     instanceId: instance.id,
     namespace,
@@ -381,16 +381,10 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
       const resources = await driver.changePackage(ctx, input);
       return {
         ...instance,
-        vnfPkgId: newPkgRecord.id,
-        vnfdId: newPkgRecord.vnfdId,
-        vnfProvider: newPkgRecord.vnfProvider,
-        vnfProductName: newPkgRecord.vnfProductName,
-        vnfSoftwareVersion: newPkgRecord.vnfSoftwareVersion,
-        vnfdVersion: newPkgRecord.vnfdVersion,
+        ...packageIdentity(newPkgRecord),
         instantiatedVnfInfo: {
           ...cur.info,
-          scaleStatus: levels.scaleStatus.map((s) => cur.info.scaleStatus.find((c) => c.aspectId === s.aspectId) ?? s),
-          maxScaleLevels: levels.maxScaleLevels,
+          ...carriedScaleLevels(checked.flavour, cur.info.scaleStatus),
           ...(await refreshed(driver, ctx, targets, cur.vim.id)),
           resources,
           metadata: { namespace, 'lcm-kubernetes-def-files': checked.defFiles, vduReplicas: replicas, ...(readiness ? { vnfm_readiness: readiness } : {}) },

@@ -29,9 +29,10 @@ import {
 } from '../heat-files.js';
 import { buildNfvParameter, checkExtVirtualLinks, checkNfvOverrides, cpsByVdu, withCapacities, type HeatStackRecord, type OpenStackInfo } from '../heat-nfv.js';
 import { openOnboarded, packageOf } from '../package-content.js';
-import { levelReplicas } from '../replicas.js';
+import { carriedScaleLevels, levelReplicas } from '../replicas.js';
 import { checkHealRequest, checkScaleRequest, checkTerminateRequest, checkChangePackageShape, flavourOf } from '../requests.js';
 import { OPENSTACK_VIM_TYPES, openStackVims, RECORDED_OPENSTACK_VIM_TYPE, recordedVim, resolveOpenStackVim } from '../vim-connection.js';
+import { packageIdentity } from '../../model/package.js';
 import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
 import type { Planner, PlanOperation } from './planner.js';
 
@@ -260,7 +261,6 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
   const hot = await readBaseHot(newPkg.dir, flavour.id, source, record.id);
   const templates = withEnvironments(hot, envs);
-  const levels = levelReplicas(flavour);
   return {
     connect,
     operation: 'CHANGE_VNFPKG',
@@ -274,16 +274,10 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
       const resources = await driver.changePackage(ctx, { instanceId: instance.id, templates, nfv });
       return {
         ...instance,
-        vnfPkgId: record.id,
-        vnfdId: record.vnfdId,
-        vnfProvider: record.vnfProvider,
-        vnfProductName: record.vnfProductName,
-        vnfSoftwareVersion: record.vnfSoftwareVersion,
-        vnfdVersion: record.vnfdVersion,
+        ...packageIdentity(record),
         instantiatedVnfInfo: {
           ...cur.info,
-          scaleStatus: levels.scaleStatus.map((s) => cur.info.scaleStatus.find((c) => c.aspectId === s.aspectId) ?? s),
-          maxScaleLevels: levels.maxScaleLevels,
+          ...carriedScaleLevels(flavour, cur.info.scaleStatus),
           ...(await refreshed(driver, ctx, instance.id, flavour, cur.vim.id)),
           resources,
           metadata: {
