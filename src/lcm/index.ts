@@ -12,4 +12,4 @@ export { modifyVnfInfo, retryOpOcc, rollbackOpOcc } from './modify.js';
 export { changeExtConn } from './ext-conn.js';
 export { createAndInstantiateVnf, type CreateAndInstantiateOptions } from './create-instantiate.js';
 export { levelReplicas, scaledReplicas, aspectDelta } from './replicas.js';
-export { getWorkloadKubeconfig, type WorkloadKubeconfig, type WorkloadKubeconfigOptions } from './workload-kubeconfig.js';
+export { getWorkloadKubeconfig, type WorkloadKubeconfig, type WorkloadKubeconfigOptions } from './cluster-kubeconfig.js';

@@ -15,7 +15,7 @@ import type { HookContext, HookOutcome, PrepareInput } from './index.js';
 import { displayUrl, parseReceiver, sendCredentials } from './receiver.js';
 import { additionalParams } from './request.js';
 import { isSealed } from './sealed.js';
-import { parseWorkloadKubeconfig } from './workload-kubeconfig.js';
+import { parseWorkloadKubeconfig } from './workload-credentials.js';
 
 const NAME = 'capi-credentials';
 export const RECEIVER_PARAM = 'vnfm_credentials_receiver';

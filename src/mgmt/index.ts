@@ -126,7 +126,7 @@ export {
   type SealedValue,
 } from './builtin.js';
 export { parseReceiver, sendCredentials, displayUrl, type CredentialsReceiver, type CredentialsPayload, type SendOptions } from './receiver.js';
-export { parseWorkloadKubeconfig, type WorkloadCredentials } from './workload-kubeconfig.js';
+export { parseWorkloadKubeconfig, type WorkloadCredentials } from './workload-credentials.js';
 export { isSealed, openSealed, redactSecrets, sealedStrings, sealFields, type Open, type Seal } from './sealed.js';
 export { runPackageScript, type PackageScriptOptions, type PackageScriptPayload } from './package-script.js';
 export {

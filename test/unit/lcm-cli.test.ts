@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { parseDuration, readRequestFile } from '../../src/cli/commands/vnf/run.js';
-import { createProgress } from '../../src/cli/commands/vnf/progress.js';
+import { parseDuration, readRequestFile } from '../../src/cli/lcm/run.js';
+import { createProgress } from '../../src/cli/lcm/progress.js';
 import { IO } from '../../src/cli/io.js';
 import type { LcmEvent, LcmOpOcc } from '../../src/lcm/index.js';
 

@@ -14,11 +14,11 @@ import type { VnfPackage } from '../../csar/index.js';
 import { createContext, type Context } from '../context.js';
 import { withExamples } from '../help.js';
 import { addOutputOptions, printList, type OutputOptions } from '../output/printer.js';
-import { lcmDeps } from './vnf/deps.js';
-import { createProgress } from './vnf/progress.js';
-import { parseDuration } from './vnf/run.js';
-import { packageDeps } from './vnfpkg/deps.js';
-import { vimDeps } from './vim/deps.js';
+import { lcmDeps } from '../lcm/deps.js';
+import { createProgress } from '../lcm/progress.js';
+import { parseDuration } from '../lcm/run.js';
+import { packageDeps } from '../package-deps.js';
+import { vimDeps } from '../vim-deps.js';
 import { setMaxListeners } from 'node:events';
 
 interface Flags extends OutputOptions {

@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addListOptions, addOutputOptions, printList, type ListOptions, type OutputOptions } from '../../output/printer.js';
 import { opListView } from '../../output/op-view.js';
-import { lcmDeps } from '../vnf/deps.js';
+import { lcmDeps } from '../../lcm/deps.js';
 import type { LcmOperationState } from '../../../lcm/index.js';
 import { UsageError } from '../../../errors.js';
 

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { lcmDeps } from '../vnf/deps.js';
+import { lcmDeps } from '../../lcm/deps.js';
 
 export function opLogCommand(ctx: Context): Command {
   const cmd = new Command('op-log')

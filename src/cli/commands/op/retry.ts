@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { addRunOptions, runLcmCommand, type RunFlags } from '../vnf/run.js';
+import { addRunOptions, runLcmCommand, type RunFlags } from '../../lcm/run.js';
 
 export function opRetryCommand(ctx: Context): Command {
   const cmd = new Command('op-retry')

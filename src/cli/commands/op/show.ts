@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addOutputOptions, printResource, type OutputOptions } from '../../output/printer.js';
 import { opView } from '../../output/op-view.js';
-import { lcmDeps } from '../vnf/deps.js';
+import { lcmDeps } from '../../lcm/deps.js';
 
 export function opShowCommand(ctx: Context): Command {
   const cmd = new Command('op-show')

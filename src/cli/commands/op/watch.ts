@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { VnfmError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { lcmDeps } from '../vnf/deps.js';
+import { lcmDeps } from '../../lcm/deps.js';
 
 export function opWatchCommand(ctx: Context): Command {
   const cmd = new Command('op-watch')

@@ -4,7 +4,7 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addOutputOptions, printResource, type OutputOptions } from '../../output/printer.js';
 import { vimView } from '../../output/vim-view.js';
-import { vimDeps } from './deps.js';
+import { vimDeps } from '../../vim-deps.js';
 
 interface Flags extends OutputOptions {
   configFile?: string;

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { addHeatEnvironmentOption, addRunOptions, readRequestFile, requestFileOf, runLcmCommand, type RunFlags } from './run.js';
+import { addHeatEnvironmentOption, addRunOptions, readRequestFile, requestFileOf, runLcmCommand, type RunFlags } from '../../lcm/run.js';
 
 export function vnfChangePackageCommand(ctx: Context): Command {
   const cmd = new Command('vnf-change-package')

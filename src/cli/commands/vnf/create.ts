@@ -4,8 +4,8 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { printResource } from '../../output/printer.js';
 import { vnfView } from '../../output/vnf-view.js';
-import { lcmDeps } from './deps.js';
-import { addHeatEnvironmentOption, addRunOptions, readRequestFile, runLcmCommand, type RunFlags } from './run.js';
+import { lcmDeps } from '../../lcm/deps.js';
+import { addHeatEnvironmentOption, addRunOptions, readRequestFile, runLcmCommand, type RunFlags } from '../../lcm/run.js';
 
 interface Flags extends RunFlags {
   vnfdId?: string;

@@ -3,7 +3,7 @@ import { UsageError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { confirm } from '../../prompt.js';
-import { lcmDeps } from './deps.js';
+import { lcmDeps } from '../../lcm/deps.js';
 
 export function vnfDeleteCommand(ctx: Context): Command {
   const cmd = new Command('vnf-delete')

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { UsageError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { addHeatEnvironmentOption, addRunOptions, readAdditionalParamFile, readRequestFile, runLcmCommand, type RunFlags } from './run.js';
+import { addHeatEnvironmentOption, addRunOptions, readAdditionalParamFile, readRequestFile, runLcmCommand, type RunFlags } from '../../lcm/run.js';
 
 interface Flags extends RunFlags {
   vnfcInstance?: string[];

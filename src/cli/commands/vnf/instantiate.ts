@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { ValidationError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { addHeatEnvironmentOption, addRunOptions, readRequestFile, requestFileOf, runLcmCommand, type RunFlags } from './run.js';
+import { addHeatEnvironmentOption, addRunOptions, readRequestFile, requestFileOf, runLcmCommand, type RunFlags } from '../../lcm/run.js';
 
 export function vnfInstantiateCommand(ctx: Context): Command {
   const cmd = new Command('vnf-instantiate')

@@ -4,7 +4,7 @@ import type { Context } from '../../context.js';
 import { ConflictError, UsageError } from '../../../errors.js';
 import { withExamples } from '../../help.js';
 import { addOutputOptions, outputFileOf, printResource, type OutputFormat, type OutputOptions } from '../../output/printer.js';
-import { lcmDeps } from './deps.js';
+import { lcmDeps } from '../../lcm/deps.js';
 
 interface Flags extends Omit<OutputOptions, 'output'> {
   cluster?: string;

@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addListOptions, addOutputOptions, printList, type ListOptions, type OutputOptions } from '../../output/printer.js';
 import { vnfListView } from '../../output/vnf-view.js';
-import { lcmDeps } from './deps.js';
+import { lcmDeps } from '../../lcm/deps.js';
 import type { VnfInstance } from '../../../lcm/index.js';
 
 interface Flags extends OutputOptions, ListOptions {

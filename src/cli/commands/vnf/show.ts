@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addOutputOptions, printList, printResource, type OutputOptions } from '../../output/printer.js';
 import { resourceView, vnfcRows, vnfcView, vnfView } from '../../output/vnf-view.js';
-import { lcmDeps } from './deps.js';
+import { lcmDeps } from '../../lcm/deps.js';
 
 export function vnfShowCommand(ctx: Context): Command {
   const cmd = new Command('vnf-show')

@@ -3,7 +3,7 @@ import { UsageError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { confirm } from '../../prompt.js';
-import { addRunOptions, readRequestFile, runLcmCommand, type RunFlags } from './run.js';
+import { addRunOptions, readRequestFile, runLcmCommand, type RunFlags } from '../../lcm/run.js';
 
 interface Flags extends RunFlags {
   terminationType?: 'GRACEFUL' | 'FORCEFUL';
@@ -45,7 +45,7 @@ export function vnfTerminateCommand(ctx: Context): Command {
       ...(timeout !== undefined ? { gracefulTerminationTimeout: timeout } : {}),
     };
     const { getVnf } = await import('../../../lcm/index.js');
-    const { lcmDeps } = await import('./deps.js');
+    const { lcmDeps } = await import('../../lcm/deps.js');
     const vnf = getVnf((await lcmDeps(ctx)).deps, ref);
     if (!flags.yes) {
       if (!ctx.io.canPrompt) {

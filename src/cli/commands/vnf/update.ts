@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { UsageError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { addRunOptions, readRequestFile, requestFileOf, runLcmCommand, type RunFlags } from './run.js';
+import { addRunOptions, readRequestFile, requestFileOf, runLcmCommand, type RunFlags } from '../../lcm/run.js';
 
 export function vnfUpdateCommand(ctx: Context): Command {
   const cmd = new Command('vnf-update')

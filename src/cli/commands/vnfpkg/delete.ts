@@ -3,7 +3,7 @@ import { UsageError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { confirm } from '../../prompt.js';
-import { packageDeps } from './deps.js';
+import { packageDeps } from '../../package-deps.js';
 
 export function vnfpkgDeleteCommand(ctx: Context): Command {
   const cmd = new Command('vnfpkg-delete')

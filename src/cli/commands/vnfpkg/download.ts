@@ -4,7 +4,7 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addOutputOptions, outputFileOf, printResource, type OutputFormat, type OutputOptions } from '../../output/printer.js';
 import { packageView } from '../../output/package-view.js';
-import { packageDeps } from './deps.js';
+import { packageDeps } from '../../package-deps.js';
 
 interface Flags extends Omit<OutputOptions, 'output'> {
   output?: string;

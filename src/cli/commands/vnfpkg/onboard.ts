@@ -4,7 +4,7 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addOutputOptions, printResource, type OutputOptions } from '../../output/printer.js';
 import { packageView } from '../../output/package-view.js';
-import { packageDeps } from './deps.js';
+import { packageDeps } from '../../package-deps.js';
 import { addPackageLimitOptions, packageLimits, type LimitFlags } from './limits.js';
 
 interface Flags extends OutputOptions, LimitFlags {

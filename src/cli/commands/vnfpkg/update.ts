@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addOutputOptions, printResource, type OutputOptions } from '../../output/printer.js';
 import { packageView } from '../../output/package-view.js';
-import { packageDeps } from './deps.js';
+import { packageDeps } from '../../package-deps.js';
 
 export function vnfpkgUpdateCommand(ctx: Context): Command {
   const cmd = new Command('vnfpkg-update')

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { packageDeps } from './deps.js';
+import { packageDeps } from '../../package-deps.js';
 
 export function vnfpkgVnfdCommand(ctx: Context): Command {
   const cmd = new Command('vnfpkg-vnfd')

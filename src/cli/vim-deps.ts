@@ -1,6 +1,6 @@
-import type { Context } from '../../context.js';
-import { VnfmError } from '../../../errors.js';
-import type { VimDeps } from '../../../vim/index.js';
+import type { Context } from './context.js';
+import { VnfmError } from '../errors.js';
+import type { VimDeps } from '../vim/index.js';
 
 /**
  * Wires the VIM use cases to the store, the keyring and the checks; progress
@@ -9,7 +9,7 @@ import type { VimDeps } from '../../../vim/index.js';
  */
 export async function vimDeps(ctx: Context, opts: { writesSecrets: boolean }): Promise<VimDeps> {
   const store = await ctx.store();
-  const { checkVim } = await import('../../../vim/check.js');
+  const { checkVim } = await import('../vim/check.js');
   const keyring = opts.writesSecrets ? await ctx.keyring() : undefined;
   return {
     vims: store.vims,

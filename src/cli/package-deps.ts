@@ -1,5 +1,5 @@
-import type { PackageDeps } from '../../../csar/index.js';
-import type { Context } from '../../context.js';
+import type { PackageDeps } from '../csar/index.js';
+import type { Context } from './context.js';
 
 export async function packageDeps(ctx: Context): Promise<PackageDeps> {
   const store = await ctx.store();

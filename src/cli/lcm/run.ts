@@ -6,12 +6,12 @@
  */
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { echo, clip, InterruptedError, TerminatedError, TimeoutError, UsageError, ValidationError } from '../../../errors.js';
-import { documentDepth, FileReadError, MAX_DOCUMENT_DEPTH, readInputText } from '../../../input-file.js';
-import type { LcmDeps, LcmOpOcc, OperationOptions, OperationResult } from '../../../lcm/index.js';
-import type { Context } from '../../context.js';
-import { addOutputOptions, printResource, type OutputOptions } from '../../output/printer.js';
-import { opView } from '../../output/op-view.js';
+import { echo, clip, InterruptedError, TerminatedError, TimeoutError, UsageError, ValidationError } from '../../errors.js';
+import { documentDepth, FileReadError, MAX_DOCUMENT_DEPTH, readInputText } from '../../input-file.js';
+import type { LcmDeps, LcmOpOcc, OperationOptions, OperationResult } from '../../lcm/index.js';
+import type { Context } from '../context.js';
+import { addOutputOptions, printResource, type OutputOptions } from '../output/printer.js';
+import { opView } from '../output/op-view.js';
 import { lcmDeps } from './deps.js';
 import { createProgress } from './progress.js';
 import { setMaxListeners } from 'node:events';
@@ -104,7 +104,7 @@ export async function readRequestFile(path: string): Promise<unknown> {
       hint: 'a request is a few levels of objects and lists: check that the right file is given',
     });
   }
-  const { assertBoundedExpansion } = await import('../../../yaml.js');
+  const { assertBoundedExpansion } = await import('../../yaml.js');
   assertBoundedExpansion(doc, path);
   return doc;
 }
@@ -215,7 +215,7 @@ function packageScriptConsent(ctx: Context, flags: RunFlags, subject: string | u
   if (!ctx.io.canPrompt) return false;
   return async (scripts) => {
     beforePrompt();
-    const { confirm } = await import('../../prompt.js');
+    const { confirm } = await import('../prompt.js');
     for (const s of scripts) {
       if (!(await confirm(ctx.io, `Run package script ${s.file} (hook ${s.hook}, artifact ${s.artifact})${subject ? ` for ${subject}` : ''}?`))) return false;
     }

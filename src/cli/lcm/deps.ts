@@ -1,13 +1,13 @@
-import type { Context } from '../../context.js';
-import type { KubeAccess } from '../../../infra/kubernetes/index.js';
-import type { LcmDeps, VimConnection } from '../../../lcm/index.js';
-import type { KeystoneCredentials } from '../../../infra/openstack/index.js';
-import type { ManagementDriver, ManagementServices, ScriptIsolation, WorkloadVimRegistry } from '../../../mgmt/index.js';
-import type { SecretReader } from '../../../infra/kubernetes/secrets.js';
-import type { Store } from '../../../store/index.js';
-import type { HelmServices } from '../../../lcm/planners/helm.js';
-import type { VimDeps } from '../../../vim/index.js';
-import { keystoneCredentialsOf as keystoneCredentialsFor, kubeAccessOf as kubeAccessFor } from '../../../vim/access.js';
+import type { Context } from '../context.js';
+import type { KubeAccess } from '../../infra/kubernetes/index.js';
+import type { LcmDeps, VimConnection } from '../../lcm/index.js';
+import type { KeystoneCredentials } from '../../infra/openstack/index.js';
+import type { ManagementDriver, ManagementServices, ScriptIsolation, WorkloadVimRegistry } from '../../mgmt/index.js';
+import type { SecretReader } from '../../infra/kubernetes/secrets.js';
+import type { Store } from '../../store/index.js';
+import type { HelmServices } from '../../lcm/planners/helm.js';
+import type { VimDeps } from '../../vim/index.js';
+import { keystoneCredentialsOf as keystoneCredentialsFor, kubeAccessOf as kubeAccessFor } from '../../vim/access.js';
 
 /**
  * Wires the lifecycle use cases to the store, the keyring (opened only when a
@@ -19,7 +19,7 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
   const store = await ctx.store();
   const drivers: { close(): void }[] = [];
   const secretReader = async (vim: VimConnection) => {
-    const { createSecretReader } = await import('../../../infra/kubernetes/secrets.js');
+    const { createSecretReader } = await import('../../infra/kubernetes/secrets.js');
     return createSecretReader(await kubeAccessOf(vim));
   };
   const deps: LcmDeps = {
@@ -27,17 +27,17 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
     home: ctx.home,
     now: () => ctx.now(),
     async openVimSecrets(vim) {
-      const { openSecrets } = await import('../../../vim/index.js');
+      const { openSecrets } = await import('../../vim/index.js');
       return openSecrets(store.vims, await ctx.keyring(), vim);
     },
     async kubernetesDriver(vim) {
-      const { createKubernetesDriver } = await import('../../../infra/kubernetes/index.js');
+      const { createKubernetesDriver } = await import('../../infra/kubernetes/index.js');
       const driver = createKubernetesDriver(await kubeAccessOf(vim));
       drivers.push(driver);
       return driver;
     },
     async openstackDriver(vim) {
-      const { createOpenStackDriver } = await import('../../../infra/openstack/index.js');
+      const { createOpenStackDriver } = await import('../../infra/openstack/index.js');
       const extra = vim.spec.extra ?? {};
       const iface = extra['interface'];
       const driver = createOpenStackDriver(keystoneCredentialsOf(vim), {
@@ -56,18 +56,18 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
       return (await ctx.keyring()).decrypt(value.sealed, value.keyId);
     },
     async checkInlineVim(vim) {
-      const { checkVim } = await import('../../../vim/check.js');
+      const { checkVim } = await import('../../vim/check.js');
       await checkVim(vim.spec, vim.secrets);
     },
   };
   // Helm (planners/helm.ts) only when an operation on a Helm CNF needs it: helm from VNFM_HELM or PATH.
   const helm: HelmServices = {
     async client(vim) {
-      const { createHelmClient } = await import('../../../infra/helm/index.js');
+      const { createHelmClient } = await import('../../infra/helm/index.js');
       return createHelmClient({ access: await kubeAccessOf(vim), env: ctx.env });
     },
     async chartTool() {
-      const { createHelmChartTool } = await import('../../../infra/helm/index.js');
+      const { createHelmChartTool } = await import('../../infra/helm/index.js');
       return createHelmChartTool({ env: ctx.env });
     },
   };
@@ -75,7 +75,7 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
   // The management drivers (and what they load) only when an operation reaches a hook.
   let mgmt: Promise<ManagementDriver> | undefined;
   const driver = () =>
-    (mgmt ??= import('../../../mgmt/index.js').then(({ createManagementDriver, resolveScriptIsolation }) => {
+    (mgmt ??= import('../../mgmt/index.js').then(({ createManagementDriver, resolveScriptIsolation }) => {
       let isolation: ScriptIsolation | undefined;
       // Decided once per command, when an operation first needs it: vnfm as root runs scripts as another user.
       const scriptIsolation = () =>
@@ -103,11 +103,11 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
  */
 function managementServices(ctx: Context, store: Store, secrets: (vim: VimConnection) => Promise<SecretReader>): ManagementServices {
   const vimDeps = async (): Promise<VimDeps> => {
-    const [{ checkVim }, keyring] = await Promise.all([import('../../../vim/check.js'), ctx.keyring()]);
+    const [{ checkVim }, keyring] = await Promise.all([import('../../vim/check.js'), ctx.keyring()]);
     return { vims: store.vims, keyring: () => keyring, check: checkVim, now: () => ctx.now() };
   };
   const configOf = async (kubeconfig: string, origin: string, extra: Record<string, string>) => {
-    const { parseKubeconfigText } = await import('../../../vim/kubeconfig.js');
+    const { parseKubeconfigText } = await import('../../vim/kubeconfig.js');
     const config = parseKubeconfigText(kubeconfig, origin);
     config.spec.extra = { ...config.spec.extra, ...extra };
     return config;
@@ -115,12 +115,12 @@ function managementServices(ctx: Context, store: Store, secrets: (vim: VimConnec
   const vims: WorkloadVimRegistry = {
     find: (ref) => store.vims.find(ref),
     async register(input) {
-      const { registerVim } = await import('../../../vim/register.js');
+      const { registerVim } = await import('../../vim/register.js');
       const source = { kind: 'config' as const, config: await configOf(input.kubeconfig, input.origin, input.extra) };
       return registerVim(await vimDeps(), { name: input.name, description: input.description, isDefault: input.isDefault, source });
     },
     async update(id, input) {
-      const { updateVim } = await import('../../../vim/register.js');
+      const { updateVim } = await import('../../vim/register.js');
       const source = { kind: 'config' as const, config: await configOf(input.kubeconfig, input.origin, input.extra) };
       return updateVim(await vimDeps(), { ref: id, source, ...(input.isDefault ? { isDefault: true } : {}) });
     },
@@ -132,7 +132,7 @@ function managementServices(ctx: Context, store: Store, secrets: (vim: VimConnec
     vims,
     // src/mgmt/ssh loads the SSH library (a chunk of the bundle) only when a driver connects.
     async ssh(target, opts) {
-      const { connectSsh } = await import('../../../mgmt/ssh/index.js');
+      const { connectSsh } = await import('../../mgmt/ssh/index.js');
       return connectSsh(target, opts);
     },
     hostKeys: store.hostKeys,

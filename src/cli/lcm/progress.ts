@@ -6,8 +6,8 @@
  * stderr is not a terminal, plain timestamped lines a log collector can
  * keep (their format does not change: script output stays in `vnfm op-log`).
  */
-import type { LcmEvent } from '../../../lcm/index.js';
-import type { IO } from '../../io.js';
+import type { LcmEvent } from '../../lcm/index.js';
+import type { IO } from '../io.js';
 
 export interface Progress {
   onEvent(event: LcmEvent): void;
