@@ -165,11 +165,17 @@ export async function saveInstanceEnvironments(home: string, instanceId: string,
 
 /** The environments kept for an instance; none when it was created without. */
 export async function loadInstanceEnvironments(home: string, instanceId: string): Promise<HeatEnvironments> {
+  const file = join(heatDir(home, instanceId), 'environments.json');
   let text: string;
   try {
-    text = await readFile(join(heatDir(home, instanceId), 'environments.json'), 'utf8');
-  } catch {
-    return NO_ENVIRONMENTS;
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    // Only a file that is not there means "created without"; one that cannot be read would silently drop the environments.
+    if (isAbsent(err)) return NO_ENVIRONMENTS;
+    throw new VnfmError(`the Heat environments kept for vnf instance ${instanceId} cannot be read: ${file}: ${(err as Error).message}`, {
+      hint: `make ${file} a file vnfm may read (or give the environments again with --heat-environment)`,
+      cause: err,
+    });
   }
   try {
     return JSON.parse(text) as HeatEnvironments;
@@ -178,6 +184,11 @@ export async function loadInstanceEnvironments(home: string, instanceId: string)
       hint: 'give the environments again with --heat-environment',
     });
   }
+}
+
+/** A read that failed because nothing is at the path (as opposed to a file that is there but cannot be read). */
+export function isAbsent(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
 }
 
 export async function dropInstanceEnvironments(home: string, instanceId: string): Promise<void> {

@@ -3,8 +3,16 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPackage } from '../../src/csar/index.js';
-import { ValidationError, UsageError } from '../../src/errors.js';
-import { readBaseHot, readHeatEnvironments, withEnvironments } from '../../src/lcm/heat-files.js';
+import { ValidationError, UsageError, VnfmError } from '../../src/errors.js';
+import {
+  isAbsent,
+  loadInstanceEnvironments,
+  NO_ENVIRONMENTS,
+  readBaseHot,
+  readHeatEnvironments,
+  saveInstanceEnvironments,
+  withEnvironments,
+} from '../../src/lcm/heat-files.js';
 import { buildNfvParameter, cpsByVdu } from '../../src/lcm/heat-nfv.js';
 import { jsonMergePatch } from '../../src/lcm/merge-patch.js';
 import { levelReplicas } from '../../src/lcm/replicas.js';
@@ -126,6 +134,23 @@ describe('Base HOT and Heat environments', () => {
     const all = withEnvironments(await readBaseHot(SAMPLE, 'simple', 'r', 'p'), envs);
     expect(all.environmentFiles).toEqual(envs.environmentFiles);
     expect(Object.keys(all.files)).toContain('VDU1.yaml');
+  });
+
+  it('the environments kept for an instance: none when never saved; one that cannot be read is reported naming the file, not taken as none', async () => {
+    const home = join(dir, 'home');
+    expect(await loadInstanceEnvironments(home, 'vnf-none')).toEqual(NO_ENVIRONMENTS);
+    const envs = await readHeatEnvironments([ENV], '/nowhere');
+    await saveInstanceEnvironments(home, 'vnf-kept', envs);
+    expect(await loadInstanceEnvironments(home, 'vnf-kept')).toEqual(envs);
+    // Tests run as root, which reads any file whatever its mode: a directory in the file's place fails the read as well (EISDIR).
+    const file = join(home, 'instances', 'vnf-unreadable', 'heat', 'environments.json');
+    await mkdir(file, { recursive: true });
+    const err = await loadInstanceEnvironments(home, 'vnf-unreadable').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VnfmError);
+    expect((err as Error).message).toBe(`the Heat environments kept for vnf instance vnf-unreadable cannot be read: ${file}: EISDIR: illegal operation on a directory, read`);
+    // Only a path with nothing at it is "absent": a file vnfm may not read (EACCES) is not.
+    expect(isAbsent(Object.assign(new Error('gone'), { code: 'ENOENT' }))).toBe(true);
+    expect(isAbsent(Object.assign(new Error('denied'), { code: 'EACCES' }))).toBe(false);
   });
 
   it('a missing provider template or environment file, or two different files under one name, are refused', async () => {
