@@ -19,6 +19,12 @@ export interface Context {
   store(): Promise<Store>;
   /** The shared store to open instead of VNFM_DATABASE_URL's (`--database-url`), before the store is first opened. */
   useDatabaseUrl(url: string): void;
+  /**
+   * Where the store opened by `store()` was named: `--database-url`,
+   * `VNFM_DATABASE_URL`, `<home>/config.yaml`, or `default` (the SQLite file
+   * under VNFM_HOME); `undefined` before the store is opened.
+   */
+  databaseOrigin(): string | undefined;
   /** The master keyring, checked against the keys the store's secrets are under. */
   keyring(): Promise<Keyring>;
   close(): void;
@@ -43,13 +49,18 @@ function leaseTimeoutMs(env: Record<string, string | undefined>): number | undef
   return seconds * 1000;
 }
 
-/** The environment variable that may hold the master keys; see crypto/keyring.ts. */
+/**
+ * The environment variables that hold the master keys or the command that
+ * prints them; see crypto/keyring.ts and crypto/key-command.ts.
+ */
 const MASTER_KEY_ENV = 'VNFM_MASTER_KEY';
+const MASTER_KEY_COMMAND_ENV = 'VNFM_MASTER_KEY_COMMAND';
 
 /**
  * `env` is the process's environment (or a test's stand-in). The master key
- * is taken out of it at once: a process vnfm starts, whatever starts it,
- * never inherits the key. The context keeps its own copy of the environment,
+ * is taken out of it at once, and so is the command that prints it: a
+ * process vnfm starts, whatever starts it, never inherits the key nor the
+ * way to fetch it. The context keeps its own copy of the environment,
  * read by the keyring (and key rotation) alone when a command needs them.
  *
  * This does not change what `/proc/<vnfm's pid>/environ` shows: that is the
@@ -59,10 +70,20 @@ const MASTER_KEY_ENV = 'VNFM_MASTER_KEY';
 export function createContext(io: IO, processEnv: Record<string, string | undefined>, cwd: string): Context {
   const env = { ...processEnv };
   delete processEnv[MASTER_KEY_ENV];
+  delete processEnv[MASTER_KEY_COMMAND_ENV];
   const home = resolveHome(env, cwd);
   let store: Store | undefined;
   let keyring: Keyring | undefined;
-  let databaseUrl = env['VNFM_DATABASE_URL'] || undefined;
+  let flagUrl: string | undefined;
+  let origin: string | undefined;
+  /** The shared store's URL and where it was given: the flag, then the environment, then config.yaml; none: SQLite. */
+  const resolveDatabase = async (): Promise<{ url?: string; origin: string }> => {
+    if (flagUrl) return { url: flagUrl, origin: '--database-url' };
+    if (env['VNFM_DATABASE_URL']) return { url: env['VNFM_DATABASE_URL'], origin: 'VNFM_DATABASE_URL' };
+    const { readHomeConfig } = await import('./home-config.js');
+    const config = await readHomeConfig(home);
+    return config?.database ? { url: config.database, origin: config.path } : { origin: 'default' };
+  };
   const ctx: Context = {
     io,
     env,
@@ -78,6 +99,7 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
         ]);
         // Every command that opens the store refuses a malformed master key, not only those that open secrets.
         crypto.checkMasterKeyForm(home, env);
+        const database = await resolveDatabase();
         const onDisk = (): Keyring[] => {
           try {
             return [crypto.loadKeyring({ home, env, createIfMissing: false })];
@@ -88,19 +110,21 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
         };
         store = await connectStore(home, {
           // The shared store on PostgreSQL (docs/shared-store.md); without it, the SQLite file under VNFM_HOME.
-          databaseUrl,
+          databaseUrl: database.url,
           leaseTimeoutMs: leaseTimeoutMs(env),
           // A secret this process sealed before a rotation committed is sealed again under the store's
           // active key when it is written: opened with the keys loaded then, sealed with those on disk now.
           resealer: (token, fromKeyId, toKeyId) => crypto.resealToken([...(keyring ? [keyring] : []), ...onDisk()], token, fromKeyId, toKeyId),
           isHolderAlive: (holder) => holderStatus(holder).state !== 'gone',
         });
+        origin = database.origin;
       }
       return store;
     },
     useDatabaseUrl(url) {
-      databaseUrl = url || undefined;
+      flagUrl = url || undefined;
     },
+    databaseOrigin: () => origin,
     async keyring() {
       if (keyring) return keyring;
       const s = await ctx.store();
@@ -109,10 +133,10 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
       const kr = loadKeyring({ home, env, createIfMissing: stored.length === 0 });
       const unknown = stored.filter((id) => !kr.keyIds.includes(id));
       if (unknown.length > 0) {
-        const where = kr.source === 'env' ? 'VNFM_MASTER_KEY' : kr.path;
+        const where = kr.source === 'env' ? MASTER_KEY_ENV : kr.source === 'command' ? `the output of ${MASTER_KEY_COMMAND_ENV}` : kr.path;
         throw new SecretKeyError(
           `the store's secrets are encrypted with key ${unknown.join(', ')}, which ${where} does not hold (it has ${kr.keyIds.join(', ')})`,
-          { hint: `use the master key this store was made with (${join(home, 'master.key')} or VNFM_MASTER_KEY)` },
+          { hint: `use the master key this store was made with (${join(home, 'master.key')}, ${MASTER_KEY_ENV} or ${MASTER_KEY_COMMAND_ENV})` },
         );
       }
       keyring = kr;

@@ -1,9 +1,9 @@
 /**
  * The master keyring: the Fernet keys that encrypt every secret in the store.
  * The keys never live in the database. They come from `VNFM_MASTER_KEY`
- * (comma-separated, primary first) or, when that is not set, from the key
- * file `<home>/master.key` (one key per line, primary first), which only its
- * owner may read.
+ * (comma-separated, primary first), else from what `VNFM_MASTER_KEY_COMMAND`
+ * prints (the same form), else from the key file `<home>/master.key` (one
+ * key per line, primary first), which only its owner may read.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -11,12 +11,13 @@ import * as path from 'node:path';
 
 import { SecretKeyError } from '../errors.js';
 import { Fernet, InvalidFernetKey, InvalidFernetToken, generateFernetKey, parseFernetKey } from './fernet.js';
+import { MASTER_KEY_COMMAND_ENV, keyCommandOf, runKeyCommand } from './key-command.js';
 
 export const MASTER_KEY_ENV = 'VNFM_MASTER_KEY';
 export const KEY_FILE_NAME = 'master.key';
 
-/** Where the keys came from. */
-export type KeySource = 'env' | 'file';
+/** Where the keys came from: `VNFM_MASTER_KEY`, `VNFM_MASTER_KEY_COMMAND`'s output, or the key file. */
+export type KeySource = 'env' | 'command' | 'file';
 
 /**
  * The keys that protect the store's secrets. New secrets are encrypted with
@@ -72,7 +73,15 @@ export function keyFilePath(home: string): string {
 
 /** Where the keys are, for the messages that talk about them. */
 function describeSource(source: KeySource, file?: string): string {
-  return source === 'env' ? `the ${MASTER_KEY_ENV} environment variable` : `the key file ${file}`;
+  if (source === 'env') return `the ${MASTER_KEY_ENV} environment variable`;
+  return source === 'command' ? `the output of ${MASTER_KEY_COMMAND_ENV}` : `the key file ${file}`;
+}
+
+/** Where the operator adds a key the keyring lacks, for hints. */
+function addKeyHint(source: KeySource, keyId: string, file?: string): string {
+  if (source === 'env') return `add the key with id ${keyId} to ${MASTER_KEY_ENV} (comma-separated, primary first)`;
+  if (source === 'command') return `make ${MASTER_KEY_COMMAND_ENV} print the key with id ${keyId} too (comma-separated, primary first)`;
+  return `restore the key with id ${keyId} as a line of ${file}, or set ${MASTER_KEY_ENV} to the keys the store was encrypted with`;
 }
 
 class MasterKeyring implements Keyring {
@@ -110,10 +119,7 @@ class MasterKeyring implements Keyring {
     const where = describeSource(this.source, this.path);
     if (keyId && !this.#fernets.has(keyId)) {
       throw new SecretKeyError(`the secret was encrypted with key ${keyId}, which is not in the keyring (${where}; it holds ${this.keyIds.join(', ')})`, {
-        hint:
-          this.source === 'env'
-            ? `add the key with id ${keyId} to ${MASTER_KEY_ENV} (comma-separated, primary first)`
-            : `restore the key with id ${keyId} as a line of ${this.path}, or set ${MASTER_KEY_ENV} to the keys the store was encrypted with`,
+        hint: addKeyHint(this.source, keyId, this.path),
       });
     }
     throw new SecretKeyError(
@@ -139,6 +145,29 @@ export function keysFromEnv(env: Record<string, string | undefined>): string[] |
   const keys = value.split(',').map((k) => k.trim()).filter((k) => k !== '');
   keys.forEach((key, i) => checkKey(key, `key ${i + 1} of ${MASTER_KEY_ENV}`));
   return keys;
+}
+
+/** The keys a command printed, per environment object and command: it runs once per vnfm process. */
+const commandKeys = new WeakMap<object, Map<string, string[]>>();
+
+/**
+ * The keys kept outside `VNFM_HOME`: `VNFM_MASTER_KEY`, else the output of
+ * `VNFM_MASTER_KEY_COMMAND` (run here, the first time only), else `undefined`.
+ */
+export function keysFromEnvOrCommand(env: Record<string, string | undefined>): { keys: string[]; source: 'env' | 'command' } | undefined {
+  const fromEnv = keysFromEnv(env);
+  if (fromEnv) return { keys: fromEnv, source: 'env' };
+  const command = keyCommandOf(env);
+  if (command === undefined) return undefined;
+  let byCommand = commandKeys.get(env);
+  if (!byCommand) commandKeys.set(env, (byCommand = new Map()));
+  let keys = byCommand.get(command);
+  if (!keys) {
+    keys = runKeyCommand(command, env).split(/[,\n]/).map((k) => k.trim()).filter((k) => k !== '');
+    keys.forEach((key, i) => checkKey(key, `key ${i + 1} of the output of ${MASTER_KEY_COMMAND_ENV}`));
+    byCommand.set(command, keys);
+  }
+  return { keys, source: 'command' };
 }
 
 function checkKey(key: string, where: string): void {
@@ -307,12 +336,12 @@ function createKeyFile(file: string): void {
 }
 
 /**
- * Loads the master keyring. With `VNFM_MASTER_KEY` set the key file is never
- * read or written.
+ * Loads the master keyring. With `VNFM_MASTER_KEY` or `VNFM_MASTER_KEY_COMMAND`
+ * set the key file is never read or written.
  */
 export function loadKeyring(opts: LoadKeyringOptions): Keyring {
-  const envKeys = keysFromEnv(opts.env);
-  if (envKeys) return createKeyring(envKeys, 'env');
+  const outside = keysFromEnvOrCommand(opts.env);
+  if (outside) return createKeyring(outside.keys, outside.source);
 
   const file = keyFilePath(opts.home);
   removeStaleKeyTempFiles(file);
@@ -335,9 +364,11 @@ export function loadKeyring(opts: LoadKeyringOptions): Keyring {
  * `VNFM_MASTER_KEY`, or a key file that is malformed, not private or not a
  * file, is refused (SecretKeyError) by every command that opens the store,
  * not only by those that open secrets. A missing key file is fine here.
+ * `VNFM_MASTER_KEY_COMMAND` is not run here: only commands that open or
+ * seal a secret run it (and refuse what it prints when malformed).
  */
 export function checkMasterKeyForm(home: string, env: Record<string, string | undefined>): void {
-  if (keysFromEnv(env)) return;
+  if (keysFromEnv(env) || keyCommandOf(env) !== undefined) return;
   readKeyFile(keyFilePath(home));
 }
 

@@ -5,6 +5,7 @@
  */
 import { ConflictError, SecretKeyError, UsageError } from '../errors.js';
 import { InvalidFernetKey, generateFernetKey, parseFernetKey } from './fernet.js';
+import { MASTER_KEY_COMMAND_ENV } from './key-command.js';
 import {
   MASTER_KEY_ENV,
   type KeySource,
@@ -12,7 +13,7 @@ import {
   createKeyring,
   keyFilePath,
   keyIdOf,
-  keysFromEnv,
+  keysFromEnvOrCommand,
   loadKeyring,
   readKeyFile,
   removeStaleKeyTempFiles,
@@ -86,7 +87,8 @@ export interface RotationResult {
   path?: string;
   /**
    * Keys no secret needs any more. With the key file they are already gone;
-   * with `VNFM_MASTER_KEY` the operator can now remove them from it.
+   * with `VNFM_MASTER_KEY` (or what `VNFM_MASTER_KEY_COMMAND` prints) the
+   * operator can now remove them from it.
    */
   retiredKeyIds: string[];
   /**
@@ -109,6 +111,9 @@ export interface RotationResult {
  * `VNFM_MASTER_KEY`: vnfm cannot change the environment, so the operator puts
  * the new key first (`VNFM_MASTER_KEY=<new>,<old>`) and the rotation
  * re-encrypts every secret under that first key in one transaction.
+ * `VNFM_MASTER_KEY_COMMAND` likewise: vnfm cannot write to the secret manager
+ * the command reads, so the operator stores NEW,OLD there, rotates, then
+ * stores NEW alone.
  *
  * Other vnfm processes may write secrets meanwhile: each seals, inside its
  * own write transaction, under the store's active key (the store's
@@ -118,26 +123,28 @@ export interface RotationResult {
  * the store's lock (`lock`).
  */
 export function rotateMasterKey(opts: RotateMasterKeyOptions): RotationResult {
-  const envKeys = keysFromEnv(opts.env);
-  if (envKeys && opts.newKey !== undefined) {
-    throw new UsageError(`cannot rotate to a given key while the keys come from ${MASTER_KEY_ENV}`, {
-      hint: `put the new key first in ${MASTER_KEY_ENV} (${MASTER_KEY_ENV}=<new>,<old>) and rotate again; make one with: vnfm key-generate`,
+  const outside = keysFromEnvOrCommand(opts.env);
+  if (outside && opts.newKey !== undefined) {
+    const where = outside.source === 'env' ? MASTER_KEY_ENV : `what ${MASTER_KEY_COMMAND_ENV} prints`;
+    throw new UsageError(`cannot rotate to a given key while the keys come from ${outside.source === 'env' ? MASTER_KEY_ENV : MASTER_KEY_COMMAND_ENV}`, {
+      hint: `put the new key first in ${where} (<new>,<old>) and rotate again; make one with: vnfm key-generate`,
     });
   }
   opts.lock?.acquire();
   try {
-    return envKeys ? rotateEnvKeys(envKeys, opts) : rotateKeyFile(opts);
+    return outside ? rotateEnvKeys(outside.keys, outside.source, opts) : rotateKeyFile(opts);
   } finally {
     opts.lock?.release();
   }
 }
 
-function rotateEnvKeys(envKeys: string[], opts: RotateMasterKeyOptions): RotationResult {
-  const keyring = createKeyring(envKeys, 'env');
+/** Keys from `VNFM_MASTER_KEY` or `VNFM_MASTER_KEY_COMMAND`: re-encrypts under the first; nothing is written outside the store. */
+function rotateEnvKeys(envKeys: string[], source: KeySource, opts: RotateMasterKeyOptions): RotationResult {
+  const keyring = createKeyring(envKeys, source);
   const unreadable = unreadableSecrets(keyring, opts.secrets.listSecrets());
   const rotated = reencryptAll(keyring, opts.secrets, unreadable);
-  verifyAll(createKeyring([envKeys[0]!], 'env'), opts.secrets, unreadable);
-  return { rotated, keyId: keyring.primaryKeyId, source: 'env', retiredKeyIds: keyring.keyIds.slice(1), unreadable: [...unreadable.values()] };
+  verifyAll(createKeyring([envKeys[0]!], source), opts.secrets, unreadable);
+  return { rotated, keyId: keyring.primaryKeyId, source, retiredKeyIds: keyring.keyIds.slice(1), unreadable: [...unreadable.values()] };
 }
 
 function rotateKeyFile(opts: RotateMasterKeyOptions): RotationResult {

@@ -66,7 +66,7 @@ export function demoCommand(ctx: Context): Command {
     try {
       let vimRef = flags.vim;
       if (!vimRef) {
-        demoCtx = createContext(ctx.io, { ...ctx.env, VNFM_HOME: join(work, 'home'), VNFM_MASTER_KEY: undefined }, ctx.cwd);
+        demoCtx = createContext(ctx.io, { ...ctx.env, VNFM_HOME: join(work, 'home'), VNFM_MASTER_KEY: undefined, VNFM_MASTER_KEY_COMMAND: undefined }, ctx.cwd);
         const { startSandbox, writeSandboxConfigs } = await import('../../sandbox/index.js');
         const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
         closeSandbox = () => sandbox.close();

@@ -14,7 +14,9 @@ into instances and operation records (SSH and registry passwords, tokens).
 With the key file ($VNFM_HOME/master.key) a new key is made and the old one
 retired; an interruption at any moment leaves every secret readable. With
 VNFM_MASTER_KEY, put a new key first (VNFM_MASTER_KEY=NEW,OLD), run key-rotate,
-then drop OLD. One rotation runs at a time, and none while an LCM operation
+then drop OLD. With VNFM_MASTER_KEY_COMMAND, vnfm cannot write to the secret
+manager the command reads: store NEW,OLD there, run key-rotate, then store
+NEW alone. One rotation runs at a time, and none while an LCM operation
 runs: either is refused with exit code 4.`,
     );
   addOutputOptions(cmd);
@@ -53,8 +55,10 @@ runs: either is refused with exit code 4.`,
       ctx.io.warn(`${result.unreadable.length} sealed value(s) open with no key and were left as they are (sealed under a key lost before): ${result.unreadable.slice(0, 5).join(', ')}`);
     }
     ctx.io.success(`${result.rotated} secret(s) re-encrypted under key ${result.keyId}`);
-    if (result.source === 'env' && result.retiredKeyIds.length > 0) {
-      ctx.io.info(`no secret needs key(s) ${result.retiredKeyIds.join(', ')} any more: remove them from VNFM_MASTER_KEY`);
+    if (result.source !== 'file') {
+      const where = result.source === 'env' ? 'VNFM_MASTER_KEY' : 'what VNFM_MASTER_KEY_COMMAND prints';
+      if (result.retiredKeyIds.length > 0) ctx.io.info(`no secret needs key(s) ${result.retiredKeyIds.join(', ')} any more: remove them from ${where}`);
+      else ctx.io.info(`the keys come from ${where}, which holds one key: to rotate, put a new key first there (NEW,OLD; vnfm key-generate makes one) and run key-rotate again`);
     }
     await printResource(
       ctx.io,

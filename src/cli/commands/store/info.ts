@@ -4,11 +4,15 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addOutputOptions, printList, printResource, type OutputOptions, type View } from '../../output/printer.js';
 
-const infoView: View<StoreInfo> = {
+/** StoreInfo, and where the database was named (see Context.databaseOrigin). */
+type ShownInfo = StoreInfo & { locationFrom?: string };
+
+const infoView: View<ShownInfo> = {
   columns: [],
   toData: (i) => ({
     backend: i.backend,
     location: i.location,
+    ...(i.locationFrom ? { locationFrom: i.locationFrom } : {}),
     schemaVersion: i.schemaVersion,
     knownSchemaVersion: i.knownSchemaVersion,
     engineVersion: i.engineVersion,
@@ -40,7 +44,9 @@ export function storeInfoCommand(ctx: Context): Command {
     ['who holds leases on a shared store', 'VNFM_DATABASE_URL=postgres://vnfm@db/vnfm vnfm store-info -o json'],
   ]);
   return cmd.action(async (flags: OutputOptions) => {
-    const info = (await ctx.store()).info();
+    const stored = (await ctx.store()).info();
+    const from = ctx.databaseOrigin();
+    const info: ShownInfo = { ...stored, ...(from ? { locationFrom: from } : {}) };
     const table = flags.output === 'table' || flags.output === 'wide';
     if (!table) {
       await printResource(ctx.io, flags, infoView, info);
