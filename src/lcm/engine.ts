@@ -9,72 +9,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ConflictError, InterruptedError, NotFoundError, TerminatedError, TimeoutError, UsageError, VimCheckError, VnfmError } from '../errors.js';
-import type { DriverContext, DriverEvent, JournalStep, ResourceRef } from '../infra/driver.js';
+import type { DriverContext, JournalStep, ResourceRef } from '../infra/driver.js';
 import type { KubernetesInfraDriver } from '../infra/kubernetes/driver-contract.js';
 import type { OpenStackInfraDriver } from '../infra/openstack/driver-contract.js';
-import type { SecretReader } from '../infra/kubernetes/secrets.js';
-import type { ManagementDriver } from '../mgmt/index.js';
 import { noopManagementDriver } from '../mgmt/noop.js';
-import type { InstanceFields, Open, PackageScriptUse, Seal } from '../mgmt/index.js';
+import type { InstanceFields, PackageScriptUse } from '../mgmt/index.js';
 import { openOpLog } from './op-log.js';
-import type { Store, VnfLock } from '../store/index.js';
-import { holderOf, holderStatus, thisHost, type HolderStatus, type HostFacts } from './lock-holder.js';
-import type { Vim, VimSecrets } from '../vim/index.js';
+import type { Vim } from '../vim/index.js';
 import type { Flavour, LcmHook } from '../vnfd/index.js';
-import type {
-  AffectedVnfc,
-  LcmOpOcc,
-  LcmOperation,
-  LcmOperationState,
-  LcmRequest,
-  PriorState,
-  ProblemDetails,
-  VimConnection,
-  VnfInstance,
-} from '../model/lcm.js';
+import type { AffectedVnfc, LcmOpOcc, LcmOperation, LcmRequest, PriorState, ProblemDetails, VimConnection, VnfInstance } from '../model/lcm.js';
 import { vnfcsOf } from '../model/vnfcs.js';
+import type { LcmDeps, LcmEvent } from './deps.js';
+import { assertInstanceFree, lockFor, nowIso, pidOf, resolutionHint, sweepStaleLock } from './locks.js';
 
-/** What the engine needs from outside; the cli supplies the real ones, tests their own. */
-export interface LcmDeps {
-  store: Store;
-  /** VNFM_HOME, where onboarded packages are unpacked. */
-  home: string;
-  now(): Date;
-  /** Decrypts a registered VIM's secrets (needs the keyring). */
-  openVimSecrets(vim: Vim): Promise<VimSecrets>;
-  /** The Kubernetes infra-driver for a VIM. */
-  kubernetesDriver(vim: VimConnection): KubernetesInfraDriver | Promise<KubernetesInfraDriver>;
-  /** The OpenStack (Heat) infra-driver for a VIM; operations on OpenStack VIMs fail without it. */
-  openstackDriver?(vim: VimConnection): OpenStackInfraDriver | Promise<OpenStackInfraDriver>;
-  /** Hooks around the infra-driver; the no-op driver when absent. */
-  mgmt?: ManagementDriver;
-  /** Reads Secrets on a VIM (vnf-kubeconfig). */
-  secretReader?(vim: VimConnection): Promise<SecretReader>;
-  /** Seals the credentials of an inline VIM kept with an instance (vnfm's keyring); without it they are not kept. */
-  seal?: Seal;
-  /** Opens what `seal` sealed. */
-  open?: Open;
-  /**
-   * Contacts a VIM with its credentials; throws VimCheckError (exit 6) when it
-   * does not answer or refuses them. Asked for an inline VIM when the request
-   * is read, and for a registered one before every new operation is recorded
-   * (a VIM's status from registration or vim-check may be stale).
-   */
-  checkInlineVim?(vim: VimConnection): Promise<void>;
-  /** The pid recorded in locks (this process's by default); its host, boot and start time are read from this host. */
-  pid?: number;
-  /** How a lock's holder is checked: this host's facts by default (see lock-holder.ts). */
-  host?: HostFacts;
-}
-
-/** Progress of an operation, for the cli's live view or log lines. */
-export type LcmEvent =
-  | { type: 'occurrence'; opOcc: LcmOpOcc }
-  | { type: 'driver'; event: DriverEvent }
-  | { type: 'hook'; hook: LcmHook }
-  /** A line a hook's package script or remote command printed, as its log keeps it (secrets redacted). */
-  | { type: 'output'; hook: LcmHook; line: string }
-  | { type: 'notice'; message: string };
+export type { LcmDeps, LcmEvent } from './deps.js';
+export { assertInstanceFree, canRollBack, describeHolder, lockStatus, resolutionHint, sweepStaleLock } from './locks.js';
 
 export interface OperationOptions {
   /** Aborted on Ctrl-C or --timeout: the reason should be an InterruptedError or a TimeoutError. */
@@ -127,113 +76,6 @@ export type OpenStackPlan = Plan<OpenStackInfraDriver>;
 async function bindDriver<D>(deps: LcmDeps, plan: Plan<D>): Promise<(ctx: DriverContext) => Promise<VnfInstance>> {
   const driver = await plan.connect(deps, plan.vim);
   return (ctx) => plan.run(driver, ctx);
-}
-
-const ACTIVE: LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK'];
-
-const nowIso = (deps: LcmDeps) => deps.now().toISOString();
-const pidOf = (deps: LcmDeps) => deps.pid ?? process.pid;
-const hostOf = (deps: LcmDeps) => deps.host ?? thisHost();
-
-/** The lock row for an occurrence this process starts or resumes. */
-function lockFor(deps: LcmDeps, vnfInstanceId: string, opId: string): VnfLock {
-  return { vnfInstanceId, opId, acquiredAt: nowIso(deps), ...holderOf(pidOf(deps), hostOf(deps)) };
-}
-
-/** Whether the holder of a lock still runs, as far as this host can tell. */
-export function lockStatus(deps: LcmDeps, lock: VnfLock): HolderStatus {
-  return holderStatus(lock, hostOf(deps));
-}
-
-/** "vnfm pid P on host H since T": the holder of a lock, for messages. */
-export function describeHolder(lock: VnfLock): string {
-  return `vnfm pid ${lock.pid} on host ${lock.hostName ?? '(not recorded)'} since ${lock.acquiredAt}`;
-}
-
-/**
- * Turns what a dead process left behind into FAILED_TEMP: its lock, and any
- * occurrence still marked as running that holds no lock.
- */
-export function sweepStaleLock(deps: LcmDeps, vnfInstanceId: string, onEvent?: (e: LcmEvent) => void): LcmOpOcc[] {
-  const ops = deps.store.opOccs;
-  const swept = ops.exclusive(() => {
-    const out: LcmOpOcc[] = [];
-    const lock = ops.lock(vnfInstanceId);
-    const status = lock && lockStatus(deps, lock);
-    if (lock && status?.state === 'gone') {
-      const op = ops.find(lock.opId);
-      ops.releaseLock(vnfInstanceId, lock.opId);
-      if (op && ACTIVE.includes(op.operationState)) {
-        out.push(
-          ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), {
-            pid: null,
-            error: {
-              status: 500,
-              title: 'vnfm process died',
-              detail: `the vnfm process (pid ${lock.pid} on host ${lock.hostName ?? '(not recorded)'}) running this ${op.operation} stopped before finishing it (killed or crashed: ${status.why}); the instance may be partly changed`,
-            },
-          }),
-        );
-      }
-    }
-    const held = ops.lock(vnfInstanceId);
-    for (const op of ops.unfinished(vnfInstanceId)) {
-      if (ACTIVE.includes(op.operationState) && held?.opId !== op.id) {
-        out.push(
-          ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), {
-            pid: null,
-            error: { status: 500, title: 'vnfm process died', detail: `this ${op.operation} was left ${op.operationState} by a vnfm process that is gone` },
-          }),
-        );
-      }
-    }
-    return out;
-  });
-  for (const op of swept) {
-    onEvent?.({ type: 'notice', message: `occurrence ${op.id} (${op.operation}) was left running by a vnfm process that is gone: now FAILED_TEMP` });
-  }
-  return swept;
-}
-
-/** Refuses when another process holds the lock or an occurrence of the instance waits in FAILED_TEMP. */
-export function assertInstanceFree(deps: LcmDeps, vnfInstanceId: string, exceptOpId?: string): void {
-  const ops = deps.store.opOccs;
-  const lock = ops.lock(vnfInstanceId);
-  if (lock) {
-    const op = ops.find(lock.opId);
-    const unchecked = lockStatus(deps, lock).state !== 'running';
-    // A lease (store/operation-leases.ts) says how long the holder is trusted without this host seeing it.
-    const lease = (lock as { leaseExpiresAt?: string; heartbeatAt?: string }).leaseExpiresAt;
-    const beat = (lock as { heartbeatAt?: string }).heartbeatAt;
-    throw new ConflictError(`vnf instance ${vnfInstanceId} is locked by ${describeHolder(lock)} (operation ${op?.operation ?? 'unknown'}, occurrence ${lock.opId})`, {
-      hint: unchecked
-        ? lease
-          ? `that vnfm holds a lease on the instance until ${lease} (last heartbeat ${beat ?? 'unknown'}), renewed while it runs: follow it with vnfm op-watch ${lock.opId}; once the lease runs out without a heartbeat, the next command takes it for gone and the occurrence becomes FAILED_TEMP; if you know it is gone now: vnfm op-fail --force ${lock.opId}`
-          : `this host cannot check that process: wait for it there (vnfm op-show ${lock.opId}); if it is gone for good, release the instance: vnfm op-fail --force ${lock.opId}`
-        : `wait for it to finish; follow it with: vnfm op-watch ${lock.opId}`,
-    });
-  }
-  const blocking = ops.unfinished(vnfInstanceId).find((o) => o.id !== exceptOpId);
-  if (blocking) {
-    throw new ConflictError(
-      `vnf instance ${vnfInstanceId} has a ${blocking.operationState} ${blocking.operation} occurrence (${blocking.id}) that must be resolved first`,
-      { hint: resolutionHint(blocking) },
-    );
-  }
-}
-
-export function resolutionHint(op: Pick<LcmOpOcc, 'id' | 'operation' | 'operationParams'>): string {
-  const choices = [`retry it: vnfm op-retry ${op.id}`];
-  if (canRollBack(op)) choices.push(`undo it: vnfm op-rollback ${op.id}`);
-  choices.push(`give up on it: vnfm op-fail ${op.id}`);
-  return choices.join('; or ');
-}
-
-export function canRollBack(op: Pick<LcmOpOcc, 'operation' | 'operationParams'>): boolean {
-  // MODIFY_INFO and CHANGE_EXT_CONN (modify.ts, ext-conn.ts) are recorded under their SOL003 names, outside LcmOperation.
-  const named = op.operation as string;
-  if (op.operation === 'INSTANTIATE' || op.operation === 'CHANGE_VNFPKG' || named === 'MODIFY_INFO' || named === 'CHANGE_EXT_CONN') return true;
-  return op.operation === 'SCALE' && (op.operationParams as { type?: string }).type === 'SCALE_OUT';
 }
 
 function priorOf(instance: VnfInstance): PriorState {
