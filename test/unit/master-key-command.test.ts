@@ -51,7 +51,7 @@ async function run(home: string, argv: string[], env: Record<string, string | un
     s.on('data', (d: Buffer) => (out[key] += d.toString()));
     return s;
   };
-  const fullEnv = { PATH: process.env['PATH'], VNFM_HOME: home, ...env };
+  const fullEnv: Record<string, string | undefined> = { PATH: process.env['PATH'], VNFM_HOME: home, ...env };
   const code = await main(argv, { env: fullEnv, cwd: home.replace(/\/home$/, ''), streams: { stdin: new PassThrough(), stdout: stream('stdout'), stderr: stream('stderr') } });
   return { code, ...out, env: fullEnv };
 }
