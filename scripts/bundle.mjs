@@ -208,6 +208,11 @@ const roomOf = (file) => {
 const roomFile = (name) => `room-${name}.cjs`;
 const loaderPath = join(root, 'scripts', 'chunk-loader.ts');
 
+// roomRouting and sharing each resolve a path again through esbuild, marking
+// the nested call so that it skips itself. The marks add up (each keeps the
+// other's): with one mark replacing the other, a dynamic import inside a room
+// sent the two plugins resolving each other without end (GBs of memory).
+
 /**
  * Routes `await import('…/sandbox/index.js')` (from outside the room) to the
  * room's chunk, and records the files so loaded: the chunk's entries.
@@ -218,7 +223,7 @@ function roomRouting(entries) {
     setup(build) {
       build.onResolve({ filter: /^\./ }, async (args) => {
         if (args.kind !== 'dynamic-import' || args.pluginData?.vnfmRoom) return undefined;
-        const r = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { vnfmRoom: true } });
+        const r = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { ...args.pluginData, vnfmRoom: true } });
         if (r.errors.length > 0 || r.external || r.namespace !== 'file') return undefined;
         const room = roomOf(r.path);
         if (!room || room === roomOf(args.importer)) return undefined;
@@ -249,7 +254,7 @@ function sharing(mainInputs, used) {
     setup(build) {
       build.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData?.vnfmShared || args.kind === 'entry-point' || isBuiltin(args.path) || chunkFilter.test(args.path)) return undefined;
-        const r = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { vnfmShared: true } });
+        const r = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { ...args.pluginData, vnfmShared: true } });
         if (r.errors.length > 0 || r.external || r.namespace !== 'file') return undefined;
         const rel = relative(root, r.path);
         if (!mainInputs.has(rel)) return undefined;
