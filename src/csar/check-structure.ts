@@ -5,7 +5,7 @@
 import type { Finding, PackageFiles } from '../model/package-files.js';
 import { type HashDeclaration, parseAlgorithm, verifyHashes } from './hashes.js';
 import { type Manifest, parseManifest } from './manifest.js';
-import { openFindings } from './open-package.js';
+import { openFindings } from './package-reader.js';
 import { findingsFromError } from './package-error.js';
 import { TOSCA_META_PATH, type ToscaMeta, parseToscaMeta } from './tosca-meta.js';
 

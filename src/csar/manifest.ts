@@ -6,7 +6,7 @@
  */
 import type { Finding } from '../model/package-files.js';
 import { isHexDigest, parseAlgorithm } from './hashes.js';
-import { checkMemberName } from './open-package.js';
+import { checkMemberName } from './member-name.js';
 import { isUrl, memberPath, parseKeyValue, splitLines } from './meta-text.js';
 
 /** One `Source:` block. Lines are 1-based, in the manifest. */

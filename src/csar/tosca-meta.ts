@@ -6,7 +6,7 @@
  */
 import type { Finding } from '../model/package-files.js';
 import { isHexDigest, parseAlgorithm } from './hashes.js';
-import { checkMemberName } from './open-package.js';
+import { checkMemberName } from './member-name.js';
 import { isUrl, memberPath, parseKeyValue, splitLines } from './meta-text.js';
 
 export const TOSCA_META_PATH = 'TOSCA-Metadata/TOSCA.meta';
