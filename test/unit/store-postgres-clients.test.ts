@@ -3,8 +3,10 @@
  * cluster on 127.0.0.1), each with a VNFM_HOME of its own, through the
  * command line: the database named in VNFM_HOME/config.yaml (and what wins
  * over it), and a client with another master key, which opens no secret
- * and writes nothing.
+ * and writes nothing; the database restarted inside an operation's final
+ * write transaction.
  */
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,14 +15,16 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { generateFernetKey } from '../../src/crypto/index.js';
+import { bundleTestProgram } from '../support/bundle-test-program.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
 
 const SAMPLES = resolve(import.meta.dirname, '../../csar-samples');
 
 let server: PgServer;
+let writer: string;
 
 beforeAll(async () => {
-  server = await startPostgres();
+  [server, writer] = await Promise.all([startPostgres(), bundleTestProgram(resolve(import.meta.dirname, '../support/store-write-client.ts'))]);
 });
 
 afterAll(async () => {
@@ -47,6 +51,16 @@ async function vnfm(home: string, argv: string[], env: Record<string, string | u
     streams: { stdin: new PassThrough(), stdout: stream('stdout'), stderr: stream('stderr') },
   });
   return { code, ...out };
+}
+
+async function query(database: string, sql: string): Promise<Record<string, unknown>[]> {
+  const c = new pg.Client({ host: server.dir, port: server.port, user: server.user, password: server.password, database });
+  await c.connect();
+  try {
+    return (await c.query(sql)).rows as Record<string, unknown>[];
+  } finally {
+    await c.end();
+  }
 }
 
 /** Every row of every table of `database`, in a stable order: what a refused command must leave as it was. */
@@ -198,5 +212,60 @@ describe('a client with another master key', () => {
     expect(listed.code).toBe(0);
     expect((JSON.parse(listed.stdout) as { vnfInstanceName: string }[]).map((i) => i.vnfInstanceName)).toEqual(['web']);
     expect((await vnfm(b, ['vim-register', '--no-check', '--config-file', vimConfig(dir, 'core', 'token-core'), 'core'], envA)).code).toBe(0);
+  });
+});
+
+describe('the database restarted inside an operation', () => {
+  it("while the final transaction is open: none of it lands, the occurrence ends FAILED_TEMP with its lock released on a new connection, nothing lost or half-written", async () => {
+    const db = await server.createDatabase();
+    const url = server.url(db);
+    const env = { VNFM_DATABASE_URL: url, VNFM_MASTER_KEY: generateFernetKey() };
+    const home = newHome();
+    expect((await vnfm(home, ['vnfpkg-onboard', join(SAMPLES, 'basic-cnf', 'package'), '--name', 'basic-cnf'], env)).code).toBe(0);
+    const created = await vnfm(home, ['vnf-create', '--package', 'basic-cnf', '--name', 'web', '-o', 'json'], env);
+    const instanceId = (JSON.parse(created.stdout) as { id: string }).id;
+
+    const child = spawn(process.execPath, [writer, url, instanceId], { env: { PATH: process.env['PATH'], VNFM_HOME: newHome() }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    let stderr = '';
+    let partial = '';
+    const waiters: (() => void)[] = [];
+    child.stdout!.on('data', (d: Buffer) => {
+      partial += d.toString();
+      const parts = partial.split('\n');
+      partial = parts.pop()!;
+      lines.push(...parts);
+      for (const w of waiters.splice(0)) w();
+    });
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    const lineStarting = (prefix: string) =>
+      new Promise<string>((ok, fail) => {
+        const check = () => {
+          const line = lines.find((l) => l.startsWith(prefix));
+          if (line !== undefined) ok(line);
+          else if (child.exitCode !== null) fail(new Error(`the writer exited without ${prefix}: ${lines.join(' | ')} ${stderr}`));
+          else waiters.push(check);
+        };
+        check();
+        void exited.then(() => waiters.push(check)).then(() => check());
+      });
+
+    const opId = (await lineStarting('STARTED ')).slice('STARTED '.length);
+    await lineStarting('IN_TX');
+    // Inside the final transaction: the instance and the occurrence's COMPLETED are written, not committed.
+    expect(await query(db, `SELECT operation_state FROM lcm_op_occs WHERE id = '${opId}'`)).toEqual([{ operation_state: 'PROCESSING' }]);
+    await server.restart();
+    child.stdin!.write('go\n');
+    expect(await exited).toBe(0);
+    expect(lines.slice(2)).toEqual([expect.stringMatching(/^FAILED 6 /), 'FAILED_TEMP']);
+    expect(stderr).not.toContain(server.password);
+
+    expect(await query(db, `SELECT operation_state FROM lcm_op_occs WHERE id = '${opId}'`)).toEqual([{ operation_state: 'FAILED_TEMP' }]);
+    expect(await query(db, `SELECT description FROM vnf_instances WHERE id = '${instanceId}'`)).toEqual([{ description: '' }]);
+    expect(await query(db, 'SELECT vnf_instance_id FROM vnf_locks')).toEqual([]);
+    // The occurrence is ready for op-retry / op-fail from any client.
+    const shown = await vnfm(newHome(), ['op-show', opId, '-o', 'json'], env);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id: opId, operationState: 'FAILED_TEMP' });
   });
 });

@@ -113,8 +113,19 @@ function failure(err: unknown): PgFailure {
   };
 }
 
-async function query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
-  if (!client || broken) await reopen();
+/**
+ * Runs a statement, on a new connection when the last one broke, unless
+ * `mayReopen` is false: a statement inside a transaction (or after the first
+ * step of a batch) must fail with the connection that held the transaction,
+ * which the server rolled back. Run on a new connection it would commit on
+ * its own, without the statements before it (a lock released while the
+ * state change that went with it was lost).
+ */
+async function query(sql: string, params: unknown[], mayReopen = true): Promise<pg.QueryResult> {
+  if (!client || broken) {
+    if (!mayReopen) throw new Error('Connection terminated: the connection to the database broke inside a transaction, which the server rolled back');
+    await reopen();
+  }
   return client!.query({ text: sql, values: params });
 }
 
@@ -137,7 +148,7 @@ async function handle(req: Request): Promise<Response> {
       return result(await query(req.sql, []));
     case 'query':
       try {
-        return result(await query(req.sql, req.params));
+        return result(await query(req.sql, req.params, req.retry));
       } catch (err) {
         if (!req.retry || !isConnectionFailure(err)) throw err;
         await reopen();
@@ -149,7 +160,7 @@ async function handle(req: Request): Promise<Response> {
       for (let i = 0; i < req.steps.length; i++) {
         const step = req.steps[i]!;
         try {
-          results[i] = await query(step.sql, step.params);
+          results[i] = await query(step.sql, step.params, i === 0 && req.retry);
         } catch (err) {
           // Nothing reached the server when the first statement found the connection gone: run it all again.
           if (i === 0 && req.retry && !retried && isConnectionFailure(err)) {
