@@ -12,6 +12,102 @@ import { controllerOf, isEvent, key, spec, splitKey, status, WorkQueue, type Con
 
 type Obj = Record<string, any>;
 
+type RunState = 'running' | 'succeeded' | 'failed';
+
+/** The pod and its owners up the controller chain, for fault rules. */
+function controllerChain(api: ControllerContext['api'], pod: KubeObject): Described[] {
+  const out: Described[] = [{ kind: 'Pod', object: pod }];
+  let current = pod;
+  for (let depth = 0; depth < 5; depth++) {
+    const ref = controllerOf(current);
+    const owner = ref && api.store.getByUid(ref.uid);
+    if (!ref || !owner) break;
+    out.push({ kind: ref.kind, object: owner.object });
+    current = owner.object;
+  }
+  return out;
+}
+
+/** Whether the pod's node selector and required node affinity admit `n`. */
+function nodeFits(n: KubeObject, s: Obj): boolean {
+  for (const [k, v] of Object.entries((s.nodeSelector as Record<string, string> | undefined) ?? {})) if (n.metadata.labels?.[k] !== v) return false;
+  const terms = (s.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms as Obj[] | undefined) ?? [];
+  if (terms.length === 0) return true;
+  return terms.some((t) =>
+    ((t.matchFields as Obj[] | undefined) ?? []).every((f) => f.key !== 'metadata.name' || (f.operator === 'In' && (f.values as string[]).includes(n.metadata.name))) &&
+    ((t.matchExpressions as Obj[] | undefined) ?? []).every((e) => {
+      const v = n.metadata.labels?.[e.key as string];
+      if (e.operator === 'In') return v !== undefined && (e.values as string[]).includes(v);
+      if (e.operator === 'NotIn') return v === undefined || !(e.values as string[]).includes(v);
+      if (e.operator === 'Exists') return v !== undefined;
+      if (e.operator === 'DoesNotExist') return v === undefined;
+      return true;
+    }),
+  );
+}
+
+function containerStatuses(pod: KubeObject, state: RunState, ready: boolean, now: () => string): Obj[] {
+  return ((spec(pod).containers as Obj[] | undefined) ?? []).map((c) => ({
+    name: c.name,
+    image: c.image,
+    imageID: `${c.image}@sha256:${'0'.repeat(64)}`,
+    containerID: `containerd://${Buffer.from(`${pod.metadata.uid}/${c.name}`).toString('hex').slice(0, 64)}`,
+    ready,
+    started: state === 'running',
+    restartCount: 0,
+    state:
+      state === 'running'
+        ? { running: { startedAt: now() } }
+        : { terminated: { exitCode: state === 'succeeded' ? 0 : 1, reason: state === 'succeeded' ? 'Completed' : 'Error', startedAt: now(), finishedAt: now() } },
+    lastState: {},
+  }));
+}
+
+/** The status a kubelet reports for a pod in `state`; `podIp` allocates an address when the pod has none. */
+function runStatus(pod: KubeObject, node: KubeObject | undefined, state: RunState, ready: boolean, now: () => string, podIp: () => string): Obj {
+  const s = status(pod);
+  const t = now();
+  const cond = (type: string, ok: boolean, reason?: string): Obj => ({
+    type,
+    status: ok ? 'True' : 'False',
+    lastProbeTime: null,
+    lastTransitionTime: ((s.conditions as Obj[] | undefined) ?? []).find((c) => c.type === type && c.status === (ok ? 'True' : 'False'))?.lastTransitionTime ?? t,
+    ...(reason ? { reason } : {}),
+  });
+  const running = state === 'running';
+  const next: Obj = {
+    ...s,
+    phase: running ? 'Running' : state === 'succeeded' ? 'Succeeded' : 'Failed',
+    conditions: [
+      cond('PodReadyToStartContainers', running),
+      cond('Initialized', true, state === 'succeeded' ? 'PodCompleted' : undefined),
+      cond('Ready', ready, ready ? undefined : state === 'succeeded' ? 'PodCompleted' : 'ContainersNotReady'),
+      cond('ContainersReady', ready, ready ? undefined : state === 'succeeded' ? 'PodCompleted' : 'ContainersNotReady'),
+      cond('PodScheduled', true),
+    ],
+    hostIP: s.hostIP ?? (node?.status as Obj | undefined)?.addresses?.[0]?.address ?? '172.18.0.2',
+    podIP: s.podIP ?? podIp(),
+    startTime: s.startTime ?? t,
+    containerStatuses: containerStatuses(pod, state, ready, now),
+  };
+  next.hostIPs = [{ ip: next.hostIP }];
+  next.podIPs = [{ ip: next.podIP }];
+  if (state === 'failed') next.reason = 'Error';
+  return next;
+}
+
+/** A Terminating pod whose grace period is over goes. */
+function killPod(api: ControllerContext['api'], podKey: string): void {
+  const pods = api.type('', 'pods');
+  const { namespace, name } = splitKey(podKey);
+  const pod = api.find(pods, namespace, name);
+  if (pod?.metadata.deletionTimestamp) api.delete(pods, namespace, name, { gracePeriodSeconds: 0 });
+}
+
+function isJobPod(pod: KubeObject): boolean {
+  return controllerOf(pod)?.kind === 'Job';
+}
+
 export function startPodLifecycle(ctx: ControllerContext): Controller {
   const { api } = ctx;
   const pods = api.type('', 'pods');
@@ -22,42 +118,14 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
   const ipCounters = new Map<string, number>();
   const now = (): string => api.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-  /** The pod and its owners up the controller chain, for fault rules. */
-  function chain(pod: KubeObject): Described[] {
-    const out: Described[] = [{ kind: 'Pod', object: pod }];
-    let current = pod;
-    for (let depth = 0; depth < 5; depth++) {
-      const ref = controllerOf(current);
-      const owner = ref && api.store.getByUid(ref.uid);
-      if (!ref || !owner) break;
-      out.push({ kind: ref.kind, object: owner.object });
-      current = owner.object;
-    }
-    return out;
-  }
+  const chain = (pod: KubeObject): Described[] => controllerChain(api, pod);
 
   function readyNodes(): KubeObject[] {
     return api.list(nodes).filter((n) => ((status(n).conditions as Obj[] | undefined) ?? []).some((c) => c.type === 'Ready' && c.status === 'True') && !spec(n).unschedulable);
   }
 
   function pickNode(pod: KubeObject): KubeObject | undefined {
-    const s = spec(pod);
-    const candidates = readyNodes().filter((n) => {
-      for (const [k, v] of Object.entries((s.nodeSelector as Record<string, string> | undefined) ?? {})) if (n.metadata.labels?.[k] !== v) return false;
-      const terms = (s.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms as Obj[] | undefined) ?? [];
-      if (terms.length === 0) return true;
-      return terms.some((t) =>
-        ((t.matchFields as Obj[] | undefined) ?? []).every((f) => f.key !== 'metadata.name' || (f.operator === 'In' && (f.values as string[]).includes(n.metadata.name))) &&
-        ((t.matchExpressions as Obj[] | undefined) ?? []).every((e) => {
-          const v = n.metadata.labels?.[e.key as string];
-          if (e.operator === 'In') return v !== undefined && (e.values as string[]).includes(v);
-          if (e.operator === 'NotIn') return v === undefined || !(e.values as string[]).includes(v);
-          if (e.operator === 'Exists') return v !== undefined;
-          if (e.operator === 'DoesNotExist') return v === undefined;
-          return true;
-        }),
-      );
-    });
+    const candidates = readyNodes().filter((n) => nodeFits(n, spec(pod)));
     if (candidates.length === 0) return undefined;
     return candidates[nextNode++ % candidates.length];
   }
@@ -81,59 +149,11 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
     api.update(pods, { ...bound, status: { ...status(bound), conditions } }, { subresource: 'status', manager: 'kube-scheduler' });
   }
 
-  function containerStatuses(pod: KubeObject, state: 'running' | 'succeeded' | 'failed', ready: boolean): Obj[] {
-    return ((spec(pod).containers as Obj[] | undefined) ?? []).map((c) => ({
-      name: c.name,
-      image: c.image,
-      imageID: `${c.image}@sha256:${'0'.repeat(64)}`,
-      containerID: `containerd://${Buffer.from(`${pod.metadata.uid}/${c.name}`).toString('hex').slice(0, 64)}`,
-      ready,
-      started: state === 'running',
-      restartCount: 0,
-      state:
-        state === 'running'
-          ? { running: { startedAt: now() } }
-          : { terminated: { exitCode: state === 'succeeded' ? 0 : 1, reason: state === 'succeeded' ? 'Completed' : 'Error', startedAt: now(), finishedAt: now() } },
-      lastState: {},
-    }));
-  }
-
-  function setRunState(pod: KubeObject, state: 'running' | 'succeeded' | 'failed'): void {
+  function setRunState(pod: KubeObject, state: RunState): void {
     const node = api.find(nodes, undefined, spec(pod).nodeName as string);
-    const s = status(pod);
     const ready = state === 'running' && !ctx.faults.neverReady(chain(pod));
-    const t = now();
-    const cond = (type: string, ok: boolean, reason?: string): Obj => ({
-      type,
-      status: ok ? 'True' : 'False',
-      lastProbeTime: null,
-      lastTransitionTime: ((s.conditions as Obj[] | undefined) ?? []).find((c) => c.type === type && c.status === (ok ? 'True' : 'False'))?.lastTransitionTime ?? t,
-      ...(reason ? { reason } : {}),
-    });
-    const running = state === 'running';
-    const next: Obj = {
-      ...s,
-      phase: running ? 'Running' : state === 'succeeded' ? 'Succeeded' : 'Failed',
-      conditions: [
-        cond('PodReadyToStartContainers', running),
-        cond('Initialized', true, state === 'succeeded' ? 'PodCompleted' : undefined),
-        cond('Ready', ready, ready ? undefined : state === 'succeeded' ? 'PodCompleted' : 'ContainersNotReady'),
-        cond('ContainersReady', ready, ready ? undefined : state === 'succeeded' ? 'PodCompleted' : 'ContainersNotReady'),
-        cond('PodScheduled', true),
-      ],
-      hostIP: s.hostIP ?? (node?.status as Obj | undefined)?.addresses?.[0]?.address ?? '172.18.0.2',
-      podIP: s.podIP ?? podIp(spec(pod).nodeName as string),
-      startTime: s.startTime ?? t,
-      containerStatuses: containerStatuses(pod, state, ready),
-    };
-    next.hostIPs = [{ ip: next.hostIP }];
-    next.podIPs = [{ ip: next.podIP }];
-    if (state === 'failed') next.reason = 'Error';
+    const next = runStatus(pod, node, state, ready, now, () => podIp(spec(pod).nodeName as string));
     api.update(pods, { ...pod, status: next }, { subresource: 'status', manager: 'kubelet' });
-  }
-
-  function isJobPod(pod: KubeObject): boolean {
-    return controllerOf(pod)?.kind === 'Job';
   }
 
   function reconcile(k: string): void {
@@ -178,11 +198,8 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
 
   const queue = new WorkQueue((k) => {
     if (k.startsWith('kill:')) {
-      const podKey = k.slice(5);
-      terminating.delete(podKey);
-      const { namespace, name } = splitKey(podKey);
-      const pod = api.find(pods, namespace, name);
-      if (pod?.metadata.deletionTimestamp) api.delete(pods, namespace, name, { gracePeriodSeconds: 0 });
+      terminating.delete(k.slice(5));
+      killPod(api, k.slice(5));
       return;
     }
     if (k.startsWith('start:')) {
