@@ -147,6 +147,58 @@ export function startEndpointsController(ctx: ControllerContext): Controller {
   };
 }
 
+const claimRefOf = (pvc: KubeObject): Obj => ({ kind: 'PersistentVolumeClaim', namespace: pvc.metadata.namespace, name: pvc.metadata.name, uid: pvc.metadata.uid, apiVersion: 'v1' });
+
+/** Whether an active pod mounts the claim `name`. */
+const usesClaim = (p: KubeObject, name: string): boolean => isPodActive(p) && ((spec(p).volumes as Obj[] | undefined) ?? []).some((v) => v.persistentVolumeClaim?.claimName === name);
+
+/** The PV a provisioner makes for a claim of class `sc`. */
+function provisionedVolume(pvc: KubeObject, sc: KubeObject, request: unknown): KubeObject {
+  const s = spec(pvc);
+  return {
+    metadata: { name: `pvc-${pvc.metadata.uid}`, annotations: { 'pv.kubernetes.io/provisioned-by': String(sc.provisioner ?? '') } },
+    spec: {
+      capacity: { storage: request },
+      accessModes: s.accessModes ?? ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: sc.reclaimPolicy ?? 'Delete',
+      storageClassName: sc.metadata.name,
+      claimRef: claimRefOf(pvc),
+      volumeMode: s.volumeMode ?? 'Filesystem',
+      hostPath: { path: `/var/lib/vnfm-sandbox/volumes/pvc-${pvc.metadata.uid}`, type: 'DirectoryOrCreate' },
+    },
+  } as unknown as KubeObject;
+}
+
+/** The PV controller's choice for a claim: pre-bound to it first, else the smallest free one that fits. */
+function matchingVolume(volumes: KubeObject[], pvc: KubeObject): KubeObject | undefined {
+  const s = spec(pvc);
+  const cls = (s.storageClassName as string | undefined) ?? '';
+  const want = quantityBytes(s.resources?.requests?.storage ?? '0');
+  const modes = (s.accessModes as string[] | undefined) ?? [];
+  const fits = volumes.filter((pv) => {
+    const v = spec(pv);
+    if (pv.metadata.deletionTimestamp || status(pv).phase !== 'Available') return false;
+    if (v.claimRef && !(v.claimRef.name === pvc.metadata.name && v.claimRef.namespace === pvc.metadata.namespace && (!v.claimRef.uid || v.claimRef.uid === pvc.metadata.uid))) return false;
+    if (((v.storageClassName as string | undefined) ?? '') !== cls) return false;
+    if ((v.volumeMode ?? 'Filesystem') !== (s.volumeMode ?? 'Filesystem')) return false;
+    if (!modes.every((m) => ((v.accessModes as string[] | undefined) ?? []).includes(m))) return false;
+    if (s.selector && !matchesSelector(s.selector, pv.metadata.labels)) return false;
+    return quantityBytes(v.capacity?.storage ?? '0') >= want;
+  });
+  const size = (pv: KubeObject) => quantityBytes(spec(pv).capacity?.storage ?? '0');
+  return fits.find((pv) => spec(pv).claimRef) ?? fits.sort((a, b) => size(a) - size(b) || (a.metadata.name < b.metadata.name ? -1 : 1))[0];
+}
+
+/** A deleted claim's volumes: deleted (reclaim policy Delete) or Released. */
+function releaseVolumes(api: ControllerContext['api'], claim: KubeObject): void {
+  const volumes = api.type('', 'persistentvolumes');
+  for (const pv of api.list(volumes)) {
+    if (spec(pv).claimRef?.uid !== claim.metadata.uid) continue;
+    if (spec(pv).persistentVolumeReclaimPolicy === 'Delete') api.delete(volumes, undefined, pv.metadata.name);
+    else api.update(volumes, { ...pv, status: { phase: 'Released' } }, { subresource: 'status', manager: CONTROLLER_MANAGER });
+  }
+}
+
 export function startVolumeController(ctx: ControllerContext): Controller {
   const { api } = ctx;
   const claims = api.type('', 'persistentvolumeclaims');
@@ -157,8 +209,6 @@ export function startVolumeController(ctx: ControllerContext): Controller {
   function defaultClass(): KubeObject | undefined {
     return api.list(classes).find((c) => c.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] === 'true');
   }
-
-  const claimRefOf = (pvc: KubeObject): Obj => ({ kind: 'PersistentVolumeClaim', namespace: pvc.metadata.namespace, name: pvc.metadata.name, uid: pvc.metadata.uid, apiVersion: 'v1' });
 
   function bind(pvc: KubeObject, volume: KubeObject): void {
     const claimRef = claimRefOf(pvc);
@@ -183,9 +233,7 @@ export function startVolumeController(ctx: ControllerContext): Controller {
     const pvc = api.find(claims, namespace, name);
     if (!pvc) return;
     if (pvc.metadata.deletionTimestamp) {
-      const inUse = api
-        .list(pods, namespace)
-        .some((p) => isPodActive(p) && ((spec(p).volumes as Obj[] | undefined) ?? []).some((v) => v.persistentVolumeClaim?.claimName === name));
+      const inUse = api.list(pods, namespace).some((p) => usesClaim(p, name));
       if (!inUse && pvc.metadata.finalizers?.includes(PVC_PROTECTION)) {
         api.update(claims, { ...pvc, metadata: { ...pvc.metadata, finalizers: pvc.metadata.finalizers.filter((f) => f !== PVC_PROTECTION) } }, { manager: CONTROLLER_MANAGER });
       }
@@ -211,7 +259,7 @@ export function startVolumeController(ctx: ControllerContext): Controller {
       return;
     }
     const request = s.resources?.requests?.storage ?? '1Gi';
-    const match = matchingVolume(pvc);
+    const match = matchingVolume(api.list(volumes), pvc);
     if (match) {
       bind(pvc, match);
       return;
@@ -220,43 +268,8 @@ export function startVolumeController(ctx: ControllerContext): Controller {
     const sc = api.find(classes, undefined, s.storageClassName as string);
     // Pending, as with a class nobody provisions: local volumes bind only to PVs made for them.
     if (!sc || sc.provisioner === NO_PROVISIONER) return;
-    const pv = api.create(
-      volumes,
-      {
-        metadata: { name: `pvc-${pvc.metadata.uid}`, annotations: { 'pv.kubernetes.io/provisioned-by': String(sc.provisioner ?? '') } },
-        spec: {
-          capacity: { storage: request },
-          accessModes: s.accessModes ?? ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: sc.reclaimPolicy ?? 'Delete',
-          storageClassName: sc.metadata.name,
-          claimRef: claimRefOf(pvc),
-          volumeMode: s.volumeMode ?? 'Filesystem',
-          hostPath: { path: `/var/lib/vnfm-sandbox/volumes/pvc-${pvc.metadata.uid}`, type: 'DirectoryOrCreate' },
-        },
-      } as unknown as KubeObject,
-      { manager: CONTROLLER_MANAGER },
-    );
+    const pv = api.create(volumes, provisionedVolume(pvc, sc, request), { manager: CONTROLLER_MANAGER });
     bind(pvc, pv);
-  }
-
-  /** The PV controller's choice for a claim: pre-bound to it first, else the smallest free one that fits. */
-  function matchingVolume(pvc: KubeObject): KubeObject | undefined {
-    const s = spec(pvc);
-    const cls = (s.storageClassName as string | undefined) ?? '';
-    const want = quantityBytes(s.resources?.requests?.storage ?? '0');
-    const modes = (s.accessModes as string[] | undefined) ?? [];
-    const fits = api.list(volumes).filter((pv) => {
-      const v = spec(pv);
-      if (pv.metadata.deletionTimestamp || status(pv).phase !== 'Available') return false;
-      if (v.claimRef && !(v.claimRef.name === pvc.metadata.name && v.claimRef.namespace === pvc.metadata.namespace && (!v.claimRef.uid || v.claimRef.uid === pvc.metadata.uid))) return false;
-      if (((v.storageClassName as string | undefined) ?? '') !== cls) return false;
-      if ((v.volumeMode ?? 'Filesystem') !== (s.volumeMode ?? 'Filesystem')) return false;
-      if (!modes.every((m) => ((v.accessModes as string[] | undefined) ?? []).includes(m))) return false;
-      if (s.selector && !matchesSelector(s.selector, pv.metadata.labels)) return false;
-      return quantityBytes(v.capacity?.storage ?? '0') >= want;
-    });
-    const size = (pv: KubeObject) => quantityBytes(spec(pv).capacity?.storage ?? '0');
-    return fits.find((pv) => spec(pv).claimRef) ?? fits.sort((a, b) => size(a) - size(b) || (a.metadata.name < b.metadata.name ? -1 : 1))[0];
   }
 
   /** Claims still waiting for a volume: a new Available PV may be theirs. */
@@ -264,20 +277,12 @@ export function startVolumeController(ctx: ControllerContext): Controller {
     for (const pvc of api.list(claims)) if (status(pvc).phase !== 'Bound' && !pvc.metadata.deletionTimestamp) queue.add(key(pvc));
   }
 
-  function releaseVolumes(claim: KubeObject): void {
-    for (const pv of api.list(volumes)) {
-      if (spec(pv).claimRef?.uid !== claim.metadata.uid) continue;
-      if (spec(pv).persistentVolumeReclaimPolicy === 'Delete') api.delete(volumes, undefined, pv.metadata.name);
-      else api.update(volumes, { ...pv, status: { phase: 'Released' } }, { subresource: 'status', manager: CONTROLLER_MANAGER });
-    }
-  }
-
   const released = new Map<string, KubeObject>();
   const queue = new WorkQueue((k) => {
     if (k.startsWith('released:')) {
       const claim = released.get(k);
       released.delete(k);
-      if (claim) releaseVolumes(claim);
+      if (claim) releaseVolumes(api, claim);
       return;
     }
     if (k.startsWith('pv:')) {
