@@ -28,6 +28,40 @@ import { podFromTemplate } from './workloads.js';
 type Obj = Record<string, any>;
 const REVISION_LABEL = 'controller-revision-hash';
 
+/** The set's pods by ordinal (`<name>-<i>`). */
+function podsByOrdinal(pods: KubeObject[], sts: KubeObject): Map<number, KubeObject> {
+  const name = sts.metadata.name;
+  const byOrdinal = new Map<number, KubeObject>();
+  for (const p of pods) {
+    if (!isControlledBy(p, sts)) continue;
+    const m = new RegExp(`^${name.replace(/[.]/g, '\\.')}-(\\d+)$`).exec(p.metadata.name);
+    if (m) byOrdinal.set(Number(m[1]), p);
+  }
+  return byOrdinal;
+}
+
+/** The set's status from its live pods (`current`). */
+function statefulSetStatus(sts: KubeObject, current: KubeObject[], replicas: number, updateRevision: string): Obj {
+  const ready = current.filter(isPodReady).length;
+  const updated = current.filter((p) => p.metadata.labels?.[REVISION_LABEL] === updateRevision).length;
+  const old = status(sts);
+  const done = updated === replicas && ready === replicas && current.length === replicas;
+  const currentRevision = done || !old.currentRevision ? updateRevision : (old.currentRevision as string);
+  const next: Obj = {
+    observedGeneration: sts.metadata.generation,
+    replicas: current.length,
+    readyReplicas: ready,
+    currentReplicas: current.filter((p) => p.metadata.labels?.[REVISION_LABEL] === currentRevision).length,
+    updatedReplicas: updated,
+    availableReplicas: ready,
+    currentRevision,
+    updateRevision,
+    collisionCount: 0,
+  };
+  if (next.readyReplicas === 0) delete next.readyReplicas;
+  return next;
+}
+
 export function startStatefulSetController(ctx: ControllerContext): Controller {
   const { api } = ctx;
   const sets = api.type('apps', 'statefulsets');
@@ -100,12 +134,7 @@ export function startStatefulSetController(ctx: ControllerContext): Controller {
     const s = spec(sts);
     const replicas = Number(s.replicas ?? 1);
     const parallel = s.podManagementPolicy === 'Parallel';
-    const byOrdinal = new Map<number, KubeObject>();
-    for (const p of api.list(pods, namespace)) {
-      if (!isControlledBy(p, sts)) continue;
-      const m = new RegExp(`^${name.replace(/[.]/g, '\\.')}-(\\d+)$`).exec(p.metadata.name);
-      if (m) byOrdinal.set(Number(m[1]), p);
-    }
+    const byOrdinal = podsByOrdinal(api.list(pods, namespace), sts);
     const update = templateHash(s.template);
     let updateRevision = `${name}-${update}`;
 
@@ -149,24 +178,7 @@ export function startStatefulSetController(ctx: ControllerContext): Controller {
     }
 
     const current = api.controlledBy(pods, sts).filter((p) => !p.metadata.deletionTimestamp);
-    const ready = current.filter(isPodReady).length;
-    const updated = current.filter((p) => p.metadata.labels?.[REVISION_LABEL] === updateRevision).length;
-    const old = status(sts);
-    const done = updated === replicas && ready === replicas && current.length === replicas;
-    const currentRevision = done || !old.currentRevision ? updateRevision : (old.currentRevision as string);
-    const next: Obj = {
-      observedGeneration: sts.metadata.generation,
-      replicas: current.length,
-      readyReplicas: ready,
-      currentReplicas: current.filter((p) => p.metadata.labels?.[REVISION_LABEL] === currentRevision).length,
-      updatedReplicas: updated,
-      availableReplicas: ready,
-      currentRevision,
-      updateRevision,
-      collisionCount: 0,
-    };
-    if (next.readyReplicas === 0) delete next.readyReplicas;
-    writeStatus(api, sets, sts, next);
+    writeStatus(api, sets, sts, statefulSetStatus(sts, current, replicas, updateRevision));
   }
 
   return runOwnerController(api, { type: sets, kind: 'StatefulSet' }, { group: '', resource: 'pods' }, reconcile);
