@@ -113,6 +113,79 @@ function withoutHash(template: Obj | undefined): unknown {
   return t;
 }
 
+/** A Deployment's ReplicaSet for its current template (`hash`), at `revision`, starting with `replicas`. */
+function newReplicaSet(d: KubeObject, owner: ReturnType<typeof controllerRef>, hash: string, revision: number, replicas: number): KubeObject {
+  const s = spec(d);
+  const desired = Number(s.replicas ?? 1);
+  const template = (s.template as Obj | undefined) ?? {};
+  const labels = { ...((template.metadata as Obj | undefined)?.labels as object | undefined), [POD_TEMPLATE_HASH]: hash };
+  const selector = structuredClone((s.selector as Obj | undefined) ?? {});
+  selector.matchLabels = { ...selector.matchLabels, [POD_TEMPLATE_HASH]: hash };
+  const rsTemplate = structuredClone(template);
+  rsTemplate.metadata = { ...rsTemplate.metadata, labels };
+  return {
+    metadata: {
+      name: `${d.metadata.name}-${hash}`,
+      namespace: d.metadata.namespace,
+      labels,
+      annotations: {
+        [REVISION]: String(revision),
+        'deployment.kubernetes.io/desired-replicas': String(desired),
+        'deployment.kubernetes.io/max-replicas': String(desired + resolve((s.strategy as Obj | undefined)?.rollingUpdate?.maxSurge, desired, true)),
+      },
+      ownerReferences: [owner],
+    },
+    spec: { replicas, selector, template: rsTemplate },
+  } as unknown as KubeObject;
+}
+
+/** Writes a Deployment's status from its ReplicaSets; a rollout still progressing is looked at again at its deadline. */
+function writeDeploymentStatus(api: ControllerContext['api'], queue: WorkQueue, d: KubeObject, all: KubeObject[], newRs: KubeObject | undefined): void {
+  const deployments = api.type('apps', 'deployments');
+  const s = spec(d);
+  const desired = Number(s.replicas ?? 1);
+  const sum = (f: string): number => all.reduce((n, rs) => n + Number(status(rs)[f] ?? 0), 0);
+  const replicas = sum('replicas');
+  const available = sum('availableReplicas');
+  const updated = Number((newRs && status(newRs).replicas) ?? 0);
+  const maxUnavailable = s.strategy?.type === 'Recreate' ? 0 : resolve(s.strategy?.rollingUpdate?.maxUnavailable ?? '25%', desired, false);
+  const now = api.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const old = status(d);
+  const next: Obj = { observedGeneration: d.metadata.generation, replicas, updatedReplicas: updated, readyReplicas: sum('readyReplicas'), availableReplicas: available };
+  if (replicas - available > 0) next.unavailableReplicas = replicas - available;
+  for (const f of ['replicas', 'updatedReplicas', 'readyReplicas', 'availableReplicas'] as const) if (next[f] === 0) delete next[f];
+  let conditions = old.conditions as Obj[] | undefined;
+  conditions = setCondition(
+    conditions,
+    available >= desired - maxUnavailable
+      ? { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' }
+      : { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' },
+    now,
+    true,
+  );
+  const rsName = newRs?.metadata.name ?? '';
+  const complete = updated === desired && replicas === updated && available === updated && Number(newRs ? spec(newRs).replicas : -1) === desired;
+  const progressing = conditions.find((c) => c.type === 'Progressing');
+  const deadline = Number(s.progressDeadlineSeconds ?? 600) * 1000;
+  let progress: Obj;
+  if (complete) {
+    progress = { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${rsName}" has successfully progressed.` };
+  } else if (progressing?.reason === 'ProgressDeadlineExceeded' || (progressing && Date.parse(progressing.lastUpdateTime as string) + deadline < api.now().getTime() && progressing.reason !== 'NewReplicaSetAvailable')) {
+    progress = { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${rsName}" has timed out progressing.` };
+  } else {
+    const moved = JSON.stringify([old.updatedReplicas, old.availableReplicas, old.replicas]) !== JSON.stringify([next.updatedReplicas, next.availableReplicas, next.replicas]);
+    progress = { type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated', message: `ReplicaSet "${rsName}" is progressing.` };
+    conditions = setCondition(conditions, progress, now, true);
+    if (moved) conditions = conditions.map((c) => (c.type === 'Progressing' ? { ...c, lastUpdateTime: now } : c));
+    queue.addAfter(key(d), deadline + 50);
+    next.conditions = conditions;
+    writeStatus(api, deployments, d, next);
+    return;
+  }
+  next.conditions = setCondition(conditions, progress, now, true);
+  writeStatus(api, deployments, d, next);
+}
+
 export function startDeploymentController(ctx: ControllerContext): Controller {
   const { api } = ctx;
   const deployments = api.type('apps', 'deployments');
@@ -141,30 +214,8 @@ export function startDeploymentController(ctx: ControllerContext): Controller {
     let newRs = all.find((rs) => JSON.stringify(withoutHash(spec(rs).template as Obj)) === JSON.stringify(withoutHash(template)));
     const maxRevision = Math.max(0, ...all.map(revisionOf));
     if (!newRs && !s.paused) {
-      const labels = { ...((template.metadata as Obj | undefined)?.labels as object | undefined), [POD_TEMPLATE_HASH]: hash };
-      const selector = structuredClone((s.selector as Obj | undefined) ?? {});
-      selector.matchLabels = { ...selector.matchLabels, [POD_TEMPLATE_HASH]: hash };
-      const rsTemplate = structuredClone(template);
-      rsTemplate.metadata = { ...rsTemplate.metadata, labels };
       const oldTotal = all.reduce((n, rs) => n + Number(spec(rs).replicas ?? 0), 0);
-      newRs = api.create(
-        rsType,
-        {
-          metadata: {
-            name: `${name}-${hash}`,
-            namespace,
-            labels,
-            annotations: {
-              [REVISION]: String(maxRevision + 1),
-              'deployment.kubernetes.io/desired-replicas': String(desired),
-              'deployment.kubernetes.io/max-replicas': String(desired + resolve((s.strategy as Obj | undefined)?.rollingUpdate?.maxSurge, desired, true)),
-            },
-            ownerReferences: [controllerRef(d, deployments)],
-          },
-          spec: { replicas: oldTotal === 0 ? desired : 0, selector, template: rsTemplate },
-        } as unknown as KubeObject,
-        { manager: CONTROLLER_MANAGER },
-      );
+      newRs = api.create(rsType, newReplicaSet(d, controllerRef(d, deployments), hash, maxRevision + 1, oldTotal === 0 ? desired : 0), { manager: CONTROLLER_MANAGER });
       all = owned();
     } else if (newRs && revisionOf(newRs) < maxRevision) {
       // Rolling back to an older template makes its ReplicaSet the newest revision.
@@ -230,52 +281,7 @@ export function startDeploymentController(ctx: ControllerContext): Controller {
       for (const rs of empty.slice(0, Math.max(0, empty.length - limit))) api.delete(rsType, namespace, rs.metadata.name);
     }
 
-    writeDeploymentStatus(api.get(deployments, namespace, name), owned(), newRs && api.find(rsType, namespace, newRs.metadata.name));
-  }
-
-  function writeDeploymentStatus(d: KubeObject, all: KubeObject[], newRs: KubeObject | undefined): void {
-    const s = spec(d);
-    const desired = Number(s.replicas ?? 1);
-    const sum = (f: string): number => all.reduce((n, rs) => n + Number(status(rs)[f] ?? 0), 0);
-    const replicas = sum('replicas');
-    const available = sum('availableReplicas');
-    const updated = Number((newRs && status(newRs).replicas) ?? 0);
-    const maxUnavailable = s.strategy?.type === 'Recreate' ? 0 : resolve(s.strategy?.rollingUpdate?.maxUnavailable ?? '25%', desired, false);
-    const now = api.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const old = status(d);
-    const next: Obj = { observedGeneration: d.metadata.generation, replicas, updatedReplicas: updated, readyReplicas: sum('readyReplicas'), availableReplicas: available };
-    if (replicas - available > 0) next.unavailableReplicas = replicas - available;
-    for (const f of ['replicas', 'updatedReplicas', 'readyReplicas', 'availableReplicas'] as const) if (next[f] === 0) delete next[f];
-    let conditions = old.conditions as Obj[] | undefined;
-    conditions = setCondition(
-      conditions,
-      available >= desired - maxUnavailable
-        ? { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' }
-        : { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' },
-      now,
-      true,
-    );
-    const rsName = newRs?.metadata.name ?? '';
-    const complete = updated === desired && replicas === updated && available === updated && Number(newRs ? spec(newRs).replicas : -1) === desired;
-    const progressing = conditions.find((c) => c.type === 'Progressing');
-    const deadline = Number(s.progressDeadlineSeconds ?? 600) * 1000;
-    let progress: Obj;
-    if (complete) {
-      progress = { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${rsName}" has successfully progressed.` };
-    } else if (progressing?.reason === 'ProgressDeadlineExceeded' || (progressing && Date.parse(progressing.lastUpdateTime as string) + deadline < api.now().getTime() && progressing.reason !== 'NewReplicaSetAvailable')) {
-      progress = { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${rsName}" has timed out progressing.` };
-    } else {
-      const moved = JSON.stringify([old.updatedReplicas, old.availableReplicas, old.replicas]) !== JSON.stringify([next.updatedReplicas, next.availableReplicas, next.replicas]);
-      progress = { type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated', message: `ReplicaSet "${rsName}" is progressing.` };
-      conditions = setCondition(conditions, progress, now, true);
-      if (moved) conditions = conditions.map((c) => (c.type === 'Progressing' ? { ...c, lastUpdateTime: now } : c));
-      queue.addAfter(key(d), deadline + 50);
-      next.conditions = conditions;
-      writeStatus(api, deployments, d, next);
-      return;
-    }
-    next.conditions = setCondition(conditions, progress, now, true);
-    writeStatus(api, deployments, d, next);
+    writeDeploymentStatus(api, queue, api.get(deployments, namespace, name), owned(), newRs && api.find(rsType, namespace, newRs.metadata.name));
   }
 
   // Not runOwnerController: reconcile re-queues itself for the progress deadline.
