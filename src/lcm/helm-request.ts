@@ -34,6 +34,8 @@ export interface HelmDeployment {
   valueNames?: Record<string, { replica?: string }>;
   /** v1: helm_replica_values as given (aspect → value path). */
   aspectReplicaValues?: Record<string, string>;
+  /** additionalParams.vnfm_create_namespace: create the namespace when the cluster lacks it (instantiate only; not recorded). */
+  createNamespace?: boolean;
 }
 
 const V2_PARAMS = ['helm_chart_path', 'helm_value_names', 'helm_parameters'];
@@ -101,7 +103,14 @@ export function checkHelmRequest(
     });
   }
   const namespace = namespaceOf(source, p, opts.vim);
-  return v1.length > 0 ? checkV1(source, p, opts, namespace) : checkV2(source, p, opts, namespace);
+  const create = p['vnfm_create_namespace'];
+  if (create !== undefined && typeof create !== 'boolean') {
+    throw new ValidationError(source, 'additionalParams.vnfm_create_namespace', `${echo(create)} is not true or false`, {
+      hint: 'true creates the namespace when the cluster lacks it (as helm install --create-namespace); absent or false refuses to instantiate into a missing namespace',
+    });
+  }
+  const deployment = v1.length > 0 ? checkV1(source, p, opts, namespace) : checkV2(source, p, opts, namespace);
+  return create === true ? { ...deployment, createNamespace: true } : deployment;
 }
 
 function checkV2(source: string, p: Json, opts: { instanceId: string; flavour: Flavour; pkg: ChartChoices }, namespace: string): HelmDeployment {

@@ -26,6 +26,7 @@ import type {
 import { HelmError, HelmNotFoundError, failureReason } from './errors.js';
 import { findHelm } from './executable.js';
 import { type HelmOutput, runHelm } from './run.js';
+import { namespaceAccess } from './namespace.js';
 import { nestSetValues } from './values.js';
 import { type HelmWorkdir, createWorkdir } from './workdir.js';
 
@@ -198,6 +199,7 @@ export function createHelmClient(options: HelmClientOptions & { observeSpawn?: H
   const kube = { kube: true };
   const ns = (o: { namespace: string }) => ['--namespace', o.namespace];
   const rev = (o: HelmReleaseRef) => (o.revision ? ['--revision', String(o.revision)] : []);
+  const namespaces = namespaceAccess(options.access);
 
   const history = async (o: HelmReleaseRef): Promise<HelmRevision[]> => {
     const out = await orUndefinedIfMissing(
@@ -293,6 +295,8 @@ export function createHelmClient(options: HelmClientOptions & { observeSpawn?: H
         ),
       );
     },
+    namespaceState: (o) => namespaces.state(o.namespace, o.signal),
+    createNamespace: (o) => namespaces.create(o.namespace, o.signal),
     async list(o) {
       const out = await runner.run({ command: ['list'], subject: `namespace ${echo(o.namespace)}`, signal: o.signal, args: () => [...ns(o), '--all', '--max', '100000', '--output', 'json'] }, kube);
       const rows = JSON.parse(out.stdout || '[]') as Array<{ name: string; namespace: string; revision: string; updated?: string; status: string; chart: string; app_version?: string }>;

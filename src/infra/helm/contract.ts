@@ -56,7 +56,7 @@ export interface HelmInstallOptions extends HelmCallOptions {
   set?: HelmSetValues;
   /** Extra values files (`-f`), applied before `set`. */
   valuesFiles?: string[];
-  /** `--create-namespace` (default false: vnfm's namespaces exist beforehand, as Tacker's). */
+  /** Helm's `--create-namespace` (default false: vnfm checks the namespace and creates it itself, see HelmClient.createNamespace). */
   createNamespace?: boolean;
   /** `--dry-run=server`: renders and validates against the cluster, installs nothing. */
   dryRun?: boolean;
@@ -122,7 +122,18 @@ export interface HelmClient {
   uninstall(opts: HelmUninstallOptions): Promise<void>;
   /** `helm list` in one namespace (all states: deployed, failed, pending...). */
   list(opts: HelmCallOptions & { namespace: string }): Promise<HelmRelease[]>;
+  /** Whether the namespace exists, read through the Kubernetes API (Helm cannot tell). */
+  namespaceState(opts: HelmCallOptions & { namespace: string }): Promise<HelmNamespaceState>;
+  /**
+   * Creates the namespace through the Kubernetes API, labelled
+   * `app.kubernetes.io/managed-by: vnfm` (what `--create-namespace` does,
+   * with vnfm's label); false when it exists already.
+   */
+  createNamespace(opts: HelmCallOptions & { namespace: string }): Promise<boolean>;
 }
+
+/** A namespace as the cluster has it; `unknown` when the VIM's user may not read it. */
+export type HelmNamespaceState = 'active' | 'terminating' | 'missing' | 'unknown';
 
 export interface HelmClientOptions {
   /** The cluster, as the Kubernetes driver reaches it (kubeAccessOf in vim/access.ts). */

@@ -10,239 +10,42 @@
  */
 import { join } from 'node:path';
 import { ConflictError, echo, UsageError, ValidationError } from '../../errors.js';
-import type { DriverContext, ResourceRef } from '../../infra/driver.js';
-import type { HelmChartTool, HelmClient, HelmRelease, HelmSetValues } from '../../infra/helm/contract.js';
-import { HelmError } from '../../infra/helm/errors.js';
-import type { KubeObject, KubernetesInfraDriver, VduTarget } from '../../infra/kubernetes/driver-contract.js';
-import { checkChart, findCharts } from '../../csar/helm-chart.js';
-import { openPackage } from '../../csar/open-package.js';
-import type { Flavour } from '../../vnfd/index.js';
+import type { HelmRelease } from '../../infra/helm/contract.js';
 import { isMapping } from '../../yaml.js';
-import { parseYaml, splitYamlDocuments } from '../../vnfd/yaml-source.js';
 import type { LcmDeps, Plan } from '../engine.js';
-import { checkHelmRequest, type HelmDeployment } from '../helm-request.js';
-import type { ChangeCurrentVnfPkgRequest, InstantiateVnfRequest, InstantiatedVnfInfo, LcmOpOcc, ScaleVnfRequest, VimConnection, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
+import { checkHelmRequest } from '../helm-request.js';
+import type { ChangeCurrentVnfPkgRequest, InstantiateVnfRequest, InstantiatedVnfInfo, LcmOpOcc, ScaleVnfRequest, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
 import { openOnboarded, packageOf } from '../package-content.js';
 import { carriedScaleLevels, levelReplicas } from '../replicas.js';
 import { checkChangePackageShape, checkHealRequest, checkScaleRequest, checkTerminateRequest, flavourOf } from '../requests.js';
 import { checkedInline, defaultVim, instanceVim, kubernetesVims, recordedVim, resolveVimConnection, vimLookup } from '../vim-connection.js';
 import { packageIdentity } from '../../model/package.js';
-import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
-import type { HelmDrivers, HelmServices } from './helm.js';
+import { vnfcsOf } from '../../model/vnfcs.js';
+import type { HelmDrivers } from './helm.js';
 import type { Planner } from './planner.js';
+import {
+  assertReleaseFree,
+  checkNamespace,
+  connect,
+  deploymentOf,
+  helmMetadata,
+  manifestObjects,
+  packageCharts,
+  prepareNamespace,
+  recoverPending,
+  refOf,
+  rehearse,
+  releaseRef,
+  replicaField,
+  report,
+  setValues,
+  settle,
+  uninstall,
+  vduTargets,
+  vnfcsNow,
+} from './helm-release.js';
 
 type HelmPlan = Plan<HelmDrivers>;
-
-const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
-
-function services(deps: LcmDeps): HelmServices {
-  const helm = (deps as LcmDeps & { helm?: HelmServices }).helm;
-  if (!helm) throw new UsageError('this vnfm was set up without Helm', { hint: 'install Helm 3 on PATH or set VNFM_HELM to its path' });
-  return helm;
-}
-
-async function connect(deps: LcmDeps, vim: VimConnection): Promise<HelmDrivers> {
-  return { helm: await services(deps).client(vim), kube: await deps.kubernetesDriver(vim) };
-}
-
-/** The release as a journal entry. */
-const releaseRef = (release: string, namespace: string): ResourceRef => ({ apiVersion: 'helm.sh/v3', kind: 'Release', name: release, namespace });
-
-// ---------------------------------------------------------------------------
-// Charts, manifests, VDUs
-
-/** The charts of an onboarded package (paths a request may name). */
-async function packageCharts(dir: string): Promise<string[]> {
-  const files = await openPackage(dir);
-  try {
-    const out: string[] = [];
-    for (const chart of findCharts(files)) if ((await checkChart(files, chart)) !== undefined) out.push(chart.path);
-    return out;
-  } finally {
-    await files.close();
-  }
-}
-
-/** The objects of a multi-document YAML (a release's manifest, a rendering). */
-export function manifestObjects(text: string, origin: string): KubeObject[] {
-  const out: KubeObject[] = [];
-  for (const doc of splitYamlDocuments(text)) {
-    const parsed = parseYaml(doc.text, origin, doc.startLine - 1);
-    if (!parsed.ok) throw new UsageError(`${origin}: ${parsed.finding.message} (line ${parsed.finding.line ?? '?'})`);
-    const o = parsed.doc;
-    if (!isMapping(o) || typeof o.kind !== 'string' || typeof o.apiVersion !== 'string' || !isMapping(o.metadata)) continue;
-    out.push(o as unknown as KubeObject);
-  }
-  return out;
-}
-
-const refOf = (o: KubeObject): ResourceRef => ({
-  apiVersion: o.apiVersion,
-  kind: o.kind,
-  name: o.metadata.name,
-  ...(typeof o.metadata.namespace === 'string' ? { namespace: o.metadata.namespace } : {}),
-});
-
-/**
- * A VDU's workload in the release: the workload named as the VDU
- * (properties.name), or that name then `-<release>` (the sample's charts),
- * or — Tacker v2's rule for Helm — that name then `-` and a suffix without
- * `-`.
- */
-export function vduTargets(flavour: Flavour, objects: KubeObject[], release: string, namespace: string): VduTarget[] {
-  return Object.entries(flavour.vdus).flatMap(([vduId, vdu]) => {
-    const workloads = objects.filter((o) => WORKLOAD_KINDS.has(o.kind));
-    const o =
-      workloads.find((w) => w.metadata.name === vdu.name) ??
-      workloads.find((w) => w.metadata.name === `${vdu.name}-${release}`) ??
-      workloads.find((w) => w.metadata.name.lastIndexOf('-') > 0 && w.metadata.name.slice(0, w.metadata.name.lastIndexOf('-')) === vdu.name);
-    return o ? [{ vduId, resource: { ...refOf(o), namespace: o.metadata.namespace ?? namespace } }] : [];
-  });
-}
-
-/** Values for `--set`: the request's parameters, then each VDU's replica value. */
-function setValues(helm: Pick<HelmDeployment, 'parameters' | 'replicaValues'>, replicas: Record<string, number>): HelmSetValues {
-  const set: HelmSetValues = { ...helm.parameters };
-  for (const [vduId, path] of Object.entries(helm.replicaValues)) if (replicas[vduId] !== undefined) set[path] = replicas[vduId];
-  return set;
-}
-
-/**
- * Renders the chart with the values a command is about to give Helm, and
- * checks each VDU whose replicas are set: its workload is there and has
- * exactly those replicas (a replica value the chart does not read leaves
- * them unchanged). A template that does not render is Helm's message, exit 2.
- */
-async function rehearse(
-  deps: LcmDeps,
-  source: string,
-  input: { chart: string; chartPath: string; release: string; namespace: string; set: HelmSetValues; flavour: Flavour; replicaValues: Record<string, string>; replicas: Record<string, number>; field: (vduId: string) => string },
-  signal?: AbortSignal,
-): Promise<VduTarget[]> {
-  const tool = await services(deps).chartTool();
-  let rendered: string;
-  // A second rendering with a distinct number in each replica value tells a value the chart reads from one it ignores (whose default may equal the wanted count).
-  const probes = Object.fromEntries(Object.keys(input.replicaValues).filter((v) => input.replicas[v] !== undefined).map((vduId, i) => [vduId, 7919 + i]));
-  let probed: string;
-  try {
-    rendered = await tool.template(input.chart, { release: input.release, namespace: input.namespace, set: input.set, ...(signal ? { signal } : {}) });
-    const probeSet = { ...input.set, ...Object.fromEntries(Object.entries(probes).map(([vduId, n]) => [input.replicaValues[vduId]!, n])) };
-    probed = Object.keys(probes).length ? await tool.template(input.chart, { release: input.release, namespace: input.namespace, set: probeSet, ...(signal ? { signal } : {}) }) : rendered;
-  } catch (err) {
-    if (err instanceof HelmError) {
-      throw new ValidationError(source, 'additionalParams', `the chart ${input.chartPath} does not render: ${err.stderr || err.message}`, {
-        hint: 'fix the chart (helm template shows the same), or the values the request gives it; nothing was installed or changed',
-      });
-    }
-    throw err;
-  }
-  const objects = manifestObjects(rendered, `${input.chartPath} (rendered)`);
-  const targets = vduTargets(input.flavour, objects, input.release, input.namespace);
-  const probedObjects = manifestObjects(probed, `${input.chartPath} (rendered)`);
-  for (const [vduId, path] of Object.entries(input.replicaValues)) {
-    const want = probes[vduId];
-    if (want === undefined) continue;
-    const target = targets.find((t) => t.vduId === vduId);
-    const vduName = input.flavour.vdus[vduId]?.name ?? vduId;
-    if (!target) {
-      throw new ValidationError(source, input.field(vduId), `the chart ${input.chartPath} renders no workload for ${vduId} (named ${vduName} or ${vduName}-${input.release})`, {
-        hint: `name the VDU's workload in the chart after the VDU's properties.name (${vduName}), or drop ${vduId} from the request`,
-      });
-    }
-    const o = probedObjects.find((x) => x.kind === target.resource.kind && x.metadata.name === target.resource.name);
-    const got = (o?.spec as { replicas?: unknown } | undefined)?.replicas;
-    if (got !== want) {
-      throw new ValidationError(source, input.field(vduId), `${echo(path)} is not a value the chart ${input.chartPath} reads for the replicas of ${target.resource.kind} ${target.resource.name}: set to ${want}, the chart renders ${got === undefined ? 'no replicas' : `${String(got)} replicas`}`, {
-        hint: 'name the value the workload\'s spec.replicas comes from (helm show values / the template); nothing was changed',
-      });
-    }
-  }
-  return targets;
-}
-
-/** Reads the release's objects from Helm and watches them until ready; returns their references. */
-async function settle(d: HelmDrivers, ctx: DriverContext, input: { release: string; namespace: string; flavour: Flavour; info?: InstantiatedVnfInfo; vdus?: string[] }) {
-  const manifest = await d.helm.getManifest({ release: input.release, namespace: input.namespace, signal: ctx.signal });
-  const objects = manifestObjects(manifest, `the manifest of release ${input.release}`);
-  const targets = vduTargets(input.flavour, objects, input.release, input.namespace);
-  const watched = input.vdus ? targets.filter((t) => input.vdus!.includes(t.vduId)) : targets;
-  const resources = await d.kube.awaitReady(ctx, { resources: objects.map(refOf), namespace: input.namespace, vdus: watched, ...(input.info?.metadata.vnfm_readiness ? { readiness: input.info.metadata.vnfm_readiness } : {}) });
-  return { resources, targets };
-}
-
-async function vnfcsNow(d: HelmDrivers, ctx: DriverContext, targets: VduTarget[], vimId: string | undefined) {
-  return vnfcRecords(await d.kube.listVnfcs(ctx, targets), vimId);
-}
-
-function report(ctx: DriverContext, ref: ResourceRef, message: string) {
-  ctx.report({ resource: ref, message, done: true });
-}
-
-/** Uninstalls the release and waits until every object it had (and `also`) is gone; a release already gone is fine. */
-async function uninstall(d: HelmDrivers, ctx: DriverContext, release: string, namespace: string, also: ResourceRef[]): Promise<void> {
-  const ref = releaseRef(release, namespace);
-  const present = await d.helm.status({ release, namespace, signal: ctx.signal });
-  let objects: ResourceRef[] = [];
-  if (present) {
-    objects = manifestObjects(await d.helm.getManifest({ release, namespace, signal: ctx.signal }), `the manifest of release ${release}`).map(refOf);
-    ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
-    await d.helm.uninstall({ release, namespace, signal: ctx.signal });
-    ctx.journal.record({ action: 'delete', resource: ref, state: 'done' });
-    report(ctx, ref, 'uninstalled');
-  }
-  const seen = new Set<string>();
-  const all = [...objects.map((o) => ({ ...o, namespace: o.namespace ?? namespace })), ...also].filter((r) => {
-    const key = `${r.apiVersion}|${r.kind}|${r.namespace ?? ''}|${r.name}`;
-    return seen.has(key) ? false : (seen.add(key), true);
-  });
-  await d.kube.awaitGone(ctx, { resources: all });
-}
-
-/** A release of this name in the namespace that the instance does not own: refused before anything changes. */
-async function assertReleaseFree(d: HelmDrivers, release: string, namespace: string, signal: AbortSignal): Promise<void> {
-  const found = await d.helm.status({ release, namespace, signal });
-  if (found) {
-    throw new ConflictError(`a Helm release ${release} already exists in namespace ${namespace} (chart ${found.chart}, revision ${found.revision}, ${found.status}); vnfm does not take over a release it did not install`, {
-      hint: 'choose another release name (v1: helmreleasename) or namespace, or uninstall that release first (helm uninstall -n NAMESPACE RELEASE)',
-    });
-  }
-}
-
-const helmMetadata = (h: HelmDeployment, revision: number) => ({
-  release_name: h.releaseName,
-  revision,
-  helm_chart_path: h.chartPath,
-  helm_parameters: h.parameters,
-  ...(h.valueNames ? { helm_value_names: h.valueNames } : {}),
-  ...(h.aspectReplicaValues ? { helm_replica_values: h.aspectReplicaValues } : {}),
-  helm_replica_paths: h.replicaValues,
-});
-
-/** The HelmDeployment an instantiated instance records. */
-function deploymentOf(instance: VnfInstance): HelmDeployment & { revision: number } {
-  const m = instance.instantiatedVnfInfo?.metadata;
-  if (!m?.release_name || m.helm_chart_path === undefined) {
-    throw new ConflictError(`vnf instance ${instance.id} is not a Helm deployment`, { hint: `vnfm vnf-show ${instance.id}` });
-  }
-  return {
-    form: m.helm_replica_values ? 'v1' : 'v2',
-    chartPath: m.helm_chart_path,
-    releaseName: m.release_name,
-    namespace: m.namespace,
-    parameters: m.helm_parameters ?? {},
-    replicaValues: m.helm_replica_paths ?? {},
-    ...(m.helm_value_names ? { valueNames: m.helm_value_names } : {}),
-    ...(m.helm_replica_values ? { aspectReplicaValues: m.helm_replica_values } : {}),
-    revision: m.revision ?? 0,
-  };
-}
-
-/** The request field that named a VDU's replica value. */
-const replicaField = (h: Pick<HelmDeployment, 'form' | 'aspectReplicaValues'>, flavour: Flavour) => (vduId: string) => {
-  if (h.form === 'v2') return `additionalParams.helm_value_names.${vduId}.replica`;
-  const aspect = Object.keys(h.aspectReplicaValues ?? {}).find((a) => flavour.aspects[a]?.vduDeltas[vduId] !== undefined);
-  return `additionalParams.helm_replica_values.${aspect ?? vduId}`;
-};
 
 // ---------------------------------------------------------------------------
 // Plans
@@ -281,12 +84,19 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
     packageDir: pkg.dir,
     hooks: ['instantiate_start', 'instantiate_end'],
     // A retry finds its own release (Tacker upgrades it then); a new instantiate takes no one's.
-    check: retry ? undefined : (d, signal) => assertReleaseFree(d, helm.releaseName, helm.namespace, signal),
+    check: retry
+      ? undefined
+      : async (d, signal) => {
+          await assertReleaseFree(d, helm.releaseName, helm.namespace, signal);
+          await checkNamespace(d, vim, helm.namespace, helm.createNamespace === true, signal);
+        },
     async run(d, ctx) {
+      if (retry) await recoverPending(d, ctx, helm.releaseName, helm.namespace);
       const existing = retry ? await d.helm.status({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal }) : undefined;
       if (!retry) await assertReleaseFree(d, helm.releaseName, helm.namespace, ctx.signal);
+      await prepareNamespace(d, ctx, vim, helm.namespace, helm.createNamespace === true);
       ctx.journal.record({ action: existing ? 'update' : 'create', resource: ref, state: 'intended' });
-      const opts = { release: helm.releaseName, chart, namespace: helm.namespace, set, createNamespace: true, signal: ctx.signal };
+      const opts = { release: helm.releaseName, chart, namespace: helm.namespace, set, signal: ctx.signal };
       const release: HelmRelease = existing ? await d.helm.upgrade({ ...opts, resetValues: true }) : await d.helm.install(opts);
       ctx.journal.record({ action: existing ? 'update' : 'create', resource: ref, state: 'done', detail: `revision ${release.revision}` });
       report(ctx, ref, `${existing ? 'upgraded' : 'installed'} chart ${release.chart} (revision ${release.revision})`);
@@ -318,7 +128,7 @@ async function current(deps: LcmDeps, instance: VnfInstance, source: string, giv
   return { info, pkg, flavour, vim, helm, params: given ? { vimConnectionInfo: await recordedVim(deps, vim, given) } : {} };
 }
 
-async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<HelmPlan> {
+async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<HelmPlan> {
   const cur = await current(deps, instance, source, (body as ScaleVnfRequest | undefined)?.vimConnectionInfo);
   const checked = checkScaleRequest(source, body, instance, cur.flavour);
   const aspect = cur.flavour.aspects[checked.request.aspectId]!;
@@ -354,6 +164,7 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
     packageDir: cur.pkg.dir,
     hooks: ['scale_start', 'scale_end'],
     async run(d, ctx) {
+      if (retry) await recoverPending(d, ctx, cur.helm.releaseName, cur.helm.namespace);
       ctx.journal.record({ action: 'scale', resource: ref, state: 'intended', detail: JSON.stringify(moves) });
       const release = await d.helm.upgrade({ release: cur.helm.releaseName, chart, namespace: cur.helm.namespace, reuseValues: true, set: moves, signal: ctx.signal });
       ctx.journal.record({ action: 'scale', resource: ref, state: 'done', detail: `revision ${release.revision}` });
@@ -414,7 +225,7 @@ async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown
   };
 }
 
-async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<HelmPlan> {
+async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<HelmPlan> {
   const request = checkChangePackageShape(source, body, instance);
   const record = deps.store.packages.find(request.vnfdId);
   if (!record || record.vnfdId !== request.vnfdId) throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, { hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list' });
@@ -422,7 +233,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
     throw new ValidationError(source, 'vnfdId', `package ${record.id} is ${record.onboardingState}/${record.operationalState}`, { hint: `enable it: vnfm vnfpkg-update ${record.id} --operational-state ENABLED` });
   }
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
-  const newPkg = await openOnboarded(deps.home, record);
+  const newPkg = await openOnboarded(deps, record);
   const flavour = newPkg.vnfd.flavours[cur.info.flavourId];
   if (!flavour) {
     throw new ValidationError(source, 'vnfdId', `VNFD ${newPkg.vnfd.id} has no flavour ${echo(cur.info.flavourId)}, the flavour vnf instance ${instance.id} runs`, { hint: `its flavours: ${Object.keys(newPkg.vnfd.flavours).join(', ')}` });
@@ -458,6 +269,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
     packageDir: newPkg.dir,
     hooks: ['change_current_package_start', 'change_current_package_end'],
     async run(d, ctx) {
+      if (retry) await recoverPending(d, ctx, cur.helm.releaseName, cur.helm.namespace);
       ctx.journal.record({ action: 'update', resource: ref, state: 'intended', detail: chartPath });
       // The new chart's defaults with the values the instance was given: --reuse-values would keep the old chart's defaults (Helm 3 reuses the whole old values).
       const release = await d.helm.upgrade({ release: cur.helm.releaseName, chart, namespace: cur.helm.namespace, resetValues: true, set: setValues(cur.helm, replicas), signal: ctx.signal });
