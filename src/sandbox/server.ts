@@ -210,6 +210,146 @@ function goPlatform(): string {
   return `${process.platform}/${arch}`;
 }
 
+/** What /version answers. */
+function versionInfoOf(startedAt: Date): Record<string, string> {
+  return {
+    major: '1',
+    minor: SANDBOX_KUBERNETES_VERSION.split('.')[1]!,
+    gitVersion: `${SANDBOX_KUBERNETES_VERSION}-vnfm-sandbox`,
+    gitCommit: '0000000000000000000000000000000000000000',
+    gitTreeState: 'clean',
+    buildDate: rfc3339(startedAt),
+    // The sandbox is not built with Go; these name the runtime that serves it instead.
+    goVersion: `node${process.versions.node}`,
+    compiler: 'v8',
+    platform: goPlatform(),
+  };
+}
+
+function send(res: ServerResponse, code: number, body: unknown, encoding: Encoding = 'json', contentType?: string): void {
+  const text = typeof body === 'string' ? body : encoding === 'yaml' ? yaml.dump(body, { noRefs: true }) : JSON.stringify(body);
+  res.writeHead(code, {
+    'Content-Type': contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : encoding === 'yaml' ? 'application/yaml' : 'application/json'),
+    'Cache-Control': 'no-cache, private',
+    'X-Content-Type-Options': 'nosniff',
+    'Audit-Id': randomUUID(),
+    'Content-Length': Buffer.byteLength(text),
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : text);
+}
+
+function serveDiscovery(res: ServerResponse, registry: ResourceRegistry, serverAddress: string, request: DiscoveryRequest, accept: MediaRange[]): void {
+  const aggregatable = request.type === 'core-versions' || request.type === 'groups';
+  const { aggregated, encoding } = negotiateDiscovery(accept, aggregatable);
+  if (aggregated) {
+    send(res, 200, aggregatedDiscovery(registry, request.type === 'core-versions'), 'json', AGGREGATED_DISCOVERY_CONTENT_TYPE);
+    return;
+  }
+  let doc: object | undefined;
+  switch (request.type) {
+    case 'core-versions':
+      doc = apiVersions(registry, serverAddress);
+      break;
+    case 'groups':
+      doc = apiGroupList(registry);
+      break;
+    case 'group':
+      doc = apiGroup(registry, request.group);
+      break;
+    case 'core-resources':
+      doc = apiResourceList(registry, '', request.version);
+      break;
+    case 'group-resources':
+      doc = apiResourceList(registry, request.group, request.version);
+      break;
+  }
+  if (!doc) {
+    // No handler at all for a group nobody serves: the plain-text not-found page, as for its resources.
+    const group = request.type === 'group' || request.type === 'group-resources' ? request.group : '';
+    if (group && !registry.groups().some((g) => g.name === group)) {
+      send(res, 404, '404 page not found\n');
+      return;
+    }
+    throw resourceNotFound();
+  }
+  send(res, 200, doc, encoding);
+}
+
+/** A request fault rule for this request: throws its error, or resets the connection (true); false when none applies. */
+function applyRequestFault(faultRules: FaultRules, method: string, path: string, req: IncomingMessage, res: ServerResponse): boolean {
+  const fault = faultRules.requestFault(method, path);
+  if (!fault) return false;
+  if (fault.status === 'reset') {
+    req.socket.destroy();
+    return true;
+  }
+  const retryAfter = fault.retryAfterSeconds ?? 1;
+  if (fault.status !== 500) res.setHeader('Retry-After', String(retryAfter));
+  if (fault.status === 429) throw tooManyRequests(retryAfter);
+  if (fault.status === 503) throw serviceUnavailable('the server is currently unable to handle the request');
+  throw internalError('the sandbox was told to fail this request');
+}
+
+/** The paths outside /api and /apis: version, OpenAPI, health checks and the root list; false for any other. */
+function serveNonResource(res: ServerResponse, method: string, path: string, accept: MediaRange[], registry: ResourceRegistry, versionInfo: Record<string, string>): boolean {
+  if (path === '/version') {
+    if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed();
+    send(res, 200, versionInfo);
+    return true;
+  }
+  if (path === '/openapi/v2') {
+    // The first acceptable range wins: client-go asks for protobuf only, kubectl's older code for JSON.
+    const chosen = accept.find((r) => isPlainJson(r) || OPENAPI_V2_PROTOBUF_TYPES.has(r.type));
+    if (!chosen) throw notAcceptable();
+    if (isPlainJson(chosen)) {
+      send(res, 200, openApiV2Document(registry));
+      return true;
+    }
+    const body = encodeOpenApiV2(openApiV2Document(registry) as Record<string, unknown>);
+    res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF, Vary: 'Accept', 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff', 'Content-Length': body.length });
+    res.end(method === 'HEAD' ? undefined : body);
+    return true;
+  }
+  if (path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
+    const doc = path === '/openapi/v3' ? openApiV3Index(registry) : openApiV3Document(registry, path);
+    if (!doc) send(res, 404, '404 page not found\n');
+    else send(res, 200, doc);
+    return true;
+  }
+  if (/^\/(healthz|livez|readyz)(\/[A-Za-z0-9-]+)?$/.test(path)) {
+    send(res, 200, 'ok');
+    return true;
+  }
+  if (path === '/') {
+    const paths = ['/api', '/api/v1', '/apis', ...registry.groups().flatMap((g) => [`/apis/${g.name}`, ...g.versions.map((v) => `/apis/${g.name}/${v}`)]), '/healthz', '/livez', '/readyz', '/version'];
+    send(res, 200, { paths: paths.sort() });
+    return true;
+  }
+  return false;
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** The fault switches tests get, over the sandbox's rules and watches. */
+function sandboxFaults(faultRules: FaultRules, watches: WatchHub): SandboxFaults {
+  return {
+    neverReady: (match) => faultRules.addNeverReady(match),
+    neverEstablished: (match) => faultRules.addNeverEstablished(match),
+    failPods: (match) => faultRules.addFailPods(match),
+    failRequests: (fault) => faultRules.addRequestFault(fault),
+    dropWatches: (o) => watches.dropAll(o?.abrupt ?? false),
+    clear: () => faultRules.clear(),
+  };
+}
+
 /** Starts a sandbox API server; resolves once it listens. */
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   const host = opts.host ?? '127.0.0.1';
@@ -246,69 +386,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const namespaceController = startNamespaceController(controllerContext);
   const crdController = startCrdController(api, faultRules);
 
-  const versionInfo = {
-    major: '1',
-    minor: SANDBOX_KUBERNETES_VERSION.split('.')[1]!,
-    gitVersion: `${SANDBOX_KUBERNETES_VERSION}-vnfm-sandbox`,
-    gitCommit: '0000000000000000000000000000000000000000',
-    gitTreeState: 'clean',
-    buildDate: rfc3339(startedAt),
-    // The sandbox is not built with Go; these name the runtime that serves it instead.
-    goVersion: `node${process.versions.node}`,
-    compiler: 'v8',
-    platform: goPlatform(),
-  };
+  const versionInfo = versionInfoOf(startedAt);
 
   let serverAddress = '';
-
-  function send(res: ServerResponse, code: number, body: unknown, encoding: Encoding = 'json', contentType?: string): void {
-    const text = typeof body === 'string' ? body : encoding === 'yaml' ? yaml.dump(body, { noRefs: true }) : JSON.stringify(body);
-    res.writeHead(code, {
-      'Content-Type': contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : encoding === 'yaml' ? 'application/yaml' : 'application/json'),
-      'Cache-Control': 'no-cache, private',
-      'X-Content-Type-Options': 'nosniff',
-      'Audit-Id': randomUUID(),
-      'Content-Length': Buffer.byteLength(text),
-    });
-    res.end(res.req.method === 'HEAD' ? undefined : text);
-  }
-
-  function serveDiscovery(res: ServerResponse, request: DiscoveryRequest, accept: MediaRange[]): void {
-    const aggregatable = request.type === 'core-versions' || request.type === 'groups';
-    const { aggregated, encoding } = negotiateDiscovery(accept, aggregatable);
-    if (aggregated) {
-      send(res, 200, aggregatedDiscovery(registry, request.type === 'core-versions'), 'json', AGGREGATED_DISCOVERY_CONTENT_TYPE);
-      return;
-    }
-    let doc: object | undefined;
-    switch (request.type) {
-      case 'core-versions':
-        doc = apiVersions(registry, serverAddress);
-        break;
-      case 'groups':
-        doc = apiGroupList(registry);
-        break;
-      case 'group':
-        doc = apiGroup(registry, request.group);
-        break;
-      case 'core-resources':
-        doc = apiResourceList(registry, '', request.version);
-        break;
-      case 'group-resources':
-        doc = apiResourceList(registry, request.group, request.version);
-        break;
-    }
-    if (!doc) {
-      // No handler at all for a group nobody serves: the plain-text not-found page, as for its resources.
-      const group = request.type === 'group' || request.type === 'group-resources' ? request.group : '';
-      if (group && !registry.groups().some((g) => g.name === group)) {
-        send(res, 404, '404 page not found\n');
-        return;
-      }
-      throw resourceNotFound();
-    }
-    send(res, 200, doc, encoding);
-  }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://sandbox.invalid');
@@ -316,52 +396,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (!tokenMatches(req.headers.authorization, tokenBytes)) throw unauthorized();
     const accept = parseAccept(req.headers.accept);
     const path = url.pathname.replace(/\/+$/, '') || '/';
-    const fault = faultRules.requestFault(method, path);
-    if (fault) {
-      if (fault.status === 'reset') {
-        req.socket.destroy();
-        return;
-      }
-      const retryAfter = fault.retryAfterSeconds ?? 1;
-      if (fault.status !== 500) res.setHeader('Retry-After', String(retryAfter));
-      if (fault.status === 429) throw tooManyRequests(retryAfter);
-      if (fault.status === 503) throw serviceUnavailable('the server is currently unable to handle the request');
-      throw internalError('the sandbox was told to fail this request');
-    }
+    if (applyRequestFault(faultRules, method, path, req, res)) return;
 
-    if (path === '/version') {
-      if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed();
-      send(res, 200, versionInfo);
-      return;
-    }
-    if (path === '/openapi/v2') {
-      // The first acceptable range wins: client-go asks for protobuf only, kubectl's older code for JSON.
-      const chosen = accept.find((r) => isPlainJson(r) || OPENAPI_V2_PROTOBUF_TYPES.has(r.type));
-      if (!chosen) throw notAcceptable();
-      if (isPlainJson(chosen)) {
-        send(res, 200, openApiV2Document(registry));
-        return;
-      }
-      const body = encodeOpenApiV2(openApiV2Document(registry) as Record<string, unknown>);
-      res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF, Vary: 'Accept', 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff', 'Content-Length': body.length });
-      res.end(method === 'HEAD' ? undefined : body);
-      return;
-    }
-    if (path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
-      const doc = path === '/openapi/v3' ? openApiV3Index(registry) : openApiV3Document(registry, path);
-      if (!doc) send(res, 404, '404 page not found\n');
-      else send(res, 200, doc);
-      return;
-    }
-    if (/^\/(healthz|livez|readyz)(\/[A-Za-z0-9-]+)?$/.test(path)) {
-      send(res, 200, 'ok');
-      return;
-    }
-    if (path === '/') {
-      const paths = ['/api', '/api/v1', '/apis', ...registry.groups().flatMap((g) => [`/apis/${g.name}`, ...g.versions.map((v) => `/apis/${g.name}/${v}`)]), '/healthz', '/livez', '/readyz', '/version'];
-      send(res, 200, { paths: paths.sort() });
-      return;
-    }
+    if (serveNonResource(res, method, path, accept, registry, versionInfo)) return;
 
     const parsed = parseApiPath(method, path, ['1', 'true'].includes(url.searchParams.get('watch') ?? ''));
     switch (parsed.kind) {
@@ -372,7 +409,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         throw methodNotAllowed();
       case 'discovery':
         if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed();
-        serveDiscovery(res, parsed.request, accept);
+        serveDiscovery(res, registry, serverAddress, parsed.request, accept);
         return;
       case 'resource': {
         // An API group nobody serves falls through to the server's plain-text
@@ -408,13 +445,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     socket.on('close', () => sockets.delete(socket));
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, opts.port ?? 0, host);
   const { port } = server.address() as AddressInfo;
   // A wildcard listener is reached through loopback; the certificate names 127.0.0.1.
   const connectHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
@@ -429,20 +460,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       ? startClusterApiController(controllerContext, () => startSandbox({ host, ...(opts.watch ? { watch: opts.watch } : {}), ...(opts.controllers ? { controllers: opts.controllers } : {}) }))
       : undefined;
   watches.startHistoryHere();
-  const faults: SandboxFaults = {
-    neverReady: (match) => faultRules.addNeverReady(match),
-    neverEstablished: (match) => faultRules.addNeverEstablished(match),
-    failPods: (match) => faultRules.addFailPods(match),
-    failRequests: (fault) => faultRules.addRequestFault(fault),
-    dropWatches: (o) => watches.dropAll(o?.abrupt ?? false),
-    clear: () => faultRules.clear(),
-  };
 
   return {
     url: `https://${urlHost}:${port}`,
     caPem: certs.caPem,
     token,
-    faults,
+    faults: sandboxFaults(faultRules, watches),
     workloadClusters: () => clusterApi?.workloadClusters() ?? [],
     close: async () => {
       clusterApi?.stop();
