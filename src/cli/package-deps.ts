@@ -5,6 +5,7 @@ export async function packageDeps(ctx: Context): Promise<PackageDeps> {
   const store = await ctx.store();
   return {
     packages: store.packages,
+    contents: store.packageContents,
     home: ctx.home,
     now: () => ctx.now(),
     onEvent: (e) => (e.type === 'warning' ? ctx.io.warn(e.message) : ctx.io.info(ctx.io.color.dim(e.message))),

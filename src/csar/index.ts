@@ -17,5 +17,6 @@ export {
   downloadPackage,
   readVnfdFiles,
   packageContent,
+  ensurePackageContent,
   type PackageDeps,
 } from './packages.js';

@@ -87,7 +87,7 @@ function assertOpenStack(deps: LcmDeps, instance: VnfInstance): void {
 
 async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<OpenStackPlan> {
   assertOpenStack(deps, instance);
-  const pkg = await openOnboarded(deps.home, deps.store.packages.get(instance.vnfPkgId));
+  const pkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
   const flavour = flavourOf(instance, pkg.vnfd);
   const request = checkRequest(source, body, new Set(Object.values(cpsByVdu(flavour)).flat()));
   const heat = heatOf(instance);
@@ -144,7 +144,7 @@ export async function rollbackExtConn(deps: LcmDeps, opRef: string, opts: Operat
   const source = opts.source ?? `occurrence ${op.id}`;
   const heat = heatOf(instance);
   const vim = await instanceVim(deps, instance, source);
-  const pkg = await openOnboarded(deps.home, deps.store.packages.get(instance.vnfPkgId));
+  const pkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
   const flavour = flavourOf(instance, pkg.vnfd);
   const plan: OpenStackPlan = {
     operation: CHANGE_EXT_CONN,

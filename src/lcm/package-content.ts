@@ -5,9 +5,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { openPackage, packageContent, type VnfPackage } from '../csar/index.js';
+import { ensurePackageContent, openPackage, packageContent, type VnfPackage } from '../csar/index.js';
 import { parseToscaMeta, TOSCA_META_PATH } from '../csar/tosca-meta.js';
 import { ValidationError, VnfmError } from '../errors.js';
+import type { PackageContentRepository } from '../store/index.js';
 import type { KubeObject } from '../infra/kubernetes/driver-contract.js';
 import { sourceKey } from '../infra/kubernetes/package-kinds.js';
 import { CREATE_ONLY_KINDS, loadVnfd, type Vnfd } from '../vnfd/index.js';
@@ -20,13 +21,27 @@ export interface OnboardedPackage extends PackageView {
   dir: string;
 }
 
-/** The onboarded package an instance was made from (or another, by id), opened. */
-export function packageOf(deps: { home: string; store: { packages: { get(id: string): VnfPackage } } }, pkgId: string): Promise<OnboardedPackage> {
-  return openOnboarded(deps.home, deps.store.packages.get(pkgId));
+/** Where the engine finds packages: their directories under VNFM_HOME, and on the shared store their zips. */
+export interface PackageSource {
+  home: string;
+  store: { packages: { get(id: string): VnfPackage }; packageContents?: PackageContentRepository | undefined };
 }
 
-export async function openOnboarded(home: string, pkg: VnfPackage): Promise<OnboardedPackage> {
-  const dir = packageContent(home, pkg.id);
+/** The onboarded package an instance was made from (or another, by id), opened. */
+export function packageOf(deps: PackageSource, pkgId: string): Promise<OnboardedPackage> {
+  return openOnboarded(deps, deps.store.packages.get(pkgId));
+}
+
+/**
+ * Opens an onboarded package's files: every planner, package script and
+ * management driver reaches them through the directory this returns. A
+ * client of the shared store that lacks the directory fetches it first
+ * (given the store; given VNFM_HOME alone, the directory must be there).
+ */
+export async function openOnboarded(from: PackageSource | string, pkg: VnfPackage): Promise<OnboardedPackage> {
+  const deps = typeof from === 'string' ? { home: from, store: { packageContents: undefined } } : from;
+  await ensurePackageContent({ home: deps.home, contents: deps.store.packageContents }, pkg);
+  const dir = packageContent(deps.home, pkg.id);
   const broken = (why: string) =>
     new VnfmError(`the stored copy of package ${pkg.id} under ${dir} ${why}`, { hint: 'onboard the package again (vnfm vnfpkg-onboard)' });
   let files;

@@ -11,6 +11,7 @@ import type { PostgresDb } from './postgres/database.js';
 import { HostKeyRepository } from './host-key-repository.js';
 import { LcmOpOccRepository } from './lcm-op-occ-repository.js';
 import { PackageRepository } from './package-repository.js';
+import { PackageContentRepository } from './package-content-repository.js';
 import { ROTATION_LOCK, SecretRepository, type Resealer, type StoreLockHolder } from './secret-repository.js';
 import { VimRepository } from './vim-repository.js';
 import { VnfInstanceRepository } from './vnf-instance-repository.js';
@@ -21,6 +22,7 @@ export type { VnfLock } from './lcm-op-occ-repository.js';
 export type { LeasedVnfLock } from './operation-leases.js';
 export { DEFAULT_LEASE_TIMEOUT_MS } from './operation-leases.js';
 export type { PackageFilter } from './package-repository.js';
+export { PackageContentRepository, type ContentUpload, type PackageContentInfo } from './package-content-repository.js';
 export type { ListRead, VnfInstanceFilter } from './vnf-instance-repository.js';
 export type { OpOccFilter as StoreOpOccFilter } from './lcm-op-occ-repository.js';
 export { RawJson, readingRawJson } from './lazy-json.js';
@@ -37,6 +39,8 @@ export interface Store {
   readonly location: string;
   readonly vims: VimRepository;
   readonly packages: PackageRepository;
+  /** Onboarded packages' zips, on the shared store only: on SQLite the package directory under VNFM_HOME is the only copy. */
+  readonly packageContents: PackageContentRepository | undefined;
   readonly instances: VnfInstanceRepository;
   readonly opOccs: LeasedLcmOpOccRepository;
   /** SSH host keys pinned per server (management drivers). */
@@ -110,6 +114,7 @@ export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
     location: pg ? pg.display : join(home, DATABASE_FILE),
     vims: new VimRepository(db, secrets),
     packages: new PackageRepository(db),
+    packageContents: pg ? new PackageContentRepository(db) : undefined,
     instances: new VnfInstanceRepository(db, secrets),
     opOccs,
     secrets,

@@ -246,7 +246,7 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
     throw new ValidationError(source, 'vnfdId', `package ${record.id} is ${record.onboardingState}/${record.operationalState}`, { hint: `enable it: vnfm vnfpkg-update ${record.id} --operational-state ENABLED` });
   }
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
-  const newPkg = await openOnboarded(deps.home, record);
+  const newPkg = await openOnboarded(deps, record);
   const flavour = newPkg.vnfd.flavours[cur.info.flavourId];
   if (!flavour) {
     throw new ValidationError(source, 'vnfdId', `VNFD ${newPkg.vnfd.id} has no flavour ${echo(cur.info.flavourId)}, the flavour vnf instance ${instance.id} runs`, {

@@ -376,4 +376,47 @@ export const migrations: Migration[] = [
       CREATE INDEX vnf_instances_created ON vnf_instances (created_at, id);
     `,
   },
+  {
+    version: 11,
+    name: 'package-contents',
+    sql: `
+      -- an onboarded package's CSAR zip in the shared store (on SQLite these stay empty: the package directory under
+      -- VNFM_HOME is the only copy). Written in chunks before the package's record; complete = 1 in the transaction that
+      -- inserts the record, so an upload that was killed is never taken for a package. updated_at moves while it runs.
+      CREATE TABLE package_contents (
+        package_id  TEXT PRIMARY KEY,
+        size_bytes  INTEGER NOT NULL DEFAULT 0,
+        sha256      TEXT,
+        chunk_count INTEGER NOT NULL DEFAULT 0,
+        complete    INTEGER NOT NULL DEFAULT 0 CHECK (complete IN (0, 1)),
+        updated_at  TEXT NOT NULL
+      );
+      CREATE TABLE package_content_chunks (
+        package_id TEXT NOT NULL REFERENCES package_contents (package_id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,
+        data       BLOB NOT NULL,
+        PRIMARY KEY (package_id, seq)
+      );
+    `,
+    postgres: `
+      CREATE TABLE package_contents (
+        rowid       BIGINT GENERATED ALWAYS AS IDENTITY,
+        package_id  TEXT PRIMARY KEY,
+        size_bytes  BIGINT NOT NULL DEFAULT 0,
+        sha256      TEXT,
+        chunk_count INTEGER NOT NULL DEFAULT 0,
+        complete    INTEGER NOT NULL DEFAULT 0 CHECK (complete IN (0, 1)),
+        updated_at  TEXT NOT NULL
+      );
+      -- the chunks are already compressed (a zip): stored as they are, out of line
+      CREATE TABLE package_content_chunks (
+        rowid      BIGINT GENERATED ALWAYS AS IDENTITY,
+        package_id TEXT NOT NULL REFERENCES package_contents (package_id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,
+        data       BYTEA NOT NULL,
+        PRIMARY KEY (package_id, seq)
+      );
+      ALTER TABLE package_content_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+    `,
+  },
 ];
