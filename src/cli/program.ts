@@ -8,6 +8,8 @@ import { completeCommand } from './commands/complete.js';
 import { completionCommand } from './commands/completion.js';
 import { keyGenerateCommand } from './commands/key/generate.js';
 import { storeInfoCommand } from './commands/store/info.js';
+import { storeExportCommand } from './commands/store/export.js';
+import { storeImportCommand } from './commands/store/import.js';
 import { keyRotateCommand } from './commands/key/rotate.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { vimCheckCommand } from './commands/vim/check.js';
@@ -105,6 +107,8 @@ export function buildProgram(ctx: Context): Command {
     keyRotateCommand(ctx),
     keyGenerateCommand(ctx),
     storeInfoCommand(ctx),
+    storeExportCommand(ctx),
+    storeImportCommand(ctx),
     sandboxCommand(ctx),
     demoCommand(ctx),
     sampleListCommand(ctx),
