@@ -47,6 +47,8 @@ import { vnfKubeconfigCommand } from './commands/vnf/kubeconfig.js';
 import { vnfListCommand } from './commands/vnf/list.js';
 import { vnfScaleCommand } from './commands/vnf/scale.js';
 import { vnfShowCommand } from './commands/vnf/show.js';
+import { vnfDescribeCommand } from './commands/vnf/describe.js';
+import { vnfSyncCommand } from './commands/vnf/sync.js';
 import { vnfTerminateCommand } from './commands/vnf/terminate.js';
 import { vnfChangeExtConnCommand, vnfUpdateCommand } from './commands/vnf/update.js';
 import { VERSION } from './version.js';
@@ -88,6 +90,8 @@ export function buildProgram(ctx: Context): Command {
     vnfCreateCommand(ctx),
     vnfListCommand(ctx),
     vnfShowCommand(ctx),
+    vnfDescribeCommand(ctx),
+    vnfSyncCommand(ctx),
     vnfInstantiateCommand(ctx),
     vnfScaleCommand(ctx),
     vnfHealCommand(ctx),

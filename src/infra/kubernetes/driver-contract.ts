@@ -5,6 +5,7 @@
  */
 import type { DriverContext, ResourceRef, Vnfc } from '../driver.js';
 import type { ReadinessOverrides } from './readiness-rules.js';
+import type { DescribeInput, LiveObject } from './describe.js';
 
 /** A Kubernetes object as read from a package's definition files. */
 export interface KubeObject {
@@ -138,4 +139,10 @@ export interface KubernetesInfraDriver {
    * pods of a workload, Cluster API Machines of a custom resource with /scale.
    */
   listVnfcs(ctx: DriverContext, targets: VduTarget[]): Promise<Vnfc[]>;
+  /**
+   * The recorded objects as they are now, each with what it owns, its
+   * readiness, the last events of those not ready and its drift (describe.ts);
+   * writes nothing. Optional: a driver without it cannot describe.
+   */
+  describe?(input: DescribeInput, signal?: AbortSignal): Promise<LiveObject[]>;
 }

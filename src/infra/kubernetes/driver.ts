@@ -32,6 +32,7 @@ import { isBuiltinGroup, kindsDefinedBy, sourceKey } from './package-kinds.js';
 import { assessReadiness, podReady, type KindFacts } from './readiness.js';
 import type { ReadinessOverrides } from './readiness-rules.js';
 import { listObjects, watchUntil, withKind } from './watch.js';
+import { LiveReader, type DescribeInput, type LiveObject } from './describe.js';
 import { ruleFor } from './readiness-rules.js';
 import { setMaxListeners } from 'node:events';
 
@@ -945,6 +946,10 @@ class Driver implements KubernetesDriver {
   }
 
   // ---- VNFCs ----------------------------------------------------------------------------------------
+
+  describe(input: DescribeInput, signal: AbortSignal = new AbortController().signal): Promise<LiveObject[]> {
+    return new LiveReader(this.client, this.discovery, signal, this.limit).describe(input);
+  }
 
   async listVnfcs(ctx: DriverContext, targets: VduTarget[]): Promise<Vnfc[]> {
     const perTarget = await forEachLimited(targets, this.limit, async ({ vduId, resource }) => {

@@ -10,6 +10,7 @@ import type { LcmDeps } from '../engine.js';
 import type { LcmOpOcc, VimConnection, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
 import { kubernetesVims } from '../vim-connection.js';
 import type { Planner } from './planner.js';
+import { describeRelease, liveReleaseScale } from './kubernetes-live.js';
 
 /** What the Helm planner drives: Helm for the release, the Kubernetes driver to watch its objects. */
 export interface HelmDrivers {
@@ -77,4 +78,7 @@ export const helmPlanner: Planner<HelmDrivers> = {
   terminate: async (...args) => (await plans()).terminate(...args),
   changePackage: async (...args) => (await plans()).changePackage(...args),
   rollback: async (...args) => (await plans()).rollback(...args),
+  // A release's objects are recorded on the instance: no call to helm is needed to read them.
+  describe: describeRelease,
+  liveScale: liveReleaseScale,
 };

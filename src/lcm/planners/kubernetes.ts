@@ -46,6 +46,7 @@ import {
 import { packageIdentity } from '../../model/package.js';
 import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
 import type { Planner } from './planner.js';
+import { describeKubernetes, liveKubernetesScale } from './kubernetes-live.js';
 
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
 /** Kinds whose replicas cannot be set: a DaemonSet runs one pod per node, a Pod is one. */
@@ -240,7 +241,7 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
 }
 
 /** What every operation after instantiate starts from: the package, flavour, objects and targets in use. */
-async function current(deps: LcmDeps, instance: VnfInstance, source: string, given: Record<string, VimConnectionInfo> | undefined) {
+export async function current(deps: LcmDeps, instance: VnfInstance, source: string, given: Record<string, VimConnectionInfo> | undefined) {
   const info = instance.instantiatedVnfInfo;
   if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
   const pkg = await packageOf(deps, instance.vnfPkgId);
@@ -469,4 +470,12 @@ export const kubernetesPlanner: Planner<KubernetesInfraDriver> = {
   terminate: planTerminate,
   changePackage: planChangePackage,
   rollback: planRollback,
+  async describe(deps, instance, signal) {
+    const cur = await current(deps, instance, 'vnf-describe', undefined);
+    return describeKubernetes(deps, instance, { vim: cur.vim, targets: cur.targets, ownManagers: ['vnfm'] }, signal);
+  },
+  async liveScale(deps, instance, signal) {
+    const cur = await current(deps, instance, 'vnf-sync', undefined);
+    return liveKubernetesScale(deps, instance, { vim: cur.vim, targets: cur.targets }, signal);
+  },
 };

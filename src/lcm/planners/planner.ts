@@ -6,6 +6,7 @@
 import type { LcmDeps, OperationOptions, Plan } from '../engine.js';
 import type { LcmOpOcc, VimConnection, VnfInstance } from '../../model/lcm.js';
 import type { VimReader } from '../vim-connection.js';
+import type { LiveScale, VnfLiveState } from '../../model/live.js';
 
 /**
  * Plans one operation on `instance` from its request `body` (normalised),
@@ -33,4 +34,8 @@ export interface Planner<D = unknown> {
   changePackage: PlanOperation<D>;
   /** The way back from the FAILED_TEMP occurrence `op` (its journal and the state before it). */
   rollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, source: string): Promise<Plan<D>>;
+  /** The INSTANTIATED instance as it is at its VIM now (vnf-describe); writes nothing. Absent: its VIMs cannot be described. */
+  describe?(deps: LcmDeps, instance: VnfInstance, signal: AbortSignal): Promise<VnfLiveState>;
+  /** The INSTANTIATED instance's VNFCs and VDU replicas now (vnf-sync); writes nothing. Absent: its VIMs cannot be synced. */
+  liveScale?(deps: LcmDeps, instance: VnfInstance, signal: AbortSignal): Promise<LiveScale>;
 }
