@@ -125,9 +125,9 @@ export interface RotationResult {
 export function rotateMasterKey(opts: RotateMasterKeyOptions): RotationResult {
   const outside = keysFromEnvOrCommand(opts.env);
   if (outside && opts.newKey !== undefined) {
-    const where = outside.source === 'env' ? MASTER_KEY_ENV : `what ${MASTER_KEY_COMMAND_ENV} prints`;
+    const where = outside.source === 'env' ? `${MASTER_KEY_ENV} (${MASTER_KEY_ENV}=<new>,<old>)` : `what ${MASTER_KEY_COMMAND_ENV} prints (<new>,<old>)`;
     throw new UsageError(`cannot rotate to a given key while the keys come from ${outside.source === 'env' ? MASTER_KEY_ENV : MASTER_KEY_COMMAND_ENV}`, {
-      hint: `put the new key first in ${where} (<new>,<old>) and rotate again; make one with: vnfm key-generate`,
+      hint: `put the new key first in ${where} and rotate again; make one with: vnfm key-generate`,
     });
   }
   opts.lock?.acquire();
