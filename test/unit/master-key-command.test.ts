@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { generateFernetKey, keyIdOf, loadKeyring } from '../../src/crypto/index.js';
+import { generateFernetKey, keyIdOf, loadKeyring, rotateMasterKey } from '../../src/crypto/index.js';
 import { runKeyCommand } from '../../src/crypto/key-command.js';
-import { SecretKeyError } from '../../src/errors.js';
+import { SecretKeyError, UsageError } from '../../src/errors.js';
 import { openStore } from '../../src/store/index.js';
 import { openSecrets } from '../../src/vim/index.js';
 
@@ -165,5 +165,20 @@ describe('VNFM_MASTER_KEY_COMMAND', () => {
     expect(after.code, after.stderr).toBe(0);
     writeFileSync(s.secret, `${oldKey}\n`);
     expect((await run(s.home, ['vim-register', '--no-check', '--config-file', vimConfig(s.dir, 'rot-d'), 'd'], env)).code).toBe(5);
+  });
+
+  it('rotating to a given key is refused (vnfm cannot write to the secret manager): the hint says to print NEW,OLD', () => {
+    const key = generateFernetKey();
+    const refused = (() => {
+      try {
+        rotateMasterKey({ home: mkdtempSync(join(tmpdir(), 'vnfm-keycmd-')), env: { VNFM_MASTER_KEY_COMMAND: `echo '${key}'` }, secrets: {} as never, newKey: generateFernetKey() });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(refused).toBeInstanceOf(UsageError);
+    expect((refused as UsageError).message).toBe('cannot rotate to a given key while the keys come from VNFM_MASTER_KEY_COMMAND');
+    expect((refused as UsageError).hint).toMatch(/put the new key first in what VNFM_MASTER_KEY_COMMAND prints \(<new>,<old>\)/);
   });
 });
