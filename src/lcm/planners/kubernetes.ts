@@ -349,7 +349,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
     });
   }
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
-  const newPkg = await openOnboarded(deps.home, newPkgRecord);
+  const newPkg = await openOnboarded(deps, newPkgRecord);
   const checked = checkChangePackage(source, request, instance, newPkg.vnfd, newPkg);
   const read = await readPackageObjects(newPkg.dir, checked.defFiles);
   const sources = read.sources;
