@@ -3,6 +3,7 @@
  * Heat stack, `vnf-<instance id>`; the engine has already read the package's
  * BaseHOT, the Heat environments and the VNFD, and built the `nfv` parameter.
  */
+import type { LiveNode } from '../../model/live.js';
 import type { DriverContext, ResourceRef, Vnfc } from '../driver.js';
 
 /** The stack's name for an instance, as Tacker names it. */
@@ -102,4 +103,10 @@ export interface OpenStackInfraDriver {
   changePackage(ctx: DriverContext, input: OpenStackChangePackageInput): Promise<ResourceRef[]>;
   /** One VNFC per server (`OS::Nova::Server` resources named after a VDU, at any depth). */
   listVnfcs(ctx: DriverContext, query: OpenStackVnfcQuery): Promise<Vnfc[]>;
+  /**
+   * The instance's stack and its resources as a tree (nested stacks under
+   * the resource that made them; describe.ts), or undefined when there is no
+   * stack; writes nothing. Optional: a driver without it cannot describe.
+   */
+  describe?(instanceId: string, signal?: AbortSignal): Promise<{ stack: { name: string; id: string; status: string; statusReason: string }; resources: LiveNode[] } | undefined>;
 }

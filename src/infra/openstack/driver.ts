@@ -13,6 +13,10 @@ import {
 } from './driver-contract.js';
 import { createHeatSession, HeatError, StackStalledError, type HeatEvent, type HeatResource, type HeatSession, type HeatSessionOptions, type HeatStack, type StackContent, type StackRef } from './heat.js';
 import type { KeystoneCredentials } from './keystone.js';
+import { heatTree } from './describe.js';
+
+/** Nested stacks vnf-describe reads: a scaling group, its members' provider templates, and what those nest. */
+const DESCRIBE_DEPTH = 5;
 import { sleep as pauseFor } from '../../clock.js';
 
 export interface OpenStackDriverOptions extends HeatSessionOptions {
@@ -352,6 +356,11 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
       return [stackResource(stack.name)];
     },
 
+    async describe(instanceId, signal) {
+      const stack = await heat.findStack(stackNameOf(instanceId), signal);
+      if (!stack) return undefined;
+      return { stack: { name: stack.name, id: stack.id, status: stack.status, statusReason: stack.statusReason }, resources: heatTree(await heat.listResources(stack, DESCRIBE_DEPTH, signal), stack.id) };
+    },
     async listVnfcs(ctx, query) {
       return listServers(heat, ctx, query, depth, await requireRef(ctx, query.instanceId));
     },

@@ -35,6 +35,7 @@ import { OPENSTACK_VIM_TYPES, openStackVims, RECORDED_OPENSTACK_VIM_TYPE, record
 import { packageIdentity } from '../../model/package.js';
 import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
 import type { Planner, PlanOperation } from './planner.js';
+import { describeOpenStack, liveOpenStackScale } from './openstack-live.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -356,4 +357,6 @@ export const openStackPlanner: Planner<OpenStackInfraDriver> = {
   terminate: planTerminate,
   changePackage: planChangePackage,
   rollback: planRollback,
+  describe: describeOpenStack,
+  liveScale: liveOpenStackScale,
 };
