@@ -7,7 +7,9 @@ import { forbidden, type FieldError } from './status.js';
 import type { ObjectApi } from './objects.js';
 import { rfc3339, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
 import { moreKinds } from './kinds/more-kinds.js';
-import { ALL_VERBS, builtinKinds, newAllocators, ownFields, type Allocators } from './kinds/builtin-kinds.js';
+import { builtinKinds } from './kinds/builtin-kinds.js';
+import { ALL_VERBS, ownFields } from './kinds/kind-def.js';
+import { newAllocators, type Allocators } from './kinds/service-allocation.js';
 
 /** The label the API server puts on every namespace (since Kubernetes 1.21). */
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';

@@ -17,7 +17,7 @@
  * It runs whether or not the workload controllers do: it is the API
  * server's own work, not a controller manager's.
  */
-import { ALL_VERBS } from './kinds/builtin-kinds.js';
+import { ALL_VERBS } from './kinds/kind-def.js';
 import { CONTROLLER_MANAGER, setCondition, WorkQueue, type Controller } from './controllers/base.js';
 import type { FaultRules } from './faults.js';
 import type { ObjectApi } from './objects.js';

@@ -11,7 +11,7 @@ import { rfc3339, type KubeObject, type ObjectMeta, type ResourceRegistry, type 
 import { alreadyExists, conflict, forbidden, invalid, notFound, type Target } from './status.js';
 import type { ObjectStore } from './store.js';
 import { validateObjectMeta } from './validation.js';
-import { mountServiceAccountToken } from './kinds/builtin-kinds.js';
+import { mountServiceAccountToken } from './kinds/builtin-validation.js';
 
 export type PropagationPolicy = 'Foreground' | 'Background' | 'Orphan';
 

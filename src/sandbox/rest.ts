@@ -12,7 +12,7 @@ import type { ResourceRequest } from './request-info.js';
 import { groupVersion, rfc3339, type KubeObject, type ResourceRegistry, type ResourceType, type Verb } from './resources.js';
 import { parseFieldSelector, parseLabelSelector, type Matcher } from './selectors.js';
 import { badRequest, conflict, deletedStatus, invalid, methodNotAllowed, resourceNotFound, typedPatchError, unsupportedMediaType } from './status.js';
-import { ReviewInvalid } from './kinds/more-kinds.js';
+import { ReviewInvalid } from './kinds/review-kinds.js';
 import type { ObjectStore } from './store.js';
 import { toTable, type IncludeObject } from './table.js';
 

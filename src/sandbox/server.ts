@@ -20,7 +20,7 @@ import yaml from 'js-yaml';
 import { generateSandboxCerts } from './certs.js';
 import { loadSandboxIdentity, newSandboxToken } from './identity.js';
 import { INITIAL_NAMESPACES, registerBuiltins, registerLocalApiServices } from './builtin-resources.js';
-import { reviewKinds } from './kinds/more-kinds.js';
+import { reviewKinds } from './kinds/review-kinds.js';
 import {
   AGGREGATED_DISCOVERY_CONTENT_TYPE,
   aggregatedDiscovery,

@@ -4,274 +4,12 @@
  * its own — defaults, a few validations, the Service IP allocator — lives
  * in the kind's strategy here; what controllers do lives in controllers/.
  */
-import type { FieldError } from '../status.js';
-import { goLabelSelector, goStringMap, goStrings, invalid } from '../status.js';
-import { fieldLabelNotSupported, formatSelector, matchesSelector, METADATA_FIELDS, type FieldGetter, type LabelSelectorObject, type SelectableFields } from '../selectors.js';
-import type { KubeObject, ResourceStrategy, ResourceType, SubresourceType, TableColumn, Verb } from '../resources.js';
+import type { KubeObject, ResourceType } from '../resources.js';
 import * as d from './defaults.js';
-import { generateNameSuffix } from '../objects.js';
 import { hpaStrategy, hpaV1 } from './autoscaling.js';
-
-/** Every verb the generic handlers serve. */
-export const ALL_VERBS: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
-const STATUS = { name: 'status', verbs: ['get', 'patch', 'update'] as Verb[] };
-const SCALE = { name: 'scale', verbs: ['get', 'patch', 'update'] as Verb[], responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' } };
-
-type Obj = Record<string, any>;
-
-interface KindDef {
-  group: string;
-  version: string;
-  kind: string;
-  plural?: string;
-  namespaced: boolean;
-  shortNames?: string[];
-  categories?: string[];
-  status?: boolean;
-  scale?: boolean;
-  generation?: boolean;
-  columns?: TableColumn[];
-  strategy?: ResourceStrategy;
-  returnDeletedObject?: boolean;
-  fields?: SelectableFields;
-  noAgeColumn?: boolean;
-  extraSubresources?: SubresourceType[];
-}
-
-/** Selectable fields of a kind with its own field-label conversion: metadata.name/namespace and `more`. */
-export function ownFields(more: Record<string, FieldGetter>, opts: { clusterScoped?: boolean; unsupported?: (field: string) => string } = {}): SelectableFields {
-  const fields = { ...METADATA_FIELDS, ...more };
-  if (opts.clusterScoped) delete fields['metadata.namespace'];
-  return { fields, unsupported: opts.unsupported ?? fieldLabelNotSupported };
-}
-
-const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
-
-function define(def: KindDef): ResourceType {
-  const plural = def.plural ?? `${def.kind.toLowerCase()}s`;
-  const type: ResourceType = {
-    group: def.group,
-    version: def.version,
-    kind: def.kind,
-    listKind: `${def.kind}List`,
-    plural,
-    singular: def.kind.toLowerCase(),
-    namespaced: def.namespaced,
-    verbs: ALL_VERBS,
-    nameRule: 'dns1123-subdomain',
-    strategicMerge: true,
-  };
-  if (def.shortNames) type.shortNames = def.shortNames;
-  if (def.categories) type.categories = def.categories;
-  const subresources = [...(def.status ? [STATUS] : []), ...(def.scale ? [SCALE] : []), ...(def.extraSubresources ?? [])];
-  if (subresources.length) type.subresources = subresources;
-  if (def.scale) {
-    type.scale = {
-      specReplicasPath: 'spec.replicas',
-      statusReplicasPath: 'status.replicas',
-      labelSelector: (o) => formatSelector((o.spec as Obj | undefined)?.selector as LabelSelectorObject | undefined),
-    };
-  }
-  if (def.generation) type.generation = true;
-  if (def.columns) type.columns = def.columns;
-  if (def.strategy) type.strategy = def.strategy;
-  if (def.returnDeletedObject) type.returnDeletedObject = true;
-  if (def.fields) type.selectableFields = def.fields;
-  if (def.noAgeColumn) type.noAgeColumn = true;
-  return type;
-}
-
-const col = (name: string, cell: (o: Obj) => unknown, type: TableColumn['type'] = 'string', priority = 0): TableColumn => ({
-  name,
-  type,
-  description: name,
-  priority,
-  cell: cell as (o: KubeObject) => unknown,
-});
-
-/** The wide columns of workloads: their template's containers and images, and their selector. */
-export function templateColumns(selector: boolean, templateOf: (o: Obj) => Obj | undefined = (o) => spec(o).template as Obj | undefined): TableColumn[] {
-  const containers = (o: Obj): Obj[] => ((templateOf(o)?.spec as Obj | undefined)?.containers as Obj[] | undefined) ?? [];
-  const cols = [
-    col('Containers', (o) => containers(o).map((c) => c.name).join(','), 'string', 1),
-    col('Images', (o) => containers(o).map((c) => c.image).join(','), 'string', 1),
-  ];
-  if (selector) {
-    cols.push(
-      col('Selector', (o) => {
-        const sel = spec(o).selector as Obj | undefined;
-        if (sel && (sel.matchLabels || sel.matchExpressions)) return formatSelector(sel as LabelSelectorObject) || '<none>';
-        return Object.entries((sel as Record<string, string> | undefined) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>';
-      }, 'string', 1),
-    );
-  }
-  return cols;
-}
-
-/** The `Created At` column some kinds print instead of Age. */
-const createdAt: TableColumn = { name: 'Created At', type: 'date', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0, cell: (o) => o.metadata.creationTimestamp };
-
-const spec = (o: Obj): Obj => (o.spec as Obj | undefined) ?? {};
-const status = (o: Obj): Obj => (o.status as Obj | undefined) ?? {};
-
-/** Workloads need a selector that matches their pod template's labels (apps/v1 validation). */
-function validateSelectorTemplate(o: KubeObject, templatePath: string[] = ['spec', 'template']): FieldError[] {
-  const s = spec(o);
-  const selector = s.selector as LabelSelectorObject | undefined;
-  const errors: FieldError[] = [];
-  if (!selector || (Object.keys(selector.matchLabels ?? {}).length === 0 && !(selector.matchExpressions ?? []).length)) {
-    errors.push({ type: 'FieldValueRequired', field: 'spec.selector', detail: '' });
-    return errors;
-  }
-  let template: Obj | undefined = o;
-  for (const p of templatePath) template = template?.[p] as Obj | undefined;
-  const labels = (template?.metadata as Obj | undefined)?.labels as Record<string, string> | undefined;
-  if (!matchesSelector(selector, labels)) {
-    errors.push({
-      type: 'FieldValueInvalid',
-      field: `${templatePath.join('.')}.metadata.labels`,
-      value: labels ?? {},
-      goValue: goStringMap(labels ?? {}),
-      detail: '`selector` does not match template `labels`',
-    });
-  }
-  return [...errors, ...validateContainers((template?.spec as Obj | undefined) ?? {}, `${templatePath.join('.')}.spec`)];
-}
-
-function validateContainers(podSpec: Obj, path: string): FieldError[] {
-  const containers = podSpec.containers as Obj[] | undefined;
-  if (!Array.isArray(containers) || containers.length === 0) return [{ type: 'FieldValueRequired', field: `${path}.containers`, detail: '' }];
-  const errors: FieldError[] = [];
-  containers.forEach((c, i) => {
-    if (!c?.name) errors.push({ type: 'FieldValueRequired', field: `${path}.containers[${i}].name`, detail: '' });
-    if (!c?.image) errors.push({ type: 'FieldValueRequired', field: `${path}.containers[${i}].image`, detail: '' });
-  });
-  return errors;
-}
-
-const POD_UPDATABLE =
-  'pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
-
-/**
- * A pod's spec is immutable but for images, activeDeadlineSeconds,
- * added tolerations and terminationGracePeriodSeconds (ValidatePodUpdate).
- * The real message ends with a Go diff of the internal PodSpec; this one
- * lists the changed fields instead.
- */
-export function validatePodUpdate(o: KubeObject, old: KubeObject): FieldError[] {
-  const now = spec(o);
-  const before = spec(old);
-  for (const key of ['containers', 'initContainers'] as const) {
-    if (((now[key] as Obj[] | undefined) ?? []).length !== ((before[key] as Obj[] | undefined) ?? []).length) {
-      return [{ type: 'FieldValueForbidden', field: `spec.${key}`, detail: 'pod updates may not add or remove containers' }];
-    }
-  }
-  const masked = (s: Obj, images: Obj): Obj => {
-    const copy = structuredClone(s);
-    for (const key of ['containers', 'initContainers'] as const) {
-      ((copy[key] as Obj[] | undefined) ?? []).forEach((c, i) => {
-        if (c) c.image = ((images[key] as Obj[] | undefined) ?? [])[i]?.image;
-      });
-    }
-    delete copy.activeDeadlineSeconds;
-    delete copy.terminationGracePeriodSeconds;
-    delete copy.tolerations;
-    return copy;
-  };
-  const a = masked(now, before);
-  const b = masked(before, before);
-  const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
-  const oldTolerations = ((before.tolerations as Obj[] | undefined) ?? []).map((t) => JSON.stringify(t));
-  const newTolerations = new Set(((now.tolerations as Obj[] | undefined) ?? []).map((t) => JSON.stringify(t)));
-  if (oldTolerations.some((t) => !newTolerations.has(t))) changed.push('tolerations');
-  if (changed.length === 0) return [];
-  const diff = changed.map((k) => `  spec.${k}: ${JSON.stringify(b[k] ?? null)} -> ${JSON.stringify(a[k] ?? null)}`).join('\n');
-  return [{ type: 'FieldValueForbidden', field: 'spec', detail: `${POD_UPDATABLE}\n${diff}\n` }];
-}
-
-const SERVICE_ACCOUNT_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
-
-/**
- * What the ServiceAccount admission plugin adds to a new pod: a projected
- * `kube-api-access-*` volume (token, cluster CA, namespace) mounted
- * read-only into every container, unless the pod or its ServiceAccount
- * opts out or a container already mounts something there.
- */
-export function mountServiceAccountToken(o: KubeObject, serviceAccount: KubeObject): void {
-  const s = spec(o);
-  if (s.automountServiceAccountToken === false) return;
-  if (s.automountServiceAccountToken === undefined && serviceAccount.automountServiceAccountToken === false) return;
-  const containers = [...((s.initContainers as Obj[] | undefined) ?? []), ...((s.containers as Obj[] | undefined) ?? [])].filter((c) => c && typeof c === 'object');
-  if (containers.some((c) => ((c.volumeMounts as Obj[] | undefined) ?? []).some((m) => m?.mountPath === SERVICE_ACCOUNT_MOUNT))) return;
-  const name = `kube-api-access-${generateNameSuffix()}`;
-  const volumes = Array.isArray(s.volumes) ? (s.volumes as Obj[]) : [];
-  volumes.push({
-    name,
-    projected: {
-      sources: [
-        { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
-        { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-        { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
-      ],
-      defaultMode: 420,
-    },
-  });
-  s.volumes = volumes;
-  for (const c of containers) c.volumeMounts = [...((c.volumeMounts as Obj[] | undefined) ?? []), { name, readOnly: true, mountPath: SERVICE_ACCOUNT_MOUNT }];
-}
-
-/** The fields of `spec` that differ between two objects, except `allowed`. */
-function changedSpecFields(o: KubeObject, old: KubeObject, allowed: string[]): string[] {
-  const a = spec(o);
-  const b = spec(old);
-  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !allowed.includes(k) && JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
-}
-
-/** A StatefulSet's spec may change only in the fields the API server lists (its 1.25 wording). */
-function validateStatefulSetUpdate(o: KubeObject, old: KubeObject): FieldError[] {
-  if (changedSpecFields(o, old, ['replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds']).length === 0) return [];
-  return [
-    {
-      type: 'FieldValueForbidden',
-      field: 'spec',
-      detail: "updates to statefulset spec for fields other than 'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
-    },
-  ];
-}
-
-/** A Job's pod template cannot change (the real message prints the whole internal template; this one its JSON). */
-function validateJobUpdate(o: KubeObject, old: KubeObject): FieldError[] {
-  const now = spec(o).template;
-  if (JSON.stringify(now) === JSON.stringify(spec(old).template)) return [];
-  return [{ type: 'FieldValueInvalid', field: 'spec.template', value: now, detail: 'field is immutable' }];
-}
-
-/**
- * A claim's spec is immutable but for its requests (once bound), the volume
- * the binder sets once, and a storage class set where there was none.
- */
-function validateClaimUpdate(o: KubeObject, old: KubeObject): FieldError[] {
-  const allowed = ['resources'];
-  if (!spec(old).volumeName) allowed.push('volumeName');
-  if (spec(old).storageClassName === undefined) allowed.push('storageClassName');
-  const changed = changedSpecFields(o, old, allowed);
-  const bound = status(old).phase === 'Bound';
-  if (!bound && JSON.stringify(spec(o).resources) !== JSON.stringify(spec(old).resources)) changed.push('resources');
-  if (changed.length === 0) return [];
-  const diff = changed.map((k) => `  spec.${k}: ${JSON.stringify(spec(old)[k] ?? null)} -> ${JSON.stringify(spec(o)[k] ?? null)}`).join('\n');
-  return [{ type: 'FieldValueForbidden', field: 'spec', detail: `spec is immutable after creation except resources.requests for bound claims\n${diff}\n` }];
-}
-
-/** apps/v1 selectors cannot change after creation. */
-function keepSelector(kind: string, group: string): ResourceStrategy['prepareForUpdate'] {
-  return (o, old) => {
-    if (JSON.stringify(spec(o).selector) !== JSON.stringify(spec(old).selector)) {
-      throw invalid(kind, group, o.metadata.name, [
-        { type: 'FieldValueInvalid', field: 'spec.selector', value: spec(o).selector, goValue: goLabelSelector(spec(o).selector as LabelSelectorObject | undefined), detail: 'field is immutable' },
-      ]);
-    }
-  };
-}
+import { col, createdAt, define, ownFields, spec, status, str, templateColumns, type KindDef, type Obj } from './kind-def.js';
+import { keepSelector, validateClaimUpdate, validateContainers, validateJobUpdate, validatePodUpdate, validateSelectorTemplate, validateStatefulSetUpdate } from './builtin-validation.js';
+import { serviceStrategy, type Allocators } from './service-allocation.js';
 
 const ready = (o: Obj): string => `${status(o).readyReplicas ?? 0}/${spec(o).replicas ?? 0}`;
 
@@ -286,108 +24,6 @@ function podPhase(o: Obj): string {
   const waiting = ((status(o).containerStatuses as Obj[] | undefined) ?? []).find((c) => c.state?.waiting?.reason);
   return waiting?.state.waiting.reason ?? status(o).reason ?? status(o).phase ?? 'Pending';
 }
-
-/** Per-sandbox allocators for what the API server assigns on create. */
-export interface Allocators {
-  clusterIp(): string;
-  /** Takes an address a Service asks for; an error message when it cannot (`failed to allocate IP ...`). */
-  claimClusterIp(ip: string): string | undefined;
-  nodePort(): number;
-}
-
-/** The service range of the sandbox, as `--service-cluster-ip-range` sets it on an API server. */
-export const SERVICE_CIDR = '10.96.0.0/12';
-
-function ipv4(ip: string): number | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
-  if (!m) return undefined;
-  const parts = m.slice(1).map(Number);
-  if (parts.some((p) => p > 255)) return undefined;
-  return ((parts[0]! << 24) >>> 0) + (parts[1]! << 16) + (parts[2]! << 8) + parts[3]!;
-}
-
-const isIpv6 = (ip: string): boolean => ip.includes(':') && /^[0-9a-fA-F:.]+$/.test(ip);
-
-export function newAllocators(): Allocators {
-  const [base, bits] = SERVICE_CIDR.split('/') as [string, string];
-  const first = ipv4(base)!;
-  const size = 2 ** (32 - Number(bits));
-  const used = new Set<number>();
-  let nextIp = 10;
-  let nextPort = 30000;
-  const show = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-  return {
-    clusterIp() {
-      while (used.has(first + nextIp)) nextIp++;
-      const n = first + nextIp++;
-      used.add(n);
-      return show(n);
-    },
-    claimClusterIp(ip) {
-      const n = ipv4(ip);
-      if (n === undefined || n <= first || n >= first + size - 1) {
-        return `failed to allocate IP ${ip}: the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}`;
-      }
-      if (used.has(n)) return `failed to allocate IP ${ip}: provided IP is already allocated`;
-      used.add(n);
-      return undefined;
-    },
-    nodePort() {
-      return nextPort++;
-    },
-  };
-}
-
-function serviceStrategy(alloc: Allocators): ResourceStrategy {
-  return {
-    applyDefaults: d.defaultService,
-    prepareForCreate(o) {
-      const s = spec(o);
-      if (s.type !== 'ExternalName') {
-        if (s.clusterIP && s.clusterIP !== 'None') {
-          const ip = String(s.clusterIP);
-          if (ipv4(ip) === undefined && !isIpv6(ip)) {
-            throw invalid('Service', '', o.metadata.name, [
-              { type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', value: ip, detail: 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)' },
-            ]);
-          }
-          const problem = alloc.claimClusterIp(ip);
-          if (problem) throw invalid('Service', '', o.metadata.name, [{ type: 'FieldValueInvalid', field: 'spec.clusterIPs', value: [ip], goValue: goStrings([ip]), detail: problem }]);
-        }
-        if (!s.clusterIP) s.clusterIP = alloc.clusterIp();
-        s.clusterIPs = [s.clusterIP];
-        if (s.clusterIP !== 'None') {
-          s.ipFamilies ??= ['IPv4'];
-          s.ipFamilyPolicy ??= 'SingleStack';
-        }
-        if (s.type === 'NodePort' || s.type === 'LoadBalancer') {
-          for (const p of (s.ports as Obj[] | undefined) ?? []) p.nodePort ??= alloc.nodePort();
-        }
-      }
-      o.status = { loadBalancer: {} };
-    },
-    prepareForUpdate(o, old) {
-      // As the Service REST storage does: allocated values carry over when the update leaves them out.
-      const s = spec(o);
-      const before = spec(old);
-      s.clusterIP ??= before.clusterIP;
-      s.clusterIPs ??= before.clusterIPs;
-      if (before.ipFamilies) s.ipFamilies ??= before.ipFamilies;
-      if (before.ipFamilyPolicy) s.ipFamilyPolicy ??= before.ipFamilyPolicy;
-      for (const p of (s.ports as Obj[] | undefined) ?? []) {
-        const was = ((before.ports as Obj[] | undefined) ?? []).find((q) => q.port === p.port && (q.protocol ?? 'TCP') === (p.protocol ?? 'TCP'));
-        if (was?.nodePort && (s.type === 'NodePort' || s.type === 'LoadBalancer')) p.nodePort ??= was.nodePort;
-      }
-      const ips = Array.isArray(s.clusterIPs) ? (s.clusterIPs as string[]) : [String(s.clusterIP)];
-      if ((s.clusterIP !== before.clusterIP || ips[0] !== before.clusterIP) && before.clusterIP) {
-        throw invalid('Service', '', o.metadata.name, [
-          { type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', value: ips, goValue: goStrings(ips.map(String)), detail: 'may not change once set' },
-        ]);
-      }
-    },
-  };
-}
-
 /** The kinds beyond namespaces, configmaps, secrets and leases. */
 export function builtinKinds(alloc: Allocators): ResourceType[] {
   const kinds = builtinKindsOnce(alloc);
@@ -397,10 +33,16 @@ export function builtinKinds(alloc: Allocators): ResourceType[] {
   return kinds;
 }
 
-function builtinKindsOnce(alloc: Allocators): ResourceType[] {
-  const core = (def: Omit<KindDef, 'group' | 'version'>): ResourceType => define({ group: '', version: 'v1', ...def });
-  const apps = (def: Omit<KindDef, 'group' | 'version'>): ResourceType => define({ group: 'apps', version: 'v1', ...def });
+type Def = Omit<KindDef, 'group' | 'version'>;
+const core = (def: Def): ResourceType => define({ group: '', version: 'v1', ...def });
+const apps = (def: Def): ResourceType => define({ group: 'apps', version: 'v1', ...def });
 
+function builtinKindsOnce(alloc: Allocators): ResourceType[] {
+  return [...podAndServiceKinds(alloc), ...coreKinds(), ...appsKinds(), ...batchKinds(), ...rbacNetworkingAndPolicyKinds()];
+}
+
+/** Pods, Services and Endpoints. */
+function podAndServiceKinds(alloc: Allocators): ResourceType[] {
   return [
     core({
       kind: 'Pod',
@@ -473,6 +115,12 @@ function builtinKindsOnce(alloc: Allocators): ResourceType[] {
             .join(',') || '<none>'),
       ],
     }),
+  ];
+}
+
+/** The other core kinds: accounts, claims and volumes, limits, quotas, events, nodes. */
+function coreKinds(): ResourceType[] {
+  return [
     core({ kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'], returnDeletedObject: true }),
     core({
       kind: 'PersistentVolumeClaim',
@@ -548,6 +196,12 @@ function builtinKindsOnce(alloc: Allocators): ResourceType[] {
         col('Container-Runtime', (o) => status(o).nodeInfo?.containerRuntimeVersion ?? '<unknown>', 'string', 1),
       ],
     }),
+  ];
+}
+
+/** apps/v1. */
+function appsKinds(): ResourceType[] {
+  return [
     apps({
       kind: 'Deployment',
       namespaced: true,
@@ -615,6 +269,12 @@ function builtinKindsOnce(alloc: Allocators): ResourceType[] {
       strategy: { applyDefaults: d.defaultDaemonSet, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('DaemonSet', 'apps') },
     }),
     apps({ kind: 'ControllerRevision', namespaced: true, columns: [col('Revision', (o) => o.revision ?? 0, 'integer')] }),
+  ];
+}
+
+/** batch/v1. */
+function batchKinds(): ResourceType[] {
+  return [
     define({
       group: 'batch',
       version: 'v1',
@@ -682,6 +342,12 @@ function builtinKindsOnce(alloc: Allocators): ResourceType[] {
       ],
       strategy: { applyDefaults: d.defaultCronJob },
     }),
+  ];
+}
+
+/** RBAC, networking, autoscaling, policy, storage classes, priority classes and EndpointSlices. */
+function rbacNetworkingAndPolicyKinds(): ResourceType[] {
+  return [
     ...['Role', 'ClusterRole'].map((kind) =>
       define({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, namespaced: kind === 'Role', columns: [createdAt], noAgeColumn: true }),
     ),
