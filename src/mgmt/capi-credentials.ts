@@ -71,6 +71,69 @@ function recordOf(instance: VnfInstance | undefined): CapiCredentialsRecord | un
   return (mgmt?.[NAME] as CapiCredentialsRecord | undefined) ?? undefined;
 }
 
+async function openToken(services: ManagementServices, token: SealedValue): Promise<string> {
+  try {
+    return await services.open(token);
+  } catch (err) {
+    throw new VnfmError(`the sealed ${RECEIVER_PARAM}.bearerToken cannot be opened with the current keyring`, {
+      hint: 'the master key it was sealed with is gone (key rotation?): run the operation again with the token in the request',
+      cause: err,
+    });
+  }
+}
+
+async function registerVim(
+  services: ManagementServices,
+  ctx: HookContext,
+  name: string,
+  isDefault: boolean,
+  kubeconfig: string,
+  origin: string,
+  cluster: string,
+  ours: Map<string, { id: string }>,
+): Promise<Vim> {
+  const registry = services.vims!;
+  const extra = { [OWNER_EXTRA]: ctx.vnfInstanceId, [CLUSTER_EXTRA]: cluster };
+  const existing = registry.find(name);
+  if (existing && existing.name === name) {
+    if (!ours.has(existing.id) && existing.spec.extra?.[OWNER_EXTRA] !== ctx.vnfInstanceId) {
+      throw new ConflictError(`a VIM named "${name}" is already registered (${existing.id}) and does not belong to vnf instance ${ctx.vnfInstanceId}`, {
+        hint: `choose another additionalParams.${REGISTER_VIM_PARAM}.name, or delete that VIM (vnfm vim-delete ${name}), then retry`,
+      });
+    }
+    ctx.report(`updating VIM ${name} with the credentials of Cluster ${cluster}`);
+    return registry.update(existing.id, { kubeconfig, origin, isDefault, extra });
+  }
+  ctx.report(`registering Cluster ${cluster} as VIM ${name}`);
+  return registry.register({ name, description: `Cluster API workload cluster ${cluster} of vnf instance ${ctx.vnfInstanceId}`, isDefault, kubeconfig, origin, extra });
+}
+
+function checkRemovable(services: ManagementServices, ctx: HookContext): void {
+  const registry = services.vims;
+  const record = recordOf(ctx.instance);
+  if (!registry || !record) return;
+  for (const v of record.vims) {
+    const users = registry.find(v.id) ? registry.usedBy(v.id) : [];
+    if (users.length > 0) {
+      throw new ConflictError(`VIM "${v.name}" (workload cluster ${v.cluster} of this instance) has VNF instances running on it: ${users.join(', ')}`, {
+        hint: 'terminate those instances first (nothing was changed), then retry this terminate',
+      });
+    }
+  }
+}
+
+function removeVims(services: ManagementServices, ctx: HookContext): HookOutcome {
+  const registry = services.vims;
+  const record = recordOf(ctx.instance);
+  if (!registry || !record) return {};
+  for (const v of record.vims) {
+    if (!registry.find(v.id)) continue;
+    registry.remove(v.id);
+    ctx.report(`VIM ${v.name} (workload cluster ${v.cluster}) removed`);
+  }
+  return { record: { [NAME]: null } };
+}
+
 export function createCapiCredentialsDriver(services: ManagementServices): BuiltinDriver {
   async function prepare(input: PrepareInput): Promise<LcmRequest> {
     const ap = additionalParams(input.request);
@@ -105,7 +168,7 @@ export function createCapiCredentialsDriver(services: ManagementServices): Built
     }
     const token = settings.receiver?.bearerToken;
     if (token !== undefined && !isSealed(token)) throw new VnfmError(`the recorded ${RECEIVER_PARAM}.bearerToken is not sealed`, { hint: 'give the request again' });
-    const bearer = token ? await openToken(token) : undefined;
+    const bearer = token ? await openToken(services, token) : undefined;
     const vims = new Map((prior?.vims ?? []).map((v) => [v.id, v]));
     const reader = await services.secrets(ctx.vim);
     try {
@@ -128,7 +191,7 @@ export function createCapiCredentialsDriver(services: ManagementServices): Built
         }
         if (settings.registerVim) {
           const name = clusters.length > 1 ? `${settings.registerVim.name}-${cluster.name}` : settings.registerVim.name;
-          const vim = await registerVim(ctx, name, settings.registerVim.isDefault === true, kubeconfig, origin, `${ns}/${cluster.name}`, vims);
+          const vim = await registerVim(services, ctx, name, settings.registerVim.isDefault === true, kubeconfig, origin, `${ns}/${cluster.name}`, vims);
           vims.set(vim.id, { id: vim.id, name: vim.name, cluster: `${ns}/${cluster.name}` });
         }
       }
@@ -139,68 +202,6 @@ export function createCapiCredentialsDriver(services: ManagementServices): Built
     return { record: { [NAME]: record } };
   }
 
-  async function openToken(token: SealedValue): Promise<string> {
-    try {
-      return await services.open(token);
-    } catch (err) {
-      throw new VnfmError(`the sealed ${RECEIVER_PARAM}.bearerToken cannot be opened with the current keyring`, {
-        hint: 'the master key it was sealed with is gone (key rotation?): run the operation again with the token in the request',
-        cause: err,
-      });
-    }
-  }
-
-  async function registerVim(
-    ctx: HookContext,
-    name: string,
-    isDefault: boolean,
-    kubeconfig: string,
-    origin: string,
-    cluster: string,
-    ours: Map<string, { id: string }>,
-  ): Promise<Vim> {
-    const registry = services.vims!;
-    const extra = { [OWNER_EXTRA]: ctx.vnfInstanceId, [CLUSTER_EXTRA]: cluster };
-    const existing = registry.find(name);
-    if (existing && existing.name === name) {
-      if (!ours.has(existing.id) && existing.spec.extra?.[OWNER_EXTRA] !== ctx.vnfInstanceId) {
-        throw new ConflictError(`a VIM named "${name}" is already registered (${existing.id}) and does not belong to vnf instance ${ctx.vnfInstanceId}`, {
-          hint: `choose another additionalParams.${REGISTER_VIM_PARAM}.name, or delete that VIM (vnfm vim-delete ${name}), then retry`,
-        });
-      }
-      ctx.report(`updating VIM ${name} with the credentials of Cluster ${cluster}`);
-      return registry.update(existing.id, { kubeconfig, origin, isDefault, extra });
-    }
-    ctx.report(`registering Cluster ${cluster} as VIM ${name}`);
-    return registry.register({ name, description: `Cluster API workload cluster ${cluster} of vnf instance ${ctx.vnfInstanceId}`, isDefault, kubeconfig, origin, extra });
-  }
-
-  function checkRemovable(ctx: HookContext): void {
-    const registry = services.vims;
-    const record = recordOf(ctx.instance);
-    if (!registry || !record) return;
-    for (const v of record.vims) {
-      const users = registry.find(v.id) ? registry.usedBy(v.id) : [];
-      if (users.length > 0) {
-        throw new ConflictError(`VIM "${v.name}" (workload cluster ${v.cluster} of this instance) has VNF instances running on it: ${users.join(', ')}`, {
-          hint: 'terminate those instances first (nothing was changed), then retry this terminate',
-        });
-      }
-    }
-  }
-
-  function removeVims(ctx: HookContext): HookOutcome {
-    const registry = services.vims;
-    const record = recordOf(ctx.instance);
-    if (!registry || !record) return {};
-    for (const v of record.vims) {
-      if (!registry.find(v.id)) continue;
-      registry.remove(v.id);
-      ctx.report(`VIM ${v.name} (workload cluster ${v.cluster}) removed`);
-    }
-    return { record: { [NAME]: null } };
-  }
-
   return {
     name: NAME,
     hooks: ['instantiate_end', 'change_current_package_end', 'heal_end', 'terminate_start', 'terminate_end'],
@@ -208,10 +209,10 @@ export function createCapiCredentialsDriver(services: ManagementServices): Built
     async runHook(ctx) {
       switch (ctx.hook) {
         case 'terminate_start':
-          checkRemovable(ctx);
+          checkRemovable(services, ctx);
           return {};
         case 'terminate_end':
-          return removeVims(ctx);
+          return removeVims(services, ctx);
         default:
           return handOver(ctx);
       }

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { isAbsolute, posix, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../clock.js';
 import { echo, ValidationError, VnfmError } from '../errors.js';
 import { FileReadError, readInputText } from '../input-file.js';
 import type { HealVnfRequest, LcmRequest, VnfInstance } from '../model/lcm.js';
@@ -266,6 +266,113 @@ export interface PrivateRegistryOptions {
   wait?: Partial<RegistryWait>;
 }
 
+async function openParams(ctx: HookContext, params: PrivateRegistryParams, open: ManagementServices['open']): Promise<{ opened: OpenedParams; secrets: string[] }> {
+  let opened: OpenedParams;
+  try {
+    opened = await openSealed(params as OpenedParams, open);
+  } catch (err) {
+    throw new VnfmError(`vnf instance ${ctx.vnfInstanceId}: the sealed SSH credentials of ${PRIVATE_REGISTRY_PARAM} cannot be opened with the current keyring`, {
+      hint: `the master key they were sealed with is gone: give ${PRIVATE_REGISTRY_PARAM} again in a heal request`,
+      cause: err,
+    });
+  }
+  const secrets = sealedStrings(params, opened);
+  // A proxy password also appears on its own (URL-decoded) in tools' output.
+  for (const v of [opened.proxy?.http_proxy, opened.proxy?.https_proxy]) {
+    if (!v) continue;
+    try {
+      const pw = decodeURIComponent(new URL(v).password);
+      if (pw) secrets.push(pw, new URL(v).password);
+    } catch {
+      // not a URL: already refused at prepare
+    }
+  }
+  return { opened, secrets: [...new Set(secrets.filter(Boolean))] };
+}
+
+async function installRegistry(ctx: HookContext, s: SshSession, label: string, p: OpenedParams, image: string | undefined, wait: RegistryWait): Promise<void> {
+  const env = proxyEnv(p);
+  const port = p.port_no;
+  const say = (m: string) => ctx.report(`${label}: ${m}`);
+
+  if ((await s.exec('command -v docker', { allowFailure: true })).code !== 0) {
+    say('Docker is not installed: installing docker.io from the distribution');
+    const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
+    await s.exec('apt-get update', { sudo: true, env: aptEnv, timeoutMs: 900_000 });
+    await s.exec('apt-get install -y docker.io', { sudo: true, env: aptEnv, timeoutMs: 1_800_000 });
+    await s.exec('command -v docker');
+  }
+
+  const existing = await containerState(s, port);
+  if (existing === 'running') {
+    say(`the registry container ${REGISTRY_CONTAINER} already runs on port ${port}: kept`);
+  } else {
+    if (image) {
+      const remote = `/tmp/vnfm-private-registry-${randomUUID()}.tar`;
+      say(`uploading ${p.image_path} to ${remote}`);
+      await s.upload(image, remote, { mode: 0o600 });
+      try {
+        await s.exec(`docker load -i ${shellQuote(remote)}`, { sudo: true, timeoutMs: 1_800_000 });
+      } finally {
+        await s.exec(`rm -f ${shellQuote(remote)}`, { sudo: true, allowFailure: true });
+      }
+    } else {
+      say(`pulling ${REGISTRY_IMAGE}`);
+      await s.exec(`docker pull ${REGISTRY_IMAGE}`, { sudo: true, env, timeoutMs: 1_800_000 });
+    }
+    if (existing !== 'absent') {
+      say(`removing the container ${REGISTRY_CONTAINER} left by an earlier attempt (${existing})`);
+      await s.exec(`docker rm -f ${REGISTRY_CONTAINER}`, { sudo: true });
+    }
+    say(`starting the registry on port ${port}`);
+    await s.exec(`docker run -d -p ${port}:5000 -v ${REGISTRY_DATA_DIR}:/var/lib/registry --restart=always --name ${REGISTRY_CONTAINER} ${REGISTRY_IMAGE}`, { sudo: true });
+  }
+  await waitForRegistry(ctx, s, label, port, wait);
+  say(`the registry answers on port ${port}`);
+}
+
+/**
+ * The `private_registry` container on the node: 'absent', 'running' (with
+ * the port mapping asked for), or why it cannot be kept as it is.
+ */
+async function containerState(s: SshSession, port: number): Promise<'absent' | 'running' | string> {
+  const r = await s.exec(`docker inspect --type container ${REGISTRY_CONTAINER}`, { sudo: true, allowFailure: true });
+  if (r.code !== 0) return 'absent';
+  let info: { State?: { Running?: boolean }; HostConfig?: { PortBindings?: Record<string, Array<{ HostPort?: string }> | null> } } | undefined;
+  try {
+    const parsed = JSON.parse(r.stdout) as unknown;
+    info = Array.isArray(parsed) ? parsed[0] : undefined;
+  } catch {
+    return 'its state is unreadable';
+  }
+  if (!info) return 'absent';
+  if (info.State?.Running !== true) return 'not running';
+  const bound = (info.HostConfig?.PortBindings?.['5000/tcp'] ?? []).map((b) => b.HostPort);
+  if (!bound.includes(String(port))) return `published on ${bound.length ? bound.join(', ') : 'no port'}, not ${port}`;
+  return 'running';
+}
+
+async function waitForRegistry(ctx: HookContext, s: SshSession, label: string, port: number, wait: RegistryWait): Promise<void> {
+  const cmd = `curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:${port}/v2/`;
+  const deadline = Date.now() + wait.totalMs;
+  let pause = wait.minMs;
+  let last = '';
+  for (;;) {
+    const r = await s.exec(cmd, { allowFailure: true, timeoutMs: 30_000 });
+    const status = r.stdout.trim();
+    if (status === '200' || status === '401') return;
+    last = `exit ${r.code}, HTTP status ${status || 'none'}${r.stderr.trim() ? `, ${r.stderr.trim()}` : ''}`;
+    if (Date.now() + pause > deadline) break;
+    await sleep(pause, ctx.signal).catch(() => {
+      throw ctx.signal.reason ?? new VnfmError('interrupted');
+    });
+    pause = Math.min(pause * 2, wait.maxMs);
+  }
+  throw new VnfmError(`${label}: the registry does not answer on port ${port}: \`${cmd}\` gave ${last} for ${Math.round(wait.totalMs / 1000)} s`, {
+    hint: `look at the container on the server (sudo docker logs ${REGISTRY_CONTAINER}) and at vnfm op-log; vnfm op-retry runs the hook again`,
+  });
+}
+
 export function createPrivateRegistryDriver(services: ManagementServices, options: PrivateRegistryOptions = {}): BuiltinDriver {
   const wait: RegistryWait = { ...DEFAULT_WAIT, ...options.wait };
 
@@ -298,30 +405,6 @@ export function createPrivateRegistryDriver(services: ManagementServices, option
     });
   }
 
-  async function openParams(ctx: HookContext, params: PrivateRegistryParams): Promise<{ opened: OpenedParams; secrets: string[] }> {
-    let opened: OpenedParams;
-    try {
-      opened = await openSealed(params as OpenedParams, services.open);
-    } catch (err) {
-      throw new VnfmError(`vnf instance ${ctx.vnfInstanceId}: the sealed SSH credentials of ${PRIVATE_REGISTRY_PARAM} cannot be opened with the current keyring`, {
-        hint: `the master key they were sealed with is gone: give ${PRIVATE_REGISTRY_PARAM} again in a heal request`,
-        cause: err,
-      });
-    }
-    const secrets = sealedStrings(params, opened);
-    // A proxy password also appears on its own (URL-decoded) in tools' output.
-    for (const v of [opened.proxy?.http_proxy, opened.proxy?.https_proxy]) {
-      if (!v) continue;
-      try {
-        const pw = decodeURIComponent(new URL(v).password);
-        if (pw) secrets.push(pw, new URL(v).password);
-      } catch {
-        // not a URL: already refused at prepare
-      }
-    }
-    return { opened, secrets: [...new Set(secrets.filter(Boolean))] };
-  }
-
   /** The servers the hook configures. */
   function targetsOf(ctx: HookContext, cp: string): Node[] {
     const field = `${FIELD}.ssh_cp_name`;
@@ -345,7 +428,7 @@ export function createPrivateRegistryDriver(services: ManagementServices, option
     const ssh = services.ssh;
     const hostKeys = services.hostKeys;
     if (!ssh || !hostKeys) throw new VnfmError('the private-registry-mgmt driver needs SSH, which this vnfm was started without');
-    const { opened, secrets } = await openParams(ctx, params);
+    const { opened, secrets } = await openParams(ctx, params, services.open);
     const image = params.image_path ? resolve(ctx.packageDir, params.image_path) : undefined;
     if (image && params.image_path) {
       let ok = false;
@@ -378,7 +461,7 @@ export function createPrivateRegistryDriver(services: ManagementServices, option
         secrets,
       });
       try {
-        await installRegistry(ctx, session, target.label, opened, image);
+        await installRegistry(ctx, session, target.label, opened, image, wait);
       } finally {
         session.close();
       }
@@ -391,89 +474,6 @@ export function createPrivateRegistryDriver(services: ManagementServices, option
       throw err;
     }
     return { record: { [NAME]: params } };
-  }
-
-  async function installRegistry(ctx: HookContext, s: SshSession, label: string, p: OpenedParams, image: string | undefined): Promise<void> {
-    const env = proxyEnv(p);
-    const port = p.port_no;
-    const say = (m: string) => ctx.report(`${label}: ${m}`);
-
-    if ((await s.exec('command -v docker', { allowFailure: true })).code !== 0) {
-      say('Docker is not installed: installing docker.io from the distribution');
-      const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
-      await s.exec('apt-get update', { sudo: true, env: aptEnv, timeoutMs: 900_000 });
-      await s.exec('apt-get install -y docker.io', { sudo: true, env: aptEnv, timeoutMs: 1_800_000 });
-      await s.exec('command -v docker');
-    }
-
-    const existing = await containerState(s, port);
-    if (existing === 'running') {
-      say(`the registry container ${REGISTRY_CONTAINER} already runs on port ${port}: kept`);
-    } else {
-      if (image) {
-        const remote = `/tmp/vnfm-private-registry-${randomUUID()}.tar`;
-        say(`uploading ${p.image_path} to ${remote}`);
-        await s.upload(image, remote, { mode: 0o600 });
-        try {
-          await s.exec(`docker load -i ${shellQuote(remote)}`, { sudo: true, timeoutMs: 1_800_000 });
-        } finally {
-          await s.exec(`rm -f ${shellQuote(remote)}`, { sudo: true, allowFailure: true });
-        }
-      } else {
-        say(`pulling ${REGISTRY_IMAGE}`);
-        await s.exec(`docker pull ${REGISTRY_IMAGE}`, { sudo: true, env, timeoutMs: 1_800_000 });
-      }
-      if (existing !== 'absent') {
-        say(`removing the container ${REGISTRY_CONTAINER} left by an earlier attempt (${existing})`);
-        await s.exec(`docker rm -f ${REGISTRY_CONTAINER}`, { sudo: true });
-      }
-      say(`starting the registry on port ${port}`);
-      await s.exec(`docker run -d -p ${port}:5000 -v ${REGISTRY_DATA_DIR}:/var/lib/registry --restart=always --name ${REGISTRY_CONTAINER} ${REGISTRY_IMAGE}`, { sudo: true });
-    }
-    await waitForRegistry(ctx, s, label, port);
-    say(`the registry answers on port ${port}`);
-  }
-
-  /**
-   * The `private_registry` container on the node: 'absent', 'running' (with
-   * the port mapping asked for), or why it cannot be kept as it is.
-   */
-  async function containerState(s: SshSession, port: number): Promise<'absent' | 'running' | string> {
-    const r = await s.exec(`docker inspect --type container ${REGISTRY_CONTAINER}`, { sudo: true, allowFailure: true });
-    if (r.code !== 0) return 'absent';
-    let info: { State?: { Running?: boolean }; HostConfig?: { PortBindings?: Record<string, Array<{ HostPort?: string }> | null> } } | undefined;
-    try {
-      const parsed = JSON.parse(r.stdout) as unknown;
-      info = Array.isArray(parsed) ? parsed[0] : undefined;
-    } catch {
-      return 'its state is unreadable';
-    }
-    if (!info) return 'absent';
-    if (info.State?.Running !== true) return 'not running';
-    const bound = (info.HostConfig?.PortBindings?.['5000/tcp'] ?? []).map((b) => b.HostPort);
-    if (!bound.includes(String(port))) return `published on ${bound.length ? bound.join(', ') : 'no port'}, not ${port}`;
-    return 'running';
-  }
-
-  async function waitForRegistry(ctx: HookContext, s: SshSession, label: string, port: number): Promise<void> {
-    const cmd = `curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:${port}/v2/`;
-    const deadline = Date.now() + wait.totalMs;
-    let pause = wait.minMs;
-    let last = '';
-    for (;;) {
-      const r = await s.exec(cmd, { allowFailure: true, timeoutMs: 30_000 });
-      const status = r.stdout.trim();
-      if (status === '200' || status === '401') return;
-      last = `exit ${r.code}, HTTP status ${status || 'none'}${r.stderr.trim() ? `, ${r.stderr.trim()}` : ''}`;
-      if (Date.now() + pause > deadline) break;
-      await sleep(pause, undefined, { signal: ctx.signal }).catch(() => {
-        throw ctx.signal.reason ?? new VnfmError('interrupted');
-      });
-      pause = Math.min(pause * 2, wait.maxMs);
-    }
-    throw new VnfmError(`${label}: the registry does not answer on port ${port}: \`${cmd}\` gave ${last} for ${Math.round(wait.totalMs / 1000)} s`, {
-      hint: `look at the container on the server (sudo docker logs ${REGISTRY_CONTAINER}) and at vnfm op-log; vnfm op-retry runs the hook again`,
-    });
   }
 
   function forgetHostKeys(ctx: HookContext): HookOutcome {
