@@ -416,11 +416,11 @@ export function setOperationalState(deps: PackageDeps, ref: string, state: Opera
   return deps.packages.setStates(pkg.id, { operationalState: state }, deps.now().toISOString());
 }
 
-/** Deletes the record (refused while IN_USE), then the private copy. */
+/** Deletes the record (refused while IN_USE) with the zip in the shared store, then the private copy. */
 export async function deletePackage(deps: PackageDeps, ref: string): Promise<VnfPackage> {
   const pkg = deps.packages.get(ref);
-  deps.packages.delete(pkg.id);
-  deps.contents?.delete(pkg.id);
+  if (deps.contents) deps.contents.deleteWith(pkg.id, () => deps.packages.delete(pkg.id));
+  else deps.packages.delete(pkg.id);
   await rm(packageDir(deps.home, pkg.id), { recursive: true, force: true });
   return pkg;
 }

@@ -116,6 +116,16 @@ export class PackageContentRepository {
     this.db.prepare('DELETE FROM package_contents WHERE package_id = ?').run(packageId);
   }
 
+  /** Deletes the zip together with what `alsoInTransaction` deletes (the package's record): both or neither. */
+  deleteWith(packageId: string, alsoInTransaction: () => void): void {
+    this.db
+      .transaction(() => {
+        alsoInTransaction();
+        this.delete(packageId);
+      })
+      .immediate();
+  }
+
   /** Removes uploads that never completed and have not moved for an hour (their writer died). */
   removeAbandoned(): number {
     const before = new Date(this.now().getTime() - ABANDONED_UPLOAD_MS).toISOString();

@@ -100,9 +100,12 @@ describe('packages on the shared store', () => {
 
     await b.ok(['vnf-terminate', 'web', '--yes', '--graceful-termination-timeout', '0']);
     expect(json<{ instantiationState: string }>((await a.ok(['vnf-show', 'web', '-o', 'json'])).stdout).instantiationState).toBe('NOT_INSTANTIATED');
-    // vnfpkg-vnfd and vnfpkg-download on a third machine read the package from the database too.
+    // vnfpkg-vnfd and vnfpkg-download on a third machine read the package from the database too, two at once.
     const c = machine(url);
-    expect((await c.ok(['vnfpkg-vnfd', pkgId])).stdout).toContain('tosca_definitions_version');
+    const both = await Promise.all([c.ok(['vnfpkg-vnfd', pkgId]), c.ok(['vnfpkg-download', pkgId, '--file', join(dir, 'downloaded.zip')])]);
+    expect(both[0].stdout).toContain('tosca_definitions_version');
+    expect(readFileSync(join(dir, 'downloaded.zip')).equals(readFileSync(join(a.home, 'packages', pkgId, 'package.zip')))).toBe(true);
+    expect(readdirSync(join(c.home, 'packages'))).toEqual([pkgId]);
 
     await b.ok(['vnf-delete', 'web', '--yes']);
     await b.ok(['vnfpkg-delete', '--yes', pkgId]);
