@@ -99,6 +99,9 @@ describe('a release through its lifecycle', () => {
     const argv = seen.at(-1)!.argv;
     expect(argv.slice(1, 4)).toEqual(['install', 'cnf1', chart]);
     expect(argv).not.toContain('--wait');
+    // The manifest it applied, as helm get manifest prints it.
+    expect(release.manifest?.trimEnd()).toBe((await client.getManifest({ release: 'cnf1', namespace: 'default' })).trimEnd());
+    expect(release.manifest).toMatch(/kind: Deployment\n/);
   });
 
   it('reads the manifest, status, values and list back', async () => {

@@ -148,6 +148,7 @@ interface ReleaseJson {
   name: string;
   namespace: string;
   version: number;
+  manifest?: string;
   info?: { status?: string; last_deployed?: string; description?: string };
   chart?: { metadata?: { name?: string; version?: string; appVersion?: string } };
 }
@@ -164,6 +165,7 @@ function releaseOf(text: string): HelmRelease {
     ...(meta.appVersion ? { appVersion: meta.appVersion } : {}),
     ...(r.info?.last_deployed ? { updated: r.info.last_deployed } : {}),
     ...(r.info?.description ? { description: r.info.description } : {}),
+    ...(typeof r.manifest === 'string' ? { manifest: r.manifest } : {}),
   };
 }
 

@@ -30,6 +30,8 @@ export interface HelmRelease {
   updated?: string;
   /** Helm's description of the last action ("Install complete", "Rollback to 1"). */
   description?: string;
+  /** The rendered objects (what `helm get manifest` prints): set by install and upgrade, whose JSON carries them. */
+  manifest?: string;
 }
 
 /** One entry of `helm history`. */

@@ -100,7 +100,7 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
       const release: HelmRelease = existing ? await d.helm.upgrade({ ...opts, resetValues: true }) : await d.helm.install(opts);
       ctx.journal.record({ action: existing ? 'update' : 'create', resource: ref, state: 'done', detail: `revision ${release.revision}` });
       report(ctx, ref, `${existing ? 'upgraded' : 'installed'} chart ${release.chart} (revision ${release.revision})`);
-      const { resources, targets } = await settle(d, ctx, { release: helm.releaseName, namespace: helm.namespace, flavour });
+      const { resources, targets } = await settle(d, ctx, { release: helm.releaseName, namespace: helm.namespace, flavour, ...(release.manifest !== undefined ? { manifest: release.manifest } : {}) });
       const info: InstantiatedVnfInfo = {
         flavourId: flavour.id,
         ...(level.instantiationLevelId ? { instantiationLevelId: level.instantiationLevelId } : {}),
@@ -169,7 +169,7 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
       const release = await d.helm.upgrade({ release: cur.helm.releaseName, chart, namespace: cur.helm.namespace, reuseValues: true, set: moves, signal: ctx.signal });
       ctx.journal.record({ action: 'scale', resource: ref, state: 'done', detail: `revision ${release.revision}` });
       report(ctx, ref, `upgraded with ${Object.entries(moves).map(([k, v]) => `${k}=${v}`).join(', ')} (revision ${release.revision})`);
-      const { resources, targets } = await settle(d, ctx, { release: cur.helm.releaseName, namespace: cur.helm.namespace, flavour: cur.flavour, info: cur.info, vdus: moving });
+      const { resources, targets } = await settle(d, ctx, { release: cur.helm.releaseName, namespace: cur.helm.namespace, flavour: cur.flavour, info: cur.info, vdus: moving, ...(release.manifest !== undefined ? { manifest: release.manifest } : {}) });
       return {
         ...instance,
         instantiatedVnfInfo: {
@@ -275,7 +275,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
       const release = await d.helm.upgrade({ release: cur.helm.releaseName, chart, namespace: cur.helm.namespace, resetValues: true, set: setValues(cur.helm, replicas), signal: ctx.signal });
       ctx.journal.record({ action: 'update', resource: ref, state: 'done', detail: `revision ${release.revision}` });
       report(ctx, ref, `upgraded to chart ${release.chart} (revision ${release.revision})`);
-      const settled = await settle(d, ctx, { release: cur.helm.releaseName, namespace: cur.helm.namespace, flavour, info: cur.info, vdus: targets.map((t) => t.vduId) });
+      const settled = await settle(d, ctx, { release: cur.helm.releaseName, namespace: cur.helm.namespace, flavour, info: cur.info, vdus: targets.map((t) => t.vduId), ...(release.manifest !== undefined ? { manifest: release.manifest } : {}) });
       const kept = new Set(settled.resources.map((r) => `${r.kind}|${r.namespace ?? ''}|${r.name}`));
       await d.kube.awaitGone(ctx, { resources: cur.info.resources.filter((r) => !kept.has(`${r.kind}|${r.namespace ?? ''}|${r.name}`)) });
       return {

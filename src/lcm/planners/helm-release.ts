@@ -114,9 +114,11 @@ export async function rehearse(
   const probes = Object.fromEntries(Object.keys(input.replicaValues).filter((v) => input.replicas[v] !== undefined).map((vduId, i) => [vduId, 7919 + i]));
   let probed: string;
   try {
-    rendered = await tool.template(input.chart, { release: input.release, namespace: input.namespace, set: input.set, ...(signal ? { signal } : {}) });
+    const render = (set: HelmSetValues) => tool.template(input.chart, { release: input.release, namespace: input.namespace, set, ...(signal ? { signal } : {}) });
     const probeSet = { ...input.set, ...Object.fromEntries(Object.entries(probes).map(([vduId, n]) => [input.replicaValues[vduId]!, n])) };
-    probed = Object.keys(probes).length ? await tool.template(input.chart, { release: input.release, namespace: input.namespace, set: probeSet, ...(signal ? { signal } : {}) }) : rendered;
+    // The two renderings are independent: side by side, they cost one helm start.
+    if (Object.keys(probes).length > 0) [rendered, probed] = await Promise.all([render(input.set), render(probeSet)]);
+    else probed = rendered = await render(input.set);
   } catch (err) {
     if (err instanceof HelmError) {
       throw new ValidationError(source, 'additionalParams', `the chart ${input.chartPath} does not render: ${err.stderr || err.message}`, {
@@ -149,9 +151,10 @@ export async function rehearse(
   return targets;
 }
 
-/** Reads the release's objects from Helm and watches them until ready; returns their references. */
-export async function settle(d: HelmDrivers, ctx: DriverContext, input: { release: string; namespace: string; flavour: Flavour; info?: InstantiatedVnfInfo; vdus?: string[] }) {
-  const manifest = await d.helm.getManifest({ release: input.release, namespace: input.namespace, signal: ctx.signal });
+/** Reads the release's objects (from Helm, unless given) and watches them until ready; returns their references. */
+export async function settle(d: HelmDrivers, ctx: DriverContext, input: { release: string; namespace: string; flavour: Flavour; info?: InstantiatedVnfInfo; vdus?: string[]; manifest?: string }) {
+  // install and upgrade hand back the manifest they applied: one helm start fewer.
+  const manifest = input.manifest ?? (await d.helm.getManifest({ release: input.release, namespace: input.namespace, signal: ctx.signal }));
   const objects = manifestObjects(manifest, `the manifest of release ${input.release}`);
   const targets = vduTargets(input.flavour, objects, input.release, input.namespace);
   const watched = input.vdus ? targets.filter((t) => input.vdus!.includes(t.vduId)) : targets;
