@@ -17,6 +17,7 @@ import { main } from '../../src/cli/main.js';
 import { generateFernetKey } from '../../src/crypto/index.js';
 import { bundleTestProgram } from '../support/bundle-test-program.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
+import { passwordFromPgpass } from '../../src/store/postgres/pgpass.js';
 
 const SAMPLES = resolve(import.meta.dirname, '../../csar-samples');
 
@@ -161,6 +162,42 @@ describe('VNFM_HOME/config.yaml names the shared store', () => {
     }
     // --help opens no store, so it reads no configuration file.
     expect((await vnfm(home, ['vnf-list', '--help'])).code).toBe(0);
+  });
+});
+
+describe('the password outside the URL', () => {
+  it('the password file is read as libpq reads it: wildcards, escapes, the first line that matches, a socket as localhost', () => {
+    const text = ['# comment', 'db.example.net:5432:vnfm:vnfm:first', '*:*:vnfm:vnfm:second', 'localhost:5433:*:ops:pa\\:ss\\\\word', 'short:line'].join('\n');
+    const target = { host: 'db.example.net', port: 5432, database: 'vnfm', user: 'vnfm' };
+    expect(passwordFromPgpass(text, target)).toBe('first');
+    expect(passwordFromPgpass(text, { ...target, host: 'other' })).toBe('second');
+    expect(passwordFromPgpass(text, { host: '/run/postgresql', port: 5433, database: 'x', user: 'ops' })).toBe('pa:ss\\word');
+    expect(passwordFromPgpass(text, { ...target, database: 'other' })).toBeUndefined();
+  });
+
+  it('PGPASSFILE (0600) gives the password to a URL without one; a file others may read is ignored, as libpq does, and the refused login says where vnfm looked', async () => {
+    const db = await server.createDatabase();
+    const url = server.url(db).replace(`:${encodeURIComponent(server.password)}@`, '@');
+    const file = join(mkdtempSync(join(tmpdir(), 'vnfm-pgpass-')), 'pgpass');
+    writeFileSync(file, `# vnfm\n127.0.0.1:${server.port}:${db}:${server.user}:${server.password.replace(/[:\\]/g, '\\$&')}\n`, { mode: 0o600 });
+    const saved = { file: process.env['PGPASSFILE'], password: process.env['PGPASSWORD'] };
+    process.env['PGPASSFILE'] = file;
+    delete process.env['PGPASSWORD'];
+    try {
+      const env = { VNFM_DATABASE_URL: url, VNFM_MASTER_KEY: generateFernetKey() };
+      const r = await vnfm(newHome(), ['store-info', '-o', 'json'], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ backend: 'postgres', locationFrom: 'VNFM_DATABASE_URL' });
+      chmodSync(file, 0o640);
+      const refused = await vnfm(newHome(), ['vnf-list'], env);
+      expect(refused.code, refused.stderr).toBe(6);
+      expect(refused.stderr).toContain(`refused the login: the server asks for a password, and neither the URL, PGPASSWORD nor the password file ${file}`);
+    } finally {
+      for (const [name, value] of [['PGPASSFILE', saved.file], ['PGPASSWORD', saved.password]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 });
 

@@ -13,6 +13,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
+import { findPassword } from './pgpass.js';
 import type { PgClientConfig, PgFailure, Request, Response } from './protocol.js';
 
 const { signal, port, config } = workerData as { signal: SharedArrayBuffer; port: MessagePort; config: PgClientConfig };
@@ -46,7 +47,8 @@ function clientConfig(tls: boolean): pg.ClientConfig {
     ...(config.host !== undefined ? { host: config.host } : {}),
     ...(config.port !== undefined ? { port: config.port } : {}),
     ...(config.user !== undefined ? { user: config.user } : {}),
-    ...(config.password !== undefined ? { password: config.password } : {}),
+    // Without one in the URL: PGPASSWORD or the password file, read here (node-postgres warns on every use of its own reader).
+    password: config.password ?? (async () => findPassword(config, process.env)),
     ...(config.database !== undefined ? { database: config.database } : {}),
     ...(config.options !== undefined ? { options: config.options } : {}),
     ssl: sslOptions as pg.ClientConfig['ssl'],
