@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { Command } from 'commander';
-import { ConflictError } from '../../../errors.js';
+import { ConflictError, UsageError } from '../../../errors.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 
@@ -31,6 +31,7 @@ export function storeExportCommand(ctx: Context): Command {
       onMissingContents: (id: string) => ctx.io.warn(`package ${id}: its zip is not in this store or ${ctx.home}; exported without it`),
     };
     if (file === '-') {
+      if (ctx.io.stdoutIsTTY) throw new UsageError('refusing to write the export to a terminal', { hint: 'give a FILE, or redirect stdout: vnfm store-export > state.json' });
       const r = await exportStore(store, ctx.io.streams.stdout as Writable, opts);
       ctx.io.info(ctx.io.color.dim(`exported ${summary(r.rows)}, ${r.packageContents} package zip(s)`));
       return;
