@@ -41,8 +41,11 @@ export async function describeOpenStack(deps: LcmDeps, instance: VnfInstance, si
   if (!found) return { ...base, stack: stackNameOf(instance.id), objects: [], drift: [`stack ${stackNameOf(instance.id)}: deleted`], ready: false };
   const objects = found.resources;
   const all = flatten(objects);
+  // A scaling group (VDU1_scale_group) is its VDU's when the servers it holds are named after one VDU.
   for (const n of objects) {
-    const recorded = info.metadata.vduReplicas[n.name];
+    const vdus = new Set(flatten(n.children).filter((c) => c.kind === SERVER).map((c) => c.name));
+    const vduId = vdus.size === 1 ? [...vdus][0]! : n.name;
+    const recorded = info.metadata.vduReplicas[vduId];
     if (n.replicas !== undefined && recorded !== undefined && n.replicas !== recorded) n.drift.push(`scaled elsewhere: ${n.replicas}, recorded ${recorded}`);
   }
   const drift = all.flatMap((n) => n.drift.map((d) => `${n.kind}/${n.name}: ${d}`));
