@@ -50,15 +50,12 @@ export async function checkCsarStructure(files: PackageFiles, opts: CheckStructu
   result.meta = meta;
   findings.push(...parsedMeta.findings);
 
-  const lineOf = (key: string): number | undefined =>
-    Object.entries(meta.header).find(([k]) => k.toLowerCase() === key.toLowerCase())?.[1].line;
-
   if (meta.entryDefinitions && !files.has(meta.entryDefinitions)) {
     findings.push({
       severity: 'error',
       code: 'entry-definitions-missing',
       file: TOSCA_META_PATH,
-      line: lineOf('Entry-Definitions'),
+      line: metaLine(meta, 'Entry-Definitions'),
       message: `Entry-Definitions names ${meta.entryDefinitions}, which is not in the package`,
       hint: suggest(files, meta.entryDefinitions, 'correct Entry-Definitions to the path of the top VNFD'),
     });
@@ -67,7 +64,7 @@ export async function checkCsarStructure(files: PackageFiles, opts: CheckStructu
       severity: 'warning',
       code: 'entry-definitions-not-yaml',
       file: TOSCA_META_PATH,
-      line: lineOf('Entry-Definitions'),
+      line: metaLine(meta, 'Entry-Definitions'),
       message: `Entry-Definitions ${meta.entryDefinitions} is not a .yaml file`,
       hint: 'point Entry-Definitions at the top VNFD, a TOSCA YAML file',
     });
@@ -83,7 +80,7 @@ export async function checkCsarStructure(files: PackageFiles, opts: CheckStructu
         severity: 'error',
         code: 'entry-file-missing',
         file: TOSCA_META_PATH,
-        line: lineOf(key),
+        line: metaLine(meta, key),
         message: `${key} names ${path}, which is not in the package`,
         hint: `add ${path} to the package, or remove the ${key} line`,
       });
@@ -101,6 +98,19 @@ export async function checkCsarStructure(files: PackageFiles, opts: CheckStructu
     if (alg && e.hash) declarations.push({ path: e.path, algorithm: alg, expected: e.hash, declaredIn: TOSCA_META_PATH, line: e.hashLine });
   }
 
+  await checkManifest(files, meta, result, declarations);
+
+  await readThrough(files, declarations, opts, findings);
+  return result;
+}
+
+/**
+ * The manifest TOSCA.meta names: read, its artifacts' hashes added to
+ * `declarations`, the files it lists checked; or, when none is named, a
+ * warning for a stray .mf at the root.
+ */
+async function checkManifest(files: PackageFiles, meta: ToscaMeta, result: CsarStructure, declarations: HashDeclaration[]): Promise<void> {
+  const findings = result.findings;
   if (meta.entryManifest) {
     const mf = meta.entryManifest;
     if (!files.has(mf)) {
@@ -108,7 +118,7 @@ export async function checkCsarStructure(files: PackageFiles, opts: CheckStructu
         severity: 'error',
         code: 'manifest-missing',
         file: TOSCA_META_PATH,
-        line: lineOf('ETSI-Entry-Manifest'),
+        line: metaLine(meta, 'ETSI-Entry-Manifest'),
         message: `ETSI-Entry-Manifest names ${mf}, which is not in the package`,
         hint: suggest(files, mf, 'add the manifest, or correct or remove the ETSI-Entry-Manifest line'),
       });
@@ -163,9 +173,11 @@ export async function checkCsarStructure(files: PackageFiles, opts: CheckStructu
       });
     }
   }
+}
 
-  await readThrough(files, declarations, opts, findings);
-  return result;
+/** The line of a TOSCA.meta header key, matched without regard to case. */
+function metaLine(meta: ToscaMeta, key: string): number | undefined {
+  return Object.entries(meta.header).find(([k]) => k.toLowerCase() === key.toLowerCase())?.[1].line;
 }
 
 async function readThrough(files: PackageFiles, declarations: HashDeclaration[], opts: CheckStructureOptions, findings: Finding[]): Promise<void> {

@@ -7,7 +7,7 @@
 import type { Finding } from '../model/package-files.js';
 import { isHexDigest, parseAlgorithm } from './hashes.js';
 import { checkMemberName } from './member-name.js';
-import { isUrl, memberPath, parseKeyValue, splitLines } from './meta-text.js';
+import { isUrl, type KeyValue, memberPath, parseKeyValue, splitLines } from './meta-text.js';
 
 /** One `Source:` block. Lines are 1-based, in the manifest. */
 export interface ManifestArtifact {
@@ -144,27 +144,7 @@ export function parseManifest(text: string, file: string): { manifest: Manifest;
       return;
     }
     current.lastLine = n;
-    const dup = (): void => add('manifest-duplicate-key', n, `${kv.key} appears twice in the block of ${current!.source}`, 'keep one');
-    switch (key) {
-      case 'algorithm':
-        if (current.algorithm !== undefined) dup();
-        current.algorithm = kv.value;
-        current.algorithmLine = n;
-        break;
-      case 'hash':
-        if (current.hash !== undefined) dup();
-        current.hash = kv.value;
-        current.hashLine = n;
-        break;
-      case 'signature':
-        current.signature = kv.value;
-        break;
-      case 'certificate':
-        current.certificate = kv.value;
-        break;
-      default:
-        add('manifest-unknown-key', n, `${kv.key} is not a key of a manifest file block`, 'file blocks hold Source, Algorithm and Hash (and optionally Signature, Certificate)', 'warning');
-    }
+    readBlockKey(current, kv, n, add);
   });
 
   checkMetadata(manifest, file, findings);
@@ -173,6 +153,33 @@ export function parseManifest(text: string, file: string): { manifest: Manifest;
     add('manifest-signature-not-verified', undefined, `${file} carries a CMS signature, which vnfm does not verify`, 'verify it with openssl cms -verify if you rely on it', 'info');
   }
   return { manifest, findings };
+}
+
+type AddFinding = (code: string, line: number | undefined, message: string, hint?: string, severity?: Finding['severity']) => void;
+
+/** One "Key: value" line of a Source: block (Algorithm, Hash, Signature, Certificate), a repeated one noted. */
+function readBlockKey(current: ManifestArtifact, kv: KeyValue, n: number, add: AddFinding): void {
+  const dup = (): void => add('manifest-duplicate-key', n, `${kv.key} appears twice in the block of ${current.source}`, 'keep one');
+  switch (kv.key.toLowerCase()) {
+    case 'algorithm':
+      if (current.algorithm !== undefined) dup();
+      current.algorithm = kv.value;
+      current.algorithmLine = n;
+      break;
+    case 'hash':
+      if (current.hash !== undefined) dup();
+      current.hash = kv.value;
+      current.hashLine = n;
+      break;
+    case 'signature':
+      current.signature = kv.value;
+      break;
+    case 'certificate':
+      current.certificate = kv.value;
+      break;
+    default:
+      add('manifest-unknown-key', n, `${kv.key} is not a key of a manifest file block`, 'file blocks hold Source, Algorithm and Hash (and optionally Signature, Certificate)', 'warning');
+  }
 }
 
 function checkMetadata(m: Manifest, file: string, findings: Finding[]): void {

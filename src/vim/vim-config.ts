@@ -98,77 +98,107 @@ export function parseVimConfig(doc: unknown, file: string, text = ''): VimConfig
     secrets.caCert = ca;
   }
 
-  let spec: VimSpec;
-  if (type === 'openstack') {
-    const projectName = str('project_name');
-    const projectId = str('project_id');
-    if (!projectName && !projectId) fail('project_name', 'is required for an OpenStack VIM', 'add project_name: (or project_id:) naming the project VNFs are deployed in');
-    const certVerify = parseBool(cfg['cert_verify'], true, (problem) => fail('cert_verify', problem, "use cert_verify: 'True' or cert_verify: 'False'"));
-    if (!certVerify) {
-      verifyTls = false;
-      warnings.push(`${file}: cert_verify is False: Keystone's TLS certificate will not be verified`);
-    }
-    let auth: VimAuth;
-    const appCredId = str('application_credential_id');
-    if (appCredId) {
-      const secret = str('application_credential_secret', 'add application_credential_secret: for the application credential');
-      secrets.applicationCredentialSecret = secret;
-      auth = { method: 'application-credential', applicationCredentialId: appCredId };
-    } else {
-      const username = str('username');
-      const userId = str('user_id');
-      if (!username && !userId) fail('username', 'is required for an OpenStack VIM', 'add username: (or user_id:) of the Keystone user');
-      secrets.password = str('password', 'add password: for the Keystone user (or use application_credential_id/_secret)');
-      auth = {
-        method: 'password',
-        ...(username ? { username } : {}),
-        ...(userId ? { userId } : {}),
-        userDomainName: str('user_domain_name') ?? 'Default',
-      };
-    }
-    spec = {
-      type,
-      authUrl,
-      ...(projectName ? { projectName } : {}),
-      ...(projectId ? { projectId } : {}),
-      projectDomainName: str('project_domain_name') ?? 'Default',
-      auth,
-      verifyTls,
-      ...(str('region_name') ? { regionName: str('region_name') } : {}),
-      ...(extra ? { extra } : {}),
-    };
-  } else {
-    const projectName = str('project_name', 'add project_name: the default namespace for CNFs on this cluster (e.g. default)')!;
-    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(projectName)) {
-      fail('project_name', `${echo(projectName)} is not a valid Kubernetes namespace name`, 'use lower-case letters, digits and "-", at most 63 characters');
-    }
-    let auth: VimAuth;
-    if (cfg['oidc_token_url'] !== undefined) {
-      const tokenUrl = str('oidc_token_url', 'add the OIDC token endpoint URL')!;
-      const hint = 'OIDC needs oidc_token_url, username, password and client_id (client_secret is optional)';
-      const username = str('username', hint)!;
-      secrets.password = str('password', hint);
-      const clientId = str('client_id', hint)!;
-      const clientSecret = str('client_secret');
-      if (clientSecret) secrets.clientSecret = clientSecret;
-      auth = { method: 'oidc', tokenUrl, username, clientId };
-    } else if (cfg['username'] !== undefined && cfg['password'] !== undefined) {
-      auth = { method: 'basic', username: str('username', 'add username:')! };
-      secrets.password = str('password', 'add password:');
-    } else if (cfg['bearer_token'] !== undefined) {
-      secrets.bearerToken = str('bearer_token', 'add the ServiceAccount token, e.g. from: kubectl create token SA -n NS')!;
-      auth = { method: 'bearer-token' };
-    } else {
-      return fail(
-        'bearer_token',
-        'no usable authentication: give bearer_token, or username and password, or oidc_token_url with username, password and client_id',
-        'add bearer_token: (a ServiceAccount token from: kubectl create token SA -n NS)',
-      );
-    }
-    if (url.protocol === 'http:') warnings.push(`${file}: auth_url uses http://: credentials will cross the network unencrypted`);
-    spec = { type, authUrl, projectName, auth, verifyTls, ...(extra ? { extra } : {}) };
-  }
+  const fields: ConfigFields = { cfg, file, str, fail, warnings, secrets };
+  const common = { authUrl, verifyTls, extra };
+  const spec = type === 'openstack' ? openstackSpec(fields, common) : kubernetesSpec(fields, common, url);
   return { spec, secrets, warnings };
+}
+
+/** What the two VIM types' readers share: the document, its string fields, where warnings and secrets go. */
+interface ConfigFields {
+  cfg: Record<string, unknown>;
+  file: string;
+  str(key: string, required?: false | string): string | undefined;
+  fail(key: string, problem: string, hint: string): never;
+  warnings: string[];
+  secrets: VimSecrets;
+}
+
+/** The fields read before the VIM type's own. */
+interface CommonFields {
+  authUrl: string;
+  /** False when ssl_ca_cert is None. */
+  verifyTls: boolean;
+  extra?: Record<string, unknown>;
+}
+
+/** An OpenStack VIM: the project, then an application credential or a Keystone user. */
+function openstackSpec(fields: ConfigFields, common: CommonFields): VimSpec {
+  const { cfg, file, str, fail, warnings, secrets } = fields;
+  const { authUrl, extra } = common;
+  let verifyTls = common.verifyTls;
+  const projectName = str('project_name');
+  const projectId = str('project_id');
+  if (!projectName && !projectId) fail('project_name', 'is required for an OpenStack VIM', 'add project_name: (or project_id:) naming the project VNFs are deployed in');
+  const certVerify = parseBool(cfg['cert_verify'], true, (problem) => fail('cert_verify', problem, "use cert_verify: 'True' or cert_verify: 'False'"));
+  if (!certVerify) {
+    verifyTls = false;
+    warnings.push(`${file}: cert_verify is False: Keystone's TLS certificate will not be verified`);
+  }
+  let auth: VimAuth;
+  const appCredId = str('application_credential_id');
+  if (appCredId) {
+    const secret = str('application_credential_secret', 'add application_credential_secret: for the application credential');
+    secrets.applicationCredentialSecret = secret;
+    auth = { method: 'application-credential', applicationCredentialId: appCredId };
+  } else {
+    const username = str('username');
+    const userId = str('user_id');
+    if (!username && !userId) fail('username', 'is required for an OpenStack VIM', 'add username: (or user_id:) of the Keystone user');
+    secrets.password = str('password', 'add password: for the Keystone user (or use application_credential_id/_secret)');
+    auth = {
+      method: 'password',
+      ...(username ? { username } : {}),
+      ...(userId ? { userId } : {}),
+      userDomainName: str('user_domain_name') ?? 'Default',
+    };
+  }
+  return {
+    type: 'openstack',
+    authUrl,
+    ...(projectName ? { projectName } : {}),
+    ...(projectId ? { projectId } : {}),
+    projectDomainName: str('project_domain_name') ?? 'Default',
+    auth,
+    verifyTls,
+    ...(str('region_name') ? { regionName: str('region_name') } : {}),
+    ...(extra ? { extra } : {}),
+  };
+}
+
+/** A Kubernetes VIM: the default namespace, then OIDC, basic, or bearer-token authentication. */
+function kubernetesSpec(fields: ConfigFields, common: CommonFields, url: URL): VimSpec {
+  const { cfg, file, str, fail, warnings, secrets } = fields;
+  const { authUrl, verifyTls, extra } = common;
+  const projectName = str('project_name', 'add project_name: the default namespace for CNFs on this cluster (e.g. default)')!;
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(projectName)) {
+    fail('project_name', `${echo(projectName)} is not a valid Kubernetes namespace name`, 'use lower-case letters, digits and "-", at most 63 characters');
+  }
+  let auth: VimAuth;
+  if (cfg['oidc_token_url'] !== undefined) {
+    const tokenUrl = str('oidc_token_url', 'add the OIDC token endpoint URL')!;
+    const hint = 'OIDC needs oidc_token_url, username, password and client_id (client_secret is optional)';
+    const username = str('username', hint)!;
+    secrets.password = str('password', hint);
+    const clientId = str('client_id', hint)!;
+    const clientSecret = str('client_secret');
+    if (clientSecret) secrets.clientSecret = clientSecret;
+    auth = { method: 'oidc', tokenUrl, username, clientId };
+  } else if (cfg['username'] !== undefined && cfg['password'] !== undefined) {
+    auth = { method: 'basic', username: str('username', 'add username:')! };
+    secrets.password = str('password', 'add password:');
+  } else if (cfg['bearer_token'] !== undefined) {
+    secrets.bearerToken = str('bearer_token', 'add the ServiceAccount token, e.g. from: kubectl create token SA -n NS')!;
+    auth = { method: 'bearer-token' };
+  } else {
+    return fail(
+      'bearer_token',
+      'no usable authentication: give bearer_token, or username and password, or oidc_token_url with username, password and client_id',
+      'add bearer_token: (a ServiceAccount token from: kubectl create token SA -n NS)',
+    );
+  }
+  if (url.protocol === 'http:') warnings.push(`${file}: auth_url uses http://: credentials will cross the network unencrypted`);
+  return { type: 'kubernetes', authUrl, projectName, auth, verifyTls, ...(extra ? { extra } : {}) };
 }
 
 /**
