@@ -113,7 +113,8 @@ try {
     const op = JSON.parse(await vnfm('vnf-instantiate', id, '--request-file', request, '--create-namespace', '-o', 'json'));
     const total = performance.now() - t0;
     if (op.operationState !== 'COMPLETED') throw new Error(`vnfm instantiate ended ${op.operationState}`);
-    return total;
+    // The occurrence's own times: recorded (after the request was checked and the chart rendered) to COMPLETED.
+    return { total, operation: Date.parse(op.stateEnteredTime) - Date.parse(op.startTime) };
   };
   const helmWay = async (ns, wait) => {
     const t0 = performance.now();
@@ -134,11 +135,12 @@ try {
     chart: 'csar-samples/helm-cnf (2 Deployments, 1 Service, 1 ConfigMap)',
     runs: RUNS,
     medianMs: {
-      vnfmInstantiate: median(viaVnfm),
+      vnfmInstantiate: median(viaVnfm.map((r) => r.total)),
+      vnfmOperationAlone: median(viaVnfm.map((r) => r.operation)),
       helmInstallWait: median(waited),
       helmInstallAlone: median(alone),
     },
-    samplesMs: { vnfmInstantiate: viaVnfm.map(Math.round), helmInstallWait: waited.map(Math.round), helmInstallAlone: alone.map(Math.round) },
+    samplesMs: { vnfmInstantiate: viaVnfm.map((r) => Math.round(r.total)), helmInstallWait: waited.map(Math.round), helmInstallAlone: alone.map(Math.round) },
   };
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(result, null, 2));
@@ -147,6 +149,7 @@ try {
     console.log(`Helm ${version}, the Helm CNF sample on vnfm sandbox, ${RUNS} rounds, medians (node ${process.version})`);
     console.log('start until all ready'.padEnd(56) + 'wall ms'.padStart(9));
     row('vnfm vnf-instantiate (helm install, then vnfm watches)', result.medianMs.vnfmInstantiate);
+    row('  of which the occurrence, recorded to COMPLETED', result.medianMs.vnfmOperationAlone);
     row('helm install --wait', result.medianMs.helmInstallWait);
     row('helm install alone (nothing waited for)', result.medianMs.helmInstallAlone);
   }

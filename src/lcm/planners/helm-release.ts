@@ -117,8 +117,10 @@ export async function rehearse(
     const render = (set: HelmSetValues) => tool.template(input.chart, { release: input.release, namespace: input.namespace, set, ...(signal ? { signal } : {}) });
     const probeSet = { ...input.set, ...Object.fromEntries(Object.entries(probes).map(([vduId, n]) => [input.replicaValues[vduId]!, n])) };
     // The two renderings are independent: side by side, they cost one helm start.
-    if (Object.keys(probes).length > 0) [rendered, probed] = await Promise.all([render(input.set), render(probeSet)]);
-    else probed = rendered = await render(input.set);
+    const renderings = Object.keys(probes).length > 0 ? Promise.all([render(input.set), render(probeSet)]) : render(input.set).then((r) => [r, r] as const);
+    // The Kubernetes client (a large module, which the operation needs next) loads while helm renders in processes of its own.
+    void import('../../infra/kubernetes/index.js').catch(() => undefined);
+    [rendered, probed] = await renderings;
   } catch (err) {
     if (err instanceof HelmError) {
       throw new ValidationError(source, 'additionalParams', `the chart ${input.chartPath} does not render: ${err.stderr || err.message}`, {
