@@ -102,6 +102,31 @@ beforeEach(() => {
   heatDown = 0;
 });
 
+/**
+ * A clock that moves only when the code under test sleeps (no real timers):
+ * each pause advances it, then runs what `at` scheduled up to the new time.
+ */
+function virtualClock() {
+  let t = 0;
+  const due: Array<{ at: number; run: () => void }> = [];
+  const pauses: number[] = [];
+  return {
+    now: () => t,
+    async sleep(ms: number): Promise<void> {
+      pauses.push(ms);
+      t += ms;
+      for (const d of due.filter((x) => x.at <= t)) {
+        due.splice(due.indexOf(d), 1);
+        d.run();
+      }
+    },
+    at(ms: number, run: () => void): void {
+      due.push({ at: ms, run });
+    },
+    pauses,
+  };
+}
+
 const creds = () => ({
   authUrl: `${base}/identity`,
   auth: { method: 'password' as const, username: 'u', password: 'p', projectName: 'vnf' },
@@ -177,7 +202,8 @@ describe('Heat session', () => {
   });
 
   it('waiting follows events after the marker, survives Heat not answering for a while, and ends on the stack event', async () => {
-    const heat = createHeatSession(creds(), { region: 'R1', pollMs: { min: 1, max: 5 } });
+    const clock = virtualClock();
+    const heat = createHeatSession(creds(), { region: 'R1', pollMs: { min: 1, max: 5 }, now: clock.now, sleep: clock.sleep });
     const ref = { name: 'vnf-1', id: 'id-1' };
     events = [{ id: 'e0', resource_name: 'vnf-1', physical_resource_id: 'id-1', resource_status: 'CREATE_COMPLETE' }];
     const since = await heat.lastEventId(ref);
@@ -188,13 +214,11 @@ describe('Heat session', () => {
     heatDown = 2;
     const got: string[] = [];
     const waiting = heat.waitForStack(ref, { action: 'UPDATE', since, onEvent: (e) => got.push(`${e.resourceName} ${e.status}`) }, new AbortController().signal);
-    setTimeout(() => {
-      events.push({ id: 'e1', resource_name: 'grp', physical_resource_id: 'g1', resource_status: 'UPDATE_IN_PROGRESS' });
-      setTimeout(() => {
-        events.push({ id: 'e2', resource_name: 'vnf-1', physical_resource_id: 'id-1', resource_status: 'UPDATE_COMPLETE' });
-        stackStatus = 'UPDATE_COMPLETE';
-      }, 20);
-    }, 20);
+    clock.at(20, () => events.push({ id: 'e1', resource_name: 'grp', physical_resource_id: 'g1', resource_status: 'UPDATE_IN_PROGRESS' }));
+    clock.at(40, () => {
+      events.push({ id: 'e2', resource_name: 'vnf-1', physical_resource_id: 'id-1', resource_status: 'UPDATE_COMPLETE' });
+      stackStatus = 'UPDATE_COMPLETE';
+    });
     const stack = await waiting;
     expect(stack?.status).toBe('UPDATE_COMPLETE');
     expect(got).toEqual(['grp UPDATE_IN_PROGRESS', 'vnf-1 UPDATE_COMPLETE']);
@@ -205,14 +229,17 @@ describe('Heat session', () => {
   });
 
   it('waiting gives up when Heat stays unreachable past the grace period', async () => {
-    let t = 0;
-    const heat = createHeatSession(creds(), { region: 'R1', pollMs: { min: 1, max: 1 }, unreachableGraceMs: 10, now: () => (t += 4) });
+    const clock = virtualClock();
+    const heat = createHeatSession(creds(), { region: 'R1', pollMs: { min: 1, max: 1 }, unreachableGraceMs: 10, now: clock.now, sleep: clock.sleep });
     heatDown = 1000;
     await expect(heat.waitForStack({ name: 'vnf-1', id: 'id-1' }, { action: 'CREATE' }, new AbortController().signal)).rejects.toThrow(/could not be reached/);
+    // Given up once past the grace period: polled every 1 ms for 10 ms, then once more.
+    expect(clock.pauses).toEqual(Array(11).fill(1));
   });
 
   it('waiting reports a stalled stack when Heat answers again after an outage but the stack shows no progress', async () => {
-    const heat = createHeatSession(creds(), { region: 'R1', pollMs: { min: 1, max: 2 }, resumeQuietMs: 30 });
+    const clock = virtualClock();
+    const heat = createHeatSession(creds(), { region: 'R1', pollMs: { min: 1, max: 2 }, resumeQuietMs: 30, now: clock.now, sleep: clock.sleep });
     stackStatus = 'CREATE_IN_PROGRESS';
     // What the old engine did before it went is read after Heat answers again: not progress.
     events = [{ id: 'e1', resource_name: 'VDU2_CP1', physical_resource_id: 'p1', resource_status: 'CREATE_COMPLETE' }];
@@ -221,16 +248,18 @@ describe('Heat session', () => {
     expect(err).toBeInstanceOf(StackStalledError);
     expect((err as StackStalledError).message).toMatch(/stayed CREATE_IN_PROGRESS with no event/);
     expect((err as StackStalledError).hint).toMatch(/op-retry/);
+    expect(clock.now()).toBeGreaterThanOrEqual(30);
   });
 
   it('no outage, no stall: a quiet IN_PROGRESS stack is simply waited for', async () => {
-    const heat = createHeatSession(creds(), { region: 'R1', pollMs: { min: 1, max: 2 }, resumeQuietMs: 1 });
+    const clock = virtualClock();
+    const heat = createHeatSession(creds(), { region: 'R1', pollMs: { min: 1, max: 2 }, resumeQuietMs: 1, now: clock.now, sleep: clock.sleep });
     stackStatus = 'CREATE_IN_PROGRESS';
     events = [];
-    setTimeout(() => {
+    clock.at(60, () => {
       events.push({ id: 'e9', resource_name: 'vnf-1', physical_resource_id: 'id-1', resource_status: 'CREATE_COMPLETE' });
       stackStatus = 'CREATE_COMPLETE';
-    }, 60);
+    });
     const stack = await heat.waitForStack({ name: 'vnf-1', id: 'id-1' }, { action: 'CREATE' }, new AbortController().signal);
     expect(stack?.status).toBe('CREATE_COMPLETE');
   });
