@@ -184,7 +184,7 @@ describe('helm killed mid-upgrade', () => {
     lift();
     expect(err).toBeInstanceOf(HelmError);
     expect(err.message).toContain('helm was killed by SIGKILL');
-    expect(err.hint).toMatch(/roll it back/);
+    expect(err.hint).toMatch(/op-retry rolls it back/);
     expect(await client.status({ release: 'cut1', namespace: 'default' })).toMatchObject({ revision: 2, status: 'pending-upgrade' });
 
     const again = await client.upgrade({ release: 'cut1', chart, namespace: 'default', reuseValues: true, set: { 'vdu1.replicaCount': 4 } }).catch((e) => e);

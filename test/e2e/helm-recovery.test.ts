@@ -199,6 +199,7 @@ describe('helm killed mid-upgrade', () => {
     const killed = await scaleOutKilled(vnf, release);
     expect(killed.code).not.toBe(0);
     expect(killed.stderr).toMatch(/helm was killed by SIGKILL/);
+    expect(killed.stderr).toMatch(/hint: .*vnfm op-retry rolls it back to its last deployed revision/);
     expect(await history(release)).toEqual([expect.objectContaining({ revision: 1, status: 'deployed' }), expect.objectContaining({ revision: 2, status: 'pending-upgrade' })]);
     const op = json<{ id: string; operation: string }[]>((await ok(['op-list', '--vnf', vnf, '--state', 'FAILED_TEMP', '-o', 'json'])).stdout)[0]!;
     expect(op.operation).toBe('SCALE');

@@ -117,12 +117,13 @@ export function kubeconfigText(access: KubeAccess): string {
 const HINTS: Partial<Record<HelmFailureReason, string>> = {
   'name-in-use': 'choose another release name, or remove the existing release (helm uninstall) if it is not in use',
   ownership: 'an object of the chart already exists and belongs to something else: remove it or rename it in the chart',
-  'in-progress': 'an earlier helm run on this release did not finish (helm history shows it pending): roll the release back to its last deployed revision',
+  'in-progress':
+    'an earlier helm run on this release did not finish (helm history shows it pending): vnfm op-retry or op-rollback of its FAILED_TEMP occurrence rolls it back first; otherwise roll it back to its last deployed revision yourself (helm rollback RELEASE REVISION -n NAMESPACE)',
   render: 'fix the chart (helm lint CHART shows the problems) or the values given to it',
   unauthorized: 'check the VIM credentials (vnfm vim-show) and that they can reach the cluster',
 };
 
-const KILLED_HINT = 'the release may be left pending (helm history shows it): roll it back to its last deployed revision before another upgrade';
+const KILLED_HINT = 'the release may be left pending (helm history shows it): vnfm op-retry rolls it back to its last deployed revision and runs the step again, op-rollback returns it to the revision the instance records';
 
 function helmFailure(inv: Invocation, out: HelmOutput): HelmError {
   // lint writes its findings on stdout and only the summary on stderr.
