@@ -63,6 +63,26 @@ function containerStatuses(pod: KubeObject, state: RunState, ready: boolean, now
   }));
 }
 
+/** Where pods go: round robin over the Ready, schedulable nodes they fit; and their IPs, a range per node. */
+class Placement {
+  private nextNode = 0;
+  private readonly ipCounters = new Map<string, number>();
+
+  pickNode(nodes: KubeObject[], pod: KubeObject): KubeObject | undefined {
+    const ready = nodes.filter((n) => ((status(n).conditions as Obj[] | undefined) ?? []).some((c) => c.type === 'Ready' && c.status === 'True') && !spec(n).unschedulable);
+    const candidates = ready.filter((n) => nodeFits(n, spec(pod)));
+    if (candidates.length === 0) return undefined;
+    return candidates[this.nextNode++ % candidates.length];
+  }
+
+  podIp(nodes: KubeObject[], nodeName: string): string {
+    const nodeIndex = Math.max(0, nodes.findIndex((n) => n.metadata.name === nodeName)) + 1;
+    const n = (this.ipCounters.get(nodeName) ?? 1) + 1;
+    this.ipCounters.set(nodeName, n);
+    return `10.244.${nodeIndex}.${n}`;
+  }
+}
+
 /** The status a kubelet reports for a pod in `state`; `podIp` allocates an address when the pod has none. */
 function runStatus(pod: KubeObject, node: KubeObject | undefined, state: RunState, ready: boolean, now: () => string, podIp: () => string): Obj {
   const s = status(pod);
@@ -114,31 +134,13 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
   const nodes = api.type('', 'nodes');
   const started = new Map<string, string>(); // pod key → uid whose start is scheduled
   const terminating = new Set<string>();
-  let nextNode = 0;
-  const ipCounters = new Map<string, number>();
+  const placement = new Placement();
   const now = (): string => api.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
   const chain = (pod: KubeObject): Described[] => controllerChain(api, pod);
 
-  function readyNodes(): KubeObject[] {
-    return api.list(nodes).filter((n) => ((status(n).conditions as Obj[] | undefined) ?? []).some((c) => c.type === 'Ready' && c.status === 'True') && !spec(n).unschedulable);
-  }
-
-  function pickNode(pod: KubeObject): KubeObject | undefined {
-    const candidates = readyNodes().filter((n) => nodeFits(n, spec(pod)));
-    if (candidates.length === 0) return undefined;
-    return candidates[nextNode++ % candidates.length];
-  }
-
-  function podIp(nodeName: string): string {
-    const nodeIndex = Math.max(0, api.list(nodes).findIndex((n) => n.metadata.name === nodeName)) + 1;
-    const n = (ipCounters.get(nodeName) ?? 1) + 1;
-    ipCounters.set(nodeName, n);
-    return `10.244.${nodeIndex}.${n}`;
-  }
-
   function schedule(pod: KubeObject): void {
-    const node = pickNode(pod);
+    const node = placement.pickNode(api.list(nodes), pod);
     if (!node) return; // Stays Pending, as without a fitting node.
     const next = structuredClone(pod);
     (next.spec as Obj).nodeName = node.metadata.name;
@@ -152,7 +154,7 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
   function setRunState(pod: KubeObject, state: RunState): void {
     const node = api.find(nodes, undefined, spec(pod).nodeName as string);
     const ready = state === 'running' && !ctx.faults.neverReady(chain(pod));
-    const next = runStatus(pod, node, state, ready, now, () => podIp(spec(pod).nodeName as string));
+    const next = runStatus(pod, node, state, ready, now, () => placement.podIp(api.list(nodes), spec(pod).nodeName as string));
     api.update(pods, { ...pod, status: next }, { subresource: 'status', manager: 'kubelet' });
   }
 
