@@ -196,7 +196,7 @@ describe('the Helm CNF, Tacker v1 form on a VIM registered with extra.use_helm',
     expect((await ok(['vim-list'])).stdout).toMatch(/sandbox-helm\s+kubernetes \(helm\)/);
   }, 300_000);
 
-  it('instantiate, scale through helm_replica_values, a failed scale rolled back with helm rollback, terminate', async () => {
+  it('instantiate, scale through helm_replica_values, heal, a failed scale rolled back with helm rollback, terminate', async () => {
     const vnf = await create('helm-v1');
     const body = request('instantiate-v1.json', (b) => {
       b.vimConnectionInfo = [{ id: 'vim1', vimId: 'sandbox-helm', vimType: 'kubernetes' }];
@@ -209,6 +209,14 @@ describe('the Helm CNF, Tacker v1 form on a VIM registered with extra.use_helm',
     shown = await agrees(vnf, 'helm-cnf-0.1.0');
     expect(shown.instantiatedVnfInfo!.metadata.revision).toBe(2);
     expect((await deployment('vdu2-helm-cnf'))!.spec.replicas).toBe(2);
+
+    // Heal replaces a pod; the release stays at its revision.
+    const victim = shown.instantiatedVnfInfo!.vnfcInfo.find((v) => v.vduId === 'VDU2')!;
+    await ok(['vnf-heal', vnf, '--vnfc-instance', victim.id]);
+    shown = await agrees(vnf, 'helm-cnf-0.1.0');
+    expect(shown.instantiatedVnfInfo!.metadata.revision).toBe(2);
+    expect(shown.instantiatedVnfInfo!.vnfcInfo.map((v) => v.id)).not.toContain(victim.id);
+    expect(shown.instantiatedVnfInfo!.vnfcInfo.filter((v) => v.vduId === 'VDU2')).toHaveLength(2);
 
     // A scale out whose new pod never becomes ready: FAILED_TEMP, then rolled back to revision 2.
     const lift = await cluster.neverReady({ kind: 'Deployment', name: 'vdu1-helm-cnf' });
