@@ -43,8 +43,10 @@ export interface VnfLiveState {
   vnfInstanceName?: string;
   /** The planner that read it: kubernetes, helm, openstack. */
   vimType: string;
-  /** The VIM's id (registered) or endpoint (inline). */
+  /** The VIM's name (an inline VIM's key in vimConnectionInfo). */
   vim: string;
+  /** A registered VIM's id. */
+  vimId?: string;
   /** Kubernetes: the instance's namespace; Heat: the stack's name. */
   namespace?: string;
   stack?: string;

@@ -33,7 +33,8 @@ const state: VnfLiveState = {
   vnfInstanceId: '00000001-0000-4000-8000-000000000000',
   vnfInstanceName: 'web',
   vimType: 'kubernetes',
-  vim: '00000002-0000-4000-8000-000000000000',
+  vim: 'vim-sandbox',
+  vimId: '00000002-0000-4000-8000-000000000000',
   namespace: 'cnf',
   objects: [
     node('ConfigMap', 'basic-cnf-content', { applied: true }),

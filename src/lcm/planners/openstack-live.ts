@@ -36,7 +36,8 @@ export async function describeOpenStack(deps: LcmDeps, instance: VnfInstance, si
     vnfInstanceId: instance.id,
     ...(instance.vnfInstanceName ? { vnfInstanceName: instance.vnfInstanceName } : {}),
     vimType: 'openstack',
-    vim: vim.id ?? vim.spec.authUrl,
+    vim: vim.name,
+    ...(vim.id ? { vimId: vim.id } : {}),
   };
   if (!found) return { ...base, stack: stackNameOf(instance.id), objects: [], drift: [`stack ${stackNameOf(instance.id)}: deleted`], ready: false };
   const objects = found.resources;
