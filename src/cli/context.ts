@@ -4,6 +4,7 @@
  */
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { now } from '../clock.js';
 import type { Keyring } from '../crypto/index.js';
 import { SecretKeyError, UsageError } from '../errors.js';
 import type { Store } from '../store/index.js';
@@ -89,7 +90,7 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
     env,
     cwd,
     home,
-    now: () => new Date(),
+    now,
     async store() {
       if (!store) {
         const [{ connectStore }, crypto, { holderStatus }] = await Promise.all([

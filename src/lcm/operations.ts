@@ -20,7 +20,7 @@ import {
 import type { LcmOperation, VnfInstance } from '../model/lcm.js';
 import { planOf, plannerOf } from './planners/index.js';
 import { normalizeRequest } from './requests.js';
-import { packageScriptRefusal, packageScriptsOf } from '../mgmt/index.js';
+import { packageScriptRefusal, packageScriptsOf } from '../mgmt/hook-scripts.js';
 
 function start(operation: LcmOperation) {
   return (deps: LcmDeps, vnfRef: string, request: unknown, opts: OperationOptions = {}): Promise<OperationResult> => {

@@ -7,7 +7,6 @@
  * subprocess (package-script.ts) once the operator consented, asked before
  * the operation starts.
  */
-import { posix } from 'node:path';
 import { UsageError, ValidationError } from '../errors.js';
 import type { SecretReader } from '../infra/kubernetes/secrets.js';
 import type { LcmRequest, VimConnection } from '../model/lcm.js';
@@ -17,7 +16,8 @@ import { createCapiCredentialsDriver } from './capi-credentials.js';
 import { createContainerUpdateDriver } from './container-update.js';
 import { createKubernetesMgmtDriver } from './kubernetes-mgmt/index.js';
 import { createPrivateRegistryDriver } from './private-registry.js';
-import type { HookContext, HookOutcome, ManagementDriver, PackageScriptUse, PrepareInput } from './index.js';
+import type { HookContext, HookOutcome, ManagementDriver, PrepareInput } from './index.js';
+import { builtinDriverName, packageScriptRefusal, packageScriptsOf } from './hook-scripts.js';
 import { checkPackageScripts, runPackageScript } from './package-script.js';
 import type { ScriptIsolation } from './script-isolation.js';
 import type { SealedValue } from './sealed.js';
@@ -25,6 +25,7 @@ import type { SendOptions } from './receiver.js';
 import type { HostKeyStore, SshConnector, SshRetry } from './ssh/types.js';
 
 export type { SealedValue } from './sealed.js';
+export { BUILTIN_DRIVERS, builtinDriverName, packageScriptRefusal, packageScriptsOf } from './hook-scripts.js';
 
 /** How the built-in drivers reach vnfm's own VIM store (the cli wires the VIM use cases in). */
 export interface WorkloadVimRegistry {
@@ -71,38 +72,6 @@ export interface BuiltinDriver {
   hooks: readonly LcmHook[];
   prepare?(input: PrepareInput): Promise<LcmRequest>;
   runHook(ctx: HookContext): Promise<void | HookOutcome>;
-}
-
-/** Built-in driver names, as the artifact file names them (`capi_credentials` → `capi-credentials`). */
-export const BUILTIN_DRIVERS = ['capi-credentials', 'private-registry-mgmt', 'kubernetes-mgmt', 'container-update-mgmt-v2', 'container-update-mgmt'] as const;
-
-/** The built-in driver a hook's artifact names, or undefined for a package script. */
-export function builtinDriverName(impl: HookImplementation): string | undefined {
-  if (!impl.artifactFile) return undefined;
-  const base = posix.basename(impl.artifactFile.replace(/\\/g, '/'));
-  const name = base.replace(/\.[^.]*$/, '').replace(/_/g, '-').toLowerCase();
-  return (BUILTIN_DRIVERS as readonly string[]).includes(name) ? name : undefined;
-}
-
-/** The hooks of `hooks` that the VNFD implements with package scripts (not built-in drivers), in order. */
-export function packageScriptsOf(hooks: readonly LcmHook[], implementations: Partial<Record<LcmHook, HookImplementation>>): PackageScriptUse[] {
-  const out: PackageScriptUse[] = [];
-  for (const hook of hooks) {
-    const impl = implementations[hook];
-    if (impl && !builtinDriverName(impl)) out.push({ hook, artifact: impl.implementation, file: impl.artifactFile ?? '', ...(impl.artifactType ? { artifactType: impl.artifactType } : {}) });
-  }
-  return out;
-}
-
-const CONSENT_HINT = 'review the script, then run again with --allow-package-scripts';
-
-function describeScripts(scripts: readonly PackageScriptUse[]): string {
-  return scripts.map((s) => `hook ${s.hook} runs ${s.file} (artifact ${s.artifact})`).join(', ');
-}
-
-/** The operator did not allow the package scripts this operation would run. */
-export function packageScriptRefusal(what: string, scripts: readonly PackageScriptUse[]): UsageError {
-  return new UsageError(`${what}: package scripts were not allowed: ${describeScripts(scripts)}`, { hint: CONSENT_HINT });
 }
 
 export function createManagementDriver(services: ManagementServices): ManagementDriver {
