@@ -89,13 +89,7 @@ export async function checkCsarStructure(files: PackageFiles, opts: CheckStructu
 
   const declarations: HashDeclaration[] = [];
   for (const e of meta.entries) {
-    if (!e.path) continue;
-    if (!files.has(e.path)) {
-      findings.push(listedMissing(TOSCA_META_PATH, e.line, e.name, files));
-      continue;
-    }
-    const alg = e.algorithm ? parseAlgorithm(e.algorithm) : undefined;
-    if (alg && e.hash) declarations.push({ path: e.path, algorithm: alg, expected: e.hash, declaredIn: TOSCA_META_PATH, line: e.hashLine });
+    if (e.path) declareListed(files, { ...e, path: e.path }, TOSCA_META_PATH, findings, declarations);
   }
 
   await checkManifest(files, meta, result, declarations);
@@ -139,13 +133,7 @@ async function checkManifest(files: PackageFiles, meta: ToscaMeta, result: CsarS
             });
             continue;
           }
-          if (!a.path) continue;
-          if (!files.has(a.path)) {
-            findings.push(listedMissing(mf, a.line, a.source, files));
-            continue;
-          }
-          const alg = a.algorithm ? parseAlgorithm(a.algorithm) : undefined;
-          if (alg && a.hash) declarations.push({ path: a.path, algorithm: alg, expected: a.hash, declaredIn: mf, line: a.hashLine });
+          if (a.path) declareListed(files, { ...a, path: a.path, name: a.source }, mf, findings, declarations);
         }
         for (const [set, members] of Object.entries(parsed.manifest.nonManoArtifactSets)) {
           for (const m of members) {
@@ -218,6 +206,26 @@ async function missingToscaMeta(files: PackageFiles): Promise<Finding> {
     }
   }
   return base;
+}
+
+interface ListedFile {
+  path: string;
+  /** As written in the listing, for messages. */
+  name: string;
+  line: number;
+  algorithm?: string;
+  hash?: string;
+  hashLine?: number;
+}
+
+/** A file TOSCA.meta or the manifest lists: missing, a finding; with a hash in a known algorithm, a declaration to verify. */
+function declareListed(files: PackageFiles, listed: ListedFile, declaredIn: string, findings: Finding[], declarations: HashDeclaration[]): void {
+  if (!files.has(listed.path)) {
+    findings.push(listedMissing(declaredIn, listed.line, listed.name, files));
+    return;
+  }
+  const alg = listed.algorithm ? parseAlgorithm(listed.algorithm) : undefined;
+  if (alg && listed.hash) declarations.push({ path: listed.path, algorithm: alg, expected: listed.hash, declaredIn, line: listed.hashLine });
 }
 
 function listedMissing(file: string, line: number, name: string, files: PackageFiles): Finding {

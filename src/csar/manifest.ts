@@ -6,8 +6,7 @@
  */
 import type { Finding } from '../model/package-files.js';
 import { isHexDigest, parseAlgorithm } from './hashes.js';
-import { checkMemberName } from './member-name.js';
-import { isUrl, type KeyValue, memberPath, parseKeyValue, splitLines } from './meta-text.js';
+import { type KeyValue, memberPath, parseKeyValue, readListedName, splitLines } from './meta-text.js';
 
 /** One `Source:` block. Lines are 1-based, in the manifest. */
 export interface ManifestArtifact {
@@ -222,20 +221,13 @@ function checkArtifact(a: ManifestArtifact, file: string, findings: Finding[]): 
   const add = (code: string, line: number, message: string, hint: string, severity: Finding['severity'] = 'error'): void => {
     findings.push({ severity, code, file, line, message, hint });
   };
-  if (a.source === '') {
-    add('artifact-block-incomplete', a.line, 'a Source: line has no value', 'write the path of the file in the package after Source:');
+  const listed = readListedName(a.source, 'Source');
+  if (listed.kind === 'refused') {
+    add(listed.code, a.line, listed.message, listed.hint);
     return;
   }
-  if (isUrl(a.source)) {
-    a.external = true;
-  } else {
-    const check = checkMemberName(a.source);
-    if (check.finding) {
-      add('zip-slip', a.line, `Source ${JSON.stringify(a.source)} points outside the package`, 'give a path relative to the package root, without ".."');
-      return;
-    }
-    a.path = memberPath(a.source);
-  }
+  if (listed.kind === 'url') a.external = true;
+  else a.path = listed.path;
   const hasAlg = !!a.algorithm;
   const hasHash = !!a.hash;
   const alg = hasAlg ? parseAlgorithm(a.algorithm!) : undefined;

@@ -2,6 +2,7 @@
  * What TOSCA.meta and the SOL004 manifest share: `Key: value` lines in
  * blank-line separated blocks, written by hand on any platform.
  */
+import { checkMemberName } from './member-name.js';
 
 /** Lines without their terminators; CRLF, CR and LF all end a line. */
 export function splitLines(text: string): string[] {
@@ -49,4 +50,18 @@ export function memberPath(ref: string): string {
     .split('/')
     .filter((s) => s !== '' && s !== '.')
     .join('/');
+}
+
+/** A listed file's name (a manifest's Source, a TOSCA.meta Name) read: a URL, a member path, or refused with the finding's words. */
+export type ListedName = { kind: 'url' } | { kind: 'path'; path: string } | { kind: 'refused'; code: string; message: string; hint: string };
+
+export function readListedName(name: string, key: 'Source' | 'Name'): ListedName {
+  if (name === '') {
+    return { kind: 'refused', code: 'artifact-block-incomplete', message: `a ${key}: line has no value`, hint: `write the path of the file in the package after ${key}:` };
+  }
+  if (isUrl(name)) return { kind: 'url' };
+  if (checkMemberName(name).finding) {
+    return { kind: 'refused', code: 'zip-slip', message: `${key} ${JSON.stringify(name)} points outside the package`, hint: 'give a path relative to the package root, without ".."' };
+  }
+  return { kind: 'path', path: memberPath(name) };
 }

@@ -7,7 +7,7 @@
 import type { Finding } from '../model/package-files.js';
 import { isHexDigest, parseAlgorithm } from './hashes.js';
 import { checkMemberName } from './member-name.js';
-import { isUrl, memberPath, parseKeyValue, splitLines } from './meta-text.js';
+import { parseKeyValue, readListedName, splitLines } from './meta-text.js';
 
 export const TOSCA_META_PATH = 'TOSCA-Metadata/TOSCA.meta';
 
@@ -246,20 +246,12 @@ function checkEntry(e: ToscaMetaEntry, file: string, findings: Finding[]): void 
   const add = (code: string, line: number, message: string, hint: string): void => {
     findings.push({ severity: 'error', code, file, line, message, hint });
   };
-  if (e.name === '') {
-    add('artifact-block-incomplete', e.line, 'a Name: line has no value', 'write the path of the file in the package after Name:');
+  const listed = readListedName(e.name, 'Name');
+  if (listed.kind === 'refused') {
+    add(listed.code, e.line, listed.message, listed.hint);
     return;
   }
-  if (isUrl(e.name)) {
-    e.path = undefined;
-  } else {
-    const check = checkMemberName(e.name);
-    if (check.finding) {
-      add('zip-slip', e.line, `Name ${JSON.stringify(e.name)} points outside the package`, 'give a path relative to the package root, without ".."');
-      return;
-    }
-    e.path = memberPath(e.name);
-  }
+  e.path = listed.kind === 'url' ? undefined : listed.path;
   const hasAlg = e.algorithm !== undefined && e.algorithm !== '';
   const hasHash = e.hash !== undefined && e.hash !== '';
   const alg = hasAlg ? parseAlgorithm(e.algorithm!) : undefined;
