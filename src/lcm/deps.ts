@@ -3,6 +3,7 @@
  * keyring, the clock) and the progress they report: the cli supplies the
  * real ones, tests their own.
  */
+import type { Sleep } from '../clock.js';
 import type { DriverEvent } from '../infra/driver.js';
 import type { KubernetesInfraDriver } from '../infra/kubernetes/driver-contract.js';
 import type { OpenStackInfraDriver } from '../infra/openstack/driver-contract.js';
@@ -21,6 +22,12 @@ export interface LcmDeps {
   /** VNFM_HOME, where onboarded packages are unpacked. */
   home: string;
   now(): Date;
+  /**
+   * The one waiter (clock.ts): the infra-drivers built for the operations
+   * pause through it between polls and retries. The real one when absent;
+   * tests give their own so that nothing waits for real.
+   */
+  sleep?: Sleep;
   /** Decrypts a registered VIM's secrets (needs the keyring). */
   openVimSecrets(vim: Vim): Promise<VimSecrets>;
   /** The Kubernetes infra-driver for a VIM. */

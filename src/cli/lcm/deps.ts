@@ -32,7 +32,7 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
     },
     async kubernetesDriver(vim) {
       const { createKubernetesDriver } = await import('../../infra/kubernetes/index.js');
-      const driver = createKubernetesDriver(await kubeAccessOf(vim));
+      const driver = createKubernetesDriver(await kubeAccessOf(vim), deps.sleep ? { retry: { sleep: deps.sleep } } : {});
       drivers.push(driver);
       return driver;
     },
@@ -43,6 +43,7 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
       const driver = createOpenStackDriver(keystoneCredentialsOf(vim), {
         ...(vim.spec.regionName ? { region: vim.spec.regionName } : {}),
         ...(iface === 'public' || iface === 'internal' || iface === 'admin' ? { interface: iface } : {}),
+        ...(deps.sleep ? { sleep: deps.sleep } : {}),
       });
       drivers.push(driver);
       return driver;

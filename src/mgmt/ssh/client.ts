@@ -87,7 +87,7 @@ export async function connectNow(target: SshTarget, opts: SshConnectOptions): Pr
     }
     opts.report?.(`waiting for sshd on ${where}: ${last}; trying again in ${formatMs(delay)}`);
     try {
-      await sleep(delay, signal);
+      await (opts.sleep ?? sleep)(delay, signal);
     } catch {
       throw interrupted();
     }

@@ -3,6 +3,7 @@
  * VNFC's address), runs commands on it and copies files to it. One
  * implementation (node-ssh over ssh2); the drivers see only these types.
  */
+import type { Sleep } from '../../clock.js';
 
 /** Where to connect and as whom. Secrets are plain here, in memory only. */
 export interface SshTarget {
@@ -54,6 +55,8 @@ export interface SshConnectOptions {
   /** Server ids or addresses whose changed host key the operator accepted (`--accept-host-key`). */
   acceptHostKeys?: readonly string[];
   retry?: Partial<SshRetry>;
+  /** The pause between connection attempts (clock.ts's sleep by default); tests give their own. */
+  sleep?: Sleep;
   /** Per attempt (TCP + handshake). Default 20 000. */
   readyTimeoutMs?: number;
   signal: AbortSignal;
