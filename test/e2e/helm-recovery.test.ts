@@ -184,6 +184,7 @@ afterAll(async () => {
   await cluster?.close();
 });
 
+// Two steps on one instance, in order: the second starts from the revision the first left.
 describe('helm killed mid-upgrade', () => {
   let vnf: string;
   let release: string;
@@ -255,6 +256,27 @@ describe('helm killed mid-install', () => {
     expect(await replicas(`vdu1-${release}`)).toBe(1);
     await ok(['vnf-terminate', vnf, '--yes']);
     expect((await helmList()).map((r) => r.name)).not.toContain(release);
+  }, 300_000);
+});
+
+describe('helm killed mid-install, then op-rollback', () => {
+  it('uninstalls the pending-install release and waits until its objects are gone', async () => {
+    const vnf = await create('killed-install-back');
+    const release = `vnf${vnf.replace(/-/g, '')}`;
+    const killed = await killedMidway(['vnf-instantiate', vnf, '--request-file', request('instantiate.json')], { release, deployment: `vdu1-${release}`, method: 'POST', subcommand: 'install', pending: 'pending-install' });
+    expect(killed.code).not.toBe(0);
+    const op = json<{ id: string }[]>((await ok(['op-list', '--vnf', vnf, '--state', 'FAILED_TEMP', '-o', 'json'])).stdout)[0]!;
+    expect((await cluster.request('GET', `/api/v1/namespaces/${NS}/services/web-${release}`)).status).toBe(200);
+
+    const back = await ok(['op-rollback', op.id, '-o', 'json']);
+    expect(json(back.stdout)).toMatchObject({ operationState: 'ROLLED_BACK' });
+    expect(back.stderr).toMatch(/uninstalled/);
+    expect((await helmList()).map((r) => r.name)).not.toContain(release);
+    expect(await history(release)).toEqual([]);
+    // What helm had created before it was killed (the ConfigMap and the Service come before the Deployments) is gone.
+    expect((await cluster.request('GET', `/api/v1/namespaces/${NS}/services/web-${release}`)).status).toBe(404);
+    expect((await cluster.request('GET', `/api/v1/namespaces/${NS}/configmaps/content-${release}`)).status).toBe(404);
+    expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
   }, 300_000);
 });
 
