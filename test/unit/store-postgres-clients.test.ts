@@ -110,6 +110,15 @@ describe('VNFM_HOME/config.yaml names the shared store', () => {
     expect(down.code).toBe(6);
     expect(down.stderr).not.toContain(server.password);
 
+    // Completion reads the store the file names, though this home has no vnfm.db.
+    writeFileSync(config, `database: '${url}'\n`, { mode: 0o600 });
+    expect((await vnfm(home, ['vnfpkg-onboard', join(SAMPLES, 'basic-cnf', 'package'), '--name', 'basic-cnf'], { VNFM_MASTER_KEY: key })).code).toBe(0);
+    expect((await vnfm(home, ['vnf-create', '--package', 'basic-cnf', '--name', 'web'], { VNFM_MASTER_KEY: key })).code).toBe(0);
+    const completed = await vnfm(home, ['__complete', '--', 'vnf-show', ''], { VNFM_MASTER_KEY: key });
+    expect(completed.code, completed.stderr).toBe(0);
+    expect(completed.stdout).toMatch(/^web\t/m);
+    expect(existsSync(join(home, 'vnfm.db'))).toBe(false);
+
     // No file, no variable: the SQLite file under VNFM_HOME.
     const local = JSON.parse((await vnfm(newHome(), ['store-info', '-o', 'json'], { VNFM_MASTER_KEY: key })).stdout) as Record<string, unknown>;
     expect(local).toMatchObject({ backend: 'sqlite', locationFrom: 'default' });

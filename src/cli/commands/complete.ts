@@ -182,9 +182,10 @@ function finish(c: Completion, typed: string): Completion {
 
 /** The store's values; none when VNFM_HOME has no database yet (nothing is created). */
 export async function storeValues(ctx: Context): Promise<CompletionValues> {
-  const { DATABASE_FILE } = await import('../../store/index.js');
-  // A shared store (VNFM_DATABASE_URL) is always there to read; a local one only once something made it.
-  if (!ctx.env['VNFM_DATABASE_URL'] && !existsSync(join(ctx.home, DATABASE_FILE))) {
+  const [{ DATABASE_FILE }, { readHomeConfig }] = await Promise.all([import('../../store/index.js'), import('../home-config.js')]);
+  // A shared store (VNFM_DATABASE_URL, or database in config.yaml) is always there to read; a local one only once something made it.
+  const shared = ctx.env['VNFM_DATABASE_URL'] || (await readHomeConfig(ctx.home).catch(() => undefined))?.database;
+  if (!shared && !existsSync(join(ctx.home, DATABASE_FILE))) {
     const none = () => [];
     return { vims: none, packages: none, vnfdIds: none, instances: none, opOccs: none, aspects: none, vnfcs: none };
   }
