@@ -19,15 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import {
-  freePort,
-  pythonEnv,
-  signalGroup,
-  startKeystone,
-  stopProcessGroup,
-  type KeystoneInfo,
-  type KeystoneServer,
-} from './keystone.js';
+import { startKeystone, type KeystoneInfo, type KeystoneServer } from './keystone.js';
+import { freePort, pythonEnv, randomSecret, runTool, signalGroup, stopProcessGroup, type RunOptions } from './openstack-process.js';
 
 /** Connection facts of a running test Heat; plain data, so it can cross process boundaries. */
 export interface HeatInfo {
@@ -394,37 +387,8 @@ async function logTails(dir: string): Promise<string> {
   return parts.join('\n');
 }
 
-interface RunOptions {
-  dir: string;
-  input?: string;
-}
-
-/** Runs a command to completion; resolves with stdout, rejects with stderr and the Heat log tail. */
-function run(command: string, args: string[], opts: RunOptions): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.dir, stdio: ['pipe', 'pipe', 'pipe'], env: pythonEnv() });
-    const out: Buffer[] = [];
-    const errOut: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => errOut.push(b));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (code === 0) {
-        resolve(Buffer.concat(out).toString('utf8'));
-        return;
-      }
-      const stderr = Buffer.concat(errOut).toString('utf8').split('\n').slice(-20).join('\n');
-      void logTails(opts.dir).then((tails) =>
-        reject(new Error(`${command} ${args.join(' ')} failed (${signal ?? `exit code ${code}`}):\n${stderr}\n${tails}`)),
-      );
-    });
-    child.stdin.end(opts.input ?? '');
-  });
-}
-
-function randomSecret(): string {
-  return randomBytes(18).toString('base64url');
-}
+/** A Heat tool run to completion; its failure shows Heat's log. */
+const run = (command: string, args: string[], opts: Omit<RunOptions, 'logTails'>): Promise<string> => runTool(command, args, { ...opts, logTails });
 
 /** A Tacker vim-config.yaml for the test user and project of `keystone` (OpenStack VIM). */
 export function openStackVimConfig(keystone: KeystoneInfo, opts: { region?: boolean } = {}): string {

@@ -8,14 +8,13 @@
  * keep-alive, /usr/bin/python3).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { freePort, pythonEnv, randomSecret, runTool, settleAll, signalGroup, stopProcessGroup, type RunOptions } from './openstack-process.js';
 
 /** Connection facts of a running test Keystone; plain data, so it can cross process boundaries. */
 export interface KeystoneInfo {
@@ -60,7 +59,6 @@ const SEED_SCRIPT = fileURLToPath(new URL('./keystone-seed.py', import.meta.url)
 const START_TIMEOUT_MS = 90_000;
 const PROBE_INTERVAL_MS = 200;
 const PROBE_TIMEOUT_MS = 2_000;
-const STOP_TIMEOUT_MS = 10_000;
 
 /** Environment variable through which `keystoneGlobalSetup` hands `KeystoneInfo` to test workers. */
 export const KEYSTONE_ENV = 'VNFM_TEST_KEYSTONE';
@@ -303,43 +301,6 @@ async function waitUntilServing(child: ChildProcess, url: string, dir: string): 
   }
 }
 
-/**
- * Like Promise.all, but waits for every step to end before failing, so that
- * nothing still runs in the temp dir when the caller cleans it up.
- */
-export async function settleAll(steps: Promise<unknown>[]): Promise<void> {
-  const results = await Promise.allSettled(steps);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-}
-
-export async function stopProcessGroup(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const pid = child.pid;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  signalGroup(pid, 'SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS);
-  });
-  const late = await Promise.race([exited.then(() => false), timedOut]);
-  clearTimeout(timer);
-  if (late) {
-    signalGroup(pid, 'SIGKILL');
-    await exited;
-  }
-  // Workers may outlive the master by a moment; none may keep the port.
-  signalGroup(pid, 'SIGKILL');
-}
-
-export function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-  }
-}
-
 async function logTails(dir: string): Promise<string> {
   const parts: string[] = [];
   for (const name of ['uwsgi.log', 'keystone.log']) {
@@ -349,53 +310,8 @@ async function logTails(dir: string): Promise<string> {
   return parts.join('\n');
 }
 
-interface RunOptions {
-  dir: string;
-  input?: string;
-  env?: Record<string, string>;
-}
-
-/** Runs a command to completion; resolves with stdout, rejects with stderr and the Keystone log tail. */
-function run(command: string, args: string[], opts: RunOptions): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: opts.dir,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...pythonEnv(), ...opts.env },
-    });
-    const out: Buffer[] = [];
-    const errOut: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => errOut.push(b));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (code === 0) {
-        resolve(Buffer.concat(out).toString('utf8'));
-        return;
-      }
-      const stderr = Buffer.concat(errOut).toString('utf8').split('\n').slice(-20).join('\n');
-      void logTails(opts.dir).then((tails) =>
-        reject(
-          new Error(
-            `${command} ${args.join(' ')} failed (${signal ?? `exit code ${code}`}):\n${stderr}\n${tails}`,
-          ),
-        ),
-      );
-    });
-    child.stdin.end(opts.input ?? '');
-  });
-}
-
-/**
- * Keystone's tools must run on Debian's /usr/bin/python3 with Debian's
- * packages; drop what could point them at another interpreter's libraries.
- */
-export function pythonEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of ['PYTHONPATH', 'PYTHONHOME', 'VIRTUAL_ENV', 'PYTHONSTARTUP']) delete env[name];
-  env.PATH = `/usr/sbin:/usr/bin:/sbin:/bin${env.PATH ? `:${env.PATH}` : ''}`;
-  return env;
-}
+/** A Keystone tool run to completion; its failure shows Keystone's log. */
+const run = (command: string, args: string[], opts: Omit<RunOptions, 'logTails'>): Promise<string> => runTool(command, args, { ...opts, logTails });
 
 async function processOwner(): Promise<{ user: string; group: string }> {
   if (process.getuid?.() === 0) return { user: 'root', group: 'root' };
@@ -403,21 +319,3 @@ async function processOwner(): Promise<{ user: string; group: string }> {
   return { user: userInfo().username, group };
 }
 
-/** A port free right now on 127.0.0.1 (uwsgi binds it a moment later). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolve(address.port);
-        else reject(new Error('could not find a free port on 127.0.0.1'));
-      });
-    });
-  });
-}
-
-function randomSecret(): string {
-  return randomBytes(18).toString('base64url');
-}
