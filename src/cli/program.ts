@@ -59,7 +59,7 @@ export function buildProgram(ctx: Context): Command {
     .version(VERSION, '-v, --version', 'print the vnfm version')
     .option('--debug', 'print stack traces of failures')
     .option('--no-color', 'never colour the output (also: NO_COLOR=1)')
-    .option('--database-url <url>', 'the shared store on PostgreSQL, postgres://USER@HOST/DB?sslrootcert=CA (also: VNFM_DATABASE_URL; give the password in PGPASSWORD, not here)')
+    .option('--database-url <url>', 'the shared store on PostgreSQL, postgres://USER@HOST/DB?sslrootcert=CA (else VNFM_DATABASE_URL, else database: in $VNFM_HOME/config.yaml; give the password in PGPASSWORD or ~/.pgpass, not here)')
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (s) => ctx.io.streams.stdout.write(s),
