@@ -14,7 +14,16 @@ const realTier: TestProjectInlineConfiguration[] = process.env['VNFM_KUBE_APISER
         extends: true,
         test: {
           name: 'real-apiserver',
-          include: ['test/conformance/**/*.test.ts', 'test/real/**/*.test.ts', 'test/e2e/vnf-lifecycle.test.ts', 'test/e2e/kubernetes-driver.test.ts', 'test/e2e/kuryr-cnf.test.ts', 'test/e2e/tacker-change-package.test.ts', 'test/e2e/tacker-container-update.test.ts', 'test/e2e/vnf-describe.test.ts'],
+          include: [
+            'test/conformance/**/*.test.ts',
+            'test/real/**/*.test.ts',
+            'test/e2e/vnf-lifecycle.test.ts',
+            'test/e2e/kubernetes-driver.test.ts',
+            'test/e2e/kuryr-cnf.test.ts',
+            'test/e2e/tacker-change-package.test.ts',
+            'test/e2e/tacker-container-update.test.ts',
+            'test/e2e/vnf-describe.test.ts',
+          ],
           globalSetup: ['test/support/real-apiserver-setup.ts'],
         },
       },

@@ -343,7 +343,10 @@ try {
     const term = await vnfm('vnf-terminate', instance.id, '--yes', '-o', 'json');
     if (JSON.parse(term.stdout).operationState !== 'COMPLETED') throw new Error(`vnf-terminate did not complete:\n${term.stderr}`);
     samples.vnfmTerminate.push(term.ms);
-    for (const [name, r] of [['vnf-instantiate', inst], ['vnf-terminate', term]]) {
+    for (const [name, r] of [
+      ['vnf-instantiate', inst],
+      ['vnf-terminate', term],
+    ]) {
       for (const line of otherLines(r.stderr)) warnings.add(`${name}: ${line.replace(/^\(node:\d+\)/, '(node:PID)')}`);
     }
 

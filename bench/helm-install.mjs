@@ -97,7 +97,13 @@ const median = (xs) => {
 let sandbox;
 try {
   sandbox = await startSandbox();
-  const env = { PATH: process.env.PATH, HOME: helmHome, HELM_CACHE_HOME: join(helmHome, 'cache'), HELM_CONFIG_HOME: join(helmHome, 'config'), HELM_DATA_HOME: join(helmHome, 'data') };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: helmHome,
+    HELM_CACHE_HOME: join(helmHome, 'cache'),
+    HELM_CONFIG_HOME: join(helmHome, 'config'),
+    HELM_DATA_HOME: join(helmHome, 'data'),
+  };
   const vnfmEnv = { PATH: process.env.PATH, HOME: work, VNFM_HOME: vnfmHome, VNFM_HELM: helm, NO_COLOR: '1' };
   const h = (...args) => run(helm, [...args, '--kubeconfig', sandbox.kubeconfig], env);
   const vnfm = (...args) => run(process.execPath, [bin, ...args], vnfmEnv);

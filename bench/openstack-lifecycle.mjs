@@ -144,7 +144,9 @@ try {
 
     const name = `bench-cli-${round}`;
     const scaled = { ...nfv, VDU: { ...nfv.VDU, VDU1: { ...nfv.VDU.VDU1, desired_capacity: 2 } } };
-    rows.cli.instantiate.push((await openstack('stack', 'create', '-t', join(hot, 'heat_vnf.yaml'), '-e', STANDINS, '--parameter', `nfv=${JSON.stringify(nfv)}`, '--wait', name)).ms);
+    rows.cli.instantiate.push(
+      (await openstack('stack', 'create', '-t', join(hot, 'heat_vnf.yaml'), '-e', STANDINS, '--parameter', `nfv=${JSON.stringify(nfv)}`, '--wait', name)).ms,
+    );
     rows.cli.scale.push((await openstack('stack', 'update', '--existing', '--parameter', `nfv=${JSON.stringify(scaled)}`, '--wait', name)).ms);
     rows.cli.terminate.push((await openstack('stack', 'delete', '--yes', '--wait', name)).ms);
     console.error(`round ${round}/${RUNS} done`);
@@ -153,9 +155,7 @@ try {
   const result = {
     runs: RUNS,
     setup: { keystoneMs: Math.round(keystoneMs), heatMs: Math.round(setupMs - keystoneMs), totalMs: Math.round(setupMs) },
-    medianMs: Object.fromEntries(
-      Object.entries(rows).map(([who, ops]) => [who, Object.fromEntries(Object.entries(ops).map(([op, xs]) => [op, Math.round(median(xs))]))]),
-    ),
+    medianMs: Object.fromEntries(Object.entries(rows).map(([who, ops]) => [who, Object.fromEntries(Object.entries(ops).map(([op, xs]) => [op, Math.round(median(xs))]))])),
   };
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(result, null, 2));

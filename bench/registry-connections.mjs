@@ -46,7 +46,6 @@ if (process.getuid?.() !== 0) {
   process.exit(1);
 }
 
-
 // The driver module, the SSH seam and the test nodes (TypeScript) bundled
 // under node_modules, so the npm packages resolve (build/ is rebuilt by others).
 // test/support/nodes.ts keeps its own location (import.meta.url) in the
@@ -131,8 +130,27 @@ try {
   const setupStarted = performance.now();
   net = await createNodeNetwork();
   const openssl = (...args) => execFileSync('openssl', args, { cwd: work, stdio: 'pipe' });
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2',
-    '-subj', '/CN=vnfm bench CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=vnfm bench CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${REGISTRY_NAME}`);
   writeFileSync(join(work, 'server.ext'), `subjectAltName=DNS:${REGISTRY_NAME},IP:${net.gateway}\n`);
   openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'server.ext');
@@ -144,10 +162,15 @@ try {
   const httpServer = await startRegistry('http', net.gateway);
   const httpsAddress = await startRegistry('https', net.gateway, { cert: join(work, 'server.crt'), key: join(work, 'server.key'), htpasswd: join(work, 'htpasswd') });
   const httpsServer = `${REGISTRY_NAME}:${httpsAddress.split(':').pop()}`;
-  const connections = parseRegistryConnections('bench', 'private_registry_connection_info', [
-    { connection_type: 0, server: httpServer },
-    { connection_type: 1, server: httpsServer, username: USER, password: PASSWORD, certificate_path: 'Files/ca.crt', hosts_string: `${net.gateway} ${REGISTRY_NAME}` },
-  ], pkg);
+  const connections = parseRegistryConnections(
+    'bench',
+    'private_registry_connection_info',
+    [
+      { connection_type: 0, server: httpServer },
+      { connection_type: 1, server: httpsServer, username: USER, password: PASSWORD, certificate_path: 'Files/ca.crt', hosts_string: `${net.gateway} ${REGISTRY_NAME}` },
+    ],
+    pkg,
+  );
 
   const nodes = [];
   for (let i = 0; i < NODES; i += 5) {
@@ -167,17 +190,22 @@ try {
     const started = performance.now();
     const cpuStarted = busyCpuMs();
     const ownStarted = process.cpuUsage();
-    const results = await forEachNode(list, limit, (n) => n.name, async (node) => {
-      const session = await connectSsh(
-        { host: node.address, username: 'ubuntu', password: 'ubuntu', serverId: node.name, label: `${node.name} (${node.address})` },
-        { hostKeys, signal: AbortSignal.timeout(300_000), log: () => {}, secrets: [PASSWORD] },
-      );
-      try {
-        return await configureRegistryConnections(session, connections, { packageDir: pkg });
-      } finally {
-        session.close();
-      }
-    });
+    const results = await forEachNode(
+      list,
+      limit,
+      (n) => n.name,
+      async (node) => {
+        const session = await connectSsh(
+          { host: node.address, username: 'ubuntu', password: 'ubuntu', serverId: node.name, label: `${node.name} (${node.address})` },
+          { hostKeys, signal: AbortSignal.timeout(300_000), log: () => {}, secrets: [PASSWORD] },
+        );
+        try {
+          return await configureRegistryConnections(session, connections, { packageDir: pkg });
+        } finally {
+          session.close();
+        }
+      },
+    );
     const ms = performance.now() - started;
     const cpuMs = busyCpuMs() - cpuStarted;
     const own = process.cpuUsage(ownStarted);
@@ -194,7 +222,13 @@ try {
         rmSync(join(n.root, p), { recursive: true, force: true });
       }
       const hosts = join(n.root, 'etc', 'hosts');
-      writeFileSync(hosts, readFileSync(hosts, 'utf8').split('\n').filter((l) => !l.includes(REGISTRY_NAME)).join('\n'));
+      writeFileSync(
+        hosts,
+        readFileSync(hosts, 'utf8')
+          .split('\n')
+          .filter((l) => !l.includes(REGISTRY_NAME))
+          .join('\n'),
+      );
     }
   };
 
@@ -231,7 +265,10 @@ try {
     goal: GOAL,
     medianVnfmCpuMs: { oneNode: Math.round(median(vnfmCpu.one)), ...Object.fromEntries(LIMITS.map((l) => [`nodes${NODES}Limit${l}`, Math.round(median(vnfmCpu[`twenty@${l}`]))])) },
     /** vnfm's own CPU for one node's configuration, alone and within the 20. */
-    vnfmCpuMsPerNode: { oneNode: Math.round(median(vnfmCpu.one)), ...Object.fromEntries(LIMITS.map((l) => [`nodes${NODES}Limit${l}`, Math.round(median(vnfmCpu[`twenty@${l}`]) / NODES)])) },
+    vnfmCpuMsPerNode: {
+      oneNode: Math.round(median(vnfmCpu.one)),
+      ...Object.fromEntries(LIMITS.map((l) => [`nodes${NODES}Limit${l}`, Math.round(median(vnfmCpu[`twenty@${l}`]) / NODES)])),
+    },
     /** The wall time the machine allows at best: its busy CPU time spread over every CPU. */
     machineBoundFloorMs: Object.fromEntries(LIMITS.map((l) => [`nodes${NODES}Limit${l}`, Math.round(median(cpu[`twenty@${l}`]) / cpus)])),
     medianBusyCpuMs: { oneNode: Math.round(median(cpu.one)), ...Object.fromEntries(LIMITS.map((l) => [`nodes${NODES}Limit${l}`, Math.round(median(cpu[`twenty@${l}`]))])) },
@@ -246,9 +283,13 @@ try {
     console.log(`  1 node:                  ${s(oneMs).padEnd(8)}  CPU: vnfm ${s(median(vnfmCpu.one))}, whole machine ${s(median(cpu.one))}`);
     for (const l of LIMITS) {
       const ratio = result.ratio[`limit${l}`];
-      console.log(`  ${NODES} nodes, ${String(l).padStart(2)} at a time:  ${s(median(rows[`twenty@${l}`])).padEnd(8)}  CPU: vnfm ${s(median(vnfmCpu[`twenty@${l}`]))}, whole machine ${s(median(cpu[`twenty@${l}`])).padEnd(8)}  ${ratio}x of 1 node${l === 1 ? '' : ` (goal <= ${GOAL}x: ${ratio <= GOAL ? 'met' : 'not met'})`}`);
+      console.log(
+        `  ${NODES} nodes, ${String(l).padStart(2)} at a time:  ${s(median(rows[`twenty@${l}`])).padEnd(8)}  CPU: vnfm ${s(median(vnfmCpu[`twenty@${l}`]))}, whole machine ${s(median(cpu[`twenty@${l}`])).padEnd(8)}  ${ratio}x of 1 node${l === 1 ? '' : ` (goal <= ${GOAL}x: ${ratio <= GOAL ? 'met' : 'not met'})`}`,
+      );
     }
-    console.log(`vnfm's own CPU per node: ${result.vnfmCpuMsPerNode.oneNode} ms alone; within ${NODES}: ${LIMITS.map((l) => `${result.vnfmCpuMsPerNode[`nodes${NODES}Limit${l}`]} ms (${l} at a time)`).join(', ')}`);
+    console.log(
+      `vnfm's own CPU per node: ${result.vnfmCpuMsPerNode.oneNode} ms alone; within ${NODES}: ${LIMITS.map((l) => `${result.vnfmCpuMsPerNode[`nodes${NODES}Limit${l}`]} ms (${l} at a time)`).join(', ')}`,
+    );
     console.log(
       `${NODES} nodes' wall time against the machine-bound floor (busy CPU / ${cpus} CPUs): ${LIMITS.map((l) => `${s(median(rows[`twenty@${l}`]))} vs ${s(result.machineBoundFloorMs[`nodes${NODES}Limit${l}`])} (${l} at a time)`).join(', ')}`,
     );

@@ -111,7 +111,11 @@ const commands = {
   'bin/vnfm vim-list': [process.execPath, bin, 'vim-list'],
   'bin/vnfm vim-list -o json': [process.execPath, bin, 'vim-list', '-o', 'json'],
   'bin/vnfm vnf-list (empty store)': { argv: [process.execPath, bin, 'vnf-list'], env: emptyEnv },
-  'bin/vnfm vim-list (cold, no cache)': { argv: [process.execPath, bin, 'vim-list'], env: { ...env, VNFM_HOME: coldHome }, before: () => rmSync(join(coldHome, 'cache'), { recursive: true, force: true }) },
+  'bin/vnfm vim-list (cold, no cache)': {
+    argv: [process.execPath, bin, 'vim-list'],
+    env: { ...env, VNFM_HOME: coldHome },
+    before: () => rmSync(join(coldHome, 'cache'), { recursive: true, force: true }),
+  },
   'bin/vnfm vnf-list (10 000)': [process.execPath, bin, 'vnf-list'],
   'bin/vnfm vnf-list -o json (10 000)': [process.execPath, bin, 'vnf-list', '-o', 'json'],
   'bin/vnfm op-list (20 000)': [process.execPath, bin, 'op-list'],
@@ -230,7 +234,9 @@ if (process.argv.includes('--json')) {
   console.log(`start-up and lists, ${RUNS} runs each, medians (node ${process.version}; CPU from ${method}; peak RSS over ${RSS_RUNS} runs)`);
   console.log('command'.padEnd(40) + 'wall ms'.padStart(10) + 'cpu ms'.padStart(10) + 'rss MiB'.padStart(10) + '  cpu vs node -e 0');
   for (const r of rows) {
-    console.log(r.command.padEnd(40) + r.wall_ms.toFixed(1).padStart(10) + r.cpu_ms.toFixed(1).padStart(10) + r.peak_rss_mib.toFixed(1).padStart(10) + `  ${r.cpu_vs_node.toFixed(2)}x`);
+    console.log(
+      r.command.padEnd(40) + r.wall_ms.toFixed(1).padStart(10) + r.cpu_ms.toFixed(1).padStart(10) + r.peak_rss_mib.toFixed(1).padStart(10) + `  ${r.cpu_vs_node.toFixed(2)}x`,
+    );
   }
   console.log('\ngoals: each figure beside its anchor');
   for (const t of targets) {

@@ -253,13 +253,19 @@ try {
     const f = (ms) => `${(ms / 1000).toFixed(2)} s`;
     const m = (ms) => `${Math.round(ms)} ms`;
     for (const run of report.concurrent) {
-      console.log(`\n${run.label}: ${run.commands} commands in ${f(run.wallMs)}; refused (exit 4) ${run.refused}, failed ${run.failed}${run.firstProblem ? ` (first: ${run.firstProblem})` : ''}`);
-      for (const [what, l] of Object.entries(run.latency)) console.log(`  ${what.padEnd(11)} n=${String(l.n).padStart(3)}  median ${m(l.medianMs).padStart(7)}  p95 ${m(l.p95Ms).padStart(7)}`);
-      if (run.lockWaits) console.log(`  lock waits: ${run.lockWaits.withWaiter} of ${run.lockWaits.samples} samples of pg_locks had a waiter (most at once: ${run.lockWaits.maxWaiters})`);
+      console.log(
+        `\n${run.label}: ${run.commands} commands in ${f(run.wallMs)}; refused (exit 4) ${run.refused}, failed ${run.failed}${run.firstProblem ? ` (first: ${run.firstProblem})` : ''}`,
+      );
+      for (const [what, l] of Object.entries(run.latency))
+        console.log(`  ${what.padEnd(11)} n=${String(l.n).padStart(3)}  median ${m(l.medianMs).padStart(7)}  p95 ${m(l.p95Ms).padStart(7)}`);
+      if (run.lockWaits)
+        console.log(`  lock waits: ${run.lockWaits.withWaiter} of ${run.lockWaits.samples} samples of pg_locks had a waiter (most at once: ${run.lockWaits.maxWaiters})`);
     }
     console.log(`\nvnf-list, ${RUNS} runs each (wall time, median / p95):`);
     for (const [what, byBackend] of Object.entries(list)) {
-      console.log(`  ${what.padEnd(26)} PostgreSQL ${m(byBackend.postgres.medianMs)} / ${m(byBackend.postgres.p95Ms)}   SQLite ${m(byBackend.sqlite.medianMs)} / ${m(byBackend.sqlite.p95Ms)}`);
+      console.log(
+        `  ${what.padEnd(26)} PostgreSQL ${m(byBackend.postgres.medianMs)} / ${m(byBackend.postgres.p95Ms)}   SQLite ${m(byBackend.sqlite.medianMs)} / ${m(byBackend.sqlite.p95Ms)}`,
+      );
     }
   }
   process.exitCode = onPg.failed + onSqlite.failed > 0 ? 1 : 0;

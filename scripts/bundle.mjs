@@ -84,8 +84,15 @@ function gitCommit() {
  */
 function usedExports() {
   const used = new Map(CHUNKED_PACKAGES.map((p) => [p, new Set()]));
-  const files = readdirSync(join(root, 'src'), { recursive: true }).filter((f) => f.endsWith('.ts')).map((f) => join(root, 'src', f));
-  const names = (list) => list.split(',').map((n) => n.trim()).filter((n) => n && !n.startsWith('type ')).map((n) => n.split(/\s+as\s+|\s*:\s*/)[0].trim());
+  const files = readdirSync(join(root, 'src'), { recursive: true })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => join(root, 'src', f));
+  const names = (list) =>
+    list
+      .split(',')
+      .map((n) => n.trim())
+      .filter((n) => n && !n.startsWith('type '))
+      .map((n) => n.split(/\s+as\s+|\s*:\s*/)[0].trim());
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
     for (const pkg of CHUNKED_PACKAGES) {
@@ -333,7 +340,10 @@ for (let round = 0; ; round++) {
       esbuild.build({
         ...common,
         stdin: {
-          contents: [...list.map((rel, i) => `import * as e${i} from ${JSON.stringify(`./${rel}`)};`), `export const entries = { ${list.map((rel, i) => `${JSON.stringify(rel)}: e${i}`).join(', ')} };`].join('\n'),
+          contents: [
+            ...list.map((rel, i) => `import * as e${i} from ${JSON.stringify(`./${rel}`)};`),
+            `export const entries = { ${list.map((rel, i) => `${JSON.stringify(rel)}: e${i}`).join(', ')} };`,
+          ].join('\n'),
           resolveDir: root,
           loader: 'ts',
         },
@@ -344,7 +354,7 @@ for (let round = 0; ; round++) {
     ),
   );
   if ([...roomEntries.values()].reduce((n, files) => n + files.size, 0) === before) break;
-  if (round === 3) throw new Error('bundle: the rooms\' entries did not settle');
+  if (round === 3) throw new Error("bundle: the rooms' entries did not settle");
 }
 // A source file in two chunks would be two modules (two copies of a class, of a cache).
 const owner = new Map();
@@ -352,7 +362,9 @@ for (const [i, [name]] of rooms.entries()) {
   for (const input of Object.keys(roomBuilds[i].metafile.inputs)) {
     if (!input.startsWith('src/')) continue;
     if (owner.has(input)) {
-      console.error(`bundle: ${input} is in the chunks of both ${owner.get(input)} and ${name}; import it statically from outside the rooms so the main bundle holds it, or keep it within one room`);
+      console.error(
+        `bundle: ${input} is in the chunks of both ${owner.get(input)} and ${name}; import it statically from outside the rooms so the main bundle holds it, or keep it within one room`,
+      );
       rmSync(staging, { recursive: true, force: true });
       process.exit(1);
     }
@@ -392,8 +404,10 @@ const size = statSync(join(staging, 'vnfm.cjs')).size;
 if (size > MAIN_BUNDLE_BUDGET) {
   rmSync(staging, { recursive: true, force: true });
   console.error(`bundle: build/vnfm.cjs would be ${(size / 1024).toFixed(0)} KiB, over the ${MAIN_BUNDLE_BUDGET / 1024} KiB start-up budget.`);
-  console.error('Run `node scripts/bundle.mjs --metafile` and look at build/vnfm.meta.json (esbuild\'s analyzer) for what grew it:');
-  console.error('a large package goes into CHUNKED_PACKAGES, a room of vnfm\'s own loaded by few commands into CHUNKED_ROOMS (and is imported with await import() from outside it); if the rest outgrew it, raise MAIN_BUNDLE_BUDGET and check `npm run bench`.');
+  console.error("Run `node scripts/bundle.mjs --metafile` and look at build/vnfm.meta.json (esbuild's analyzer) for what grew it:");
+  console.error(
+    "a large package goes into CHUNKED_PACKAGES, a room of vnfm's own loaded by few commands into CHUNKED_ROOMS (and is imported with await import() from outside it); if the rest outgrew it, raise MAIN_BUNDLE_BUDGET and check `npm run bench`.",
+  );
   if (metafile) writeFileSync(join(buildDir, 'vnfm.meta.json'), JSON.stringify(builds[0].metafile));
   process.exit(1);
 }
@@ -409,5 +423,6 @@ rmSync(staging, { recursive: true, force: true });
 // What older builds left: the per-file tsc output that bin/vnfm once ran. Test reports
 // (build/fidelity-report*, written by the conformance suite) stay.
 for (const name of readdirSync(buildDir)) {
-  if (!['vnfm.cjs', 'chunks', 'sea', 'vnfm.meta.json'].includes(name) && !name.startsWith('.') && !name.startsWith('fidelity-report')) rmSync(join(buildDir, name), { recursive: true, force: true });
+  if (!['vnfm.cjs', 'chunks', 'sea', 'vnfm.meta.json'].includes(name) && !name.startsWith('.') && !name.startsWith('fidelity-report'))
+    rmSync(join(buildDir, name), { recursive: true, force: true });
 }

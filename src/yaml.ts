@@ -72,12 +72,9 @@ export function assertBoundedExpansion(doc: unknown, file: string): void {
   while (stack.length > 0) {
     const node = stack.pop();
     if (++visited > MAX_EXPANDED_NODES) {
-      throw new ValidationError(
-        file,
-        undefined,
-        `expands to more than ${MAX_EXPANDED_NODES} values once its YAML aliases are followed`,
-        { hint: 'write the values out instead of repeating large anchored blocks through aliases (*name)' },
-      );
+      throw new ValidationError(file, undefined, `expands to more than ${MAX_EXPANDED_NODES} values once its YAML aliases are followed`, {
+        hint: 'write the values out instead of repeating large anchored blocks through aliases (*name)',
+      });
     }
     if (Array.isArray(node)) {
       for (const child of node) stack.push(child);

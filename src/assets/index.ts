@@ -111,7 +111,7 @@ function archiveSource(tar: Buffer): Source {
     const end = raw.indexOf(0);
     return raw.subarray(0, end === -1 ? len : end).toString('utf8');
   };
-  for (let at = 0; at + 512 <= tar.length; ) {
+  for (let at = 0; at + 512 <= tar.length;) {
     const header = tar.subarray(at, at + 512);
     if (header.every((b) => b === 0)) break;
     const name = field(header, 0, 100);

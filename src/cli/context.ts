@@ -93,11 +93,7 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
     now,
     async store() {
       if (!store) {
-        const [{ connectStore }, crypto, { holderStatus }] = await Promise.all([
-          import('../store/index.js'),
-          import('../crypto/index.js'),
-          import('../lcm/lock-holder.js'),
-        ]);
+        const [{ connectStore }, crypto, { holderStatus }] = await Promise.all([import('../store/index.js'), import('../crypto/index.js'), import('../lcm/lock-holder.js')]);
         // Every command that opens the store refuses a malformed master key, not only those that open secrets.
         crypto.checkMasterKeyForm(home, env);
         const database = await resolveDatabase();
@@ -135,10 +131,9 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
       const unknown = stored.filter((id) => !kr.keyIds.includes(id));
       if (unknown.length > 0) {
         const where = kr.source === 'env' ? MASTER_KEY_ENV : kr.source === 'command' ? `the output of ${MASTER_KEY_COMMAND_ENV}` : kr.path;
-        throw new SecretKeyError(
-          `the store's secrets are encrypted with key ${unknown.join(', ')}, which ${where} does not hold (it has ${kr.keyIds.join(', ')})`,
-          { hint: `use the master key this store was made with (${join(home, 'master.key')}, ${MASTER_KEY_ENV} or ${MASTER_KEY_COMMAND_ENV})` },
-        );
+        throw new SecretKeyError(`the store's secrets are encrypted with key ${unknown.join(', ')}, which ${where} does not hold (it has ${kr.keyIds.join(', ')})`, {
+          hint: `use the master key this store was made with (${join(home, 'master.key')}, ${MASTER_KEY_ENV} or ${MASTER_KEY_COMMAND_ENV})`,
+        });
       }
       keyring = kr;
       return kr;

@@ -63,7 +63,9 @@ export async function readHomeConfig(home: string): Promise<HomeConfig | undefin
   }
   for (const key of Object.keys(doc)) {
     if (!(KNOWN_KEYS as readonly string[]).includes(key)) {
-      throw new UsageError(`the configuration file ${path} has the key "${key}", which vnfm does not know`, { hint: `vnfm reads ${KNOWN_KEYS.join(', ')} there; remove or correct "${key}"` });
+      throw new UsageError(`the configuration file ${path} has the key "${key}", which vnfm does not know`, {
+        hint: `vnfm reads ${KNOWN_KEYS.join(', ')} there; remove or correct "${key}"`,
+      });
     }
   }
   const database = (doc as Record<string, unknown>)['database'];

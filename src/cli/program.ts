@@ -59,7 +59,10 @@ export function buildProgram(ctx: Context): Command {
     .version(VERSION, '-v, --version', 'print the vnfm version')
     .option('--debug', 'print stack traces of failures')
     .option('--no-color', 'never colour the output (also: NO_COLOR=1)')
-    .option('--database-url <url>', 'the shared store on PostgreSQL, postgres://USER@HOST/DB?sslrootcert=CA (else VNFM_DATABASE_URL, else database: in $VNFM_HOME/config.yaml; give the password in PGPASSWORD or ~/.pgpass, not here)')
+    .option(
+      '--database-url <url>',
+      'the shared store on PostgreSQL, postgres://USER@HOST/DB?sslrootcert=CA (else VNFM_DATABASE_URL, else database: in $VNFM_HOME/config.yaml; give the password in PGPASSWORD or ~/.pgpass, not here)',
+    )
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (s) => ctx.io.streams.stdout.write(s),
@@ -125,6 +128,11 @@ export function buildProgram(ctx: Context): Command {
     program.addCommand(cmd.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError('(run with --help for usage)'));
   }
   // What the completion scripts ask; not a command for people, so not in the help.
-  program.addCommand(completeCommand(ctx, () => program).exitOverride().configureOutput(program.configureOutput()), { hidden: true });
+  program.addCommand(
+    completeCommand(ctx, () => program)
+      .exitOverride()
+      .configureOutput(program.configureOutput()),
+    { hidden: true },
+  );
   return program;
 }

@@ -123,9 +123,7 @@ class MasterKeyring implements Keyring {
       });
     }
     throw new SecretKeyError(
-      keyId
-        ? `the secret encrypted with key ${keyId} could not be decrypted: the stored token is corrupt or was altered`
-        : `no key in the keyring (${where}) decrypts the secret`,
+      keyId ? `the secret encrypted with key ${keyId} could not be decrypted: the stored token is corrupt or was altered` : `no key in the keyring (${where}) decrypts the secret`,
       { hint: 're-enter the secret (for a VIM: vnfm vim-update), or restore the database from a backup' },
     );
   }
@@ -142,7 +140,10 @@ export function createKeyring(keys: readonly string[], source: KeySource, file?:
 export function keysFromEnv(env: Record<string, string | undefined>): string[] | undefined {
   const value = env[MASTER_KEY_ENV];
   if (value === undefined || value.trim() === '') return undefined;
-  const keys = value.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  const keys = value
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
   keys.forEach((key, i) => checkKey(key, `key ${i + 1} of ${MASTER_KEY_ENV}`));
   return keys;
 }
@@ -163,7 +164,10 @@ export function keysFromEnvOrCommand(env: Record<string, string | undefined>): {
   if (!byCommand) commandKeys.set(env, (byCommand = new Map()));
   let keys = byCommand.get(command);
   if (!keys) {
-    keys = runKeyCommand(command, env).split(/[,\n]/).map((k) => k.trim()).filter((k) => k !== '');
+    keys = runKeyCommand(command, env)
+      .split(/[,\n]/)
+      .map((k) => k.trim())
+      .filter((k) => k !== '');
     keys.forEach((key, i) => checkKey(key, `key ${i + 1} of the output of ${MASTER_KEY_COMMAND_ENV}`));
     byCommand.set(command, keys);
   }
@@ -392,9 +396,12 @@ export function resealToken(keyrings: readonly Keyring[], token: string, fromKey
   const target = keyrings.find((ring) => ring.keyIds.includes(toKeyId));
   if (!target) {
     const where = keyrings[0] ? describeSource(keyrings[0].source, keyrings[0].path) : 'the keyring';
-    throw new SecretKeyError(`the store's secrets are sealed under master key ${toKeyId} since a key rotation, which ${where} does not hold (it has ${keyrings.flatMap((r) => r.keyIds).join(', ')})`, {
-      hint: `use the store's current master key (${MASTER_KEY_ENV}=<new key> after a rotation of keys kept in the environment); nothing was written`,
-    });
+    throw new SecretKeyError(
+      `the store's secrets are sealed under master key ${toKeyId} since a key rotation, which ${where} does not hold (it has ${keyrings.flatMap((r) => r.keyIds).join(', ')})`,
+      {
+        hint: `use the store's current master key (${MASTER_KEY_ENV}=<new key> after a rotation of keys kept in the environment); nothing was written`,
+      },
+    );
   }
   return target.encrypt(plain, toKeyId);
 }

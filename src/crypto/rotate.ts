@@ -231,8 +231,11 @@ function verifyAll(only: Keyring, secrets: SecretStore, unreadable: Map<string, 
     }
   }
   if (failed.length > 0) {
-    throw new ConflictError(`${failed.length} secret(s) do not open with the new master key ${only.primaryKeyId} (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', ...' : ''}): the old keys are kept`, {
-      hint: 'every secret is still readable; run vnfm key-rotate again to finish the rotation',
-    });
+    throw new ConflictError(
+      `${failed.length} secret(s) do not open with the new master key ${only.primaryKeyId} (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', ...' : ''}): the old keys are kept`,
+      {
+        hint: 'every secret is still readable; run vnfm key-rotate again to finish the rotation',
+      },
+    );
   }
 }

@@ -162,31 +162,62 @@ async function build(files: OpenedPackage, dir: string, outFile: string, opts: B
     doMeta();
   }
 
-  // What goes into the zip must pass the same parsers a validator runs.
+  const final = checkRewritten(files, dir, meta.entryManifest, mfPath, rewritten);
+  if (errors(final).length > 0) throw new PackageError(errors(final));
+  notes.push(...final);
+
+  const stamp = dosDateTime(opts.sourceDateEpoch);
+  const plan = await planEntries(files, dir, members, rewritten, opts.storeAbove ?? 64 * MiB);
+  const bytes = await writeZip(plan, outFile, stamp, files);
+  return { entries: plan.length, bytes, findings: notes };
+}
+
+/** What goes into the zip must pass the same parsers a validator runs: the rewritten TOSCA.meta and manifest, read back. */
+function checkRewritten(files: OpenedPackage, dir: string, entryManifest: string | undefined, mfPath: string | undefined, rewritten: Map<string, Buffer>): Finding[] {
   const finalMeta = parseToscaMeta(rewritten.get(TOSCA_META_PATH)!.toString('utf8'));
   const final: Finding[] = [...finalMeta.findings];
   for (const e of finalMeta.meta.entries) {
     if (e.path && !files.has(e.path)) {
-      final.push({ severity: 'error', code: 'listed-member-missing', file: TOSCA_META_PATH, line: e.line, message: `${TOSCA_META_PATH} lists ${e.name}, which is not in ${dir}`, hint: `add ${e.name}, or remove its block` });
+      final.push({
+        severity: 'error',
+        code: 'listed-member-missing',
+        file: TOSCA_META_PATH,
+        line: e.line,
+        message: `${TOSCA_META_PATH} lists ${e.name}, which is not in ${dir}`,
+        hint: `add ${e.name}, or remove its block`,
+      });
     }
   }
-  if (meta.entryManifest && !mfPath) {
-    final.push({ severity: 'error', code: 'manifest-missing', file: TOSCA_META_PATH, message: `ETSI-Entry-Manifest names ${meta.entryManifest}, which is not in ${dir}`, hint: 'add the manifest, or remove the ETSI-Entry-Manifest line' });
+  if (entryManifest && !mfPath) {
+    final.push({
+      severity: 'error',
+      code: 'manifest-missing',
+      file: TOSCA_META_PATH,
+      message: `ETSI-Entry-Manifest names ${entryManifest}, which is not in ${dir}`,
+      hint: 'add the manifest, or remove the ETSI-Entry-Manifest line',
+    });
   }
   if (mfPath) {
     const finalMf = parseManifest(rewritten.get(mfPath)!.toString('utf8'), mfPath);
     final.push(...finalMf.findings);
     for (const a of finalMf.manifest.artifacts) {
       if (a.path && !files.has(a.path)) {
-        final.push({ severity: 'error', code: 'listed-member-missing', file: mfPath, line: a.line, message: `${mfPath} lists ${a.source}, which is not in ${dir}`, hint: `add ${a.source}, or remove its block` });
+        final.push({
+          severity: 'error',
+          code: 'listed-member-missing',
+          file: mfPath,
+          line: a.line,
+          message: `${mfPath} lists ${a.source}, which is not in ${dir}`,
+          hint: `add ${a.source}, or remove its block`,
+        });
       }
     }
   }
-  if (errors(final).length > 0) throw new PackageError(errors(final));
-  notes.push(...final);
+  return final;
+}
 
-  const stamp = dosDateTime(opts.sourceDateEpoch);
-  const storeAbove = opts.storeAbove ?? 64 * MiB;
+/** The zip's entries in name order: each member's mode, and whether it is stored rather than deflated. */
+async function planEntries(files: OpenedPackage, dir: string, members: readonly string[], rewritten: Map<string, Buffer>, storeAbove: number): Promise<PlannedEntry[]> {
   const plan: PlannedEntry[] = [];
   for (const path of members) {
     const st = await lstat(join(dir, ...path.split('/')));
@@ -201,8 +232,7 @@ async function build(files: OpenedPackage, dir: string, outFile: string, opts: B
     });
   }
   plan.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const bytes = await writeZip(plan, outFile, stamp, files);
-  return { entries: plan.length, bytes, findings: notes };
+  return plan;
 }
 
 /**
@@ -387,15 +417,7 @@ async function writeZip(plan: PlannedEntry[], outFile: string, stamp: { date: nu
   }
 }
 
-function localHeader(
-  name: Buffer,
-  method: number,
-  crc: number,
-  compressedSize: number,
-  size: number,
-  zip64: boolean,
-  stamp: { date: number; time: number },
-): Buffer {
+function localHeader(name: Buffer, method: number, crc: number, compressedSize: number, size: number, zip64: boolean, stamp: { date: number; time: number }): Buffer {
   const extra = zip64 ? Buffer.alloc(20) : Buffer.alloc(0);
   if (zip64) {
     extra.writeUInt16LE(0x0001, 0);

@@ -95,11 +95,7 @@ const OFF_THREAD_BYTES = 16 * 1024 * 1024;
 const IN_FLIGHT = 8;
 
 /** Streams one member and returns its digests, hex, one per algorithm asked. */
-export async function hashMember(
-  files: PackageFiles,
-  path: string,
-  algorithms: readonly HashAlgorithm[],
-): Promise<Map<HashAlgorithm, string>> {
+export async function hashMember(files: PackageFiles, path: string, algorithms: readonly HashAlgorithm[]): Promise<Map<HashAlgorithm, string>> {
   const unique = [...new Set(algorithms)];
   if (unique.length > 0 && files.size(path) >= OFF_THREAD_BYTES) return hashOffThread(await files.stream(path), unique);
   const hashes = new Map<HashAlgorithm, Hash>();
@@ -203,11 +199,7 @@ async function hashOffThread(stream: Readable, algorithms: HashAlgorithm[]): Pro
  * `hash-mismatch` findings, stream failures as their own findings, and
  * `hash-not-checked` infos for skipped images; sorted by member.
  */
-export async function verifyHashes(
-  files: PackageFiles,
-  declarations: readonly HashDeclaration[],
-  opts: VerifyHashesOptions = {},
-): Promise<Finding[]> {
+export async function verifyHashes(files: PackageFiles, declarations: readonly HashDeclaration[], opts: VerifyHashesOptions = {}): Promise<Finding[]> {
   const byPath = new Map<string, HashDeclaration[]>();
   for (const d of declarations) {
     if (!files.has(d.path)) continue;
@@ -215,39 +207,47 @@ export async function verifyHashes(
   }
   for (const p of opts.alsoRead ?? []) if (files.has(p) && !byPath.has(p)) byPath.set(p, []);
 
-  const results = await mapLimit([...byPath.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), opts.concurrency ?? 4, async ([path, decls]) => {
-    const findings: Finding[] = [];
-    if (opts.skipImageHashes && isImageFile(path)) {
-      if (decls.length > 0) {
-        findings.push({
-          severity: 'info',
-          code: 'hash-not-checked',
-          file: path,
-          message: `the hash of image ${path} was not checked (Tacker does not check image hashes either)`,
-          hint: 'validate without skipping image hashes to check it',
-        });
+  const results = await mapLimit(
+    [...byPath.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    opts.concurrency ?? 4,
+    async ([path, decls]) => {
+      const findings: Finding[] = [];
+      if (opts.skipImageHashes && isImageFile(path)) {
+        if (decls.length > 0) {
+          findings.push({
+            severity: 'info',
+            code: 'hash-not-checked',
+            file: path,
+            message: `the hash of image ${path} was not checked (Tacker does not check image hashes either)`,
+            hint: 'validate without skipping image hashes to check it',
+          });
+        }
+        return findings;
+      }
+      let digests: Map<HashAlgorithm, string>;
+      try {
+        digests = await hashMember(
+          files,
+          path,
+          decls.map((d) => d.algorithm),
+        );
+      } catch (err) {
+        return findingsFromError(err, path);
+      }
+      for (const d of decls) {
+        const actual = digests.get(d.algorithm)!;
+        if (actual !== d.expected.toLowerCase()) {
+          findings.push({
+            severity: 'error',
+            code: 'hash-mismatch',
+            file: path,
+            message: `${algorithmLabel(d.algorithm)} of ${path} is ${actual}, but ${d.declaredIn}${d.line ? ` (line ${d.line})` : ''} declares ${d.expected}`,
+            hint: `if ${path} is the file you meant to ship, rebuild the package with vnfm vnfpkg-build to refresh its hashes`,
+          });
+        }
       }
       return findings;
-    }
-    let digests: Map<HashAlgorithm, string>;
-    try {
-      digests = await hashMember(files, path, decls.map((d) => d.algorithm));
-    } catch (err) {
-      return findingsFromError(err, path);
-    }
-    for (const d of decls) {
-      const actual = digests.get(d.algorithm)!;
-      if (actual !== d.expected.toLowerCase()) {
-        findings.push({
-          severity: 'error',
-          code: 'hash-mismatch',
-          file: path,
-          message: `${algorithmLabel(d.algorithm)} of ${path} is ${actual}, but ${d.declaredIn}${d.line ? ` (line ${d.line})` : ''} declares ${d.expected}`,
-          hint: `if ${path} is the file you meant to ship, rebuild the package with vnfm vnfpkg-build to refresh its hashes`,
-        });
-      }
-    }
-    return findings;
-  });
+    },
+  );
   return results.flat();
 }

@@ -55,7 +55,11 @@ export function readTarGz(gz: Buffer, maxBytes = MAX_UNPACKED_BYTES): TarEntry[]
   while (offset + 512 <= tar.length) {
     const header = tar.subarray(offset, offset + 512);
     if (header.every((b) => b === 0)) break;
-    const field = (start: number, len: number) => header.subarray(start, start + len).toString('utf8').replace(/\0.*$/s, '');
+    const field = (start: number, len: number) =>
+      header
+        .subarray(start, start + len)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
     const size = parseInt(field(124, 12).trim() || '0', 8);
     if (!Number.isFinite(size) || size < 0) throw new Error('is not a tar archive (a header has no size)');
     const type = String.fromCharCode(header[156] ?? 0);
@@ -143,7 +147,11 @@ export async function checkChart(files: PackageFiles, chart: PackageChart): Prom
   try {
     content = await chartFiles(files, chart);
   } catch (err) {
-    fail('helm-chart-unreadable', `cannot be read as a Helm chart archive: it ${(err as Error).message}`, 'make the archive with "helm package CHART_DIR" (a gzipped tar of one chart directory)');
+    fail(
+      'helm-chart-unreadable',
+      `cannot be read as a Helm chart archive: it ${(err as Error).message}`,
+      'make the archive with "helm package CHART_DIR" (a gzipped tar of one chart directory)',
+    );
     return findings;
   }
   const chartYaml = content.get('Chart.yaml');
@@ -163,15 +171,23 @@ export async function checkChart(files: PackageFiles, chart: PackageChart): Prom
     fail('helm-chart-invalid', `Chart.yaml has apiVersion ${JSON.stringify(apiVersion ?? null)}, where Helm 3 reads v2 (or v1)`, 'write "apiVersion: v2" in Chart.yaml');
   }
   if (typeof name !== 'string' || !CHART_NAME.test(name)) {
-    fail('helm-chart-invalid', `Chart.yaml has ${name === undefined ? 'no name' : `name ${JSON.stringify(name)}, which is not a chart name`}`, 'give the chart a name of letters, digits and "-" (name: my-cnf)');
+    fail(
+      'helm-chart-invalid',
+      `Chart.yaml has ${name === undefined ? 'no name' : `name ${JSON.stringify(name)}, which is not a chart name`}`,
+      'give the chart a name of letters, digits and "-" (name: my-cnf)',
+    );
   } else chart.name = name;
   const v = typeof version === 'number' ? String(version) : version;
   if (typeof v !== 'string' || !SEMVER.test(v)) {
-    fail('helm-chart-invalid', `Chart.yaml has ${version === undefined ? 'no version' : `version ${JSON.stringify(version)}, which is not SemVer`}`, 'give the chart a SemVer version (version: 0.1.0)');
+    fail(
+      'helm-chart-invalid',
+      `Chart.yaml has ${version === undefined ? 'no version' : `version ${JSON.stringify(version)}, which is not SemVer`}`,
+      'give the chart a SemVer version (version: 0.1.0)',
+    );
   } else chart.version = v;
   const templates = [...content.keys()].filter((p) => p.startsWith('templates/') && !p.endsWith('/'));
   if (templates.length === 0) {
-    fail('helm-chart-invalid', 'the chart has no templates/ (nothing to install)', 'put the chart\'s Kubernetes templates under templates/');
+    fail('helm-chart-invalid', 'the chart has no templates/ (nothing to install)', "put the chart's Kubernetes templates under templates/");
   }
   const values = content.get('values.yaml');
   if (values) {

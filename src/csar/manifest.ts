@@ -95,7 +95,13 @@ export function parseManifest(text: string, file: string): { manifest: Manifest;
     if (!indented && mode === 'metadata' && kv && !BLOCK_KEYS.has(kv.key.toLowerCase())) {
       if (!metadataColumnZeroNoted) {
         metadataColumnZeroNoted = true;
-        add('manifest-metadata-unindented', n, `the metadata keys from line ${n} are written at column 0, as in SOL004's examples; read as the metadata block`, 'indent them by two spaces ("  vnf_provider_id: ...") for tools that parse the manifest as YAML', 'info');
+        add(
+          'manifest-metadata-unindented',
+          n,
+          `the metadata keys from line ${n} are written at column 0, as in SOL004's examples; read as the metadata block`,
+          'indent them by two spaces ("  vnf_provider_id: ...") for tools that parse the manifest as YAML',
+          'info',
+        );
       }
       if (kv.key in manifest.metadata) add('manifest-duplicate-key', n, `metadata key ${kv.key} appears twice`, 'keep one', 'warning');
       manifest.metadata[kv.key] = kv.value;
@@ -149,7 +155,13 @@ export function parseManifest(text: string, file: string): { manifest: Manifest;
   checkMetadata(manifest, file, findings);
   for (const a of manifest.artifacts) checkArtifact(a, file, findings);
   if (manifest.signed) {
-    add('manifest-signature-not-verified', undefined, `${file} carries a CMS signature, which vnfm does not verify`, 'verify it with openssl cms -verify if you rely on it', 'info');
+    add(
+      'manifest-signature-not-verified',
+      undefined,
+      `${file} carries a CMS signature, which vnfm does not verify`,
+      'verify it with openssl cms -verify if you rely on it',
+      'info',
+    );
   }
   return { manifest, findings };
 }
@@ -177,7 +189,13 @@ function readBlockKey(current: ManifestArtifact, kv: KeyValue, n: number, add: A
       current.certificate = kv.value;
       break;
     default:
-      add('manifest-unknown-key', n, `${kv.key} is not a key of a manifest file block`, 'file blocks hold Source, Algorithm and Hash (and optionally Signature, Certificate)', 'warning');
+      add(
+        'manifest-unknown-key',
+        n,
+        `${kv.key} is not a key of a manifest file block`,
+        'file blocks hold Source, Algorithm and Hash (and optionally Signature, Certificate)',
+        'warning',
+      );
   }
 }
 
@@ -232,7 +250,12 @@ function checkArtifact(a: ManifestArtifact, file: string, findings: Finding[]): 
   const hasHash = !!a.hash;
   const alg = hasAlg ? parseAlgorithm(a.algorithm!) : undefined;
   if (hasAlg && !alg) {
-    add('hash-algorithm-unsupported', a.algorithmLine!, `Algorithm ${a.algorithm} of ${a.source} is not SHA-224, SHA-256, SHA-384 or SHA-512`, 'write one of SHA-224, SHA-256, SHA-384, SHA-512');
+    add(
+      'hash-algorithm-unsupported',
+      a.algorithmLine!,
+      `Algorithm ${a.algorithm} of ${a.source} is not SHA-224, SHA-256, SHA-384 or SHA-512`,
+      'write one of SHA-224, SHA-256, SHA-384, SHA-512',
+    );
     return;
   }
   if (!hasAlg || !hasHash) {

@@ -61,7 +61,12 @@ export function readListedName(name: string, key: 'Source' | 'Name'): ListedName
   }
   if (isUrl(name)) return { kind: 'url' };
   if (checkMemberName(name).finding) {
-    return { kind: 'refused', code: 'zip-slip', message: `${key} ${JSON.stringify(name)} points outside the package`, hint: 'give a path relative to the package root, without ".."' };
+    return {
+      kind: 'refused',
+      code: 'zip-slip',
+      message: `${key} ${JSON.stringify(name)} points outside the package`,
+      hint: 'give a path relative to the package root, without ".."',
+    };
   }
   return { kind: 'path', path: memberPath(name) };
 }

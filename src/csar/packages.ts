@@ -233,9 +233,12 @@ async function fetchPackage(home: string, contents: PackageContentRepository, pk
     }
     const sha256 = hash.digest('hex');
     if (sha256 !== info.sha256 || size !== info.sizeBytes) {
-      throw new VnfmError(`package ${pkg.id}'s contents in the shared store do not match their record (SHA-256 ${sha256}, ${size} bytes; recorded ${info.sha256}, ${info.sizeBytes} bytes)`, {
-        hint: 'delete the package and onboard it again',
-      });
+      throw new VnfmError(
+        `package ${pkg.id}'s contents in the shared store do not match their record (SHA-256 ${sha256}, ${size} bytes; recorded ${info.sha256}, ${info.sizeBytes} bytes)`,
+        {
+          hint: 'delete the package and onboard it again',
+        },
+      );
     }
     // The zip is the one onboarding checked (its hash says so): the reader's size limits were met then, perhaps raised.
     const unlimited = Number.MAX_SAFE_INTEGER;
@@ -336,9 +339,12 @@ export function packageContentIo(deps: Pick<PackageDeps, 'home' | 'contents'>): 
 
 function mismatch(id: string, got: { hash: string; size: number }, expected: { sha256: string; sizeBytes: number }): VnfmError | undefined {
   if (got.hash === expected.sha256 && got.size === expected.sizeBytes) return undefined;
-  return new VnfmError(`package ${id}'s contents in the export do not match its record (SHA-256 ${got.hash}, ${got.size} bytes; recorded ${expected.sha256}, ${expected.sizeBytes} bytes)`, {
-    hint: 'export the store again; nothing was imported',
-  });
+  return new VnfmError(
+    `package ${id}'s contents in the export do not match its record (SHA-256 ${got.hash}, ${got.size} bytes; recorded ${expected.sha256}, ${expected.sizeBytes} bytes)`,
+    {
+      hint: 'export the store again; nothing was imported',
+    },
+  );
 }
 
 async function stageInStore(contents: PackageContentRepository, id: string): Promise<StagedContent> {

@@ -88,7 +88,12 @@ export function parseToscaMeta(text: string, file = TOSCA_META_PATH): { meta: To
     }
     const kv = parseKeyValue(raw);
     if (!kv) {
-      err('tosca-meta-syntax', n, `line ${n} is not a "Key: value" line: ${JSON.stringify(raw.slice(0, 80))}`, 'write one "Key: value" per line, blocks separated by an empty line');
+      err(
+        'tosca-meta-syntax',
+        n,
+        `line ${n} is not a "Key: value" line: ${JSON.stringify(raw.slice(0, 80))}`,
+        'write one "Key: value" per line, blocks separated by an empty line',
+      );
       return;
     }
     const key = kv.key.toLowerCase();
@@ -162,8 +167,7 @@ export function parseToscaMeta(text: string, file = TOSCA_META_PATH): { meta: To
 }
 
 function checkHeader(meta: ToscaMeta, file: string, findings: Finding[]): void {
-  const lineOf = (field: HeaderField): number | undefined =>
-    Object.entries(meta.header).find(([k]) => HEADER_KEYS[k.toLowerCase()]?.field === field)?.[1].line;
+  const lineOf = (field: HeaderField): number | undefined => Object.entries(meta.header).find(([k]) => HEADER_KEYS[k.toLowerCase()]?.field === field)?.[1].line;
   if (!meta.entryDefinitions) {
     findings.push({
       severity: 'error',
@@ -256,7 +260,12 @@ function checkEntry(e: ToscaMetaEntry, file: string, findings: Finding[]): void 
   const hasHash = e.hash !== undefined && e.hash !== '';
   const alg = hasAlg ? parseAlgorithm(e.algorithm!) : undefined;
   if (hasAlg && !alg) {
-    add('hash-algorithm-unsupported', e.algorithmLine!, `Algorithm ${e.algorithm} of ${e.name} is not SHA-224, SHA-256, SHA-384 or SHA-512`, 'write one of SHA-224, SHA-256, SHA-384, SHA-512');
+    add(
+      'hash-algorithm-unsupported',
+      e.algorithmLine!,
+      `Algorithm ${e.algorithm} of ${e.name} is not SHA-224, SHA-256, SHA-384 or SHA-512`,
+      'write one of SHA-224, SHA-256, SHA-384, SHA-512',
+    );
     return;
   }
   if (e.algorithm !== undefined || e.hash !== undefined) {

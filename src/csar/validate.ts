@@ -93,7 +93,7 @@ export async function validateFiles(files: PackageFiles, opts: CheckStructureOpt
         severity: 'info',
         code: 'helm-not-available',
         file: chart.path,
-        message: 'the chart\'s shape was checked, but not linted or rendered: there is no helm (VNFM_HELM is not set and PATH has none)',
+        message: "the chart's shape was checked, but not linted or rendered: there is no helm (VNFM_HELM is not set and PATH has none)",
         hint: 'install Helm 3 on PATH or set VNFM_HELM to its path, to run helm lint and helm template over the chart',
       });
     }
@@ -121,14 +121,36 @@ export async function validateFiles(files: PackageFiles, opts: CheckStructureOpt
 /** helm lint, then helm template, of a well-formed chart; the rendered objects go through the removed-apiVersion lint. */
 async function renderChart(files: PackageFiles, chart: PackageChart, renderer: ChartRenderer): Promise<Finding[]> {
   const rendering = await renderer.render(chart, await chartFiles(files, chart));
-  const said = (output: string) => output.trim().split('\n').filter((l) => l.trim() !== '').slice(-12).join('; ');
+  const said = (output: string) =>
+    output
+      .trim()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .slice(-12)
+      .join('; ');
   if (!rendering.lint.ok) {
-    return [{ severity: 'error', code: 'helm-lint-failed', file: chart.path, message: `helm lint failed: ${said(rendering.lint.output)}`, hint: 'run "helm lint" on the chart and fix what it reports' }];
+    return [
+      {
+        severity: 'error',
+        code: 'helm-lint-failed',
+        file: chart.path,
+        message: `helm lint failed: ${said(rendering.lint.output)}`,
+        hint: 'run "helm lint" on the chart and fix what it reports',
+      },
+    ];
   }
   const template = rendering.template;
   if (!template) return [];
   if (!template.ok) {
-    return [{ severity: 'error', code: 'helm-template-failed', file: chart.path, message: `helm template cannot render the chart: ${said(template.output)}`, hint: 'run "helm template" on the chart and fix the template it names' }];
+    return [
+      {
+        severity: 'error',
+        code: 'helm-template-failed',
+        file: chart.path,
+        message: `helm template cannot render the chart: ${said(template.output)}`,
+        hint: 'run "helm template" on the chart and fix the template it names',
+      },
+    ];
   }
   return lintRenderedChart(chart.path, template.manifest);
 }

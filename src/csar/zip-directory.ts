@@ -55,10 +55,8 @@ function readU64(buf: Buffer, off: number): number {
 
 /** The errors that make a whole zip unreadable, each naming the file. */
 export function zipFaults(origin: string) {
-  const fatal = (code: string, message: string, hint?: string): PackageError =>
-    new PackageError({ severity: 'error', code, file: origin, message: `${origin}: ${message}`, hint });
-  const corrupt = (what: string): PackageError =>
-    fatal('zip-corrupt', what, 'the file is damaged or truncated: download or build it again');
+  const fatal = (code: string, message: string, hint?: string): PackageError => new PackageError({ severity: 'error', code, file: origin, message: `${origin}: ${message}`, hint });
+  const corrupt = (what: string): PackageError => fatal('zip-corrupt', what, 'the file is damaged or truncated: download or build it again');
   const multiDisk = (): PackageError => fatal('zip-multi-disk', 'is a multi-volume zip', 'join the volumes into one zip file');
   return { fatal, corrupt, multiDisk };
 }
@@ -116,12 +114,7 @@ async function locateDirectory(fh: FileHandle, fileSize: number, faults: Faults)
 }
 
 /** The records of the central directory, and where it starts (the end of the last member's data). */
-export async function readCentralDirectory(
-  origin: string,
-  fh: FileHandle,
-  fileSize: number,
-  lim: PackageLimits,
-): Promise<{ records: CdRecord[]; cdOffset: number }> {
+export async function readCentralDirectory(origin: string, fh: FileHandle, fileSize: number, lim: PackageLimits): Promise<{ records: CdRecord[]; cdOffset: number }> {
   const faults = zipFaults(origin);
   const { entryCount, cdSize, cdOffset, cdEndLimit } = await locateDirectory(fh, fileSize, faults);
   if (entryCount > lim.maxMembers) {
@@ -155,10 +148,8 @@ function parseRecords(cd: Buffer, entryCount: number, faults: Faults): CdRecord[
     }
     const rawName = cd.subarray(p + 46, p + 46 + nameLen);
     const extra = cd.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen);
-    const sizes = zip64Sizes(
-      { compressedSize: cd.readUInt32LE(p + 20), size: cd.readUInt32LE(p + 24), localOffset: cd.readUInt32LE(p + 42) },
-      extra,
-      () => corrupt(`member ${i + 1} needs ZIP64 sizes but has no ZIP64 extra field`),
+    const sizes = zip64Sizes({ compressedSize: cd.readUInt32LE(p + 20), size: cd.readUInt32LE(p + 24), localOffset: cd.readUInt32LE(p + 42) }, extra, () =>
+      corrupt(`member ${i + 1} needs ZIP64 sizes but has no ZIP64 extra field`),
     );
     const diskStart = cd.readUInt16LE(p + 34);
     records.push({

@@ -89,8 +89,7 @@ class ZipPackage extends PackageReader<ZipEntry> {
       return guard;
     }
     const raw = rangeStream(this.fh, start, e.compressedSize);
-    const wrap = (err: Error): PackageError =>
-      err instanceof PackageError ? err : bad('zip-corrupt', `member ${path} cannot be inflated: ${err.message}`);
+    const wrap = (err: Error): PackageError => (err instanceof PackageError ? err : bad('zip-corrupt', `member ${path} cannot be inflated: ${err.message}`));
     raw.on('error', (err) => guard.destroy(wrap(err)));
     if (e.method === 8) {
       const inflate = createInflateRaw({ chunkSize: 256 * 1024 });

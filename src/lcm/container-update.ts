@@ -103,7 +103,8 @@ async function configReplacements(source: string, paths: unknown, defFiles: stri
   const field = 'metadata.configmap_secret_paths';
   if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string')) throw new ValidationError(source, field, 'must be a list of files of the new package');
   for (const path of paths as string[]) {
-    if (!newPkg.hasMember(path)) throw new ValidationError(source, field, `the new package has no file ${echo(path)}`, { hint: 'name ConfigMap/Secret manifests of the package the vnfdId names' });
+    if (!newPkg.hasMember(path))
+      throw new ValidationError(source, field, `the new package has no file ${echo(path)}`, { hint: 'name ConfigMap/Secret manifests of the package the vnfdId names' });
     const wanted = (await readPackageObjects(newPkg.dir, [path])).objects.filter((o) => CONFIG_KINDS.has(o.kind));
     const names = new Set(wanted.map(kindName));
     let found = false;
@@ -111,7 +112,9 @@ async function configReplacements(source: string, paths: unknown, defFiles: stri
       const shared = (await readPackageObjects(oldPkg.dir, [file])).objects.filter((o) => names.has(kindName(o)));
       if (!shared.length) continue;
       if (shared.length !== wanted.length) {
-        throw new ValidationError(source, field, `${path} has ${wanted.length} ConfigMaps/Secrets, and ${file}, which it replaces, ${shared.length} of them`, { hint: 'the new file must define the same ConfigMaps/Secrets as the one it replaces (as Tacker requires)' });
+        throw new ValidationError(source, field, `${path} has ${wanted.length} ConfigMaps/Secrets, and ${file}, which it replaces, ${shared.length} of them`, {
+          hint: 'the new file must define the same ConfigMaps/Secrets as the one it replaces (as Tacker requires)',
+        });
       }
       files[i] = path;
       for (const o of wanted) replaced.set(kindName(o), o);
@@ -188,9 +191,7 @@ export async function planContainerUpdate(
   for (const n of config.replaced.keys()) changed.push(`${n} replaced`);
   const template = (o: KubeObject | undefined) => JSON.stringify((o as { spec?: { template?: unknown } } | undefined)?.spec?.template);
   // Rolling back, the live ReplicaSets carry the failed update's templates, which the plan does not know: all are renewed.
-  const recreate = objects
-    .filter((o, i) => o.kind === 'ReplicaSet' && (images === 'old' || template(o) !== template(deployed[i])))
-    .map(kindName);
+  const recreate = objects.filter((o, i) => o.kind === 'ReplicaSet' && (images === 'old' || template(o) !== template(deployed[i]))).map(kindName);
   const targets = workloadTargets(flavour, objects, info.metadata.namespace);
   const replicas: Record<string, number> = {};
   for (const t of targets) {
@@ -200,7 +201,13 @@ export async function planContainerUpdate(
   return { objects, sources: old.sources, targets, replicas, changed, defFiles: config.files, recreate };
 }
 
-export async function applyContainerUpdate(driver: KubernetesInfraDriver, ctx: Parameters<KubernetesInfraDriver['changePackage']>[0], instance: VnfInstance, update: ContainerUpdate, vim: VimConnection): Promise<VnfInstance> {
+export async function applyContainerUpdate(
+  driver: KubernetesInfraDriver,
+  ctx: Parameters<KubernetesInfraDriver['changePackage']>[0],
+  instance: VnfInstance,
+  update: ContainerUpdate,
+  vim: VimConnection,
+): Promise<VnfInstance> {
   const info = instance.instantiatedVnfInfo!;
   const resources = await driver.changePackage(ctx, {
     instanceId: instance.id,

@@ -14,12 +14,7 @@ export interface CreateAndInstantiateOptions extends OperationOptions {
   onCreated?: (instance: VnfInstance) => void;
 }
 
-export async function createAndInstantiateVnf(
-  deps: LcmDeps,
-  create: CreateVnfOptions,
-  request: unknown,
-  opts: CreateAndInstantiateOptions = {},
-): Promise<OperationResult> {
+export async function createAndInstantiateVnf(deps: LcmDeps, create: CreateVnfOptions, request: unknown, opts: CreateAndInstantiateOptions = {}): Promise<OperationResult> {
   const { onCreated, ...run } = opts;
   await checkInstantiation(deps, draftVnf(deps, create), request, run);
   // createVnf checks the package and the name again: another process may have changed them meanwhile.

@@ -157,12 +157,7 @@ async function checkRegisteredVim(deps: LcmDeps, vim: VimConnection): Promise<vo
 }
 
 /** Starts a new operation on the instance: the plan has been made from the checked request. */
-export async function runOperation(
-  deps: LcmDeps,
-  instance: VnfInstance,
-  makePlan: () => Promise<Plan>,
-  opts: OperationOptions = {},
-): Promise<OperationResult> {
+export async function runOperation(deps: LcmDeps, instance: VnfInstance, makePlan: () => Promise<Plan>, opts: OperationOptions = {}): Promise<OperationResult> {
   throwIfAborted(opts.signal);
   sweepStaleLock(deps, instance.id, opts.onEvent);
   assertInstanceFree(deps, instance.id);
@@ -353,7 +348,8 @@ function explainFailure(err: unknown, op: LcmOpOcc, signal: AbortSignal, rolling
     const timedOut = reason instanceof TimeoutError;
     // SIGTERM's reason says so ("terminated (SIGTERM)"); Ctrl-C's is "interrupted".
     const stopped = reason instanceof InterruptedError ? reason.message : 'interrupted';
-    const account = r instanceof TimeoutError ? r.message : r instanceof InterruptedError ? stopped : `${timedOut ? (signal.reason as TimeoutError).message : stopped}: ${r.message}`;
+    const account =
+      r instanceof TimeoutError ? r.message : r instanceof InterruptedError ? stopped : `${timedOut ? (signal.reason as TimeoutError).message : stopped}: ${r.message}`;
     const message = `${what} ${account}; occurrence ${op.id} is FAILED_TEMP`;
     if (timedOut) return new TimeoutError(message, { hint, cause: err });
     return reason instanceof TerminatedError ? new TerminatedError(message, { hint, cause: err }) : new InterruptedError(message, { hint, cause: err });

@@ -48,7 +48,8 @@ function checkRequest(source: string, body: unknown, cps: Set<string>): ChangeEx
   for (const key of Object.keys(body)) {
     if (!FIELDS.includes(key)) throw new ValidationError(source, key, 'is not a field of a ChangeExtVnfConnectivityRequest', { hint: `its fields: ${FIELDS.join(', ')}` });
   }
-  if (body['vimConnectionInfo'] !== undefined) throw new ValidationError(source, 'vimConnectionInfo', 'is not supported here', { hint: 'move the instance to another VIM with vnfm vnf-update first' });
+  if (body['vimConnectionInfo'] !== undefined)
+    throw new ValidationError(source, 'vimConnectionInfo', 'is not supported here', { hint: 'move the instance to another VIM with vnfm vnf-update first' });
   const links = body['extVirtualLinks'];
   if (!Array.isArray(links) || links.length === 0) throw new ValidationError(source, 'extVirtualLinks', 'is required: the external virtual links to connect (a non-empty list)');
   links.forEach((link, i) => {
@@ -59,7 +60,9 @@ function checkRequest(source: string, body: unknown, cps: Set<string>): ChangeEx
     (link['extCps'] as unknown[]).forEach((cp, j) => {
       const cpdId = isObject(cp) ? cp['cpdId'] : undefined;
       if (typeof cpdId !== 'string' || !cps.has(cpdId)) {
-        throw new ValidationError(source, `${field}.extCps[${j}].cpdId`, `${echo(String(cpdId))} is not an external connection point of the flavour`, { hint: `choose from: ${[...cps].join(', ')}` });
+        throw new ValidationError(source, `${field}.extCps[${j}].cpdId`, `${echo(String(cpdId))} is not an external connection point of the flavour`, {
+          hint: `choose from: ${[...cps].join(', ')}`,
+        });
       }
     });
   });
@@ -76,7 +79,9 @@ function heatOf(instance: VnfInstance): HeatStackRecord {
 /** Refuses what cannot change its external connectivity, before anything is recorded. */
 function assertOpenStack(deps: LcmDeps, instance: VnfInstance): void {
   if (instance.instantiationState !== 'INSTANTIATED') {
-    throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: it has no external connectivity to change`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} FILE` });
+    throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: it has no external connectivity to change`, {
+      hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} FILE`,
+    });
   }
   if (plannerOf(deps, instance) !== openStackPlanner) {
     throw new UsageError(`vnf instance ${instance.id} is a Kubernetes VNF: changing external connectivity is not supported for Kubernetes VNFs (nor by Tacker)`, {

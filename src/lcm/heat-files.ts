@@ -34,7 +34,10 @@ export async function readBaseHot(packageDir: string, flavourId: string, source:
   const dir = join(packageDir, 'BaseHOT', flavourId);
   let top: string[] = [];
   try {
-    top = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile() && YAML_FILE.test(e.name)).map((e) => e.name).sort();
+    top = (await readdir(dir, { withFileTypes: true }))
+      .filter((e) => e.isFile() && YAML_FILE.test(e.name))
+      .map((e) => e.name)
+      .sort();
   } catch {
     // No directory: reported below like an empty one.
   }
@@ -48,7 +51,10 @@ export async function readBaseHot(packageDir: string, flavourId: string, source:
   const sources: Record<string, string> = {};
   let nested: string[] = [];
   try {
-    nested = (await readdir(join(dir, 'nested'), { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name).sort();
+    nested = (await readdir(join(dir, 'nested'), { withFileTypes: true }))
+      .filter((e) => e.isFile())
+      .map((e) => e.name)
+      .sort();
   } catch {
     // A Base HOT without nested templates.
   }
@@ -111,7 +117,8 @@ export async function readHeatEnvironments(paths: string[], baseDir: string): Pr
 
   async function addTemplate(name: string, dir: string, namedIn: string, depth: number): Promise<void> {
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(name) && !name.startsWith('file://')) return; // fetched by Heat itself
-    if (depth > MAX_DEPTH) throw new UsageError(`provider templates nest more than ${MAX_DEPTH} deep at ${name} (named in ${namedIn})`, { hint: 'check for templates that use each other' });
+    if (depth > MAX_DEPTH)
+      throw new UsageError(`provider templates nest more than ${MAX_DEPTH} deep at ${name} (named in ${namedIn})`, { hint: 'check for templates that use each other' });
     const file = name.startsWith('file://') ? new URL(name).pathname : isAbsolute(name) ? name : resolve(dir, name);
     if (out.files[name] !== undefined && out.sources[name] === file) return;
     const text = await readText(file, `provider template named in ${namedIn}`);

@@ -39,11 +39,7 @@ export type OpenStackInfo = InstantiatedVnfInfo & { metadata: InstantiatedVnfInf
  * the cpConfig names one) and `fixed_ips` (fixed addresses, or subnets);
  * then `additionalParams.nfv` merged over it.
  */
-export function buildNfvParameter(
-  flavour: Flavour,
-  replicas: Record<string, number>,
-  opts: { extVirtualLinks?: unknown[]; overrides?: Json; zone?: string } = {},
-): NfvParameter {
+export function buildNfvParameter(flavour: Flavour, replicas: Record<string, number>, opts: { extVirtualLinks?: unknown[]; overrides?: Json; zone?: string } = {}): NfvParameter {
   const VDU: NfvParameter['VDU'] = {};
   for (const [vduId, vdu] of Object.entries(flavour.vdus)) {
     VDU[vduId] = {

@@ -54,7 +54,9 @@ export interface ChartChoices {
 }
 
 function chartPath(source: string, field: string, raw: unknown, pkg: ChartChoices): string {
-  const hint = pkg.helmCharts.length ? `the package's charts: ${pkg.helmCharts.join(', ')}` : 'the package has no Helm chart: put one under Files/kubernetes/ (a .tgz from "helm package", or the chart directory)';
+  const hint = pkg.helmCharts.length
+    ? `the package's charts: ${pkg.helmCharts.join(', ')}`
+    : 'the package has no Helm chart: put one under Files/kubernetes/ (a .tgz from "helm package", or the chart directory)';
   if (typeof raw !== 'string' || raw === '') throw new ValidationError(source, field, 'is required: the package path of the Helm chart', { hint });
   const path = raw.replace(/\/+$/, '');
   if (!pkg.helmCharts.includes(path)) {
@@ -65,7 +67,9 @@ function chartPath(source: string, field: string, raw: unknown, pkg: ChartChoice
 
 function releaseName(source: string, field: string, name: string): string {
   if (name.length > 53 || !RELEASE.test(name)) {
-    throw new ValidationError(source, field, `${echo(name)} is not a Helm release name`, { hint: 'lower-case letters, digits and "-", at most 53 characters, starting and ending with a letter or digit' });
+    throw new ValidationError(source, field, `${echo(name)} is not a Helm release name`, {
+      hint: 'lower-case letters, digits and "-", at most 53 characters, starting and ending with a letter or digit',
+    });
   }
   return name;
 }
@@ -74,7 +78,9 @@ function namespaceOf(source: string, params: Json, vim: Pick<VimConnection, 'spe
   const ns = params['namespace'];
   if (ns === undefined || ns === null) return vim.spec.projectName ?? 'default';
   if (typeof ns !== 'string' || !NAMESPACE.test(ns)) {
-    throw new ValidationError(source, 'additionalParams.namespace', `${echo(ns)} is not a Kubernetes namespace name`, { hint: 'lower-case letters, digits and "-", at most 63 characters' });
+    throw new ValidationError(source, 'additionalParams.namespace', `${echo(ns)} is not a Kubernetes namespace name`, {
+      hint: 'lower-case letters, digits and "-", at most 63 characters',
+    });
   }
   return ns;
 }
@@ -121,12 +127,15 @@ function checkV2(source: string, p: Json, opts: { instanceId: string; flavour: F
   for (const [vduId, entry] of Object.entries(rawNames)) {
     const field = `additionalParams.helm_value_names.${vduId}`;
     if (!opts.flavour.vdus[vduId]) {
-      throw new ValidationError(source, field, `${echo(vduId)} is not a VDU of flavour ${opts.flavour.id}`, { hint: `its VDUs: ${Object.keys(opts.flavour.vdus).join(', ') || '(none)'}` });
+      throw new ValidationError(source, field, `${echo(vduId)} is not a VDU of flavour ${opts.flavour.id}`, {
+        hint: `its VDUs: ${Object.keys(opts.flavour.vdus).join(', ') || '(none)'}`,
+      });
     }
     if (!isObject(entry)) throw new ValidationError(source, field, 'must be an object: {"replica": VALUE_PATH}');
     const replica = entry['replica'];
     if (replica === undefined) continue;
-    if (typeof replica !== 'string' || replica === '') throw new ValidationError(source, `${field}.replica`, 'must be the dotted path of a chart value (replicaCount, vdu1.replicaCount)');
+    if (typeof replica !== 'string' || replica === '')
+      throw new ValidationError(source, `${field}.replica`, 'must be the dotted path of a chart value (replicaCount, vdu1.replicaCount)');
     replicaValues[vduId] = replica;
   }
   const parameters = p['helm_parameters'] ?? {};
@@ -144,7 +153,9 @@ function checkV2(source: string, p: Json, opts: { instanceId: string; flavour: F
 
 function checkV1(source: string, p: Json, opts: { flavour: Flavour; pkg: ChartChoices }, namespace: string): HelmDeployment {
   if (p['use_helm'] !== undefined && !truthy(p['use_helm'])) {
-    throw new ValidationError(source, 'additionalParams.use_helm', `is ${echo(p['use_helm'])}, with Helm parameters beside it`, { hint: 'set "use_helm": "true", or drop using_helm_install_param and helm_replica_values' });
+    throw new ValidationError(source, 'additionalParams.use_helm', `is ${echo(p['use_helm'])}, with Helm parameters beside it`, {
+      hint: 'set "use_helm": "true", or drop using_helm_install_param and helm_replica_values',
+    });
   }
   const installs = p['using_helm_install_param'];
   const field = 'additionalParams.using_helm_install_param';
@@ -152,14 +163,21 @@ function checkV1(source: string, p: Json, opts: { flavour: Flavour; pkg: ChartCh
     throw new ValidationError(source, field, 'is required with use_helm: a list with one entry (exthelmchart, helmchartfile_path, helmreleasename)');
   }
   if (installs.length > 1) {
-    throw new ValidationError(source, field, `has ${installs.length} entries; vnfm installs one chart per VNF instance`, { hint: 'give one entry, or make one VNF instance per chart' });
+    throw new ValidationError(source, field, `has ${installs.length} entries; vnfm installs one chart per VNF instance`, {
+      hint: 'give one entry, or make one VNF instance per chart',
+    });
   }
   const entry = installs[0];
   if (!isObject(entry)) throw new ValidationError(source, `${field}[0]`, 'must be an object');
   if (truthy(entry['exthelmchart'])) {
-    throw new ValidationError(source, `${field}[0].exthelmchart`, 'asks for a chart from an external Helm repository, which vnfm does not fetch: it runs the charts of the onboarded package only', {
-      hint: 'put the chart in the package (helm pull REPO/CHART, then Files/kubernetes/CHART-VERSION.tgz) and set "exthelmchart": "false" with helmchartfile_path',
-    });
+    throw new ValidationError(
+      source,
+      `${field}[0].exthelmchart`,
+      'asks for a chart from an external Helm repository, which vnfm does not fetch: it runs the charts of the onboarded package only',
+      {
+        hint: 'put the chart in the package (helm pull REPO/CHART, then Files/kubernetes/CHART-VERSION.tgz) and set "exthelmchart": "false" with helmchartfile_path',
+      },
+    );
   }
   const chart = chartPath(source, `${field}[0].helmchartfile_path`, entry['helmchartfile_path'], opts.pkg);
   const name = entry['helmreleasename'];
@@ -179,11 +197,16 @@ function checkV1(source: string, p: Json, opts: { flavour: Flavour; pkg: ChartCh
   for (const [aspectId, path] of Object.entries(rawValues)) {
     const at = `additionalParams.helm_replica_values.${aspectId}`;
     const aspect = opts.flavour.aspects[aspectId];
-    if (!aspect) throw new ValidationError(source, at, `${echo(aspectId)} is not a scaling aspect of flavour ${opts.flavour.id}`, { hint: `its aspects: ${Object.keys(opts.flavour.aspects).join(', ') || '(none)'}` });
+    if (!aspect)
+      throw new ValidationError(source, at, `${echo(aspectId)} is not a scaling aspect of flavour ${opts.flavour.id}`, {
+        hint: `its aspects: ${Object.keys(opts.flavour.aspects).join(', ') || '(none)'}`,
+      });
     if (typeof path !== 'string' || path === '') throw new ValidationError(source, at, 'must be the dotted path of a chart value (replicaCount)');
     const vdus = Object.keys(aspect.vduDeltas);
     if (vdus.length > 1) {
-      throw new ValidationError(source, at, `aspect ${aspectId} scales ${vdus.join(', ')}, and one value cannot give each its own replica count`, { hint: 'use an aspect of one VDU, or the v2 form with helm_value_names per VDU' });
+      throw new ValidationError(source, at, `aspect ${aspectId} scales ${vdus.join(', ')}, and one value cannot give each its own replica count`, {
+        hint: 'use an aspect of one VDU, or the v2 form with helm_value_names per VDU',
+      });
     }
     aspectReplicaValues[aspectId] = path;
     for (const vduId of vdus) replicaValues[vduId] = path;

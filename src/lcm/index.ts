@@ -6,7 +6,24 @@
 export type * from '../model/lcm.js';
 export type { LcmDeps, LcmEvent, OperationOptions, OperationResult } from './engine.js';
 export { isProcessAlive, holderOf, holderStatus, thisHost, type LockHolder, type HolderStatus, type HostFacts } from './lock-holder.js';
-export { createVnf, listVnfs, readVnfs, readOpOccs, getVnf, resolveVnfs, deleteVnf, deleteVnfs, listOpOccs, getOpOcc, failOpOcc, failTarget, type FailOptions, type FailTarget, type CreateVnfOptions, type OpOccFilter } from './instances.js';
+export {
+  createVnf,
+  listVnfs,
+  readVnfs,
+  readOpOccs,
+  getVnf,
+  resolveVnfs,
+  deleteVnf,
+  deleteVnfs,
+  listOpOccs,
+  getOpOcc,
+  failOpOcc,
+  failTarget,
+  type FailOptions,
+  type FailTarget,
+  type CreateVnfOptions,
+  type OpOccFilter,
+} from './instances.js';
 export { instantiateVnf, scaleVnf, healVnf, terminateVnf, changeVnfPackage } from './operations.js';
 export { modifyVnfInfo, retryOpOcc, rollbackOpOcc } from './modify.js';
 export { changeExtConn } from './ext-conn.js';

@@ -38,7 +38,9 @@ export function draftVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
   }
   const pkg = deps.store.packages.get(ref);
   if (opts.vnfdId && pkg.vnfdId !== opts.vnfdId) {
-    throw new UsageError(`"${opts.vnfdId}" is not a vnfdId (it names package ${pkg.id}, vnfdId ${pkg.vnfdId})`, { hint: `use --package ${opts.vnfdId}, or --vnfd-id ${pkg.vnfdId}` });
+    throw new UsageError(`"${opts.vnfdId}" is not a vnfdId (it names package ${pkg.id}, vnfdId ${pkg.vnfdId})`, {
+      hint: `use --package ${opts.vnfdId}, or --vnfd-id ${pkg.vnfdId}`,
+    });
   }
   if (pkg.onboardingState !== 'ONBOARDED') {
     throw new ConflictError(`package ${pkg.id} is ${pkg.onboardingState}, not ONBOARDED`, { hint: 'onboard it again with vnfm vnfpkg-onboard' });

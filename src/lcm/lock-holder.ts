@@ -49,11 +49,7 @@ export interface LockHolder {
  * that pid runs here, but the lock has no start time to tell whether it is
  * the holder (a lock taken before start times were recorded).
  */
-export type HolderStatus =
-  | { state: 'running' }
-  | { state: 'gone'; why: string }
-  | { state: 'elsewhere' }
-  | { state: 'unverified' };
+export type HolderStatus = { state: 'running' } | { state: 'gone'; why: string } | { state: 'elsewhere' } | { state: 'unverified' };
 
 /** How the status is found out; tests may pass their own host facts. */
 export interface HostFacts {

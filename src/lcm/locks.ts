@@ -96,10 +96,9 @@ export function assertInstanceFree(deps: LcmDeps, vnfInstanceId: string, exceptO
   }
   const blocking = ops.unfinished(vnfInstanceId).find((o) => o.id !== exceptOpId);
   if (blocking) {
-    throw new ConflictError(
-      `vnf instance ${vnfInstanceId} has a ${blocking.operationState} ${blocking.operation} occurrence (${blocking.id}) that must be resolved first`,
-      { hint: resolutionHint(blocking) },
-    );
+    throw new ConflictError(`vnf instance ${vnfInstanceId} has a ${blocking.operationState} ${blocking.operation} occurrence (${blocking.id}) that must be resolved first`, {
+      hint: resolutionHint(blocking),
+    });
   }
 }
 

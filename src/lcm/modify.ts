@@ -54,12 +54,22 @@ import { retryExtConn, rollbackExtConn } from './ext-conn.js';
  */
 const MODIFY_INFO = 'MODIFY_INFO' as LcmOperation;
 
-const FIELDS = ['vnfInstanceName', 'vnfInstanceDescription', 'vnfdId', 'vnfPkgId', 'vnfConfigurableProperties', 'metadata', 'extensions', 'vimConnectionInfo', 'vnfcInfoModifications'];
-const HINT = 'a VnfInfoModificationRequest has vnfInstanceName, vnfInstanceDescription, vnfdId, metadata, extensions, vnfConfigurableProperties, vimConnectionInfo, vnfcInfoModifications';
+const FIELDS = [
+  'vnfInstanceName',
+  'vnfInstanceDescription',
+  'vnfdId',
+  'vnfPkgId',
+  'vnfConfigurableProperties',
+  'metadata',
+  'extensions',
+  'vimConnectionInfo',
+  'vnfcInfoModifications',
+];
+const HINT =
+  'a VnfInfoModificationRequest has vnfInstanceName, vnfInstanceDescription, vnfdId, metadata, extensions, vnfConfigurableProperties, vimConnectionInfo, vnfcInfoModifications';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 
 /** The request's shape, as Tacker v2's VnfInfoModificationRequest_V200 schema checks it (no other fields). */
 export function checkModifyRequest(source: string, body: unknown): VnfInfoModificationRequest {
@@ -72,7 +82,9 @@ export function checkModifyRequest(source: string, body: unknown): VnfInfoModifi
     if (!Array.isArray(mods)) throw new ValidationError(source, 'vnfcInfoModifications', 'must be an array of {id, vnfcConfigurableProperties}');
     mods.forEach((m, i) => {
       if (!isObject(m) || typeof m['id'] !== 'string' || !isObject(m['vnfcConfigurableProperties'])) {
-        throw new ValidationError(source, `vnfcInfoModifications[${i}]`, 'must be {"id": VNFC_ID, "vnfcConfigurableProperties": {...}}', { hint: 'the ids are the vnfcInfo ids vnfm vnf-show prints' });
+        throw new ValidationError(source, `vnfcInfoModifications[${i}]`, 'must be {"id": VNFC_ID, "vnfcConfigurableProperties": {...}}', {
+          hint: 'the ids are the vnfcInfo ids vnfm vnf-show prints',
+        });
       }
       const extra = Object.keys(m).find((k) => k !== 'id' && k !== 'vnfcConfigurableProperties');
       if (extra) throw new ValidationError(source, `vnfcInfoModifications[${i}].${extra}`, 'is not a field of a VnfcInfoModifications');
@@ -88,7 +100,7 @@ export function checkModifyRequest(source: string, body: unknown): VnfInfoModifi
   }
   for (const key of ['vnfConfigurableProperties', 'metadata', 'extensions']) {
     const v = body[key];
-    if (v !== undefined && !isObject(v)) throw new ValidationError(source, key, 'must be an object (KeyValuePairs): a JSON merge patch of the instance\'s ' + key);
+    if (v !== undefined && !isObject(v)) throw new ValidationError(source, key, "must be an object (KeyValuePairs): a JSON merge patch of the instance's " + key);
   }
   const request = { ...body } as VnfInfoModificationRequest;
   if (body['vimConnectionInfo'] !== undefined) request.vimConnectionInfo = vimInfoMap(source, body['vimConnectionInfo']);
@@ -106,8 +118,12 @@ function vimInfoMap(source: string, raw: unknown): Record<string, VimConnectionI
   if (Array.isArray(raw)) {
     const out: Record<string, VimConnectionInfo> = {};
     raw.forEach((entry, i) => {
-      if (!isObject(entry) || typeof entry['id'] !== 'string' || entry['id'] === '') throw new ValidationError(source, `vimConnectionInfo[${i}]`, 'must be an object with id, vimId, vimType (v1 form)', { hint: `write ${form}` });
-      if (entry['extra'] !== undefined) throw new ValidationError(source, `vimConnectionInfo[${i}].extra`, 'is a field of the v2 map form, in a v1 array: the request mixes the v1 and v2 forms', { hint: `write ${form}` });
+      if (!isObject(entry) || typeof entry['id'] !== 'string' || entry['id'] === '')
+        throw new ValidationError(source, `vimConnectionInfo[${i}]`, 'must be an object with id, vimId, vimType (v1 form)', { hint: `write ${form}` });
+      if (entry['extra'] !== undefined)
+        throw new ValidationError(source, `vimConnectionInfo[${i}].extra`, 'is a field of the v2 map form, in a v1 array: the request mixes the v1 and v2 forms', {
+          hint: `write ${form}`,
+        });
       const { id, ...rest } = entry;
       out[id as string] = rest as VimConnectionInfo;
     });
@@ -115,9 +131,15 @@ function vimInfoMap(source: string, raw: unknown): Record<string, VimConnectionI
   }
   if (!isObject(raw)) throw new ValidationError(source, 'vimConnectionInfo', `must be ${form}`);
   for (const [key, entry] of Object.entries(raw)) {
-    if (entry === null) throw new ValidationError(source, `vimConnectionInfo.${key}`, 'cannot be removed (as in Tacker, a key of vimConnectionInfo is never deleted)', { hint: 'give the entry that replaces it' });
+    if (entry === null)
+      throw new ValidationError(source, `vimConnectionInfo.${key}`, 'cannot be removed (as in Tacker, a key of vimConnectionInfo is never deleted)', {
+        hint: 'give the entry that replaces it',
+      });
     if (!isObject(entry)) throw new ValidationError(source, `vimConnectionInfo.${key}`, 'must be an object with vimId and vimType');
-    if (entry['id'] !== undefined) throw new ValidationError(source, `vimConnectionInfo.${key}.id`, 'is a field of the v1 array form, in a v2 map: the request mixes the v1 and v2 forms', { hint: `write ${form}` });
+    if (entry['id'] !== undefined)
+      throw new ValidationError(source, `vimConnectionInfo.${key}.id`, 'is a field of the v1 array form, in a v2 map: the request mixes the v1 and v2 forms', {
+        hint: `write ${form}`,
+      });
   }
   return raw as Record<string, VimConnectionInfo>;
 }
@@ -129,7 +151,9 @@ function targetPackage(deps: LcmDeps, source: string, request: VnfInfoModificati
   if (ref === undefined || ref === instance.vnfdId || ref === instance.vnfPkgId) return undefined;
   const pkg = deps.store.packages.find(ref);
   if (!pkg || (field === 'vnfdId' ? pkg.vnfdId !== ref : pkg.id !== ref)) {
-    throw new ValidationError(source, field, `no onboarded package has ${field} ${echo(ref)}`, { hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list' });
+    throw new ValidationError(source, field, `no onboarded package has ${field} ${echo(ref)}`, {
+      hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list',
+    });
   }
   if (pkg.vnfdId === instance.vnfdId) return undefined;
   if (pkg.onboardingState !== 'ONBOARDED' || pkg.operationalState !== 'ENABLED') {
@@ -183,7 +207,9 @@ function checkVnfcIds(source: string, request: VnfInfoModificationRequest, insta
   const ids = new Set((instance.instantiatedVnfInfo?.vnfcInfo ?? []).map((v) => v.id));
   request.vnfcInfoModifications?.forEach((m, i) => {
     if (!ids.has(m.id)) {
-      throw new ValidationError(source, `vnfcInfoModifications[${i}].id`, `the instance has no VNFC ${echo(m.id)}`, { hint: `its vnfcInfo ids: vnfm vnf-show ${instance.id} -o json | jq -r '.instantiatedVnfInfo.vnfcInfo[].id'` });
+      throw new ValidationError(source, `vnfcInfoModifications[${i}].id`, `the instance has no VNFC ${echo(m.id)}`, {
+        hint: `its vnfcInfo ids: vnfm vnf-show ${instance.id} -o json | jq -r '.instantiatedVnfInfo.vnfcInfo[].id'`,
+      });
     }
   });
 }
@@ -209,7 +235,8 @@ interface ModifyPlan {
 async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, onNotice?: (message: string) => void): Promise<ModifyPlan> {
   const request = checkModifyRequest(source, body);
   checkVnfcIds(source, request, instance);
-  if (instance.instantiationState !== 'INSTANTIATED') throw new ConflictError(`vnf instance ${instance.id} is no longer INSTANTIATED`, { hint: 'give up on the occurrence: vnfm op-fail OP' });
+  if (instance.instantiationState !== 'INSTANTIATED')
+    throw new ConflictError(`vnf instance ${instance.id} is no longer INSTANTIATED`, { hint: 'give up on the occurrence: vnfm op-fail OP' });
   const pkgRecord = targetPackage(deps, source, request, instance);
   const oldPkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
   const newPkg = pkgRecord ? await openOnboarded(deps, pkgRecord) : undefined;
@@ -293,7 +320,12 @@ export async function modifyVnfInfo(deps: LcmDeps, vnfRef: string, body: unknown
     return made.plan;
   };
   // The hooks see the new package, known once the plan is made.
-  return runOperation(withNewPackage(deps, () => newPackageDir), instance, run, opts);
+  return runOperation(
+    withNewPackage(deps, () => newPackageDir),
+    instance,
+    run,
+    opts,
+  );
 }
 
 /**
@@ -351,7 +383,14 @@ export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOp
   const consented = await retryConsent(made.plan, opts, source);
   const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
-  return execute(withNewPackage(deps, () => made.newPackageDir), resumed, { ...made.plan, params: op.operationParams, consented }, 'PROCESSING', 'COMPLETED', opts);
+  return execute(
+    withNewPackage(deps, () => made.newPackageDir),
+    resumed,
+    { ...made.plan, params: op.operationParams, consented },
+    'PROCESSING',
+    'COMPLETED',
+    opts,
+  );
 }
 
 /**

@@ -31,7 +31,13 @@ export function openOpLog(home: string, opId: string, now: () => Date): OpLog {
       if (!ready) prepare();
       const stamp = now().toISOString();
       const text = line.endsWith('\n') ? line.slice(0, -1) : line;
-      appendFileSync(path, text.split('\n').map((l) => `${stamp} ${l}`).join('\n') + '\n');
+      appendFileSync(
+        path,
+        text
+          .split('\n')
+          .map((l) => `${stamp} ${l}`)
+          .join('\n') + '\n',
+      );
     },
   };
 }

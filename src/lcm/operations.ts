@@ -58,8 +58,7 @@ export const healVnf: (deps: LcmDeps, vnfRef: string, request: unknown, opts?: O
 /** TERMINATE with a TerminateVnfRequest. */
 export const terminateVnf: (deps: LcmDeps, vnfRef: string, request: unknown, opts?: OperationOptions) => Promise<OperationResult> = start('TERMINATE');
 /** CHANGE_VNFPKG with a ChangeCurrentVnfPkgRequest. */
-export const changeVnfPackage: (deps: LcmDeps, vnfRef: string, request: unknown, opts?: OperationOptions) => Promise<OperationResult> =
-  start('CHANGE_VNFPKG');
+export const changeVnfPackage: (deps: LcmDeps, vnfRef: string, request: unknown, opts?: OperationOptions) => Promise<OperationResult> = start('CHANGE_VNFPKG');
 
 /** Runs a FAILED_TEMP occurrence's operation again from its recorded request; the drivers pick up where it stopped. */
 export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {

@@ -42,8 +42,7 @@ export async function openOnboarded(from: PackageSource | string, pkg: VnfPackag
   const deps = typeof from === 'string' ? { home: from, store: { packageContents: undefined } } : from;
   await ensurePackageContent({ home: deps.home, contents: deps.store.packageContents }, pkg);
   const dir = packageContent(deps.home, pkg.id);
-  const broken = (why: string) =>
-    new VnfmError(`the stored copy of package ${pkg.id} under ${dir} ${why}`, { hint: 'onboard the package again (vnfm vnfpkg-onboard)' });
+  const broken = (why: string) => new VnfmError(`the stored copy of package ${pkg.id} under ${dir} ${why}`, { hint: 'onboard the package again (vnfm vnfpkg-onboard)' });
   let files;
   try {
     files = await openPackage(dir);

@@ -135,10 +135,13 @@ export function normalizeVimConnectionInfo(source: string, raw: unknown): Record
       const field = `vimConnectionInfo[${i}]`;
       if (!isObject(entry)) throw new ValidationError(source, field, 'must be an object with id, vimId, vimType (v1 form)', { hint: ONE_FORM });
       if (entry['extra'] !== undefined) {
-        throw new ValidationError(source, `${field}.extra`, 'is a field of the v2 map form, in a v1 (array) vimConnectionInfo: the request mixes the v1 and v2 forms', { hint: ONE_FORM });
+        throw new ValidationError(source, `${field}.extra`, 'is a field of the v2 map form, in a v1 (array) vimConnectionInfo: the request mixes the v1 and v2 forms', {
+          hint: ONE_FORM,
+        });
       }
       const id = entry['id'];
-      if (typeof id !== 'string' || id === '') throw new ValidationError(source, `${field}.id`, 'is required in the v1 (array) form: the id other fields of the request refer to', { hint: ONE_FORM });
+      if (typeof id !== 'string' || id === '')
+        throw new ValidationError(source, `${field}.id`, 'is required in the v1 (array) form: the id other fields of the request refer to', { hint: ONE_FORM });
       if (out[id]) throw new ValidationError(source, `${field}.id`, `${echo(id)} is given twice`);
       const { id: _id, ...rest } = entry;
       out[id] = rest as VimConnectionInfo;
@@ -149,7 +152,12 @@ export function normalizeVimConnectionInfo(source: string, raw: unknown): Record
   for (const [key, entry] of Object.entries(raw)) {
     if (!isObject(entry)) throw new ValidationError(source, `vimConnectionInfo.${key}`, 'must be an object with vimId (and vimType)', { hint: ONE_FORM });
     if (entry['id'] !== undefined) {
-      throw new ValidationError(source, `vimConnectionInfo.${key}.id`, 'is a field of the v1 array form, in a v2 (map) vimConnectionInfo, whose keys are the ids: the request mixes the v1 and v2 forms', { hint: ONE_FORM });
+      throw new ValidationError(
+        source,
+        `vimConnectionInfo.${key}.id`,
+        'is a field of the v1 array form, in a v2 (map) vimConnectionInfo, whose keys are the ids: the request mixes the v1 and v2 forms',
+        { hint: ONE_FORM },
+      );
     }
   }
   return raw as Record<string, VimConnectionInfo>;
@@ -202,7 +210,7 @@ export function checkInstantiateRequest(source: string, body: unknown, instance:
   const helm = HELM_PARAMS.find((k) => params?.[k] !== undefined);
   if (helm) {
     // The Helm planner (planners/helm.ts) claims such requests before they get here; this guards the manifest path.
-    throw new ValidationError(source, `additionalParams.${helm}`, 'asks for a Helm chart deployment (Tacker\'s Helm driver), which manifest deployment does not do', {
+    throw new ValidationError(source, `additionalParams.${helm}`, "asks for a Helm chart deployment (Tacker's Helm driver), which manifest deployment does not do", {
       hint: 'a Helm request goes to the Helm planner (docs/helm-cnf.md); to deploy manifests instead, give additionalParams.lcm-kubernetes-def-files',
     });
   }
@@ -253,9 +261,14 @@ export function checkScaleRequest(source: string, body: unknown, instance: VnfIn
   const fromLevel = info.scaleStatus.find((s) => s.aspectId === aspectId)?.scaleLevel ?? 0;
   const toLevel = type === 'SCALE_OUT' ? fromLevel + steps : fromLevel - steps;
   if (toLevel > aspect.maxScaleLevel) {
-    throw new ValidationError(source, 'numberOfSteps', `${type} by ${steps} would take aspect ${aspectId} from level ${fromLevel} to ${toLevel}, beyond its max_scale_level ${aspect.maxScaleLevel}`, {
-      hint: aspect.maxScaleLevel > fromLevel ? `scale out by at most ${aspect.maxScaleLevel - fromLevel}` : 'the aspect is at its highest level: scale in first',
-    });
+    throw new ValidationError(
+      source,
+      'numberOfSteps',
+      `${type} by ${steps} would take aspect ${aspectId} from level ${fromLevel} to ${toLevel}, beyond its max_scale_level ${aspect.maxScaleLevel}`,
+      {
+        hint: aspect.maxScaleLevel > fromLevel ? `scale out by at most ${aspect.maxScaleLevel - fromLevel}` : 'the aspect is at its highest level: scale in first',
+      },
+    );
   }
   if (toLevel < 0) {
     throw new ValidationError(source, 'numberOfSteps', `${type} by ${steps} would take aspect ${aspectId} from level ${fromLevel} to ${toLevel}, below 0`, {
@@ -267,7 +280,11 @@ export function checkScaleRequest(source: string, body: unknown, instance: VnfIn
     const profile = flavour.vdus[vduId]?.vduProfile;
     const n = replicas[vduId] ?? 0;
     if (profile && (n < profile.minNumberOfInstances || n > profile.maxNumberOfInstances)) {
-      throw new ValidationError(source, 'numberOfSteps', `${type} would give ${vduId} ${n} instances, outside its vdu_profile (${profile.minNumberOfInstances}..${profile.maxNumberOfInstances})`);
+      throw new ValidationError(
+        source,
+        'numberOfSteps',
+        `${type} would give ${vduId} ${n} instances, outside its vdu_profile (${profile.minNumberOfInstances}..${profile.maxNumberOfInstances})`,
+      );
     }
   }
   return { request: { ...(o as unknown as ScaleVnfRequest), numberOfSteps: steps }, fromLevel, toLevel, replicas };

@@ -65,7 +65,9 @@ export async function syncVnf(deps: LcmDeps, ref: string, opts: SyncOptions = {}
     assertInstanceFree(deps, instance.id);
     const now = deps.store.instances.get(instance.id);
     if (now.updatedAt !== instance.updatedAt || now.instantiationState !== 'INSTANTIATED') {
-      throw new ConflictError(`vnf instance ${instance.id} changed while vnf-sync read its VIM (recorded at ${now.updatedAt}): nothing was written`, { hint: `run vnfm vnf-sync ${ref} again` });
+      throw new ConflictError(`vnf instance ${instance.id} changed while vnf-sync read its VIM (recorded at ${now.updatedAt}): nothing was written`, {
+        hint: `run vnfm vnf-sync ${ref} again`,
+      });
     }
     const record = { ...after, updatedAt: deps.now().toISOString() };
     deps.store.instances.update(record);
@@ -129,9 +131,12 @@ function scaleLevels(info: InstantiatedVnfInfo, flavour: Flavour, live: Record<s
   for (const [vduId, n] of Object.entries(live)) {
     const profile = flavour.vdus[vduId]?.vduProfile;
     if (profile && (n < profile.minNumberOfInstances || n > profile.maxNumberOfInstances)) {
-      throw new ConflictError(`VDU ${vduId} runs ${n} instances, outside its vdu_profile (${profile.minNumberOfInstances} to ${profile.maxNumberOfInstances}): nothing was recorded`, {
-        hint: 'scale its workload back into that range (or with vnfm vnf-scale once recorded), then run vnf-sync again',
-      });
+      throw new ConflictError(
+        `VDU ${vduId} runs ${n} instances, outside its vdu_profile (${profile.minNumberOfInstances} to ${profile.maxNumberOfInstances}): nothing was recorded`,
+        {
+          hint: 'scale its workload back into that range (or with vnfm vnf-scale once recorded), then run vnf-sync again',
+        },
+      );
     }
   }
   return info.scaleStatus.map((s) => {
@@ -140,7 +145,9 @@ function scaleLevels(info: InstantiatedVnfInfo, flavour: Flavour, live: Record<s
     if (!aspect || vdus.length === 0 || vdus.every((v) => live[v] === info.metadata.vduReplicas[v])) return s;
     const fits = (level: number) => vdus.every((v) => info.metadata.vduReplicas[v]! + aspectDelta(aspect, v, s.scaleLevel, level) === live[v]);
     for (let level = 0; level <= aspect.maxScaleLevel; level++) if (fits(level)) return { ...s, scaleLevel: level };
-    const gives = vdus.map((v) => `${v}: ${Array.from({ length: aspect.maxScaleLevel + 1 }, (_, l) => info.metadata.vduReplicas[v]! + aspectDelta(aspect, v, s.scaleLevel, l)).join(', ')}`);
+    const gives = vdus.map(
+      (v) => `${v}: ${Array.from({ length: aspect.maxScaleLevel + 1 }, (_, l) => info.metadata.vduReplicas[v]! + aspectDelta(aspect, v, s.scaleLevel, l)).join(', ')}`,
+    );
     throw new ConflictError(
       `the live replicas (${vdus.map((v) => `${v} ${live[v]}`).join(', ')}) match no scale level of aspect ${s.aspectId} (levels 0 to ${aspect.maxScaleLevel} give ${gives.join('; ')}): nothing was recorded`,
       { hint: 'scale the workload to a count one of those levels gives, then run vnf-sync again' },

@@ -170,7 +170,7 @@ export function inlineVim(source: string, field: string, key: string, entry: Vim
   const certAuth = typeof clientCert === 'string' && typeof clientKey === 'string';
   if (typeof token !== 'string' && !(typeof username === 'string' && typeof password === 'string') && !certAuth) {
     throw new ValidationError(source, `${field}.accessInfo`, 'needs bearer_token, username and password, or client_cert and client_key', {
-      hint: 'credentials given inline are kept with the instance, sealed with vnfm\'s keyring, for the operations that follow',
+      hint: "credentials given inline are kept with the instance, sealed with vnfm's keyring, for the operations that follow",
     });
   }
   const secrets: VimSecrets = {
@@ -180,7 +180,11 @@ export function inlineVim(source: string, field: string, key: string, entry: Vim
     ...(typeof ca === 'string' && !insecure ? { caCert: unfoldPem(ca).text } : {}),
   };
   const auth: VimSpec['auth'] =
-    typeof token === 'string' ? { method: 'bearer-token' } : typeof username === 'string' && typeof password === 'string' ? { method: 'basic', username } : { method: 'client-certificate' };
+    typeof token === 'string'
+      ? { method: 'bearer-token' }
+      : typeof username === 'string' && typeof password === 'string'
+        ? { method: 'basic', username }
+        : { method: 'client-certificate' };
   return {
     name: entry.vimId ?? key,
     inline: true,
@@ -201,7 +205,12 @@ export function inlineVim(source: string, field: string, key: string, entry: Vim
  * its secrets sealed (without them when no keyring is wired), so every later
  * operation, retry and rollback reaches it.
  */
-export async function recordedVim(deps: { seal?: Seal }, vim: VimConnection, given: Record<string, VimConnectionInfo> | undefined, vimType = 'kubernetes'): Promise<Record<string, VimConnectionInfo>> {
+export async function recordedVim(
+  deps: { seal?: Seal },
+  vim: VimConnection,
+  given: Record<string, VimConnectionInfo> | undefined,
+  vimType = 'kubernetes',
+): Promise<Record<string, VimConnectionInfo>> {
   const key = Object.keys(given ?? {})[0] ?? 'vim1';
   if (vim.inline) return deps.seal ? sealVimConnectionInfo(given ?? {}, deps.seal) : redactVimConnectionInfo(given ?? {});
   return { [key]: { vimId: vim.id!, vimType } };
@@ -256,7 +265,7 @@ export function inlineOpenStackVim(source: string, field: string, key: string, e
   const password = str('password');
   if (!username || !password) {
     throw new ValidationError(source, `${field}.accessInfo`, 'needs username and password (and project, projectDomain, userDomain)', {
-      hint: 'credentials given inline are kept with the instance, sealed with vnfm\'s keyring, for the operations that follow',
+      hint: "credentials given inline are kept with the instance, sealed with vnfm's keyring, for the operations that follow",
     });
   }
   const secrets: VimSecrets = { password, ...(typeof ca === 'string' && !insecure ? { caCert: ca } : {}) };

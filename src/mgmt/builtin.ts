@@ -90,7 +90,10 @@ export function createManagementDriver(services: ManagementServices): Management
     async prepare(input) {
       const scripts = packageScriptsOf(input.hooks, input.implementations);
       for (const s of scripts) {
-        if (!s.file) throw new ValidationError(input.source, `hook ${s.hook}`, `artifact ${s.artifact} of the VNFD names no file`, { hint: 'give the artifact a file of the package, e.g. file: ../Scripts/configure.sh' });
+        if (!s.file)
+          throw new ValidationError(input.source, `hook ${s.hook}`, `artifact ${s.artifact} of the VNFD names no file`, {
+            hint: 'give the artifact a file of the package, e.g. file: ../Scripts/configure.sh',
+          });
       }
       checkPackageScripts(input.source, input.packageDir, scripts);
       if (scripts.length && !(await input.allowPackageScripts(scripts))) throw packageScriptRefusal(input.source, scripts);

@@ -16,7 +16,10 @@ export const BUILTIN_DRIVERS = ['capi-credentials', 'private-registry-mgmt', 'ku
 export function builtinDriverName(impl: HookImplementation): string | undefined {
   if (!impl.artifactFile) return undefined;
   const base = posix.basename(impl.artifactFile.replace(/\\/g, '/'));
-  const name = base.replace(/\.[^.]*$/, '').replace(/_/g, '-').toLowerCase();
+  const name = base
+    .replace(/\.[^.]*$/, '')
+    .replace(/_/g, '-')
+    .toLowerCase();
   return (BUILTIN_DRIVERS as readonly string[]).includes(name) ? name : undefined;
 }
 
@@ -25,7 +28,8 @@ export function packageScriptsOf(hooks: readonly LcmHook[], implementations: Par
   const out: PackageScriptUse[] = [];
   for (const hook of hooks) {
     const impl = implementations[hook];
-    if (impl && !builtinDriverName(impl)) out.push({ hook, artifact: impl.implementation, file: impl.artifactFile ?? '', ...(impl.artifactType ? { artifactType: impl.artifactType } : {}) });
+    if (impl && !builtinDriverName(impl))
+      out.push({ hook, artifact: impl.implementation, file: impl.artifactFile ?? '', ...(impl.artifactType ? { artifactType: impl.artifactType } : {}) });
   }
   return out;
 }

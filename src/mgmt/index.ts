@@ -129,11 +129,4 @@ export { parseReceiver, sendCredentials, displayUrl, type CredentialsReceiver, t
 export { parseWorkloadKubeconfig, type WorkloadCredentials } from './workload-credentials.js';
 export { isSealed, openSealed, redactSecrets, sealedStrings, sealFields, type Open, type Seal } from './sealed.js';
 export { runPackageScript, type PackageScriptOptions, type PackageScriptPayload } from './package-script.js';
-export {
-  resolveScriptIsolation,
-  describeIsolation,
-  DEFAULT_SCRIPT_USER,
-  SCRIPT_USER_ENV,
-  type ScriptIsolation,
-  type ScriptUser,
-} from './script-isolation.js';
+export { resolveScriptIsolation, describeIsolation, DEFAULT_SCRIPT_USER, SCRIPT_USER_ENV, type ScriptIsolation, type ScriptUser } from './script-isolation.js';

@@ -44,7 +44,9 @@ export function requireNodes(instance: VnfInstance | undefined, cp: string, fiel
   if (nodes.length > 0) return nodes;
   const cps = [...new Set(vnfcsOf(instance?.instantiatedVnfInfo).flatMap((v) => Object.keys(((v.metadata ?? {}) as { addresses?: object }).addresses ?? {})))];
   throw new VnfmError(`no server of vnf instance ${instance?.id ?? '?'} has an address on connection point "${cp}" (${field})`, {
-    hint: cps.length ? `connection points with addresses: ${cps.join(', ')}` : 'the instance has no servers with addresses: is it an OpenStack VNF, and do its ports have fixed IPs?',
+    hint: cps.length
+      ? `connection points with addresses: ${cps.join(', ')}`
+      : 'the instance has no servers with addresses: is it an OpenStack VNF, and do its ports have fixed IPs?',
   });
 }
 

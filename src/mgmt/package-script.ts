@@ -84,12 +84,7 @@ export function packageScriptPath(packageDir: string, file: string): string {
  * Checks, before the operation starts, that each script is a regular file of
  * the package (symlinks leading out of it refused).
  */
-export function checkPackageScripts(
-  source: string,
-  packageDir: string,
-  scripts: readonly PackageScriptUse[],
-  env: Record<string, string | undefined> = process.env,
-): void {
+export function checkPackageScripts(source: string, packageDir: string, scripts: readonly PackageScriptUse[], env: Record<string, string | undefined> = process.env): void {
   for (const s of scripts) {
     const what = `hook ${s.hook} (artifact ${s.artifact})`;
     let full: string;
@@ -113,7 +108,7 @@ export function checkPackageScripts(
     if (extname(s.file).toLowerCase() === '.py' && !findPython(scriptPath(env))) {
       const contract = scriptContract({ artifactFile: s.file, ...(s.artifactType ? { artifactType: s.artifactType } : {}) });
       throw new ValidationError(source, what, `package script ${s.file} needs python3, which is not on the PATH (${scriptPath(env)})`, {
-        hint: `install python3 (e.g. apt-get install python3), or put its directory on the PATH vnfm runs with${contract === 'tacker-pickle' ? '; the script speaks Tacker\'s pickle contract, which only python3 can read' : ''}`,
+        hint: `install python3 (e.g. apt-get install python3), or put its directory on the PATH vnfm runs with${contract === 'tacker-pickle' ? "; the script speaks Tacker's pickle contract, which only python3 can read" : ''}`,
       });
     }
   }
@@ -378,7 +373,7 @@ async function runScript(
     });
   }
   if (tacker && result?.error) {
-    throw new VnfmError(`hook ${ctx.hook}: ${name}: ${result.error}`, { hint: "a Tacker script writes a pickled dict of plain values (dicts, lists, strings, numbers) on stdout" });
+    throw new VnfmError(`hook ${ctx.hook}: ${name}: ${result.error}`, { hint: 'a Tacker script writes a pickled dict of plain values (dicts, lists, strings, numbers) on stdout' });
   }
   ctx.log(`${file}: exited with code 0`);
   ctx.report(`${ctx.hook}: package script ${file} done`);
@@ -418,7 +413,9 @@ function tackerOutcome(
   carried.set(ctx.instance, kept);
   if (!kept.vnf_instance && !kept.user_script_err_handling_data) return {};
   const fields = Object.keys(kept.vnf_instance ?? {});
-  ctx.log(`${file}: kept ${fields.length ? `vnf_instance ${fields.join(', ')}` : 'no vnf_instance field'}${kept.user_script_err_handling_data ? ' and user_script_err_handling_data' : ''}`);
+  ctx.log(
+    `${file}: kept ${fields.length ? `vnf_instance ${fields.join(', ')}` : 'no vnf_instance field'}${kept.user_script_err_handling_data ? ' and user_script_err_handling_data' : ''}`,
+  );
   return { record: { [TACKER_RECORD_KEY]: kept }, ...instanceFieldsOf(kept.vnf_instance) };
 }
 

@@ -93,8 +93,16 @@ export function displayUrl(url: string): string {
 
 const RETRY_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 const TLS_CODES = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED',
-  'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_UNTRUSTED', 'ERR_SSL_WRONG_VERSION_NUMBER', 'EPROTO',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_UNTRUSTED',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'EPROTO',
 ]);
 
 type Attempt = { ok: true } | { ok: false; retry: boolean; problem: string; hint: string };
@@ -148,13 +156,20 @@ function attempt(receiver: CredentialsReceiver, body: Buffer, timeoutMs: number,
           ok: false,
           retry: false,
           problem: `presented a TLS certificate that could not be verified (${code})`,
-          hint: receiver.caCert ? 'vnfm_credentials_receiver.caCert is not the CA that signed the receiver\'s certificate (or the certificate does not name this host)' : 'give the CA that signed the receiver\'s certificate as vnfm_credentials_receiver.caCert',
+          hint: receiver.caCert
+            ? "vnfm_credentials_receiver.caCert is not the CA that signed the receiver's certificate (or the certificate does not name this host)"
+            : "give the CA that signed the receiver's certificate as vnfm_credentials_receiver.caCert",
         });
       }
       resolve({
         ok: false,
         retry: RETRY_CODES.has(code),
-        problem: code === 'ECONNREFUSED' ? 'refused the connection (ECONNREFUSED)' : code === 'ETIMEDOUT' ? `did not answer within ${timeoutMs / 1000}s (ETIMEDOUT)` : `could not be reached (${code})`,
+        problem:
+          code === 'ECONNREFUSED'
+            ? 'refused the connection (ECONNREFUSED)'
+            : code === 'ETIMEDOUT'
+              ? `did not answer within ${timeoutMs / 1000}s (ETIMEDOUT)`
+              : `could not be reached (${code})`,
         hint: `check that the receiver runs and listens at ${url.host}, then retry the operation (vnfm op-retry OP)`,
       });
     });

@@ -192,11 +192,7 @@ function copyTree(from: string, to: string): void {
 }
 
 /** The program and arguments that run `command args` under the isolation, and the spawn options it needs. */
-export function isolatedCommand(
-  iso: ScriptIsolation,
-  command: string,
-  args: readonly string[],
-): { command: string; args: string[]; uid?: number; gid?: number } {
+export function isolatedCommand(iso: ScriptIsolation, command: string, args: readonly string[]): { command: string; args: string[]; uid?: number; gid?: number } {
   if (iso.kind === 'same-user') return { command, args: [...args] };
   const { uid, gid } = iso.user;
   if (!iso.namespace) return { command, args: [...args], uid, gid };

@@ -218,6 +218,10 @@ export function registerLocalApiServices(api: ObjectApi): void {
     } as unknown as KubeObject;
     api.create(type, apiService, { manager: 'kube-apiserver' });
     const created = api.get(type, undefined, apiService.metadata.name);
-    api.update(type, { ...created, status: { conditions: [{ type: 'Available', status: 'True', lastTransitionTime: time, reason: 'Local', message: 'Local APIServices are always available' }] } }, { subresource: 'status', manager: 'kube-apiserver' });
+    api.update(
+      type,
+      { ...created, status: { conditions: [{ type: 'Available', status: 'True', lastTransitionTime: time, reason: 'Local', message: 'Local APIServices are always available' }] } },
+      { subresource: 'status', manager: 'kube-apiserver' },
+    );
   });
 }

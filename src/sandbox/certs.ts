@@ -79,9 +79,7 @@ function objectId(dotted: string): Buffer {
 function time(date: Date): Buffer {
   const iso = date.toISOString(); // 2024-01-02T03:04:05.678Z
   const digits = iso.slice(0, 19).replace(/[-T:]/g, ''); // 20240102030405
-  return date.getUTCFullYear() < 2050
-    ? tlv(0x17, Buffer.from(`${digits.slice(2)}Z`, 'ascii'))
-    : tlv(0x18, Buffer.from(`${digits}Z`, 'ascii'));
+  return date.getUTCFullYear() < 2050 ? tlv(0x17, Buffer.from(`${digits.slice(2)}Z`, 'ascii')) : tlv(0x18, Buffer.from(`${digits}Z`, 'ascii'));
 }
 
 // ---- X.509 pieces ---------------------------------------------------------
@@ -102,16 +100,11 @@ const OID = {
 const signatureAlgorithm = (): Buffer => sequence(objectId(OID.ecdsaWithSha256));
 
 function distinguishedName(commonName: string): Buffer {
-  return sequence(
-    set(sequence(objectId(OID.organization), utf8String('vnfm sandbox'))),
-    set(sequence(objectId(OID.commonName), utf8String(commonName))),
-  );
+  return sequence(set(sequence(objectId(OID.organization), utf8String('vnfm sandbox'))), set(sequence(objectId(OID.commonName), utf8String(commonName))));
 }
 
 function extension(oid: string, critical: boolean, value: Buffer): Buffer {
-  return critical
-    ? sequence(objectId(oid), booleanTrue(), octetString(value))
-    : sequence(objectId(oid), octetString(value));
+  return critical ? sequence(objectId(oid), booleanTrue(), octetString(value)) : sequence(objectId(oid), octetString(value));
 }
 
 function subjectAltNames(hosts: string[]): Buffer {
@@ -135,7 +128,9 @@ function ipv6Bytes(address: string): Buffer {
 function keyIdentifier(spkiDer: Buffer): Buffer {
   // For an EC P-256 key the SPKI is SEQUENCE { AlgorithmIdentifier, BIT STRING(0x00 || point) }
   // and the uncompressed point is the last 65 bytes.
-  return createHash('sha1').update(spkiDer.subarray(spkiDer.length - 65)).digest();
+  return createHash('sha1')
+    .update(spkiDer.subarray(spkiDer.length - 65))
+    .digest();
 }
 
 interface IssueRequest {

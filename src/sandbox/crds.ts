@@ -86,7 +86,11 @@ function validateCrd(crd: KubeObject): FieldError[] {
     errors.push({ type: 'FieldValueInvalid', field: 'metadata.name', value: crd.metadata.name, detail: 'must be spec.names.plural+"."+spec.group' });
   }
   if (s.scope !== 'Namespaced' && s.scope !== 'Cluster') {
-    errors.push(s.scope ? { type: 'FieldValueNotSupported', field: 'spec.scope', value: s.scope, detail: 'supported values: "Cluster", "Namespaced"' } : { type: 'FieldValueRequired', field: 'spec.scope', detail: '' });
+    errors.push(
+      s.scope
+        ? { type: 'FieldValueNotSupported', field: 'spec.scope', value: s.scope, detail: 'supported values: "Cluster", "Namespaced"' }
+        : { type: 'FieldValueRequired', field: 'spec.scope', detail: '' },
+    );
   }
   const versions = versionsOf(crd);
   if (versions.length === 0) {
@@ -107,10 +111,20 @@ function validateCrd(crd: KubeObject): FieldError[] {
     const scale = v.subresources?.scale;
     if (scale) {
       if (!scale.specReplicasPath?.startsWith('.spec.')) {
-        errors.push({ type: 'FieldValueInvalid', field: `spec.versions[${i}].subresources.scale.specReplicasPath`, value: scale.specReplicasPath ?? '', detail: 'should be a json path under .spec' });
+        errors.push({
+          type: 'FieldValueInvalid',
+          field: `spec.versions[${i}].subresources.scale.specReplicasPath`,
+          value: scale.specReplicasPath ?? '',
+          detail: 'should be a json path under .spec',
+        });
       }
       if (!scale.statusReplicasPath?.startsWith('.status.')) {
-        errors.push({ type: 'FieldValueInvalid', field: `spec.versions[${i}].subresources.scale.statusReplicasPath`, value: scale.statusReplicasPath ?? '', detail: 'should be a json path under .status' });
+        errors.push({
+          type: 'FieldValueInvalid',
+          field: `spec.versions[${i}].subresources.scale.statusReplicasPath`,
+          value: scale.statusReplicasPath ?? '',
+          detail: 'should be a json path under .status',
+        });
       }
     }
   });
@@ -183,7 +197,11 @@ export const customResourceDefinitions: ResourceType = {
       const status = (crd.status as Obj | undefined) ?? {};
       crd.status = {
         ...status,
-        conditions: setCondition(status.conditions as Obj[] | undefined, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }, rfc3339(now)),
+        conditions: setCondition(
+          status.conditions as Obj[] | undefined,
+          { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' },
+          rfc3339(now),
+        ),
       };
       return crd;
     },
@@ -315,7 +333,9 @@ export function startCrdController(api: ObjectApi, faults?: FaultRules): Control
     if (servedFrom.get(crd.metadata.name) === signature) return;
     unserve(crd.metadata.name);
     servedFrom.set(crd.metadata.name, signature);
-    const served = versionsOf(crd).filter((v) => v.served).sort((a, b) => compareKubeVersions(a.name, b.name));
+    const served = versionsOf(crd)
+      .filter((v) => v.served)
+      .sort((a, b) => compareKubeVersions(a.name, b.name));
     for (const v of served) api.registry.register(customResourceType(api, crd, v));
   }
 
@@ -371,9 +391,17 @@ export function startCrdController(api: ObjectApi, faults?: FaultRules): Control
       if (names.shortNames?.length) accepted.shortNames = names.shortNames;
       if (names.categories?.length) accepted.categories = names.categories;
       status.acceptedNames = accepted;
-      status.conditions = setCondition(status.conditions as Obj[] | undefined, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }, now);
+      status.conditions = setCondition(
+        status.conditions as Obj[] | undefined,
+        { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' },
+        now,
+      );
       if (!held) {
-        status.conditions = setCondition(status.conditions as Obj[], { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, now);
+        status.conditions = setCondition(
+          status.conditions as Obj[],
+          { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+          now,
+        );
       }
     }
     if (JSON.stringify(status) !== JSON.stringify(crd.status ?? {})) {

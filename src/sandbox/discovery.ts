@@ -112,8 +112,6 @@ function groupDiscovery(registry: ResourceRegistry, name: string, versions: stri
 
 /** Aggregated discovery for `/api` (core: true) or `/apis`. */
 export function aggregatedDiscovery(registry: ResourceRegistry, core: boolean): object {
-  const items = core
-    ? [groupDiscovery(registry, '', registry.coreVersions())]
-    : registry.groups().map((g) => groupDiscovery(registry, g.name, g.versions));
+  const items = core ? [groupDiscovery(registry, '', registry.coreVersions())] : registry.groups().map((g) => groupDiscovery(registry, g.name, g.versions));
   return { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items };
 }

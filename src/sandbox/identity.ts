@@ -14,15 +14,7 @@ import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { VnfmError } from '../errors.js';
-import {
-  generateSandboxCa,
-  issueServerCert,
-  SERVER_CERT_RENEW_BEFORE_DAYS,
-  serverCertRenewalReason,
-  type SandboxCa,
-  type SandboxCerts,
-  type ServerCert,
-} from './certs.js';
+import { generateSandboxCa, issueServerCert, SERVER_CERT_RENEW_BEFORE_DAYS, serverCertRenewalReason, type SandboxCa, type SandboxCerts, type ServerCert } from './certs.js';
 
 /** File names inside a sandbox state directory. */
 export const SANDBOX_STATE_FILES = {

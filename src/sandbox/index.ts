@@ -9,14 +9,7 @@ export type { ControllerOptions } from './controllers/index.js';
 export type { WorkloadClusterEndpoint } from './controllers/cluster-api.js';
 export { SANDBOX_NODES } from './controllers/index.js';
 export type { WatchOptions } from './watch.js';
-export {
-  writeSandboxConfigs,
-  renderVimConfig,
-  renderKubeconfig,
-  SANDBOX_CONTEXT,
-  type SandboxConfigPaths,
-  type SandboxEndpoint,
-} from './configs.js';
+export { writeSandboxConfigs, renderVimConfig, renderKubeconfig, SANDBOX_CONTEXT, type SandboxConfigPaths, type SandboxEndpoint } from './configs.js';
 export {
   generateSandboxCerts,
   generateSandboxCa,
@@ -28,10 +21,4 @@ export {
   type ServerCert,
   type CertOptions,
 } from './certs.js';
-export {
-  loadSandboxIdentity,
-  SANDBOX_STATE_FILES,
-  type SandboxIdentity,
-  type LoadIdentityOptions,
-  type LoadedIdentity,
-} from './identity.js';
+export { loadSandboxIdentity, SANDBOX_STATE_FILES, type SandboxIdentity, type LoadIdentityOptions, type LoadedIdentity } from './identity.js';

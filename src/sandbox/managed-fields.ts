@@ -131,9 +131,7 @@ function readManaged(obj: KubeObject): Owned[] {
 }
 
 function writeManaged(obj: KubeObject, owned: Owned[]): void {
-  const entries = owned
-    .filter((o) => o.fields.size > 0)
-    .map((o) => ({ ...o.entry, fieldsV1: toFieldsV1([...o.fields].sort()) }));
+  const entries = owned.filter((o) => o.fields.size > 0).map((o) => ({ ...o.entry, fieldsV1: toFieldsV1([...o.fields].sort()) }));
   if (entries.length) obj.metadata.managedFields = entries;
   else delete obj.metadata.managedFields;
 }
@@ -146,7 +144,9 @@ function renderPath(k: string): string {
     if (seg.startsWith('f:')) out += `.${seg.slice(2)}`;
     else if (seg.startsWith('k:')) {
       const key = JSON.parse(seg.slice(2)) as JsonObject;
-      out += `[${Object.entries(key).map(([kk, v]) => `${kk}=${JSON.stringify(v)}`).join(',')}]`;
+      out += `[${Object.entries(key)
+        .map(([kk, v]) => `${kk}=${JSON.stringify(v)}`)
+        .join(',')}]`;
     }
   }
   return out;

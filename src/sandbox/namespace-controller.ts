@@ -67,7 +67,11 @@ export function startNamespaceController(ctx: Pick<ControllerContext, 'api' | 'c
       byResource.set(key, (byResource.get(key) ?? 0) + 1);
       for (const f of object.metadata.finalizers ?? []) byFinalizer.set(f, (byFinalizer.get(f) ?? 0) + 1);
     }
-    const list = (m: Map<string, number>, sep: string): string => [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => `${k}${sep}${n} resource instances`).join(', ');
+    const list = (m: Map<string, number>, sep: string): string =>
+      [...m]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, n]) => `${k}${sep}${n} resource instances`)
+        .join(', ');
     const wanted = [
       ['NamespaceDeletionDiscoveryFailure', 'False', 'ResourcesDiscovered', 'All resources successfully discovered'],
       ['NamespaceDeletionGroupVersionParsingFailure', 'False', 'ParsedGroupVersions', 'All legacy kube types successfully parsed'],

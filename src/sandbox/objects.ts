@@ -307,9 +307,8 @@ export class ObjectApi {
       return { object: obj, removed: false };
     }
     const marked = structuredClone(obj);
-    marked.metadata.deletionTimestamp = meta.deletionTimestamp && grace === Number(meta.deletionGracePeriodSeconds ?? 0)
-      ? meta.deletionTimestamp
-      : rfc3339(new Date(now.getTime() + grace * 1000));
+    marked.metadata.deletionTimestamp =
+      meta.deletionTimestamp && grace === Number(meta.deletionGracePeriodSeconds ?? 0) ? meta.deletionTimestamp : rfc3339(new Date(now.getTime() + grace * 1000));
     marked.metadata.deletionGracePeriodSeconds = grace;
     if (finalizers.length) marked.metadata.finalizers = finalizers;
     if (type.generation) marked.metadata.generation = Number(meta.generation ?? 0) + (meta.deletionTimestamp ? 0 : 1);

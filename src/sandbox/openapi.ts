@@ -27,10 +27,21 @@ const objectMetaSchema = {
   type: 'object',
   properties: {
     name: { type: 'string', description: 'Name must be unique within a namespace.' },
-    generateName: { type: 'string', description: 'GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided.' },
+    generateName: {
+      type: 'string',
+      description: 'GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided.',
+    },
     namespace: { type: 'string', description: 'Namespace defines the space within which each name must be unique.' },
-    labels: { type: 'object', additionalProperties: { type: 'string', default: '' }, description: 'Map of string keys and values that can be used to organize and categorize (scope and select) objects.' },
-    annotations: { type: 'object', additionalProperties: { type: 'string', default: '' }, description: 'Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata.' },
+    labels: {
+      type: 'object',
+      additionalProperties: { type: 'string', default: '' },
+      description: 'Map of string keys and values that can be used to organize and categorize (scope and select) objects.',
+    },
+    annotations: {
+      type: 'object',
+      additionalProperties: { type: 'string', default: '' },
+      description: 'Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata.',
+    },
     finalizers: { type: 'array', items: { type: 'string', default: '' }, description: 'Must be empty before the object is deleted from the registry.' },
     ownerReferences: { type: 'array', items: { type: 'object' }, description: 'List of objects depended by this object.' },
     uid: { type: 'string', description: 'UID is the unique in time and space value for this object.' },
@@ -47,15 +58,24 @@ function kindSchema(t: ResourceType, ref: (name: string) => string): object {
   const typeMeta = {
     apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
     kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
-    metadata: { description: 'Standard object\'s metadata.', allOf: [{ $ref: ref(OBJECT_META) }], default: {} },
+    metadata: { description: "Standard object's metadata.", allOf: [{ $ref: ref(OBJECT_META) }], default: {} },
   };
   if (t.openApiSchema) {
     const schema = structuredClone(t.openApiSchema) as Record<string, any>;
     schema.properties = { ...typeMeta, ...(schema.properties ?? {}) };
     return { ...schema, ...gvk };
   }
-  const open = (what: string): object => ({ type: 'object', description: `${what} of the ${t.kind} (not described by this server).`, 'x-kubernetes-preserve-unknown-fields': true });
-  return { type: 'object', description: `${t.kind} (${t.group || 'core'}/${t.version}).`, properties: { ...typeMeta, spec: open('The desired state'), status: open('The observed state') }, ...gvk };
+  const open = (what: string): object => ({
+    type: 'object',
+    description: `${what} of the ${t.kind} (not described by this server).`,
+    'x-kubernetes-preserve-unknown-fields': true,
+  });
+  return {
+    type: 'object',
+    description: `${t.kind} (${t.group || 'core'}/${t.version}).`,
+    properties: { ...typeMeta, spec: open('The desired state'), status: open('The observed state') },
+    ...gvk,
+  };
 }
 
 function docPath(group: string, version: string): string {
@@ -103,7 +123,11 @@ export function openApiV3Index(registry: ResourceRegistry): object {
   const paths: Record<string, object> = {};
   const gvs = [...registry.coreVersions().map((v) => ({ group: '', version: v })), ...registry.groups().flatMap((g) => g.versions.map((v) => ({ group: g.name, version: v })))];
   for (const gv of gvs) {
-    const hash = createHash('sha512').update(JSON.stringify(gvDocument(registry, gv.group, gv.version))).digest('hex').slice(0, 128).toUpperCase();
+    const hash = createHash('sha512')
+      .update(JSON.stringify(gvDocument(registry, gv.group, gv.version)))
+      .digest('hex')
+      .slice(0, 128)
+      .toUpperCase();
     paths[docPath(gv.group, gv.version)] = { serverRelativeURL: `/openapi/v3/${docPath(gv.group, gv.version)}?hash=${hash}` };
   }
   return { paths };

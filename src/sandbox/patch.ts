@@ -44,7 +44,8 @@ function parentOf(doc: Json, path: string[], op: string): { parent: JsonObject |
     if (Array.isArray(node)) node = node[Number(segment)];
     else if (isObject(node)) node = node[segment];
     else node = undefined;
-    if (node === undefined) throw patchError(422, 'Invalid', `the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: /${path.join('/')}`);
+    if (node === undefined)
+      throw patchError(422, 'Invalid', `the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: /${path.join('/')}`);
   }
   if (!Array.isArray(node) && !isObject(node)) throw patchError(422, 'Invalid', `${op} operation does not apply: doc is missing path: /${path.join('/')}`);
   return { parent: node, key: path[path.length - 1]! };
@@ -142,7 +143,11 @@ export function jsonPatch(target: Json, patch: Json): Json {
 export function canonical(v: Json): Json {
   if (Array.isArray(v)) return v.map(canonical);
   if (!isObject(v)) return v;
-  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])]));
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, canonical(v[k])]),
+  );
 }
 
 const DIRECTIVE = '$patch';

@@ -88,7 +88,10 @@ const KINDS: Record<string, Schema> = {
   'authorization.k8s.io/v1/SelfSubjectRulesReview': { 1: { name: 'metadata', type: OBJECT_META }, 2: { name: 'spec', type: { 1: { name: 'namespace', type: 'string' } } } },
   'authorization.k8s.io/v1/SubjectAccessReview': {
     1: { name: 'metadata', type: OBJECT_META },
-    2: { name: 'spec', type: { ...ACCESS_ATTRIBUTES, 3: { name: 'user', type: 'string' }, 4: { name: 'groups', type: 'string', repeated: true }, 6: { name: 'uid', type: 'string' } } },
+    2: {
+      name: 'spec',
+      type: { ...ACCESS_ATTRIBUTES, 3: { name: 'user', type: 'string' }, 4: { name: 'groups', type: 'string', repeated: true }, 6: { name: 'uid', type: 'string' } },
+    },
   },
   'authentication.k8s.io/v1/TokenReview': {
     1: { name: 'metadata', type: OBJECT_META },

@@ -50,15 +50,14 @@ function verbFor(method: string, hasName: boolean, watch: boolean): Verb | undef
   }
 }
 
-export type ParsedPath =
-  | { kind: 'discovery'; request: DiscoveryRequest }
-  | { kind: 'resource'; request: ResourceRequest }
-  | { kind: 'bad-method' }
-  | { kind: 'unknown' };
+export type ParsedPath = { kind: 'discovery'; request: DiscoveryRequest } | { kind: 'resource'; request: ResourceRequest } | { kind: 'bad-method' } | { kind: 'unknown' };
 
 /** Parses a path under /api or /apis. `watch` is the `?watch=` query flag. */
 export function parseApiPath(method: string, pathname: string, watch: boolean): ParsedPath {
-  let parts = pathname.split('/').filter((p) => p !== '').map(decodeURIComponent);
+  let parts = pathname
+    .split('/')
+    .filter((p) => p !== '')
+    .map(decodeURIComponent);
   let group: string;
   if (parts[0] === 'api') {
     if (parts.length === 1) return { kind: 'discovery', request: { type: 'core-versions' } };
@@ -75,9 +74,7 @@ export function parseApiPath(method: string, pathname: string, watch: boolean): 
   const version = parts[0]!;
   parts = parts.slice(1);
   if (parts.length === 0) {
-    return group
-      ? { kind: 'discovery', request: { type: 'group-resources', group, version } }
-      : { kind: 'discovery', request: { type: 'core-resources', version } };
+    return group ? { kind: 'discovery', request: { type: 'group-resources', group, version } } : { kind: 'discovery', request: { type: 'core-resources', version } };
   }
 
   let namespace: string | undefined;

@@ -97,13 +97,7 @@ export class RestHandler {
    * Serves one request. The body is read only once the request is known to
    * be allowed, so a forbidden verb answers 405 whatever it carries.
    */
-  async handle(
-    req: ResourceRequest,
-    query: URLSearchParams,
-    readBody: () => Promise<unknown>,
-    shape: ResponseShape,
-    meta: RequestMeta = {},
-  ): Promise<RestResponse> {
+  async handle(req: ResourceRequest, query: URLSearchParams, readBody: () => Promise<unknown>, shape: ResponseShape, meta: RequestMeta = {}): Promise<RestResponse> {
     const type = this.api.registry.find(req.group, req.version, req.resource);
     if (!type) throw resourceNotFound();
     if (req.namespace !== undefined && !type.namespaced) throw resourceNotFound();
@@ -218,7 +212,9 @@ export class RestHandler {
       if (other) {
         // A kind of the same group version: the decoder cannot convert one into the other.
         const internal = type.group ? type.group.split('.')[0] : 'core';
-        throw badRequest(`${other.kind} in version "${type.version}" cannot be handled as a ${type.kind}: converting (${type.version}.${other.kind}) to (${internal}.${type.kind}): unknown conversion`);
+        throw badRequest(
+          `${other.kind} in version "${type.version}" cannot be handled as a ${type.kind}: converting (${type.version}.${other.kind}) to (${internal}.${type.kind}): unknown conversion`,
+        );
       }
       throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${type.kind})`);
     }
@@ -275,15 +271,7 @@ export class RestHandler {
     return { code: 200, body: withTypeMeta(type, this.api.update(type, obj, opts)) };
   }
 
-  private patch(
-    type: ResourceType,
-    req: ResourceRequest,
-    query: URLSearchParams,
-    body: unknown,
-    contentType: string,
-    dryRun: boolean,
-    manager: string,
-  ): RestResponse {
+  private patch(type: ResourceType, req: ResourceRequest, query: URLSearchParams, body: unknown, contentType: string, dryRun: boolean, manager: string): RestResponse {
     if (contentType === PATCH_TYPES.apply) {
       if (req.subresource) throw methodNotAllowed();
       return this.apply(type, req, query, body, dryRun);
@@ -387,10 +375,14 @@ export class RestHandler {
     // An absent (omitempty) replicas field is zero.
     const replicas = (body.spec as Record<string, unknown> | undefined)?.replicas ?? 0;
     if (typeof replicas !== 'number' || !Number.isInteger(replicas)) {
-      throw badRequest(`json: cannot unmarshal ${typeof replicas === 'number' ? `number ${replicas}` : typeof replicas} into Go struct field ScaleSpec.spec.replicas of type int32`);
+      throw badRequest(
+        `json: cannot unmarshal ${typeof replicas === 'number' ? `number ${replicas}` : typeof replicas} into Go struct field ScaleSpec.spec.replicas of type int32`,
+      );
     }
     if (replicas < 0) {
-      throw invalid('Scale', 'autoscaling', req.name!, [{ type: 'FieldValueInvalid', field: 'spec.replicas', goValue: String(replicas), detail: 'must be greater than or equal to 0' }]);
+      throw invalid('Scale', 'autoscaling', req.name!, [
+        { type: 'FieldValueInvalid', field: 'spec.replicas', goValue: String(replicas), detail: 'must be greater than or equal to 0' },
+      ]);
     }
     const live = this.api.get(type, req.namespace, req.name!);
     if (typeof meta.resourceVersion === 'string' && meta.resourceVersion) live.metadata.resourceVersion = meta.resourceVersion;

@@ -158,10 +158,20 @@ export function validateAgainstSchema(schema: StructuralSchema, value: Json, pat
   }
   if (typeof value === 'number') {
     if (schema.minimum !== undefined && (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)) {
-      errors.push({ type: 'FieldValueInvalid', field: path, value, detail: `${name} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}` });
+      errors.push({
+        type: 'FieldValueInvalid',
+        field: path,
+        value,
+        detail: `${name} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}`,
+      });
     }
     if (schema.maximum !== undefined && (schema.exclusiveMaximum ? value >= schema.maximum : value > schema.maximum)) {
-      errors.push({ type: 'FieldValueInvalid', field: path, value, detail: `${name} in body should be less than ${schema.exclusiveMaximum ? '' : 'or equal to '}${schema.maximum}` });
+      errors.push({
+        type: 'FieldValueInvalid',
+        field: path,
+        value,
+        detail: `${name} in body should be less than ${schema.exclusiveMaximum ? '' : 'or equal to '}${schema.maximum}`,
+      });
     }
   }
   if (typeof value === 'string') {

@@ -21,14 +21,7 @@ import { generateSandboxCerts } from './certs.js';
 import { loadSandboxIdentity, newSandboxToken } from './identity.js';
 import { INITIAL_NAMESPACES, registerBuiltins, registerLocalApiServices } from './builtin-resources.js';
 import { reviewKinds } from './kinds/review-kinds.js';
-import {
-  AGGREGATED_DISCOVERY_CONTENT_TYPE,
-  aggregatedDiscovery,
-  apiGroup,
-  apiGroupList,
-  apiResourceList,
-  apiVersions,
-} from './discovery.js';
+import { AGGREGATED_DISCOVERY_CONTENT_TYPE, aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 import { startNamespaceController } from './namespace-controller.js';
 import { customResourceDefinitions, startCrdController } from './crds.js';
 import { bootstrapCluster, startControllers, type ControllerOptions } from './controllers/index.js';
@@ -125,8 +118,7 @@ function parseAccept(header: string | undefined): MediaRange[] {
   });
 }
 
-const isPlainJson = (r: MediaRange): boolean =>
-  ['application/json', 'application/*', '*/*'].includes(r.type) && r.params.as === undefined;
+const isPlainJson = (r: MediaRange): boolean => ['application/json', 'application/*', '*/*'].includes(r.type) && r.params.as === undefined;
 const isYaml = (r: MediaRange): boolean => r.type === 'application/yaml' && r.params.as === undefined;
 
 type Encoding = 'json' | 'yaml';
@@ -145,13 +137,7 @@ function negotiateObject(accept: MediaRange[]): { shape: ResponseShape; encoding
 
 function negotiateDiscovery(accept: MediaRange[], aggregatedAvailable: boolean): { aggregated: boolean; encoding: Encoding } {
   for (const r of accept) {
-    if (
-      aggregatedAvailable &&
-      r.type === 'application/json' &&
-      r.params.as === 'APIGroupDiscoveryList' &&
-      r.params.g === 'apidiscovery.k8s.io' &&
-      r.params.v === 'v2'
-    ) {
+    if (aggregatedAvailable && r.type === 'application/json' && r.params.as === 'APIGroupDiscoveryList' && r.params.g === 'apidiscovery.k8s.io' && r.params.v === 'v2') {
       return { aggregated: true, encoding: 'json' };
     }
     if (isPlainJson(r)) return { aggregated: false, encoding: 'json' };
@@ -306,7 +292,13 @@ function serveNonResource(res: ServerResponse, method: string, path: string, acc
       return true;
     }
     const body = encodeOpenApiV2(openApiV2Document(registry) as Record<string, unknown>);
-    res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF, Vary: 'Accept', 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff', 'Content-Length': body.length });
+    res.writeHead(200, {
+      'Content-Type': OPENAPI_V2_PROTOBUF,
+      Vary: 'Accept',
+      'Cache-Control': 'no-cache, private',
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Length': body.length,
+    });
     res.end(method === 'HEAD' ? undefined : body);
     return true;
   }
@@ -321,7 +313,16 @@ function serveNonResource(res: ServerResponse, method: string, path: string, acc
     return true;
   }
   if (path === '/') {
-    const paths = ['/api', '/api/v1', '/apis', ...registry.groups().flatMap((g) => [`/apis/${g.name}`, ...g.versions.map((v) => `/apis/${g.name}/${v}`)]), '/healthz', '/livez', '/readyz', '/version'];
+    const paths = [
+      '/api',
+      '/api/v1',
+      '/apis',
+      ...registry.groups().flatMap((g) => [`/apis/${g.name}`, ...g.versions.map((v) => `/apis/${g.name}/${v}`)]),
+      '/healthz',
+      '/livez',
+      '/readyz',
+      '/version',
+    ];
     send(res, 200, { paths: paths.sort() });
     return true;
   }
@@ -457,7 +458,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   // A workload cluster is another sandbox: its own CA, certificate and token, the same behaviour.
   const clusterApi: ClusterApiController | undefined =
     opts.controllers?.enabled !== false && opts.controllers?.clusterApi !== false
-      ? startClusterApiController(controllerContext, () => startSandbox({ host, ...(opts.watch ? { watch: opts.watch } : {}), ...(opts.controllers ? { controllers: opts.controllers } : {}) }))
+      ? startClusterApiController(controllerContext, () =>
+          startSandbox({ host, ...(opts.watch ? { watch: opts.watch } : {}), ...(opts.controllers ? { controllers: opts.controllers } : {}) }),
+        )
       : undefined;
   watches.startHistoryHere();
 

@@ -93,14 +93,11 @@ export const notFound = (t: Target): ApiError => failure(404, 'NotFound', `${qua
 /** A path the server has no handler for (unknown group, version, resource or subresource). */
 export const resourceNotFound = (): ApiError => failure(404, 'NotFound', 'the server could not find the requested resource', {});
 
-export const alreadyExists = (t: Target): ApiError =>
-  failure(409, 'AlreadyExists', `${qualified(t)} already exists`, targetDetails(t));
+export const alreadyExists = (t: Target): ApiError => failure(409, 'AlreadyExists', `${qualified(t)} already exists`, targetDetails(t));
 
-export const conflict = (t: Target, why: string): ApiError =>
-  failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(t)}: ${why}`, targetDetails(t));
+export const conflict = (t: Target, why: string): ApiError => failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(t)}: ${why}`, targetDetails(t));
 
-export const methodNotAllowed = (): ApiError =>
-  failure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+export const methodNotAllowed = (): ApiError => failure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
 
 export const badRequest = (message: string): ApiError => failure(400, 'BadRequest', message);
 
@@ -108,12 +105,15 @@ export const notAcceptable = (): ApiError =>
   failure(406, 'NotAcceptable', '406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf');
 
 export const unsupportedMediaType = (): ApiError =>
-  failure(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf');
+  failure(
+    415,
+    'UnsupportedMediaType',
+    'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+  );
 
 export const tooLarge = (): ApiError => failure(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
 
-export const internalError = (message: string): ApiError =>
-  failure(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+export const internalError = (message: string): ApiError => failure(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
 
 /** 422 without field details, as the patch appliers answer a patch that does not apply. */
 export const unprocessable = (message: string): ApiError => failure(422, 'Invalid', message);
@@ -190,7 +190,10 @@ export function goLabelSelector(selector: { matchLabels?: Record<string, string>
     exprs === undefined
       ? '[]v1.LabelSelectorRequirement(nil)'
       : `[]v1.LabelSelectorRequirement{${exprs
-          .map((e) => `v1.LabelSelectorRequirement{Key:${JSON.stringify(e.key)}, Operator:${JSON.stringify(e.operator)}, Values:${e.values === undefined ? '[]string(nil)' : goStrings(e.values)}}`)
+          .map(
+            (e) =>
+              `v1.LabelSelectorRequirement{Key:${JSON.stringify(e.key)}, Operator:${JSON.stringify(e.operator)}, Values:${e.values === undefined ? '[]string(nil)' : goStrings(e.values)}}`,
+          )
           .join(', ')}}`;
   return `v1.LabelSelector{MatchLabels:${goStringMap(selector.matchLabels)}, MatchExpressions:${requirements}}`;
 }
@@ -231,5 +234,12 @@ export function deletedStatus(t: Target, uid: string): Status {
 export function typedPatchError(objectKey: string, gvk: string, paths: string[]): ApiError {
   const errors = paths.map((p) => `${p}: field not declared in schema`);
   const detail = errors.length === 1 ? errors[0] : `errors:\n${errors.map((e) => `  ${e}`).join('\n')}`;
-  return new ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `failed to create typed patch object (${objectKey}; ${gvk}): ${detail}`, code: 500 });
+  return new ApiError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `failed to create typed patch object (${objectKey}; ${gvk}): ${detail}`,
+    code: 500,
+  });
 }

@@ -74,10 +74,7 @@ function layout(type: ResourceType): { columns: TableColumn[]; ageAt: number } {
 /** Builds a Table of `objects`; `tableVersion` is the meta.k8s.io version the client asked for. */
 export function toTable(type: ResourceType, objects: KubeObject[], resourceVersion: string, now: Date, tableVersion: string, opts: TableOptions = {}): object {
   const { columns, ageAt } = layout(type);
-  const definitions: object[] = [
-    NAME_COLUMN,
-    ...columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority })),
-  ];
+  const definitions: object[] = [NAME_COLUMN, ...columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority }))];
   if (ageAt >= 0) definitions.splice(ageAt + 1, 0, AGE_COLUMN);
   const include = opts.includeObject ?? 'Metadata';
   return {

@@ -22,8 +22,19 @@ interface OpOccRow {
 }
 
 const COLUMNS: (keyof OpOccRow)[] = [
-  'id', 'vnf_instance_id', 'operation', 'operation_state', 'state_entered_time', 'start_time', 'operation_params', 'error',
-  'resource_changes', 'journal', 'prior_state', 'is_automatic_invocation', 'pid',
+  'id',
+  'vnf_instance_id',
+  'operation',
+  'operation_state',
+  'state_entered_time',
+  'start_time',
+  'operation_params',
+  'error',
+  'resource_changes',
+  'journal',
+  'prior_state',
+  'is_automatic_invocation',
+  'pid',
 ];
 
 /** What a read returns: all but prior_state, which only a rollback reads (priorState()). */

@@ -58,7 +58,8 @@ function loadEmbeddedAddon(home: string): object {
   let fd = openVerified(file, expected);
   if (fd === undefined) {
     const bytes = new Uint8Array(sea.getRawAsset(ADDON_ASSET) as ArrayBuffer);
-    if (sha256(bytes) !== expected) throw new VnfmError('this vnfm executable is damaged: its SQLite addon does not match its checksum', { hint: 'copy the executable again and compare it with SHA256SUMS' });
+    if (sha256(bytes) !== expected)
+      throw new VnfmError('this vnfm executable is damaged: its SQLite addon does not match its checksum', { hint: 'copy the executable again and compare it with SHA256SUMS' });
     // Written under a temporary name and renamed, so a concurrent vnfm never sees half a file.
     const tmp = join(dir, `.tmp-${process.pid}-${expected}`);
     rmSync(tmp, { force: true });
@@ -136,10 +137,13 @@ function addonLoadError(file: string, dir: string, cause: unknown): VnfmError {
   const message = (cause as Error)?.message ?? String(cause);
   const mount = noexecMountOf(realpathSync(dir));
   if (mount !== undefined || /failed to map segment|operation not permitted/i.test(message)) {
-    return new VnfmError(`cannot load the SQLite addon from ${file}: ${mount ? `${mount} is mounted noexec` : 'its filesystem does not allow executable mappings (mounted noexec?)'}`, {
-      hint: 'set VNFM_HOME to a directory on a filesystem mounted without noexec',
-      cause,
-    });
+    return new VnfmError(
+      `cannot load the SQLite addon from ${file}: ${mount ? `${mount} is mounted noexec` : 'its filesystem does not allow executable mappings (mounted noexec?)'}`,
+      {
+        hint: 'set VNFM_HOME to a directory on a filesystem mounted without noexec',
+        cause,
+      },
+    );
   }
   return new VnfmError(`cannot load the SQLite addon from ${file}: ${message}`, {
     hint: 'this executable needs glibc 2.34 or newer (GLIBCXX_3.4.29); on older systems install vnfm with npm instead',

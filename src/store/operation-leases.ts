@@ -51,8 +51,7 @@ export class LeasedLcmOpOccRepository extends LcmOpOccRepository {
     const lock = super.lock(vnfInstanceId);
     if (!lock) return undefined;
     const row = this.#db.prepare('SELECT heartbeat_at, lease_expires_at FROM vnf_locks WHERE vnf_instance_id = ?').get(vnfInstanceId) as
-      | { heartbeat_at: string | null; lease_expires_at: string | null }
-      | undefined;
+      { heartbeat_at: string | null; lease_expires_at: string | null } | undefined;
     return {
       ...lock,
       ...(row?.heartbeat_at ? { heartbeatAt: row.heartbeat_at } : {}),
@@ -65,13 +64,16 @@ export class LeasedLcmOpOccRepository extends LcmOpOccRepository {
     super.takeLock(lock);
     this.renew(lock);
     this.#stop(lock.vnfInstanceId);
-    const timer = setInterval(() => {
-      try {
-        this.renew(lock);
-      } catch {
-        // The database is out of reach for now: the next beat tries again; the lease runs out if it stays so.
-      }
-    }, Math.max(50, Math.floor(this.#leaseMs / 4)));
+    const timer = setInterval(
+      () => {
+        try {
+          this.renew(lock);
+        } catch {
+          // The database is out of reach for now: the next beat tries again; the lease runs out if it stays so.
+        }
+      },
+      Math.max(50, Math.floor(this.#leaseMs / 4)),
+    );
     // The heartbeat never keeps a finished command alive.
     timer.unref();
     this.#held.set(lock.vnfInstanceId, { lock, timer });
@@ -106,9 +108,7 @@ export class LeasedLcmOpOccRepository extends LcmOpOccRepository {
   renew(lock: VnfLock): boolean {
     const now = Date.now();
     const r = this.#db
-      .prepare(
-        'UPDATE vnf_locks SET heartbeat_at = ?, lease_expires_at = ? WHERE vnf_instance_id = ? AND op_id = ? AND pid = ? AND host_id IS ? AND start_time IS ?',
-      )
+      .prepare('UPDATE vnf_locks SET heartbeat_at = ?, lease_expires_at = ? WHERE vnf_instance_id = ? AND op_id = ? AND pid = ? AND host_id IS ? AND start_time IS ?')
       .run(new Date(now).toISOString(), new Date(now + this.#leaseMs).toISOString(), lock.vnfInstanceId, lock.opId, lock.pid, lock.hostId ?? null, lock.startTime ?? null);
     return r.changes > 0;
   }

@@ -70,7 +70,8 @@ export class PackageContentRepository {
         const r = this.db
           .prepare('UPDATE package_contents SET sha256 = ?, size_bytes = ?, chunk_count = ?, complete = 1, updated_at = ? WHERE package_id = ? AND complete = 0')
           .run(sha256, sizeBytes, seq, this.now().toISOString(), packageId);
-        if (r.changes !== 1) throw new VnfmError(`the upload of package ${packageId}'s contents to the shared store was removed before it completed`, { hint: 'onboard the package again' });
+        if (r.changes !== 1)
+          throw new VnfmError(`the upload of package ${packageId}'s contents to the shared store was removed before it completed`, { hint: 'onboard the package again' });
       },
       finish: (sha256, sizeBytes, alsoInTransaction) => {
         this.db
@@ -87,9 +88,7 @@ export class PackageContentRepository {
 
   /** What the store holds of a package's zip; `undefined` when nothing. */
   info(packageId: string): PackageContentInfo | undefined {
-    const r = this.db.prepare('SELECT package_id, size_bytes, sha256, chunk_count, complete FROM package_contents WHERE package_id = ?').get(packageId) as
-      | ContentRow
-      | undefined;
+    const r = this.db.prepare('SELECT package_id, size_bytes, sha256, chunk_count, complete FROM package_contents WHERE package_id = ?').get(packageId) as ContentRow | undefined;
     return r && { packageId: r.package_id, sizeBytes: Number(r.size_bytes), sha256: r.sha256 ?? undefined, chunkCount: r.chunk_count, complete: r.complete === 1 };
   }
 

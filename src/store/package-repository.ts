@@ -67,9 +67,23 @@ function toRow(p: VnfPackage): PackageRow {
 }
 
 const COLUMNS: (keyof PackageRow)[] = [
-  'id', 'name', 'vnfd_id', 'vnf_provider', 'vnf_product_name', 'vnf_software_version', 'vnfd_version', 'onboarding_state',
-  'operational_state', 'usage_state', 'user_defined_data', 'checksum_algorithm', 'checksum_hash', 'size_bytes', 'summary',
-  'created_at', 'updated_at',
+  'id',
+  'name',
+  'vnfd_id',
+  'vnf_provider',
+  'vnf_product_name',
+  'vnf_software_version',
+  'vnfd_version',
+  'onboarding_state',
+  'operational_state',
+  'usage_state',
+  'user_defined_data',
+  'checksum_algorithm',
+  'checksum_hash',
+  'size_bytes',
+  'summary',
+  'created_at',
+  'updated_at',
 ];
 
 /** What vnfpkg-list narrows to. */
@@ -103,9 +117,7 @@ export class PackageRepository {
 
   /** Finds a package by id, vnfdId or name; an ambiguous reference is an error. */
   find(ref: string): VnfPackage | undefined {
-    const rows = this.db
-      .prepare('SELECT * FROM vnf_packages WHERE id = ? OR vnfd_id = ? OR name = ?')
-      .all(ref, ref, ref) as PackageRow[];
+    const rows = this.db.prepare('SELECT * FROM vnf_packages WHERE id = ? OR vnfd_id = ? OR name = ?').all(ref, ref, ref) as PackageRow[];
     const exact = rows.find((r) => r.id === ref);
     if (exact) return toPackage(exact);
     if (rows.length > 1) {
@@ -145,9 +157,7 @@ export class PackageRepository {
     const sets: string[] = ['updated_at = @now'];
     if (states.operationalState) sets.push('operational_state = @op');
     if (states.usageState) sets.push('usage_state = @usage');
-    const r = this.db
-      .prepare(`UPDATE vnf_packages SET ${sets.join(', ')} WHERE id = @id`)
-      .run({ id, now, op: states.operationalState ?? null, usage: states.usageState ?? null });
+    const r = this.db.prepare(`UPDATE vnf_packages SET ${sets.join(', ')} WHERE id = @id`).run({ id, now, op: states.operationalState ?? null, usage: states.usageState ?? null });
     if (r.changes === 0) throw new NotFoundError(`vnf package "${id}" not found`);
     return this.get(id);
   }

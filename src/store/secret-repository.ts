@@ -142,10 +142,7 @@ export class SecretRepository {
   /** Every text column of every table: where a JSON value with sealed values may rest. */
   private jsonColumns(): JsonColumn[] {
     if (this.#columns) return this.#columns;
-    const tables = this.db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-      .pluck()
-      .all() as string[];
+    const tables = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
     const columns: JsonColumn[] = [];
     for (const table of tables.filter((t) => !NOT_WALKED.has(t))) {
       const info = this.db.prepare(`PRAGMA table_info("${table}")`).all() as { name: string; type: string }[];
@@ -159,9 +156,7 @@ export class SecretRepository {
   private eachJson(visit: (secret: StoredSecret) => { token: string; keyId: string } | undefined, write: boolean): number {
     let changed = 0;
     for (const { table, column } of this.jsonColumns()) {
-      const rows = this.db
-        .prepare(`SELECT rowid AS r, "${column}" AS v FROM "${table}" WHERE "${column}" LIKE '%"sealed"%'`)
-        .all() as { r: number; v: string }[];
+      const rows = this.db.prepare(`SELECT rowid AS r, "${column}" AS v FROM "${table}" WHERE "${column}" LIKE '%"sealed"%'`).all() as { r: number; v: string }[];
       for (const row of rows) {
         let parsed: unknown;
         try {
@@ -229,9 +224,7 @@ export class SecretRepository {
   }
 
   private setActiveKeyId(keyId: string): void {
-    this.db
-      .prepare('INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value')
-      .run(ACTIVE_KEY_SETTING, keyId);
+    this.db.prepare('INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(ACTIVE_KEY_SETTING, keyId);
   }
 
   /**
@@ -311,13 +304,16 @@ export class SecretRepository {
     };
     renew();
     this.stopLease(name);
-    const timer = setInterval(() => {
-      try {
-        renew();
-      } catch {
-        // The database is out of reach for now: the lease runs out if it stays so.
-      }
-    }, Math.max(50, Math.floor(ms / 4)));
+    const timer = setInterval(
+      () => {
+        try {
+          renew();
+        } catch {
+          // The database is out of reach for now: the lease runs out if it stays so.
+        }
+      },
+      Math.max(50, Math.floor(ms / 4)),
+    );
     timer.unref();
     this.#beats.set(name, timer);
   }
@@ -348,9 +344,7 @@ export class SecretRepository {
   /** Releases the lock if `holder` (same pid and start time) still holds it. */
   releaseLock(name: string, holder: StoreLockHolder): void {
     this.stopLease(name);
-    this.db
-      .prepare('DELETE FROM store_locks WHERE name = ? AND pid = ? AND start_time IS ?')
-      .run(name, holder.pid, holder.startTime ?? null);
+    this.db.prepare('DELETE FROM store_locks WHERE name = ? AND pid = ? AND start_time IS ?').run(name, holder.pid, holder.startTime ?? null);
   }
 
   /**

@@ -232,7 +232,10 @@ function insertRows(store: Store, tables: Map<string, Row[]>): Omit<ImportResult
     for (const row of rows) {
       const names = Object.keys(row);
       const unknown = names.find((n) => !columns.has(n) || n === 'rowid');
-      if (unknown) throw new UsageError(`table ${table} of the export has a column ${JSON.stringify(unknown)} this store has not`, { hint: 'import it with the vnfm version that exported it, or a newer one' });
+      if (unknown)
+        throw new UsageError(`table ${table} of the export has a column ${JSON.stringify(unknown)} this store has not`, {
+          hint: 'import it with the vnfm version that exported it, or a newer one',
+        });
       if (exists.get(row[key])) {
         skipped.push(`${table}/${String(row[key])}`);
         continue;
@@ -320,9 +323,9 @@ class DocumentReader {
         return;
       }
       const head = line.startsWith(',') ? line.slice(1) : line;
-      if (!head.endsWith('"chunks":[')) this.fail('expected a package\'s contents');
+      if (!head.endsWith('"chunks":[')) this.fail("expected a package's contents");
       const e = this.parse(`${head}]}`) as Partial<ContentEntry>;
-      if (typeof e.packageId !== 'string' || typeof e.sha256 !== 'string' || typeof e.sizeBytes !== 'number') this.fail('a package\'s contents lack packageId, sha256 or sizeBytes');
+      if (typeof e.packageId !== 'string' || typeof e.sha256 !== 'string' || typeof e.sizeBytes !== 'number') this.fail("a package's contents lack packageId, sha256 or sizeBytes");
       let done = false;
       const chunks = async function* (this: DocumentReader): AsyncGenerator<Buffer> {
         for (let c = await this.next(); c !== ']}' && c !== ']},'; c = await this.next()) {
@@ -333,7 +336,7 @@ class DocumentReader {
         done = true;
       }.call(this);
       yield { packageId: e.packageId, sha256: e.sha256, sizeBytes: e.sizeBytes, chunks };
-      if (!done) this.fail('a package\'s chunks were not read');
+      if (!done) this.fail("a package's chunks were not read");
     }
   }
 }

@@ -82,8 +82,22 @@ function toRow(vim: Vim, sealed: SealedSecrets | undefined): VimRow {
 }
 
 const COLUMNS = [
-  'id', 'name', 'type', 'description', 'is_default', 'auth_url', 'project_name', 'auth_method',
-  'verify_tls', 'settings', 'secret_names', 'secrets_token', 'secrets_key_id', 'status', 'created_at', 'updated_at',
+  'id',
+  'name',
+  'type',
+  'description',
+  'is_default',
+  'auth_url',
+  'project_name',
+  'auth_method',
+  'verify_tls',
+  'settings',
+  'secret_names',
+  'secrets_token',
+  'secrets_key_id',
+  'status',
+  'created_at',
+  'updated_at',
 ] as const;
 
 export class VimRepository {
@@ -107,9 +121,7 @@ export class VimRepository {
 
   /** Finds a VIM by id or by name. */
   find(ref: string): Vim | undefined {
-    const row = this.db.prepare('SELECT * FROM vims WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1').get(ref, ref, ref) as
-      | VimRow
-      | undefined;
+    const row = this.db.prepare('SELECT * FROM vims WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1').get(ref, ref, ref) as VimRow | undefined;
     if (row) return toVim(row);
     const prefixed = byIdPrefix<VimRow>(this.db, 'vims', ref);
     if (prefixed.length > 1) throw new UsageError(`"${ref}" is the start of several VIM ids`, { hint: 'give the whole id (vnfm vim-list -o wide)' });
@@ -133,8 +145,7 @@ export class VimRepository {
 
   sealedSecrets(id: string): SealedSecrets | undefined {
     const row = this.db.prepare('SELECT secrets_token AS token, secrets_key_id AS keyId FROM vims WHERE id = ?').get(id) as
-      | { token: string | null; keyId: string | null }
-      | undefined;
+      { token: string | null; keyId: string | null } | undefined;
     return row?.token && row.keyId ? { token: row.token, keyId: row.keyId } : undefined;
   }
 
@@ -148,9 +159,7 @@ export class VimRepository {
         const row = toRow(vim, this.secrets ? this.secrets.sealTokenForWrite(sealed) : sealed);
         this.assertNameFree(vim.name);
         if (vim.isDefault) this.db.prepare('UPDATE vims SET is_default = 0 WHERE is_default = 1').run();
-        this.db
-          .prepare(`INSERT INTO vims (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`)
-          .run(row);
+        this.db.prepare(`INSERT INTO vims (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(row);
       })
       .immediate();
   }
@@ -167,9 +176,7 @@ export class VimRepository {
         if (opts.readAt !== undefined) this.assertUnchangedSince(vim, opts.readAt);
         this.assertNameFree(vim.name, vim.id);
         if (vim.isDefault) this.db.prepare('UPDATE vims SET is_default = 0 WHERE is_default = 1 AND id <> ?').run(vim.id);
-        const result = this.db
-          .prepare(`UPDATE vims SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`)
-          .run(row);
+        const result = this.db.prepare(`UPDATE vims SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run(row);
         if (result.changes === 0) throw new NotFoundError(`vim "${vim.name}" not found`);
       })
       .immediate();

@@ -27,9 +27,24 @@ interface InstanceRow {
 }
 
 const COLUMNS: (keyof InstanceRow)[] = [
-  'id', 'name', 'description', 'vnfd_id', 'vnf_pkg_id', 'vnf_provider', 'vnf_product_name', 'vnf_software_version', 'vnfd_version',
-  'instantiation_state', 'vim_id', 'vim_connection_info', 'instantiated_vnf_info', 'metadata', 'extensions', 'vnf_configurable_properties',
-  'created_at', 'updated_at',
+  'id',
+  'name',
+  'description',
+  'vnfd_id',
+  'vnf_pkg_id',
+  'vnf_provider',
+  'vnf_product_name',
+  'vnf_software_version',
+  'vnfd_version',
+  'instantiation_state',
+  'vim_id',
+  'vim_connection_info',
+  'instantiated_vnf_info',
+  'metadata',
+  'extensions',
+  'vnf_configurable_properties',
+  'created_at',
+  'updated_at',
 ];
 
 const textOf = (o: Record<string, unknown> | undefined): string | null => (o && Object.keys(o).length ? JSON.stringify(o) : null);
@@ -75,12 +90,23 @@ const PAGE = 500;
  * into JavaScript for a table.
  */
 const SUMMARY_SELECT = [
-  'id', 'name', 'vnfd_id', 'vnf_pkg_id', 'vnf_product_name', 'vnf_software_version', 'instantiation_state', 'vim_id',
+  'id',
+  'name',
+  'vnfd_id',
+  'vnf_pkg_id',
+  'vnf_product_name',
+  'vnf_software_version',
+  'instantiation_state',
+  'vim_id',
   'CASE WHEN vim_id IS NULL THEN vim_connection_info END AS vim_connection_info',
-  "json_array_length(instantiated_vnf_info, '$.vnfcInfo') AS vnfc_count", 'created_at',
+  "json_array_length(instantiated_vnf_info, '$.vnfcInfo') AS vnfc_count",
+  'created_at',
 ].join(', ');
 
-type SummaryRow = Pick<InstanceRow, 'id' | 'name' | 'vnfd_id' | 'vnf_pkg_id' | 'vnf_product_name' | 'vnf_software_version' | 'instantiation_state' | 'vim_id' | 'vim_connection_info' | 'created_at'> & {
+type SummaryRow = Pick<
+  InstanceRow,
+  'id' | 'name' | 'vnfd_id' | 'vnf_pkg_id' | 'vnf_product_name' | 'vnf_software_version' | 'instantiation_state' | 'vim_id' | 'vim_connection_info' | 'created_at'
+> & {
   vnfc_count: number | null;
 };
 
@@ -238,9 +264,7 @@ export class VnfInstanceRepository {
     this.db
       .transaction(() => {
         this.db.prepare(`INSERT INTO vnf_instances (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(this.rowOf(instance));
-        this.db
-          .prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?")
-          .run(instance.updatedAt, instance.vnfPkgId);
+        this.db.prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?").run(instance.updatedAt, instance.vnfPkgId);
       })
       .immediate();
   }
@@ -272,8 +296,7 @@ export class VnfInstanceRepository {
     this.db
       .transaction(() => {
         const row = this.db.prepare('SELECT instantiation_state, vnf_pkg_id FROM vnf_instances WHERE id = ?').get(id) as
-          | { instantiation_state: string; vnf_pkg_id: string }
-          | undefined;
+          { instantiation_state: string; vnf_pkg_id: string } | undefined;
         if (!row) throw new NotFoundError(`vnf instance "${id}" not found`);
         if (row.instantiation_state !== 'NOT_INSTANTIATED') {
           throw new ConflictError(`vnf instance ${id} is ${row.instantiation_state}`, { hint: `terminate it first: vnfm vnf-terminate ${id}` });

@@ -77,7 +77,10 @@ export function readCloudsYaml(cloud: string, opts: ReadCloudsYamlOptions): VimC
       hint: names.length ? `pick one of: ${names.join(', ')}` : `add an entry under clouds: with auth.auth_url, auth.username and auth.password`,
     });
   }
-  for (const [path, entry] of [[file, main[cloud]], [secureFile, secure[cloud]]] as const) {
+  for (const [path, entry] of [
+    [file, main[cloud]],
+    [secureFile, secure[cloud]],
+  ] as const) {
     if (entry !== undefined && entry !== null && !isMapping(entry)) {
       throw new ValidationError(path!, `clouds.${cloud}`, `must be a mapping, not ${kindOf(entry)}`, {
         hint: `indent the settings of ${echo(cloud)} (auth:, region_name:, ...) under its name`,
@@ -112,7 +115,9 @@ class CloudEntryReader {
   read(): VimConfig {
     const profile = this.str(['profile']) ?? this.str(['cloud']);
     if (profile) {
-      this.warnings.push(`${this.file}: cloud ${echo(this.cloud)} refers to vendor profile ${echo(profile)}, which vnfm does not expand; only the settings written in the entry are used`);
+      this.warnings.push(
+        `${this.file}: cloud ${echo(this.cloud)} refers to vendor profile ${echo(profile)}, which vnfm does not expand; only the settings written in the entry are used`,
+      );
     }
     const identityVersion = this.str(['identity_api_version']);
     if (identityVersion !== undefined && !/^3(\.\d+)?$/.test(identityVersion)) {
@@ -143,21 +148,35 @@ class CloudEntryReader {
       const id = this.authStr('application_credential_id');
       const name = this.authStr('application_credential_name');
       if (!id && !name) {
-        this.fail(['auth', 'application_credential_id'], 'is missing (and so is application_credential_name)',
-          'add auth.application_credential_id (openstack application credential show NAME -c id)');
+        this.fail(
+          ['auth', 'application_credential_id'],
+          'is missing (and so is application_credential_name)',
+          'add auth.application_credential_id (openstack application credential show NAME -c id)',
+        );
       }
-      secrets.applicationCredentialSecret = this.requiredAuth('application_credential_secret',
-        'add auth.application_credential_secret (or put it in secure.yaml beside clouds.yaml)');
+      secrets.applicationCredentialSecret = this.requiredAuth(
+        'application_credential_secret',
+        'add auth.application_credential_secret (or put it in secure.yaml beside clouds.yaml)',
+      );
       // An application credential found by name is looked up among the user's own.
       const user = this.user(!id);
-      auth = compact({ method: 'application-credential' as const, applicationCredentialId: id, applicationCredentialName: name, username: user.username, userDomainName: user.userDomainName });
+      auth = compact({
+        method: 'application-credential' as const,
+        applicationCredentialId: id,
+        applicationCredentialName: name,
+        username: user.username,
+        userDomainName: user.userDomainName,
+      });
       if (user.userId) extra.user_id = user.userId;
       if (['project_name', 'project_id'].some((k) => this.has(k))) {
         this.warnings.push(`${this.file}: cloud ${echo(this.cloud)}: the project settings are ignored; an application credential is bound to the project it was created in`);
       }
     } else {
-      this.fail(['auth_type'], `${echo(authType)} is not supported; vnfm supports password, v3password and v3applicationcredential`,
-        'authenticate with a password or create an application credential (openstack application credential create vnfm) and use auth_type: v3applicationcredential');
+      this.fail(
+        ['auth_type'],
+        `${echo(authType)} is not supported; vnfm supports password, v3password and v3applicationcredential`,
+        'authenticate with a password or create an application credential (openstack application credential create vnfm) and use auth_type: v3applicationcredential',
+      );
     }
     const userDomainId = this.authStr('user_domain_id');
     if (userDomainId) extra.user_domain_id = userDomainId;
@@ -183,9 +202,23 @@ class CloudEntryReader {
       }
     }
     if (this.entry.auth_type === undefined && this.entry.auth_plugin !== undefined) this.entry.auth_type = this.entry.auth_plugin;
-    const keys = ['auth_url', 'username', 'user_id', 'password', 'project_name', 'project_id', 'user_domain_name', 'user_domain_id',
-      'project_domain_name', 'project_domain_id', 'domain_name', 'domain_id', 'application_credential_id',
-      'application_credential_name', 'application_credential_secret'];
+    const keys = [
+      'auth_url',
+      'username',
+      'user_id',
+      'password',
+      'project_name',
+      'project_id',
+      'user_domain_name',
+      'user_domain_id',
+      'project_domain_name',
+      'project_domain_id',
+      'domain_name',
+      'domain_id',
+      'application_credential_id',
+      'application_credential_name',
+      'application_credential_secret',
+    ];
     for (const key of keys) {
       if (this.entry[key] !== undefined && this.entry[key] !== null) this.auth[key] = this.entry[key];
     }
@@ -209,8 +242,11 @@ class CloudEntryReader {
       url = undefined;
     }
     if (!url || !['http:', 'https:'].includes(url.protocol) || url.hostname === '') {
-      this.fail(this.authField('auth_url'), `${echo(value)} is not an http(s):// URL with a host`,
-        'write the full Keystone URL with its scheme, e.g. https://keystone.example.com:5000/v3');
+      this.fail(
+        this.authField('auth_url'),
+        `${echo(value)} is not an http(s):// URL with a host`,
+        'write the full Keystone URL with its scheme, e.g. https://keystone.example.com:5000/v3',
+      );
     }
     return value.replace(/\/+$/, '');
   }
@@ -224,8 +260,11 @@ class CloudEntryReader {
       this.fail(['auth', 'username'], 'is missing (and so is user_id)', 'add auth.username with auth.user_domain_name, or auth.user_id');
     }
     if (username && !userId && !userDomainName && !this.authStr('user_domain_id')) {
-      this.fail(['auth', 'user_domain_name'], `is missing; Keystone v3 needs the domain of user ${echo(username)}`,
-        'add auth.user_domain_name (often Default), auth.user_domain_id, or auth.domain_name for both user and project');
+      this.fail(
+        ['auth', 'user_domain_name'],
+        `is missing; Keystone v3 needs the domain of user ${echo(username)}`,
+        'add auth.user_domain_name (often Default), auth.user_domain_id, or auth.domain_name for both user and project',
+      );
     }
     return compact({ username, userId, userDomainName });
   }
@@ -235,12 +274,18 @@ class CloudEntryReader {
     const projectId = this.authStr('project_id');
     const projectDomainName = this.authStr('project_domain_name');
     if (!projectName && !projectId) {
-      this.fail(['auth', 'project_name'], 'is missing (and so is project_id); VNFs are deployed into a project',
-        'add auth.project_name with auth.project_domain_name, or auth.project_id');
+      this.fail(
+        ['auth', 'project_name'],
+        'is missing (and so is project_id); VNFs are deployed into a project',
+        'add auth.project_name with auth.project_domain_name, or auth.project_id',
+      );
     }
     if (projectName && !projectId && !projectDomainName && !this.authStr('project_domain_id')) {
-      this.fail(['auth', 'project_domain_name'], `is missing; Keystone v3 needs the domain of project ${echo(projectName)}`,
-        'add auth.project_domain_name (often Default), auth.project_domain_id, or auth.domain_name for both user and project');
+      this.fail(
+        ['auth', 'project_domain_name'],
+        `is missing; Keystone v3 needs the domain of project ${echo(projectName)}`,
+        'add auth.project_domain_name (often Default), auth.project_domain_id, or auth.domain_name for both user and project',
+      );
     }
     return compact({ projectName, projectId, projectDomainName });
   }
@@ -260,7 +305,9 @@ class CloudEntryReader {
     const cacertRef = this.str(['cacert']);
     if (verify === false || insecureFlag) {
       const why = verify === false ? 'verify: false' : 'insecure: true';
-      this.warnings.push(`${this.file}: cloud ${echo(this.cloud)} has ${why}; TLS verification is off, so Keystone's identity is not checked and the credential could be sent to an impostor`);
+      this.warnings.push(
+        `${this.file}: cloud ${echo(this.cloud)} has ${why}; TLS verification is off, so Keystone's identity is not checked and the credential could be sent to an impostor`,
+      );
       if (cacertRef) this.warnings.push(`${this.file}: cloud ${echo(this.cloud)}: cacert is ignored because verification is off`);
       return { verifyTls: false };
     }
@@ -277,7 +324,11 @@ class CloudEntryReader {
     try {
       return { verifyTls: true, caCert: parsePemCertificates(text).join('\n') + '\n' };
     } catch (err) {
-      this.fail(['cacert'], `points to ${path}, which is not a PEM certificate: ${(err as Error).message}`, 'point cacert at the PEM file of the CA that signed Keystone\'s certificate');
+      this.fail(
+        ['cacert'],
+        `points to ${path}, which is not a PEM certificate: ${(err as Error).message}`,
+        "point cacert at the PEM file of the CA that signed Keystone's certificate",
+      );
     }
   }
 

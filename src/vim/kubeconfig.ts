@@ -67,13 +67,20 @@ class KubeconfigReader {
 
   read(opts: ReadKubeconfigOptions): VimConfig {
     if (!isMapping(this.doc)) {
-      this.fail(undefined, `is not a kubeconfig: expected a mapping, found ${kindOf(this.doc)}`, 'a kubeconfig has apiVersion: v1, kind: Config, clusters, users, contexts and current-context');
+      this.fail(
+        undefined,
+        `is not a kubeconfig: expected a mapping, found ${kindOf(this.doc)}`,
+        'a kubeconfig has apiVersion: v1, kind: Config, clusters, users, contexts and current-context',
+      );
     }
     const doc = this.doc;
     if (doc.kind !== undefined && doc.kind !== null && doc.kind !== 'Config') {
-      this.fail('kind', `is ${echo(doc.kind)}, not "Config"`,
+      this.fail(
+        'kind',
+        `is ${echo(doc.kind)}, not "Config"`,
         'pass a kubeconfig file; a kubeconfig kept in a Secret must be extracted first, e.g. ' +
-        'kubectl get secret NAME -o jsonpath={.data.value} | base64 -d > cluster.kubeconfig');
+          'kubectl get secret NAME -o jsonpath={.data.value} | base64 -d > cluster.kubeconfig',
+      );
     }
     const contexts = this.namedList(doc, 'contexts', 'context');
     const clusters = this.namedList(doc, 'clusters', 'cluster');
@@ -89,14 +96,20 @@ class KubeconfigReader {
     const clusterName = this.requiredString(ctx, 'cluster', ctxField('cluster'), 'name the cluster this context uses');
     const cluster = clusters.get(clusterName);
     if (!cluster) {
-      this.fail(ctxField('cluster'), `names cluster ${echo(clusterName)}, which is not defined; clusters: ${listNames(clusters)}`,
-        'fix the name, or add the cluster: kubectl config set-cluster NAME --server=https://HOST:6443 --kubeconfig FILE');
+      this.fail(
+        ctxField('cluster'),
+        `names cluster ${echo(clusterName)}, which is not defined; clusters: ${listNames(clusters)}`,
+        'fix the name, or add the cluster: kubectl config set-cluster NAME --server=https://HOST:6443 --kubeconfig FILE',
+      );
     }
     const userName = this.requiredString(ctx, 'user', ctxField('user'), 'name the user (credential) this context uses');
     const user = users.get(userName);
     if (!user) {
-      this.fail(ctxField('user'), `names user ${echo(userName)}, which is not defined; users: ${listNames(users)}`,
-        'fix the name, or add the user: kubectl config set-credentials NAME --token=TOKEN --kubeconfig FILE');
+      this.fail(
+        ctxField('user'),
+        `names user ${echo(userName)}, which is not defined; users: ${listNames(users)}`,
+        'fix the name, or add the user: kubectl config set-credentials NAME --token=TOKEN --kubeconfig FILE',
+      );
     }
 
     const namespace = this.pickNamespace(ctx, ctxField('namespace'), opts.namespace);
@@ -119,15 +132,17 @@ class KubeconfigReader {
     }
     const current = doc['current-context'];
     if (current === undefined || current === null || current === '') {
-      this.fail('current-context', `is not set and no context was given; contexts: ${names}`,
-        `pass --context with one of: ${names} (or set one: kubectl config use-context NAME --kubeconfig FILE)`);
+      this.fail(
+        'current-context',
+        `is not set and no context was given; contexts: ${names}`,
+        `pass --context with one of: ${names} (or set one: kubectl config use-context NAME --kubeconfig FILE)`,
+      );
     }
     if (typeof current !== 'string') {
       this.fail('current-context', `must be a context name, not ${kindOf(current)}`, `set it to one of: ${names}`);
     }
     if (!contexts.has(current)) {
-      this.fail('current-context', `names context ${echo(current)}, which is not defined; contexts: ${names}`,
-        `pass --context with one of: ${names}, or fix current-context`);
+      this.fail('current-context', `names context ${echo(current)}, which is not defined; contexts: ${names}`, `pass --context with one of: ${names}, or fix current-context`);
     }
     return current;
   }
@@ -144,8 +159,7 @@ class KubeconfigReader {
     const fromContext = this.optionalString(ctx, 'namespace', field);
     if (fromContext === undefined || fromContext === '') return 'default';
     if (!isNamespaceName(fromContext)) {
-      this.fail(field, `${echo(fromContext)} is not a valid namespace name (DNS-1123 label)`,
-        'use lower-case letters, digits and "-", at most 63 characters, or pass --namespace');
+      this.fail(field, `${echo(fromContext)} is not a valid namespace name (DNS-1123 label)`, 'use lower-case letters, digits and "-", at most 63 characters, or pass --namespace');
     }
     return fromContext;
   }
@@ -160,8 +174,11 @@ class KubeconfigReader {
       url = undefined;
     }
     if (!url || url.protocol !== 'https:' || url.hostname === '') {
-      this.fail(field('server'), `${echo(server)} is not an https:// URL with a host`,
-        'write the full URL with its scheme, e.g. server: https://192.168.0.10:6443 (vnfm talks to the API server over TLS only)');
+      this.fail(
+        field('server'),
+        `${echo(server)} is not an https:// URL with a host`,
+        'write the full URL with its scheme, e.g. server: https://192.168.0.10:6443 (vnfm talks to the API server over TLS only)',
+      );
     }
     if (url.username !== '' || url.password !== '') {
       this.fail(field('server'), 'has credentials inside the URL', 'remove user:password@ from the server URL and put the credential under users');
@@ -174,13 +191,19 @@ class KubeconfigReader {
     const caData = this.optionalString(cluster, 'certificate-authority-data', field('certificate-authority-data'));
     const caFile = this.optionalString(cluster, 'certificate-authority', field('certificate-authority'));
     if (caData && caFile) {
-      this.fail(field('certificate-authority-data'), 'and certificate-authority are both set',
-        'keep one of them: the embedded certificate-authority-data or the certificate-authority file path');
+      this.fail(
+        field('certificate-authority-data'),
+        'and certificate-authority are both set',
+        'keep one of them: the embedded certificate-authority-data or the certificate-authority file path',
+      );
     }
     if (insecure === true && (caData || caFile)) {
       // kubectl (client-go) refuses this combination too: which one wins would be a guess.
-      this.fail(field('insecure-skip-tls-verify'), 'is true while a certificate authority is also set',
-        'remove insecure-skip-tls-verify to verify the server with the CA, or remove the CA to skip verification');
+      this.fail(
+        field('insecure-skip-tls-verify'),
+        'is true while a certificate authority is also set',
+        'remove insecure-skip-tls-verify to verify the server with the CA, or remove the CA to skip verification',
+      );
     }
 
     let caCert: string | undefined;
@@ -194,7 +217,7 @@ class KubeconfigReader {
     if (!verifyTls) {
       this.warnings.push(
         `${this.file}: cluster ${echo(name)} has insecure-skip-tls-verify: true; TLS verification is off, ` +
-        "so the API server's identity is not checked and its credential could be sent to an impostor",
+          "so the API server's identity is not checked and its credential could be sent to an impostor",
       );
     }
     const tlsServerName = this.optionalString(cluster, 'tls-server-name', field('tls-server-name')) || undefined;
@@ -210,11 +233,15 @@ class KubeconfigReader {
     for (const plugin of ['exec', 'auth-provider'] as const) {
       const value = user[plugin];
       if (value === undefined || value === null) continue;
-      const what = plugin === 'exec'
-        ? `an exec credential plugin${isMapping(value) && typeof value.command === 'string' ? ` (command ${echo(value.command)})` : ''}`
-        : `an auth-provider plugin${isMapping(value) && typeof value.name === 'string' ? ` (${echo(value.name)})` : ''}`;
-      this.fail(field(plugin), `uses ${what}; exec and auth-provider plugins are not supported because vnfm stores a static credential and never runs commands from a kubeconfig`,
-        SERVICE_ACCOUNT_HINT);
+      const what =
+        plugin === 'exec'
+          ? `an exec credential plugin${isMapping(value) && typeof value.command === 'string' ? ` (command ${echo(value.command)})` : ''}`
+          : `an auth-provider plugin${isMapping(value) && typeof value.name === 'string' ? ` (${echo(value.name)})` : ''}`;
+      this.fail(
+        field(plugin),
+        `uses ${what}; exec and auth-provider plugins are not supported because vnfm stores a static credential and never runs commands from a kubeconfig`,
+        SERVICE_ACCOUNT_HINT,
+      );
     }
 
     const token = this.optionalString(user, 'token', field('token'));
@@ -233,12 +260,14 @@ class KubeconfigReader {
     // kubectl lets a token ride along with a client certificate; vnfm keeps a
     // single credential per VIM, so a second one would be silently dropped.
     if (methods.length > 1) {
-      this.fail(userField, `has more than one credential (${methods.join(', ')}); vnfm uses exactly one`,
-        'remove all but one of them from this user, or point the context at a user with a single credential');
+      this.fail(
+        userField,
+        `has more than one credential (${methods.join(', ')}); vnfm uses exactly one`,
+        'remove all but one of them from this user, or point the context at a user with a single credential',
+      );
     }
     if (methods.length === 0) {
-      this.fail(userField, 'has no credential: expected token, tokenFile, client-certificate-data with client-key-data, or username with password',
-        SERVICE_ACCOUNT_HINT);
+      this.fail(userField, 'has no credential: expected token, tokenFile, client-certificate-data with client-key-data, or username with password', SERVICE_ACCOUNT_HINT);
     }
 
     for (const key of ['as', 'as-uid', 'as-groups', 'as-user-extra']) {
@@ -254,7 +283,7 @@ class KubeconfigReader {
       if (!password) this.fail(field('password'), 'is missing while username is set', 'add password, or remove username');
       this.warnings.push(
         `${this.file}: user ${echo(name)} uses HTTP basic auth, which kube-apiserver removed in v1.19; ` +
-        'it works only where a proxy in front of the API server still accepts it',
+          'it works only where a proxy in front of the API server still accepts it',
       );
       return { auth: { method: 'basic', username }, secrets: { password } };
     }
@@ -268,7 +297,7 @@ class KubeconfigReader {
       value = token.trim();
     } else {
       const path = this.resolveRef(tokenFile!);
-      value = this.readRef(path, field('tokenFile'), 'fix the path (relative paths are resolved against the kubeconfig\'s directory) or put the token in token').trim();
+      value = this.readRef(path, field('tokenFile'), "fix the path (relative paths are resolved against the kubeconfig's directory) or put the token in token").trim();
       this.warnings.push(`${this.file}: the token was copied from ${path}; vnfm keeps this copy and does not re-read the file when the token is rotated`);
     }
     const key = token ? 'token' : 'tokenFile';
@@ -277,10 +306,7 @@ class KubeconfigReader {
     return value;
   }
 
-  private readClientCertificate(
-    src: { certData?: string; certFile?: string; keyData?: string; keyFile?: string },
-    field: (key: string) => string,
-  ): VimSecrets {
+  private readClientCertificate(src: { certData?: string; certFile?: string; keyData?: string; keyFile?: string }, field: (key: string) => string): VimSecrets {
     if (src.certData && src.certFile) {
       this.fail(field('client-certificate-data'), 'and client-certificate are both set', 'keep one of them: the embedded data or the file path');
     }
@@ -289,13 +315,15 @@ class KubeconfigReader {
     }
     if (!src.certData && !src.certFile) {
       const keyField = field(src.keyData ? 'client-key-data' : 'client-key');
-      this.fail(keyField, 'is set without a client certificate (client-certificate-data or client-certificate)',
-        'add the certificate that belongs to this key as client-certificate-data, or remove the key');
+      this.fail(
+        keyField,
+        'is set without a client certificate (client-certificate-data or client-certificate)',
+        'add the certificate that belongs to this key as client-certificate-data, or remove the key',
+      );
     }
     const certField = field(src.certData ? 'client-certificate-data' : 'client-certificate');
     if (!src.keyData && !src.keyFile) {
-      this.fail(certField, 'is set without its private key (client-key-data or client-key)',
-        'add the matching key as client-key-data (base64 -w0 client.key)');
+      this.fail(certField, 'is set without its private key (client-key-data or client-key)', 'add the matching key as client-key-data (base64 -w0 client.key)');
     }
     const keyField = field(src.keyData ? 'client-key-data' : 'client-key');
 
@@ -307,20 +335,25 @@ class KubeconfigReader {
     if (src.keyData) {
       keyText = this.decodeData(src.keyData, keyField, 'base64 -w0 client.key').toString('utf8');
     } else {
-      keyText = this.readRef(this.resolveRef(src.keyFile!), keyField,
-        'fix the path (relative paths are resolved against the kubeconfig\'s directory) or embed the key with client-key-data');
+      keyText = this.readRef(
+        this.resolveRef(src.keyFile!),
+        keyField,
+        "fix the path (relative paths are resolved against the kubeconfig's directory) or embed the key with client-key-data",
+      );
     }
     let key: KeyObject;
     try {
       if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(keyText)) throw new Error('no -----BEGIN ... PRIVATE KEY----- block');
       key = createPrivateKey({ key: keyText, format: 'pem' });
     } catch (err) {
-      this.fail(keyField, `is not a PEM private key: ${(err as Error).message}`,
-        'use the unencrypted PEM key that belongs to the client certificate (encrypted keys are not supported)');
+      this.fail(
+        keyField,
+        `is not a PEM private key: ${(err as Error).message}`,
+        'use the unencrypted PEM key that belongs to the client certificate (encrypted keys are not supported)',
+      );
     }
     if (!new X509Certificate(parsePemCertificates(cert)[0]).checkPrivateKey(key)) {
-      this.fail(keyField, 'does not belong to the client certificate (the public keys differ)',
-        'use the private key that was generated together with this certificate');
+      this.fail(keyField, 'does not belong to the client certificate (the public keys differ)', 'use the private key that was generated together with this certificate');
     }
     return { clientCert: cert, clientKey: keyText.replace(/\r\n?/g, '\n').trim() + '\n' };
   }
@@ -331,8 +364,7 @@ class KubeconfigReader {
     try {
       return bundle(parsePemCertificates(decoded));
     } catch (err) {
-      this.fail(field, `is not a PEM ${what} after base64 decoding: ${(err as Error).message}`,
-        `put the base64 of the PEM file here (${encodeCommand})`);
+      this.fail(field, `is not a PEM ${what} after base64 decoding: ${(err as Error).message}`, `put the base64 of the PEM file here (${encodeCommand})`);
     }
   }
 
@@ -342,8 +374,7 @@ class KubeconfigReader {
     try {
       return bundle(parsePemCertificates(text));
     } catch (err) {
-      this.fail(field, `points to ${path}, which is not a PEM certificate: ${(err as Error).message}`,
-        `point it at a PEM certificate file, or ${alternative}`);
+      this.fail(field, `points to ${path}, which is not a PEM certificate: ${(err as Error).message}`, `point it at a PEM certificate file, or ${alternative}`);
     }
   }
 
@@ -352,8 +383,7 @@ class KubeconfigReader {
     // Buffer.from(…, 'base64') skips bad characters silently; kubectl's decoder does not.
     if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(compact) || compact === '') {
       const looksPem = data.includes('-----BEGIN');
-      this.fail(field, looksPem ? 'holds PEM text, but *-data fields hold base64' : 'is not valid base64',
-        `put the base64 of the PEM file here (${encodeCommand})`);
+      this.fail(field, looksPem ? 'holds PEM text, but *-data fields hold base64' : 'is not valid base64', `put the base64 of the PEM file here (${encodeCommand})`);
     }
     return Buffer.from(compact, 'base64');
   }
@@ -384,7 +414,11 @@ class KubeconfigReader {
       const name = item.name;
       if (typeof name !== 'string' || name === '') this.fail(`${list}[${i}].name`, 'is missing or not a string', `give every entry of ${list} a name`);
       if (firstIndex.has(name)) {
-        this.fail(`${list}[name=${name}]`, `is defined twice (entries ${firstIndex.get(name)! + 1} and ${i + 1})`, 'remove or rename one of them (kubectl refuses duplicate names as well)');
+        this.fail(
+          `${list}[name=${name}]`,
+          `is defined twice (entries ${firstIndex.get(name)! + 1} and ${i + 1})`,
+          'remove or rename one of them (kubectl refuses duplicate names as well)',
+        );
       }
       firstIndex.set(name, i);
       const body = item[bodyKey];

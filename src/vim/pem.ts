@@ -24,9 +24,7 @@ export function parsePemCertificates(text: string): string[] {
   if (blocks.length === 0) {
     const begins = (normalized.match(/-----BEGIN CERTIFICATE-----/g) ?? []).length;
     throw new Error(
-      begins > 0
-        ? 'has a -----BEGIN CERTIFICATE----- line without its -----END CERTIFICATE----- line'
-        : 'contains no -----BEGIN CERTIFICATE----- block (not a PEM certificate)',
+      begins > 0 ? 'has a -----BEGIN CERTIFICATE----- line without its -----END CERTIFICATE----- line' : 'contains no -----BEGIN CERTIFICATE----- block (not a PEM certificate)',
     );
   }
   const unterminated = (normalized.match(/-----BEGIN CERTIFICATE-----/g) ?? []).length - blocks.length;
@@ -40,9 +38,7 @@ export function parsePemCertificates(text: string): string[] {
       new X509Certificate(block);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      throw new Error(
-        `certificate ${i + 1} of ${blocks.length} (starting on line ${line}) is not a valid X.509 certificate: ${reason}`,
-      );
+      throw new Error(`certificate ${i + 1} of ${blocks.length} (starting on line ${line}) is not a valid X.509 certificate: ${reason}`);
     }
     return block;
   });

@@ -9,9 +9,25 @@ import { parsePemCertificates, unfoldPem } from './pem.js';
 import { readBoundedText, readConfigYaml, MAX_CONFIG_BYTES } from '../yaml.js';
 
 const KNOWN_KEYS = new Set([
-  'auth_url', 'type', 'project_name', 'project_id', 'project_domain_name', 'username', 'user_id', 'password',
-  'user_domain_name', 'cert_verify', 'bearer_token', 'ssl_ca_cert', 'oidc_token_url', 'client_id', 'client_secret',
-  'application_credential_id', 'application_credential_secret', 'region_name', 'extra',
+  'auth_url',
+  'type',
+  'project_name',
+  'project_id',
+  'project_domain_name',
+  'username',
+  'user_id',
+  'password',
+  'user_domain_name',
+  'cert_verify',
+  'bearer_token',
+  'ssl_ca_cert',
+  'oidc_token_url',
+  'client_id',
+  'client_secret',
+  'application_credential_id',
+  'application_credential_secret',
+  'region_name',
+  'extra',
 ]);
 
 /** Reads a vim-config file. */
@@ -88,7 +104,10 @@ export function parseVimConfig(doc: unknown, file: string, text = ''): VimConfig
   const ca = readCaCert(
     cfg['ssl_ca_cert'],
     (problem, hint) => fail('ssl_ca_cert', problem, hint),
-    () => warnings.push(`${file}: ${at('ssl_ca_cert')} is PEM folded into one line (a quoted multi-line scalar); its line breaks were rebuilt from the BEGIN/END markers, as Tacker does — write it as a block scalar (ssl_ca_cert: |) to keep them`),
+    () =>
+      warnings.push(
+        `${file}: ${at('ssl_ca_cert')} is PEM folded into one line (a quoted multi-line scalar); its line breaks were rebuilt from the BEGIN/END markers, as Tacker does — write it as a block scalar (ssl_ca_cert: |) to keep them`,
+      ),
   );
   let verifyTls = true;
   if (ca === null) {
@@ -229,7 +248,7 @@ function readCaCert(value: unknown, fail: (problem: string, hint: string) => nev
 
 /** What to write instead of a blank `ssl_ca_cert:` (also for inline VIMs in requests). */
 export const BLANK_CA_CERT_HINT =
-  'paste the CA certificate as a block scalar (ssl_ca_cert: |), write ssl_ca_cert: None to skip TLS verification explicitly, or remove the line to verify against the system\'s trusted CAs';
+  "paste the CA certificate as a block scalar (ssl_ca_cert: |), write ssl_ca_cert: None to skip TLS verification explicitly, or remove the line to verify against the system's trusted CAs";
 
 function parseBool(value: unknown, dflt: boolean, fail: (problem: string) => never): boolean {
   if (value === undefined || value === null) return dflt;

@@ -131,9 +131,7 @@ export class DefinitionFiles {
       code: 'import-unresolved',
       file: source.path,
       line,
-      message: isUrl
-        ? `import ${ref} is a URL, and vnfm never fetches anything while reading a package`
-        : `import ${ref} resolves to ${local}, which is not in the package`,
+      message: isUrl ? `import ${ref} is a URL, and vnfm never fetches anything while reading a package` : `import ${ref} resolves to ${local}, which is not in the package`,
       hint: isUrl
         ? `ship the file inside the package and import it by relative path (only the ETSI SOL001 type files, v${SOL001_VERSION} and later, are supplied by vnfm)`
         : 'add the file to the package, or fix the path: imports are relative to the importing file',

@@ -20,18 +20,7 @@ import { LCM_HOOKS } from '../model/vnfd.js';
 import { isMapping } from '../yaml.js';
 import { checkFlavourReferences, type FlavourPolicies } from './flavour-references.js';
 import { POLICY } from './sol001-types.js';
-import {
-  entriesOf,
-  isCount,
-  type Mapping,
-  mappingOf,
-  resolveMember,
-  type SourceFile,
-  stringList,
-  stringOf,
-  type VnfdReading,
-  type VnfNode,
-} from './tosca-values.js';
+import { entriesOf, isCount, type Mapping, mappingOf, resolveMember, type SourceFile, stringList, stringOf, type VnfdReading, type VnfNode } from './tosca-values.js';
 import { lineOf } from './yaml-source.js';
 
 /** Reads one flavour's VDUs and policies and checks that every reference among them lands. */
@@ -62,7 +51,12 @@ export class FlavourReader {
     const at = ['node_templates', name, 'properties'];
     const vduName = stringOf(props.name);
     if (vduName === undefined) {
-      this.add('vdu-name-missing', ['node_templates', name], `VDU ${name} has no properties.name`, `add "name:" under ${name}.properties; for a CNF it must equal the metadata.name of the Kubernetes workload that realises the VDU`);
+      this.add(
+        'vdu-name-missing',
+        ['node_templates', name],
+        `VDU ${name} has no properties.name`,
+        `add "name:" under ${name}.properties; for a CNF it must equal the metadata.name of the Kubernetes workload that realises the VDU`,
+      );
     }
     const profile = mappingOf(props.vdu_profile);
     const min = profile.min_number_of_instances;
@@ -91,7 +85,12 @@ export class FlavourReader {
     }
     for (const storage of requirements.virtualStorage) {
       if (!(storage in this.nodes)) {
-        this.add('requirement-target-missing', ['node_templates', name, 'requirements', 'virtual_storage'], `VDU ${name} requires virtual_storage ${storage}, which is not a node template of flavour ${this.flavour.id}`, `define ${storage} (a tosca.nodes.nfv.Vdu.VirtualBlockStorage) in this file, or fix the name`);
+        this.add(
+          'requirement-target-missing',
+          ['node_templates', name, 'requirements', 'virtual_storage'],
+          `VDU ${name} requires virtual_storage ${storage}, which is not a node template of flavour ${this.flavour.id}`,
+          `define ${storage} (a tosca.nodes.nfv.Vdu.VirtualBlockStorage) in this file, or fix the name`,
+        );
       }
     }
     return {
@@ -128,7 +127,12 @@ export class FlavourReader {
     if (fileRef !== undefined && !/^[a-z][a-z0-9+.-]*:\/\//i.test(fileRef)) {
       file = this.resolveArtifact(this.source.path, fileRef);
       if (file === undefined) {
-        this.add('artifact-file-missing', ['node_templates', node, 'artifacts', 'sw_image', 'file'], `the sw_image artifact of ${node} names ${fileRef}, which is not in the package`, 'add the image under Files/images/ and give its path relative to this file (e.g. ../Files/images/<image>) or to the package root; or drop the artifact to use an image already in the VIM');
+        this.add(
+          'artifact-file-missing',
+          ['node_templates', node, 'artifacts', 'sw_image', 'file'],
+          `the sw_image artifact of ${node} names ${fileRef}, which is not in the package`,
+          'add the image under Files/images/ and give its path relative to this file (e.g. ../Files/images/<image>) or to the package root; or drop the artifact to use an image already in the VIM',
+        );
       }
     }
     if (Object.keys(data).length === 0) return undefined;
@@ -136,10 +140,7 @@ export class FlavourReader {
     return {
       name: stringOf(data.name) ?? node,
       version: stringOf(data.version),
-      checksum:
-        typeof checksum.algorithm === 'string' && typeof checksum.hash === 'string'
-          ? { algorithm: checksum.algorithm, hash: checksum.hash }
-          : undefined,
+      checksum: typeof checksum.algorithm === 'string' && typeof checksum.hash === 'string' ? { algorithm: checksum.algorithm, hash: checksum.hash } : undefined,
       containerFormat: stringOf(data.container_format),
       diskFormat: stringOf(data.disk_format),
       minDisk: stringOf(data.min_disk),
@@ -150,8 +151,7 @@ export class FlavourReader {
   }
 
   readPolicies(policies: Array<[string, unknown]>): void {
-    const byType = (base: string) =>
-      policies.filter(([, p]) => isMapping(p) && this.loader.types.isA(stringOf(p.type), base)) as Array<[string, Mapping]>;
+    const byType = (base: string) => policies.filter(([, p]) => isMapping(p) && this.loader.types.isA(stringOf(p.type), base)) as Array<[string, Mapping]>;
     const f = this.flavour;
 
     for (const [name, p] of byType(POLICY.scalingAspects)) {
@@ -159,7 +159,12 @@ export class FlavourReader {
         const aspect = mappingOf(a);
         const max = aspect.max_scale_level;
         if (!isCount(max)) {
-          this.add('aspect-invalid', ['policies', name, 'properties', 'aspects', aspectId], `scaling aspect ${aspectId} has max_scale_level ${String(max)}, not a whole number ≥ 0`, 'set max_scale_level to the number of steps the aspect may scale out, e.g. 2');
+          this.add(
+            'aspect-invalid',
+            ['policies', name, 'properties', 'aspects', aspectId],
+            `scaling aspect ${aspectId} has max_scale_level ${String(max)}, not a whole number ≥ 0`,
+            'set max_scale_level to the number of steps the aspect may scale out, e.g. 2',
+          );
         }
         f.aspects[aspectId] = {
           id: aspectId,
@@ -176,7 +181,12 @@ export class FlavourReader {
       const targets = stringList(p.targets);
       const n = mappingOf(mappingOf(p.properties).initial_delta).number_of_instances;
       if (!isCount(n)) {
-        this.add('vnfd-structure', ['policies', name, 'properties'], `VduInitialDelta ${name} has initial_delta.number_of_instances ${String(n)}, not a whole number ≥ 0`, 'write "initial_delta: {number_of_instances: 1}"');
+        this.add(
+          'vnfd-structure',
+          ['policies', name, 'properties'],
+          `VduInitialDelta ${name} has initial_delta.number_of_instances ${String(n)}, not a whole number ≥ 0`,
+          'write "initial_delta: {number_of_instances: 1}"',
+        );
       }
       for (const t of targets) f.initialDeltas[t] = isCount(n) ? n : 0;
       this.policies.initialDeltaPolicies.push({ name, targets });
@@ -187,7 +197,13 @@ export class FlavourReader {
       for (const [deltaId, d] of entriesOf(props.deltas)) {
         const n = mappingOf(d).number_of_instances;
         if (isCount(n)) deltas[deltaId] = n;
-        else this.add('vnfd-structure', ['policies', name, 'properties', 'deltas', deltaId], `delta ${deltaId} of ${name} has number_of_instances ${String(n)}, not a whole number ≥ 0`, `write "${deltaId}: {number_of_instances: 1}"`);
+        else
+          this.add(
+            'vnfd-structure',
+            ['policies', name, 'properties', 'deltas', deltaId],
+            `delta ${deltaId} of ${name} has number_of_instances ${String(n)}, not a whole number ≥ 0`,
+            `write "${deltaId}: {number_of_instances: 1}"`,
+          );
       }
       const targets = stringList(p.targets);
       const aspect = stringOf(props.aspect);
@@ -214,7 +230,13 @@ export class FlavourReader {
       for (const [levelId, l] of entriesOf(mappingOf(p.properties).levels)) {
         const n = mappingOf(l).number_of_instances;
         if (isCount(n)) levels[levelId] = n;
-        else this.add('vnfd-structure', ['policies', name, 'properties', 'levels', levelId], `level ${levelId} of ${name} has number_of_instances ${String(n)}, not a whole number ≥ 0`, `write "${levelId}: {number_of_instances: 1}"`);
+        else
+          this.add(
+            'vnfd-structure',
+            ['policies', name, 'properties', 'levels', levelId],
+            `level ${levelId} of ${name} has number_of_instances ${String(n)}, not a whole number ≥ 0`,
+            `write "${levelId}: {number_of_instances: 1}"`,
+          );
       }
       const targets = stringList(p.targets);
       this.policies.vduLevelPolicies.push({ name, levels, targets });
@@ -274,9 +296,7 @@ export class FlavourReader {
             file: node.file,
             line: at('artifacts', impl, 'file') ?? at('artifacts', impl),
             message:
-              fileRef === undefined
-                ? `artifact ${impl} (used by ${hook}) has no file`
-                : `artifact ${impl} (used by ${hook}) names file ${fileRef}, which is not in the package`,
+              fileRef === undefined ? `artifact ${impl} (used by ${hook}) has no file` : `artifact ${impl} (used by ${hook}) names file ${fileRef}, which is not in the package`,
             hint: 'put the script in the package (e.g. Scripts/) and give its path relative to the package root or to this file; paths on a Tacker host (/usr/...) mean nothing to vnfm',
           });
         } else {

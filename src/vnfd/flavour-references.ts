@@ -35,7 +35,12 @@ function checkTargets(site: FlavourSite, f: Flavour, policies: FlavourPolicies):
   const checkVduTargets = (policy: string, targets: string[]) => {
     for (const t of targets) {
       if (!f.vdus[t]) {
-        site.add('policy-target-missing', ['policies', policy, 'targets'], `policy ${policy} targets ${t}, which is not a VDU of flavour ${f.id}`, `target a tosca.nodes.nfv.Vdu.Compute node of this flavour (${vduList})`);
+        site.add(
+          'policy-target-missing',
+          ['policies', policy, 'targets'],
+          `policy ${policy} targets ${t}, which is not a VDU of flavour ${f.id}`,
+          `target a tosca.nodes.nfv.Vdu.Compute node of this flavour (${vduList})`,
+        );
       }
     }
   };
@@ -47,14 +52,24 @@ function checkTargets(site: FlavourSite, f: Flavour, policies: FlavourPolicies):
   for (const rule of f.affinityRules) {
     for (const t of rule.targets) {
       if (!placeable(t)) {
-        site.add('policy-target-missing', ['policies', rule.policyName, 'targets'], `${rule.kind} rule ${rule.policyName} targets ${t}, which is not a VDU, virtual link or placement group of flavour ${f.id}`, `target one of: ${vduList}`);
+        site.add(
+          'policy-target-missing',
+          ['policies', rule.policyName, 'targets'],
+          `${rule.kind} rule ${rule.policyName} targets ${t}, which is not a VDU, virtual link or placement group of flavour ${f.id}`,
+          `target one of: ${vduList}`,
+        );
       }
     }
   }
   for (const [group, members] of Object.entries(f.placementGroups)) {
     for (const m of members) {
       if (!f.vdus[m] && !f.virtualLinks[m]) {
-        site.add('group-member-missing', ['groups', group, 'members'], `placement group ${group} lists ${m}, which is not a VDU or virtual link of flavour ${f.id}`, `list VDUs (${vduList}) or virtual links only`);
+        site.add(
+          'group-member-missing',
+          ['groups', group, 'members'],
+          `placement group ${group} lists ${m}, which is not a VDU or virtual link of flavour ${f.id}`,
+          `list VDUs (${vduList}) or virtual links only`,
+        );
       }
     }
   }
@@ -66,17 +81,32 @@ function checkAspectDeltas(site: FlavourSite, f: Flavour, policies: FlavourPolic
   for (const p of policies.deltaPolicies) {
     const aspect = p.aspect === undefined ? undefined : f.aspects[p.aspect];
     if (!aspect) {
-      site.add('aspect-missing', ['policies', p.name, 'properties', 'aspect'], `VduScalingAspectDeltas ${p.name} is for aspect ${p.aspect ?? '(none given)'}, which no ScalingAspects policy of flavour ${f.id} defines`, `name one of the aspects (${aspectList}), or add the aspect to the ScalingAspects policy`);
+      site.add(
+        'aspect-missing',
+        ['policies', p.name, 'properties', 'aspect'],
+        `VduScalingAspectDeltas ${p.name} is for aspect ${p.aspect ?? '(none given)'}, which no ScalingAspects policy of flavour ${f.id} defines`,
+        `name one of the aspects (${aspectList}), or add the aspect to the ScalingAspects policy`,
+      );
       continue;
     }
     for (const deltaId of Object.keys(p.deltas)) {
       if (!aspect.stepDeltas.includes(deltaId)) {
-        site.add('delta-unknown', ['policies', p.name, 'properties', 'deltas', deltaId], `delta ${deltaId} of ${p.name} is not a step delta of aspect ${aspect.id} (step_deltas: ${aspect.stepDeltas.join(', ') || 'none'})`, `add ${deltaId} to step_deltas of ${aspect.id}, or rename the delta`);
+        site.add(
+          'delta-unknown',
+          ['policies', p.name, 'properties', 'deltas', deltaId],
+          `delta ${deltaId} of ${p.name} is not a step delta of aspect ${aspect.id} (step_deltas: ${aspect.stepDeltas.join(', ') || 'none'})`,
+          `add ${deltaId} to step_deltas of ${aspect.id}, or rename the delta`,
+        );
       }
     }
     for (const step of aspect.stepDeltas) {
       if (!(step in p.deltas)) {
-        site.add('delta-missing', ['policies', p.name, 'properties', 'deltas'], `aspect ${aspect.id} steps by delta ${step}, but ${p.name} gives no number_of_instances for it`, `add "${step}: {number_of_instances: 1}" under deltas of ${p.name}`);
+        site.add(
+          'delta-missing',
+          ['policies', p.name, 'properties', 'deltas'],
+          `aspect ${aspect.id} steps by delta ${step}, but ${p.name} gives no number_of_instances for it`,
+          `add "${step}: {number_of_instances: 1}" under deltas of ${p.name}`,
+        );
       }
     }
   }
@@ -90,15 +120,30 @@ function checkLevels(site: FlavourSite, f: Flavour, policies: FlavourPolicies): 
       const path = ['policies', policies.levelsPolicy ?? '', 'properties', 'levels', level.id, 'scale_info', aspectId];
       const aspect = f.aspects[aspectId];
       if (!aspect) {
-        site.add('aspect-missing', path, `instantiation level ${level.id} scales aspect ${aspectId}, which no ScalingAspects policy of flavour ${f.id} defines`, `use one of the aspects (${aspectList})`);
+        site.add(
+          'aspect-missing',
+          path,
+          `instantiation level ${level.id} scales aspect ${aspectId}, which no ScalingAspects policy of flavour ${f.id} defines`,
+          `use one of the aspects (${aspectList})`,
+        );
       } else if (!Number.isInteger(scaleLevel) || scaleLevel < 0 || scaleLevel > aspect.maxScaleLevel) {
-        site.add('scale-level-out-of-range', [...path, 'scale_level'], `instantiation level ${level.id} puts aspect ${aspectId} at scale level ${String(scaleLevel)}, outside 0..${aspect.maxScaleLevel} (max_scale_level)`, `use a scale_level between 0 and ${aspect.maxScaleLevel}, or raise max_scale_level of ${aspectId}`);
+        site.add(
+          'scale-level-out-of-range',
+          [...path, 'scale_level'],
+          `instantiation level ${level.id} puts aspect ${aspectId} at scale level ${String(scaleLevel)}, outside 0..${aspect.maxScaleLevel} (max_scale_level)`,
+          `use a scale_level between 0 and ${aspect.maxScaleLevel}, or raise max_scale_level of ${aspectId}`,
+        );
       }
     }
   }
   const levelIds = Object.keys(f.instantiationLevels);
   if (f.defaultLevel !== undefined && !f.instantiationLevels[f.defaultLevel]) {
-    site.add('default-level-missing', ['policies', policies.levelsPolicy ?? '', 'properties', 'default_level'], `default_level ${f.defaultLevel} is not one of the instantiation levels (${levelIds.join(', ') || 'none'})`, 'name one of the levels defined under levels');
+    site.add(
+      'default-level-missing',
+      ['policies', policies.levelsPolicy ?? '', 'properties', 'default_level'],
+      `default_level ${f.defaultLevel} is not one of the instantiation levels (${levelIds.join(', ') || 'none'})`,
+      'name one of the levels defined under levels',
+    );
   } else if (f.defaultLevel === undefined && levelIds.length > 1) {
     site.warn(
       'default-level-missing',
@@ -110,12 +155,22 @@ function checkLevels(site: FlavourSite, f: Flavour, policies: FlavourPolicies): 
   for (const p of policies.vduLevelPolicies) {
     for (const [levelId, n] of Object.entries(p.levels)) {
       if (policies.levelsPolicy !== undefined && !f.instantiationLevels[levelId]) {
-        site.add('level-missing', ['policies', p.name, 'properties', 'levels', levelId], `VduInstantiationLevels ${p.name} sets level ${levelId}, which InstantiationLevels does not define`, `use one of the levels (${levelIds.join(', ')})`);
+        site.add(
+          'level-missing',
+          ['policies', p.name, 'properties', 'levels', levelId],
+          `VduInstantiationLevels ${p.name} sets level ${levelId}, which InstantiationLevels does not define`,
+          `use one of the levels (${levelIds.join(', ')})`,
+        );
       }
       for (const t of p.targets) {
         const vdu = f.vdus[t];
         if (vdu && (n < vdu.vduProfile.minNumberOfInstances || n > vdu.vduProfile.maxNumberOfInstances)) {
-          site.add('level-instances-out-of-range', ['policies', p.name, 'properties', 'levels', levelId, 'number_of_instances'], `level ${levelId} gives ${t} ${n} instances, outside its vdu_profile ${vdu.vduProfile.minNumberOfInstances}..${vdu.vduProfile.maxNumberOfInstances}`, `use a number between ${vdu.vduProfile.minNumberOfInstances} and ${vdu.vduProfile.maxNumberOfInstances}, or widen the vdu_profile of ${t}`);
+          site.add(
+            'level-instances-out-of-range',
+            ['policies', p.name, 'properties', 'levels', levelId, 'number_of_instances'],
+            `level ${levelId} gives ${t} ${n} instances, outside its vdu_profile ${vdu.vduProfile.minNumberOfInstances}..${vdu.vduProfile.maxNumberOfInstances}`,
+            `use a number between ${vdu.vduProfile.minNumberOfInstances} and ${vdu.vduProfile.maxNumberOfInstances}, or widen the vdu_profile of ${t}`,
+          );
         }
       }
     }
@@ -125,7 +180,12 @@ function checkLevels(site: FlavourSite, f: Flavour, policies: FlavourPolicies): 
       const vdu = f.vdus[t];
       const n = f.initialDeltas[t];
       if (vdu && n !== undefined && (n < vdu.vduProfile.minNumberOfInstances || n > vdu.vduProfile.maxNumberOfInstances)) {
-        site.add('level-instances-out-of-range', ['policies', p.name, 'properties', 'initial_delta'], `initial delta ${p.name} gives ${t} ${n} instances, outside its vdu_profile ${vdu.vduProfile.minNumberOfInstances}..${vdu.vduProfile.maxNumberOfInstances}`, `use a number between ${vdu.vduProfile.minNumberOfInstances} and ${vdu.vduProfile.maxNumberOfInstances}`);
+        site.add(
+          'level-instances-out-of-range',
+          ['policies', p.name, 'properties', 'initial_delta'],
+          `initial delta ${p.name} gives ${t} ${n} instances, outside its vdu_profile ${vdu.vduProfile.minNumberOfInstances}..${vdu.vduProfile.maxNumberOfInstances}`,
+          `use a number between ${vdu.vduProfile.minNumberOfInstances} and ${vdu.vduProfile.maxNumberOfInstances}`,
+        );
       }
     }
   }
@@ -136,10 +196,20 @@ function checkConnectionPoints(site: FlavourSite, f: Flavour): void {
   const vduList = Object.keys(f.vdus).join(', ') || 'none';
   for (const [name, cp] of Object.entries(f.cps)) {
     if (cp.vdu !== undefined && !f.vdus[cp.vdu]) {
-      site.add('requirement-target-missing', ['node_templates', name, 'requirements', 'virtual_binding'], `connection point ${name} binds to ${cp.vdu}, which is not a VDU of flavour ${f.id}`, `set virtual_binding to one of: ${vduList}`);
+      site.add(
+        'requirement-target-missing',
+        ['node_templates', name, 'requirements', 'virtual_binding'],
+        `connection point ${name} binds to ${cp.vdu}, which is not a VDU of flavour ${f.id}`,
+        `set virtual_binding to one of: ${vduList}`,
+      );
     }
     if (cp.virtualLink !== undefined && !f.virtualLinks[cp.virtualLink]) {
-      site.add('requirement-target-missing', ['node_templates', name, 'requirements', 'virtual_link'], `connection point ${name} links to ${cp.virtualLink}, which is not a virtual link of flavour ${f.id}`, `define ${cp.virtualLink} as a tosca.nodes.nfv.VnfVirtualLink, or fix the name`);
+      site.add(
+        'requirement-target-missing',
+        ['node_templates', name, 'requirements', 'virtual_link'],
+        `connection point ${name} links to ${cp.virtualLink}, which is not a virtual link of flavour ${f.id}`,
+        `define ${cp.virtualLink} as a tosca.nodes.nfv.VnfVirtualLink, or fix the name`,
+      );
     }
   }
 }

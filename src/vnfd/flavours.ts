@@ -7,15 +7,7 @@
 import type { Flavour } from '../model/vnfd.js';
 import { isMapping } from '../yaml.js';
 import { FlavourReader, readCp, readVirtualLink } from './flavour-reader.js';
-import {
-  GROUP_PLACEMENT,
-  NODE_CP,
-  NODE_VDU_COMPUTE,
-  NODE_VDU_STORAGE,
-  NODE_VIRTUAL_LINK,
-  NODE_VNF,
-  type TypeTable,
-} from './sol001-types.js';
+import { GROUP_PLACEMENT, NODE_CP, NODE_VDU_COMPUTE, NODE_VDU_STORAGE, NODE_VIRTUAL_LINK, NODE_VNF, type TypeTable } from './sol001-types.js';
 import { allowedValues, entriesOf, mappingOf, type SourceFile, stringList, stringOf, type VnfdReading, type VnfNode } from './tosca-values.js';
 import { lineOf } from './yaml-source.js';
 

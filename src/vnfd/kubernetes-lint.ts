@@ -32,18 +32,63 @@ export interface RemovedApi {
  */
 export const REMOVED_APIS: readonly RemovedApi[] = [
   // v1.16
-  { apiVersion: 'extensions/v1beta1', kinds: ['Deployment', 'DaemonSet', 'ReplicaSet'], removedIn: '1.16', replacement: 'apps/v1', note: 'apps/v1 requires spec.selector matching the pod template labels' },
+  {
+    apiVersion: 'extensions/v1beta1',
+    kinds: ['Deployment', 'DaemonSet', 'ReplicaSet'],
+    removedIn: '1.16',
+    replacement: 'apps/v1',
+    note: 'apps/v1 requires spec.selector matching the pod template labels',
+  },
   { apiVersion: 'extensions/v1beta1', kinds: ['NetworkPolicy'], removedIn: '1.16', replacement: 'networking.k8s.io/v1' },
-  { apiVersion: 'extensions/v1beta1', kinds: ['PodSecurityPolicy'], removedIn: '1.16', note: 'PodSecurityPolicy itself was removed in 1.25; use Pod Security Admission (namespace labels pod-security.kubernetes.io/*) instead' },
-  { apiVersion: 'apps/v1beta1', kinds: ['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet'], removedIn: '1.16', replacement: 'apps/v1', note: 'apps/v1 requires spec.selector matching the pod template labels' },
-  { apiVersion: 'apps/v1beta2', kinds: ['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet'], removedIn: '1.16', replacement: 'apps/v1', note: 'apps/v1 requires spec.selector matching the pod template labels' },
+  {
+    apiVersion: 'extensions/v1beta1',
+    kinds: ['PodSecurityPolicy'],
+    removedIn: '1.16',
+    note: 'PodSecurityPolicy itself was removed in 1.25; use Pod Security Admission (namespace labels pod-security.kubernetes.io/*) instead',
+  },
+  {
+    apiVersion: 'apps/v1beta1',
+    kinds: ['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet'],
+    removedIn: '1.16',
+    replacement: 'apps/v1',
+    note: 'apps/v1 requires spec.selector matching the pod template labels',
+  },
+  {
+    apiVersion: 'apps/v1beta2',
+    kinds: ['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet'],
+    removedIn: '1.16',
+    replacement: 'apps/v1',
+    note: 'apps/v1 requires spec.selector matching the pod template labels',
+  },
   // v1.22
-  { apiVersion: 'extensions/v1beta1', kinds: ['Ingress'], removedIn: '1.22', replacement: 'networking.k8s.io/v1', note: 'spec.backend becomes spec.defaultBackend, serviceName/servicePort become service.name/service.port, and pathType is required' },
-  { apiVersion: 'networking.k8s.io/v1beta1', kinds: ['Ingress'], removedIn: '1.22', replacement: 'networking.k8s.io/v1', note: 'spec.backend becomes spec.defaultBackend, serviceName/servicePort become service.name/service.port, and pathType is required' },
+  {
+    apiVersion: 'extensions/v1beta1',
+    kinds: ['Ingress'],
+    removedIn: '1.22',
+    replacement: 'networking.k8s.io/v1',
+    note: 'spec.backend becomes spec.defaultBackend, serviceName/servicePort become service.name/service.port, and pathType is required',
+  },
+  {
+    apiVersion: 'networking.k8s.io/v1beta1',
+    kinds: ['Ingress'],
+    removedIn: '1.22',
+    replacement: 'networking.k8s.io/v1',
+    note: 'spec.backend becomes spec.defaultBackend, serviceName/servicePort become service.name/service.port, and pathType is required',
+  },
   { apiVersion: 'networking.k8s.io/v1beta1', kinds: ['IngressClass'], removedIn: '1.22', replacement: 'networking.k8s.io/v1' },
   { apiVersion: 'rbac.authorization.k8s.io/v1beta1', removedIn: '1.22', replacement: 'rbac.authorization.k8s.io/v1' },
-  { apiVersion: 'apiextensions.k8s.io/v1beta1', removedIn: '1.22', replacement: 'apiextensions.k8s.io/v1', note: 'v1 needs spec.versions[*].schema.openAPIV3Schema (a structural schema) and an explicit spec.scope' },
-  { apiVersion: 'admissionregistration.k8s.io/v1beta1', removedIn: '1.22', replacement: 'admissionregistration.k8s.io/v1', note: 'v1 requires webhooks[*].sideEffects and admissionReviewVersions' },
+  {
+    apiVersion: 'apiextensions.k8s.io/v1beta1',
+    removedIn: '1.22',
+    replacement: 'apiextensions.k8s.io/v1',
+    note: 'v1 needs spec.versions[*].schema.openAPIV3Schema (a structural schema) and an explicit spec.scope',
+  },
+  {
+    apiVersion: 'admissionregistration.k8s.io/v1beta1',
+    removedIn: '1.22',
+    replacement: 'admissionregistration.k8s.io/v1',
+    note: 'v1 requires webhooks[*].sideEffects and admissionReviewVersions',
+  },
   { apiVersion: 'apiregistration.k8s.io/v1beta1', removedIn: '1.22', replacement: 'apiregistration.k8s.io/v1' },
   { apiVersion: 'authentication.k8s.io/v1beta1', removedIn: '1.22', replacement: 'authentication.k8s.io/v1' },
   { apiVersion: 'authorization.k8s.io/v1beta1', removedIn: '1.22', replacement: 'authorization.k8s.io/v1', note: 'spec.group is renamed spec.groups' },
@@ -56,8 +101,19 @@ export const REMOVED_APIS: readonly RemovedApi[] = [
   { apiVersion: 'discovery.k8s.io/v1beta1', removedIn: '1.25', replacement: 'discovery.k8s.io/v1', note: 'topology is replaced by per-endpoint nodeName and zone' },
   { apiVersion: 'events.k8s.io/v1beta1', removedIn: '1.25', replacement: 'events.k8s.io/v1' },
   { apiVersion: 'autoscaling/v2beta1', removedIn: '1.25', replacement: 'autoscaling/v2' },
-  { apiVersion: 'policy/v1beta1', kinds: ['PodDisruptionBudget'], removedIn: '1.25', replacement: 'policy/v1', note: 'in policy/v1 an empty spec.selector selects every pod in the namespace' },
-  { apiVersion: 'policy/v1beta1', kinds: ['PodSecurityPolicy'], removedIn: '1.25', note: 'PodSecurityPolicy has no successor API; use Pod Security Admission (namespace labels pod-security.kubernetes.io/*) instead' },
+  {
+    apiVersion: 'policy/v1beta1',
+    kinds: ['PodDisruptionBudget'],
+    removedIn: '1.25',
+    replacement: 'policy/v1',
+    note: 'in policy/v1 an empty spec.selector selects every pod in the namespace',
+  },
+  {
+    apiVersion: 'policy/v1beta1',
+    kinds: ['PodSecurityPolicy'],
+    removedIn: '1.25',
+    note: 'PodSecurityPolicy has no successor API; use Pod Security Admission (namespace labels pod-security.kubernetes.io/*) instead',
+  },
   { apiVersion: 'node.k8s.io/v1beta1', kinds: ['RuntimeClass'], removedIn: '1.25', replacement: 'node.k8s.io/v1' },
   // v1.26, v1.27, v1.29, v1.32
   { apiVersion: 'autoscaling/v2beta2', removedIn: '1.26', replacement: 'autoscaling/v2' },
@@ -66,7 +122,7 @@ export const REMOVED_APIS: readonly RemovedApi[] = [
   { apiVersion: 'flowcontrol.apiserver.k8s.io/v1beta2', removedIn: '1.29', replacement: 'flowcontrol.apiserver.k8s.io/v1' },
   { apiVersion: 'flowcontrol.apiserver.k8s.io/v1beta3', removedIn: '1.32', replacement: 'flowcontrol.apiserver.k8s.io/v1' },
   // Anything else under extensions/v1beta1 went with the group (last kinds removed in 1.22).
-  { apiVersion: 'extensions/v1beta1', removedIn: '1.22', note: 'the extensions group is gone; use the kind\'s current group (apps/v1, networking.k8s.io/v1, ...)' },
+  { apiVersion: 'extensions/v1beta1', removedIn: '1.22', note: "the extensions group is gone; use the kind's current group (apps/v1, networking.k8s.io/v1, ...)" },
 ];
 
 /** The removal entry for an object's apiVersion and kind, if Kubernetes no longer serves it. */
@@ -84,10 +140,32 @@ export const WORKLOAD_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Replic
  * MachineDeployment, say) may stand for a VDU.
  */
 const NON_WORKLOAD_KINDS = new Set([
-  'Service', 'ConfigMap', 'Secret', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding',
-  'PersistentVolume', 'PersistentVolumeClaim', 'StorageClass', 'Namespace', 'NetworkPolicy', 'Ingress', 'IngressClass',
-  'LimitRange', 'ResourceQuota', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Endpoints', 'EndpointSlice',
-  'CustomResourceDefinition', 'PriorityClass', 'Lease', 'Job', 'CronJob',
+  'Service',
+  'ConfigMap',
+  'Secret',
+  'ServiceAccount',
+  'Role',
+  'RoleBinding',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'PersistentVolume',
+  'PersistentVolumeClaim',
+  'StorageClass',
+  'Namespace',
+  'NetworkPolicy',
+  'Ingress',
+  'IngressClass',
+  'LimitRange',
+  'ResourceQuota',
+  'HorizontalPodAutoscaler',
+  'PodDisruptionBudget',
+  'Endpoints',
+  'EndpointSlice',
+  'CustomResourceDefinition',
+  'PriorityClass',
+  'Lease',
+  'Job',
+  'CronJob',
 ]);
 
 /**
@@ -240,7 +318,8 @@ function lintFile(path: string, text: string, objects: ManifestObject[], finding
     }
     if (createOnly && (typeof name !== 'string' || name === '')) {
       const removed = findRemovedApi(apiVersion as string, kind as string);
-      if (removed) findings.push(removedApiFinding({ file: path, line: firstLine, apiVersion: apiVersion as string, kind: kind as string, name: '(unnamed)' }, removed, at(['apiVersion'])));
+      if (removed)
+        findings.push(removedApiFinding({ file: path, line: firstLine, apiVersion: apiVersion as string, kind: kind as string, name: '(unnamed)' }, removed, at(['apiVersion'])));
       continue;
     }
     const object: ManifestObject = {

@@ -17,16 +17,7 @@ import { lineOf } from './yaml-source.js';
 
 export { MAX_DEFINITION_FILES, MAX_IMPORT_DEPTH } from './definitions.js';
 
-const TYPE_SECTIONS = [
-  'node_types',
-  'policy_types',
-  'group_types',
-  'data_types',
-  'capability_types',
-  'interface_types',
-  'artifact_types',
-  'relationship_types',
-] as const;
+const TYPE_SECTIONS = ['node_types', 'policy_types', 'group_types', 'data_types', 'capability_types', 'interface_types', 'artifact_types', 'relationship_types'] as const;
 
 export interface LoadVnfdResult {
   vnfd?: Vnfd;

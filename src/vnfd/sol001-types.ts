@@ -99,22 +99,11 @@ export const SOL001_DERIVED_FROM: Readonly<Record<string, string | undefined>> =
 };
 
 /** The VNF node properties SOL001 marks required, which vnfm needs to identify the package. */
-export const VNF_REQUIRED_PROPERTIES = [
-  'descriptor_id',
-  'descriptor_version',
-  'provider',
-  'product_name',
-  'software_version',
-  'vnfm_info',
-] as const;
+export const VNF_REQUIRED_PROPERTIES = ['descriptor_id', 'descriptor_version', 'provider', 'product_name', 'software_version', 'vnfm_info'] as const;
 
 export const NODE_VNF = 'tosca.nodes.nfv.VNF';
 export const NODE_VDU_COMPUTE = 'tosca.nodes.nfv.Vdu.Compute';
-export const NODE_VDU_STORAGE = [
-  'tosca.nodes.nfv.Vdu.VirtualBlockStorage',
-  'tosca.nodes.nfv.Vdu.VirtualObjectStorage',
-  'tosca.nodes.nfv.Vdu.VirtualFileStorage',
-] as const;
+export const NODE_VDU_STORAGE = ['tosca.nodes.nfv.Vdu.VirtualBlockStorage', 'tosca.nodes.nfv.Vdu.VirtualObjectStorage', 'tosca.nodes.nfv.Vdu.VirtualFileStorage'] as const;
 export const NODE_CP = 'tosca.nodes.nfv.Cp';
 export const NODE_VIRTUAL_LINK = 'tosca.nodes.nfv.VnfVirtualLink';
 export const POLICY = {

@@ -24,7 +24,18 @@ describe('discovery', () => {
     expect(core.json.versions).toContain('v1');
     const groups = await c.request('GET', '/apis');
     const names = groups.json.groups.map((g: any) => g.name);
-    for (const g of ['apps', 'batch', 'rbac.authorization.k8s.io', 'networking.k8s.io', 'autoscaling', 'policy', 'storage.k8s.io', 'scheduling.k8s.io', 'discovery.k8s.io', 'coordination.k8s.io']) {
+    for (const g of [
+      'apps',
+      'batch',
+      'rbac.authorization.k8s.io',
+      'networking.k8s.io',
+      'autoscaling',
+      'policy',
+      'storage.k8s.io',
+      'scheduling.k8s.io',
+      'discovery.k8s.io',
+      'coordination.k8s.io',
+    ]) {
       expect(names).toContain(g);
     }
     const apps = groups.json.groups.find((g: any) => g.name === 'apps');
@@ -136,7 +147,10 @@ describe('selectors', () => {
   const names = async (query: string): Promise<string[]> => {
     const r = await c.request('GET', `/api/v1/namespaces/${ns}/configmaps?${query}`);
     expect(r.status).toBe(200);
-    return r.json.items.map((i: any) => i.metadata.name).filter((n: string) => n.startsWith('sel-')).sort();
+    return r.json.items
+      .map((i: any) => i.metadata.name)
+      .filter((n: string) => n.startsWith('sel-'))
+      .sort();
   };
 
   it('filters by equality, inequality, set-based and existence label selectors', async () => {
@@ -156,7 +170,12 @@ describe('subresources', () => {
   it('writes status through /status without touching spec, and spec without touching status', async () => {
     const base = `/apis/apps/v1/namespaces/${ns}/deployments`;
     const created = await c.request('POST', base, { body: deployment('sub', 0) });
-    const status = await readModifyWrite(c, `${base}/sub`, (current) => ({ ...current, spec: { ...current.spec, replicas: 7 }, status: { ...current.status, observedGeneration: 99 } }), '/status');
+    const status = await readModifyWrite(
+      c,
+      `${base}/sub`,
+      (current) => ({ ...current, spec: { ...current.spec, replicas: 7 }, status: { ...current.status, observedGeneration: 99 } }),
+      '/status',
+    );
     expect(status.status).toBe(200);
     expect(status.json.spec.replicas).toBe(0);
     expect(status.json.status.observedGeneration).toBe(99);

@@ -160,7 +160,10 @@ export async function connect(prefix: string): Promise<Cluster> {
         if (err) reject(err);
         else resolve(events);
       };
-      const timer = setTimeout(() => finish(new Error(`watch of ${collectionPath} ${qs} timed out; events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name, e.object?.status]))}`)), timeoutMs);
+      const timer = setTimeout(
+        () => finish(new Error(`watch of ${collectionPath} ${qs} timed out; events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name, e.object?.status]))}`)),
+        timeoutMs,
+      );
       const req = httpsRequest(reqOpts, (res) => {
         res.on('data', (d: Buffer) => {
           buffer += d.toString();

@@ -252,7 +252,13 @@ describe('custom resources', () => {
     await c.request('POST', widgets, { body: widget('scaled', { size: 'small', replicas: 2 }) });
     await c.request('PATCH', `${widgets}/scaled/status`, { body: { status: { replicas: 2, selector: 'app=scaled' } }, contentType: MERGE });
     const scale = await c.request('GET', `${widgets}/scaled/scale`);
-    expect(scale.json).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'scaled', namespace: c.namespace }, spec: { replicas: 2 }, status: { replicas: 2, selector: 'app=scaled' } });
+    expect(scale.json).toMatchObject({
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      metadata: { name: 'scaled', namespace: c.namespace },
+      spec: { replicas: 2 },
+      status: { replicas: 2, selector: 'app=scaled' },
+    });
     const patched = await c.request('PATCH', `${widgets}/scaled/scale`, { body: { spec: { replicas: 3 } }, contentType: MERGE });
     expect(patched.status, patched.text).toBe(200);
     expect(patched.json.spec.replicas).toBe(3);
@@ -271,7 +277,10 @@ describe('custom resources', () => {
     expect(smp.status).toBe(415);
     const merge = await c.request('PATCH', `${widgets}/patched`, { body: { spec: { color: 'red' } }, contentType: MERGE });
     expect(merge.json.spec.color).toBe('red');
-    const applied = await c.request('PATCH', `${widgets}/applied?fieldManager=vnfm`, { body: JSON.stringify(widget('applied', { size: 'large', replicas: 2 })), contentType: APPLY });
+    const applied = await c.request('PATCH', `${widgets}/applied?fieldManager=vnfm`, {
+      body: JSON.stringify(widget('applied', { size: 'large', replicas: 2 })),
+      contentType: APPLY,
+    });
     expect(applied.status, applied.text).toBe(201);
     expect(applied.json.spec).toMatchObject({ size: 'large', replicas: 2, color: 'blue' });
     const again = await c.request('PATCH', `${widgets}/applied?fieldManager=vnfm`, { body: JSON.stringify(widget('applied', { size: 'large', replicas: 5 })), contentType: APPLY });
@@ -306,7 +315,7 @@ describe('custom resources', () => {
     }
   });
 
-  it('keeps a kind\'s watch history across deletions of its objects: a watch resumes from before them', async () => {
+  it("keeps a kind's watch history across deletions of its objects: a watch resumes from before them", async () => {
     const from = (await c.request('POST', widgets, { body: widget('gone-1', { size: 'small' }) })).json.metadata.resourceVersion;
     await c.request('POST', widgets, { body: widget('gone-2', { size: 'small' }) });
     await c.request('DELETE', `${widgets}/gone-1`);

@@ -80,7 +80,11 @@ describe('deletion', () => {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'fg-web' },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'fg-web' } }, template: { metadata: { labels: { app: 'fg-web' } }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] } } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'fg-web' } },
+        template: { metadata: { labels: { app: 'fg-web' } }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] } },
+      },
     };
     await c.request('POST', deployments, { body: d });
     await c.waitFor(deployments, 'fg-web', (o) => o.status?.readyReplicas === 1);

@@ -60,7 +60,16 @@ describe('Tables', () => {
     const created = await c.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: deployment('wide', 0) });
     expect(created.status).toBe(201);
     const r = await c.request('GET', `/apis/apps/v1/namespaces/${ns}/deployments`, { accept: TABLE });
-    expect(r.json.columnDefinitions.map((d: any) => (d.priority ? `${d.name}*` : d.name))).toEqual(['Name', 'Ready', 'Up-to-date', 'Available', 'Age', 'Containers*', 'Images*', 'Selector*']);
+    expect(r.json.columnDefinitions.map((d: any) => (d.priority ? `${d.name}*` : d.name))).toEqual([
+      'Name',
+      'Ready',
+      'Up-to-date',
+      'Available',
+      'Age',
+      'Containers*',
+      'Images*',
+      'Selector*',
+    ]);
     const row = r.json.rows.find((x: any) => x.cells[0] === 'wide');
     expect(row.cells.slice(5)).toEqual(['main', 'nginx:1.27', 'app=wide']);
     for (const [path, names] of [
@@ -72,7 +81,10 @@ describe('Tables', () => {
       [`/api/v1/namespaces/${ns}/services`, ['Name', 'Type', 'Cluster-IP', 'External-IP', 'Port(s)', 'Age', 'Selector*']],
     ] as const) {
       const t = await c.request('GET', path, { accept: TABLE });
-      expect(t.json.columnDefinitions.map((d: any) => (d.priority ? `${d.name}*` : d.name)), path).toEqual(names);
+      expect(
+        t.json.columnDefinitions.map((d: any) => (d.priority ? `${d.name}*` : d.name)),
+        path,
+      ).toEqual(names);
     }
   });
 });
@@ -81,7 +93,12 @@ describe('ServiceAccount admission', () => {
   it('mounts the service account token volume into every container of a new pod, unless it opts out', async () => {
     const base = `/api/v1/namespaces/${ns}/pods`;
     const mounted = await c.request('POST', base, {
-      body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sa-mounted' }, spec: { initContainers: [{ name: 'init', image: 'busybox:1.36' }], containers: [{ name: 'main', image: 'nginx:1.27' }] } },
+      body: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'sa-mounted' },
+        spec: { initContainers: [{ name: 'init', image: 'busybox:1.36' }], containers: [{ name: 'main', image: 'nginx:1.27' }] },
+      },
     });
     expect(mounted.status, mounted.text).toBe(201);
     const volume = mounted.json.spec.volumes.find((v: any) => v.name.startsWith('kube-api-access-'));
@@ -111,7 +128,9 @@ describe('ServiceAccount admission', () => {
       message: `pods "ghost-" is forbidden: error looking up service account ${ns}/ghost: serviceaccount "ghost" not found`,
       details: { name: 'ghost-', kind: 'pods' },
     });
-    const sa = await c.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'quiet' }, automountServiceAccountToken: false } });
+    const sa = await c.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'quiet' }, automountServiceAccountToken: false },
+    });
     expect(sa.status).toBe(201);
     const quiet = await c.request('POST', base, {
       body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sa-quiet' }, spec: { serviceAccountName: 'quiet', containers: [{ name: 'main', image: 'nginx:1.27' }] } },
@@ -203,16 +222,31 @@ describe('namespace deletion', () => {
     const terminating = await c.waitFor('/api/v1/namespaces', name, (o) => (o.status?.conditions ?? []).some((x: any) => x.type === 'NamespaceFinalizersRemaining'));
     const byType = Object.fromEntries(terminating.status.conditions.map((x: any) => [x.type, x]));
     expect(byType['NamespaceDeletionDiscoveryFailure']).toMatchObject({ status: 'False', reason: 'ResourcesDiscovered', message: 'All resources successfully discovered' });
-    expect(byType['NamespaceDeletionGroupVersionParsingFailure']).toMatchObject({ status: 'False', reason: 'ParsedGroupVersions', message: 'All legacy kube types successfully parsed' });
-    expect(byType['NamespaceDeletionContentFailure']).toMatchObject({ status: 'False', reason: 'ContentDeleted', message: 'All content successfully deleted, may be waiting on finalization' });
-    expect(byType['NamespaceContentRemaining']).toMatchObject({ status: 'True', reason: 'SomeResourcesRemain', message: 'Some resources are remaining: configmaps. has 1 resource instances' });
+    expect(byType['NamespaceDeletionGroupVersionParsingFailure']).toMatchObject({
+      status: 'False',
+      reason: 'ParsedGroupVersions',
+      message: 'All legacy kube types successfully parsed',
+    });
+    expect(byType['NamespaceDeletionContentFailure']).toMatchObject({
+      status: 'False',
+      reason: 'ContentDeleted',
+      message: 'All content successfully deleted, may be waiting on finalization',
+    });
+    expect(byType['NamespaceContentRemaining']).toMatchObject({
+      status: 'True',
+      reason: 'SomeResourcesRemain',
+      message: 'Some resources are remaining: configmaps. has 1 resource instances',
+    });
     expect(byType['NamespaceFinalizersRemaining']).toMatchObject({
       status: 'True',
       reason: 'SomeFinalizersRemain',
       message: 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances',
     });
     expect(terminating.status.phase).toBe('Terminating');
-    const released = await c.request('PATCH', `/api/v1/namespaces/${name}/configmaps/held`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
+    const released = await c.request('PATCH', `/api/v1/namespaces/${name}/configmaps/held`, {
+      body: { metadata: { finalizers: null } },
+      contentType: 'application/merge-patch+json',
+    });
     expect(released.status).toBe(200);
     await c.waitForGone('/api/v1/namespaces', name, 30_000);
   });
@@ -231,13 +265,22 @@ describe('server-side apply of a custom resource', () => {
           group,
           names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
           scope: 'Namespaced',
-          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } } }],
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } },
+            },
+          ],
         },
       },
     });
     expect(crd.status, crd.text).toBe(201);
     try {
-      await c.waitFor('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crdName, (o) => (o.status?.conditions ?? []).some((x: any) => x.type === 'Established' && x.status === 'True'));
+      await c.waitFor('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crdName, (o) =>
+        (o.status?.conditions ?? []).some((x: any) => x.type === 'Established' && x.status === 'True'),
+      );
       const base = `/apis/${group}/v1/namespaces/${ns}/gadgets`;
       // Discovery may lag the Established condition by a moment.
       let created: any;

@@ -130,12 +130,20 @@ describe('CRUD with defaults and checks', () => {
       body: { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: `ic-${suffix}` }, spec: { controller: 'example.com/ingress' } },
     });
     expect(ic.status, ic.text).toBe(201);
-    const rt = await c.request('POST', '/apis/node.k8s.io/v1/runtimeclasses', { body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: `rt-${suffix}` }, handler: 'runc' } });
+    const rt = await c.request('POST', '/apis/node.k8s.io/v1/runtimeclasses', {
+      body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: `rt-${suffix}` }, handler: 'runc' },
+    });
     expect(rt.status, rt.text).toBe(201);
-    const noHandler = await c.request('POST', '/apis/node.k8s.io/v1/runtimeclasses', { body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: `rt2-${suffix}` } } });
+    const noHandler = await c.request('POST', '/apis/node.k8s.io/v1/runtimeclasses', {
+      body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: `rt2-${suffix}` } },
+    });
     expect(noHandler.status).toBe(422);
-    expect(noHandler.json.message).toMatch(new RegExp(`^RuntimeClass\\.node\\.k8s\\.io "rt2-${suffix}" is invalid: handler: Invalid value: "": a lowercase RFC 1123 label must consist of`));
-    const driver = await c.request('POST', '/apis/storage.k8s.io/v1/csidrivers', { body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: `csi.${suffix}.example.com` }, spec: {} } });
+    expect(noHandler.json.message).toMatch(
+      new RegExp(`^RuntimeClass\\.node\\.k8s\\.io "rt2-${suffix}" is invalid: handler: Invalid value: "": a lowercase RFC 1123 label must consist of`),
+    );
+    const driver = await c.request('POST', '/apis/storage.k8s.io/v1/csidrivers', {
+      body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: `csi.${suffix}.example.com` }, spec: {} },
+    });
     expect(driver.status, driver.text).toBe(201);
     expect(driver.json.spec).toMatchObject({
       attachRequired: true,
@@ -145,7 +153,9 @@ describe('CRUD with defaults and checks', () => {
       fsGroupPolicy: 'ReadWriteOnceWithFSType',
       requiresRepublish: false,
     });
-    const node = await c.request('POST', '/apis/storage.k8s.io/v1/csinodes', { body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: `node-${suffix}` }, spec: { drivers: [] } } });
+    const node = await c.request('POST', '/apis/storage.k8s.io/v1/csinodes', {
+      body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: `node-${suffix}` }, spec: { drivers: [] } },
+    });
     expect(node.status, node.text).toBe(201);
     const va = await c.request('POST', '/apis/storage.k8s.io/v1/volumeattachments', {
       body: {
@@ -176,16 +186,26 @@ describe('CRUD with defaults and checks', () => {
   it('records the requesting user on a CertificateSigningRequest, and approves it through /approval', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vnfm-csr-'));
     try {
-      execFileSync('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'csr.pem'), '-subj', '/CN=conformance'], { stdio: 'ignore' });
+      execFileSync('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'csr.pem'), '-subj', '/CN=conformance'], {
+        stdio: 'ignore',
+      });
       const request = readFileSync(join(dir, 'csr.pem')).toString('base64');
       const name = `csr-${ns}`;
       const created = await c.request('POST', '/apis/certificates.k8s.io/v1/certificatesigningrequests', {
-        body: { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request, signerName: 'example.com/conformance', usages: ['client auth'] } },
+        body: {
+          apiVersion: 'certificates.k8s.io/v1',
+          kind: 'CertificateSigningRequest',
+          metadata: { name },
+          spec: { request, signerName: 'example.com/conformance', usages: ['client auth'] },
+        },
       });
       expect(created.status, created.text).toBe(201);
       expect(created.json.spec.groups).toEqual(expect.arrayContaining(['system:masters', 'system:authenticated']));
       expect(typeof created.json.spec.username).toBe('string');
-      const bySigner = await c.request('GET', `/apis/certificates.k8s.io/v1/certificatesigningrequests?fieldSelector=${encodeURIComponent(`spec.signerName=example.com/conformance,metadata.name=${name}`)}`);
+      const bySigner = await c.request(
+        'GET',
+        `/apis/certificates.k8s.io/v1/certificatesigningrequests?fieldSelector=${encodeURIComponent(`spec.signerName=example.com/conformance,metadata.name=${name}`)}`,
+      );
       expect(bySigner.json.items.map((i: any) => i.metadata.name)).toEqual([name]);
       const approved = await c.request('PUT', `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}/approval`, {
         body: { ...created.json, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Conformance', message: 'approved by the conformance suite' }] } },
@@ -193,7 +213,12 @@ describe('CRUD with defaults and checks', () => {
       expect(approved.status, approved.text).toBe(200);
       expect(approved.json.status.conditions[0]).toMatchObject({ type: 'Approved', status: 'True', reason: 'Conformance' });
       const garbage = await c.request('POST', '/apis/certificates.k8s.io/v1/certificatesigningrequests', {
-        body: { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: `${name}-bad` }, spec: { request: Buffer.from('not a csr').toString('base64'), signerName: 'example.com/conformance', usages: ['client auth'] } },
+        body: {
+          apiVersion: 'certificates.k8s.io/v1',
+          kind: 'CertificateSigningRequest',
+          metadata: { name: `${name}-bad` },
+          spec: { request: Buffer.from('not a csr').toString('base64'), signerName: 'example.com/conformance', usages: ['client auth'] },
+        },
       });
       expect(garbage.status).toBe(422);
       expect(garbage.json.details.causes[0].field).toBe('spec.request');
@@ -222,10 +247,22 @@ describe('CRUD with defaults and checks', () => {
       },
     });
     expect(r.status, r.text).toBe(201);
-    expect(r.json.webhooks[0]).toMatchObject({ failurePolicy: 'Fail', matchPolicy: 'Equivalent', namespaceSelector: {}, objectSelector: {}, timeoutSeconds: 10, clientConfig: { service: { port: 443 } } });
+    expect(r.json.webhooks[0]).toMatchObject({
+      failurePolicy: 'Fail',
+      matchPolicy: 'Equivalent',
+      namespaceSelector: {},
+      objectSelector: {},
+      timeoutSeconds: 10,
+      clientConfig: { service: { port: 443 } },
+    });
     expect(r.json.webhooks[0].rules[0].scope).toBe('*');
     const noSideEffects = await c.request('POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
-      body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: `${name}-m` }, webhooks: [{ name: 'm.example.com', clientConfig: { url: 'https://127.0.0.1:1/' }, admissionReviewVersions: ['v1'] }] },
+      body: {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'MutatingWebhookConfiguration',
+        metadata: { name: `${name}-m` },
+        webhooks: [{ name: 'm.example.com', clientConfig: { url: 'https://127.0.0.1:1/' }, admissionReviewVersions: ['v1'] }],
+      },
     });
     expect(noSideEffects.status).toBe(422);
     expect(noSideEffects.json.details.causes).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'webhooks[0].sideEffects' })]));
@@ -250,7 +287,10 @@ describe('CRUD with defaults and checks', () => {
         apiVersion: `flowcontrol.apiserver.k8s.io/${version}`,
         kind: 'FlowSchema',
         metadata: { name: `fs-${ns}` },
-        spec: { priorityLevelConfiguration: { name: `pl-${ns}` }, rules: [{ subjects: [{ kind: 'Group', group: { name: 'conformance-nobody' } }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/conformance'] }] }] },
+        spec: {
+          priorityLevelConfiguration: { name: `pl-${ns}` },
+          rules: [{ subjects: [{ kind: 'Group', group: { name: 'conformance-nobody' } }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/conformance'] }] }],
+        },
       },
     });
     expect(fs.status, fs.text).toBe(201);
@@ -301,11 +341,21 @@ describe('reviews', () => {
   const token = (): string => c.kc.getCurrentUser()!.token!;
 
   it('authenticates the client token in a TokenReview, and says why another fails', async () => {
-    const ok = await c.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: token() } } });
+    const ok = await c.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: token() } },
+    });
     expect(ok.status).toBe(201);
-    expect(ok.json).toMatchObject({ kind: 'TokenReview', apiVersion: 'authentication.k8s.io/v1', metadata: { creationTimestamp: null }, spec: { token: token() }, status: { authenticated: true } });
+    expect(ok.json).toMatchObject({
+      kind: 'TokenReview',
+      apiVersion: 'authentication.k8s.io/v1',
+      metadata: { creationTimestamp: null },
+      spec: { token: token() },
+      status: { authenticated: true },
+    });
     expect(ok.json.status.user.groups).toEqual(expect.arrayContaining(['system:masters', 'system:authenticated']));
-    const bad = await c.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'not-a-token' } } });
+    const bad = await c.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'not-a-token' } },
+    });
     expect(bad.status).toBe(201);
     expect(bad.json.status).toEqual({ user: {}, error: 'invalid bearer token' });
     // Answered, never stored.
@@ -319,24 +369,38 @@ describe('reviews', () => {
     expect(self.status).toBe(201);
     expect(self.json.status).toEqual({ allowed: true });
     const other = await c.request('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'conformance-nobody', resourceAttributes: { verb: 'get', resource: 'pods', namespace: ns } } },
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: { user: 'conformance-nobody', resourceAttributes: { verb: 'get', resource: 'pods', namespace: ns } },
+      },
     });
     expect(other.status).toBe(201);
     expect(other.json.status).toEqual({ allowed: false });
     const masters = await c.request('POST', `/apis/authorization.k8s.io/v1/namespaces/${ns}/localsubjectaccessreviews`, {
-      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', spec: { user: 'x', groups: ['system:masters'], resourceAttributes: { verb: 'get', resource: 'pods', namespace: ns } } },
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'LocalSubjectAccessReview',
+        spec: { user: 'x', groups: ['system:masters'], resourceAttributes: { verb: 'get', resource: 'pods', namespace: ns } },
+      },
     });
     expect(masters.status).toBe(201);
     expect(masters.json.status.allowed).toBe(true);
     const elsewhere = await c.request('POST', `/apis/authorization.k8s.io/v1/namespaces/${ns}/localsubjectaccessreviews`, {
-      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', spec: { user: 'x', resourceAttributes: { verb: 'get', resource: 'pods', namespace: 'elsewhere' } } },
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'LocalSubjectAccessReview',
+        spec: { user: 'x', resourceAttributes: { verb: 'get', resource: 'pods', namespace: 'elsewhere' } },
+      },
     });
     expect(elsewhere.status).toBe(422);
     expect(elsewhere.json.message).toBe('.authorization.k8s.io "" is invalid: spec.resourceAttributes.namespace: Invalid value: "elsewhere": must match metadata.namespace');
   });
 
   it('lists the rules of the client in a SelfSubjectRulesReview', async () => {
-    const r = await c.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: ns } } });
+    const r = await c.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: ns } },
+    });
     expect(r.status).toBe(201);
     expect(r.json.status.incomplete).toBe(false);
     expect(r.json.status.resourceRules).toEqual(expect.arrayContaining([{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }]));

@@ -61,8 +61,18 @@ const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 const names = (j: any): string[] => (j?.items ?? []).map((i: any) => i.metadata.name).sort();
 const columns = (j: any): string[] => (j?.columnDefinitions ?? []).map((c: any) => `${c.name}${c.priority ? '*' : ''}:${c.type}`);
 const cm = (name: string, metadata: object = {}, data: object = { a: '1' }): object => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...metadata }, data });
-const pod = (name: string, extra: object = {}): object => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }], ...extra } });
-const svc = (name: string, extra: object = {}): object => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { selector: { app: name }, ports: [{ port: 80 }], ...extra } });
+const pod = (name: string, extra: object = {}): object => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: { containers: [{ name: 'main', image: 'nginx:1.27' }], ...extra },
+});
+const svc = (name: string, extra: object = {}): object => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name },
+  spec: { selector: { app: name }, ports: [{ port: 80 }], ...extra },
+});
 const deploy = (name: string, replicas: number): object => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
@@ -81,11 +91,36 @@ const STEPS: Step[] = [
   // Discovery and the non-resource paths.
   { id: 'version', method: 'GET', path: '/version', pick: (j) => ({ major: j.major, minor: j.minor, gitVersion: j.gitVersion }) },
   { id: 'core versions', method: 'GET', path: '/api', pick: (j) => ({ kind: j.kind, versions: j.versions }) },
-  { id: 'group names', method: 'GET', path: '/apis', pick: (j) => ({ kind: j.kind, groups: builtinGroups(j).map((g: any) => g.name).sort() }) },
-  { id: 'group versions', method: 'GET', path: '/apis', pick: (j) => Object.fromEntries(builtinGroups(j).map((g: any) => [g.name, g.versions.map((v: any) => v.version)]).sort()) },
+  {
+    id: 'group names',
+    method: 'GET',
+    path: '/apis',
+    pick: (j) => ({
+      kind: j.kind,
+      groups: builtinGroups(j)
+        .map((g: any) => g.name)
+        .sort(),
+    }),
+  },
+  {
+    id: 'group versions',
+    method: 'GET',
+    path: '/apis',
+    pick: (j) =>
+      Object.fromEntries(
+        builtinGroups(j)
+          .map((g: any) => [g.name, g.versions.map((v: any) => v.version)])
+          .sort(),
+      ),
+  },
   { id: 'apps group', method: 'GET', path: '/apis/apps', pick: (j) => ({ kind: j.kind, preferred: j.preferredVersion }) },
   { id: 'core resources', method: 'GET', path: '/api/v1', pick: (j) => j.resources.map((r: any) => r.name).sort() },
-  { id: 'apps resources', method: 'GET', path: '/apis/apps/v1', pick: (j) => j.resources.map((r: any) => `${r.name}:${r.kind}:${r.namespaced}:${[...r.verbs].sort().join(',')}`).sort() },
+  {
+    id: 'apps resources',
+    method: 'GET',
+    path: '/apis/apps/v1',
+    pick: (j) => j.resources.map((r: any) => `${r.name}:${r.kind}:${r.namespaced}:${[...r.verbs].sort().join(',')}`).sort(),
+  },
   { id: 'storage resources', method: 'GET', path: '/apis/storage.k8s.io/v1', pick: (j) => j.resources.map((r: any) => r.name).sort() },
   { id: 'unknown group', method: 'GET', path: '/apis/unknown.example.com' },
   { id: 'unknown group version', method: 'GET', path: '/apis/unknown.example.com/v1' },
@@ -97,14 +132,26 @@ const STEPS: Step[] = [
   { id: 'openapi v2', method: 'GET', path: '/openapi/v2', pick: (j) => ({ swagger: j?.swagger, hasDeployment: Boolean(j?.definitions?.['io.k8s.api.apps.v1.Deployment']) }) },
 
   // Namespaces.
-  { id: 'create namespace', method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: '{ns}' } }, pick: (j) => ({ phase: j.status.phase, finalizers: j.spec.finalizers, labels: j.metadata.labels }) },
+  {
+    id: 'create namespace',
+    method: 'POST',
+    path: '/api/v1/namespaces',
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: '{ns}' } },
+    pick: (j) => ({ phase: j.status.phase, finalizers: j.spec.finalizers, labels: j.metadata.labels }),
+  },
   { id: 'default service account appears', method: 'GET', path: '/api/v1/namespaces/{ns}/serviceaccounts/default', until: (a) => a.status === 200, pick: (j) => j.metadata.name },
   { id: 'delete kube-system', method: 'DELETE', path: '/api/v1/namespaces/kube-system?dryRun=All' },
   { id: 'delete default', method: 'DELETE', path: '/api/v1/namespaces/default?dryRun=All' },
   { id: 'bad namespace name', method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'Bad.Name' } } },
 
   // ConfigMaps: CRUD, errors, selectors, pagination, Tables.
-  { id: 'create configmap', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: cm('one', { labels: { app: 'one' } }), pick: (j) => ({ kind: j.kind, apiVersion: j.apiVersion, data: j.data, labels: j.metadata.labels }) },
+  {
+    id: 'create configmap',
+    method: 'POST',
+    path: '/api/v1/namespaces/{ns}/configmaps',
+    body: cm('one', { labels: { app: 'one' } }),
+    pick: (j) => ({ kind: j.kind, apiVersion: j.apiVersion, data: j.data, labels: j.metadata.labels }),
+  },
   { id: 'create existing configmap', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: cm('one') },
   { id: 'configmap name mismatch', method: 'PUT', path: '/api/v1/namespaces/{ns}/configmaps/one', body: cm('two') },
   { id: 'configmap namespace mismatch', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: cm('three', { namespace: 'elsewhere' }) },
@@ -117,14 +164,37 @@ const STEPS: Step[] = [
   { id: 'stale update', method: 'PUT', path: '/api/v1/namespaces/{ns}/configmaps/one', body: { ...cm('one'), metadata: { name: 'one', resourceVersion: '1' } } },
   { id: 'merge patch', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/one', body: { data: { b: '2' } }, contentType: JSON_MERGE, pick: (j) => j.data },
   { id: 'strategic merge patch', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/one', body: { data: { c: '3' } }, contentType: SMP, pick: (j) => j.data },
-  { id: 'json patch', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/one', body: [{ op: 'replace', path: '/data/a', value: '9' }], contentType: 'application/json-patch+json', pick: (j) => j.data },
-  { id: 'json patch failed test', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/one', body: [{ op: 'test', path: '/data/a', value: 'nope' }], contentType: 'application/json-patch+json' },
+  {
+    id: 'json patch',
+    method: 'PATCH',
+    path: '/api/v1/namespaces/{ns}/configmaps/one',
+    body: [{ op: 'replace', path: '/data/a', value: '9' }],
+    contentType: 'application/json-patch+json',
+    pick: (j) => j.data,
+  },
+  {
+    id: 'json patch failed test',
+    method: 'PATCH',
+    path: '/api/v1/namespaces/{ns}/configmaps/one',
+    body: [{ op: 'test', path: '/data/a', value: 'nope' }],
+    contentType: 'application/json-patch+json',
+  },
   { id: 'patch unknown type', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/one', body: { data: {} }, contentType: 'application/x-unknown' },
   { id: 'not acceptable', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps/one', accept: 'application/x-nothing' },
   { id: 'more configmaps', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: cm('two', { labels: { app: 'two', tier: 'db' } }), pick: () => null },
   { id: 'and one more', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: cm('zzz', { labels: { rank: '7' } }), pick: () => null },
-  { id: 'list page 1', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps?limit=2', pick: (j) => ({ names: names(j), remaining: j.metadata.remainingItemCount, continues: typeof j.metadata.continue === 'string' }) },
-  { id: 'filtered page', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps?limit=1&labelSelector=app', pick: (j) => ({ names: names(j), remaining: j.metadata.remainingItemCount, continues: typeof j.metadata.continue === 'string' }) },
+  {
+    id: 'list page 1',
+    method: 'GET',
+    path: '/api/v1/namespaces/{ns}/configmaps?limit=2',
+    pick: (j) => ({ names: names(j), remaining: j.metadata.remainingItemCount, continues: typeof j.metadata.continue === 'string' }),
+  },
+  {
+    id: 'filtered page',
+    method: 'GET',
+    path: '/api/v1/namespaces/{ns}/configmaps?limit=1&labelSelector=app',
+    pick: (j) => ({ names: names(j), remaining: j.metadata.remainingItemCount, continues: typeof j.metadata.continue === 'string' }),
+  },
   { id: 'bad continue', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps?limit=1&continue=bm90LWEtdG9rZW4' },
   { id: 'label selector set', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps?labelSelector=app%20in%20(one,two),!tier', pick: names },
   { id: 'label selector gt', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps?labelSelector=rank%3E5', pick: names },
@@ -134,14 +204,36 @@ const STEPS: Step[] = [
   { id: 'field selector name', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps?fieldSelector=metadata.name%3Dtwo', pick: names },
   { id: 'field selector unsupported (generic)', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps?fieldSelector=data.a%3D1' },
   { id: 'field selector no operator', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps?fieldSelector=metadata.name' },
-  { id: 'configmap table', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps?labelSelector=app', accept: TABLE, pick: (j) => ({ kind: j.kind, columns: columns(j), cells: j.rows.map((r: any) => r.cells.slice(0, 2)) }) },
+  {
+    id: 'configmap table',
+    method: 'GET',
+    path: '/api/v1/namespaces/{ns}/configmaps?labelSelector=app',
+    accept: TABLE,
+    pick: (j) => ({ kind: j.kind, columns: columns(j), cells: j.rows.map((r: any) => r.cells.slice(0, 2)) }),
+  },
   { id: 'table includeObject bad', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps?includeObject=All', accept: TABLE },
-  { id: 'delete configmap', method: 'DELETE', path: '/api/v1/namespaces/{ns}/configmaps/one', pick: (j) => ({ kind: j.kind, status: j.status, details: { name: j.details?.name, kind: j.details?.kind } }) },
+  {
+    id: 'delete configmap',
+    method: 'DELETE',
+    path: '/api/v1/namespaces/{ns}/configmaps/one',
+    pick: (j) => ({ kind: j.kind, status: j.status, details: { name: j.details?.name, kind: j.details?.kind } }),
+  },
   { id: 'delete missing configmap', method: 'DELETE', path: '/api/v1/namespaces/{ns}/configmaps/one' },
 
   // Secrets.
-  { id: 'secret stringData', method: 'POST', path: '/api/v1/namespaces/{ns}/secrets', body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' }, stringData: { k: 'v' } }, pick: (j) => ({ type: j.type, data: j.data, stringData: j.stringData }) },
-  { id: 'secret bad base64', method: 'POST', path: '/api/v1/namespaces/{ns}/secrets', body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's2' }, data: { k: 'not base64!' } } },
+  {
+    id: 'secret stringData',
+    method: 'POST',
+    path: '/api/v1/namespaces/{ns}/secrets',
+    body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' }, stringData: { k: 'v' } },
+    pick: (j) => ({ type: j.type, data: j.data, stringData: j.stringData }),
+  },
+  {
+    id: 'secret bad base64',
+    method: 'POST',
+    path: '/api/v1/namespaces/{ns}/secrets',
+    body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's2' }, data: { k: 'not base64!' } },
+  },
   { id: 'secret by type', method: 'GET', path: '/api/v1/namespaces/{ns}/secrets?fieldSelector=type%3DOpaque', pick: names },
 
   // Pods.
@@ -170,10 +262,28 @@ const STEPS: Step[] = [
       };
     },
   },
-  { id: 'pod image update', method: 'PATCH', path: '/api/v1/namespaces/{ns}/pods/web', body: { spec: { containers: [{ name: 'main', image: 'nginx:1.28' }] } }, contentType: SMP, pick: (j) => j.spec.containers[0].image },
-  { id: 'pod add container', method: 'PATCH', path: '/api/v1/namespaces/{ns}/pods/web', body: { spec: { containers: [{ name: 'side', image: 'busybox:1.36' }] } }, contentType: SMP },
+  {
+    id: 'pod image update',
+    method: 'PATCH',
+    path: '/api/v1/namespaces/{ns}/pods/web',
+    body: { spec: { containers: [{ name: 'main', image: 'nginx:1.28' }] } },
+    contentType: SMP,
+    pick: (j) => j.spec.containers[0].image,
+  },
+  {
+    id: 'pod add container',
+    method: 'PATCH',
+    path: '/api/v1/namespaces/{ns}/pods/web',
+    body: { spec: { containers: [{ name: 'side', image: 'busybox:1.36' }] } },
+    contentType: SMP,
+  },
   { id: 'pod spec change', method: 'PATCH', path: '/api/v1/namespaces/{ns}/pods/web', body: { spec: { restartPolicy: 'Never' } }, contentType: JSON_MERGE },
-  { id: 'pod without containers', method: 'POST', path: '/api/v1/namespaces/{ns}/pods', body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'empty' }, spec: { containers: [] } } },
+  {
+    id: 'pod without containers',
+    method: 'POST',
+    path: '/api/v1/namespaces/{ns}/pods',
+    body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'empty' }, spec: { containers: [] } },
+  },
   { id: 'pods by restartPolicy', method: 'GET', path: '/api/v1/namespaces/{ns}/pods?fieldSelector=spec.restartPolicy%3DAlways,status.phase!%3DFailed', pick: names },
   { id: 'pods by unsupported field', method: 'GET', path: '/api/v1/namespaces/{ns}/pods?fieldSelector=spec.hostNetwork%3Dtrue' },
   { id: 'pod table', method: 'GET', path: '/api/v1/namespaces/{ns}/pods/web', accept: TABLE, pick: (j) => ({ columns: columns(j), objectKind: j.rows[0].object.kind }) },
@@ -196,13 +306,31 @@ const STEPS: Step[] = [
       status: j.status,
     }),
   },
-  { id: 'service NodePort', method: 'POST', path: '/api/v1/namespaces/{ns}/services', body: svc('np', { type: 'NodePort' }), pick: (j) => ({ nodePortInRange: j.spec.ports[0].nodePort >= 30000 && j.spec.ports[0].nodePort <= 32767, externalTrafficPolicy: j.spec.externalTrafficPolicy }) },
+  {
+    id: 'service NodePort',
+    method: 'POST',
+    path: '/api/v1/namespaces/{ns}/services',
+    body: svc('np', { type: 'NodePort' }),
+    pick: (j) => ({ nodePortInRange: j.spec.ports[0].nodePort >= 30000 && j.spec.ports[0].nodePort <= 32767, externalTrafficPolicy: j.spec.externalTrafficPolicy }),
+  },
   { id: 'service outside range', method: 'POST', path: '/api/v1/namespaces/{ns}/services', body: svc('outside', { clusterIP: '192.168.1.5' }) },
   { id: 'service bad IP', method: 'POST', path: '/api/v1/namespaces/{ns}/services', body: svc('badip', { clusterIP: 'nope' }) },
   { id: 'service chosen IP', method: 'POST', path: '/api/v1/namespaces/{ns}/services', body: svc('chosen', { clusterIP: '10.100.100.100' }), pick: (j) => j.spec.clusterIPs },
   { id: 'service IP taken', method: 'POST', path: '/api/v1/namespaces/{ns}/services', body: svc('taken', { clusterIP: '10.100.100.100' }) },
-  { id: 'service IP change', method: 'PATCH', path: '/api/v1/namespaces/{ns}/services/chosen', body: { spec: { clusterIP: '10.100.100.101', clusterIPs: ['10.100.100.101'] } }, contentType: JSON_MERGE },
-  { id: 'headless service', method: 'POST', path: '/api/v1/namespaces/{ns}/services', body: svc('headless', { clusterIP: 'None' }), pick: (j) => ({ clusterIP: j.spec.clusterIP, clusterIPs: j.spec.clusterIPs }) },
+  {
+    id: 'service IP change',
+    method: 'PATCH',
+    path: '/api/v1/namespaces/{ns}/services/chosen',
+    body: { spec: { clusterIP: '10.100.100.101', clusterIPs: ['10.100.100.101'] } },
+    contentType: JSON_MERGE,
+  },
+  {
+    id: 'headless service',
+    method: 'POST',
+    path: '/api/v1/namespaces/{ns}/services',
+    body: svc('headless', { clusterIP: 'None' }),
+    pick: (j) => ({ clusterIP: j.spec.clusterIP, clusterIPs: j.spec.clusterIPs }),
+  },
 
   // Deployments and /scale.
   {
@@ -210,7 +338,12 @@ const STEPS: Step[] = [
     method: 'POST',
     path: '/apis/apps/v1/namespaces/{ns}/deployments',
     body: deploy('app', 0),
-    pick: (j) => ({ strategy: j.spec.strategy, revisionHistoryLimit: j.spec.revisionHistoryLimit, progressDeadlineSeconds: j.spec.progressDeadlineSeconds, generation: j.metadata.generation }),
+    pick: (j) => ({
+      strategy: j.spec.strategy,
+      revisionHistoryLimit: j.spec.revisionHistoryLimit,
+      progressDeadlineSeconds: j.spec.progressDeadlineSeconds,
+      generation: j.metadata.generation,
+    }),
   },
   {
     id: 'deployment selector mismatch',
@@ -218,25 +351,72 @@ const STEPS: Step[] = [
     path: '/apis/apps/v1/namespaces/{ns}/deployments',
     body: { ...(deploy('bad', 1) as any), spec: { ...(deploy('bad', 1) as any).spec, selector: { matchLabels: { app: 'other' } } } },
   },
-  { id: 'deployment selector change', method: 'PATCH', path: '/apis/apps/v1/namespaces/{ns}/deployments/app', body: { spec: { selector: { matchLabels: { app: 'app', x: 'y' } }, template: { metadata: { labels: { app: 'app', x: 'y' } } } } }, contentType: SMP },
-  { id: 'get scale of zero', method: 'GET', path: '/apis/apps/v1/namespaces/{ns}/deployments/app/scale', pick: (j) => ({ kind: j.kind, apiVersion: j.apiVersion, spec: j.spec, selector: j.status.selector }) },
-  { id: 'scale to one', method: 'PATCH', path: '/apis/apps/v1/namespaces/{ns}/deployments/app/scale', body: { spec: { replicas: 1 } }, contentType: JSON_MERGE, pick: (j) => j.spec },
+  {
+    id: 'deployment selector change',
+    method: 'PATCH',
+    path: '/apis/apps/v1/namespaces/{ns}/deployments/app',
+    body: { spec: { selector: { matchLabels: { app: 'app', x: 'y' } }, template: { metadata: { labels: { app: 'app', x: 'y' } } } } },
+    contentType: SMP,
+  },
+  {
+    id: 'get scale of zero',
+    method: 'GET',
+    path: '/apis/apps/v1/namespaces/{ns}/deployments/app/scale',
+    pick: (j) => ({ kind: j.kind, apiVersion: j.apiVersion, spec: j.spec, selector: j.status.selector }),
+  },
+  {
+    id: 'scale to one',
+    method: 'PATCH',
+    path: '/apis/apps/v1/namespaces/{ns}/deployments/app/scale',
+    body: { spec: { replicas: 1 } },
+    contentType: JSON_MERGE,
+    pick: (j) => j.spec,
+  },
   { id: 'scale to -1', method: 'PATCH', path: '/apis/apps/v1/namespaces/{ns}/deployments/app/scale', body: { spec: { replicas: -1 } }, contentType: JSON_MERGE },
-  { id: 'deployment table', method: 'GET', path: '/apis/apps/v1/namespaces/{ns}/deployments', accept: TABLE, pick: (j) => ({ columns: columns(j), wide: j.rows[0].cells.slice(5) }) },
-  { id: 'scale back to zero', method: 'PUT', path: '/apis/apps/v1/namespaces/{ns}/deployments/app/scale', body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'app', namespace: '{ns}' }, spec: { replicas: 0 } }, pick: (j) => j.spec },
+  {
+    id: 'deployment table',
+    method: 'GET',
+    path: '/apis/apps/v1/namespaces/{ns}/deployments',
+    accept: TABLE,
+    pick: (j) => ({ columns: columns(j), wide: j.rows[0].cells.slice(5) }),
+  },
+  {
+    id: 'scale back to zero',
+    method: 'PUT',
+    path: '/apis/apps/v1/namespaces/{ns}/deployments/app/scale',
+    body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'app', namespace: '{ns}' }, spec: { replicas: 0 } },
+    pick: (j) => j.spec,
+  },
   { id: 'pods gone', method: 'GET', path: '/api/v1/namespaces/{ns}/pods', until: (a) => a.json?.items?.length === 0, waitMs: 60_000, pick: names },
   { id: 'apply without manager', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/applied', body: cm('applied'), contentType: APPLY },
-  { id: 'apply creates', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/applied?fieldManager=first', body: cm('applied'), contentType: APPLY, pick: (j) => ({ data: j.data, managers: j.metadata.managedFields.map((m: any) => `${m.manager}:${m.operation}`) }) },
+  {
+    id: 'apply creates',
+    method: 'PATCH',
+    path: '/api/v1/namespaces/{ns}/configmaps/applied?fieldManager=first',
+    body: cm('applied'),
+    contentType: APPLY,
+    pick: (j) => ({ data: j.data, managers: j.metadata.managedFields.map((m: any) => `${m.manager}:${m.operation}`) }),
+  },
   { id: 'apply conflict', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/applied?fieldManager=second', body: cm('applied', {}, { a: '2' }), contentType: APPLY },
   { id: 'strategic patch on a CRD', method: 'PATCH', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/nothing.example.com', body: {}, contentType: SMP },
 
   // Jobs.
-  { id: 'job restartPolicy Always', method: 'POST', path: '/apis/batch/v1/namespaces/{ns}/jobs', body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'always' }, spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:1.36' }] } } } } },
+  {
+    id: 'job restartPolicy Always',
+    method: 'POST',
+    path: '/apis/batch/v1/namespaces/{ns}/jobs',
+    body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'always' }, spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:1.36' }] } } } },
+  },
   {
     id: 'create job',
     method: 'POST',
     path: '/apis/batch/v1/namespaces/{ns}/jobs',
-    body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'once' }, spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36' }] } } } },
+    body: {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'once' },
+      spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36' }] } } },
+    },
     pick: (j) => ({
       completions: j.spec.completions,
       parallelism: j.spec.parallelism,
@@ -261,31 +441,140 @@ const STEPS: Step[] = [
         group: `{ns}.${CRD_GROUP}`,
         names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' },
         scope: 'Namespaced',
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer', minimum: 1 } } } } } } }],
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer', minimum: 1 } } } } } },
+          },
+        ],
       },
     },
     pick: (j) => ({ conversion: j.spec.conversion, storedVersions: j.status?.storedVersions }),
   },
-  { id: 'CRD name mismatch', method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'wrong' }, spec: { group: 'x.example.com', names: { plural: 'ys', kind: 'Y' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] } } },
-  { id: 'custom resource served', method: 'GET', path: `/apis/{ns}.${CRD_GROUP}/v1/namespaces/{ns}/things`, until: (a) => a.status === 200, pick: (j) => ({ kind: j.kind, items: j.items }) },
-  { id: 'custom resource pruned', method: 'POST', path: `/apis/{ns}.${CRD_GROUP}/v1/namespaces/{ns}/things`, body: { apiVersion: `{ns}.${CRD_GROUP}/v1`, kind: 'Thing', metadata: { name: 't1' }, spec: { size: 2, color: 'red' } }, pick: (j) => ({ spec: j.spec, generation: j.metadata.generation }) },
-  { id: 'custom resource invalid', method: 'POST', path: `/apis/{ns}.${CRD_GROUP}/v1/namespaces/{ns}/things`, body: { apiVersion: `{ns}.${CRD_GROUP}/v1`, kind: 'Thing', metadata: { name: 't2' }, spec: { size: 0 } } },
-  { id: 'custom resource wrong type', method: 'POST', path: `/apis/{ns}.${CRD_GROUP}/v1/namespaces/{ns}/things`, body: { apiVersion: `{ns}.${CRD_GROUP}/v1`, kind: 'Thing', metadata: { name: 't3' }, spec: { size: 'big' } } },
-  { id: 'apply undeclared field', method: 'PATCH', path: `/apis/{ns}.${CRD_GROUP}/v1/namespaces/{ns}/things/t4?fieldManager=fidelity`, body: { apiVersion: `{ns}.${CRD_GROUP}/v1`, kind: 'Thing', metadata: { name: 't4' }, spec: { size: 2, color: 'red' } }, contentType: APPLY },
+  {
+    id: 'CRD name mismatch',
+    method: 'POST',
+    path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    body: {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'wrong' },
+      spec: {
+        group: 'x.example.com',
+        names: { plural: 'ys', kind: 'Y' },
+        scope: 'Namespaced',
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+      },
+    },
+  },
+  {
+    id: 'custom resource served',
+    method: 'GET',
+    path: `/apis/{ns}.${CRD_GROUP}/v1/namespaces/{ns}/things`,
+    until: (a) => a.status === 200,
+    pick: (j) => ({ kind: j.kind, items: j.items }),
+  },
+  {
+    id: 'custom resource pruned',
+    method: 'POST',
+    path: `/apis/{ns}.${CRD_GROUP}/v1/namespaces/{ns}/things`,
+    body: { apiVersion: `{ns}.${CRD_GROUP}/v1`, kind: 'Thing', metadata: { name: 't1' }, spec: { size: 2, color: 'red' } },
+    pick: (j) => ({ spec: j.spec, generation: j.metadata.generation }),
+  },
+  {
+    id: 'custom resource invalid',
+    method: 'POST',
+    path: `/apis/{ns}.${CRD_GROUP}/v1/namespaces/{ns}/things`,
+    body: { apiVersion: `{ns}.${CRD_GROUP}/v1`, kind: 'Thing', metadata: { name: 't2' }, spec: { size: 0 } },
+  },
+  {
+    id: 'custom resource wrong type',
+    method: 'POST',
+    path: `/apis/{ns}.${CRD_GROUP}/v1/namespaces/{ns}/things`,
+    body: { apiVersion: `{ns}.${CRD_GROUP}/v1`, kind: 'Thing', metadata: { name: 't3' }, spec: { size: 'big' } },
+  },
+  {
+    id: 'apply undeclared field',
+    method: 'PATCH',
+    path: `/apis/{ns}.${CRD_GROUP}/v1/namespaces/{ns}/things/t4?fieldManager=fidelity`,
+    body: { apiVersion: `{ns}.${CRD_GROUP}/v1`, kind: 'Thing', metadata: { name: 't4' }, spec: { size: 2, color: 'red' } },
+    contentType: APPLY,
+  },
   { id: 'strategic patch of a custom resource', method: 'PATCH', path: `/apis/{ns}.${CRD_GROUP}/v1/namespaces/{ns}/things/t1`, body: { spec: { size: 3 } }, contentType: SMP },
   { id: 'delete CRD', method: 'DELETE', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things{nsdot}.${CRD_GROUP}`, pick: (j) => j.kind },
 
   // The other built-in kinds and the reviews.
-  { id: 'replication controller', method: 'POST', path: '/api/v1/namespaces/{ns}/replicationcontrollers', body: { apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'rc' }, spec: { replicas: 0, template: { metadata: { labels: { app: 'rc' } }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] } } } }, pick: (j) => ({ selector: j.spec.selector, labels: j.metadata.labels, status: j.status }) },
-  { id: 'csi driver defaults', method: 'POST', path: '/apis/storage.k8s.io/v1/csidrivers', body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'csi.{ns}.example.com' }, spec: {} }, pick: (j) => j.spec },
+  {
+    id: 'replication controller',
+    method: 'POST',
+    path: '/api/v1/namespaces/{ns}/replicationcontrollers',
+    body: {
+      apiVersion: 'v1',
+      kind: 'ReplicationController',
+      metadata: { name: 'rc' },
+      spec: { replicas: 0, template: { metadata: { labels: { app: 'rc' } }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] } } },
+    },
+    pick: (j) => ({ selector: j.spec.selector, labels: j.metadata.labels, status: j.status }),
+  },
+  {
+    id: 'csi driver defaults',
+    method: 'POST',
+    path: '/apis/storage.k8s.io/v1/csidrivers',
+    body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'csi.{ns}.example.com' }, spec: {} },
+    pick: (j) => j.spec,
+  },
   { id: 'delete csi driver', method: 'DELETE', path: '/apis/storage.k8s.io/v1/csidrivers/csi.{ns}.example.com', pick: (j) => j.kind },
-  { id: 'runtime class without handler', method: 'POST', path: '/apis/node.k8s.io/v1/runtimeclasses', body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'rt-{ns}' } } },
-  { id: 'ingress class without controller', method: 'POST', path: '/apis/networking.k8s.io/v1/ingressclasses', body: { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'ic-{ns}' }, spec: {} } },
-  { id: 'events.k8s.io event without time', method: 'POST', path: '/apis/events.k8s.io/v1/namespaces/{ns}/events', body: { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e1' }, type: 'Normal', regarding: { namespace: '{ns}' } } },
-  { id: 'apiservice v1.apps', method: 'GET', path: '/apis/apiregistration.k8s.io/v1/apiservices/v1.apps', pick: (j) => ({ group: j.spec.group, version: j.spec.version, service: j.spec.service, available: j.status.conditions.map((c: any) => `${c.type}=${c.status}:${c.reason}`) }) },
-  { id: 'token review of nothing', method: 'POST', path: '/apis/authentication.k8s.io/v1/tokenreviews', body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'not-a-token' } }, pick: (j) => ({ metadata: j.metadata.creationTimestamp, status: j.status }) },
-  { id: 'self access review', method: 'POST', path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 'create', resource: 'pods', namespace: '{ns}' } } }, pick: (j) => j.status },
-  { id: 'access review of nobody', method: 'POST', path: '/apis/authorization.k8s.io/v1/subjectaccessreviews', body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'nobody', resourceAttributes: { verb: 'get', resource: 'pods', namespace: '{ns}' } } }, pick: (j) => j.status },
+  {
+    id: 'runtime class without handler',
+    method: 'POST',
+    path: '/apis/node.k8s.io/v1/runtimeclasses',
+    body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'rt-{ns}' } },
+  },
+  {
+    id: 'ingress class without controller',
+    method: 'POST',
+    path: '/apis/networking.k8s.io/v1/ingressclasses',
+    body: { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'ic-{ns}' }, spec: {} },
+  },
+  {
+    id: 'events.k8s.io event without time',
+    method: 'POST',
+    path: '/apis/events.k8s.io/v1/namespaces/{ns}/events',
+    body: { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e1' }, type: 'Normal', regarding: { namespace: '{ns}' } },
+  },
+  {
+    id: 'apiservice v1.apps',
+    method: 'GET',
+    path: '/apis/apiregistration.k8s.io/v1/apiservices/v1.apps',
+    pick: (j) => ({ group: j.spec.group, version: j.spec.version, service: j.spec.service, available: j.status.conditions.map((c: any) => `${c.type}=${c.status}:${c.reason}`) }),
+  },
+  {
+    id: 'token review of nothing',
+    method: 'POST',
+    path: '/apis/authentication.k8s.io/v1/tokenreviews',
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'not-a-token' } },
+    pick: (j) => ({ metadata: j.metadata.creationTimestamp, status: j.status }),
+  },
+  {
+    id: 'self access review',
+    method: 'POST',
+    path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+    body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 'create', resource: 'pods', namespace: '{ns}' } } },
+    pick: (j) => j.status,
+  },
+  {
+    id: 'access review of nobody',
+    method: 'POST',
+    path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: { user: 'nobody', resourceAttributes: { verb: 'get', resource: 'pods', namespace: '{ns}' } },
+    },
+    pick: (j) => j.status,
+  },
   { id: 'list token reviews', method: 'GET', path: '/apis/authentication.k8s.io/v1/tokenreviews' },
 
   // Namespace deletion.
@@ -302,7 +591,14 @@ const STEPS: Step[] = [
     pick: (j) => ({ phase: j.status.phase, conditions: (j.status.conditions ?? []).map((c: any) => `${c.type}=${c.status}:${c.reason}:${c.message}`) }),
   },
   { id: 'delete namespace again', method: 'DELETE', path: '/api/v1/namespaces/{ns}' },
-  { id: 'release the configmap', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/held', body: { metadata: { finalizers: null } }, contentType: JSON_MERGE, pick: () => null },
+  {
+    id: 'release the configmap',
+    method: 'PATCH',
+    path: '/api/v1/namespaces/{ns}/configmaps/held',
+    body: { metadata: { finalizers: null } },
+    contentType: JSON_MERGE,
+    pick: () => null,
+  },
   { id: 'namespace gone', method: 'GET', path: '/api/v1/namespaces/{ns}', until: (a) => a.status === 404, waitMs: 60_000 },
 ];
 
@@ -313,12 +609,16 @@ const STEPS: Step[] = [
 const ACCEPTED: Record<string, string> = {
   version: 'the sandbox emulates Kubernetes 1.32; the real tier runs a 1.25 API server',
   'group versions': 'served versions follow the emulated release: 1.32 serves flowcontrol v1/v1beta3 and no autoscaling/v2beta2 or storage v1beta1, which 1.25 still serves',
-  'core resources': 'the sandbox serves no bindings, componentstatuses or the kubelet-backed subresources (attach, exec, log, portforward, proxy, eviction, ephemeralcontainers, serviceaccounts/token, namespaces/finalize)',
+  'core resources':
+    'the sandbox serves no bindings, componentstatuses or the kubelet-backed subresources (attach, exec, log, portforward, proxy, eviction, ephemeralcontainers, serviceaccounts/token, namespaces/finalize)',
   'pod spec change': 'the real message ends with a Go diff of the internal PodSpec; the sandbox lists the changed fields instead (same first line)',
   'apply conflict': 'release wording: 1.25 says `conflict with "first"`, 1.32 (the sandbox) adds the manager\'s API version (`using v1`)',
-  'job restartPolicy Always': 'release wording: 1.25 reports a Job\'s restartPolicy Always as `Required value: valid values: ...`, 1.32 (the sandbox) as `Unsupported value: "Always": supported values: ...`',
-  'create job': 'release behaviour: 1.27+ (the sandbox, as 1.32) also labels a Job\'s pods batch.kubernetes.io/controller-uid and job-name and selects on the prefixed label; 1.25 uses controller-uid and job-name only',
-  'bad continue': 'the real message ends with Go\'s JSON decoder error for the token; the sandbox ends with its own (same prefix: invalid continue token: continue key is not valid)',
+  'job restartPolicy Always':
+    'release wording: 1.25 reports a Job\'s restartPolicy Always as `Required value: valid values: ...`, 1.32 (the sandbox) as `Unsupported value: "Always": supported values: ...`',
+  'create job':
+    "release behaviour: 1.27+ (the sandbox, as 1.32) also labels a Job's pods batch.kubernetes.io/controller-uid and job-name and selects on the prefixed label; 1.25 uses controller-uid and job-name only",
+  'bad continue':
+    "the real message ends with Go's JSON decoder error for the token; the sandbox ends with its own (same prefix: invalid continue token: continue key is not valid)",
 };
 
 let sandbox: Sandbox;
@@ -378,7 +678,11 @@ describe('fidelity report', () => {
   it(`answers ${STEPS.length} requests as the ${otherName} server does, but for the accepted differences`, async () => {
     expect(STEPS.length).toBeGreaterThanOrEqual(80);
     expect(new Set(STEPS.map((s) => s.id)).size).toBe(STEPS.length);
-    for (const id of Object.keys(ACCEPTED)) expect(STEPS.map((s) => s.id), `accepted difference ${id} names a request`).toContain(id);
+    for (const id of Object.keys(ACCEPTED))
+      expect(
+        STEPS.map((s) => s.id),
+        `accepted difference ${id} names a request`,
+      ).toContain(id);
     const ns = `fidelity-${randomBytes(3).toString('hex')}`;
     const rows: { id: string; request: string; sandbox: unknown; other: unknown; same: boolean; accepted?: string }[] = [];
     for (const step of STEPS) {
@@ -409,7 +713,14 @@ describe('fidelity report', () => {
   }, 420_000);
 });
 
-function markdown(report: { other: string; requests: number; same: number; acceptedDifferences: number; unacceptedDifferences: number; rows: { id: string; request: string; sandbox: unknown; other: unknown; same: boolean; accepted?: string }[] }): string {
+function markdown(report: {
+  other: string;
+  requests: number;
+  same: number;
+  acceptedDifferences: number;
+  unacceptedDifferences: number;
+  rows: { id: string; request: string; sandbox: unknown; other: unknown; same: boolean; accepted?: string }[];
+}): string {
   const cell = (v: unknown): string => `\`${JSON.stringify(v).replaceAll('|', '\\|').replaceAll('`', "'")}\``;
   const lines = [
     `# Fidelity report: sandbox vs ${report.other}`,
@@ -418,7 +729,10 @@ function markdown(report: { other: string; requests: number; same: number; accep
     '',
     '| request | sandbox | ' + report.other + ' | verdict |',
     '|---|---|---|---|',
-    ...report.rows.map((r) => `| ${r.id}: \`${r.request}\` | ${cell(r.sandbox)} | ${r.same ? 'same' : cell(r.other)} | ${r.same ? 'same' : r.accepted ? `accepted: ${r.accepted}` : '**DIFFERENT**'} |`),
+    ...report.rows.map(
+      (r) =>
+        `| ${r.id}: \`${r.request}\` | ${cell(r.sandbox)} | ${r.same ? 'same' : cell(r.other)} | ${r.same ? 'same' : r.accepted ? `accepted: ${r.accepted}` : '**DIFFERENT**'} |`,
+    ),
     '',
   ];
   return lines.join('\n');

@@ -37,7 +37,11 @@ describe('labels and annotations', () => {
     expect(r.json).toMatchObject({
       reason: 'Invalid',
       message: `ConfigMap "badvalue" is invalid: metadata.labels: Invalid value: "bad value!": ${LABEL_VALUE_MSG}`,
-      details: { name: 'badvalue', kind: 'ConfigMap', causes: [{ reason: 'FieldValueInvalid', field: 'metadata.labels', message: `Invalid value: "bad value!": ${LABEL_VALUE_MSG}` }] },
+      details: {
+        name: 'badvalue',
+        kind: 'ConfigMap',
+        causes: [{ reason: 'FieldValueInvalid', field: 'metadata.labels', message: `Invalid value: "bad value!": ${LABEL_VALUE_MSG}` }],
+      },
     });
   });
 
@@ -54,7 +58,9 @@ describe('labels and annotations', () => {
     expect(bad.json.details.causes).toEqual([{ reason: 'FieldValueInvalid', field: 'metadata.labels', message: `Invalid value: "Bad_/x": ${PREFIX_MSG}` }]);
     const slashes = await c.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: configMap('slashes', { labels: { 'a/b/c': 'v' } }) });
     expect(slashes.status).toBe(422);
-    expect(slashes.json.details.causes[0].message).toMatch(/^Invalid value: "a\/b\/c": a qualified name must consist of .* with an optional DNS subdomain prefix and '\/' \(e\.g\. 'example\.com\/MyName'\)$/);
+    expect(slashes.json.details.causes[0].message).toMatch(
+      /^Invalid value: "a\/b\/c": a qualified name must consist of .* with an optional DNS subdomain prefix and '\/' \(e\.g\. 'example\.com\/MyName'\)$/,
+    );
   });
 
   it('refuses an annotation key with a space; accepts any annotation value and an empty label value', async () => {
@@ -79,7 +85,9 @@ describe('labels and annotations', () => {
 
 describe('request bodies', () => {
   it("refuses a Secret's data that is not base64 while decoding it (400), naming the byte", async () => {
-    const r = await c.request('POST', `/api/v1/namespaces/${ns}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'notbase64' }, data: { key: 'abc def' } } });
+    const r = await c.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'notbase64' }, data: { key: 'abc def' } },
+    });
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject({ reason: 'BadRequest', message: 'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 3' });
   });
@@ -107,7 +115,11 @@ describe('immutable fields', () => {
     expect(added.json).toMatchObject({
       reason: 'Invalid',
       message: 'Pod "immutable" is invalid: spec.containers: Forbidden: pod updates may not add or remove containers',
-      details: { name: 'immutable', kind: 'Pod', causes: [{ reason: 'FieldValueForbidden', field: 'spec.containers', message: 'Forbidden: pod updates may not add or remove containers' }] },
+      details: {
+        name: 'immutable',
+        kind: 'Pod',
+        causes: [{ reason: 'FieldValueForbidden', field: 'spec.containers', message: 'Forbidden: pod updates may not add or remove containers' }],
+      },
     });
 
     const policy = await c.request('PATCH', `${base}/immutable`, { body: { spec: { restartPolicy: 'Never' } }, contentType: 'application/merge-patch+json' });
@@ -160,7 +172,10 @@ describe('more immutable fields', () => {
     expect(allowed.status, allowed.text).toBe(200);
     const message =
       "StatefulSet.apps \"sts\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
-    for (const patch of [{ spec: { serviceName: 'other' } }, { spec: { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '2Gi' } } } }] } }]) {
+    for (const patch of [
+      { spec: { serviceName: 'other' } },
+      { spec: { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '2Gi' } } } }] } },
+    ]) {
       const r = await c.request('PATCH', `${base}/sts`, { body: patch, contentType: 'application/merge-patch+json' });
       expect(r.status).toBe(422);
       expect(r.json.message).toBe(message);
@@ -171,17 +186,27 @@ describe('more immutable fields', () => {
   it("keeps a Job's pod template", async () => {
     const base = `/apis/batch/v1/namespaces/${ns}/jobs`;
     const created = await c.request('POST', base, {
-      body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'job' }, spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36' }] } } } },
+      body: {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'job' },
+        spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36' }] } } },
+      },
     });
     expect(created.status, created.text).toBe(201);
-    const r = await c.request('PATCH', `${base}/job`, { body: { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:1.37' }] } } } }, contentType: 'application/strategic-merge-patch+json' });
+    const r = await c.request('PATCH', `${base}/job`, {
+      body: { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:1.37' }] } } } },
+      contentType: 'application/strategic-merge-patch+json',
+    });
     expect(r.status).toBe(422);
     expect(r.json.message).toMatch(/^Job\.batch "job" is invalid: spec\.template: Invalid value: .*: field is immutable$/s);
     expect(r.json.details.causes).toEqual([expect.objectContaining({ reason: 'FieldValueInvalid', field: 'spec.template' })]);
   });
 
   it('keeps the data of an immutable ConfigMap or Secret, and the mark itself, and a Secret its type', async () => {
-    const cm = await c.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'frozen' }, immutable: true, data: { a: '1' } } });
+    const cm = await c.request('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'frozen' }, immutable: true, data: { a: '1' } },
+    });
     expect(cm.status).toBe(201);
     const data = await c.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/frozen`, { body: { data: { a: '2' } }, contentType: 'application/merge-patch+json' });
     expect(data.status).toBe(422);
@@ -189,17 +214,24 @@ describe('more immutable fields', () => {
     const thaw = await c.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/frozen`, { body: { immutable: false }, contentType: 'application/merge-patch+json' });
     expect(thaw.status).toBe(422);
     expect(thaw.json.message).toBe('ConfigMap "frozen" is invalid: immutable: Forbidden: field is immutable when `immutable` is set');
-    const labelled = await c.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/frozen`, { body: { metadata: { labels: { a: 'b' } } }, contentType: 'application/merge-patch+json' });
+    const labelled = await c.request('PATCH', `/api/v1/namespaces/${ns}/configmaps/frozen`, {
+      body: { metadata: { labels: { a: 'b' } } },
+      contentType: 'application/merge-patch+json',
+    });
     expect(labelled.status).toBe(200);
 
-    const secret = await c.request('POST', `/api/v1/namespaces/${ns}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'frozen' }, immutable: true, data: { a: 'MQ==' } } });
+    const secret = await c.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'frozen' }, immutable: true, data: { a: 'MQ==' } },
+    });
     expect(secret.status).toBe(201);
     const sdata = await c.request('PATCH', `/api/v1/namespaces/${ns}/secrets/frozen`, { body: { data: { a: 'Mg==' } }, contentType: 'application/merge-patch+json' });
     expect(sdata.status).toBe(422);
     expect(sdata.json.message).toBe('Secret "frozen" is invalid: data: Forbidden: field is immutable when `immutable` is set');
     const retyped = await c.request('PATCH', `/api/v1/namespaces/${ns}/secrets/frozen`, { body: { type: 'example.com/other' }, contentType: 'application/merge-patch+json' });
     expect(retyped.status).toBe(422);
-    expect(retyped.json.details.causes).toEqual(expect.arrayContaining([{ reason: 'FieldValueInvalid', field: 'type', message: 'Invalid value: "example.com/other": field is immutable' }]));
+    expect(retyped.json.details.causes).toEqual(
+      expect.arrayContaining([{ reason: 'FieldValueInvalid', field: 'type', message: 'Invalid value: "example.com/other": field is immutable' }]),
+    );
   });
 
   it("keeps a claim's access modes", async () => {
@@ -241,7 +273,9 @@ describe('the service range', () => {
       body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'chosen2' }, spec: { clusterIP: '10.100.200.33', ports: [{ port: 80 }] } },
     });
     expect(taken.status).toBe(422);
-    expect(taken.json.message).toBe('Service "chosen2" is invalid: spec.clusterIPs: Invalid value: []string{"10.100.200.33"}: failed to allocate IP 10.100.200.33: provided IP is already allocated');
+    expect(taken.json.message).toBe(
+      'Service "chosen2" is invalid: spec.clusterIPs: Invalid value: []string{"10.100.200.33"}: failed to allocate IP 10.100.200.33: provided IP is already allocated',
+    );
   });
 });
 
@@ -255,10 +289,7 @@ describe('label selectors', () => {
     ['a<=1', "unable to parse requirement: found '=', expected: identifier"],
     ['a,', "found '', expected: identifier after ','"],
     [',a', "found ',', expected: !, identifier, or 'end of string'"],
-    [
-      'Bad_/x=v',
-      `unable to parse requirement: <nil>: Invalid value: "Bad_/x": ${PREFIX_MSG}`,
-    ],
+    ['Bad_/x=v', `unable to parse requirement: <nil>: Invalid value: "Bad_/x": ${PREFIX_MSG}`],
     ['a=' + 'v'.repeat(64), `unable to parse requirement: values[0][a]: Invalid value: "${'v'.repeat(64)}": must be no more than 63 characters`],
     ['a>x', `unable to parse requirement: values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer`],
   ];
@@ -280,7 +311,10 @@ describe('label selectors', () => {
     const names = async (selector: string): Promise<string[]> => {
       const r = await c.request('GET', `${base}?labelSelector=${encodeURIComponent(selector)}`);
       expect(r.status).toBe(200);
-      return r.json.items.map((i: any) => i.metadata.name).filter((n: string) => n.startsWith('sel-')).sort();
+      return r.json.items
+        .map((i: any) => i.metadata.name)
+        .filter((n: string) => n.startsWith('sel-'))
+        .sort();
     };
     expect(await names('rank>5')).toEqual(['sel-2']);
     expect(await names('rank<5')).toEqual(['sel-1']);

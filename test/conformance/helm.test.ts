@@ -32,7 +32,16 @@ function helm(...args: string[]): Promise<HelmResult> {
       helmPath(),
       [...args, '--kubeconfig', kubeconfig],
       // Helm's homes inside the test's directory: nothing of the user's ~/.kube or ~/.config/helm.
-      { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, HELM_CACHE_HOME: join(dir, 'cache'), HELM_CONFIG_HOME: join(dir, 'config'), HELM_DATA_HOME: join(dir, 'data') }, maxBuffer: 64 << 20 },
+      {
+        env: {
+          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+          HOME: dir,
+          HELM_CACHE_HOME: join(dir, 'cache'),
+          HELM_CONFIG_HOME: join(dir, 'config'),
+          HELM_DATA_HOME: join(dir, 'data'),
+        },
+        maxBuffer: 64 << 20,
+      },
       (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -255,7 +264,13 @@ describe("the helm-cnf sample's charts (csar-samples/helm-cnf)", () => {
 /** A request with a binary body and Accept, as client-go's typed clients send protobuf. */
 async function rawRequest(method: string, path: string, body: Buffer | undefined, headers: Record<string, string>): Promise<{ status: number; contentType: string; body: Buffer }> {
   const server = new URL(c.kc.getCurrentCluster()!.server);
-  const opts: RequestOptions = { method, hostname: server.hostname, port: server.port || 443, path, headers: { ...headers, ...(body ? { 'Content-Length': String(body.length) } : {}) } };
+  const opts: RequestOptions = {
+    method,
+    hostname: server.hostname,
+    port: server.port || 443,
+    path,
+    headers: { ...headers, ...(body ? { 'Content-Length': String(body.length) } : {}) },
+  };
   await c.kc.applyToHTTPSOptions(opts);
   return new Promise((resolve, reject) => {
     const req = httpsRequest(opts, (res) => {
@@ -336,7 +351,14 @@ function readOpenApiV2(buf: Buffer): { swagger: string; definitions: string[] } 
   const swagger = doc.find(([n]) => n === 1)?.[1].toString('utf8') ?? '';
   const definitions = doc
     .filter(([n]) => n === 9)
-    .flatMap(([, d]) => fields(d).map(([, named]) => fields(named).find(([n]) => n === 1)?.[1].toString('utf8') ?? ''));
+    .flatMap(([, d]) =>
+      fields(d).map(
+        ([, named]) =>
+          fields(named)
+            .find(([n]) => n === 1)?.[1]
+            .toString('utf8') ?? '',
+      ),
+    );
   return { swagger, definitions };
 }
 

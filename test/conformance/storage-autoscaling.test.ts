@@ -43,7 +43,11 @@ describe('claims and volumes of a class', () => {
     expect(sc.status, sc.text).toBe(201);
     const claims = `/api/v1/namespaces/${ns}/persistentvolumeclaims`;
     try {
-      for (const [name, size] of [[volumes[0]!, '5Gi'], [volumes[1]!, '2Gi'], [volumes[2]!, '512Mi']] as const) {
+      for (const [name, size] of [
+        [volumes[0]!, '5Gi'],
+        [volumes[1]!, '2Gi'],
+        [volumes[2]!, '512Mi'],
+      ] as const) {
         const made = await c.request('POST', '/api/v1/persistentvolumes', { body: pv(name, cls, size) });
         expect(made.status, made.text).toBe(201);
       }
@@ -88,16 +92,35 @@ describe('HorizontalPodAutoscaler in autoscaling/v1 and v2', () => {
   });
 
   it('a v1 targetCPUUtilizationPercentage is v2’s CPU Utilization metric, and back', async () => {
-    const made = await c.request('POST', v1(), { body: { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'from-v1' }, spec: { scaleTargetRef: target, maxReplicas: 3, targetCPUUtilizationPercentage: 50 } } });
+    const made = await c.request('POST', v1(), {
+      body: {
+        apiVersion: 'autoscaling/v1',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'from-v1' },
+        spec: { scaleTargetRef: target, maxReplicas: 3, targetCPUUtilizationPercentage: 50 },
+      },
+    });
     expect(made.status, made.text).toBe(201);
     expect(made.json).toMatchObject({ apiVersion: 'autoscaling/v1', spec: { minReplicas: 1, maxReplicas: 3, targetCPUUtilizationPercentage: 50 } });
     const asV2 = (await c.request('GET', `${v2()}/from-v1`)).json;
     expect(asV2.apiVersion).toBe('autoscaling/v2');
-    expect(asV2.spec).toMatchObject({ minReplicas: 1, maxReplicas: 3, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }] });
+    expect(asV2.spec).toMatchObject({
+      minReplicas: 1,
+      maxReplicas: 3,
+      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }],
+    });
     expect(asV2.spec.targetCPUUtilizationPercentage).toBeUndefined();
 
     const fromV2 = await c.request('POST', v2(), {
-      body: { metadata: { name: 'from-v2' }, spec: { scaleTargetRef: target, minReplicas: 2, maxReplicas: 4, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }] } },
+      body: {
+        metadata: { name: 'from-v2' },
+        spec: {
+          scaleTargetRef: target,
+          minReplicas: 2,
+          maxReplicas: 4,
+          metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
+        },
+      },
     });
     expect(fromV2.status, fromV2.text).toBe(201);
     const asV1 = (await c.request('GET', `${v1()}/from-v2`)).json;
@@ -113,7 +136,9 @@ describe('HorizontalPodAutoscaler in autoscaling/v1 and v2', () => {
     expect((await c.request('POST', v1(), { body: { metadata: { name: 'bare-v1' }, spec: { scaleTargetRef: target, maxReplicas: 2 } } })).status).toBe(201);
     expect((await c.request('POST', v2(), { body: { metadata: { name: 'bare-v2' }, spec: { scaleTargetRef: target, maxReplicas: 2 } } })).status).toBe(201);
     for (const name of ['bare-v1', 'bare-v2']) {
-      expect((await c.request('GET', `${v2()}/${name}`)).json.spec.metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }]);
+      expect((await c.request('GET', `${v2()}/${name}`)).json.spec.metrics).toEqual([
+        { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
+      ]);
       expect((await c.request('GET', `${v1()}/${name}`)).json.spec.targetCPUUtilizationPercentage).toBe(80);
     }
   });
@@ -160,7 +185,9 @@ describe('access reviews take no metadata', () => {
     expect(labelled.status).toBe(422);
     expect(labelled.json.details.causes).toEqual([expect.objectContaining({ reason: 'FieldValueInvalid', field: 'metadata' })]);
     expect(labelled.json.message).toMatch(/metadata: Invalid value: .*must be empty$/);
-    const plain = await c.request('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: access } });
+    const plain = await c.request('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: access },
+    });
     expect(plain.status, plain.text).toBe(201);
     expect(typeof plain.json.status.allowed).toBe('boolean');
   });
@@ -168,7 +195,9 @@ describe('access reviews take no metadata', () => {
   it('a LocalSubjectAccessReview may carry its namespace, nothing else', async () => {
     const path = `/apis/authorization.k8s.io/v1/namespaces/${ns}/localsubjectaccessreviews`;
     const spec = { ...access, resourceAttributes: { ...access.resourceAttributes, namespace: ns } };
-    const named = await c.request('POST', path, { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', metadata: { namespace: ns, name: 'x' }, spec } });
+    const named = await c.request('POST', path, {
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', metadata: { namespace: ns, name: 'x' }, spec },
+    });
     expect(named.status).toBe(422);
     expect(named.json.message).toMatch(/metadata: Invalid value: .*must be empty except for namespace$/);
     const plain = await c.request('POST', path, { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', metadata: { namespace: ns }, spec } });

@@ -44,7 +44,10 @@ describe('watch', () => {
     const from = (await c.request('GET', base)).json.metadata.resourceVersion;
     await c.request('POST', base, { body: { metadata: { name: 'w-sel', labels: { pick: 'no' } } } });
     await c.request('PATCH', `${base}/w-sel`, { body: { metadata: { labels: { pick: 'yes' } } }, contentType: 'application/merge-patch+json' });
-    const left = await c.request('PATCH', `${base}/w-sel`, { body: { metadata: { labels: { pick: 'no' } } , data: { after: 'leaving' } }, contentType: 'application/merge-patch+json' });
+    const left = await c.request('PATCH', `${base}/w-sel`, {
+      body: { metadata: { labels: { pick: 'no' } }, data: { after: 'leaving' } },
+      contentType: 'application/merge-patch+json',
+    });
     const events = await c.watch(base, { resourceVersion: from, labelSelector: 'pick=yes' }, (e) => e.type === 'DELETED');
     expect(events.map((e) => e.type)).toEqual(['ADDED', 'DELETED']);
     // The DELETED event carries the object as it was last seen in the

@@ -29,7 +29,11 @@ describe('workload controllers', () => {
     const base = `/apis/apps/v1/namespaces/${ns}/deployments`;
     await c.request('POST', base, { body: deployment('web', 2) });
     const done = (o: any): boolean =>
-      o.status?.observedGeneration >= o.metadata.generation && o.status?.updatedReplicas === 2 && o.status?.availableReplicas === 2 && o.status?.replicas === 2 && hasCondition(o, 'Available');
+      o.status?.observedGeneration >= o.metadata.generation &&
+      o.status?.updatedReplicas === 2 &&
+      o.status?.availableReplicas === 2 &&
+      o.status?.replicas === 2 &&
+      hasCondition(o, 'Available');
     const ready = await c.waitFor(base, 'web', done, TIMEOUT);
     expect(ready.status.readyReplicas).toBe(2);
     const running = await podsOf('app=web');
@@ -41,7 +45,12 @@ describe('workload controllers', () => {
       body: { spec: { template: { spec: { containers: [{ name: 'main', image: 'nginx:1.28' }] } } } },
       contentType: 'application/strategic-merge-patch+json',
     });
-    const rolled = await c.waitFor(base, 'web', (o) => done(o) && o.metadata.generation === 2 && hasCondition(o, 'Progressing') && o.status.conditions.some((x: any) => x.reason === 'NewReplicaSetAvailable'), TIMEOUT);
+    const rolled = await c.waitFor(
+      base,
+      'web',
+      (o) => done(o) && o.metadata.generation === 2 && hasCondition(o, 'Progressing') && o.status.conditions.some((x: any) => x.reason === 'NewReplicaSetAvailable'),
+      TIMEOUT,
+    );
     expect(rolled.status.updatedReplicas).toBe(2);
     const rs = (await c.request('GET', `/apis/apps/v1/namespaces/${ns}/replicasets?labelSelector=app%3Dweb`)).json.items;
     expect(rs.map((r: any) => r.spec.replicas).sort()).toEqual([0, 2]);
@@ -50,16 +59,26 @@ describe('workload controllers', () => {
   it('has a ReplicaSet replace a deleted pod', { timeout: TIMEOUT }, async () => {
     const base = `/apis/apps/v1/namespaces/${ns}/replicasets`;
     await c.request('POST', base, {
-      body: { metadata: { name: 'keeper' }, spec: { replicas: 2, selector: { matchLabels: { app: 'keeper' } }, template: { metadata: { labels: { app: 'keeper' } }, spec: small() } } },
+      body: {
+        metadata: { name: 'keeper' },
+        spec: { replicas: 2, selector: { matchLabels: { app: 'keeper' } }, template: { metadata: { labels: { app: 'keeper' } }, spec: small() } },
+      },
     });
     await c.waitFor(base, 'keeper', (o) => o.status?.readyReplicas === 2, TIMEOUT);
     const [victim] = await podsOf('app=keeper');
     await c.request('DELETE', `${pods()}/${victim.metadata.name}`);
-    const events = await c.watch(pods(), { labelSelector: 'app=keeper' }, (_e, all) => {
-      const ready = new Set(all.filter((e) => e.type !== 'DELETED' && e.object.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True')).map((e) => e.object.metadata.name));
-      ready.delete(victim.metadata.name);
-      return ready.size === 2;
-    }, TIMEOUT);
+    const events = await c.watch(
+      pods(),
+      { labelSelector: 'app=keeper' },
+      (_e, all) => {
+        const ready = new Set(
+          all.filter((e) => e.type !== 'DELETED' && e.object.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True')).map((e) => e.object.metadata.name),
+        );
+        ready.delete(victim.metadata.name);
+        return ready.size === 2;
+      },
+      TIMEOUT,
+    );
     expect(events.length).toBeGreaterThan(0);
     await c.waitFor(base, 'keeper', (o) => o.status?.readyReplicas === 2 && o.status?.replicas === 2, TIMEOUT);
   });
@@ -68,7 +87,10 @@ describe('workload controllers', () => {
     const base = `/apis/apps/v1/namespaces/${ns}/statefulsets`;
     const from = (await c.request('GET', pods())).json.metadata.resourceVersion;
     await c.request('POST', base, {
-      body: { metadata: { name: 'db' }, spec: { replicas: 3, serviceName: 'db', selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: small() } } },
+      body: {
+        metadata: { name: 'db' },
+        spec: { replicas: 3, serviceName: 'db', selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: small() } },
+      },
     });
     await c.waitFor(base, 'db', (o) => o.status?.readyReplicas === 3 && o.status?.currentRevision === o.status?.updateRevision, TIMEOUT);
     const names = (await podsOf('app=db')).map((p) => p.metadata.name).sort();
@@ -82,7 +104,12 @@ describe('workload controllers', () => {
     await c.request('POST', base, {
       body: { metadata: { name: 'agent' }, spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: small() } } },
     });
-    const ds = await c.waitFor(base, 'agent', (o) => o.status?.desiredNumberScheduled > 0 && o.status?.numberReady === o.status?.desiredNumberScheduled && o.status?.observedGeneration === o.metadata.generation, TIMEOUT);
+    const ds = await c.waitFor(
+      base,
+      'agent',
+      (o) => o.status?.desiredNumberScheduled > 0 && o.status?.numberReady === o.status?.desiredNumberScheduled && o.status?.observedGeneration === o.metadata.generation,
+      TIMEOUT,
+    );
     const running = await podsOf('app=agent');
     expect(running).toHaveLength(ds.status.desiredNumberScheduled);
     expect(new Set(running.map((p) => p.spec.nodeName)).size).toBe(running.length);
@@ -92,7 +119,10 @@ describe('workload controllers', () => {
   it('completes a Job', { timeout: TIMEOUT }, async () => {
     const base = `/apis/batch/v1/namespaces/${ns}/jobs`;
     await c.request('POST', base, {
-      body: { metadata: { name: 'once' }, spec: { completions: 2, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36', command: ['true'] }] } } } },
+      body: {
+        metadata: { name: 'once' },
+        spec: { completions: 2, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36', command: ['true'] }] } } },
+      },
     });
     const job = await c.waitFor(base, 'once', (o) => hasCondition(o, 'Complete'), TIMEOUT);
     expect(job.status.succeeded).toBe(2);

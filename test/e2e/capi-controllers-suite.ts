@@ -142,7 +142,12 @@ async function create(sb: Endpoint, path: string, body: object): Promise<any> {
 /** A workload cluster: infrastructure, a control plane (kubeadm with machines, or kamaji without), the Cluster. */
 export async function createCluster(sb: Endpoint, name: string, controlPlane: 'kubeadm' | 'kamaji'): Promise<void> {
   await create(sb, `${INFRA}/dummyclusters`, { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'DummyCluster', metadata: { name } });
-  await create(sb, `${INFRA}/dummymachinetemplates`, { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'DummyMachineTemplate', metadata: { name: `${name}-md` }, spec: { template: { spec: {} } } });
+  await create(sb, `${INFRA}/dummymachinetemplates`, {
+    apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+    kind: 'DummyMachineTemplate',
+    metadata: { name: `${name}-md` },
+    spec: { template: { spec: {} } },
+  });
   const cpRef =
     controlPlane === 'kubeadm'
       ? { apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1', kind: 'KubeadmControlPlane', name: `${name}-cp` }
@@ -151,7 +156,11 @@ export async function createCluster(sb: Endpoint, name: string, controlPlane: 'k
     await create(sb, `${CP}/kubeadmcontrolplanes`, {
       ...cpRef,
       metadata: { name: `${name}-cp` },
-      spec: { replicas: 1, version: 'v1.30.0', machineTemplate: { infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'DummyMachineTemplate', name: `${name}-md` } } },
+      spec: {
+        replicas: 1,
+        version: 'v1.30.0',
+        machineTemplate: { infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'DummyMachineTemplate', name: `${name}-md` } },
+      },
     });
   } else {
     await create(sb, `${CP}/kamajicontrolplanes`, { ...cpRef, metadata: { name: `${name}-cp` }, spec: { replicas: 2, version: 'v1.30.0' } });
@@ -195,7 +204,8 @@ export async function kubeconfigOf(sb: Endpoint, cluster: string): Promise<{ end
   return { endpoint: { server: server.server, caPem: Buffer.from(server['certificate-authority-data'], 'base64').toString('utf8'), token: user.token }, secret: secret.json };
 }
 
-const workerMachines = (items: Map<string, any>, md: string): any[] => [...items.values()].filter((m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === md && !m.metadata.deletionTimestamp);
+const workerMachines = (items: Map<string, any>, md: string): any[] =>
+  [...items.values()].filter((m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === md && !m.metadata.deletionTimestamp);
 const allRunning = (machines: any[], n: number): boolean => machines.length === n && machines.every((m) => m.status?.phase === 'Running');
 
 let target: CapiControllersTarget | undefined;
@@ -210,7 +220,9 @@ export function describeCapiControllers<T extends CapiControllersTarget>(start: 
     target = await start();
     sb = target.endpoint;
     for (const c of CRDS) expect((await call(sb, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', c)).status).toBe(201);
-    await waitUntil(sb, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', (items) => CRDS.every((c: any) => items.get(c.metadata.name)?.status?.conditions?.some((x: any) => x.type === 'Established' && x.status === 'True')));
+    await waitUntil(sb, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', (items) =>
+      CRDS.every((c: any) => items.get(c.metadata.name)?.status?.conditions?.some((x: any) => x.type === 'Established' && x.status === 'True')),
+    );
   }, 60_000);
   afterAll(async () => {
     if (sb) {
@@ -243,7 +255,7 @@ export function describeCapiControllers<T extends CapiControllersTarget>(start: 
       expect(infra.metadata.ownerReferences[0]).toMatchObject({ kind: 'Cluster', name: 'wl' });
     });
 
-    it('writes <cluster>-kubeconfig for the workload cluster\'s own endpoint and credentials', async () => {
+    it("writes <cluster>-kubeconfig for the workload cluster's own endpoint and credentials", async () => {
       const { endpoint, secret } = await kubeconfigOf(sb, 'wl');
       expect(secret.type).toBe('cluster.x-k8s.io/secret');
       expect(secret.metadata.labels['cluster.x-k8s.io/cluster-name']).toBe('wl');
@@ -299,7 +311,11 @@ export function describeCapiControllers<T extends CapiControllersTarget>(start: 
       expect(r.status).toBe(200);
       const machines = await waitUntil(sb, `${CAPI}/machines`, (items) => {
         const workers = workerMachines(items, 'wl-md');
-        return allRunning(workers, 3) && workers.every((m) => m.spec.version === 'v1.31.0') && [...items.values()].filter((m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === 'wl-md').length === 3;
+        return (
+          allRunning(workers, 3) &&
+          workers.every((m) => m.spec.version === 'v1.31.0') &&
+          [...items.values()].filter((m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === 'wl-md').length === 3
+        );
       });
       const sets = (await call(sb, 'GET', `${CAPI}/machinesets`)).json.items;
       expect(sets).toHaveLength(1);

@@ -102,7 +102,12 @@ const CLUSTER_CRD = {
         served: true,
         storage: true,
         subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        },
       },
     ],
   },
@@ -118,7 +123,9 @@ function buildPackage(dir: string): string {
     'Files/kubernetes/cluster-crd.yaml': yaml.dump(CLUSTER_CRD),
     'Files/kubernetes/cluster.yaml': yaml.dump(cluster('w1')),
     // Its infrastructure never appears: the Cluster stays Pending and its Secret never comes.
-    'Files/kubernetes/cluster-pending.yaml': yaml.dump(cluster('w2', { infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'NeverCluster', name: 'w2' } })),
+    'Files/kubernetes/cluster-pending.yaml': yaml.dump(
+      cluster('w2', { infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'NeverCluster', name: 'w2' } }),
+    ),
     'Scripts/capi_credentials.py': '# vnfm runs its built-in capi-credentials driver for this artifact.\n',
   };
   for (const [path, text] of Object.entries(files)) {
@@ -128,7 +135,11 @@ function buildPackage(dir: string): string {
     const hash = createHash('sha256').update(text).digest('hex');
     appendFileSync(join(pkg, 'TOSCA-Metadata/TOSCA.meta'), `\nName: ${path}\nContent-Type: text/plain\nAlgorithm: SHA-256\nHash: ${hash}\n`);
   }
-  const df = join(pkg, 'Definitions', readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!);
+  const df = join(
+    pkg,
+    'Definitions',
+    readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!,
+  );
   const text = readFileSync(df, 'utf8').replace(
     /    VNF:\n      type: vnfm.samples.BasicCnf\n/,
     [
@@ -224,7 +235,10 @@ export function describeCapiCredentials(start: () => Promise<CredentialsTarget>)
 
       // Checked again against the second API server: a vim-config from what the receiver got.
       const cfg = join(work, 'workload-vim.yaml');
-      writeFileSync(cfg, yaml.dump({ auth_url: got.body['server'], type: 'kubernetes', bearer_token: got.body['token'], ssl_ca_cert: got.body['caCert'], project_name: 'default' }));
+      writeFileSync(
+        cfg,
+        yaml.dump({ auth_url: got.body['server'], type: 'kubernetes', bearer_token: got.body['token'], ssl_ca_cert: got.body['caCert'], project_name: 'default' }),
+      );
       await ok(['vim-update', 'workload-1', '--config-file', cfg]);
 
       // Neither the bearer token nor the workload token is kept in clear.
@@ -278,7 +292,11 @@ export function describeCapiCredentials(start: () => Promise<CredentialsTarget>)
       const dir = mkdtempSync(join(tmpdir(), 'vnfm-capi-script-'));
       const pkg = buildPackage(dir);
       // The same package with the artifact renamed: now a package script.
-      const df = join(pkg, 'Definitions', readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!);
+      const df = join(
+        pkg,
+        'Definitions',
+        readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!,
+      );
       writeFileSync(df, readFileSync(df, 'utf8').replace('../Scripts/capi_credentials.py', '../Scripts/post_install.py'));
       writeFileSync(join(pkg, 'Scripts/post_install.py'), '# a script\n');
       const scriptHome = newHome();

@@ -46,7 +46,11 @@ export const req = (sample: string, name: string) => join(sample, 'requests', na
 
 /** A VIM config for vnfm from an endpoint. */
 export function vimConfig(endpoint: KubeEndpoint, path: string): string {
-  writeFileSync(path, yaml.dump({ auth_url: endpoint.server, bearer_token: endpoint.token, ssl_ca_cert: endpoint.caPem, project_name: 'default', type: 'kubernetes' }, { lineWidth: -1 }), { mode: 0o600 });
+  writeFileSync(
+    path,
+    yaml.dump({ auth_url: endpoint.server, bearer_token: endpoint.token, ssl_ca_cert: endpoint.caPem, project_name: 'default', type: 'kubernetes' }, { lineWidth: -1 }),
+    { mode: 0o600 },
+  );
   return path;
 }
 
@@ -92,7 +96,8 @@ export function describeCapiCnfs<T extends CapiTarget>(start: () => Promise<T>, 
   }
 
   const CAPI = '/apis/cluster.x-k8s.io/v1beta1';
-  const machines = async (md: string) => (await items(`${CAPI}/namespaces/default/machines?labelSelector=${encodeURIComponent(`cluster.x-k8s.io/deployment-name=${md}`)}`)).filter((m) => !m.metadata.deletionTimestamp);
+  const machines = async (md: string) =>
+    (await items(`${CAPI}/namespaces/default/machines?labelSelector=${encodeURIComponent(`cluster.x-k8s.io/deployment-name=${md}`)}`)).filter((m) => !m.metadata.deletionTimestamp);
 
   async function occurrences(vnf: string): Promise<any[]> {
     return json<any[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
@@ -111,7 +116,15 @@ export function describeCapiCnfs<T extends CapiTarget>(start: () => Promise<T>, 
     const dir = mkdtempSync(join(work, 'pkg-'));
     cpSync(pkg, dir, { recursive: true });
     const defs = join(dir, 'Definitions');
-    const vnfdId = /descriptor_id: (\S+)/.exec(readFileSync(join(defs, readdirSync(defs).find((f) => f.endsWith('_top.vnfd.yaml'))!), 'utf8'))![1]!;
+    const vnfdId = /descriptor_id: (\S+)/.exec(
+      readFileSync(
+        join(
+          defs,
+          readdirSync(defs).find((f) => f.endsWith('_top.vnfd.yaml'))!,
+        ),
+        'utf8',
+      ),
+    )![1]!;
     for (const f of readdirSync(defs)) writeFileSync(join(defs, f), readFileSync(join(defs, f), 'utf8').replaceAll(vnfdId, randomUUID()));
     const path = join(dir, file);
     const before = readFileSync(path);
@@ -147,7 +160,9 @@ export function describeCapiCnfs<T extends CapiTarget>(start: () => Promise<T>, 
       expect(r.stderr).toMatch(/no CustomResourceDefinition provides /);
       expect(r.stderr).toMatch(/Cluster \(cluster.x-k8s.io\/v1beta1\), needed by capo-cluster-1 in Files\/kubernetes\/cluster.yaml/);
       expect(r.stderr).toMatch(/MachineDeployment \(cluster.x-k8s.io\/v1beta1\), needed by capo-cluster-1-md-0 in Files\/kubernetes\/workers.yaml/);
-      expect(r.stderr).toMatch(/OpenStackMachineTemplate \(infrastructure.cluster.x-k8s.io\/v1beta1\), needed by capo-cluster-1-control-plane in Files\/kubernetes\/control-plane.yaml/);
+      expect(r.stderr).toMatch(
+        /OpenStackMachineTemplate \(infrastructure.cluster.x-k8s.io\/v1beta1\), needed by capo-cluster-1-control-plane in Files\/kubernetes\/control-plane.yaml/,
+      );
       expect(r.stderr).toMatch(/hint: install the definitions first/);
       expect((await get('/api/v1/namespaces/default/secrets/capo-cluster-1-cloud-config')).status).toBe(404);
       expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
@@ -157,7 +172,12 @@ export function describeCapiCnfs<T extends CapiTarget>(start: () => Promise<T>, 
 
     it('fails on a CRD whose names are never accepted (so never Established), naming it', async () => {
       // A second definition of kind Machine in cluster.x-k8s.io under another plural: the API server refuses its names.
-      const dir = variant(join(MGMT, 'package'), 'Files/kubernetes/crds-cluster-api.yaml', (t) => t.replace(/  name: machinehealthchecks.cluster.x-k8s.io\n/, '  name: machinehealthchecks2.cluster.x-k8s.io\n').replace(/plural: machinehealthchecks\n/, 'plural: machinehealthchecks2\n').replace(/kind: MachineHealthCheck\n/g, 'kind: Machine\n'));
+      const dir = variant(join(MGMT, 'package'), 'Files/kubernetes/crds-cluster-api.yaml', (t) =>
+        t
+          .replace(/  name: machinehealthchecks.cluster.x-k8s.io\n/, '  name: machinehealthchecks2.cluster.x-k8s.io\n')
+          .replace(/plural: machinehealthchecks\n/, 'plural: machinehealthchecks2\n')
+          .replace(/kind: MachineHealthCheck\n/g, 'kind: Machine\n'),
+      );
       const pkgArgs = ['vnfpkg-onboard', dir, '--name', 'mgmt-conflict'];
       await ok(pkgArgs);
       const vnf = await createVnf('mgmt-conflict', 'conflict');
@@ -176,12 +196,26 @@ export function describeCapiCnfs<T extends CapiTarget>(start: () => Promise<T>, 
       const vnf = await createVnf('capi-mgmt', 'mgmt');
       const r = await ok(['vnf-instantiate', vnf, '--request-file', req(MGMT, 'instantiate.json')]);
       expect(r.stderr).toMatch(/CustomResourceDefinition\/machinedeployments.cluster.x-k8s.io/);
-      for (const crd of ['clusters.cluster.x-k8s.io', 'machinedeployments.cluster.x-k8s.io', 'kubeadmcontrolplanes.controlplane.cluster.x-k8s.io', 'openstackclusters.infrastructure.cluster.x-k8s.io', 'kamajicontrolplanes.controlplane.cluster.x-k8s.io', 'kubevirtmachinetemplates.infrastructure.cluster.x-k8s.io']) {
+      for (const crd of [
+        'clusters.cluster.x-k8s.io',
+        'machinedeployments.cluster.x-k8s.io',
+        'kubeadmcontrolplanes.controlplane.cluster.x-k8s.io',
+        'openstackclusters.infrastructure.cluster.x-k8s.io',
+        'kamajicontrolplanes.controlplane.cluster.x-k8s.io',
+        'kubevirtmachinetemplates.infrastructure.cluster.x-k8s.io',
+      ]) {
         const got = await get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`);
         expect(got.body.status.conditions.find((c: any) => c.type === 'Established').status, crd).toBe('True');
       }
       const info = (await show(vnf)).instantiatedVnfInfo;
-      expect([...new Set(info.vnfcInfo.map((c: any) => c.vduId))].sort()).toEqual(['capi_controller', 'capk_controller', 'capo_controller', 'kamaji_controller', 'kubeadm_bootstrap_controller', 'kubeadm_control_plane_controller']);
+      expect([...new Set(info.vnfcInfo.map((c: any) => c.vduId))].sort()).toEqual([
+        'capi_controller',
+        'capk_controller',
+        'capo_controller',
+        'kamaji_controller',
+        'kubeadm_bootstrap_controller',
+        'kubeadm_control_plane_controller',
+      ]);
       expect((await get('/apis/apps/v1/namespaces/capo-system/deployments/capo-controller-manager')).body.status.readyReplicas).toBe(1);
     }, 60_000);
 
@@ -309,6 +343,5 @@ export function describeCapiCnfs<T extends CapiTarget>(start: () => Promise<T>, 
       expect((await get('/api/v1/namespaces/default/secrets/capo-cluster-1-cloud-config')).status).toBe(404);
       expect(await items(`${CAPI}/clusters`)).toEqual([]);
     });
-
   });
 }

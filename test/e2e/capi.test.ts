@@ -28,7 +28,9 @@ describeCapiCnfs(
         const vnf = await createVnf('capi-mgmt', 'never-established');
         const r = await run(['vnf-instantiate', vnf, '--request-file', req(MGMT, 'instantiate.json'), '--timeout', '3s']);
         expect(r.code).toBe(124);
-        expect(r.stderr).toMatch(/INSTANTIATE of vnf instance .* timed out after 3s while waiting for CustomResourceDefinition machinedeployments\.cluster\.x-k8s\.io \(waiting for the definition to be established\); occurrence .* is FAILED_TEMP/);
+        expect(r.stderr).toMatch(
+          /INSTANTIATE of vnf instance .* timed out after 3s while waiting for CustomResourceDefinition machinedeployments\.cluster\.x-k8s\.io \(waiting for the definition to be established\); occurrence .* is FAILED_TEMP/,
+        );
         const [op] = await occurrences(vnf);
         expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 504, detail: expect.stringMatching(/machinedeployments\.cluster\.x-k8s\.io/) } });
         // The other definitions were created and Established; nothing after them (the controllers) was.

@@ -37,7 +37,7 @@ describe('vnfm demo', () => {
 });
 
 describe('vnfm demo --vim', () => {
-  it('runs in the user\'s VNFM_HOME on the VIM given and leaves no instance and none of the packages it onboarded behind', async () => {
+  it("runs in the user's VNFM_HOME on the VIM given and leaves no instance and none of the packages it onboarded behind", async () => {
     const { startSandbox, writeSandboxConfigs } = await import('../../src/sandbox/index.js');
     const { mkdtempSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');

@@ -50,7 +50,18 @@ beforeAll(async () => {
     const opId = 'f00dfeed-0000-4000-8000-000000000002';
     const inst = store.instances.get(locked);
     store.opOccs.insert(
-      { id: opId, vnfInstanceId: locked, operation: 'INSTANTIATE', operationState: 'PROCESSING', stateEnteredTime: since, startTime: since, operationParams: {}, journal: [], isAutomaticInvocation: false, pid: 4242 },
+      {
+        id: opId,
+        vnfInstanceId: locked,
+        operation: 'INSTANTIATE',
+        operationState: 'PROCESSING',
+        stateEnteredTime: since,
+        startTime: since,
+        operationParams: {},
+        journal: [],
+        isAutomaticInvocation: false,
+        pid: 4242,
+      },
       { vnfPkgId: inst.vnfPkgId, vnfdId: inst.vnfdId, instantiationState: 'NOT_INSTANTIATED' },
     );
     store.opOccs.takeLock({ vnfInstanceId: locked, opId, pid: 4242, acquiredAt: since, hostName: 'far-away', hostId: 'another-machine', bootId: 'b', startTime: '1' });
@@ -82,7 +93,11 @@ describe('exit codes, command by command', () => {
     const help = (await ok(['--help'])).stdout;
     const commands = [...help.slice(help.indexOf('Commands:')).matchAll(/^ {2}([a-z][a-z-]+)/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
     expect(commands.length).toBeGreaterThan(35);
-    await expectCode(2, commands.map((c): Case => [c, () => [c, '--no-such-flag']]), /unknown option '--no-such-flag'|required option/);
+    await expectCode(
+      2,
+      commands.map((c): Case => [c, () => [c, '--no-such-flag']]),
+      /unknown option '--no-such-flag'|required option/,
+    );
   }, 120_000);
 
   it('3: a VIM, package, instance or occurrence that does not exist', async () => {

@@ -138,7 +138,11 @@ describe('Heat with the Nova/Neutron stand-ins', () => {
     // The stand-ins keep the real types' names, and their attributes carry the chosen addresses.
     let all = await resources(stack, 2);
     const servers = () => all.filter((r) => r.resource_type === 'OS::Nova::Server');
-    expect(servers().map((r) => r.resource_name).sort()).toEqual(['VDU1', 'VDU2']);
+    expect(
+      servers()
+        .map((r) => r.resource_name)
+        .sort(),
+    ).toEqual(['VDU1', 'VDU2']);
     expect(all.filter((r) => r.resource_type === 'OS::Neutron::Port')).toHaveLength(4);
     const vdu2 = await resource(stack, 'VDU2');
     expect(vdu2.attributes!.first_address).toBe('192.168.0.10');
@@ -217,9 +221,7 @@ describe('Heat with the Nova/Neutron stand-ins', () => {
     const stack: StackRef = { name: 'vnf-heat-env-fip', id: created.json.stack.id };
     expect(await settled(stack)).toMatchObject({ status: 'CREATE_COMPLETE' });
     const shown = await heat('GET', `/stacks/${stack.name}/${stack.id}`);
-    const outputs = Object.fromEntries(
-      (shown.json.stack.outputs as { output_key: string; output_value: unknown }[]).map((o) => [o.output_key, o.output_value]),
-    );
+    const outputs = Object.fromEntries((shown.json.stack.outputs as { output_key: string; output_value: unknown }[]).map((o) => [o.output_key, o.output_value]));
     expect(outputs.fixed).toBe('192.0.2.7');
     expect(outputs.server).toBe('192.0.2.7');
     expect(outputs.floating).toMatch(/^172\.24\.\d+\.\d+$/);

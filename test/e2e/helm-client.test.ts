@@ -111,7 +111,9 @@ describe('a release through its lifecycle', () => {
     expect(await client.status({ release: 'cnf1', namespace: 'default' })).toMatchObject({ revision: 1, status: 'deployed' });
     expect(await client.getValues({ release: 'cnf1', namespace: 'default' })).toEqual({ vdu1: { replicaCount: 2 }, password: 'pa55-in-values' });
     expect((await client.getValues({ release: 'cnf1', namespace: 'default', all: true })).image).toBe('nginx:1.27');
-    expect(await client.list({ namespace: 'default' })).toEqual([expect.objectContaining({ name: 'cnf1', namespace: 'default', revision: 1, status: 'deployed', chart: 'cnf-1.0.0' })]);
+    expect(await client.list({ namespace: 'default' })).toEqual([
+      expect.objectContaining({ name: 'cnf1', namespace: 'default', revision: 1, status: 'deployed', chart: 'cnf-1.0.0' }),
+    ]);
   });
 
   it('upgrades with --reuse-values and a --set value', async () => {
@@ -131,7 +133,15 @@ describe('a release through its lifecycle', () => {
   it('rolls back to a revision', async () => {
     await client.rollback({ release: 'cnf1', namespace: 'default', revision: 1 });
     expect(await replicas('vdu1')).toBe(2);
-    expect(await client.status({ release: 'cnf1', namespace: 'default' })).toMatchObject({ name: 'cnf1', namespace: 'default', revision: 3, status: 'deployed', chart: 'cnf-1.0.0', appVersion: '2.1', description: 'Rollback to 1' });
+    expect(await client.status({ release: 'cnf1', namespace: 'default' })).toMatchObject({
+      name: 'cnf1',
+      namespace: 'default',
+      revision: 3,
+      status: 'deployed',
+      chart: 'cnf-1.0.0',
+      appVersion: '2.1',
+      description: 'Rollback to 1',
+    });
     expect(await client.getManifest({ release: 'cnf1', namespace: 'default', revision: 2 })).toContain('replicas: 3');
   });
 
@@ -144,7 +154,7 @@ describe('a release through its lifecycle', () => {
     expect((await client.status({ release: 'cnf1', namespace: 'default' }))?.revision).toBe(3);
   });
 
-  it('a chart that does not render is exit 2 with Helm\'s message, and nothing is installed', async () => {
+  it("a chart that does not render is exit 2 with Helm's message, and nothing is installed", async () => {
     const err = await client.install({ release: 'bad1', chart: brokenChart, namespace: 'default' }).catch((e) => e);
     expect(err).toBeInstanceOf(HelmError);
     expect(err).toMatchObject({ reason: 'render', exitCode: ExitCode.usage });
@@ -177,7 +187,8 @@ describe('helm killed mid-upgrade', () => {
     const killer = createHelmClient({ access, executable: helmPath(), observeSpawn: (p) => (pid = p) });
     const upgrading = killer.upgrade({ release: 'cut1', chart, namespace: 'default', reuseValues: true, set: { 'vdu1.replicaCount': 4 } }).catch((e) => e);
     const pendingSecret = async () =>
-      (await kubeRequest(endpoint, 'GET', `/api/v1/namespaces/default/secrets?labelSelector=${encodeURIComponent('owner=helm,name=cut1,status=pending-upgrade')}`)).json.items.length;
+      (await kubeRequest(endpoint, 'GET', `/api/v1/namespaces/default/secrets?labelSelector=${encodeURIComponent('owner=helm,name=cut1,status=pending-upgrade')}`)).json.items
+        .length;
     while ((await pendingSecret()) === 0) await new Promise((r) => setTimeout(r, 50));
     process.kill(pid, 'SIGKILL');
     const err = await upgrading;
@@ -318,10 +329,14 @@ describe('offline chart checks', () => {
   });
 
   it('a chart that does not render fails lint and template with reason render (exit 2)', async () => {
-    const lint = await tool().lint(brokenChart).catch((e) => e);
+    const lint = await tool()
+      .lint(brokenChart)
+      .catch((e) => e);
     expect(lint).toMatchObject({ reason: 'render', exitCode: ExitCode.usage });
     expect(lint.message).toContain('nil pointer');
-    const template = await tool().template(brokenChart).catch((e) => e);
+    const template = await tool()
+      .template(brokenChart)
+      .catch((e) => e);
     expect(template).toMatchObject({ reason: 'render', exitCode: ExitCode.usage });
   });
 });

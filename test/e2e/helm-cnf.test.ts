@@ -41,7 +41,15 @@ function helm(...args: string[]): Promise<{ code: number; stdout: string; stderr
     execFile(
       helmPath(),
       [...args, '--kubeconfig', kubeconfig],
-      { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, HELM_CACHE_HOME: join(dir, 'cache'), HELM_CONFIG_HOME: join(dir, 'config'), HELM_DATA_HOME: join(dir, 'data') } },
+      {
+        env: {
+          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+          HOME: dir,
+          HELM_CACHE_HOME: join(dir, 'cache'),
+          HELM_CONFIG_HOME: join(dir, 'config'),
+          HELM_DATA_HOME: join(dir, 'data'),
+        },
+      },
       (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -92,7 +100,10 @@ async function deployment(name: string): Promise<{ spec: { replicas: number } } 
 
 async function pods(selector: string): Promise<string[]> {
   const r = await cluster.request('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(selector)}`);
-  return (r.json as { items: { metadata: { name: string; deletionTimestamp?: string } }[] }).items.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name).sort();
+  return (r.json as { items: { metadata: { name: string; deletionTimestamp?: string } }[] }).items
+    .filter((p) => !p.metadata.deletionTimestamp)
+    .map((p) => p.metadata.name)
+    .sort();
 }
 
 /** A copy of the sample's request, its namespace set to this file's. */
@@ -142,7 +153,13 @@ describe('the Helm CNF, Tacker v2 form', () => {
     expect(inst.stderr).toContain(`Deployment/vdu1-${release} (${NS}): ready`);
     expect(inst.stderr).toContain(`Deployment/vdu2-${release} (${NS}): ready`);
     let shown = await agrees(vnf, 'helm-cnf-0.1.0');
-    expect(shown.instantiatedVnfInfo!.metadata).toMatchObject({ release_name: release, revision: 1, namespace: NS, helm_chart_path: 'Files/kubernetes/helm-cnf', vduReplicas: { VDU1: 1, VDU2: 1 } });
+    expect(shown.instantiatedVnfInfo!.metadata).toMatchObject({
+      release_name: release,
+      revision: 1,
+      namespace: NS,
+      helm_chart_path: 'Files/kubernetes/helm-cnf',
+      vduReplicas: { VDU1: 1, VDU2: 1 },
+    });
     expect(shown.instantiatedVnfInfo!.vnfcInfo.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU2']);
     expect((await helm('get', 'values', release, '--namespace', NS, '-o', 'json')).stdout).toContain('"port":8080');
 
@@ -166,7 +183,9 @@ describe('the Helm CNF, Tacker v2 form', () => {
     expect(await pods(`app.kubernetes.io/instance=${release},app.kubernetes.io/component=vdu1`)).toHaveLength(1);
 
     const victim = shown.instantiatedVnfInfo!.vnfcInfo.find((v) => v.vduId === 'VDU2')!;
-    const healed = json<{ resourceChanges: { affectedVnfcs: { id: string; changeType: string }[] } }>((await ok(['vnf-heal', vnf, '--vnfc-instance', victim.id, '-o', 'json'])).stdout);
+    const healed = json<{ resourceChanges: { affectedVnfcs: { id: string; changeType: string }[] } }>(
+      (await ok(['vnf-heal', vnf, '--vnfc-instance', victim.id, '-o', 'json'])).stdout,
+    );
     expect(healed.resourceChanges.affectedVnfcs).toContainEqual(expect.objectContaining({ id: victim.id, changeType: 'REMOVED' }));
     shown = await agrees(vnf, 'helm-cnf-0.1.0');
     // Heal replaces pods; Helm's release is not touched.
@@ -177,7 +196,8 @@ describe('the Helm CNF, Tacker v2 form', () => {
     shown = await agrees(vnf, 'helm-cnf-0.2.0');
     expect(shown).toMatchObject({ vnfSoftwareVersion: '2.0' });
     expect(shown.instantiatedVnfInfo!.metadata.revision).toBe(4);
-    const image = ((await deployment(`vdu1-${release}`)) as unknown as { spec: { template: { spec: { containers: { image: string }[] } } } }).spec.template.spec.containers[0]!.image;
+    const image = ((await deployment(`vdu1-${release}`)) as unknown as { spec: { template: { spec: { containers: { image: string }[] } } } }).spec.template.spec.containers[0]!
+      .image;
     expect(image).toBe('docker.io/library/nginx:1.27-alpine');
 
     await ok(['vnf-terminate', vnf, '--yes']);
@@ -254,7 +274,7 @@ describe('the Helm CNF, Tacker v1 form on a VIM registered with extra.use_helm',
 });
 
 describe('Helm requests refused before anything changes', () => {
-  it('a chart path the package does not have: exit 2, naming the package\'s charts', async () => {
+  it("a chart path the package does not have: exit 2, naming the package's charts", async () => {
     const vnf = await create('bad-path');
     const r = await run(['vnf-instantiate', vnf, '--request-file', request('instantiate.json', (b) => (b.additionalParams.helm_chart_path = 'Files/kubernetes/other-0.1.0.tgz'))]);
     expect(r.code).toBe(2);
@@ -290,7 +310,12 @@ describe('Helm requests refused before anything changes', () => {
     const theirs = await helm('install', 'taken', chart, '--namespace', NS);
     expect(theirs.code, theirs.stderr).toBe(0);
     const vnf = await create('taken');
-    const r = await run(['vnf-instantiate', vnf, '--request-file', request('instantiate-v1.json', (b) => (b.additionalParams.using_helm_install_param[0].helmreleasename = 'taken'))]);
+    const r = await run([
+      'vnf-instantiate',
+      vnf,
+      '--request-file',
+      request('instantiate-v1.json', (b) => (b.additionalParams.using_helm_install_param[0].helmreleasename = 'taken')),
+    ]);
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/a Helm release taken already exists in namespace/);
     expect((await helmList()).find((x) => x.name === 'taken')).toMatchObject({ revision: '1', status: 'deployed' });
@@ -299,7 +324,7 @@ describe('Helm requests refused before anything changes', () => {
     await helm('uninstall', 'taken', '--namespace', NS);
   }, 300_000);
 
-  it('a template that does not render: Helm\'s message, exit 2, nothing installed', async () => {
+  it("a template that does not render: Helm's message, exit 2, nothing installed", async () => {
     const tree = join(dir, 'broken-package');
     cpSync(join(SAMPLE, 'package'), tree, { recursive: true });
     for (const f of readdirSync(join(tree, 'Definitions'))) {
@@ -308,7 +333,10 @@ describe('Helm requests refused before anything changes', () => {
     }
     // TOSCA.meta's hash blocks would no longer match the changed chart.
     writeFileSync(join(tree, 'TOSCA-Metadata/TOSCA.meta'), readFileSync(join(tree, 'TOSCA-Metadata/TOSCA.meta'), 'utf8').split('\n\nName:')[0] + '\n');
-    writeFileSync(join(tree, 'Files/kubernetes/helm-cnf/templates/configmap.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ required "page.title is required" .Values.page.title }}\n');
+    writeFileSync(
+      join(tree, 'Files/kubernetes/helm-cnf/templates/configmap.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ required "page.title is required" .Values.page.title }}\n',
+    );
     await ok(['vnfpkg-onboard', tree, '--name', 'helm-broken']);
     const vnf = json<{ id: string }>((await ok(['vnf-create', '--package', 'helm-broken', '-o', 'json'])).stdout).id;
     const r = await run(['vnf-instantiate', vnf, '--request-file', request('instantiate.json')]);

@@ -62,9 +62,9 @@ describe('vnf-describe on a Helm release', () => {
     expect(deployments.length).toBeGreaterThan(0);
     expect(flat(fresh.objects).some((n) => n.kind === 'Pod')).toBe(true);
 
-    const shown = json<{ instantiatedVnfInfo: { vnfcResourceInfo: { vduId: string; metadata: { owner?: { name: string } } }[]; metadata: { vduReplicas: Record<string, number> } } }>(
-      (await ok(['vnf-show', 'hc', '-o', 'json'])).stdout,
-    ).instantiatedVnfInfo;
+    const shown = json<{
+      instantiatedVnfInfo: { vnfcResourceInfo: { vduId: string; metadata: { owner?: { name: string } } }[]; metadata: { vduReplicas: Record<string, number> } };
+    }>((await ok(['vnf-show', 'hc', '-o', 'json'])).stdout).instantiatedVnfInfo;
     const workload = shown.vnfcResourceInfo.find((r) => r.vduId === 'VDU1')!.metadata.owner!.name;
     const before = shown.metadata.vduReplicas['VDU1']!;
     const scalePath = `/apis/apps/v1/namespaces/${NS}/deployments/${workload}/scale`;

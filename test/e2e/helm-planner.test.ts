@@ -43,7 +43,10 @@ const req = (name: string, edit?: (b: Record<string, any>) => void): Record<stri
   return body;
 };
 
-const opts = (): OperationOptions => ({ source: 'request.json', onEvent: (e) => (e.type === 'driver' ? lines.push(`${e.event.resource ? `${e.event.resource.kind}/${e.event.resource.name}: ` : ''}${e.event.message}`) : undefined) });
+const opts = (): OperationOptions => ({
+  source: 'request.json',
+  onEvent: (e) => (e.type === 'driver' ? lines.push(`${e.event.resource ? `${e.event.resource.kind}/${e.event.resource.name}: ` : ''}${e.event.message}`) : undefined),
+});
 
 function run(instance: VnfInstance, operation: 'instantiate' | 'scale' | 'heal' | 'terminate' | 'changePackage', body: unknown) {
   lines = [];
@@ -66,7 +69,15 @@ function helm(...args: string[]): Promise<{ code: number; stdout: string; stderr
     execFile(
       helmPath(),
       [...args, '--kubeconfig', kubeconfig],
-      { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, HELM_CACHE_HOME: join(dir, 'cache'), HELM_CONFIG_HOME: join(dir, 'config'), HELM_DATA_HOME: join(dir, 'data') } },
+      {
+        env: {
+          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+          HOME: dir,
+          HELM_CACHE_HOME: join(dir, 'cache'),
+          HELM_CONFIG_HOME: join(dir, 'config'),
+          HELM_DATA_HOME: join(dir, 'data'),
+        },
+      },
       (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -233,7 +244,11 @@ describe('the Helm planner, Tacker v1 request on a VIM with extra.use_helm', () 
 describe('Helm requests refused before anything changes', () => {
   it('a chart path the package does not have', async () => {
     const vnf = create('bad-path');
-    const err = await run(vnf, 'instantiate', req('instantiate.json', (b) => (b.additionalParams.helm_chart_path = 'Files/kubernetes/other-0.1.0.tgz'))).catch((e) => e);
+    const err = await run(
+      vnf,
+      'instantiate',
+      req('instantiate.json', (b) => (b.additionalParams.helm_chart_path = 'Files/kubernetes/other-0.1.0.tgz')),
+    ).catch((e) => e);
     expect(err).toBeInstanceOf(ValidationError);
     expect(err.message).toMatch(/additionalParams\.helm_chart_path: "Files\/kubernetes\/other-0\.1\.0\.tgz" is not a Helm chart of the package/);
     expect(err.exitCode).toBe(2);
@@ -242,7 +257,11 @@ describe('Helm requests refused before anything changes', () => {
 
   it('a replica value the chart does not read: nothing installed', async () => {
     const vnf = create('bad-value');
-    const err = await run(vnf, 'instantiate', req('instantiate.json', (b) => (b.additionalParams.helm_value_names.VDU1.replica = 'replicaCount'))).catch((e) => e);
+    const err = await run(
+      vnf,
+      'instantiate',
+      req('instantiate.json', (b) => (b.additionalParams.helm_value_names.VDU1.replica = 'replicaCount')),
+    ).catch((e) => e);
     expect(err).toBeInstanceOf(ValidationError);
     expect(err.message).toMatch(/helm_value_names\.VDU1\.replica: "replicaCount" is not a value the chart/);
     expect((await helmList()).map((x) => x.name)).not.toContain(`vnf${vnf.id.replace(/-/g, '')}`);
@@ -250,7 +269,11 @@ describe('Helm requests refused before anything changes', () => {
 
   it('a scale of a VDU without a replica value fails before touching the release', async () => {
     const vnf = create('no-value');
-    await run(vnf, 'instantiate', req('instantiate.json', (b) => delete b.additionalParams.helm_value_names.VDU2));
+    await run(
+      vnf,
+      'instantiate',
+      req('instantiate.json', (b) => delete b.additionalParams.helm_value_names.VDU2),
+    );
     const before = await agrees(vnf.id, 'helm-cnf-0.1.0');
     const err = await run(vnf, 'scale', { type: 'SCALE_OUT', aspectId: 'vdu2_aspect' }).catch((e) => e);
     expect(err).toBeInstanceOf(ValidationError);
@@ -265,7 +288,11 @@ describe('Helm requests refused before anything changes', () => {
     cpSync(join(SAMPLE, 'package/Files/kubernetes/helm-cnf'), chart, { recursive: true });
     expect((await helm('install', 'taken', chart, '--namespace', NS)).code).toBe(0);
     const vnf = create('taken');
-    const err = await run(vnf, 'instantiate', req('instantiate-v1.json', (b) => (b.additionalParams.using_helm_install_param[0].helmreleasename = 'taken'))).catch((e) => e);
+    const err = await run(
+      vnf,
+      'instantiate',
+      req('instantiate-v1.json', (b) => (b.additionalParams.using_helm_install_param[0].helmreleasename = 'taken')),
+    ).catch((e) => e);
     expect(err).toBeInstanceOf(ConflictError);
     expect(err.message).toMatch(/a Helm release taken already exists in namespace/);
     expect((await helmList()).find((x) => x.name === 'taken')).toMatchObject({ revision: '1', status: 'deployed' });

@@ -50,7 +50,15 @@ function helm(...args: string[]): Promise<{ code: number; stdout: string; stderr
     execFile(
       helmPath(),
       [...args, '--kubeconfig', kubeconfig],
-      { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, HELM_CACHE_HOME: join(dir, 'cache'), HELM_CONFIG_HOME: join(dir, 'config'), HELM_DATA_HOME: join(dir, 'data') } },
+      {
+        env: {
+          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+          HOME: dir,
+          HELM_CACHE_HOME: join(dir, 'cache'),
+          HELM_CONFIG_HOME: join(dir, 'config'),
+          HELM_DATA_HOME: join(dir, 'data'),
+        },
+      },
       (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -148,9 +156,20 @@ async function killedMidway(
     });
     let exited = false;
     void ended.then(() => (exited = true));
-    await until(`helm left the release ${held.pending}`, async () => (await history(held.release)).at(-1)?.status === held.pending, () => exited);
-    const helmRun = () => readFileSync(pidLog, 'utf8').split('\n').find((l) => l.endsWith(` ${held.subcommand}`));
-    await until(`the helm ${held.subcommand} was recorded`, async () => helmRun() !== undefined, () => exited);
+    await until(
+      `helm left the release ${held.pending}`,
+      async () => (await history(held.release)).at(-1)?.status === held.pending,
+      () => exited,
+    );
+    const helmRun = () =>
+      readFileSync(pidLog, 'utf8')
+        .split('\n')
+        .find((l) => l.endsWith(` ${held.subcommand}`));
+    await until(
+      `the helm ${held.subcommand} was recorded`,
+      async () => helmRun() !== undefined,
+      () => exited,
+    );
     process.kill(Number(helmRun()!.split(' ')[0]), 'SIGKILL');
     return { code: await ended, stderr };
   } finally {
@@ -159,7 +178,13 @@ async function killedMidway(
 }
 
 const scaleOutKilled = (vnf: string, release: string) =>
-  killedMidway(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect'], { release, deployment: `vdu1-${release}`, method: 'PATCH', subcommand: 'upgrade', pending: 'pending-upgrade' });
+  killedMidway(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect'], {
+    release,
+    deployment: `vdu1-${release}`,
+    method: 'PATCH',
+    subcommand: 'upgrade',
+    pending: 'pending-upgrade',
+  });
 
 beforeAll(async () => {
   cluster = await e2eCluster('e2e-helm-recovery', { controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
@@ -242,7 +267,13 @@ describe('helm killed mid-install', () => {
   it('op-retry uninstalls the release left pending-install (it never had a deployed revision), then installs it', async () => {
     const vnf = await create('killed-install');
     const release = `vnf${vnf.replace(/-/g, '')}`;
-    const killed = await killedMidway(['vnf-instantiate', vnf, '--request-file', request('instantiate.json')], { release, deployment: `vdu1-${release}`, method: 'POST', subcommand: 'install', pending: 'pending-install' });
+    const killed = await killedMidway(['vnf-instantiate', vnf, '--request-file', request('instantiate.json')], {
+      release,
+      deployment: `vdu1-${release}`,
+      method: 'POST',
+      subcommand: 'install',
+      pending: 'pending-install',
+    });
     expect(killed.code).not.toBe(0);
     expect(await history(release)).toEqual([expect.objectContaining({ revision: 1, status: 'pending-install' })]);
     const op = json<{ id: string; operation: string }[]>((await ok(['op-list', '--vnf', vnf, '--state', 'FAILED_TEMP', '-o', 'json'])).stdout)[0]!;
@@ -263,7 +294,13 @@ describe('helm killed mid-install, then op-rollback', () => {
   it('uninstalls the pending-install release and waits until its objects are gone', async () => {
     const vnf = await create('killed-install-back');
     const release = `vnf${vnf.replace(/-/g, '')}`;
-    const killed = await killedMidway(['vnf-instantiate', vnf, '--request-file', request('instantiate.json')], { release, deployment: `vdu1-${release}`, method: 'POST', subcommand: 'install', pending: 'pending-install' });
+    const killed = await killedMidway(['vnf-instantiate', vnf, '--request-file', request('instantiate.json')], {
+      release,
+      deployment: `vdu1-${release}`,
+      method: 'POST',
+      subcommand: 'install',
+      pending: 'pending-install',
+    });
     expect(killed.code).not.toBe(0);
     const op = json<{ id: string }[]>((await ok(['op-list', '--vnf', vnf, '--state', 'FAILED_TEMP', '-o', 'json'])).stdout)[0]!;
     expect((await cluster.request('GET', `/api/v1/namespaces/${NS}/services/web-${release}`)).status).toBe(200);
@@ -280,7 +317,7 @@ describe('helm killed mid-install, then op-rollback', () => {
   }, 300_000);
 });
 
-describe('the release\'s namespace', () => {
+describe("the release's namespace", () => {
   const nsPath = (name: string) => `/api/v1/namespaces/${name}`;
 
   it('a namespace the cluster lacks: exit 6 before anything is recorded or installed', async () => {
@@ -311,7 +348,12 @@ describe('the release\'s namespace', () => {
 
   it('additionalParams.vnfm_create_namespace that is not a boolean: exit 2, nothing recorded', async () => {
     const vnf = await create('bad-flag');
-    const r = await run(['vnf-instantiate', vnf, '--request-file', request('instantiate.json', (b) => Object.assign(b.additionalParams, { namespace: 'helm-absent', vnfm_create_namespace: 'yes' }))]);
+    const r = await run([
+      'vnf-instantiate',
+      vnf,
+      '--request-file',
+      request('instantiate.json', (b) => Object.assign(b.additionalParams, { namespace: 'helm-absent', vnfm_create_namespace: 'yes' })),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/additionalParams\.vnfm_create_namespace: "yes" is not true or false/);
     expect(json((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout)).toEqual([]);

@@ -145,17 +145,47 @@ describe('master key', () => {
     const store = openStore(home);
     try {
       store.packages.insert({
-        id: 'p1', vnfdId: 'vnfd-1', vnfProvider: 'ACME', vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0',
-        onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE', userDefinedData: {},
-        checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) }, sizeBytes: 10,
-        summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] }, createdAt: now, updatedAt: now,
+        id: 'p1',
+        vnfdId: 'vnfd-1',
+        vnfProvider: 'ACME',
+        vnfProductName: 'cnf',
+        vnfSoftwareVersion: '1.0',
+        vnfdVersion: '1.0',
+        onboardingState: 'ONBOARDED',
+        operationalState: 'ENABLED',
+        usageState: 'NOT_IN_USE',
+        userDefinedData: {},
+        checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
+        sizeBytes: 10,
+        summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
+        createdAt: now,
+        updatedAt: now,
       });
       store.instances.insert({
-        id: 'inst-1', vnfInstanceDescription: '', vnfdId: 'vnfd-1', vnfPkgId: 'p1', vnfProvider: 'ACME', vnfProductName: 'cnf',
-        vnfSoftwareVersion: '1.0', vnfdVersion: '1.0', instantiationState: 'NOT_INSTANTIATED', createdAt: now, updatedAt: now,
+        id: 'inst-1',
+        vnfInstanceDescription: '',
+        vnfdId: 'vnfd-1',
+        vnfPkgId: 'p1',
+        vnfProvider: 'ACME',
+        vnfProductName: 'cnf',
+        vnfSoftwareVersion: '1.0',
+        vnfdVersion: '1.0',
+        instantiationState: 'NOT_INSTANTIATED',
+        createdAt: now,
+        updatedAt: now,
       });
       store.opOccs.insert(
-        { id: 'op-1', vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', operationState: 'PROCESSING', stateEnteredTime: now, startTime: now, operationParams: { flavourId: 'simple' }, journal: [], isAutomaticInvocation: false },
+        {
+          id: 'op-1',
+          vnfInstanceId: 'inst-1',
+          operation: 'INSTANTIATE',
+          operationState: 'PROCESSING',
+          stateEnteredTime: now,
+          startTime: now,
+          operationParams: { flavourId: 'simple' },
+          journal: [],
+          isAutomaticInvocation: false,
+        },
         { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' },
       );
       // This test process runs the operation.
@@ -169,7 +199,9 @@ describe('master key', () => {
       store.secrets.acquireLock(ROTATION_LOCK, holderOf(), now, () => true);
       const wired = openStore(home, { isHolderAlive: () => true });
       try {
-        expect(() => wired.opOccs.exclusive(() => wired.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', acquiredAt: now, ...holderOf() }))).toThrow(/a master key rotation is in progress by pid/);
+        expect(() => wired.opOccs.exclusive(() => wired.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', acquiredAt: now, ...holderOf() }))).toThrow(
+          /a master key rotation is in progress by pid/,
+        );
       } finally {
         wired.close();
       }
@@ -194,7 +226,17 @@ describe('master key', () => {
           const name = `v${i}`;
           expected[name] = `twice-${i}`;
           store.vims.insert(
-            { id: `id-${i}`, name, description: '', isDefault: false, status: 'PENDING', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', secretNames: ['bearerToken'], spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: false } },
+            {
+              id: `id-${i}`,
+              name,
+              description: '',
+              isDefault: false,
+              status: 'PENDING',
+              createdAt: '2026-01-01T00:00:00.000Z',
+              updatedAt: '2026-01-01T00:00:00.000Z',
+              secretNames: ['bearerToken'],
+              spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: false },
+            },
             sealSecrets(keyring, { bearerToken: `twice-${i}` }),
           );
         }
@@ -250,7 +292,17 @@ describe('master key', () => {
         for (let i = 0; i < 2000; i++) {
           expected[`k${i}`] = `killed-${i}`;
           store.vims.insert(
-            { id: `id-${i}`, name: `k${i}`, description: '', isDefault: false, status: 'PENDING', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', secretNames: ['bearerToken'], spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: false } },
+            {
+              id: `id-${i}`,
+              name: `k${i}`,
+              description: '',
+              isDefault: false,
+              status: 'PENDING',
+              createdAt: '2026-01-01T00:00:00.000Z',
+              updatedAt: '2026-01-01T00:00:00.000Z',
+              secretNames: ['bearerToken'],
+              spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: false },
+            },
             sealSecrets(keyring, { bearerToken: `killed-${i}` }),
           );
         }

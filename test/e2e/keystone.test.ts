@@ -13,13 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VimCheckError } from '../../src/errors.js';
-import {
-  checkOpenStackVim,
-  findEndpoint,
-  issueToken,
-  type KeystoneCredentials,
-  type KeystonePasswordAuth,
-} from '../../src/infra/openstack/keystone.js';
+import { checkOpenStackVim, findEndpoint, issueToken, type KeystoneCredentials, type KeystonePasswordAuth } from '../../src/infra/openstack/keystone.js';
 import { useKeystone, type KeystoneServer } from '../support/keystone.js';
 
 const run = promisify(execFile);
@@ -83,9 +77,7 @@ describe('tokens from the real Keystone', () => {
   });
 
   it('password auth with user and project by id', async () => {
-    const token = await issueToken(
-      passwordCreds({ username: undefined, userId: ks.user.id, projectName: undefined, projectId: ks.projectId }),
-    );
+    const token = await issueToken(passwordCreds({ username: undefined, userId: ks.user.id, projectName: undefined, projectId: ks.projectId }));
     expect(token.projectId).toBe(ks.projectId);
   });
 
@@ -146,10 +138,7 @@ describe('credentials Keystone refuses', () => {
 
   it('a wrong application credential secret', async () => {
     const wrong = `wrong-${Math.random().toString(36).slice(2)}`;
-    const err = await vimCheckError(
-      issueToken({ authUrl: ks.url, verifyTls: true, auth: { method: 'application-credential', id: ks.appCredential.id, secret: wrong } }),
-      wrong,
-    );
+    const err = await vimCheckError(issueToken({ authUrl: ks.url, verifyTls: true, auth: { method: 'application-credential', id: ks.appCredential.id, secret: wrong } }), wrong);
     expect(err.message).toMatch(new RegExp(`rejected the credentials of application credential "${ks.appCredential.id}"`));
   });
 
@@ -190,7 +179,7 @@ describe('a Keystone that cannot be reached', () => {
       expect(err.message).toMatch(new RegExp(`http://127\\.0\\.0\\.1:${port} could not be reached: no answer within`));
     });
 
-    it('an abort signal stops the request with the signal\'s reason', async () => {
+    it("an abort signal stops the request with the signal's reason", async () => {
       const { port } = silent.address() as { port: number };
       const controller = new AbortController();
       const pending = issueToken(passwordCreds({}, `http://127.0.0.1:${port}`), { signal: controller.signal });
@@ -224,37 +213,31 @@ describe('TLS: certificate verification with an in-memory CA', () => {
       openssl('req', '-x509', '-new', '-key', 'other-ca.key', '-subj', '/CN=another CA', '-days', '2', '-out', 'other-ca.pem'),
       openssl('req', '-new', '-key', 'server.key', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-out', 'server.csr'),
     ]);
-    await openssl(
-      'x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2',
-      '-copy_extensions', 'copy', '-out', 'server.pem',
-    );
+    await openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-copy_extensions', 'copy', '-out', 'server.pem');
     [caPem, otherCaPem] = await Promise.all([readFile(join(dir, 'ca.pem'), 'utf8'), readFile(join(dir, 'other-ca.pem'), 'utf8')]);
 
     const upstream = ks.url.replace(/\/v3$/, '');
-    proxy = createHttpsServer(
-      { key: await readFile(join(dir, 'server.key')), cert: await readFile(join(dir, 'server.pem')) },
-      (req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', async () => {
-          try {
-            const answer = await fetch(`${upstream}${req.url}`, {
-              method: req.method,
-              headers: { 'content-type': req.headers['content-type'] ?? 'application/json', accept: 'application/json' },
-              body: req.method === 'POST' ? Buffer.concat(chunks) : undefined,
-            });
-            const headers: Record<string, string> = { 'content-type': answer.headers.get('content-type') ?? 'application/json' };
-            const subject = answer.headers.get('x-subject-token');
-            if (subject) headers['x-subject-token'] = subject;
-            res.writeHead(answer.status, headers);
-            res.end(Buffer.from(await answer.arrayBuffer()));
-          } catch (err) {
-            res.writeHead(502);
-            res.end(String(err));
-          }
-        });
-      },
-    );
+    proxy = createHttpsServer({ key: await readFile(join(dir, 'server.key')), cert: await readFile(join(dir, 'server.pem')) }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        try {
+          const answer = await fetch(`${upstream}${req.url}`, {
+            method: req.method,
+            headers: { 'content-type': req.headers['content-type'] ?? 'application/json', accept: 'application/json' },
+            body: req.method === 'POST' ? Buffer.concat(chunks) : undefined,
+          });
+          const headers: Record<string, string> = { 'content-type': answer.headers.get('content-type') ?? 'application/json' };
+          const subject = answer.headers.get('x-subject-token');
+          if (subject) headers['x-subject-token'] = subject;
+          res.writeHead(answer.status, headers);
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        } catch (err) {
+          res.writeHead(502);
+          res.end(String(err));
+        }
+      });
+    });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     httpsUrl = `https://127.0.0.1:${(proxy.address() as { port: number }).port}/v3`;
   });

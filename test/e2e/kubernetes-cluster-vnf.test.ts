@@ -91,10 +91,7 @@ beforeAll(async () => {
   masterAddress = `${net.prefix}0.10`;
   registry = `${net.prefix}0.250:5000`;
   const vimConfig = join(work, 'vim.yaml');
-  await writeFile(
-    vimConfig,
-    openStackVimConfig(os.keystone),
-  );
+  await writeFile(vimConfig, openStackVimConfig(os.keystone));
   await ok(['vim-register', '--config-file', vimConfig, '--is-default', 'os1']);
   await ok(['vnfpkg-build', join(SAMPLE, 'package'), '-o', join(work, 'k8s.zip')]);
   await ok(['vnfpkg-onboard', join(work, 'k8s.zip')]);

@@ -75,7 +75,13 @@ export function describeDriverCapi(start: () => Promise<DriverCapiTarget>): void
   describe('Cluster API kinds through the Kubernetes driver', () => {
     it('deploy returns only when the MachineDeployment reported and all its Machines are ready: the VNFCs are complete', async () => {
       const ctx = context();
-      await driver.deploy(ctx, { instanceId: 'workers', namespace: 'default', objects: WORKERS, replicas: { 'MachineDeployment/capo-cluster-1-md-0': 2 }, vdus: [{ vduId: 'worker', resource: MD }] });
+      await driver.deploy(ctx, {
+        instanceId: 'workers',
+        namespace: 'default',
+        objects: WORKERS,
+        replicas: { 'MachineDeployment/capo-cluster-1-md-0': 2 },
+        vdus: [{ vduId: 'worker', resource: MD }],
+      });
       const vnfcs = await driver.listVnfcs(context(), [{ vduId: 'worker', resource: MD }]);
       expect(vnfcs).toHaveLength(2);
       expect(vnfcs.map((v) => v.metadata?.phase)).toEqual(['Running', 'Running']);
@@ -94,7 +100,14 @@ export function describeDriverCapi(start: () => Promise<DriverCapiTarget>): void
 
     it('a change of package applies the OpenStackMachineTemplate without a field its schema lacks', async () => {
       const v2 = load(join(SAMPLES, 'capi-capo-workload/package-v2/Files/new_kubernetes/workers.yaml'));
-      await driver.changePackage(context(), { instanceId: 'workers', namespace: 'default', objects: v2, replicas: { 'MachineDeployment/capo-cluster-1-md-0': 2 }, current: WORKERS.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: 'default' })), vdus: [{ vduId: 'worker', resource: MD }] });
+      await driver.changePackage(context(), {
+        instanceId: 'workers',
+        namespace: 'default',
+        objects: v2,
+        replicas: { 'MachineDeployment/capo-cluster-1-md-0': 2 },
+        current: WORKERS.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: 'default' })),
+        vdus: [{ vduId: 'worker', resource: MD }],
+      });
       const applied = writes.filter((w) => w.method === 'PATCH' && w.body?.kind === 'OpenStackMachineTemplate');
       expect(applied.length).toBeGreaterThan(0);
       for (const w of applied) expect(w.body.spec.template.metadata).toBeUndefined();
@@ -105,7 +118,10 @@ export function describeDriverCapi(start: () => Promise<DriverCapiTarget>): void
 
     it('removes the workers, then the CRDs', async () => {
       const v2 = load(join(SAMPLES, 'capi-capo-workload/package-v2/Files/new_kubernetes/workers.yaml'));
-      await driver.remove(context(), { instanceId: 'workers', resources: v2.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: 'default' })) });
+      await driver.remove(context(), {
+        instanceId: 'workers',
+        resources: v2.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: 'default' })),
+      });
       expect(await driver.listVnfcs(context(), [{ vduId: 'worker', resource: MD }])).toEqual([]);
       await driver.remove(context(), { instanceId: 'capi-crds', resources: CRD_REFS });
     }, 60_000);

@@ -170,7 +170,9 @@ describe('deploy and remove plain objects', () => {
     const objects: KubeObject[] = [configMap('before'), { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }];
     const run = driver.deploy(context(), { instanceId: 'inst-u', namespace: 'unknown-1', objects, replicas: {} });
     await expect(run).rejects.toThrow(NotFoundError);
-    await expect(run).rejects.toThrow(/no CustomResourceDefinition provides Widget \(example.com\/v1\), needed by w: the cluster at .* does not serve it and the package does not define it/);
+    await expect(run).rejects.toThrow(
+      /no CustomResourceDefinition provides Widget \(example.com\/v1\), needed by w: the cluster at .* does not serve it and the package does not define it/,
+    );
     const run2 = driver.deploy(context(), { instanceId: 'inst-u', namespace: 'unknown-1', objects: [{ apiVersion: 'v1', kind: 'Gadget', metadata: { name: 'g' } }], replicas: {} });
     await expect(run2).rejects.toThrow(/does not serve kind Gadget in v1/);
     expect((await api('GET', nsPath('unknown-1', 'configmaps', 'before'))).status).toBe(404);
@@ -179,7 +181,12 @@ describe('deploy and remove plain objects', () => {
   it('names the file of a review the API server refuses (a review has no name to go by)', async () => {
     await createNamespace('review-1');
     // No user and no group: the API server refuses the SubjectAccessReview (422).
-    const review: KubeObject = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: {} as KubeObject['metadata'], spec: { resourceAttributes: { verb: 'get', resource: 'pods' } } };
+    const review: KubeObject = {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      metadata: {} as KubeObject['metadata'],
+      spec: { resourceAttributes: { verb: 'get', resource: 'pods' } },
+    };
     const sources = { [sourceKey(review)]: 'Files/kubernetes/subject-access-review.yaml', [sourceKey(configMap('beside'))]: 'Files/kubernetes/cm.yaml' };
     const run = driver.deploy(context(), { instanceId: 'inst-r', namespace: 'review-1', objects: [configMap('beside'), review], replicas: {}, sources });
     await expect(run).rejects.toMatchObject({ status: 422, message: expect.stringMatching(/SubjectAccessReview.*Files\/kubernetes\/subject-access-review\.yaml/s) });
@@ -253,7 +260,12 @@ describe('transient API failures', () => {
 
   it('retries 500, 503, a reset connection and 429 (waiting what Retry-After says), then succeeds', async () => {
     await createNamespace('faults-1');
-    const answers: Fault[] = [statusAnswer(500, 'InternalError'), statusAnswer(503, 'ServiceUnavailable'), Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), statusAnswer(429, 'TooManyRequests', { 'retry-after': '2' })];
+    const answers: Fault[] = [
+      statusAnswer(500, 'InternalError'),
+      statusAnswer(503, 'ServiceUnavailable'),
+      Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+      statusAnswer(429, 'TooManyRequests', { 'retry-after': '2' }),
+    ];
     const { d, sleeps } = faultyDriver((req) => (req.method === 'POST' ? (answers.shift() ?? 'pass') : 'pass'));
     try {
       const refs = await d.deploy(context(), { instanceId: 'inst-f', namespace: 'faults-1', objects: [configMap('flaky')], replicas: {} });
@@ -269,7 +281,9 @@ describe('transient API failures', () => {
     const { d, sleeps } = faultyDriver((req) => (req.method === 'POST' ? statusAnswer(500, 'InternalError') : 'pass'));
     try {
       const run = d.deploy(context(), { instanceId: 'inst-f', namespace: 'faults-1', objects: [configMap('never')], replicas: {} });
-      await expect(run).rejects.toThrow(/cannot create ConfigMap never in namespace faults-1: the API server answered 500 InternalError \(after 6 attempts\): injected InternalError/);
+      await expect(run).rejects.toThrow(
+        /cannot create ConfigMap never in namespace faults-1: the API server answered 500 InternalError \(after 6 attempts\): injected InternalError/,
+      );
       expect(sleeps).toEqual([100, 200, 400, 800, 1000]);
     } finally {
       d.close();
@@ -295,7 +309,10 @@ const deploymentTargets = (ns: string) => [
 
 async function podNames(ns: string, selector: string): Promise<string[]> {
   const list = await api('GET', `${nsPath(ns, 'pods')}?labelSelector=${encodeURIComponent(selector)}`);
-  return (list.body.items as KubeObject[]).filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name).sort();
+  return (list.body.items as KubeObject[])
+    .filter((p) => !p.metadata.deletionTimestamp)
+    .map((p) => p.metadata.name)
+    .sort();
 }
 
 describe('the basic CNF through its life', () => {
@@ -328,7 +345,12 @@ describe('the basic CNF through its life', () => {
       expect(v.id).toBe(`${v.vduId}-${v.resourceId}`);
       expect(v).toMatchObject({ vimLevelResourceType: 'Deployment', state: 'STARTED', metadata: { phase: 'Running' } });
     }
-    expect(vnfcs.filter((v) => v.vduId === 'VDU1').map((v) => v.resourceId).sort()).toEqual(await vdu1Pods());
+    expect(
+      vnfcs
+        .filter((v) => v.vduId === 'VDU1')
+        .map((v) => v.resourceId)
+        .sort(),
+    ).toEqual(await vdu1Pods());
 
     // Scale out to 3, then in to 1: the surplus pods are gone when scale returns.
     const vdu1Ref = deploymentTargets(ns)[0]!.resource;
@@ -394,9 +416,32 @@ describe('other workload kinds', () => {
     await createNamespace(ns);
     const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'solo' }, spec: { containers: [{ name: 'main', image: 'registry.local/app:1' }] } };
     const objects: KubeObject[] = [
-      { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db' }, spec: { replicas: 2, serviceName: 'db', selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'registry.local/db:1' }] } } } },
-      { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' }, spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'a', image: 'registry.local/agent:1' }] } } } },
-      { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'init' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'i', image: 'registry.local/init:1' }] } } } },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'db' },
+        spec: {
+          replicas: 2,
+          serviceName: 'db',
+          selector: { matchLabels: { app: 'db' } },
+          template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'registry.local/db:1' }] } },
+        },
+      },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'agent' },
+        spec: {
+          selector: { matchLabels: { app: 'agent' } },
+          template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'a', image: 'registry.local/agent:1' }] } },
+        },
+      },
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'init' },
+        spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'i', image: 'registry.local/init:1' }] } } },
+      },
       pod,
     ];
     const refs = await driver.deploy(context(), { instanceId: 'inst-k', namespace: ns, objects, replicas: { 'StatefulSet/db': 3 } });
@@ -409,7 +454,12 @@ describe('other workload kinds', () => {
       { vduId: 'DB', resource: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', namespace: ns } },
       { vduId: 'SOLO', resource: { apiVersion: 'v1', kind: 'Pod', name: 'solo', namespace: ns } },
     ]);
-    expect(vnfcs.filter((v) => v.vduId === 'DB').map((v) => v.resourceId).sort()).toEqual(['db-0', 'db-1', 'db-2']);
+    expect(
+      vnfcs
+        .filter((v) => v.vduId === 'DB')
+        .map((v) => v.resourceId)
+        .sort(),
+    ).toEqual(['db-0', 'db-1', 'db-2']);
     const solo = vnfcs.find((v) => v.vduId === 'SOLO')!;
     expect(solo).toMatchObject({ id: 'SOLO-solo', resourceId: 'solo', vimLevelResourceType: 'Pod' });
 
@@ -438,7 +488,9 @@ describe('failures during deploy', () => {
     await createNamespace(ns);
     const objects = [configMap('conf'), deployment('front'), deployment('back')];
     const broken = createKubernetesDriver(access, {
-      transport: faultyTransport((req) => (req.method === 'POST' && req.path.endsWith('/deployments') && (req.body as KubeObject).metadata.name === 'back' ? statusAnswer(403, 'Forbidden') : 'pass')),
+      transport: faultyTransport((req) =>
+        req.method === 'POST' && req.path.endsWith('/deployments') && (req.body as KubeObject).metadata.name === 'back' ? statusAnswer(403, 'Forbidden') : 'pass',
+      ),
     });
     try {
       await expect(broken.deploy(context(), { instanceId: 'inst-p', namespace: ns, objects, replicas: {} })).rejects.toMatchObject({ status: 403 });
@@ -466,7 +518,9 @@ describe('failures during deploy', () => {
         watches++;
         if (watches === 1) throw Object.assign(new Error('connection reset by peer'), { code: 'ECONNRESET' });
         if (watches === 2) {
-          onLine(JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version' } }));
+          onLine(
+            JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version' } }),
+          );
           return undefined;
         }
         if (watches === 3) return undefined;
@@ -501,84 +555,87 @@ describe('failures during deploy', () => {
 
 // The sandbox's own fault switches: a real cluster has none (holding a
 // workload back from ready is tested on both, in vnf-lifecycle.test.ts).
-if (!onRealCluster()) describe('the sandbox fault switches', () => {
-  function recordingDriver() {
-    const sleeps: number[] = [];
-    const d = createKubernetesDriver(access, { retry: { sleep: async (ms) => void sleeps.push(ms), backoffMs: 100 } });
-    return { d, sleeps };
-  }
-
-  it('rides out 500s, a reset connection and a 429 in the middle of a deploy', async () => {
-    const ns = 'sbfault-1';
-    await createNamespace(ns);
-    const lift = [
-      cluster.sandbox!.faults.failRequests({ status: 500, count: 2, method: 'POST', path: `/apis/apps/v1/namespaces/${ns}/deployments` }),
-      cluster.sandbox!.faults.failRequests({ status: 'reset', count: 1, method: 'POST', path: `/api/v1/namespaces/${ns}/services` }),
-      cluster.sandbox!.faults.failRequests({ status: 429, count: 1, retryAfterSeconds: 3, method: 'GET', path: `/apis/apps/v1/namespaces/${ns}/replicasets` }),
-    ];
-    const { d, sleeps } = recordingDriver();
-    try {
-      const refs = await d.deploy(context(), { instanceId: 'inst-sf', namespace: ns, objects: loadManifests(join(SAMPLE, 'package/Files/kubernetes')), replicas: {} });
-      expect(refs).toHaveLength(4);
-      expect(sleeps).toContain(100);
-      expect(sleeps.filter((ms) => ms === 200).length + sleeps.filter((ms) => ms === 100).length).toBeGreaterThanOrEqual(3);
-      // The ReplicaSet list only happens when VNFCs are listed.
-      const vnfcs = await d.listVnfcs(context(), deploymentTargets(ns));
-      expect(vnfcs).toHaveLength(2);
-      expect(sleeps).toContain(3000);
-      await d.remove(context(), { instanceId: 'inst-sf', resources: refs, gracePeriodSeconds: 0 });
-    } finally {
-      lift.forEach((f) => f());
-      d.close();
+if (!onRealCluster())
+  describe('the sandbox fault switches', () => {
+    function recordingDriver() {
+      const sleeps: number[] = [];
+      const d = createKubernetesDriver(access, { retry: { sleep: async (ms) => void sleeps.push(ms), backoffMs: 100 } });
+      return { d, sleeps };
     }
-  });
 
-  it('reports what a never-ready workload waits for, and resumes after its watch is cut', async () => {
-    const ns = 'sbfault-2';
-    await createNamespace(ns);
-    const lift = cluster.sandbox!.faults.neverReady({ kind: 'Deployment', namespace: ns, name: 'stuck' });
-    let dropped = -1;
-    const ctx = context();
-    const report = ctx.report;
-    ctx.report = (e) => {
-      report(e);
-      if (dropped < 0 && e.resource?.name === 'stuck' && /waiting for 0\/2 replicas ready/.test(e.message)) {
-        dropped = cluster.sandbox!.faults.dropWatches({ abrupt: true });
+    it('rides out 500s, a reset connection and a 429 in the middle of a deploy', async () => {
+      const ns = 'sbfault-1';
+      await createNamespace(ns);
+      const lift = [
+        cluster.sandbox!.faults.failRequests({ status: 500, count: 2, method: 'POST', path: `/apis/apps/v1/namespaces/${ns}/deployments` }),
+        cluster.sandbox!.faults.failRequests({ status: 'reset', count: 1, method: 'POST', path: `/api/v1/namespaces/${ns}/services` }),
+        cluster.sandbox!.faults.failRequests({ status: 429, count: 1, retryAfterSeconds: 3, method: 'GET', path: `/apis/apps/v1/namespaces/${ns}/replicasets` }),
+      ];
+      const { d, sleeps } = recordingDriver();
+      try {
+        const refs = await d.deploy(context(), { instanceId: 'inst-sf', namespace: ns, objects: loadManifests(join(SAMPLE, 'package/Files/kubernetes')), replicas: {} });
+        expect(refs).toHaveLength(4);
+        expect(sleeps).toContain(100);
+        expect(sleeps.filter((ms) => ms === 200).length + sleeps.filter((ms) => ms === 100).length).toBeGreaterThanOrEqual(3);
+        // The ReplicaSet list only happens when VNFCs are listed.
+        const vnfcs = await d.listVnfcs(context(), deploymentTargets(ns));
+        expect(vnfcs).toHaveLength(2);
+        expect(sleeps).toContain(3000);
+        await d.remove(context(), { instanceId: 'inst-sf', resources: refs, gracePeriodSeconds: 0 });
+      } finally {
+        lift.forEach((f) => f());
+        d.close();
+      }
+    });
+
+    it('reports what a never-ready workload waits for, and resumes after its watch is cut', async () => {
+      const ns = 'sbfault-2';
+      await createNamespace(ns);
+      const lift = cluster.sandbox!.faults.neverReady({ kind: 'Deployment', namespace: ns, name: 'stuck' });
+      let dropped = -1;
+      const ctx = context();
+      const report = ctx.report;
+      ctx.report = (e) => {
+        report(e);
+        if (dropped < 0 && e.resource?.name === 'stuck' && /waiting for 0\/2 replicas ready/.test(e.message)) {
+          dropped = cluster.sandbox!.faults.dropWatches({ abrupt: true });
+          lift();
+        }
+      };
+      await driver.deploy(ctx, { instanceId: 'inst-nr', namespace: ns, objects: [deployment('stuck', 2)], replicas: {} });
+      expect(dropped).toBeGreaterThanOrEqual(1);
+      expect(ctx.events.filter((e) => e.resource?.name === 'stuck').at(-1)).toMatchObject({ message: 'ready', done: true });
+    });
+
+    it('stops at the signal when a workload never becomes ready', async () => {
+      const ns = 'sbfault-3';
+      await createNamespace(ns);
+      const lift = cluster.sandbox!.faults.neverReady({ kind: 'Deployment', namespace: ns, name: 'never' });
+      const ctrl = new AbortController();
+      const ctx = context(ctrl.signal);
+      const report = ctx.report;
+      ctx.report = (e) => {
+        report(e);
+        if (/waiting for 0\/1 replicas ready/.test(e.message)) ctrl.abort(new Error('--timeout reached'));
+      };
+      try {
+        await expect(driver.deploy(ctx, { instanceId: 'inst-nv', namespace: ns, objects: [deployment('never')], replicas: {} })).rejects.toThrow('--timeout reached');
+      } finally {
         lift();
       }
-    };
-    await driver.deploy(ctx, { instanceId: 'inst-nr', namespace: ns, objects: [deployment('stuck', 2)], replicas: {} });
-    expect(dropped).toBeGreaterThanOrEqual(1);
-    expect(ctx.events.filter((e) => e.resource?.name === 'stuck').at(-1)).toMatchObject({ message: 'ready', done: true });
-  });
+    });
 
-  it('stops at the signal when a workload never becomes ready', async () => {
-    const ns = 'sbfault-3';
-    await createNamespace(ns);
-    const lift = cluster.sandbox!.faults.neverReady({ kind: 'Deployment', namespace: ns, name: 'never' });
-    const ctrl = new AbortController();
-    const ctx = context(ctrl.signal);
-    const report = ctx.report;
-    ctx.report = (e) => {
-      report(e);
-      if (/waiting for 0\/1 replicas ready/.test(e.message)) ctrl.abort(new Error('--timeout reached'));
-    };
-    try {
-      await expect(driver.deploy(ctx, { instanceId: 'inst-nv', namespace: ns, objects: [deployment('never')], replicas: {} })).rejects.toThrow('--timeout reached');
-    } finally {
-      lift();
-    }
+    it('fails, naming the pod, when a bare Pod fails', async () => {
+      const ns = 'sbfault-4';
+      await createNamespace(ns);
+      const lift = cluster.sandbox!.faults.failPods({ namespace: ns, name: 'doomed' });
+      const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'doomed' }, spec: { containers: [{ name: 'main', image: 'registry.local/app:1' }] } };
+      try {
+        await expect(driver.deploy(context(), { instanceId: 'inst-fp', namespace: ns, objects: [pod], replicas: {} })).rejects.toThrow(
+          /Pod doomed in namespace sbfault-4 will not become ready: the pod failed/,
+        );
+      } finally {
+        lift();
+      }
+    });
   });
-
-  it('fails, naming the pod, when a bare Pod fails', async () => {
-    const ns = 'sbfault-4';
-    await createNamespace(ns);
-    const lift = cluster.sandbox!.faults.failPods({ namespace: ns, name: 'doomed' });
-    const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'doomed' }, spec: { containers: [{ name: 'main', image: 'registry.local/app:1' }] } };
-    try {
-      await expect(driver.deploy(context(), { instanceId: 'inst-fp', namespace: ns, objects: [pod], replicas: {} })).rejects.toThrow(/Pod doomed in namespace sbfault-4 will not become ready: the pod failed/);
-    } finally {
-      lift();
-    }
-  });
-});

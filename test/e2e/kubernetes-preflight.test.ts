@@ -64,11 +64,15 @@ function input(objects: KubeObject[], extra: Partial<CheckInput> = {}): CheckInp
 /** The CRDs the sandbox holds, asked as a plain client. */
 function crdNames(): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const r = httpsRequest(new URL('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', sandbox.url), { ca: sandbox.caPem, headers: { authorization: `Bearer ${sandbox.token}`, accept: 'application/json' } }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve((JSON.parse(body) as { items: Array<{ metadata: { name: string } }> }).items.map((c) => c.metadata.name)));
-    });
+    const r = httpsRequest(
+      new URL('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', sandbox.url),
+      { ca: sandbox.caPem, headers: { authorization: `Bearer ${sandbox.token}`, accept: 'application/json' } },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve((JSON.parse(body) as { items: Array<{ metadata: { name: string } }> }).items.map((c) => c.metadata.name)));
+      },
+    );
     r.on('error', reject);
     r.end();
   });
@@ -76,7 +80,11 @@ function crdNames(): Promise<string[]> {
 
 describe('Kubernetes driver preflight', () => {
   it('accepts a package whose CRD defines its custom resources, in a served version, scalable VDU', async () => {
-    await driver.check(input([widgetCrd(true), widget('example.com/v1')], { vdus: [{ vduId: 'VDU1', resource: { apiVersion: 'example.com/v1', kind: 'Widget', name: 'w1', namespace: 'default' } }] }));
+    await driver.check(
+      input([widgetCrd(true), widget('example.com/v1')], {
+        vdus: [{ vduId: 'VDU1', resource: { apiVersion: 'example.com/v1', kind: 'Widget', name: 'w1', namespace: 'default' } }],
+      }),
+    );
   });
 
   it('refuses, as bad input naming object and file, a kind nobody defines', async () => {
@@ -89,7 +97,9 @@ describe('Kubernetes driver preflight', () => {
   it('refuses an object in a version its package CRD does not serve, naming the file', async () => {
     const err = await driver.check(input([widgetCrd(true), widget('example.com/v1beta1')])).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ValidationError);
-    expect((err as Error).message).toMatch(/^Files\/widget.yaml: Widget w1 uses example.com\/v1beta1, which the package's CustomResourceDefinition widgets.example.com does not serve \(it serves v1\)/);
+    expect((err as Error).message).toMatch(
+      /^Files\/widget.yaml: Widget w1 uses example.com\/v1beta1, which the package's CustomResourceDefinition widgets.example.com does not serve \(it serves v1\)/,
+    );
   });
 
   it('refuses a VDU whose kind has no /scale', async () => {

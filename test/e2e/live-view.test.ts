@@ -37,7 +37,11 @@ function buildPackage(dir: string): string {
   writeFileSync(join(pkg, 'Scripts/talk.sh'), TALK_SH);
   const hash = createHash('sha256').update(TALK_SH).digest('hex');
   appendFileSync(join(pkg, 'TOSCA-Metadata/TOSCA.meta'), `\nName: Scripts/talk.sh\nContent-Type: text/x-shellscript\nAlgorithm: SHA-256\nHash: ${hash}\n`);
-  const df = join(pkg, 'Definitions', readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!);
+  const df = join(
+    pkg,
+    'Definitions',
+    readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!,
+  );
   const text = readFileSync(df, 'utf8').replace(
     /    VNF:\n      type: vnfm.samples.BasicCnf\n/,
     [
@@ -154,7 +158,10 @@ describe('live view', () => {
     expect(shown.filter((l) => header.test(l))).toHaveLength(1);
     expect(r.raw.split(/INSTANTIATE [A-Z_]+ \(occurrence /).length - 1).toBeGreaterThan(3);
     expect(shown[at]).toMatch(/^INSTANTIATE COMPLETED \(occurrence [0-9a-f-]{36}\)  \d+(\.\d)?s$/);
-    const frame = shown.slice(at + 1, shown.findIndex((l, i) => i > at && l.startsWith('INSTANTIATE of vnf instance')));
+    const frame = shown.slice(
+      at + 1,
+      shown.findIndex((l, i) => i > at && l.startsWith('INSTANTIATE of vnf instance')),
+    );
     for (const step of ['Deployment/vdu1 (live)', 'Deployment/vdu2 (live)', 'hook instantiate_start', 'hook instantiate_end']) {
       const line = frame.find((l) => l.startsWith(`  ✓ ${step}  `));
       expect(line, `${step} in\n${frame.join('\n')}`).toBeDefined();

@@ -55,38 +55,42 @@ afterAll(async () => {
 });
 
 describe('vnf-describe on Heat', () => {
-  it('shows the stack as a tree, then a server marked unhealthy as not ready and drift; sync finds the VNFCs in sync', async () => {
-    await ok(['vnf-create', '--package', 'heat-vnf', '--name', 'hv']);
-    await ok(['vnf-instantiate', 'hv', '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS, '--heat-environment', addressesEnv]);
-    const id = (JSON.parse(await ok(['vnf-show', 'hv', '-o', 'json'])) as { id: string }).id;
+  it(
+    'shows the stack as a tree, then a server marked unhealthy as not ready and drift; sync finds the VNFCs in sync',
+    async () => {
+      await ok(['vnf-create', '--package', 'heat-vnf', '--name', 'hv']);
+      await ok(['vnf-instantiate', 'hv', '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS, '--heat-environment', addressesEnv]);
+      const id = (JSON.parse(await ok(['vnf-show', 'hv', '-o', 'json'])) as { id: string }).id;
 
-    const fresh = JSON.parse(await ok(['vnf-describe', 'hv', '-o', 'json'])) as { stack: string; vimType: string; ready: boolean; drift: string[]; objects: Node[] };
-    expect(fresh).toMatchObject({ stack: `vnf-${id}`, vimType: 'openstack', ready: true, drift: [] });
-    const group = fresh.objects.find((n) => n.name === 'VDU1_scale_group')!;
-    expect(group).toMatchObject({ kind: 'OS::Heat::AutoScalingGroup', replicas: 1, ready: true });
-    const servers = flat(fresh.objects).filter((n) => n.kind === 'OS::Nova::Server');
-    expect(servers.map((s) => s.name).sort()).toEqual(['VDU1', 'VDU2']);
-    expect(flat(group.children).some((n) => n.kind === 'OS::Nova::Server')).toBe(true);
-    const table = await ok(['vnf-describe', 'hv']);
-    expect(table).toMatch(/^OS::Heat::AutoScalingGroup\/VDU1_scale_group\s+True$/m);
-    expect(table).toContain('No drift from what vnfm recorded.');
-    expect(await ok(['vnf-sync', 'hv'])).toBe('vnf instance hv: in sync\n');
+      const fresh = JSON.parse(await ok(['vnf-describe', 'hv', '-o', 'json'])) as { stack: string; vimType: string; ready: boolean; drift: string[]; objects: Node[] };
+      expect(fresh).toMatchObject({ stack: `vnf-${id}`, vimType: 'openstack', ready: true, drift: [] });
+      const group = fresh.objects.find((n) => n.name === 'VDU1_scale_group')!;
+      expect(group).toMatchObject({ kind: 'OS::Heat::AutoScalingGroup', replicas: 1, ready: true });
+      const servers = flat(fresh.objects).filter((n) => n.kind === 'OS::Nova::Server');
+      expect(servers.map((s) => s.name).sort()).toEqual(['VDU1', 'VDU2']);
+      expect(flat(group.children).some((n) => n.kind === 'OS::Nova::Server')).toBe(true);
+      const table = await ok(['vnf-describe', 'hv']);
+      expect(table).toMatch(/^OS::Heat::AutoScalingGroup\/VDU1_scale_group\s+True$/m);
+      expect(table).toContain('No drift from what vnfm recorded.');
+      expect(await ok(['vnf-sync', 'hv'])).toBe('vnf instance hv: in sync\n');
 
-    // Marked unhealthy as `openstack stack resource mark unhealthy` does.
-    const token = await projectToken(os.keystone);
-    const stackRes = await fetch(`${os.heat.url}/stacks/vnf-${id}`, { headers: { 'x-auth-token': token }, redirect: 'follow' });
-    const stack = ((await stackRes.json()) as { stack: { id: string } }).stack;
-    const marked = await fetch(`${os.heat.url}/stacks/vnf-${id}/${stack.id}/resources/VDU2`, {
-      method: 'PATCH',
-      headers: { 'x-auth-token': token, 'content-type': 'application/json' },
-      body: JSON.stringify({ mark_unhealthy: true, resource_status_reason: 'not answering' }),
-    });
-    expect(marked.status).toBe(200);
-    const after = JSON.parse(await ok(['vnf-describe', 'hv', '-o', 'json'])) as { ready: boolean; drift: string[]; objects: Node[] };
-    expect(after.ready).toBe(false);
-    expect(after.drift).toContain('OS::Nova::Server/VDU2: CHECK_FAILED: not answering');
-    expect(after.objects.find((n) => n.name === 'VDU2')).toMatchObject({ ready: false, reason: 'CHECK_FAILED: not answering' });
+      // Marked unhealthy as `openstack stack resource mark unhealthy` does.
+      const token = await projectToken(os.keystone);
+      const stackRes = await fetch(`${os.heat.url}/stacks/vnf-${id}`, { headers: { 'x-auth-token': token }, redirect: 'follow' });
+      const stack = ((await stackRes.json()) as { stack: { id: string } }).stack;
+      const marked = await fetch(`${os.heat.url}/stacks/vnf-${id}/${stack.id}/resources/VDU2`, {
+        method: 'PATCH',
+        headers: { 'x-auth-token': token, 'content-type': 'application/json' },
+        body: JSON.stringify({ mark_unhealthy: true, resource_status_reason: 'not answering' }),
+      });
+      expect(marked.status).toBe(200);
+      const after = JSON.parse(await ok(['vnf-describe', 'hv', '-o', 'json'])) as { ready: boolean; drift: string[]; objects: Node[] };
+      expect(after.ready).toBe(false);
+      expect(after.drift).toContain('OS::Nova::Server/VDU2: CHECK_FAILED: not answering');
+      expect(after.objects.find((n) => n.name === 'VDU2')).toMatchObject({ ready: false, reason: 'CHECK_FAILED: not answering' });
 
-    await ok(['vnf-terminate', 'hv', '--termination-type', 'FORCEFUL', '--yes']);
-  }, LONG);
+      await ok(['vnf-terminate', 'hv', '--termination-type', 'FORCEFUL', '--yes']);
+    },
+    LONG,
+  );
 });

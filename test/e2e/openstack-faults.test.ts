@@ -109,10 +109,7 @@ beforeAll(async () => {
   home = newHome();
   work = dirname(home);
   vimConfig = join(work, 'vim.yaml');
-  await writeFile(
-    vimConfig,
-    openStackVimConfig(ks, { region: false }),
-  );
+  await writeFile(vimConfig, openStackVimConfig(ks, { region: false }));
   await ok(['vim-register', '--config-file', vimConfig, '--is-default', 'os1']);
   await ok(['vnfpkg-build', join(SAMPLE, 'package'), '-o', join(work, 'heat-vnf.zip')]);
   await ok(['vnfpkg-onboard', join(work, 'heat-vnf.zip')]);
@@ -129,96 +126,116 @@ afterAll(async () => {
 });
 
 describe('Heat and Keystone going away mid-operation', () => {
-  it('Heat restarted mid-instantiate: the stack left CREATE_IN_PROGRESS is taken over by an update and the operation completes', async () => {
-    const vnf = await newInstance('restart');
-    const instantiating = run([...instantiateArgs(vnf), '-o', 'json']);
-    // A resource done and others under way: the engine has work in hand when it goes.
-    await until(vnf, 'started creating', (s) => s.status === 'CREATE_IN_PROGRESS' && s.events.some((e) => e.resource_status === 'CREATE_COMPLETE'));
-    await heat.restart();
-    const r = await instantiating;
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/Heat restarted and left the stack CREATE_IN_PROGRESS with no progress: sending the update again to take the work over/);
-    expect(JSON.parse(r.stdout).operationState).toBe('COMPLETED');
-    expect((await stackOf(vnf))?.status).toBe('UPDATE_COMPLETE');
-    expect((await show(vnf)).instantiatedVnfInfo!.vnfcInfo.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU2']);
-    await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
-    expect(await stackOf(vnf)).toBeUndefined();
-  }, LONG);
+  it(
+    'Heat restarted mid-instantiate: the stack left CREATE_IN_PROGRESS is taken over by an update and the operation completes',
+    async () => {
+      const vnf = await newInstance('restart');
+      const instantiating = run([...instantiateArgs(vnf), '-o', 'json']);
+      // A resource done and others under way: the engine has work in hand when it goes.
+      await until(vnf, 'started creating', (s) => s.status === 'CREATE_IN_PROGRESS' && s.events.some((e) => e.resource_status === 'CREATE_COMPLETE'));
+      await heat.restart();
+      const r = await instantiating;
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/Heat restarted and left the stack CREATE_IN_PROGRESS with no progress: sending the update again to take the work over/);
+      expect(JSON.parse(r.stdout).operationState).toBe('COMPLETED');
+      expect((await stackOf(vnf))?.status).toBe('UPDATE_COMPLETE');
+      expect((await show(vnf)).instantiatedVnfInfo!.vnfcInfo.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU2']);
+      await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
+      expect(await stackOf(vnf)).toBeUndefined();
+    },
+    LONG,
+  );
 
-  it(`a GRACEFUL terminate that waits longer than a token lives (${TOKEN_LIFE_S} s) gets a new token and deletes the stack`, async () => {
-    const vnf = await newInstance('token');
-    await ok(instantiateArgs(vnf));
-    const started = Date.now();
-    await ok(['vnf-terminate', vnf, '--termination-type', 'GRACEFUL', '--graceful-termination-timeout', String(TOKEN_LIFE_S + 5), '--yes']);
-    expect(Date.now() - started).toBeGreaterThan((TOKEN_LIFE_S + 5) * 1000);
-    expect(await stackOf(vnf)).toBeUndefined();
-    expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
-  }, LONG);
+  it(
+    `a GRACEFUL terminate that waits longer than a token lives (${TOKEN_LIFE_S} s) gets a new token and deletes the stack`,
+    async () => {
+      const vnf = await newInstance('token');
+      await ok(instantiateArgs(vnf));
+      const started = Date.now();
+      await ok(['vnf-terminate', vnf, '--termination-type', 'GRACEFUL', '--graceful-termination-timeout', String(TOKEN_LIFE_S + 5), '--yes']);
+      expect(Date.now() - started).toBeGreaterThan((TOKEN_LIFE_S + 5) * 1000);
+      expect(await stackOf(vnf)).toBeUndefined();
+      expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
+    },
+    LONG,
+  );
 
-  it('Keystone down during a scale-out wait: Heat fails the update it cannot authenticate (FAILED_TEMP with its reason) or the wait rides it out; either way the scale ends COMPLETED, after op-retry if needed', async () => {
-    const vnf = await newInstance('ks-wait');
-    await ok(instantiateArgs(vnf));
-    const scaling = run(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
-    await until(vnf, 'started the update', (s) => s.status === 'UPDATE_IN_PROGRESS');
-    await ks.pause();
-    try {
-      // The outage lasts until vnfm asks for a new token (past half a token's life; Heat cannot be asked meanwhile: it needs Keystone too).
-      await untilTokenAskedWhileDown(scaling);
-    } finally {
-      await ks.resume();
-    }
-    const r = await scaling;
-    if (r.code !== 0) {
-      // Heat's engine needs Keystone too: what it was doing when Keystone went fails, and Heat says so.
-      expect(r.stderr).toMatch(/ended UPDATE_FAILED: .*(DiscoveryFailure|Unable to establish connection)/);
-      const op = (await opsOf(vnf)).find((o) => o.operation === 'SCALE')!;
-      expect(op.operationState).toBe('FAILED_TEMP');
-      await ok(['op-retry', op.id]);
-    }
-    expect((await opsOf(vnf)).find((o) => o.operation === 'SCALE')!.operationState).toBe('COMPLETED');
-    expect((await show(vnf)).instantiatedVnfInfo!.scaleStatus).toEqual([{ aspectId: 'vdu1_aspect', scaleLevel: 1 }]);
-    await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
-  }, LONG);
+  it(
+    'Keystone down during a scale-out wait: Heat fails the update it cannot authenticate (FAILED_TEMP with its reason) or the wait rides it out; either way the scale ends COMPLETED, after op-retry if needed',
+    async () => {
+      const vnf = await newInstance('ks-wait');
+      await ok(instantiateArgs(vnf));
+      const scaling = run(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
+      await until(vnf, 'started the update', (s) => s.status === 'UPDATE_IN_PROGRESS');
+      await ks.pause();
+      try {
+        // The outage lasts until vnfm asks for a new token (past half a token's life; Heat cannot be asked meanwhile: it needs Keystone too).
+        await untilTokenAskedWhileDown(scaling);
+      } finally {
+        await ks.resume();
+      }
+      const r = await scaling;
+      if (r.code !== 0) {
+        // Heat's engine needs Keystone too: what it was doing when Keystone went fails, and Heat says so.
+        expect(r.stderr).toMatch(/ended UPDATE_FAILED: .*(DiscoveryFailure|Unable to establish connection)/);
+        const op = (await opsOf(vnf)).find((o) => o.operation === 'SCALE')!;
+        expect(op.operationState).toBe('FAILED_TEMP');
+        await ok(['op-retry', op.id]);
+      }
+      expect((await opsOf(vnf)).find((o) => o.operation === 'SCALE')!.operationState).toBe('COMPLETED');
+      expect((await show(vnf)).instantiatedVnfInfo!.scaleStatus).toEqual([{ aspectId: 'vdu1_aspect', scaleLevel: 1 }]);
+      await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
+    },
+    LONG,
+  );
 
-  it('Keystone down when an operation starts: exit 6 naming Keystone, nothing recorded; once it is back the scale completes', async () => {
-    const vnf = await newInstance('ks-down');
-    await ok(instantiateArgs(vnf));
-    const before = (await opsOf(vnf)).length;
-    await ks.pause();
-    let r: RunResult;
-    try {
-      r = await run(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
-    } finally {
-      await ks.resume();
-    }
-    expect(r.code, r.stderr).toBe(6);
-    expect(r.stderr).toMatch(/127\.0\.0\.1:\d+ could not be reached/);
-    expect(await opsOf(vnf)).toHaveLength(before);
-    await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
-    expect((await show(vnf)).instantiatedVnfInfo!.vnfcInfo.filter((v) => v.vduId === 'VDU1')).toHaveLength(2);
-    await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
-  }, LONG);
+  it(
+    'Keystone down when an operation starts: exit 6 naming Keystone, nothing recorded; once it is back the scale completes',
+    async () => {
+      const vnf = await newInstance('ks-down');
+      await ok(instantiateArgs(vnf));
+      const before = (await opsOf(vnf)).length;
+      await ks.pause();
+      let r: RunResult;
+      try {
+        r = await run(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
+      } finally {
+        await ks.resume();
+      }
+      expect(r.code, r.stderr).toBe(6);
+      expect(r.stderr).toMatch(/127\.0\.0\.1:\d+ could not be reached/);
+      expect(await opsOf(vnf)).toHaveLength(before);
+      await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
+      expect((await show(vnf)).instantiatedVnfInfo!.vnfcInfo.filter((v) => v.vduId === 'VDU1')).toHaveLength(2);
+      await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
+    },
+    LONG,
+  );
 });
 
 describe('bad input', () => {
-  it('a flavour with no BaseHOT in the package: exit 2 naming the missing folder, nothing created', async () => {
-    // The VNFD declares flavour "simple"; this copy of the package has its Base HOT under another name.
-    const pkg = join(work, 'no-hot');
-    execFileSync('cp', ['-r', join(SAMPLE, 'package'), pkg]);
-    execFileSync('mv', [join(pkg, 'BaseHOT/simple'), join(pkg, 'BaseHOT/other')]);
-    const meta = join(pkg, 'TOSCA-Metadata/TOSCA.meta');
-    await writeFile(meta, (await readFile(meta, 'utf8')).replaceAll('BaseHOT/simple/', 'BaseHOT/other/'));
-    const other = '5b0c4d0e-2222-4c5e-9a63-000000000002';
-    const vnfd = join(pkg, 'Definitions/heat_vnf_top.vnfd.yaml');
-    await writeFile(vnfd, (await readFile(vnfd, 'utf8')).replaceAll(VNFD_ID, other));
-    await ok(['vnfpkg-build', pkg, '-o', join(work, 'no-hot.zip')]);
-    await ok(['vnfpkg-onboard', join(work, 'no-hot.zip')]);
-    const target = JSON.parse(await ok(['vnf-create', '--package', other, '--name', 'nh', '-o', 'json'])).id as string;
-    const r = await run(['vnf-instantiate', target, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/has no Base HOT for flavour "simple": expected a YAML template in BaseHOT\/simple\//);
-    expect(await stackOf(target)).toBeUndefined();
-  }, LONG);
+  it(
+    'a flavour with no BaseHOT in the package: exit 2 naming the missing folder, nothing created',
+    async () => {
+      // The VNFD declares flavour "simple"; this copy of the package has its Base HOT under another name.
+      const pkg = join(work, 'no-hot');
+      execFileSync('cp', ['-r', join(SAMPLE, 'package'), pkg]);
+      execFileSync('mv', [join(pkg, 'BaseHOT/simple'), join(pkg, 'BaseHOT/other')]);
+      const meta = join(pkg, 'TOSCA-Metadata/TOSCA.meta');
+      await writeFile(meta, (await readFile(meta, 'utf8')).replaceAll('BaseHOT/simple/', 'BaseHOT/other/'));
+      const other = '5b0c4d0e-2222-4c5e-9a63-000000000002';
+      const vnfd = join(pkg, 'Definitions/heat_vnf_top.vnfd.yaml');
+      await writeFile(vnfd, (await readFile(vnfd, 'utf8')).replaceAll(VNFD_ID, other));
+      await ok(['vnfpkg-build', pkg, '-o', join(work, 'no-hot.zip')]);
+      await ok(['vnfpkg-onboard', join(work, 'no-hot.zip')]);
+      const target = JSON.parse(await ok(['vnf-create', '--package', other, '--name', 'nh', '-o', 'json'])).id as string;
+      const r = await run(['vnf-instantiate', target, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/has no Base HOT for flavour "simple": expected a YAML template in BaseHOT\/simple\//);
+      expect(await stackOf(target)).toBeUndefined();
+    },
+    LONG,
+  );
 
   it('a region without an orchestration endpoint: vim-register fails with exit 6 and stores nothing', async () => {
     const h = newHome();
@@ -278,12 +295,16 @@ describe('bad input', () => {
 
     const configWith = async (name: string, ca: string) => {
       const path = join(work, name);
-      const indented = ca.trim().split('\n').map((l) => `  ${l}`).join('\n');
+      const indented = ca
+        .trim()
+        .split('\n')
+        .map((l) => `  ${l}`)
+        .join('\n');
       await writeFile(path, `${(await readFile(vimConfig, 'utf8')).replace(ks.url, httpsUrl)}ssl_ca_cert: |\n${indented}\n`);
       return path;
     };
 
-    it('vim-register with an ssl_ca_cert that did not sign Keystone\'s certificate fails with exit 6; the right CA registers', async () => {
+    it("vim-register with an ssl_ca_cert that did not sign Keystone's certificate fails with exit 6; the right CA registers", async () => {
       const h = newHome();
       const bad = await vnfm(['vim-register', '--config-file', await configWith('wrong-ca.yaml', readFileSync(join(pki, 'other-ca.pem'), 'utf8')), 'wrong-ca'], { home: h });
       expect(bad.code).toBe(6);

@@ -42,7 +42,10 @@ async function homeText(dir = home): Promise<string> {
 }
 
 async function request(name: string, password: string): Promise<string> {
-  const body = JSON.parse((await readFile(join(SAMPLE, 'requests/instantiate.json'), 'utf8')).replace('REPLACE-WITH-EXTERNAL-NETWORK-ID', 'net-public-1')) as Record<string, unknown>;
+  const body = JSON.parse((await readFile(join(SAMPLE, 'requests/instantiate.json'), 'utf8')).replace('REPLACE-WITH-EXTERNAL-NETWORK-ID', 'net-public-1')) as Record<
+    string,
+    unknown
+  >;
   body['vimConnectionInfo'] = {
     vim1: {
       vimId: '4d8e2b1c-7a6f-4e3d-9c2b-1a0f9e8d7c6b',
@@ -71,25 +74,33 @@ afterAll(async () => {
 });
 
 describe('an OpenStack VIM given inline', () => {
-  it('instantiate, scale out and in, terminate: no VIM registered, the password kept only sealed', async () => {
-    expect(JSON.parse(await ok(['vim-list', '-o', 'json']))).toEqual([]);
-    const vnf = JSON.parse(await ok(['vnf-create', '--package', VNFD_ID, '--name', 'inline-os', '-o', 'json'])).id as string;
-    await ok(['vnf-instantiate', vnf, await request('instantiate.json', os.keystone.user.password), '--heat-environment', STANDINS]);
-    expect((await stack(vnf))?.stack_status).toBe('CREATE_COMPLETE');
-    await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
-    await ok(['vnf-scale', vnf, '--type', 'SCALE_IN', '--aspect-id', 'vdu1_aspect']);
-    expect(await homeText()).not.toContain(os.keystone.user.password);
-    await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
-    expect(await stack(vnf)).toBeUndefined();
-  }, LONG);
+  it(
+    'instantiate, scale out and in, terminate: no VIM registered, the password kept only sealed',
+    async () => {
+      expect(JSON.parse(await ok(['vim-list', '-o', 'json']))).toEqual([]);
+      const vnf = JSON.parse(await ok(['vnf-create', '--package', VNFD_ID, '--name', 'inline-os', '-o', 'json'])).id as string;
+      await ok(['vnf-instantiate', vnf, await request('instantiate.json', os.keystone.user.password), '--heat-environment', STANDINS]);
+      expect((await stack(vnf))?.stack_status).toBe('CREATE_COMPLETE');
+      await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
+      await ok(['vnf-scale', vnf, '--type', 'SCALE_IN', '--aspect-id', 'vdu1_aspect']);
+      expect(await homeText()).not.toContain(os.keystone.user.password);
+      await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
+      expect(await stack(vnf)).toBeUndefined();
+    },
+    LONG,
+  );
 
-  it('a wrong password is refused with exit 6 before anything is recorded', async () => {
-    const vnf = JSON.parse(await ok(['vnf-create', '--package', VNFD_ID, '--name', 'wrong-password', '-o', 'json'])).id as string;
-    const r = await run(['vnf-instantiate', vnf, await request('wrong.json', 'not-the-password'), '--heat-environment', STANDINS]);
-    expect(r.code).toBe(6);
-    expect(r.stderr).toMatch(/rejected the credentials/);
-    expect(r.stderr).not.toContain('not-the-password');
-    expect(JSON.parse(await ok(['op-list', '--vnf', vnf, '-o', 'json']))).toEqual([]);
-    expect(await stack(vnf)).toBeUndefined();
-  }, LONG);
+  it(
+    'a wrong password is refused with exit 6 before anything is recorded',
+    async () => {
+      const vnf = JSON.parse(await ok(['vnf-create', '--package', VNFD_ID, '--name', 'wrong-password', '-o', 'json'])).id as string;
+      const r = await run(['vnf-instantiate', vnf, await request('wrong.json', 'not-the-password'), '--heat-environment', STANDINS]);
+      expect(r.code).toBe(6);
+      expect(r.stderr).toMatch(/rejected the credentials/);
+      expect(r.stderr).not.toContain('not-the-password');
+      expect(JSON.parse(await ok(['op-list', '--vnf', vnf, '-o', 'json']))).toEqual([]);
+      expect(await stack(vnf)).toBeUndefined();
+    },
+    LONG,
+  );
 });

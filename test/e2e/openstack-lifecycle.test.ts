@@ -53,10 +53,7 @@ beforeAll(async () => {
   home = newHome();
   work = dirname(home);
   const vimConfig = join(work, 'vim.yaml');
-  await writeFile(
-    vimConfig,
-    openStackVimConfig(os.keystone),
-  );
+  await writeFile(vimConfig, openStackVimConfig(os.keystone));
   await ok(['vim-register', '--config-file', vimConfig, '--is-default', 'os1']);
   await ok(['vnfpkg-build', join(SAMPLE, 'package'), '-o', join(work, 'heat-vnf.zip')]);
   await ok(['vnfpkg-onboard', join(work, 'heat-vnf.zip')]);
@@ -79,81 +76,104 @@ afterAll(async () => {
 });
 
 describe('the heat-vnf sample on Keystone and Heat', () => {
-  it('instantiate, scale out and in, heal one VNFC, heal all, terminate', async () => {
-    const vnf = await newInstance('hv');
-    const inst = await run(['vnf-instantiate', vnf, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS, '--heat-environment', addressesEnv, '-o', 'json']);
-    expect(inst.stderr).toMatch(/CREATE_COMPLETE/);
-    expect(inst.code).toBe(0);
-    expect(JSON.parse(inst.stdout).operationState).toBe('COMPLETED');
-    expect((await stack(vnf))?.stack_status).toBe('CREATE_COMPLETE');
-    const info = (await show(vnf)).instantiatedVnfInfo!;
-    expect(info.vnfcInfo.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU2']);
-    const vdu2 = info.vnfcResourceInfo.find((r) => r.vduId === 'VDU2')!;
-    expect(vdu2.metadata.addresses['VDU2_CP1']).toEqual(['192.168.0.10']);
-    expect(vdu2.metadata.addresses['VDU2_CP2']?.[0]).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
-    expect(info.vnfcResourceInfo.find((r) => r.vduId === 'VDU1')!.metadata.addresses['VDU1_CP1']?.[0]).toMatch(/^10\.20\.\d+\.\d+$/);
+  it(
+    'instantiate, scale out and in, heal one VNFC, heal all, terminate',
+    async () => {
+      const vnf = await newInstance('hv');
+      const inst = await run([
+        'vnf-instantiate',
+        vnf,
+        '--request-file',
+        join(work, 'instantiate.json'),
+        '--heat-environment',
+        STANDINS,
+        '--heat-environment',
+        addressesEnv,
+        '-o',
+        'json',
+      ]);
+      expect(inst.stderr).toMatch(/CREATE_COMPLETE/);
+      expect(inst.code).toBe(0);
+      expect(JSON.parse(inst.stdout).operationState).toBe('COMPLETED');
+      expect((await stack(vnf))?.stack_status).toBe('CREATE_COMPLETE');
+      const info = (await show(vnf)).instantiatedVnfInfo!;
+      expect(info.vnfcInfo.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU2']);
+      const vdu2 = info.vnfcResourceInfo.find((r) => r.vduId === 'VDU2')!;
+      expect(vdu2.metadata.addresses['VDU2_CP1']).toEqual(['192.168.0.10']);
+      expect(vdu2.metadata.addresses['VDU2_CP2']?.[0]).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+      expect(info.vnfcResourceInfo.find((r) => r.vduId === 'VDU1')!.metadata.addresses['VDU1_CP1']?.[0]).toMatch(/^10\.20\.\d+\.\d+$/);
 
-    const first = await vnfcIds(vnf);
-    await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
-    const two = await vnfcIds(vnf);
-    expect(two).toHaveLength(2);
-    expect(two).toEqual(expect.arrayContaining(first));
-    await ok(['vnf-scale', vnf, '--type', 'SCALE_IN', '--aspect-id', 'vdu1_aspect']);
-    // The newest member went, the first stayed.
-    expect(await vnfcIds(vnf)).toEqual(first);
-    expect((await show(vnf)).instantiatedVnfInfo!.scaleStatus).toEqual([{ aspectId: 'vdu1_aspect', scaleLevel: 0 }]);
+      const first = await vnfcIds(vnf);
+      await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
+      const two = await vnfcIds(vnf);
+      expect(two).toHaveLength(2);
+      expect(two).toEqual(expect.arrayContaining(first));
+      await ok(['vnf-scale', vnf, '--type', 'SCALE_IN', '--aspect-id', 'vdu1_aspect']);
+      // The newest member went, the first stayed.
+      expect(await vnfcIds(vnf)).toEqual(first);
+      expect((await show(vnf)).instantiatedVnfInfo!.scaleStatus).toEqual([{ aspectId: 'vdu1_aspect', scaleLevel: 0 }]);
 
-    const vdu2Before = await vnfcIds(vnf, 'VDU2');
-    await ok(['vnf-heal', vnf, '--vnfc-instance', first[0]!, '--cause', 'not answering']);
-    const healed = await vnfcIds(vnf);
-    expect(healed).toHaveLength(1);
-    expect(healed[0]).not.toBe(first[0]);
-    expect(await vnfcIds(vnf, 'VDU2')).toEqual(vdu2Before);
+      const vdu2Before = await vnfcIds(vnf, 'VDU2');
+      await ok(['vnf-heal', vnf, '--vnfc-instance', first[0]!, '--cause', 'not answering']);
+      const healed = await vnfcIds(vnf);
+      expect(healed).toHaveLength(1);
+      expect(healed[0]).not.toBe(first[0]);
+      expect(await vnfcIds(vnf, 'VDU2')).toEqual(vdu2Before);
 
-    await writeFile(join(work, 'heal-all.json'), JSON.stringify({ additionalParams: { all: true } }));
-    await ok(['vnf-heal', vnf, '--request-file', join(work, 'heal-all.json')]);
-    expect(await vnfcIds(vnf)).not.toEqual(healed);
-    expect(await vnfcIds(vnf, 'VDU2')).not.toEqual(vdu2Before);
-    // The environments kept at instantiate were used again: the addresses are still the chosen ones.
-    const after = (await show(vnf)).instantiatedVnfInfo!;
-    expect(after.vnfcResourceInfo.find((r) => r.vduId === 'VDU2')!.metadata.addresses['VDU2_CP1']).toEqual(['192.168.0.10']);
+      await writeFile(join(work, 'heal-all.json'), JSON.stringify({ additionalParams: { all: true } }));
+      await ok(['vnf-heal', vnf, '--request-file', join(work, 'heal-all.json')]);
+      expect(await vnfcIds(vnf)).not.toEqual(healed);
+      expect(await vnfcIds(vnf, 'VDU2')).not.toEqual(vdu2Before);
+      // The environments kept at instantiate were used again: the addresses are still the chosen ones.
+      const after = (await show(vnf)).instantiatedVnfInfo!;
+      expect(after.vnfcResourceInfo.find((r) => r.vduId === 'VDU2')!.metadata.addresses['VDU2_CP1']).toEqual(['192.168.0.10']);
 
-    await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
-    expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
-    expect(await stack(vnf)).toBeUndefined();
-  }, LONG);
+      await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
+      expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
+      expect(await stack(vnf)).toBeUndefined();
+    },
+    LONG,
+  );
 
-  it('a template Heat rejects: FAILED_TEMP naming the file, nothing created; rollback leaves nothing', async () => {
-    const broken = join(work, 'broken');
-    await cp(join(SAMPLE, 'package'), broken, { recursive: true });
-    const top = join(broken, 'BaseHOT/simple/heat_vnf.yaml');
-    await writeFile(top, (await readFile(top, 'utf8')).replace('flavor: { get_param: [ nfv, VDU, VDU2, computeFlavourId ] }', 'flavor: { get_param: no_such_parameter }'));
-    const vnfd = join(broken, 'Definitions/heat_vnf_top.vnfd.yaml');
-    await writeFile(vnfd, (await readFile(vnfd, 'utf8')).replaceAll(VNFD_ID, '5b0c4d0e-1111-4c5e-9a63-000000000001'));
-    await ok(['vnfpkg-build', broken, '-o', join(work, 'broken.zip')]);
-    await ok(['vnfpkg-onboard', join(work, 'broken.zip')]);
-    const vnf = JSON.parse(await ok(['vnf-create', '--package', '5b0c4d0e-1111-4c5e-9a63-000000000001', '--name', 'broken', '-o', 'json'])).id as string;
-    const r = await run(['vnf-instantiate', vnf, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/Heat rejected the template BaseHOT\/simple\/heat_vnf\.yaml: .*no_such_parameter/);
-    expect(r.stderr).toMatch(/FAILED_TEMP/);
-    expect(await stack(vnf)).toBeUndefined();
-    const op = JSON.parse(await ok(['op-list', '-o', 'json'])).find((o: { vnfInstanceId: string }) => o.vnfInstanceId === vnf);
-    await ok(['op-rollback', op.id]);
-    expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
-  }, LONG);
+  it(
+    'a template Heat rejects: FAILED_TEMP naming the file, nothing created; rollback leaves nothing',
+    async () => {
+      const broken = join(work, 'broken');
+      await cp(join(SAMPLE, 'package'), broken, { recursive: true });
+      const top = join(broken, 'BaseHOT/simple/heat_vnf.yaml');
+      await writeFile(top, (await readFile(top, 'utf8')).replace('flavor: { get_param: [ nfv, VDU, VDU2, computeFlavourId ] }', 'flavor: { get_param: no_such_parameter }'));
+      const vnfd = join(broken, 'Definitions/heat_vnf_top.vnfd.yaml');
+      await writeFile(vnfd, (await readFile(vnfd, 'utf8')).replaceAll(VNFD_ID, '5b0c4d0e-1111-4c5e-9a63-000000000001'));
+      await ok(['vnfpkg-build', broken, '-o', join(work, 'broken.zip')]);
+      await ok(['vnfpkg-onboard', join(work, 'broken.zip')]);
+      const vnf = JSON.parse(await ok(['vnf-create', '--package', '5b0c4d0e-1111-4c5e-9a63-000000000001', '--name', 'broken', '-o', 'json'])).id as string;
+      const r = await run(['vnf-instantiate', vnf, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/Heat rejected the template BaseHOT\/simple\/heat_vnf\.yaml: .*no_such_parameter/);
+      expect(r.stderr).toMatch(/FAILED_TEMP/);
+      expect(await stack(vnf)).toBeUndefined();
+      const op = JSON.parse(await ok(['op-list', '-o', 'json'])).find((o: { vnfInstanceId: string }) => o.vnfInstanceId === vnf);
+      await ok(['op-rollback', op.id]);
+      expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
+    },
+    LONG,
+  );
 
-  it('a stack that ends CREATE_FAILED: FAILED_TEMP with the reason and the failed resource; rollback deletes the stack', async () => {
-    const vnf = await newInstance('fails');
-    const r = await run(['vnf-instantiate', vnf, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS, '--heat-environment', failingEnv]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/Heat stack vnf-[0-9a-f-]+ ended CREATE_FAILED: .*; failed: .*\(OS::Heat::TestResource in vnf-[^)]*VDU2/);
-    expect((await stack(vnf))?.stack_status).toBe('CREATE_FAILED');
-    const op = JSON.parse(await ok(['op-list', '-o', 'json'])).find((o: { vnfInstanceId: string }) => o.vnfInstanceId === vnf);
-    expect(op.operationState).toBe('FAILED_TEMP');
-    expect(op.error.detail).toMatch(/CREATE_FAILED/);
-    await ok(['op-rollback', op.id]);
-    expect(await stack(vnf)).toBeUndefined();
-    expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
-  }, LONG);
+  it(
+    'a stack that ends CREATE_FAILED: FAILED_TEMP with the reason and the failed resource; rollback deletes the stack',
+    async () => {
+      const vnf = await newInstance('fails');
+      const r = await run(['vnf-instantiate', vnf, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS, '--heat-environment', failingEnv]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/Heat stack vnf-[0-9a-f-]+ ended CREATE_FAILED: .*; failed: .*\(OS::Heat::TestResource in vnf-[^)]*VDU2/);
+      expect((await stack(vnf))?.stack_status).toBe('CREATE_FAILED');
+      const op = JSON.parse(await ok(['op-list', '-o', 'json'])).find((o: { vnfInstanceId: string }) => o.vnfInstanceId === vnf);
+      expect(op.operationState).toBe('FAILED_TEMP');
+      expect(op.error.detail).toMatch(/CREATE_FAILED/);
+      await ok(['op-rollback', op.id]);
+      expect(await stack(vnf)).toBeUndefined();
+      expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
+    },
+    LONG,
+  );
 });

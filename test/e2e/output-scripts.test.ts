@@ -31,7 +31,13 @@ describe('vnfm for scripts', () => {
     expect((await run(['vnf-list', '--name', 'web-*', '-o', 'value', '-c', 'name'])).stdout).toBe('web-1\nweb-2\n');
     expect((await run(['vnf-show', 'db', '-o', 'jsonpath={.instantiationState}'])).stdout).toBe('NOT_INSTANTIATED\n');
     expect((await run(['vnf-show', ids[0]!.slice(0, 8), '-o', 'name'])).stdout).toBe(`${ids[0]}\n`);
-    const filtered = await run(['vnf-list', '--filter', '(cont,vnfInstanceName,web);(neq,vnfInstanceName,web-2)', '-o', 'jsonpath={range .items[*]}{.vnfInstanceName}{"\\n"}{end}']);
+    const filtered = await run([
+      'vnf-list',
+      '--filter',
+      '(cont,vnfInstanceName,web);(neq,vnfInstanceName,web-2)',
+      '-o',
+      'jsonpath={range .items[*]}{.vnfInstanceName}{"\\n"}{end}',
+    ]);
     expect(filtered.stdout).toBe('web-1\n');
     expect((await run(['vnfpkg-list', '--state', 'IN_USE', '-o', 'value', '-c', 'name'])).stdout).toBe('basic-cnf\n');
   });
@@ -41,9 +47,13 @@ describe('vnfm for scripts', () => {
     expect(table.stdout).not.toContain('\u001b[');
     expect(Math.max(...table.stdout.split('\n').map((l) => l.length))).toBeLessThanOrEqual(80);
     expect(table.stdout.split('\n')[1]).toMatch(/^[0-9a-f]{8}   web-1\s+NOT_INSTANTIATED\s+basic-cnf$/);
-    const names = execFileSync('/bin/sh', ['-c', `"${process.execPath}" "${BIN}" vnf-list -q | while read id; do "${process.execPath}" "${BIN}" vnf-show "$id" -o value -c vnfInstanceName; done`], {
-      env: { PATH: process.env['PATH'], VNFM_HOME: home },
-    }).toString();
+    const names = execFileSync(
+      '/bin/sh',
+      ['-c', `"${process.execPath}" "${BIN}" vnf-list -q | while read id; do "${process.execPath}" "${BIN}" vnf-show "$id" -o value -c vnfInstanceName; done`],
+      {
+        env: { PATH: process.env['PATH'], VNFM_HOME: home },
+      },
+    ).toString();
     expect(names).toBe('web-1\nweb-2\ndb\n');
   }, 30_000);
 

@@ -57,7 +57,11 @@ function buildPackage(dir: string): string {
   writeFileSync(join(pkg, 'Scripts/record.sh'), RECORD_SH);
   const hash = createHash('sha256').update(RECORD_SH).digest('hex');
   appendFileSync(join(pkg, 'TOSCA-Metadata/TOSCA.meta'), `\nName: Scripts/record.sh\nContent-Type: text/x-shellscript\nAlgorithm: SHA-256\nHash: ${hash}\n`);
-  const df = join(pkg, 'Definitions', readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!);
+  const df = join(
+    pkg,
+    'Definitions',
+    readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!,
+  );
   const text = readFileSync(df, 'utf8').replace(
     /    VNF:\n      type: vnfm.samples.BasicCnf\n/,
     [
@@ -203,7 +207,10 @@ describe('package scripts', () => {
     // The directory above VNFM_HOME open to all, so that what keeps the script out is the namespace, not a 0700 parent.
     chmodSync(dirname(home), 0o755);
     // The key in vnfm's start-up environment, where /proc/<pid>/environ shows it.
-    const r = await vnfm(['vnf-instantiate', vnf, '--request-file', request({ probe_home: home }), '--allow-package-scripts', '--timeout', '60s'], { home, env: { VNFM_MASTER_KEY: key } });
+    const r = await vnfm(['vnf-instantiate', vnf, '--request-file', request({ probe_home: home }), '--allow-package-scripts', '--timeout', '60s'], {
+      home,
+      env: { VNFM_MASTER_KEY: key },
+    });
     const [op] = await ops(vnf);
     const log = (await ok(['op-log', op.id])).stdout;
     await ok(['vnf-terminate', vnf, '--yes', '--allow-package-scripts', '--timeout', '60s']);
@@ -243,7 +250,10 @@ describe('package scripts', () => {
 
   it('a VNFM_SCRIPT_USER that does not exist is refused before the operation starts (exit 2)', async () => {
     const vnf = await create('no-user');
-    const r = await vnfm(['vnf-instantiate', vnf, '--request-file', request({}), '--allow-package-scripts'], { home, env: { VNFM_MASTER_KEY: undefined, VNFM_SCRIPT_USER: 'no-such-user-vnfm' } });
+    const r = await vnfm(['vnf-instantiate', vnf, '--request-file', request({}), '--allow-package-scripts'], {
+      home,
+      env: { VNFM_MASTER_KEY: undefined, VNFM_SCRIPT_USER: 'no-such-user-vnfm' },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(process.getuid?.() === 0 ? 'VNFM_SCRIPT_USER=no-such-user-vnfm: no such user' : 'VNFM_SCRIPT_USER=no-such-user-vnfm');
     expect(await ops(vnf)).toEqual([]);
@@ -255,4 +265,3 @@ describe('package scripts', () => {
     expect(unknown.stdout).toBe('');
   });
 });
-

@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { newHome, onTerminal, vnfm } from '../support/cli.js';
 
-
 describe('confirmation prompts', () => {
   it('vim-delete asks on a terminal: "n" keeps the VIM, "y" deletes it', async () => {
     const home = newHome();
@@ -31,14 +30,29 @@ describe('op-fail --force', () => {
     const home = newHome();
     const onboard = await vnfm(['vnfpkg-onboard', 'csar-samples/basic-cnf/package', '--name', 'basic-cnf'], { home, cwd: process.cwd() });
     expect(onboard.code, onboard.stderr).toBe(0);
-    const vnf = JSON.parse((await vnfm(['vnf-create', '--package', 'basic-cnf', '--name', 'web', '-o', 'json'], { home })).stdout) as { id: string; vnfPkgId: string; vnfdId: string };
+    const vnf = JSON.parse((await vnfm(['vnf-create', '--package', 'basic-cnf', '--name', 'web', '-o', 'json'], { home })).stdout) as {
+      id: string;
+      vnfPkgId: string;
+      vnfdId: string;
+    };
     // What a vnfm on another host leaves behind when it dies mid-instantiate: a PROCESSING occurrence under its lock.
     const opId = 'f00dfeed-0000-4000-8000-000000000001';
     const store = openStore(home);
     try {
       const since = '2026-03-01T10:00:00.000Z';
       store.opOccs.insert(
-        { id: opId, vnfInstanceId: vnf.id, operation: 'INSTANTIATE', operationState: 'PROCESSING', stateEnteredTime: since, startTime: since, operationParams: {}, journal: [], isAutomaticInvocation: false, pid: 4242 },
+        {
+          id: opId,
+          vnfInstanceId: vnf.id,
+          operation: 'INSTANTIATE',
+          operationState: 'PROCESSING',
+          stateEnteredTime: since,
+          startTime: since,
+          operationParams: {},
+          journal: [],
+          isAutomaticInvocation: false,
+          pid: 4242,
+        },
         { vnfPkgId: vnf.vnfPkgId, vnfdId: vnf.vnfdId, instantiationState: 'NOT_INSTANTIATED' },
       );
       store.opOccs.takeLock({ vnfInstanceId: vnf.id, opId, pid: 4242, acquiredAt: since, hostName: 'far-away', hostId: 'another-machine', bootId: 'b', startTime: '1' });
@@ -48,7 +62,9 @@ describe('op-fail --force', () => {
 
     const no = await onTerminal(['op-fail', '--force', opId], home, 'n');
     const flat = no.screen.replace(/\r?\n/g, '');
-    expect(flat).toMatch(/vnf instance \S+ is locked by vnfm pid 4242 on host far-away since 2026-03-01T10:00:00.000Z \(operation INSTANTIATE, occurrence f00dfeed-\S+\), on another host \(or container\), which this host cannot check/);
+    expect(flat).toMatch(
+      /vnf instance \S+ is locked by vnfm pid 4242 on host far-away since 2026-03-01T10:00:00.000Z \(operation INSTANTIATE, occurrence f00dfeed-\S+\), on another host \(or container\), which this host cannot check/,
+    );
     expect(no.screen).toMatch(/Is that vnfm gone\? Mark the occurrence FAILED and release the lock\?/);
     expect(no.screen).toMatch(/nothing changed/);
     expect(no.code).toBe(0);

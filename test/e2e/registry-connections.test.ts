@@ -17,12 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VnfmError } from '../../src/errors.js';
-import {
-  configureRegistryConnections,
-  parseRegistryConnections,
-  type RegistryConfigResult,
-  type RegistryConnection,
-} from '../../src/mgmt/kubernetes-mgmt/registry-connections.js';
+import { configureRegistryConnections, parseRegistryConnections, type RegistryConfigResult, type RegistryConnection } from '../../src/mgmt/kubernetes-mgmt/registry-connections.js';
 import { connectSsh, forEachNode, type HostKeyStore, type PinnedHostKey, type SshSession } from '../../src/mgmt/ssh/index.js';
 import { createNodeNetwork, type NodeNetwork, type TestNode } from '../support/nodes.js';
 
@@ -58,8 +53,27 @@ function freePort(host: string): Promise<number> {
 /** A CA and a server certificate for REGISTRY_NAME and the gateway's address. */
 function makeCertificates(dir: string, address: string): void {
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2',
-    '-subj', '/CN=vnfm registry test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=vnfm registry test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${REGISTRY_NAME}`);
   writeFileSync(join(dir, 'server.ext'), `subjectAltName=DNS:${REGISTRY_NAME},IP:${address}\nextendedKeyUsage=serverAuth\n`);
   openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'server.ext');
@@ -133,14 +147,19 @@ function connect(node: TestNode): Promise<SshSession> {
 
 /** Connects to each node, configures it, disconnects. */
 async function configureAll(nodes: TestNode[], connections: readonly RegistryConnection[]): Promise<RegistryConfigResult[]> {
-  return forEachNode(nodes, 10, (n) => n.name, async (node) => {
-    const session = await connect(node);
-    try {
-      return await configureRegistryConnections(session, connections, { packageDir: pkg });
-    } finally {
-      session.close();
-    }
-  });
+  return forEachNode(
+    nodes,
+    10,
+    (n) => n.name,
+    async (node) => {
+      const session = await connect(node);
+      try {
+        return await configureRegistryConnections(session, connections, { packageDir: pkg });
+      } finally {
+        session.close();
+      }
+    },
+  );
 }
 
 let connections: RegistryConnection[];
@@ -183,10 +202,15 @@ beforeAll(async () => {
   httpServer = new URL(httpRegistry.url).host;
   httpsServer = `${REGISTRY_NAME}:${new URL(httpsRegistry.url).port}`;
   hostsLine = `${net.gateway} ${REGISTRY_NAME}`;
-  connections = parseRegistryConnections('instantiate.json', 'private_registry_connection_info', [
-    { connection_type: '0', server: httpServer },
-    { connection_type: '1', server: httpsServer, username: USER, password: PASSWORD, certificate_path: 'Files/registries/ca.crt', hosts_string: hostsLine },
-  ], pkg);
+  connections = parseRegistryConnections(
+    'instantiate.json',
+    'private_registry_connection_info',
+    [
+      { connection_type: '0', server: httpServer },
+      { connection_type: '1', server: httpsServer, username: USER, password: PASSWORD, certificate_path: 'Files/registries/ca.crt', hosts_string: hostsLine },
+    ],
+    pkg,
+  );
   first = await configureAll([dockerNode, bothNode, containerdNode, sudoPasswordNode], connections);
 }, 180_000);
 
@@ -224,7 +248,12 @@ describe('registry connections on real nodes', () => {
     expect(JSON.parse(dockerNode.file('/etc/docker/daemon.json')!)).toEqual({ 'log-driver': 'json-file', 'insecure-registries': ['old.example:5000', httpServer] });
     expect(dockerNode.file(`/etc/docker/certs.d/${httpsServer}/ca.crt`)).toBe(caPem);
     expect(dockerNode.file(`/etc/docker/certs.d/${httpServer}/ca.crt`)).toBeUndefined();
-    expect(dockerNode.file('/etc/hosts')!.split('\n').filter((l) => l === hostsLine)).toHaveLength(1);
+    expect(
+      dockerNode
+        .file('/etc/hosts')!
+        .split('\n')
+        .filter((l) => l === hostsLine),
+    ).toHaveLength(1);
     expect(dockerNode.file('/etc/containerd/config.toml')).toBeUndefined();
     expect(first[0]).toEqual({
       changed: ['/etc/docker/daemon.json', `/etc/docker/certs.d/${httpsServer}/ca.crt`, '/etc/hosts'],
@@ -261,7 +290,12 @@ describe('registry connections on real nodes', () => {
     expect(containerdNode.file(`/etc/docker/certs.d/${httpsServer}/ca.crt`)).toBeUndefined();
     expect(containerdNode.file(`/etc/containerd/certs.d/${httpServer}/hosts.toml`)).toBe(hostsToml(httpServer, 'http'));
     expect(containerdNode.file(`/etc/containerd/certs.d/${httpsServer}/ca.crt`)).toBe(caPem);
-    expect(containerdNode.file('/etc/hosts')!.split('\n').filter((l) => l === hostsLine)).toHaveLength(1);
+    expect(
+      containerdNode
+        .file('/etc/hosts')!
+        .split('\n')
+        .filter((l) => l === hostsLine),
+    ).toHaveLength(1);
     expect(containerdNode.restarts()).toEqual(['containerd']);
     expect(first[2]!.loggedIn).toEqual([]);
     expect(first[2]!.notes).toEqual([`${httpsServer}: no login on a containerd node: containerd takes registry credentials from the cluster (imagePullSecrets)`]);
@@ -295,7 +329,15 @@ describe('registry connections on real nodes', () => {
     const late = 'late.example:5000';
     await dockerNode.run(`printf '%s' '${JSON.stringify({ 'log-driver': 'json-file', 'insecure-registries': ['old.example:5000', httpServer, late] })}' > /etc/docker/daemon.json`);
     const restartsBefore = dockerNode.restarts().length;
-    const withLate = parseRegistryConnections('instantiate.json', 'private_registry_connection_info', [{ connection_type: 0, server: httpServer }, { connection_type: 0, server: late }], pkg);
+    const withLate = parseRegistryConnections(
+      'instantiate.json',
+      'private_registry_connection_info',
+      [
+        { connection_type: 0, server: httpServer },
+        { connection_type: 0, server: late },
+      ],
+      pkg,
+    );
     const [r] = await configureAll([dockerNode], withLate);
     expect(r!.changed).toEqual([]);
     expect(r!.restarted).toEqual(['docker']);
@@ -304,11 +346,14 @@ describe('registry connections on real nodes', () => {
     expect(again!.restarted).toEqual([]);
   });
 
-  it('a wrong password: the node, the command and the registry\'s answer, never the password', async () => {
+  it("a wrong password: the node, the command and the registry's answer, never the password", async () => {
     const wrong = 'Wr0ng-pa55word';
-    const bad = parseRegistryConnections('instantiate.json', 'private_registry_connection_info', [
-      { connection_type: 1, server: httpsServer, username: USER, password: wrong, certificate_path: 'Files/registries/ca.crt', hosts_string: hostsLine },
-    ], pkg);
+    const bad = parseRegistryConnections(
+      'instantiate.json',
+      'private_registry_connection_info',
+      [{ connection_type: 1, server: httpsServer, username: USER, password: wrong, certificate_path: 'Files/registries/ca.crt', hosts_string: hostsLine }],
+      pkg,
+    );
     const session = await connect(dockerNode);
     const err = await configureRegistryConnections(session, bad, { packageDir: pkg }).then(
       () => expect.unreachable('the login should fail'),

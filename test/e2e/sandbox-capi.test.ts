@@ -31,7 +31,11 @@ describeCapiControllers(
       const own = await startSandbox({ controllers: { readyDelayMs: 10 } });
       const sb = endpointOf(own);
       for (const c of CRDS) await call(sb, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', c);
-      await waitUntil(sb, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', (items) => [...items.values()].filter((c) => c.status?.conditions?.some((x: any) => x.type === 'Established' && x.status === 'True')).length === CRDS.length);
+      await waitUntil(
+        sb,
+        '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+        (items) => [...items.values()].filter((c) => c.status?.conditions?.some((x: any) => x.type === 'Established' && x.status === 'True')).length === CRDS.length,
+      );
       await createCluster(sb, 'kamaji', 'kamaji');
       await waitUntil(sb, `${CAPI}/clusters`, (items) => items.get('kamaji')?.status?.phase === 'Provisioned');
       const { endpoint } = await kubeconfigOf(sb, 'kamaji');

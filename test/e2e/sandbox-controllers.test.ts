@@ -92,7 +92,11 @@ describe('sandbox faults and controllers', () => {
     const d = await call(sb, 'GET', '/apis/apps/v1/namespaces/default/deployments/stuck');
     expect(d.json.status.availableReplicas ?? 0).toBe(0);
     lift();
-    const done = await watch(sb, '/apis/apps/v1/namespaces/default/deployments?watch=1&fieldSelector=metadata.name%3Dstuck', (ev) => ev.at(-1).object.status?.availableReplicas === 1);
+    const done = await watch(
+      sb,
+      '/apis/apps/v1/namespaces/default/deployments?watch=1&fieldSelector=metadata.name%3Dstuck',
+      (ev) => ev.at(-1).object.status?.availableReplicas === 1,
+    );
     expect(done.ended).toBe('until');
   });
 
@@ -102,7 +106,11 @@ describe('sandbox faults and controllers', () => {
     const failed = await watch(sb, '/api/v1/namespaces/default/pods?watch=1&labelSelector=app%3Dflaky', (ev) => ev.some((e) => e.object.status?.phase === 'Failed'));
     expect(failed.ended).toBe('until');
     lift();
-    const healed = await watch(sb, '/apis/apps/v1/namespaces/default/deployments?watch=1&fieldSelector=metadata.name%3Dflaky', (ev) => ev.at(-1).object.status?.readyReplicas === 1);
+    const healed = await watch(
+      sb,
+      '/apis/apps/v1/namespaces/default/deployments?watch=1&fieldSelector=metadata.name%3Dflaky',
+      (ev) => ev.at(-1).object.status?.readyReplicas === 1,
+    );
     expect(healed.ended).toBe('until');
   });
 
@@ -142,7 +150,11 @@ describe('sandbox faults and controllers', () => {
   });
 
   it('sends bookmarks when allowed, and marks the end of the initial events', async () => {
-    const { events } = await watch(sb, '/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan', (ev) => ev.filter((e) => e.type === 'BOOKMARK').length >= 2);
+    const { events } = await watch(
+      sb,
+      '/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan',
+      (ev) => ev.filter((e) => e.type === 'BOOKMARK').length >= 2,
+    );
     const bookmarks = events.filter((e) => e.type === 'BOOKMARK');
     expect(bookmarks[0].object).toMatchObject({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { annotations: { 'k8s.io/initial-events-end': 'true' } } });
     expect(bookmarks[1].object.metadata.resourceVersion).toMatch(/^\d+$/);
@@ -155,7 +167,9 @@ describe('sandbox faults and controllers', () => {
     const del = await call(sb, 'DELETE', '/api/v1/namespaces/default/pods/graceful');
     expect(del.json.metadata.deletionTimestamp).toEqual(expect.any(String));
     expect(del.json.metadata.deletionGracePeriodSeconds).toBe(30);
-    const gone = await watch(sb, `/api/v1/namespaces/default/pods?watch=1&fieldSelector=metadata.name%3Dgraceful&resourceVersion=${del.json.metadata.resourceVersion}`, (ev) => ev.some((e) => e.type === 'DELETED'));
+    const gone = await watch(sb, `/api/v1/namespaces/default/pods?watch=1&fieldSelector=metadata.name%3Dgraceful&resourceVersion=${del.json.metadata.resourceVersion}`, (ev) =>
+      ev.some((e) => e.type === 'DELETED'),
+    );
     expect(gone.ended).toBe('until');
 
     await call(sb, 'POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'forced' }, spec: { containers: [{ name: 'm', image: 'busybox:1.36' }] } });
@@ -171,7 +185,9 @@ describe('sandbox faults and controllers', () => {
     const sa = await call(sb, 'GET', '/api/v1/namespaces/doomed/serviceaccounts/default');
     expect(sa.status).toBe(200);
     const del = await call(sb, 'DELETE', '/api/v1/namespaces/doomed');
-    const gone = await watch(sb, `/api/v1/namespaces?watch=1&fieldSelector=metadata.name%3Ddoomed&resourceVersion=${del.json.metadata.resourceVersion}`, (ev) => ev.some((e) => e.type === 'DELETED'));
+    const gone = await watch(sb, `/api/v1/namespaces?watch=1&fieldSelector=metadata.name%3Ddoomed&resourceVersion=${del.json.metadata.resourceVersion}`, (ev) =>
+      ev.some((e) => e.type === 'DELETED'),
+    );
     expect(gone.ended).toBe('until');
     expect((await call(sb, 'GET', '/api/v1/pods?labelSelector=app%3Dw')).json.items).toEqual([]);
   });

@@ -92,11 +92,30 @@ spec:
   it('prints the wide columns after Age and lists the new built-in kinds', async () => {
     const nodes = await kubectl(['get', 'nodes', '-o', 'wide']);
     expect(nodes.code, nodes.stderr).toBe(0);
-    expect(nodes.stdout.split('\n')[0]!.split(/\s{2,}/)).toEqual(['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION', 'INTERNAL-IP', 'EXTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME']);
+    expect(nodes.stdout.split('\n')[0]!.split(/\s{2,}/)).toEqual([
+      'NAME',
+      'STATUS',
+      'ROLES',
+      'AGE',
+      'VERSION',
+      'INTERNAL-IP',
+      'EXTERNAL-IP',
+      'OS-IMAGE',
+      'KERNEL-VERSION',
+      'CONTAINER-RUNTIME',
+    ]);
     const apiServices = await kubectl(['get', 'apiservices', 'v1.apps']);
     expect(apiServices.code, apiServices.stderr).toBe(0);
     expect(apiServices.stdout).toMatch(/v1\.apps\s+Local\s+True/);
-    for (const kind of ['replicationcontrollers', 'csidrivers', 'certificatesigningrequests', 'validatingwebhookconfigurations', 'flowschemas', 'runtimeclasses', 'ingressclasses']) {
+    for (const kind of [
+      'replicationcontrollers',
+      'csidrivers',
+      'certificatesigningrequests',
+      'validatingwebhookconfigurations',
+      'flowschemas',
+      'runtimeclasses',
+      'ingressclasses',
+    ]) {
       const r = await kubectl(['get', kind]);
       expect(r.code, `${kind}: ${r.stderr}`).toBe(0);
     }

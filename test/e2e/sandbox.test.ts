@@ -69,11 +69,7 @@ interface Reply {
 }
 
 /** One HTTPS request to the sandbox, verifying its certificate with the sandbox CA. */
-function api(
-  method: string,
-  path: string,
-  opts: { token?: string | null; body?: unknown; accept?: string } = {},
-): Promise<Reply> {
+function api(method: string, path: string, opts: { token?: string | null; body?: unknown; accept?: string } = {}): Promise<Reply> {
   const token = opts.token === undefined ? sandbox.token : opts.token;
   const url = new URL(path, sandbox.url);
   const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
@@ -233,7 +229,11 @@ describe('TLS and client configs', () => {
 
 describe('raw API answers', () => {
   it('answers 401 Unauthorized with a Status for a missing or wrong token, on every path', async () => {
-    for (const [path, token] of [['/api/v1/namespaces', null], ['/version', 'wrong'], ['/apis', 'wrong']] as const) {
+    for (const [path, token] of [
+      ['/api/v1/namespaces', null],
+      ['/version', 'wrong'],
+      ['/apis', 'wrong'],
+    ] as const) {
       const reply = await api('GET', path, { token });
       expect(reply.status).toBe(401);
       expect(reply.json).toEqual(failure(401, 'Unauthorized', 'Unauthorized'));
@@ -260,9 +260,7 @@ describe('raw API answers', () => {
     expect(unknown.json).toEqual(failure(404, 'NotFound', 'the server could not find the requested resource', {}));
 
     const group = await api('GET', '/apis/coordination.k8s.io/v1/namespaces/default/leases/holder');
-    expect(group.json).toEqual(
-      failure(404, 'NotFound', 'leases.coordination.k8s.io "holder" not found', { name: 'holder', group: 'coordination.k8s.io', kind: 'leases' }),
-    );
+    expect(group.json).toEqual(failure(404, 'NotFound', 'leases.coordination.k8s.io "holder" not found', { name: 'holder', group: 'coordination.k8s.io', kind: 'leases' }));
   });
 
   it('creates a namespace with 201 and answers 409 AlreadyExists for a second one', async () => {

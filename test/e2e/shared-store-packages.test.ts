@@ -162,7 +162,12 @@ describe('store-export and store-import', () => {
     const shared = machine(server.url(db));
     const imported = await shared.ok(['store-import', file]);
     expect(imported.stderr).toMatch(/imported 1 vims, 1 vnf_packages, 1 vnf_instances, 1 lcm_op_occs/);
-    for (const args of [['vnf-show', vnf], ['op-show', opId], ['vim-show', 'sandbox'], ['vnfpkg-show', pkgId]]) {
+    for (const args of [
+      ['vnf-show', vnf],
+      ['op-show', opId],
+      ['vim-show', 'sandbox'],
+      ['vnfpkg-show', pkgId],
+    ]) {
       expect(json((await shared.ok([...args, '-o', 'json'])).stdout)).toEqual(json((await local.ok([...args, '-o', 'json'])).stdout));
     }
     await shared.ok(['vim-check', 'sandbox']);

@@ -44,7 +44,11 @@ function run(args: string[], vnfmHome = home): Promise<Run> {
 }
 
 const cacheDir = () => join(home, 'cache', 'native');
-const cachedAddon = () => join(cacheDir(), readdirSync(cacheDir()).find((f) => f.endsWith('.node'))!);
+const cachedAddon = () =>
+  join(
+    cacheDir(),
+    readdirSync(cacheDir()).find((f) => f.endsWith('.node'))!,
+  );
 
 beforeAll(async () => {
   // The same steps as `npm run dist` minus the type check, which `npm test` has done.
@@ -83,9 +87,7 @@ describe('the single executable, alone in an empty directory with an empty PATH'
     expect(info).toMatchObject({ version: VERSION, node: process.version, single_executable: true, platform: `${process.platform}-${process.arch}` });
     expect(info.sqlite).toMatch(/^3\.\d+\.\d+$/);
     // Every sample and template, read from the embedded archive.
-    const shipped = ['templates', 'csar-samples'].flatMap((d) =>
-      readdirSync(join(root, d), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()),
-    );
+    const shipped = ['templates', 'csar-samples'].flatMap((d) => readdirSync(join(root, d), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()));
     expect(info.shipped_files).toBe(shipped.length);
     const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
     expect(info.commit).toMatch(new RegExp(`^${head}(-dirty)?$`));
@@ -135,7 +137,10 @@ describe('the single executable, alone in an empty directory with an empty PATH'
     const list = await run(['sample-list', '-o', 'json']);
     expect(list.code, list.stderr).toBe(0);
     // Every sample of the repository is inside the executable.
-    const samples = readdirSync(join(root, 'csar-samples'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+    const samples = readdirSync(join(root, 'csar-samples'), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
+      .sort();
     expect(samples.length).toBeGreaterThanOrEqual(3);
     expect(JSON.parse(list.stdout).map((s: { name: string }) => s.name)).toEqual(samples);
     const out = join(dir, 'basic-cnf');
@@ -173,11 +178,15 @@ describe('the single executable, alone in an empty directory with an empty PATH'
     mkdirSync(mnt);
     // A private mount namespace (CI runs as root), so the mount vanishes with the command.
     const r = await new Promise<Run>((resolvePromise, reject) => {
-      const child = spawn('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', `/bin/mount -t tmpfs -o noexec tmpfs "$1" && exec "$2" vim-list`, 'sh', mnt, exe], {
-        cwd: dir,
-        env: env(join(mnt, 'home')),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        '/usr/bin/unshare',
+        ['--mount', '--propagation', 'private', '/bin/sh', '-c', `/bin/mount -t tmpfs -o noexec tmpfs "$1" && exec "$2" vim-list`, 'sh', mnt, exe],
+        {
+          cwd: dir,
+          env: env(join(mnt, 'home')),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -157,7 +157,7 @@ describe('ssh: commands', () => {
     expect(rec.logs).toContain(`VDU1 (${node.address}) $ sudo id -u`);
   });
 
-  it('runs through sudo with the user\'s password, which never reaches the command nor the log', async () => {
+  it("runs through sudo with the user's password, which never reaches the command nor the log", async () => {
     const rec = options();
     const t = target(node, { username: 'ops', password: OPS_PW });
     await withSession(t, rec, async (s) => {
@@ -291,7 +291,7 @@ describe('ssh: files', () => {
 });
 
 describe('ssh: host keys and nodes that are not up', () => {
-  it('refuses a rebuilt server\'s new host key, then re-pins it when accepted', async () => {
+  it("refuses a rebuilt server's new host key, then re-pins it when accepted", async () => {
     const n = await net.node('vdu2', `${net.prefix}0.20`, { users: [{ name: 'ubuntu', password: UBUNTU_PW }] });
     const t = target(n);
     const oldKey = await n.hostKeyFingerprint();
@@ -324,7 +324,9 @@ describe('ssh: host keys and nodes that are not up', () => {
     const address = `${net.prefix}0.30`;
     const rec = options({ retry: { totalMs: 60_000, minMs: 250, maxMs: 1_000 }, readyTimeoutMs: 2_000 });
     const connecting = connectSsh(target({ name: 'vdu3', address } as TestNode), rec.opts);
-    const late = new Promise<TestNode>((resolve, reject) => setTimeout(() => net.node('vdu3', address, { users: [{ name: 'ubuntu', password: UBUNTU_PW }] }).then(resolve, reject), 3_000));
+    const late = new Promise<TestNode>((resolve, reject) =>
+      setTimeout(() => net.node('vdu3', address, { users: [{ name: 'ubuntu', password: UBUNTU_PW }] }).then(resolve, reject), 3_000),
+    );
     const [session] = await Promise.all([connecting, late]);
     try {
       expect((await session.exec('hostname')).stdout).toBe('vdu3\n');
@@ -346,7 +348,7 @@ describe('ssh: host keys and nodes that are not up', () => {
     expect(rec.reports.length).toBeGreaterThanOrEqual(3);
   });
 
-  it('stops waiting when the operation is interrupted, saying what it waited for, the signal\'s reason as cause', async () => {
+  it("stops waiting when the operation is interrupted, saying what it waited for, the signal's reason as cause", async () => {
     const n = await net.node('vdu5', `${net.prefix}0.50`, { sshd: false });
     const ac = new AbortController();
     const rec = options({ signal: ac.signal, retry: { totalMs: 120_000, minMs: 200, maxMs: 1_000 } });

@@ -149,9 +149,7 @@ describe("Tacker's command-line forms", () => {
     const now = json<{ instantiatedVnfInfo: { vnfcInfo: { id: string; vduId: string }[] } }>((await ok(['vnf-show', 'web', '-o', 'json'])).stdout).instantiatedVnfInfo.vnfcInfo;
     const [a, b] = now.filter((v) => v.vduId === 'VDU1').map((v) => v.id);
     const c = now.find((v) => v.vduId === 'VDU2')!.id;
-    const repeated = json<{ operationParams: { vnfcInstanceId: string[] } }>(
-      (await ok(['vnf-heal', 'web', '--vnfc-instance', a!, b!, '--vnfc-instance', c, '-o', 'json'])).stdout,
-    );
+    const repeated = json<{ operationParams: { vnfcInstanceId: string[] } }>((await ok(['vnf-heal', 'web', '--vnfc-instance', a!, b!, '--vnfc-instance', c, '-o', 'json'])).stdout);
     expect(repeated.operationParams.vnfcInstanceId).toEqual([a, b, c]);
   });
 

@@ -241,104 +241,117 @@ const FILES = [
 
 /** The suite, on the sandbox (test/e2e/tacker-cnf-resources.test.ts) or the real tier's cluster (test/real/tacker-cnf-resources.test.ts). */
 export function describeTackerCnfResources(): void {
-describe('Tacker v2 test_instantiate_cnf_resources shape: every kind through instantiate, scale and terminate', () => {
-  let cluster: E2eCluster;
-  let home: string;
-  let tag: string;
+  describe('Tacker v2 test_instantiate_cnf_resources shape: every kind through instantiate, scale and terminate', () => {
+    let cluster: E2eCluster;
+    let home: string;
+    let tag: string;
 
-  const ok = async (args: string[]) => {
-    const r = await vnfm(args, { home });
-    if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-    return r;
-  };
-  const get = async (path: string) => cluster.request('GET', path);
-
-  beforeAll(async () => {
-    cluster = await e2eCluster('e2e-cnf-resources', { controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
-    home = newHome();
-    tag = `stack-${cluster.namespace}`;
-    const vimConfig = join(work, 'vim-config.yaml');
-    cluster.writeVimConfig(vimConfig, cluster.namespace);
-    await ok(['vim-register', '--config-file', vimConfig, 'edge']);
-    await ok(['vnfpkg-onboard', buildPackage(cluster.namespace, tag), '--name', 'stack']);
-  });
-
-  afterAll(async () => {
-    await cluster?.close();
-  });
-
-  it('instantiates every kind, scales the StatefulSet with its claims, and terminate leaves nothing', { timeout: 240_000 }, async () => {
-    const ns = cluster.namespace;
-    await ok(['vnf-create', '--package', 'stack', '--name', 'stack-max']);
-    const body = {
-      flavourId: 'simple',
-      instantiationLevelId: 'instantiation_level_1',
-      vimConnectionInfo: { vim1: { vimId: 'edge', vimType: 'kubernetes' } },
-      additionalParams: { 'lcm-kubernetes-def-files': FILES, namespace: ns },
+    const ok = async (args: string[]) => {
+      const r = await vnfm(args, { home });
+      if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+      return r;
     };
-    const requestFile = join(work, 'max_sample_instantiate.json');
-    writeFileSync(requestFile, JSON.stringify(body, null, 2));
-    const inst = await vnfm(['vnf-instantiate', 'stack-max', requestFile, '--allow-package-scripts', '-o', 'json'], { home });
-    expect(inst.code, inst.stderr).toBe(0);
-    expect(JSON.parse(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
+    const get = async (path: string) => cluster.request('GET', path);
 
-    // Every review was posted and answered; none is kept with the instance.
-    for (const kind of ['TokenReview', 'SubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectAccessReview', 'SelfSubjectRulesReview']) {
-      expect(inst.stderr).toMatch(new RegExp(`${kind}\\b.*answered`));
-    }
-    const shown = JSON.parse((await ok(['vnf-show', 'stack-max', '-o', 'json'])).stdout);
-    const kinds = new Set((shown.instantiatedVnfInfo.resources as { kind: string }[]).map((r) => r.kind));
-    expect([...kinds].filter((k) => k.endsWith('Review'))).toEqual([]);
-    for (const kind of ['StorageClass', 'PersistentVolume', 'PersistentVolumeClaim', 'HorizontalPodAutoscaler', 'PodTemplate', 'StatefulSet', 'Deployment', 'ReplicaSet', 'DaemonSet', 'Pod', 'Service', 'Secret']) {
-      expect(kinds.has(kind), kind).toBe(true);
-    }
+    beforeAll(async () => {
+      cluster = await e2eCluster('e2e-cnf-resources', { controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
+      home = newHome();
+      tag = `stack-${cluster.namespace}`;
+      const vimConfig = join(work, 'vim-config.yaml');
+      cluster.writeVimConfig(vimConfig, cluster.namespace);
+      await ok(['vim-register', '--config-file', vimConfig, 'edge']);
+      await ok(['vnfpkg-onboard', buildPackage(cluster.namespace, tag), '--name', 'stack']);
+    });
 
-    // Every object is there, the claims Bound to the volumes made for them.
-    const objects = [
-      `/apis/storage.k8s.io/v1/storageclasses/${tag}-local`,
-      `/apis/storage.k8s.io/v1/storageclasses/${tag}-claimed`,
-      `/api/v1/persistentvolumes/${tag}-pv-0`,
-      `/api/v1/persistentvolumes/${tag}-pv-1`,
-      `/api/v1/persistentvolumes/${tag}-pv-claimed`,
-      `/api/v1/namespaces/${ns}/persistentvolumeclaims/stack-claim`,
-      `/api/v1/namespaces/${ns}/persistentvolumeclaims/data-stack-e-0`,
-      `/apis/autoscaling/v1/namespaces/${ns}/horizontalpodautoscalers/stack-b-hpa`,
-      `/apis/autoscaling/v2/namespaces/${ns}/horizontalpodautoscalers/stack-c-hpa`,
-      `/api/v1/namespaces/${ns}/podtemplates/stack-template`,
-      `/apis/apps/v1/namespaces/${ns}/statefulsets/stack-e`,
-      `/apis/apps/v1/namespaces/${ns}/deployments/stack-b`,
-      `/apis/apps/v1/namespaces/${ns}/replicasets/stack-c`,
-      `/apis/apps/v1/namespaces/${ns}/daemonsets/stack-f`,
-      `/api/v1/namespaces/${ns}/pods/stack-a`,
-      `/api/v1/namespaces/${ns}/services/stack-c-svc`,
-      `/api/v1/namespaces/${ns}/secrets/stack-c-secret`,
-    ];
-    for (const path of objects) expect((await get(path)).status, path).toBe(200);
-    const claim = (await get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/stack-claim`)).json as { spec: { volumeName: string }; status: { phase: string } };
-    expect(claim).toMatchObject({ spec: { volumeName: `${tag}-pv-claimed` }, status: { phase: 'Bound' } });
-    const stsClaim = (await get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/data-stack-e-0`)).json as { spec: { volumeName: string }; status: { phase: string } };
-    expect(stsClaim.status.phase).toBe('Bound');
-    expect([`${tag}-pv-0`, `${tag}-pv-1`]).toContain(stsClaim.spec.volumeName);
-    // The v1 HPA reads as v2 too.
-    const hpa = (await get(`/apis/autoscaling/v2/namespaces/${ns}/horizontalpodautoscalers/stack-b-hpa`)).json as { spec: { metrics: unknown[] } };
-    expect(hpa.spec.metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }]);
+    afterAll(async () => {
+      await cluster?.close();
+    });
 
-    // Scale out: a second pod, a second claim on the other volume.
-    await ok(['vnf-scale', 'stack-max', '--type', 'SCALE_OUT', '--aspect-id', 'e_aspect', '--allow-package-scripts']);
-    const second = (await get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/data-stack-e-1`)).json as { spec: { volumeName: string }; status: { phase: string } };
-    expect(second.status.phase).toBe('Bound');
-    expect(second.spec.volumeName).not.toBe(stsClaim.spec.volumeName);
-    // Scale in keeps the claim, as Kubernetes does.
-    await ok(['vnf-scale', 'stack-max', '--type', 'SCALE_IN', '--aspect-id', 'e_aspect', '--allow-package-scripts']);
-    expect((await get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/data-stack-e-1`)).status).toBe(200);
+    it('instantiates every kind, scales the StatefulSet with its claims, and terminate leaves nothing', { timeout: 240_000 }, async () => {
+      const ns = cluster.namespace;
+      await ok(['vnf-create', '--package', 'stack', '--name', 'stack-max']);
+      const body = {
+        flavourId: 'simple',
+        instantiationLevelId: 'instantiation_level_1',
+        vimConnectionInfo: { vim1: { vimId: 'edge', vimType: 'kubernetes' } },
+        additionalParams: { 'lcm-kubernetes-def-files': FILES, namespace: ns },
+      };
+      const requestFile = join(work, 'max_sample_instantiate.json');
+      writeFileSync(requestFile, JSON.stringify(body, null, 2));
+      const inst = await vnfm(['vnf-instantiate', 'stack-max', requestFile, '--allow-package-scripts', '-o', 'json'], { home });
+      expect(inst.code, inst.stderr).toBe(0);
+      expect(JSON.parse(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
 
-    const term = await vnfm(['vnf-terminate', 'stack-max', '--yes', '--allow-package-scripts'], { home });
-    expect(term.code, term.stderr).toBe(0);
-    expect(term.stderr).toMatch(/data-stack-e-0.*claim of StatefulSet stack-e/);
-    for (const path of [...objects, `/api/v1/namespaces/${ns}/persistentvolumeclaims/data-stack-e-1`]) expect((await get(path)).status, path).toBe(404);
-    const left = (await get(`/api/v1/namespaces/${ns}/persistentvolumeclaims`)).json as { items: unknown[] };
-    expect(left.items).toEqual([]);
-    expect(JSON.parse((await ok(['vnf-show', 'stack-max', '-o', 'json'])).stdout).instantiationState).toBe('NOT_INSTANTIATED');
+      // Every review was posted and answered; none is kept with the instance.
+      for (const kind of ['TokenReview', 'SubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectAccessReview', 'SelfSubjectRulesReview']) {
+        expect(inst.stderr).toMatch(new RegExp(`${kind}\\b.*answered`));
+      }
+      const shown = JSON.parse((await ok(['vnf-show', 'stack-max', '-o', 'json'])).stdout);
+      const kinds = new Set((shown.instantiatedVnfInfo.resources as { kind: string }[]).map((r) => r.kind));
+      expect([...kinds].filter((k) => k.endsWith('Review'))).toEqual([]);
+      for (const kind of [
+        'StorageClass',
+        'PersistentVolume',
+        'PersistentVolumeClaim',
+        'HorizontalPodAutoscaler',
+        'PodTemplate',
+        'StatefulSet',
+        'Deployment',
+        'ReplicaSet',
+        'DaemonSet',
+        'Pod',
+        'Service',
+        'Secret',
+      ]) {
+        expect(kinds.has(kind), kind).toBe(true);
+      }
+
+      // Every object is there, the claims Bound to the volumes made for them.
+      const objects = [
+        `/apis/storage.k8s.io/v1/storageclasses/${tag}-local`,
+        `/apis/storage.k8s.io/v1/storageclasses/${tag}-claimed`,
+        `/api/v1/persistentvolumes/${tag}-pv-0`,
+        `/api/v1/persistentvolumes/${tag}-pv-1`,
+        `/api/v1/persistentvolumes/${tag}-pv-claimed`,
+        `/api/v1/namespaces/${ns}/persistentvolumeclaims/stack-claim`,
+        `/api/v1/namespaces/${ns}/persistentvolumeclaims/data-stack-e-0`,
+        `/apis/autoscaling/v1/namespaces/${ns}/horizontalpodautoscalers/stack-b-hpa`,
+        `/apis/autoscaling/v2/namespaces/${ns}/horizontalpodautoscalers/stack-c-hpa`,
+        `/api/v1/namespaces/${ns}/podtemplates/stack-template`,
+        `/apis/apps/v1/namespaces/${ns}/statefulsets/stack-e`,
+        `/apis/apps/v1/namespaces/${ns}/deployments/stack-b`,
+        `/apis/apps/v1/namespaces/${ns}/replicasets/stack-c`,
+        `/apis/apps/v1/namespaces/${ns}/daemonsets/stack-f`,
+        `/api/v1/namespaces/${ns}/pods/stack-a`,
+        `/api/v1/namespaces/${ns}/services/stack-c-svc`,
+        `/api/v1/namespaces/${ns}/secrets/stack-c-secret`,
+      ];
+      for (const path of objects) expect((await get(path)).status, path).toBe(200);
+      const claim = (await get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/stack-claim`)).json as { spec: { volumeName: string }; status: { phase: string } };
+      expect(claim).toMatchObject({ spec: { volumeName: `${tag}-pv-claimed` }, status: { phase: 'Bound' } });
+      const stsClaim = (await get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/data-stack-e-0`)).json as { spec: { volumeName: string }; status: { phase: string } };
+      expect(stsClaim.status.phase).toBe('Bound');
+      expect([`${tag}-pv-0`, `${tag}-pv-1`]).toContain(stsClaim.spec.volumeName);
+      // The v1 HPA reads as v2 too.
+      const hpa = (await get(`/apis/autoscaling/v2/namespaces/${ns}/horizontalpodautoscalers/stack-b-hpa`)).json as { spec: { metrics: unknown[] } };
+      expect(hpa.spec.metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }]);
+
+      // Scale out: a second pod, a second claim on the other volume.
+      await ok(['vnf-scale', 'stack-max', '--type', 'SCALE_OUT', '--aspect-id', 'e_aspect', '--allow-package-scripts']);
+      const second = (await get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/data-stack-e-1`)).json as { spec: { volumeName: string }; status: { phase: string } };
+      expect(second.status.phase).toBe('Bound');
+      expect(second.spec.volumeName).not.toBe(stsClaim.spec.volumeName);
+      // Scale in keeps the claim, as Kubernetes does.
+      await ok(['vnf-scale', 'stack-max', '--type', 'SCALE_IN', '--aspect-id', 'e_aspect', '--allow-package-scripts']);
+      expect((await get(`/api/v1/namespaces/${ns}/persistentvolumeclaims/data-stack-e-1`)).status).toBe(200);
+
+      const term = await vnfm(['vnf-terminate', 'stack-max', '--yes', '--allow-package-scripts'], { home });
+      expect(term.code, term.stderr).toBe(0);
+      expect(term.stderr).toMatch(/data-stack-e-0.*claim of StatefulSet stack-e/);
+      for (const path of [...objects, `/api/v1/namespaces/${ns}/persistentvolumeclaims/data-stack-e-1`]) expect((await get(path)).status, path).toBe(404);
+      const left = (await get(`/api/v1/namespaces/${ns}/persistentvolumeclaims`)).json as { items: unknown[] };
+      expect(left.items).toEqual([]);
+      expect(JSON.parse((await ok(['vnf-show', 'stack-max', '-o', 'json'])).stdout).instantiationState).toBe('NOT_INSTANTIATED');
+    });
   });
-});
 }

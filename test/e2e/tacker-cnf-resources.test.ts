@@ -38,7 +38,10 @@ describe('a StatefulSet is ready once its claims are Bound', () => {
     const lift = await cluster.neverReady({ kind: 'PersistentVolumeClaim', name: 'data-stack-e-0' });
     const files = ['Files/kubernetes/storage-class.yaml', 'Files/kubernetes/persistent-volume-0.yaml', 'Files/kubernetes/statefulset.yaml'];
     const requestFile = join(home, 'held.json');
-    writeFileSync(requestFile, JSON.stringify({ flavourId: 'simple', vimConnectionInfo: { vim1: { vimId: 'edge', vimType: 'kubernetes' } }, additionalParams: { 'lcm-kubernetes-def-files': files } }));
+    writeFileSync(
+      requestFile,
+      JSON.stringify({ flavourId: 'simple', vimConnectionInfo: { vim1: { vimId: 'edge', vimType: 'kubernetes' } }, additionalParams: { 'lcm-kubernetes-def-files': files } }),
+    );
     let finished = false;
     const run = vnfm(['vnf-instantiate', 'held', requestFile, '--allow-package-scripts'], { home }).finally(() => {
       finished = true;
@@ -51,7 +54,9 @@ describe('a StatefulSet is ready once its claims are Bound', () => {
     }
     // Its pod is ready, its claim Pending: the instantiate is still waiting.
     await new Promise((r) => setTimeout(r, 1500));
-    expect(((await cluster.request('GET', `/api/v1/namespaces/${cluster.namespace}/persistentvolumeclaims/data-stack-e-0`)).json as { status: { phase: string } }).status.phase).toBe('Pending');
+    expect(
+      ((await cluster.request('GET', `/api/v1/namespaces/${cluster.namespace}/persistentvolumeclaims/data-stack-e-0`)).json as { status: { phase: string } }).status.phase,
+    ).toBe('Pending');
     expect(finished).toBe(false);
     await lift();
     const r = await run;

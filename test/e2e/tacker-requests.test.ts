@@ -139,7 +139,9 @@ describe('the VIM inline, as Tacker v2 requests give it', () => {
 
     // Tacker v2's scale body; the VIM comes from the instance.
     write('scale-out.json', { type: 'SCALE_OUT', aspectId: 'vdu1_aspect', numberOfSteps: 1, additionalParams: {} });
-    const out = json<{ resourceChanges: { affectedVnfcs: { changeType: string }[] } }>((await ok(['vnf-scale', 'v2-inline', '--request-file', join(dir, 'scale-out.json'), '-o', 'json'])).stdout);
+    const out = json<{ resourceChanges: { affectedVnfcs: { changeType: string }[] } }>(
+      (await ok(['vnf-scale', 'v2-inline', '--request-file', join(dir, 'scale-out.json'), '-o', 'json'])).stdout,
+    );
     expect(out.resourceChanges.affectedVnfcs.map((a) => a.changeType)).toEqual(['ADDED']);
 
     const info = json<{ instantiatedVnfInfo: { vnfcInfo: { id: string; vduId: string }[] } }>((await ok(['vnf-show', 'v2-inline', '-o', 'json'])).stdout).instantiatedVnfInfo;

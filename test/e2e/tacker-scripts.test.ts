@@ -97,7 +97,11 @@ function buildPackage(dir: string): string {
   writeFileSync(join(pkg, 'Scripts/sample_script.py'), SAMPLE_SCRIPT);
   const hash = createHash('sha256').update(SAMPLE_SCRIPT).digest('hex');
   appendFileSync(join(pkg, 'TOSCA-Metadata/TOSCA.meta'), `\nName: Scripts/sample_script.py\nContent-Type: text/x-python\nAlgorithm: SHA-256\nHash: ${hash}\n`);
-  const df = join(pkg, 'Definitions', readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!);
+  const df = join(
+    pkg,
+    'Definitions',
+    readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!,
+  );
   const text = readFileSync(df, 'utf8').replace(
     /    VNF:\n      type: vnfm.samples.BasicCnf\n/,
     [
@@ -156,11 +160,13 @@ afterAll(async () => {
 });
 
 describe('Tacker v2 management scripts', () => {
-  it('run with Tacker\'s pickle contract: the instance keeps the metadata and extensions they set, the end hook sees the start hook\'s data', async () => {
+  it("run with Tacker's pickle contract: the instance keeps the metadata and extensions they set, the end hook sees the start hook's data", async () => {
     const vnf = await create('tacker-ok');
     const refused = await run(['vnf-instantiate', vnf, '--request-file', request({})]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('package scripts were not allowed: hook instantiate_start runs Scripts/sample_script.py (artifact sample-script), hook instantiate_end runs Scripts/sample_script.py (artifact sample-script)');
+    expect(refused.stderr).toContain(
+      'package scripts were not allowed: hook instantiate_start runs Scripts/sample_script.py (artifact sample-script), hook instantiate_end runs Scripts/sample_script.py (artifact sample-script)',
+    );
     expect(await ops(vnf)).toEqual([]);
 
     await ok(['vnf-instantiate', vnf, '--request-file', request({}), '--allow-package-scripts', '--timeout', '60s']);
@@ -179,7 +185,9 @@ describe('Tacker v2 management scripts', () => {
     const [op] = await ops(vnf);
     expect(op.operationState).toBe('COMPLETED');
     const log = (await ok(['op-log', op.id])).stdout;
-    expect(log).toMatch(/\[instantiate_start\] running Scripts\/sample_script\.py: python3 \S+\/Scripts\/sample_script\.py \(Tacker's contract: a pickled dict on stdin and stdout\)/);
+    expect(log).toMatch(
+      /\[instantiate_start\] running Scripts\/sample_script\.py: python3 \S+\/Scripts\/sample_script\.py \(Tacker's contract: a pickled dict on stdin and stdout\)/,
+    );
     expect(log).toContain('[instantiate_end] Scripts/sample_script.py: kept vnf_instance metadata, extensions and user_script_err_handling_data');
     if (process.getuid?.() === 0) expect(log).toMatch(/running Scripts\/sample_script\.py: .* as nobody \(uid 65534\)/);
 
@@ -189,7 +197,15 @@ describe('Tacker v2 management scripts', () => {
 
   it('a script that exits non-zero leaves FAILED_TEMP with its stderr', async () => {
     const vnf = await create('tacker-fail');
-    const r = await run(['vnf-instantiate', vnf, '--request-file', request({ script_fail: 'instantiate_end', script_reason: 'no uplink' }), '--allow-package-scripts', '--timeout', '60s']);
+    const r = await run([
+      'vnf-instantiate',
+      vnf,
+      '--request-file',
+      request({ script_fail: 'instantiate_end', script_reason: 'no uplink' }),
+      '--allow-package-scripts',
+      '--timeout',
+      '60s',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('hook instantiate_end: package script Scripts/sample_script.py (hook instantiate_end, artifact sample-script) exited with code 1; its last output:');
     expect(r.stderr).toContain('  edge config refused instantiate_end: no uplink');
@@ -217,7 +233,9 @@ describe('Tacker v2 management scripts', () => {
     const vnf = await create('tacker-nopython');
     const r = await run(['vnf-instantiate', vnf, '--request-file', request({}), '--allow-package-scripts', '--timeout', '60s'], { PATH: '/nonexistent-vnfm-bin' });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('hook instantiate_start (artifact sample-script): package script Scripts/sample_script.py needs python3, which is not on the PATH (/nonexistent-vnfm-bin)');
+    expect(r.stderr).toContain(
+      'hook instantiate_start (artifact sample-script): package script Scripts/sample_script.py needs python3, which is not on the PATH (/nonexistent-vnfm-bin)',
+    );
     expect(r.stderr).toContain('hint: install python3');
     expect(await ops(vnf)).toEqual([]);
     expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');

@@ -34,10 +34,7 @@ const PACKAGES: Array<[name: string, notes: string[]]> = [
   ['v1-cnf-heal', []],
   ['v1-cnf', ['vdu-resource-missing Definitions/toolbox_df_simple.yaml']],
   ['v1-cnf-multi-ns', []],
-  [
-    'v2-instantiate-cnf-resources',
-    ['kubernetes-object-alternative Files/kubernetes/deployment_fail_test.yaml', 'vdu-resource-missing Definitions/stack_df_simple.yaml'],
-  ],
+  ['v2-instantiate-cnf-resources', ['kubernetes-object-alternative Files/kubernetes/deployment_fail_test.yaml', 'vdu-resource-missing Definitions/stack_df_simple.yaml']],
   [
     'v2-change-vnf-pkg-with-deployment',
     [
@@ -104,7 +101,13 @@ describe('what Tacker refuses stays refused', () => {
     writeFileSync(join(dir, file), changed);
     const meta = join(dir, 'TOSCA-Metadata/TOSCA.meta');
     const { createHash } = await import('node:crypto');
-    writeFileSync(meta, readFileSync(meta, 'utf8').replace(new RegExp(`(Name: ${file.replace(/[.]/g, '\\.')}\\n(?:.+\\n)*?Hash: )([0-9a-f]+)`), `$1${createHash('sha256').update(changed).digest('hex')}`));
+    writeFileSync(
+      meta,
+      readFileSync(meta, 'utf8').replace(
+        new RegExp(`(Name: ${file.replace(/[.]/g, '\\.')}\\n(?:.+\\n)*?Hash: )([0-9a-f]+)`),
+        `$1${createHash('sha256').update(changed).digest('hex')}`,
+      ),
+    );
     const v = await vnfm(['vnfpkg-validate', dir, '-o', 'json'], { home: newHome() });
     expect(v.code).toBe(2);
     expect((JSON.parse(v.stdout) as { findings: Finding[] }).findings.filter((f) => f.severity === 'error')).toEqual([
@@ -152,7 +155,10 @@ describe('instantiate deploys only what the request names (sandbox)', () => {
 
   it('one bare Pod of a six-VDU flavour: VNFCs of VDU1 only; an aspect of an undeployed VDU is refused; terminate', async () => {
     await ok(['vnf-create', '--package', 'stack', '--name', 'stack-min']);
-    const inst = await vnfm(['vnf-instantiate', 'stack-min', '--request-file', request('min', instantiateBody(['Files/kubernetes/pod.yaml'])), '--allow-package-scripts', '-o', 'json'], { home });
+    const inst = await vnfm(
+      ['vnf-instantiate', 'stack-min', '--request-file', request('min', instantiateBody(['Files/kubernetes/pod.yaml'])), '--allow-package-scripts', '-o', 'json'],
+      { home },
+    );
     expect(inst.code, inst.stderr).toBe(0);
     expect(JSON.parse(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
     const shown = JSON.parse((await ok(['vnf-show', 'stack-min', '-o', 'json'])).stdout);
@@ -209,7 +215,8 @@ describe('instantiate deploys only what the request names (sandbox)', () => {
     await ok(['vnf-create', '--package', 'relay', '--name', name]);
     await ok(['vnf-instantiate', name, '--request-file', request(name, instantiateBody([file]))]);
     const vnfcs = async () => (JSON.parse((await ok(['vnf-show', name, '-o', 'json'])).stdout).instantiatedVnfInfo.vnfcResourceInfo as { vduId: string }[]).length;
-    const workload = async () => (await cluster.request('GET', `/apis/apps/v1/namespaces/${cluster.namespace}/${plural}/relay-scale`)).json as { kind: string; spec: { replicas: number } };
+    const workload = async () =>
+      (await cluster.request('GET', `/apis/apps/v1/namespaces/${cluster.namespace}/${plural}/relay-scale`)).json as { kind: string; spec: { replicas: number } };
     expect(await workload()).toMatchObject({ kind, spec: { replicas: 1 } });
     expect(await vnfcs()).toBe(1);
     await ok(['vnf-scale', name, '--type', 'SCALE_OUT', '--aspect-id', 'relay_aspect', '--number-of-steps', '2']);

@@ -45,8 +45,6 @@ async function ok(node: TestNode, cmd: string): Promise<string> {
   return r.stdout;
 }
 
-
-
 /** A CA and a server certificate for `address`, signed by it. */
 function makeServerPki(dir: string, address: string): { ca: string; cert: string; key: string } {
   const o = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe', cwd: dir });
@@ -60,7 +58,10 @@ function makeServerPki(dir: string, address: string): { ca: string; cert: string
 
 async function waitV2(url: string, expected: number): Promise<void> {
   for (let i = 0; ; i++) {
-    const r = await fetch(url).then((res) => res.status, () => 0);
+    const r = await fetch(url).then(
+      (res) => res.status,
+      () => 0,
+    );
     if (r === expected) return;
     if (i > 200) throw new Error(`${url} answered ${r}, not ${expected}`);
     await new Promise((res) => setTimeout(res, 25));
@@ -74,7 +75,14 @@ beforeAll(async () => {
   net = await createNodeNetwork();
   [a, b] = await Promise.all([
     net.node('node-a', net.prefix + '0.10'),
-    net.node('node-b', [net.prefix + '0.11', net.prefix + '1.11'], { docker: false, containerd: true, users: [{ name: 'ops', password: 'secret', sudo: 'password' }, { name: 'plain', password: 'plain', sudo: 'none' }] }),
+    net.node('node-b', [net.prefix + '0.11', net.prefix + '1.11'], {
+      docker: false,
+      containerd: true,
+      users: [
+        { name: 'ops', password: 'secret', sudo: 'password' },
+        { name: 'plain', password: 'plain', sudo: 'none' },
+      ],
+    }),
   ]);
 });
 
@@ -169,7 +177,7 @@ describe('test nodes', () => {
     await ok(b, 'docker rm -f private_registry');
     expect((await b.run('docker inspect private_registry')).code).toBe(1);
     await waitV2(`http://${base}/v2/`, 0);
-    expect(await ok(b, "ps -eo comm | grep -c docker-regis || true")).toBe('0\n');
+    expect(await ok(b, 'ps -eo comm | grep -c docker-regis || true')).toBe('0\n');
   });
 
   it('docker login authenticates for real: TLS with the CA of certs.d, plain HTTP only for insecure registries', async () => {
@@ -182,7 +190,10 @@ describe('test nodes', () => {
     execFileSync('htpasswd', ['-B', '-b', '-c', join(regDir, 'htpasswd'), 'alice', 's3cret'], { stdio: 'pipe' });
     await ok(a, 'docker pull registry');
     const auth = '-e REGISTRY_AUTH=htpasswd -e REGISTRY_AUTH_HTPASSWD_REALM=test -e REGISTRY_AUTH_HTPASSWD_PATH=/auth/htpasswd -v /var/lib/reg:/auth';
-    await ok(a, `docker run -d -p 5443:5443 -e REGISTRY_HTTP_ADDR=0.0.0.0:5443 -v /var/lib/reg:/certs -e REGISTRY_HTTP_TLS_CERTIFICATE=/certs/server.crt -e REGISTRY_HTTP_TLS_KEY=/certs/server.key ${auth} --name tls registry`);
+    await ok(
+      a,
+      `docker run -d -p 5443:5443 -e REGISTRY_HTTP_ADDR=0.0.0.0:5443 -v /var/lib/reg:/certs -e REGISTRY_HTTP_TLS_CERTIFICATE=/certs/server.crt -e REGISTRY_HTTP_TLS_KEY=/certs/server.key ${auth} --name tls registry`,
+    );
     await ok(a, `docker run -d -p 5080:5000 ${auth} --name plain registry`);
     await waitV2(`http://${a.address}:5080/v2/`, 401);
 
@@ -248,7 +259,11 @@ describe('test nodes', () => {
 
   it('close() leaves no namespace, bridge or process behind', async () => {
     const prefix = `vnfm${net.prefix.split('.')[1]}.${process.pid}.`;
-    const ourNamespaces = () => execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').map((l) => l.split(' ')[0]).filter((n) => n.startsWith(prefix));
+    const ourNamespaces = () =>
+      execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+        .split('\n')
+        .map((l) => l.split(' ')[0])
+        .filter((n) => n.startsWith(prefix));
     const ourBridge = () => execFileSync('ip', ['-o', 'link', 'show', 'type', 'bridge'], { encoding: 'utf8' }).includes(`alias vnfm-test-pid-${process.pid}`);
     const namespaces = ourNamespaces();
     expect(namespaces).toHaveLength(3);

@@ -75,7 +75,10 @@ describe('VIM health', () => {
     expect(table.stderr).toMatch(/vim "vim-b": REACHABLE -> UNREACHABLE/);
     expect(table.stderr).toMatch(/error: 1 of 2 VIM\(s\) did not answer: "vim-b" \(/);
     const listed = JSON.parse((await ok(['vim-list', '-o', 'json'])).stdout) as { name: string; status: string }[];
-    expect(listed.map((v) => [v.name, v.status])).toEqual([['vim-b', 'UNREACHABLE'], ['vim-a', 'REACHABLE']]);
+    expect(listed.map((v) => [v.name, v.status])).toEqual([
+      ['vim-b', 'UNREACHABLE'],
+      ['vim-a', 'REACHABLE'],
+    ]);
 
     // One VIM by name: only it is asked.
     const one = await ok(['vim-check', 'vim-a', '-o', 'json']);

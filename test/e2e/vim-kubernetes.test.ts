@@ -65,13 +65,19 @@ describe('vim commands against the sandbox', () => {
     const second = await vnfm(['vim-register', '--kubeconfig', kubeconfig, '--namespace', 'kube-system', 'vim-kc'], { home });
     expect(second.code, second.stderr).toBe(0);
     let all = await listJson(home);
-    expect(all.map((v) => [v['name'], v['is_default']])).toEqual([['vim-k8s', true], ['vim-kc', false]]);
+    expect(all.map((v) => [v['name'], v['is_default']])).toEqual([
+      ['vim-k8s', true],
+      ['vim-kc', false],
+    ]);
     expect((all[1]!['vim_project'] as { name: string }).name).toBe('kube-system');
 
     const upd = await vnfm(['vim-update', 'vim-kc', '--is-default', '--name', 'vim-edge', '--description', 'edge'], { home });
     expect(upd.code, upd.stderr).toBe(0);
     all = await listJson(home);
-    expect(all.map((v) => [v['name'], v['is_default'], v['description']])).toEqual([['vim-k8s', false, 'lab cluster'], ['vim-edge', true, 'edge']]);
+    expect(all.map((v) => [v['name'], v['is_default'], v['description']])).toEqual([
+      ['vim-k8s', false, 'lab cluster'],
+      ['vim-edge', true, 'edge'],
+    ]);
 
     const refused = await vnfm(['vim-delete', 'vim-k8s'], { home });
     expect(refused.code).toBe(2);
@@ -140,9 +146,7 @@ describe('vim commands against the sandbox', () => {
 
   it('eight vnfm processes registering at once on a new store all succeed, with one key and one default', async () => {
     const home = newHome();
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => vnfm(['vim-register', '--no-check', '--config-file', vimConfig, `vim-${i}`], { home })),
-    );
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => vnfm(['vim-register', '--no-check', '--config-file', vimConfig, `vim-${i}`], { home })));
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     const all = await listJson(home);
     expect(all.map((v) => v['name']).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `vim-${i}`));
@@ -155,7 +159,10 @@ describe('secrets at rest and in output', () => {
   it('the database, its WAL, a copy without the key, and every output format hold no secret', async () => {
     const home = newHome();
     const token = sandbox.token;
-    const caBody = sandbox.caPem.split('\n').filter((l) => l && !l.startsWith('-----')).join('');
+    const caBody = sandbox.caPem
+      .split('\n')
+      .filter((l) => l && !l.startsWith('-----'))
+      .join('');
     const password = 'pw-' + Math.random().toString(36).slice(2);
     const basic = variant('basic.yaml', { bearer_token: undefined, username: 'someone', password, ssl_ca_cert: 'None' });
     expect((await vnfm(['vim-register', '--config-file', vimConfig, 'vim-a'], { home })).code).toBe(0);

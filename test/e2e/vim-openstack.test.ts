@@ -69,14 +69,17 @@ describe('OpenStack VIMs against a real Keystone', () => {
   it('registers from clouds.yaml (OS_CLIENT_CONFIG_FILE)', async () => {
     const home = newHome();
     const clouds = join(dir, 'clouds.yaml');
-    writeFileSync(clouds, yaml.dump({
-      clouds: {
-        lab: {
-          auth: { auth_url: ks.url, username: ks.user.name, password: ks.user.password, project_name: ks.project, user_domain_name: 'Default', project_domain_name: 'Default' },
-          region_name: ks.region,
+    writeFileSync(
+      clouds,
+      yaml.dump({
+        clouds: {
+          lab: {
+            auth: { auth_url: ks.url, username: ks.user.name, password: ks.user.password, project_name: ks.project, user_domain_name: 'Default', project_domain_name: 'Default' },
+            region_name: ks.region,
+          },
         },
-      },
-    }));
+      }),
+    );
     const r = await vnfm(['vim-register', '--os-cloud', 'lab', 'vim-lab', '-o', 'json'], { home, env: { OS_CLIENT_CONFIG_FILE: clouds } });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ name: 'vim-lab', region_name: ks.region });

@@ -43,7 +43,11 @@ interface Live {
   objects: Node[];
 }
 interface Shown {
-  instantiatedVnfInfo: { scaleStatus: { aspectId: string; scaleLevel: number }[]; vnfcInfo: { id: string; vduId: string; vnfcResourceInfoId: string }[]; metadata: { vduReplicas: Record<string, number> } };
+  instantiatedVnfInfo: {
+    scaleStatus: { aspectId: string; scaleLevel: number }[];
+    vnfcInfo: { id: string; vduId: string; vnfcResourceInfoId: string }[];
+    metadata: { vduReplicas: Record<string, number> };
+  };
 }
 
 const flat = (nodes: Node[]): Node[] => nodes.flatMap((n) => [n, ...flat(n.children)]);
@@ -138,8 +142,14 @@ describe('vnf-describe and vnf-sync', () => {
     await cluster.neverReady({ kind: 'Deployment', name: 'vdu2' });
     const [oldVdu2] = await podsOf('vdu2');
     await api('DELETE', `/api/v1/namespaces/${NS}/pods/${oldVdu2!.metadata.name}`);
-    await until(() => podsOf('vdu2'), (pods) => pods.length === 1 && pods[0]!.metadata.name !== oldVdu2!.metadata.name);
-    await until(() => podsOf('vdu1'), (pods) => pods.length === 3);
+    await until(
+      () => podsOf('vdu2'),
+      (pods) => pods.length === 1 && pods[0]!.metadata.name !== oldVdu2!.metadata.name,
+    );
+    await until(
+      () => podsOf('vdu1'),
+      (pods) => pods.length === 3,
+    );
     await api('POST', `/api/v1/namespaces/${NS}/events`, {
       apiVersion: 'v1',
       kind: 'Event',
@@ -161,7 +171,9 @@ describe('vnf-describe and vnf-sync', () => {
     expect(drifted.ready).toBe(false);
     expect(find(drifted, 'Deployment', 'vdu1')!.drift).toEqual(['scaled elsewhere: 3, recorded 1']);
     // A real API server also defaults spec.sessionAffinityConfig, owned by the same edit.
-    expect(find(drifted, 'Service', 'basic-cnf-web')!.drift).toEqual([expect.stringMatching(/^changed by kubectl-edit at \S+: spec\.sessionAffinity(, spec\.sessionAffinityConfig)?$/)]);
+    expect(find(drifted, 'Service', 'basic-cnf-web')!.drift).toEqual([
+      expect.stringMatching(/^changed by kubectl-edit at \S+: spec\.sessionAffinity(, spec\.sessionAffinityConfig)?$/),
+    ]);
     expect(find(drifted, 'ConfigMap', 'basic-cnf-content')!.drift).toEqual([]);
     const vdu2 = find(drifted, 'Deployment', 'vdu2')!;
     // A real cluster's deployment controller adds its own (ScalingReplicaSet).

@@ -181,7 +181,12 @@ describe('a vnfm killed mid-instantiate', () => {
     expect(blocked.stderr).toMatch(/has a FAILED_TEMP INSTANTIATE occurrence/);
     const ops = json<{ id: string; operationState: string; error: { detail: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
     expect(ops).toHaveLength(1);
-    expect(ops[0]).toMatchObject({ operationState: 'FAILED_TEMP', error: { detail: expect.stringMatching(/vnfm process \(pid \d+ on host \S+\) running this INSTANTIATE stopped before finishing it \(killed or crashed: no process has pid \d+\)/) } });
+    expect(ops[0]).toMatchObject({
+      operationState: 'FAILED_TEMP',
+      error: {
+        detail: expect.stringMatching(/vnfm process \(pid \d+ on host \S+\) running this INSTANTIATE stopped before finishing it \(killed or crashed: no process has pid \d+\)/),
+      },
+    });
     const again = await vnfm(['vnf-instantiate', 'killed-retry', '--request-file', REQ('instantiate.json')], { home });
     expect(again.code).toBe(4);
     expect(again.stderr).toMatch(new RegExp(`FAILED_TEMP INSTANTIATE occurrence \\(${ops[0]!.id}\\)`));
@@ -261,7 +266,9 @@ describe('a vnfm killed mid-instantiate', () => {
     const r = await vnfm(['vnf-instantiate', 'slow', '--request-file', REQ('instantiate.json'), '--timeout', '2s', '-o', 'json'], { home });
     await lift();
     expect(r.code).toBe(124);
-    expect(r.stderr).toMatch(/INSTANTIATE of vnf instance .* timed out after 2s while waiting for Deployment vdu2 in namespace \S+ \(waiting for [^)]*\); occurrence .* is FAILED_TEMP/);
+    expect(r.stderr).toMatch(
+      /INSTANTIATE of vnf instance .* timed out after 2s while waiting for Deployment vdu2 in namespace \S+ \(waiting for [^)]*\); occurrence .* is FAILED_TEMP/,
+    );
     const op = json<{ id: string; operationState: string; error: { status: number } }>(r.stdout);
     expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 504 } });
     expect(json((await ok(['op-fail', op.id, '-o', 'json'])).stdout)['operationState']).toBe('FAILED');

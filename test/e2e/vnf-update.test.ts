@@ -59,10 +59,20 @@ beforeAll(async () => {
   home = newHome();
   await ok(['vim-register', '--config-file', vimConfig, 'sandbox']);
   await ok(['vnfpkg-onboard', join(SAMPLE, 'package'), '--name', 'basic-cnf']);
-  await ok(['vnfpkg-onboard', packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: V11, softwareVersion: '1.1', replace: [[OLD_IMAGE, NEW_IMAGE]] }), '--name', 'basic-cnf-1.1']);
+  await ok([
+    'vnfpkg-onboard',
+    packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: V11, softwareVersion: '1.1', replace: [[OLD_IMAGE, NEW_IMAGE]] }),
+    '--name',
+    'basic-cnf-1.1',
+  ]);
   await ok(['vnfpkg-onboard', packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: OTHER, provider: 'another vendor' }), '--name', 'other-vendor']);
   const config = readFileSync(join(SAMPLE, 'package', 'Files/kubernetes/configmap.yaml'), 'utf8').replace('version 1.0 is running', 'version 1.2 is running');
-  await ok(['vnfpkg-onboard', packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: V12, softwareVersion: '1.2', add: [[CONFIG2, config]] }), '--name', 'basic-cnf-1.2']);
+  await ok([
+    'vnfpkg-onboard',
+    packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: V12, softwareVersion: '1.2', add: [[CONFIG2, config]] }),
+    '--name',
+    'basic-cnf-1.2',
+  ]);
   const instantiate = json<{ additionalParams: { namespace?: string } }>(readFileSync(join(SAMPLE, 'requests', 'instantiate.json'), 'utf8'));
   instantiate.additionalParams.namespace = NS;
   await ok(['vnf-create', V1, '--name', 'web']);
@@ -76,7 +86,13 @@ afterAll(async () => {
 describe('vnf-update', () => {
   it('rename, description and metadata: MODIFY_INFO COMPLETED, the cluster untouched', async () => {
     const before = await deployment('vdu1');
-    const r = await ok(['vnf-update', 'web', writeRequest('rename.json', { vnfInstanceName: 'web-2', vnfInstanceDescription: 'new description', metadata: { 'dummy-key': 'dummy-value' } }), '-o', 'json']);
+    const r = await ok([
+      'vnf-update',
+      'web',
+      writeRequest('rename.json', { vnfInstanceName: 'web-2', vnfInstanceDescription: 'new description', metadata: { 'dummy-key': 'dummy-value' } }),
+      '-o',
+      'json',
+    ]);
     expect(json(r.stdout)).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
     const vnf = json((await ok(['vnf-show', 'web-2', '-o', 'json'])).stdout);
     expect(vnf).toMatchObject({ vnfInstanceName: 'web-2', vnfInstanceDescription: 'new description', metadata: { 'dummy-key': 'dummy-value' }, vnfdId: V1 });
@@ -89,7 +105,7 @@ describe('vnf-update', () => {
     expect(json((await ok(['vnf-show', 'web-2', '-o', 'json'])).stdout)).not.toHaveProperty('metadata');
   });
 
-  it("a vnfdId of another provider: refused (exit 2), nothing recorded", async () => {
+  it('a vnfdId of another provider: refused (exit 2), nothing recorded', async () => {
     const count = (await occurrences('web-2')).length;
     const r = await run(['vnf-update', 'web-2', writeRequest('other.json', { vnfdId: OTHER })]);
     expect(r.code).toBe(2);
@@ -121,7 +137,7 @@ describe('vnf-update', () => {
     expect(pkgs.find((p) => p.name === 'basic-cnf')?.usageState).toBe('NOT_IN_USE');
   });
 
-  it('metadata.configmap_secret_paths: the ConfigMap takes the new package\'s data, the Deployment using it rolls out, the instance records the file', async () => {
+  it("metadata.configmap_secret_paths: the ConfigMap takes the new package's data, the Deployment using it rolls out, the instance records the file", async () => {
     const r = await ok(['vnf-update', 'web-2', writeRequest('modify-config.json', { vnfdId: V12, metadata: { configmap_secret_paths: [CONFIG2] } }), '-o', 'json']);
     expect(json(r.stdout)).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
     const cm = await cluster.request('GET', `/api/v1/namespaces/${NS}/configmaps/basic-cnf-content`);

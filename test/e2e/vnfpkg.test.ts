@@ -11,7 +11,16 @@ import { describe, expect, it } from 'vitest';
 import { newHome, vnfm } from '../support/cli.js';
 
 const samples = resolve(import.meta.dirname, '../../csar-samples');
-const trees = ['basic-cnf/package', 'basic-cnf/package-v2', 'kuryr-cnf/package', 'heat-vnf/package', 'capi-mgmt/package', 'capi-capo-workload/package', 'capi-capo-workload/package-v2', 'capi-kamaji-kubevirt-workload/package'];
+const trees = [
+  'basic-cnf/package',
+  'basic-cnf/package-v2',
+  'kuryr-cnf/package',
+  'heat-vnf/package',
+  'capi-mgmt/package',
+  'capi-capo-workload/package',
+  'capi-capo-workload/package-v2',
+  'capi-kamaji-kubevirt-workload/package',
+];
 const work = mkdtempSync(join(tmpdir(), 'vnfm-pkg-'));
 
 /** A copy of a sample tree to break. */
@@ -87,13 +96,38 @@ type Breakage = [name: string, code: string, file: RegExp, breakTree: (dir: stri
 
 const breakages: Breakage[] = [
   ['no TOSCA.meta', 'tosca-meta-missing', /TOSCA-Metadata\/TOSCA\.meta|package/, (d) => rmSync(join(d, 'TOSCA-Metadata'), { recursive: true })],
-  ['Entry-Definitions names a missing file', 'entry-definitions-missing', /TOSCA\.meta/, (d) => edit(d, 'TOSCA-Metadata/TOSCA.meta', (t) => t.replace(/Entry-Definitions: \S+/, 'Entry-Definitions: Definitions/nope.yaml'))],
+  [
+    'Entry-Definitions names a missing file',
+    'entry-definitions-missing',
+    /TOSCA\.meta/,
+    (d) => edit(d, 'TOSCA-Metadata/TOSCA.meta', (t) => t.replace(/Entry-Definitions: \S+/, 'Entry-Definitions: Definitions/nope.yaml')),
+  ],
   ['a manifest changed after hashing', 'hash-mismatch', /deployment_vdu1\.yaml/, (d) => edit(d, 'Files/kubernetes/deployment_vdu1.yaml', (t) => t + '\n# changed\n')],
   ['a listed member is missing', 'listed-member-missing', /TOSCA\.meta/, (d) => rmSync(join(d, 'Files/kubernetes/service.yaml'))],
-  ['a VNFD syntax error', 'yaml-syntax', /basic_cnf_df_simple\.yaml/, (d) => edit(d, 'Definitions/basic_cnf_df_simple.yaml', (t) => t.replace('topology_template:', 'topology_template: [oops'))],
-  ['an import that does not resolve', 'import-unresolved', /basic_cnf_top\.vnfd\.yaml/, (d) => edit(d, 'Definitions/basic_cnf_top.vnfd.yaml', (t) => t.replace('- basic_cnf_types.yaml', '- missing_types.yaml'))],
-  ['an aspect delta for a missing VDU', 'policy-target-missing', /basic_cnf_df_simple\.yaml/, (d) => edit(d, 'Definitions/basic_cnf_df_simple.yaml', (t) => t.replace(/targets: \[ ?VDU1 ?\]/, 'targets: [ VDU9 ]'))],
-  ['a removed apiVersion', 'removed-api-version', /deployment_vdu2\.yaml/, (d) => edit(d, 'Files/kubernetes/deployment_vdu2.yaml', (t) => t.replace('apiVersion: apps/v1', 'apiVersion: extensions/v1beta1'), true)],
+  [
+    'a VNFD syntax error',
+    'yaml-syntax',
+    /basic_cnf_df_simple\.yaml/,
+    (d) => edit(d, 'Definitions/basic_cnf_df_simple.yaml', (t) => t.replace('topology_template:', 'topology_template: [oops')),
+  ],
+  [
+    'an import that does not resolve',
+    'import-unresolved',
+    /basic_cnf_top\.vnfd\.yaml/,
+    (d) => edit(d, 'Definitions/basic_cnf_top.vnfd.yaml', (t) => t.replace('- basic_cnf_types.yaml', '- missing_types.yaml')),
+  ],
+  [
+    'an aspect delta for a missing VDU',
+    'policy-target-missing',
+    /basic_cnf_df_simple\.yaml/,
+    (d) => edit(d, 'Definitions/basic_cnf_df_simple.yaml', (t) => t.replace(/targets: \[ ?VDU1 ?\]/, 'targets: [ VDU9 ]')),
+  ],
+  [
+    'a removed apiVersion',
+    'removed-api-version',
+    /deployment_vdu2\.yaml/,
+    (d) => edit(d, 'Files/kubernetes/deployment_vdu2.yaml', (t) => t.replace('apiVersion: apps/v1', 'apiVersion: extensions/v1beta1'), true),
+  ],
 ];
 
 function edit(dir: string, path: string, change: (text: string) => string, rehash = false): void {

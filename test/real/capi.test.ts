@@ -43,7 +43,11 @@ describe('on a real API server', () => {
       async checkWorkloadEndpoint(workload) {
         // The same API server behind a port of its own (TLS passed through), reached with a ServiceAccount token of its own.
         expect(workload.caPem).toBe(endpoint.caPem);
-        const review = await kubeRequest(endpoint, 'POST', '/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: workload.token } });
+        const review = await kubeRequest(endpoint, 'POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenReview',
+          spec: { token: workload.token },
+        });
         expect(review.json.status).toMatchObject({ authenticated: true, user: { username: 'system:serviceaccount:stand-in-capi:default-wl' } });
       },
       stop: async () => undefined,

@@ -150,10 +150,14 @@ describe('real control plane with the stand-in kubelet', () => {
       spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Delete', hostPath: { path: `/tmp/${pv}` } },
     });
     try {
-      await until('Pod with a claim Running', async () => {
-        const p = await api('GET', `/api/v1/namespaces/${ns}/pods/with-claim`);
-        return p.status.phase === 'Running' ? true : undefined;
-      }, 60_000);
+      await until(
+        'Pod with a claim Running',
+        async () => {
+          const p = await api('GET', `/api/v1/namespaces/${ns}/pods/with-claim`);
+          return p.status.phase === 'Running' ? true : undefined;
+        },
+        60_000,
+      );
     } finally {
       await kubeRequest(endpoint, 'DELETE', `/api/v1/persistentvolumes/${pv}`);
     }

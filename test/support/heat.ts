@@ -300,20 +300,14 @@ function useAutoincrement(file: string): void {
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = OFF');
-    const tables = db
-      .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-      .all() as { name: string; sql: string }[];
+    const tables = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as { name: string; sql: string }[];
     db.transaction(() => {
       for (const { name, sql } of tables) {
         if (!/^\s*id INTEGER NOT NULL,/m.test(sql) || !/PRIMARY KEY \(id\)/.test(sql)) continue;
         const { n } = db.prepare(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number };
         if (n !== 0) throw new Error(`Heat table ${name} is not empty after db_sync; cannot recreate it`);
-        const indexes = db
-          .prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL")
-          .all(name) as { sql: string }[];
-        const recreated = sql
-          .replace(/^(\s*)id INTEGER NOT NULL,/m, '$1id INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL,')
-          .replace(/,\s*PRIMARY KEY \(id\)/, '');
+        const indexes = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(name) as { sql: string }[];
+        const recreated = sql.replace(/^(\s*)id INTEGER NOT NULL,/m, '$1id INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL,').replace(/,\s*PRIMARY KEY \(id\)/, '');
         db.exec(`DROP TABLE "${name}"`);
         db.exec(recreated);
         for (const index of indexes) db.exec(index.sql);

@@ -93,8 +93,7 @@ export async function startKeystone(opts: KeystoneOptions = {}): Promise<Keyston
     await writeFile(conf, keystoneConf(dir, opts));
 
     const owner = await processOwner();
-    const manage = (...args: string[]) =>
-      run('keystone-manage', ['--config-file', conf, ...args], { dir, env: { OS_BOOTSTRAP_PASSWORD: adminPassword } });
+    const manage = (...args: string[]) => run('keystone-manage', ['--config-file', conf, ...args], { dir, env: { OS_BOOTSTRAP_PASSWORD: adminPassword } });
     // Every step imports all of Keystone (~2 s): run what does not depend on
     // each other at once. Key repositories need no database; uwsgi needs the
     // schema to exist and answers GET /v3 before bootstrap is done.
@@ -109,12 +108,18 @@ export async function startKeystone(opts: KeystoneOptions = {}): Promise<Keyston
         await settleAll([
           manage(
             'bootstrap',
-            '--bootstrap-username', 'admin',
-            '--bootstrap-project-name', 'admin',
-            '--bootstrap-role-name', 'admin',
-            '--bootstrap-service-name', 'keystone',
-            '--bootstrap-region-id', REGION,
-            '--bootstrap-public-url', url,
+            '--bootstrap-username',
+            'admin',
+            '--bootstrap-project-name',
+            'admin',
+            '--bootstrap-role-name',
+            'admin',
+            '--bootstrap-service-name',
+            'keystone',
+            '--bootstrap-region-id',
+            REGION,
+            '--bootstrap-public-url',
+            url,
           ),
           waitUntilServing(child, url, dir),
         ]);
@@ -240,22 +245,29 @@ function spawnUwsgi(dir: string, conf: string, port: number): ChildProcess {
     const child = spawn(
       'uwsgi',
       [
-        '--plugins', 'python3',
-        '--http-socket', `127.0.0.1:${port}`,
-        '--wsgi-file', '/usr/bin/keystone-wsgi-public',
+        '--plugins',
+        'python3',
+        '--http-socket',
+        `127.0.0.1:${port}`,
+        '--wsgi-file',
+        '/usr/bin/keystone-wsgi-public',
         '--master',
-        '--processes', '2',
+        '--processes',
+        '2',
         // More threads per worker bring back "database is locked" on SQLite.
-        '--threads', '1',
+        '--threads',
+        '1',
         // Each worker opens its own database connections after the fork.
         '--lazy-apps',
         '--need-app',
         '--die-on-term',
-        '--buffer-size', '65535',
+        '--buffer-size',
+        '65535',
         // --http-socket closes every connection after one response but does
         // not say so; clients reusing the connection then get a reset
         // (keystoneauth's POSTs are not retried). Say it.
-        '--add-header', 'Connection: close',
+        '--add-header',
+        'Connection: close',
       ],
       {
         cwd: dir,
@@ -318,4 +330,3 @@ async function processOwner(): Promise<{ user: string; group: string }> {
   const group = (await run('id', ['-gn'], { dir: tmpdir() })).trim();
   return { user: userInfo().username, group };
 }
-

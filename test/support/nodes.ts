@@ -16,7 +16,23 @@
  * which is what stop(), rebuild() and close() do.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, realpathSync, chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  realpathSync,
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -245,7 +261,25 @@ class Node implements TestNode {
     // it dies itself.
     const child = spawn(
       'nsenter',
-      [`--net=/run/netns/${this.netns}`, '--', 'unshare', '--mount', '--propagation', 'private', '--uts', '--pid', '--fork', '--kill-child', '--mount-proc', '--', '/bin/bash', join(r, 'init.sh'), r, sshd ? '1' : '0', REPO_ROOT],
+      [
+        `--net=/run/netns/${this.netns}`,
+        '--',
+        'unshare',
+        '--mount',
+        '--propagation',
+        'private',
+        '--uts',
+        '--pid',
+        '--fork',
+        '--kill-child',
+        '--mount-proc',
+        '--',
+        '/bin/bash',
+        join(r, 'init.sh'),
+        r,
+        sshd ? '1' : '0',
+        REPO_ROOT,
+      ],
       { detached: true, stdio: ['ignore', logFd, logFd] },
     );
     closeSync(logFd);
@@ -307,7 +341,10 @@ Subsystem sftp /usr/lib/openssh/sftp-server
     rmSync(join(sshDir, 'sshd_config.d'), { recursive: true, force: true });
 
     const passwdFile = join(etc, 'passwd');
-    const existing = readFileSync(passwdFile, 'utf8').split('\n').filter(Boolean).map((l) => l.split(':'));
+    const existing = readFileSync(passwdFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(':'));
     let uid = Math.max(999, ...existing.map((f) => Number(f[2])).filter((n) => n >= 1000 && n < 60000)) + 1;
     const sudoersD = join(etc, 'sudoers.d');
     mkdirSync(sudoersD, { recursive: true });
@@ -364,9 +401,24 @@ Subsystem sftp /usr/lib/openssh/sftp-server
 
   async run(cmd: string): Promise<{ code: number; stdout: string; stderr: string }> {
     if (!this.state.initPid || !pidAlive(this.state.initPid)) throw new Error(`test node ${this.name} is not running`);
-    return run('nsenter', ['-t', String(this.state.initPid), '-n', '-m', '-u', '-p', '--', '/usr/bin/env', '-i',
-      'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', 'USER=root', 'LANG=C.UTF-8',
-      '/bin/bash', '-c', cmd]);
+    return run('nsenter', [
+      '-t',
+      String(this.state.initPid),
+      '-n',
+      '-m',
+      '-u',
+      '-p',
+      '--',
+      '/usr/bin/env',
+      '-i',
+      'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      'HOME=/root',
+      'USER=root',
+      'LANG=C.UTF-8',
+      '/bin/bash',
+      '-c',
+      cmd,
+    ]);
   }
 
   file(path: string): string | undefined {
@@ -382,10 +434,13 @@ Subsystem sftp /usr/lib/openssh/sftp-server
   restarts(): string[] {
     const f = join(this.root, 'var-lib', 'standin', 'systemctl.log');
     if (!existsSync(f)) return [];
-    return readFileSync(f, 'utf8').split('\n').filter(Boolean).flatMap((l) => {
-      const [verb, unit] = l.split(/\s+/);
-      return verb === 'restart' || verb === 'reload' ? [unit.replace(/\.service$/, '')] : [];
-    });
+    return readFileSync(f, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .flatMap((l) => {
+        const [verb, unit] = l.split(/\s+/);
+        return verb === 'restart' || verb === 'reload' ? [unit.replace(/\.service$/, '')] : [];
+      });
   }
 
   /**

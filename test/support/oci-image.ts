@@ -40,7 +40,14 @@ export function makeOciImage(dir: string, text: string): void {
       join(dir, 'index.json'),
       JSON.stringify({
         schemaVersion: 2,
-        manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${sha256(manifest)}`, size: manifest.length, annotations: { 'org.opencontainers.image.ref.name': 'v1' } }],
+        manifests: [
+          {
+            mediaType: 'application/vnd.oci.image.manifest.v1+json',
+            digest: `sha256:${sha256(manifest)}`,
+            size: manifest.length,
+            annotations: { 'org.opencontainers.image.ref.name': 'v1' },
+          },
+        ],
       }),
     );
   } finally {

@@ -20,10 +20,27 @@ export interface TestPki {
 }
 
 function selfSigned(dir: string, name: string, subject: string): void {
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.crt`), '-days', '2', '-subj', subject,
-  ], { stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(dir, `${name}.key`),
+      '-out',
+      join(dir, `${name}.crt`),
+      '-days',
+      '2',
+      '-subj',
+      subject,
+    ],
+    { stdio: 'pipe' },
+  );
 }
 
 export function makeTestPki(): TestPki {
@@ -59,17 +76,35 @@ export interface ServingPki {
 export function makeServingPki(dir: string, sans: { ips: string[]; dns: string[] }, commonName = 'vnfm test server'): ServingPki {
   const p = (f: string) => join(dir, f);
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  execFileSync('openssl', [
-    'req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.crt'), '-days', '2', '-subj', '/CN=vnfm test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
-  ], { stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      p('ca.key'),
+      '-out',
+      p('ca.crt'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=vnfm test CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+    ],
+    { stdio: 'pipe' },
+  );
   execFileSync('openssl', ['req', '-new', ...ec, '-keyout', p('server.key'), '-out', p('server.csr'), '-subj', `/CN=${commonName}`], { stdio: 'pipe' });
   const altNames = [...sans.ips.map((ip) => `IP:${ip}`), ...sans.dns.map((d) => `DNS:${d}`)].join(',');
   writeFileSync(p('server.ext'), `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${altNames}\n`);
-  execFileSync('openssl', [
-    'x509', '-req', '-in', p('server.csr'), '-CA', p('ca.crt'), '-CAkey', p('ca.key'), '-CAcreateserial',
-    '-days', '2', '-out', p('server.crt'), '-extfile', p('server.ext'),
-  ], { stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    ['x509', '-req', '-in', p('server.csr'), '-CA', p('ca.crt'), '-CAkey', p('ca.key'), '-CAcreateserial', '-days', '2', '-out', p('server.crt'), '-extfile', p('server.ext')],
+    { stdio: 'pipe' },
+  );
   return { caCertPath: p('ca.crt'), caKeyPath: p('ca.key'), certPath: p('server.crt'), keyPath: p('server.key'), caCert: readFileSync(p('ca.crt'), 'utf8') };
 }
 

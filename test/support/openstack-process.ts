@@ -71,9 +71,7 @@ export function runTool(command: string, args: string[], opts: RunOptions): Prom
         return;
       }
       const stderr = Buffer.concat(errOut).toString('utf8').split('\n').slice(-20).join('\n');
-      void opts.logTails(opts.dir).then((tails) =>
-        reject(new Error(`${command} ${args.join(' ')} failed (${signal ?? `exit code ${code}`}):\n${stderr}\n${tails}`)),
-      );
+      void opts.logTails(opts.dir).then((tails) => reject(new Error(`${command} ${args.join(' ')} failed (${signal ?? `exit code ${code}`}):\n${stderr}\n${tails}`)));
     });
     child.stdin.end(opts.input ?? '');
   });

@@ -46,14 +46,18 @@ export function packageVariant(sample: string, v: Variant): string {
   const metaPath = join(dir, 'TOSCA-Metadata', 'TOSCA.meta');
   for (const [path] of v.add ?? []) appendFileSync(metaPath, `\nName: ${path}\nContent-Type: application/yaml\nAlgorithm: SHA-256\nHash: 0\n`);
   const meta = readFileSync(metaPath, 'utf8').replace(/Name: (\S+)\n((?:(?!Hash:).*\n)*?)Hash: [0-9a-f]+/g, (_m, name: string, mid: string) => {
-    const hash = createHash('sha256').update(readFileSync(join(dir, name))).digest('hex');
+    const hash = createHash('sha256')
+      .update(readFileSync(join(dir, name)))
+      .digest('hex');
     return `Name: ${name}\n${mid}Hash: ${hash}`;
   });
   writeFileSync(metaPath, meta);
   // A SOL004 manifest at the root lists hashes too (`Source:` … `Hash:`).
   for (const mf of readdirSync(dir).filter((n) => n.endsWith('.mf'))) {
     const text = readFileSync(join(dir, mf), 'utf8').replace(/Source: (\S+)\n((?:(?!Hash:).*\n)*?)Hash: [0-9a-f]+/g, (_m, name: string, mid: string) => {
-      const hash = createHash('sha256').update(readFileSync(join(dir, name))).digest('hex');
+      const hash = createHash('sha256')
+        .update(readFileSync(join(dir, name)))
+        .digest('hex');
       return `Source: ${name}\n${mid}Hash: ${hash}`;
     });
     writeFileSync(join(dir, mf), text);

@@ -34,7 +34,11 @@ export interface PgServer {
 
 function pgBin(): string {
   const base = '/usr/lib/postgresql';
-  const versions = existsSync(base) ? readdirSync(base).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = existsSync(base)
+    ? readdirSync(base)
+        .filter((v) => /^\d+$/.test(v))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   if (!versions[0]) throw new Error('PostgreSQL is not installed (/usr/lib/postgresql/<version>/bin): apt-get install postgresql');
   return join(base, versions[0], 'bin');
 }
@@ -87,9 +91,28 @@ export async function startPostgres(): Promise<PgServer> {
     const child = spawn(
       join(bin, 'postgres'),
       [
-        '-D', data, '-p', String(port), '-k', dir,
-        '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
-        '-c', 'ssl=on', '-c', `ssl_cert_file=${pki.certPath}`, '-c', `ssl_key_file=${pki.keyPath}`, '-c', 'max_connections=100',
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'ssl=on',
+        '-c',
+        `ssl_cert_file=${pki.certPath}`,
+        '-c',
+        `ssl_key_file=${pki.keyPath}`,
+        '-c',
+        'max_connections=100',
       ],
       { stdio: ['ignore', 'ignore', 'pipe'], ...(as ?? {}) },
     );

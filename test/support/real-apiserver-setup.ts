@@ -27,7 +27,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const t0 = Date.now();
   const errors: string[] = [];
   const cluster = await startRealCluster({ onKubeletError: (err) => void errors.push(err.message) });
-  process.stderr.write(`real API server tier: kube-apiserver ${cluster.gitVersion} with kube-controller-manager, etcd and a stand-in kubelet ready in ${((Date.now() - t0) / 1000).toFixed(1)} s at ${cluster.server}\n`);
+  process.stderr.write(
+    `real API server tier: kube-apiserver ${cluster.gitVersion} with kube-controller-manager, etcd and a stand-in kubelet ready in ${((Date.now() - t0) / 1000).toFixed(1)} s at ${cluster.server}\n`,
+  );
   project.provide('realCluster', {
     kubeconfigPath: cluster.kubeconfigPath,
     server: cluster.server,

@@ -49,13 +49,21 @@ export function realApiServerBinaries(sourceDir = process.env[KUBE_APISERVER_DIR
   if (!sourceDir) return undefined;
   const cache = join(tmpdir(), `vnfm-kube-bin-${process.getuid?.() ?? 0}`);
   mkdirSync(cache, { recursive: true, mode: 0o700 });
-  const binDir = join(cache, Object.values(BINARY_SHA256).map((s) => s.slice(0, 12)).join('-'));
+  const binDir = join(
+    cache,
+    Object.values(BINARY_SHA256)
+      .map((s) => s.slice(0, 12))
+      .join('-'),
+  );
   mkdirSync(binDir, { recursive: true, mode: 0o700 });
   for (const [name, sum] of Object.entries(BINARY_SHA256)) {
     const target = join(binDir, name);
     if (existsSync(target)) continue;
     const xz = join(sourceDir, `${name}.xz`);
-    if (!existsSync(xz)) throw new Error(`${KUBE_APISERVER_DIR_ENV}=${sourceDir}: ${name}.xz not found there; point it at the directory holding kube-apiserver.xz and kube-controller-manager.xz, or unset it`);
+    if (!existsSync(xz))
+      throw new Error(
+        `${KUBE_APISERVER_DIR_ENV}=${sourceDir}: ${name}.xz not found there; point it at the directory holding kube-apiserver.xz and kube-controller-manager.xz, or unset it`,
+      );
     const partial = `${target}.${process.pid}.partial`;
     const fd = openSync(partial, 'w', 0o700);
     const xzRun = spawnSync('xz', ['-dc', xz], { stdio: ['ignore', fd, 'pipe'] });
@@ -171,7 +179,7 @@ async function startOnce(opts: RealClusterOptions): Promise<RealCluster> {
   const binDir = opts.binDir ?? realApiServerBinaries();
   if (!binDir) throw new Error(`${KUBE_APISERVER_DIR_ENV} is not set: it names the directory of kube-apiserver.xz and kube-controller-manager.xz`);
   if (spawnSync('etcd', ['--version'], { stdio: 'ignore' }).error) {
-    throw new Error('etcd is not on PATH: install Debian\'s etcd-server (sudo bash test/support/install-debian-deps.sh), or unset ' + KUBE_APISERVER_DIR_ENV);
+    throw new Error("etcd is not on PATH: install Debian's etcd-server (sudo bash test/support/install-debian-deps.sh), or unset " + KUBE_APISERVER_DIR_ENV);
   }
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 120_000);
   const dir = mkdtempSync(join(tmpdir(), 'vnfm-real-k8s-'));
@@ -233,7 +241,11 @@ async function startOnce(opts: RealClusterOptions): Promise<RealCluster> {
   }
 
   try {
-    const pki = makeServingPki(dir, { ips: ['127.0.0.1', SERVICE_FIRST_IP], dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'] }, 'kube-apiserver');
+    const pki = makeServingPki(
+      dir,
+      { ips: ['127.0.0.1', SERVICE_FIRST_IP], dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'] },
+      'kube-apiserver',
+    );
     const sa = makeRsaKeyPair(dir, 'service-account');
     const adminToken = randomBytes(24).toString('hex');
     const kcmToken = randomBytes(24).toString('hex');
@@ -243,34 +255,56 @@ async function startOnce(opts: RealClusterOptions): Promise<RealCluster> {
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const peerUrl = `http://127.0.0.1:${peerPort}`;
     const etcd = start('etcd', 'etcd', [
-      '--name', 'vnfm-test',
-      '--data-dir', etcdData,
-      '--listen-client-urls', etcdUrl,
-      '--advertise-client-urls', etcdUrl,
-      '--listen-peer-urls', peerUrl,
-      '--initial-advertise-peer-urls', peerUrl,
-      '--initial-cluster', `vnfm-test=${peerUrl}`,
-      '--initial-cluster-state', 'new',
+      '--name',
+      'vnfm-test',
+      '--data-dir',
+      etcdData,
+      '--listen-client-urls',
+      etcdUrl,
+      '--advertise-client-urls',
+      etcdUrl,
+      '--listen-peer-urls',
+      peerUrl,
+      '--initial-advertise-peer-urls',
+      peerUrl,
+      '--initial-cluster',
+      `vnfm-test=${peerUrl}`,
+      '--initial-cluster-state',
+      'new',
     ]);
     await until(etcd, 'etcd answered /health', () => httpHealth(`${etcdUrl}/health`));
 
     const server = `https://127.0.0.1:${apiPort}`;
     const endpoint: KubeEndpoint = { server, token: adminToken, caPem: pki.caCert };
     const apiserver = start('kube-apiserver', join(binDir, 'kube-apiserver'), [
-      '--etcd-servers', etcdUrl,
-      '--bind-address', '127.0.0.1',
-      '--advertise-address', '127.0.0.1',
-      '--secure-port', String(apiPort),
-      '--endpoint-reconciler-type', 'none',
-      '--tls-cert-file', pki.certPath,
-      '--tls-private-key-file', pki.keyPath,
-      '--client-ca-file', pki.caCertPath,
-      '--token-auth-file', join(dir, 'tokens.csv'),
-      '--authorization-mode', 'RBAC',
-      '--service-account-issuer', 'https://kubernetes.default.svc.cluster.local',
-      '--service-account-key-file', sa.pubPath,
-      '--service-account-signing-key-file', sa.keyPath,
-      '--service-cluster-ip-range', SERVICE_CIDR,
+      '--etcd-servers',
+      etcdUrl,
+      '--bind-address',
+      '127.0.0.1',
+      '--advertise-address',
+      '127.0.0.1',
+      '--secure-port',
+      String(apiPort),
+      '--endpoint-reconciler-type',
+      'none',
+      '--tls-cert-file',
+      pki.certPath,
+      '--tls-private-key-file',
+      pki.keyPath,
+      '--client-ca-file',
+      pki.caCertPath,
+      '--token-auth-file',
+      join(dir, 'tokens.csv'),
+      '--authorization-mode',
+      'RBAC',
+      '--service-account-issuer',
+      'https://kubernetes.default.svc.cluster.local',
+      '--service-account-key-file',
+      sa.pubPath,
+      '--service-account-signing-key-file',
+      sa.keyPath,
+      '--service-cluster-ip-range',
+      SERVICE_CIDR,
       '--allow-privileged=true',
       '--profiling=false',
     ]);
@@ -284,21 +318,31 @@ async function startOnce(opts: RealClusterOptions): Promise<RealCluster> {
     const kcmKubeconfig = join(dir, 'kube-controller-manager.kubeconfig');
     writeFileSync(kcmKubeconfig, kubeconfig(server, pki.caCert, 'system:kube-controller-manager', kcmToken), { mode: 0o600 });
     const kcm = start('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
-      '--kubeconfig', kcmKubeconfig,
-      '--bind-address', '127.0.0.1',
-      '--secure-port', '0',
+      '--kubeconfig',
+      kcmKubeconfig,
+      '--bind-address',
+      '127.0.0.1',
+      '--secure-port',
+      '0',
       '--leader-elect=false',
       '--use-service-account-credentials=true',
-      '--service-account-private-key-file', sa.keyPath,
-      '--root-ca-file', pki.caCertPath,
-      '--cluster-signing-cert-file', pki.caCertPath,
-      '--cluster-signing-key-file', pki.caKeyPath,
-      '--service-cluster-ip-range', SERVICE_CIDR,
+      '--service-account-private-key-file',
+      sa.keyPath,
+      '--root-ca-file',
+      pki.caCertPath,
+      '--cluster-signing-cert-file',
+      pki.caCertPath,
+      '--cluster-signing-key-file',
+      pki.caKeyPath,
+      '--service-cluster-ip-range',
+      SERVICE_CIDR,
       // The stand-in kubelet sends no heartbeats: the node lifecycle
       // controller would mark its Nodes unreachable and evict their Pods.
-      '--controllers', '*,-nodelifecycle',
+      '--controllers',
+      '*,-nodelifecycle',
       // Claims bind to the tests' PersistentVolumes within a second, not 15.
-      '--pvclaimbinder-sync-period', '1s',
+      '--pvclaimbinder-sync-period',
+      '1s',
       '--profiling=false',
     ]);
     await until(kcm, 'namespace default had its default ServiceAccount', async () => {

@@ -36,7 +36,18 @@ async function run(): Promise<number> {
     const now = new Date().toISOString();
     const instance = store.instances.get(instanceId!);
     ops.insert(
-      { id: opId, vnfInstanceId: instanceId!, operation: 'SCALE', operationState: 'PROCESSING', stateEnteredTime: now, startTime: now, operationParams: { type: 'SCALE_OUT', aspectId: 'a' } as never, journal: [], isAutomaticInvocation: false, pid: process.pid },
+      {
+        id: opId,
+        vnfInstanceId: instanceId!,
+        operation: 'SCALE',
+        operationState: 'PROCESSING',
+        stateEnteredTime: now,
+        startTime: now,
+        operationParams: { type: 'SCALE_OUT', aspectId: 'a' } as never,
+        journal: [],
+        isAutomaticInvocation: false,
+        pid: process.pid,
+      },
       { vnfPkgId: instance.vnfPkgId, vnfdId: instance.vnfdId, instantiationState: instance.instantiationState },
     );
     ops.takeLock({ vnfInstanceId: instanceId!, opId, acquiredAt: now, ...holderOf(process.pid, host) });

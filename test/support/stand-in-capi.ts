@@ -208,7 +208,12 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
 
   async function removeFinalizer(k: Kind, o: Obj, finalizer: string): Promise<void> {
     const current: string[] = o.metadata.finalizers ?? [];
-    if (current.includes(finalizer)) await setFinalizers(k, o, current.filter((f) => f !== finalizer));
+    if (current.includes(finalizer))
+      await setFinalizers(
+        k,
+        o,
+        current.filter((f) => f !== finalizer),
+      );
   }
 
   async function remove(k: Kind, o: Obj): Promise<void> {
@@ -264,13 +269,20 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
   /** Scale-in order: annotated machines, then the newest. */
   function deletionOrder(machines: Obj[]): Obj[] {
     const marked = (m: Obj): number => (m.metadata.annotations?.[DELETE_MACHINE] !== undefined ? 0 : 1);
-    return [...machines].sort((a, b) => marked(a) - marked(b) || String(b.metadata.creationTimestamp).localeCompare(String(a.metadata.creationTimestamp)) || b.metadata.name.localeCompare(a.metadata.name));
+    return [...machines].sort(
+      (a, b) => marked(a) - marked(b) || String(b.metadata.creationTimestamp).localeCompare(String(a.metadata.creationTimestamp)) || b.metadata.name.localeCompare(a.metadata.name),
+    );
   }
 
   async function createMachine(owner: Obj, ownerKind: Kind, labels: Record<string, string>, annotations: Record<string, string> | undefined, spec: Obj): Promise<void> {
     const machine = kindOf(CAPI, 'Machine');
     if (!machine) return;
-    const metadata: Obj = { name: `${owner.metadata.name}-${randomBytes(3).toString('hex')}`, namespace: owner.metadata.namespace, labels, ownerReferences: [ownerRef(owner, ownerKind)] };
+    const metadata: Obj = {
+      name: `${owner.metadata.name}-${randomBytes(3).toString('hex')}`,
+      namespace: owner.metadata.namespace,
+      labels,
+      ownerReferences: [ownerRef(owner, ownerKind)],
+    };
     if (annotations && Object.keys(annotations).length > 0) metadata.annotations = annotations;
     await api('POST', collection(machine, owner.metadata.namespace), { apiVersion: apiVersionOf(machine), kind: 'Machine', metadata, spec });
   }
@@ -287,19 +299,56 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
     const phase = statusOf(m).phase as string | undefined;
     const base = { observedGeneration: m.metadata.generation, lastUpdated: now() };
     if (!phase) {
-      await writeStatus(k, m, { ...base, phase: 'Pending', bootstrapReady: false, infrastructureReady: false, conditions: conditions(m, [['BootstrapReady', false, 'WaitingForBootstrapData'], ['InfrastructureReady', false, 'WaitingForInfrastructure'], ['Ready', false, 'WaitingForInfrastructure']]) });
+      await writeStatus(k, m, {
+        ...base,
+        phase: 'Pending',
+        bootstrapReady: false,
+        infrastructureReady: false,
+        conditions: conditions(m, [
+          ['BootstrapReady', false, 'WaitingForBootstrapData'],
+          ['InfrastructureReady', false, 'WaitingForInfrastructure'],
+          ['Ready', false, 'WaitingForInfrastructure'],
+        ]),
+      });
     } else if (phase === 'Pending' && after(`${uid}/Pending`)) {
-      await writeStatus(k, m, { ...base, phase: 'Provisioning', bootstrapReady: true, conditions: conditions(m, [['BootstrapReady', true, 'Ready'], ['InfrastructureReady', false, 'WaitingForInfrastructure'], ['Ready', false, 'WaitingForInfrastructure']]) });
+      await writeStatus(k, m, {
+        ...base,
+        phase: 'Provisioning',
+        bootstrapReady: true,
+        conditions: conditions(m, [
+          ['BootstrapReady', true, 'Ready'],
+          ['InfrastructureReady', false, 'WaitingForInfrastructure'],
+          ['Ready', false, 'WaitingForInfrastructure'],
+        ]),
+      });
     } else if (phase === 'Provisioning' && after(`${uid}/Provisioning`)) {
       const octet = parseInt(createHash('sha256').update(uid).digest('hex').slice(0, 4), 16);
-      const addresses = [{ type: 'InternalIP', address: `10.${(octet >> 8) % 250}.${octet % 250}.10` }, { type: 'Hostname', address: m.metadata.name }];
-      await writeStatus(k, m, { ...base, phase: 'Provisioned', infrastructureReady: true, addresses, conditions: conditions(m, [['BootstrapReady', true, 'Ready'], ['InfrastructureReady', true, 'Ready'], ['Ready', false, 'WaitingForNodeRef']]) });
+      const addresses = [
+        { type: 'InternalIP', address: `10.${(octet >> 8) % 250}.${octet % 250}.10` },
+        { type: 'Hostname', address: m.metadata.name },
+      ];
+      await writeStatus(k, m, {
+        ...base,
+        phase: 'Provisioned',
+        infrastructureReady: true,
+        addresses,
+        conditions: conditions(m, [
+          ['BootstrapReady', true, 'Ready'],
+          ['InfrastructureReady', true, 'Ready'],
+          ['Ready', false, 'WaitingForNodeRef'],
+        ]),
+      });
     } else if (phase === 'Provisioned' && after(`${uid}/Provisioned`)) {
       await writeStatus(k, m, {
         ...base,
         phase: 'Running',
         nodeRef: { apiVersion: 'v1', kind: 'Node', name: m.metadata.name },
-        conditions: conditions(m, [['BootstrapReady', true, 'Ready'], ['InfrastructureReady', true, 'Ready'], ['NodeHealthy', true, 'NodeHealthy'], ['Ready', true, 'Ready']]),
+        conditions: conditions(m, [
+          ['BootstrapReady', true, 'Ready'],
+          ['InfrastructureReady', true, 'Ready'],
+          ['NodeHealthy', true, 'NodeHealthy'],
+          ['Ready', true, 'Ready'],
+        ]),
       });
     }
   }
@@ -314,7 +363,12 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
     const clusterName = String(spec.clusterName ?? ms.metadata.labels?.[CLUSTER_NAME] ?? '');
     const active = machinesOwnedBy(ms).filter((m) => !deleting(m));
     if (active.length < desired) {
-      const labels: Record<string, string> = { ...(template.metadata?.labels ?? {}), ...(spec.selector?.matchLabels ?? {}), [CLUSTER_NAME]: clusterName, [SET_NAME]: ms.metadata.name };
+      const labels: Record<string, string> = {
+        ...(template.metadata?.labels ?? {}),
+        ...(spec.selector?.matchLabels ?? {}),
+        [CLUSTER_NAME]: clusterName,
+        [SET_NAME]: ms.metadata.name,
+      };
       const deployment = ms.metadata.labels?.[DEPLOYMENT_NAME];
       if (deployment) labels[DEPLOYMENT_NAME] = deployment;
       for (let i = active.length; i < desired; i++) await createMachine(ms, k, labels, template.metadata?.annotations, { ...(template.spec ?? {}), clusterName });
@@ -330,7 +384,10 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
       availableReplicas: ready,
       observedGeneration: ms.metadata.generation,
       selector: selectorString(spec.selector?.matchLabels ?? {}),
-      conditions: conditions(ms, [['Ready', ready === desired && kept.length === desired, ready === desired ? 'Ready' : 'ScalingUp'], ['MachinesCreated', true, 'MachinesCreated']]),
+      conditions: conditions(ms, [
+        ['Ready', ready === desired && kept.length === desired, ready === desired ? 'Ready' : 'ScalingUp'],
+        ['MachinesCreated', true, 'MachinesCreated'],
+      ]),
     });
   }
 
@@ -343,7 +400,10 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
     const desired = Number(spec.replicas ?? 1);
     const clusterName = String(spec.clusterName ?? md.metadata.labels?.[CLUSTER_NAME] ?? '');
     const template: Obj = structuredClone(spec.template ?? {});
-    const hash = createHash('sha256').update(JSON.stringify({ labels: template.metadata?.labels ?? {}, spec: template.spec ?? {} })).digest('hex').slice(0, 10);
+    const hash = createHash('sha256')
+      .update(JSON.stringify({ labels: template.metadata?.labels ?? {}, spec: template.spec ?? {} }))
+      .digest('hex')
+      .slice(0, 10);
     const selectorLabels = { ...(spec.selector?.matchLabels ?? {}), [CLUSTER_NAME]: clusterName, [DEPLOYMENT_NAME]: md.metadata.name };
     const owned = list(CAPI, 'MachineSet').filter((ms) => ms.metadata.namespace === md.metadata.namespace && controllerUid(ms) === md.metadata.uid);
     const current = owned.find((ms) => ms.metadata.labels?.[TEMPLATE_HASH] === hash && !deleting(ms));
@@ -352,12 +412,18 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
       const labels = { ...selectorLabels, [TEMPLATE_HASH]: hash };
       template.metadata = { ...(template.metadata ?? {}), labels: { ...(template.metadata?.labels ?? {}), ...labels } };
       template.spec = { ...(template.spec ?? {}), clusterName };
-      await api('POST', collection(setKind, md.metadata.namespace), {
-        apiVersion: apiVersionOf(setKind),
-        kind: 'MachineSet',
-        metadata: { name: `${md.metadata.name}-${hash.slice(0, 5)}`, namespace: md.metadata.namespace, labels, ownerReferences: [ownerRef(md, k)] },
-        spec: { clusterName, replicas: desired, selector: { matchLabels: labels }, template },
-      }, undefined, [409]);
+      await api(
+        'POST',
+        collection(setKind, md.metadata.namespace),
+        {
+          apiVersion: apiVersionOf(setKind),
+          kind: 'MachineSet',
+          metadata: { name: `${md.metadata.name}-${hash.slice(0, 5)}`, namespace: md.metadata.namespace, labels, ownerReferences: [ownerRef(md, k)] },
+          spec: { clusterName, replicas: desired, selector: { matchLabels: labels }, template },
+        },
+        undefined,
+        [409],
+      );
     } else if (Number(specOf(current).replicas ?? 1) !== desired) {
       await api('PATCH', pathOf(setKind, current), { spec: { replicas: desired } }, 'application/merge-patch+json', [404]);
     }
@@ -380,7 +446,10 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
       phase,
       selector: selectorString(selectorLabels),
       observedGeneration: md.metadata.generation,
-      conditions: conditions(md, [['Ready', ok, ok ? 'Ready' : phase], ['Available', ready >= desired, ready >= desired ? 'Available' : 'WaitingForAvailableMachines']]),
+      conditions: conditions(md, [
+        ['Ready', ok, ok ? 'Ready' : phase],
+        ['Available', ready >= desired, ready >= desired ? 'Available' : 'WaitingForAvailableMachines'],
+      ]),
     });
   }
 
@@ -406,7 +475,12 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
       const active = machinesOwnedBy(cp).filter((m) => !deleting(m));
       const outdated = active.filter((m) => specOf(m).version !== version);
       const labels = { [CLUSTER_NAME]: clusterName, [CONTROL_PLANE_LABEL]: '', [CONTROL_PLANE_NAME]: cp.metadata.name };
-      const machineSpec: Obj = { clusterName, bootstrap: { dataSecretName: `${cp.metadata.name}-bootstrap` }, infrastructureRef: structuredClone(infraRef), ...(version ? { version } : {}) };
+      const machineSpec: Obj = {
+        clusterName,
+        bootstrap: { dataSecretName: `${cp.metadata.name}-bootstrap` },
+        infrastructureRef: structuredClone(infraRef),
+        ...(version ? { version } : {}),
+      };
       if (active.length < desired) await createMachine(cp, k, labels, undefined, machineSpec);
       else if (active.length > desired) await remove(kindOf(CAPI, 'Machine')!, deletionOrder(outdated.length > 0 ? outdated : active)[0]!);
       // One at a time, the new machine first: the control plane keeps its quorum.
@@ -428,7 +502,10 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
       ...(version ? { version } : {}),
       selector: `${CLUSTER_NAME}=${clusterName},${CONTROL_PLANE_LABEL}`,
       observedGeneration: cp.metadata.generation,
-      conditions: conditions(cp, [['Available', ready > 0, ready > 0 ? 'Available' : 'WaitingForMachines'], ['Ready', ready === desired && upToDate === desired, ready === desired ? 'Ready' : 'ScalingUp']]),
+      conditions: conditions(cp, [
+        ['Available', ready > 0, ready > 0 ? 'Available' : 'WaitingForMachines'],
+        ['Ready', ready === desired && upToDate === desired, ready === desired ? 'Ready' : 'ScalingUp'],
+      ]),
     });
   }
 
@@ -436,7 +513,11 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
 
   async function reconcileProvider(k: Kind, o: Obj): Promise<void> {
     if (deleting(o) || statusOf(o).ready === true || !after(`${o.metadata.uid}/Provisioning`)) return;
-    await writeStatus(k, o, { ready: true, conditions: conditions(o, [['Ready', true, 'Ready']]), ...(k.group === BOOTSTRAP ? { dataSecretName: `${o.metadata.name}-bootstrap` } : {}) });
+    await writeStatus(k, o, {
+      ready: true,
+      conditions: conditions(o, [['Ready', true, 'Ready']]),
+      ...(k.group === BOOTSTRAP ? { dataSecretName: `${o.metadata.name}-bootstrap` } : {}),
+    });
   }
 
   // ---- Cluster ----
@@ -446,14 +527,24 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
     const account = `${cluster.metadata.namespace}-${cluster.metadata.name}`.slice(0, 63);
     await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ACCOUNTS_NAMESPACE } }, undefined, [409]);
     await api('POST', `/api/v1/namespaces/${ACCOUNTS_NAMESPACE}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: account } }, undefined, [409]);
-    await api('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: `${ACCOUNTS_NAMESPACE}-${account}` },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: account, namespace: ACCOUNTS_NAMESPACE }],
-    }, undefined, [409]);
-    const issued = await api('POST', `/api/v1/namespaces/${ACCOUNTS_NAMESPACE}/serviceaccounts/${account}/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 86400 } });
+    await api(
+      'POST',
+      '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: `${ACCOUNTS_NAMESPACE}-${account}` },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+        subjects: [{ kind: 'ServiceAccount', name: account, namespace: ACCOUNTS_NAMESPACE }],
+      },
+      undefined,
+      [409],
+    );
+    const issued = await api('POST', `/api/v1/namespaces/${ACCOUNTS_NAMESPACE}/serviceaccounts/${account}/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 86400 },
+    });
     const target = new URL(endpoint.server);
     const sockets = new Set<Socket>();
     const server = createServer((client) => {
@@ -520,7 +611,13 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
     const refs: Obj[] = obj.metadata.ownerReferences ?? [];
     if (deleting(obj) || refs.some((r) => r.uid === cluster.metadata.uid)) return;
     const ref = { apiVersion: apiVersionOf(k), kind: 'Cluster', name: cluster.metadata.name, uid: cluster.metadata.uid };
-    await api('PATCH', pathOf(kind, obj), { metadata: { ownerReferences: [...refs, ref], resourceVersion: obj.metadata.resourceVersion } }, 'application/merge-patch+json', [404, 409]);
+    await api(
+      'PATCH',
+      pathOf(kind, obj),
+      { metadata: { ownerReferences: [...refs, ref], resourceVersion: obj.metadata.resourceVersion } },
+      'application/merge-patch+json',
+      [404, 409],
+    );
   }
 
   /** What a Cluster's deletion removes first. */
@@ -531,7 +628,8 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
       const kind = kindOf(CAPI, name);
       if (!kind) continue;
       for (const obj of list(CAPI, name)) {
-        if (obj.metadata.namespace === ns && (obj.metadata.labels?.[CLUSTER_NAME] === cluster.metadata.name || specOf(obj).clusterName === cluster.metadata.name)) found.push({ kind, obj });
+        if (obj.metadata.namespace === ns && (obj.metadata.labels?.[CLUSTER_NAME] === cluster.metadata.name || specOf(obj).clusterName === cluster.metadata.name))
+          found.push({ kind, obj });
       }
     }
     for (const field of ['controlPlaneRef', 'infrastructureRef']) {
@@ -571,7 +669,9 @@ export async function startStandInCapi(endpoint: KubeEndpoint, opts: StandInCapi
       if (!spec.controlPlaneEndpoint?.host) {
         const url = new URL(e.url);
         // The status written next observes the generation this change makes.
-        cluster = (await api('PATCH', pathOf(k, cluster), { spec: { controlPlaneEndpoint: { host: url.hostname, port: Number(url.port) } } }, 'application/merge-patch+json', [404])) ?? cluster;
+        cluster =
+          (await api('PATCH', pathOf(k, cluster), { spec: { controlPlaneEndpoint: { host: url.hostname, port: Number(url.port) } } }, 'application/merge-patch+json', [404])) ??
+          cluster;
       }
     }
     const missing = (spec.infrastructureRef && !infra?.obj) || (spec.controlPlaneRef && !cp?.obj);

@@ -156,7 +156,9 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
       if (!owner) return false;
       const [group, version] = owner.apiVersion.includes('/') ? owner.apiVersion.split('/') : ['', owner.apiVersion];
       const plural = `${owner.kind.toLowerCase()}s`;
-      const path = group ? `/apis/${group}/${version}/namespaces/${o.metadata.namespace}/${plural}/${owner.name}` : `/api/${version}/namespaces/${o.metadata.namespace}/${plural}/${owner.name}`;
+      const path = group
+        ? `/apis/${group}/${version}/namespaces/${o.metadata.namespace}/${plural}/${owner.name}`
+        : `/api/${version}/namespaces/${o.metadata.namespace}/${plural}/${owner.name}`;
       const got = await kubeRequest(endpoint, 'GET', path);
       // An owner of a kind this cannot name by its plural: compare by reference.
       obj = got.status === 200 ? got.json : { kind: owner.kind, metadata: { name: owner.name, namespace: o.metadata.namespace } };
@@ -374,8 +376,7 @@ export function nodeFits(pod: any, node: { name: string; labels: Record<string, 
   };
   return terms.some(
     (t) =>
-      (t.matchExpressions ?? []).every((r: any) => matches(r, node.labels[r.key])) &&
-      (t.matchFields ?? []).every((r: any) => r.key === 'metadata.name' && matches(r, node.name)),
+      (t.matchExpressions ?? []).every((r: any) => matches(r, node.labels[r.key])) && (t.matchFields ?? []).every((r: any) => r.key === 'metadata.name' && matches(r, node.name)),
   );
 }
 

@@ -40,7 +40,18 @@ async function run(): Promise<void> {
   ops.exclusive(() => {
     const instance = store.instances.get(instanceId);
     ops.insert(
-      { id: opId, vnfInstanceId: instanceId, operation: 'SCALE', operationState: 'PROCESSING', stateEnteredTime: now(), startTime: now(), operationParams: {} as never, journal: [], isAutomaticInvocation: false, pid: process.pid },
+      {
+        id: opId,
+        vnfInstanceId: instanceId,
+        operation: 'SCALE',
+        operationState: 'PROCESSING',
+        stateEnteredTime: now(),
+        startTime: now(),
+        operationParams: {} as never,
+        journal: [],
+        isAutomaticInvocation: false,
+        pid: process.pid,
+      },
       { vnfPkgId: instance.vnfPkgId, vnfdId: instance.vnfdId, instantiationState: instance.instantiationState },
     );
     ops.takeLock({ vnfInstanceId: instanceId, opId, acquiredAt: now(), pid: process.pid, hostId: 'writer-host', startTime: '1' });

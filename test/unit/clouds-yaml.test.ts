@@ -87,27 +87,200 @@ const bad: BadCase[] = [
   { name: 'no clouds key', clouds: () => ({ lab: {} }), field: 'clouds', problem: 'is missing', hint: 'top-level clouds:' },
   { name: 'unknown cloud', clouds: baseClouds, cloud: 'prod', field: 'clouds', problem: 'has no cloud named "prod"; clouds: "lab", "edge"', hint: 'pick one of: lab, edge' },
   { name: 'entry not a mapping', clouds: () => ({ clouds: { lab: 'x' } }), field: 'clouds.lab', problem: 'must be a mapping, not a string', hint: 'indent' },
-  { name: 'auth_url missing', clouds: withLab((l) => { delete l.auth.auth_url; }), field: 'clouds.lab.auth.auth_url', problem: 'is missing', hint: 'Keystone endpoint' },
-  { name: 'auth_url without scheme', clouds: withLab((l) => { l.auth.auth_url = 'keystone:5000/v3'; }), field: 'clouds.lab.auth.auth_url', problem: 'is not an http(s):// URL with a host', hint: 'with its scheme' },
-  { name: 'password missing', clouds: withLab((l) => { delete l.auth.password; }), field: 'clouds.lab.auth.password', problem: 'is missing', hint: 'secure.yaml' },
-  { name: 'password not a string', clouds: withLab((l) => { l.auth.password = ['a']; }), field: 'clouds.lab.auth.password', problem: 'must be a string, not a list', hint: 'quote' },
-  { name: 'bad password in secure.yaml', clouds: baseClouds, secure: { clouds: { lab: { auth: { password: { nested: 1 } } } } }, blame: 'secure', field: 'clouds.lab.auth.password', problem: 'must be a string, not a mapping', hint: 'quote' },
-  { name: 'user missing', clouds: withLab((l) => { delete l.auth.username; }), field: 'clouds.lab.auth.username', problem: 'is missing (and so is user_id)', hint: 'user_domain_name' },
-  { name: 'user domain missing', clouds: withLab((l) => { delete l.auth.user_domain_name; }), field: 'clouds.lab.auth.user_domain_name', problem: 'needs the domain of user "admin"', hint: 'often Default' },
-  { name: 'project missing', clouds: withLab((l) => { delete l.auth.project_name; }), field: 'clouds.lab.auth.project_name', problem: 'VNFs are deployed into a project', hint: 'project_id' },
-  { name: 'project domain missing', clouds: withLab((l) => { delete l.auth.project_domain_name; }), field: 'clouds.lab.auth.project_domain_name', problem: 'domain of project "vnf"', hint: 'project_domain_id' },
-  { name: 'unsupported auth_type', clouds: withLab((l) => { l.auth_type = 'v3oidcpassword'; }), field: 'clouds.lab.auth_type', problem: '"v3oidcpassword" is not supported', hint: 'application credential' },
-  { name: 'password type with an application credential', clouds: withLab((l) => { l.auth = { auth_url: 'https://k.test/v3', application_credential_id: 'id1', application_credential_secret: 's' }; }), field: 'clouds.lab.auth_type', problem: 'auth holds an application credential', hint: 'auth_type: v3applicationcredential' },
-  { name: 'application credential without secret', clouds: withLab((l) => { l.auth_type = 'v3applicationcredential'; l.auth = { auth_url: 'https://k.test/v3', application_credential_id: 'id1' }; }), field: 'clouds.lab.auth.application_credential_secret', problem: 'is missing', hint: 'secure.yaml' },
-  { name: 'application credential without id or name', clouds: withLab((l) => { l.auth_type = 'v3applicationcredential'; l.auth = { auth_url: 'https://k.test/v3', application_credential_secret: 's' }; }), field: 'clouds.lab.auth.application_credential_id', problem: 'is missing (and so is application_credential_name)', hint: 'openstack application credential show' },
-  { name: 'application credential by name without its user', clouds: withLab((l) => { l.auth_type = 'v3applicationcredential'; l.auth = { auth_url: 'https://k.test/v3', application_credential_name: 'vnfm', application_credential_secret: 's' }; }), field: 'clouds.lab.auth.username', problem: 'is missing', hint: 'user_id' },
-  { name: 'cacert file missing', clouds: withLab((l) => { l.cacert = 'certs/ca.pem'; }), field: 'clouds.lab.cacert', problem: 'certs/ca.pem, which does not exist', hint: 'current directory' },
-  { name: 'cacert not PEM', clouds: withLab((l) => { l.cacert = 'ca.pem'; }), files: { 'ca.pem': 'hello' }, field: 'clouds.lab.cacert', problem: 'is not a PEM certificate: contains no -----BEGIN CERTIFICATE----- block', hint: 'PEM file of the CA' },
-  { name: 'cacert holds a private key', clouds: withLab((l) => { l.cacert = 'ca.pem'; }), files: { 'ca.pem': 'KEY' }, field: 'clouds.lab.cacert', problem: 'PRIVATE KEY', hint: 'PEM file of the CA' },
-  { name: 'verify is a string', clouds: withLab((l) => { l.verify = 'no'; }), field: 'clouds.lab.verify', problem: 'must be true or false, not a string', hint: 'verify: false' },
-  { name: 'Keystone v2', clouds: withLab((l) => { l.identity_api_version = 2; }), field: 'clouds.lab.identity_api_version', problem: 'Keystone v3 only', hint: 'identity_api_version: 3' },
-  { name: 'unknown interface', clouds: withLab((l) => { l.interface = 'private'; }), field: 'clouds.lab.interface', problem: 'expected public, internal or admin', hint: 'interface: public' },
-  { name: 'client TLS certificate', clouds: withLab((l) => { l.cert = '/x.pem'; }), field: 'clouds.lab.cert', problem: 'TLS client certificate', hint: 'application credential' },
+  {
+    name: 'auth_url missing',
+    clouds: withLab((l) => {
+      delete l.auth.auth_url;
+    }),
+    field: 'clouds.lab.auth.auth_url',
+    problem: 'is missing',
+    hint: 'Keystone endpoint',
+  },
+  {
+    name: 'auth_url without scheme',
+    clouds: withLab((l) => {
+      l.auth.auth_url = 'keystone:5000/v3';
+    }),
+    field: 'clouds.lab.auth.auth_url',
+    problem: 'is not an http(s):// URL with a host',
+    hint: 'with its scheme',
+  },
+  {
+    name: 'password missing',
+    clouds: withLab((l) => {
+      delete l.auth.password;
+    }),
+    field: 'clouds.lab.auth.password',
+    problem: 'is missing',
+    hint: 'secure.yaml',
+  },
+  {
+    name: 'password not a string',
+    clouds: withLab((l) => {
+      l.auth.password = ['a'];
+    }),
+    field: 'clouds.lab.auth.password',
+    problem: 'must be a string, not a list',
+    hint: 'quote',
+  },
+  {
+    name: 'bad password in secure.yaml',
+    clouds: baseClouds,
+    secure: { clouds: { lab: { auth: { password: { nested: 1 } } } } },
+    blame: 'secure',
+    field: 'clouds.lab.auth.password',
+    problem: 'must be a string, not a mapping',
+    hint: 'quote',
+  },
+  {
+    name: 'user missing',
+    clouds: withLab((l) => {
+      delete l.auth.username;
+    }),
+    field: 'clouds.lab.auth.username',
+    problem: 'is missing (and so is user_id)',
+    hint: 'user_domain_name',
+  },
+  {
+    name: 'user domain missing',
+    clouds: withLab((l) => {
+      delete l.auth.user_domain_name;
+    }),
+    field: 'clouds.lab.auth.user_domain_name',
+    problem: 'needs the domain of user "admin"',
+    hint: 'often Default',
+  },
+  {
+    name: 'project missing',
+    clouds: withLab((l) => {
+      delete l.auth.project_name;
+    }),
+    field: 'clouds.lab.auth.project_name',
+    problem: 'VNFs are deployed into a project',
+    hint: 'project_id',
+  },
+  {
+    name: 'project domain missing',
+    clouds: withLab((l) => {
+      delete l.auth.project_domain_name;
+    }),
+    field: 'clouds.lab.auth.project_domain_name',
+    problem: 'domain of project "vnf"',
+    hint: 'project_domain_id',
+  },
+  {
+    name: 'unsupported auth_type',
+    clouds: withLab((l) => {
+      l.auth_type = 'v3oidcpassword';
+    }),
+    field: 'clouds.lab.auth_type',
+    problem: '"v3oidcpassword" is not supported',
+    hint: 'application credential',
+  },
+  {
+    name: 'password type with an application credential',
+    clouds: withLab((l) => {
+      l.auth = { auth_url: 'https://k.test/v3', application_credential_id: 'id1', application_credential_secret: 's' };
+    }),
+    field: 'clouds.lab.auth_type',
+    problem: 'auth holds an application credential',
+    hint: 'auth_type: v3applicationcredential',
+  },
+  {
+    name: 'application credential without secret',
+    clouds: withLab((l) => {
+      l.auth_type = 'v3applicationcredential';
+      l.auth = { auth_url: 'https://k.test/v3', application_credential_id: 'id1' };
+    }),
+    field: 'clouds.lab.auth.application_credential_secret',
+    problem: 'is missing',
+    hint: 'secure.yaml',
+  },
+  {
+    name: 'application credential without id or name',
+    clouds: withLab((l) => {
+      l.auth_type = 'v3applicationcredential';
+      l.auth = { auth_url: 'https://k.test/v3', application_credential_secret: 's' };
+    }),
+    field: 'clouds.lab.auth.application_credential_id',
+    problem: 'is missing (and so is application_credential_name)',
+    hint: 'openstack application credential show',
+  },
+  {
+    name: 'application credential by name without its user',
+    clouds: withLab((l) => {
+      l.auth_type = 'v3applicationcredential';
+      l.auth = { auth_url: 'https://k.test/v3', application_credential_name: 'vnfm', application_credential_secret: 's' };
+    }),
+    field: 'clouds.lab.auth.username',
+    problem: 'is missing',
+    hint: 'user_id',
+  },
+  {
+    name: 'cacert file missing',
+    clouds: withLab((l) => {
+      l.cacert = 'certs/ca.pem';
+    }),
+    field: 'clouds.lab.cacert',
+    problem: 'certs/ca.pem, which does not exist',
+    hint: 'current directory',
+  },
+  {
+    name: 'cacert not PEM',
+    clouds: withLab((l) => {
+      l.cacert = 'ca.pem';
+    }),
+    files: { 'ca.pem': 'hello' },
+    field: 'clouds.lab.cacert',
+    problem: 'is not a PEM certificate: contains no -----BEGIN CERTIFICATE----- block',
+    hint: 'PEM file of the CA',
+  },
+  {
+    name: 'cacert holds a private key',
+    clouds: withLab((l) => {
+      l.cacert = 'ca.pem';
+    }),
+    files: { 'ca.pem': 'KEY' },
+    field: 'clouds.lab.cacert',
+    problem: 'PRIVATE KEY',
+    hint: 'PEM file of the CA',
+  },
+  {
+    name: 'verify is a string',
+    clouds: withLab((l) => {
+      l.verify = 'no';
+    }),
+    field: 'clouds.lab.verify',
+    problem: 'must be true or false, not a string',
+    hint: 'verify: false',
+  },
+  {
+    name: 'Keystone v2',
+    clouds: withLab((l) => {
+      l.identity_api_version = 2;
+    }),
+    field: 'clouds.lab.identity_api_version',
+    problem: 'Keystone v3 only',
+    hint: 'identity_api_version: 3',
+  },
+  {
+    name: 'unknown interface',
+    clouds: withLab((l) => {
+      l.interface = 'private';
+    }),
+    field: 'clouds.lab.interface',
+    problem: 'expected public, internal or admin',
+    hint: 'interface: public',
+  },
+  {
+    name: 'client TLS certificate',
+    clouds: withLab((l) => {
+      l.cert = '/x.pem';
+    }),
+    field: 'clouds.lab.cert',
+    problem: 'TLS client certificate',
+    hint: 'application credential',
+  },
 ];
 
 describe('readCloudsYaml: malformed input', () => {
@@ -186,10 +359,13 @@ describe('readCloudsYaml: good input', () => {
   it('reads a password cloud with region, interface and a CA file', () => {
     const opts = sandbox();
     write(join(opts.cwd, 'certs', 'ca.pem'), pki.caCert);
-    write(join(opts.cwd, 'clouds.yaml'), withLab((l) => {
-      l.cacert = 'certs/ca.pem';
-      l.interface = 'internal';
-    })());
+    write(
+      join(opts.cwd, 'clouds.yaml'),
+      withLab((l) => {
+        l.cacert = 'certs/ca.pem';
+        l.interface = 'internal';
+      })(),
+    );
     const vim = readCloudsYaml('lab', opts);
     expect(vim.spec).toEqual({
       type: 'openstack',
@@ -207,7 +383,12 @@ describe('readCloudsYaml: good input', () => {
 
   it('merges secure.yaml over the entry', () => {
     const opts = sandbox();
-    write(join(opts.cwd, 'clouds.yaml'), withLab((l) => { delete l.auth.password; })());
+    write(
+      join(opts.cwd, 'clouds.yaml'),
+      withLab((l) => {
+        delete l.auth.password;
+      })(),
+    );
     write(join(opts.cwd, 'secure.yaml'), { clouds: { lab: { auth: { password: 'from-secure' } } } });
     expect(readCloudsYaml('lab', opts).secrets.password).toBe('from-secure');
   });
@@ -223,9 +404,12 @@ describe('readCloudsYaml: good input', () => {
 
   it('maps ids: user_id, project_id, and *_domain_id into extra', () => {
     const opts = sandbox();
-    write(join(opts.cwd, 'clouds.yaml'), withLab((l) => {
-      l.auth = { auth_url: 'https://k.test/v3', user_id: 'u-1', password: 1234, project_id: 'p-1', user_domain_id: 'd-1', project_domain_id: 'd-2' };
-    })());
+    write(
+      join(opts.cwd, 'clouds.yaml'),
+      withLab((l) => {
+        l.auth = { auth_url: 'https://k.test/v3', user_id: 'u-1', password: 1234, project_id: 'p-1', user_domain_id: 'd-1', project_domain_id: 'd-2' };
+      })(),
+    );
     const vim = readCloudsYaml('lab', opts);
     expect(vim.spec.auth).toEqual({ method: 'password', userId: 'u-1' });
     expect(vim.spec.projectId).toBe('p-1');
@@ -269,7 +453,19 @@ describe('readCloudsYaml: good input', () => {
   it('reads an application credential by name with its user', () => {
     const opts = sandbox();
     write(join(opts.cwd, 'clouds.yaml'), {
-      clouds: { lab: { auth_type: 'applicationcredential', auth: { auth_url: 'https://k.test/v3', application_credential_name: 'vnfm', username: 'ops', user_domain_name: 'Default', application_credential_secret: 'sec', project_name: 'ignored' } } },
+      clouds: {
+        lab: {
+          auth_type: 'applicationcredential',
+          auth: {
+            auth_url: 'https://k.test/v3',
+            application_credential_name: 'vnfm',
+            username: 'ops',
+            user_domain_name: 'Default',
+            application_credential_secret: 'sec',
+            project_name: 'ignored',
+          },
+        },
+      },
     });
     const vim = readCloudsYaml('lab', opts);
     expect(vim.spec.auth).toEqual({ method: 'application-credential', applicationCredentialName: 'vnfm', username: 'ops', userDomainName: 'Default' });
@@ -279,7 +475,13 @@ describe('readCloudsYaml: good input', () => {
 
   it('turns verify: false into verifyTls false with a warning, ignoring cacert', () => {
     const opts = sandbox();
-    write(join(opts.cwd, 'clouds.yaml'), withLab((l) => { l.verify = false; l.cacert = '/does/not/matter.pem'; })());
+    write(
+      join(opts.cwd, 'clouds.yaml'),
+      withLab((l) => {
+        l.verify = false;
+        l.cacert = '/does/not/matter.pem';
+      })(),
+    );
     const vim = readCloudsYaml('lab', opts);
     expect(vim.spec.verifyTls).toBe(false);
     expect(vim.secrets.caCert).toBeUndefined();

@@ -113,7 +113,8 @@ describe('buildCsar', () => {
     await buildCsar(writeTree(goodTree()), out, { storeAbove: 100_000 });
     expect(execFileSync('unzip', ['-t', out], { encoding: 'utf8' })).toMatch(/No errors detected/);
     const listing = execFileSync('unzip', ['-Zv', out], { encoding: 'utf8' });
-    const methodOf = (name: string) => new RegExp(`Central directory entry #\\d+:\\s+-+\\s+${name.replace(/[.]/g, '\\.')}[\\s\\S]*?compression method:\\s+(\\w+)`).exec(listing)?.[1];
+    const methodOf = (name: string) =>
+      new RegExp(`Central directory entry #\\d+:\\s+-+\\s+${name.replace(/[.]/g, '\\.')}[\\s\\S]*?compression method:\\s+(\\w+)`).exec(listing)?.[1];
     expect(methodOf('Files/images/disk.img')).toBe('none');
     expect(methodOf('Definitions/top.yaml')).toBe('deflated');
     const short = execFileSync('unzip', ['-Z', out], { encoding: 'utf8' });

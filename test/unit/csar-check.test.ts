@@ -108,7 +108,10 @@ describe('checkCsarStructure', () => {
   it('finds a hash mismatch in TOSCA.meta and in the manifest, all at once', async () => {
     const tree = goodTree();
     tree['Scripts/install.sh'] = '#!/bin/sh\nrm -rf /\n';
-    expect(errs(await check(writeTree(tree)))).toEqual([{ code: 'hash-mismatch', file: 'Scripts/install.sh', line: undefined }, { code: 'hash-mismatch', file: 'Scripts/install.sh', line: undefined }]);
+    expect(errs(await check(writeTree(tree)))).toEqual([
+      { code: 'hash-mismatch', file: 'Scripts/install.sh', line: undefined },
+      { code: 'hash-mismatch', file: 'Scripts/install.sh', line: undefined },
+    ]);
   });
 
   it('finds members listed but absent, with their lines', async () => {

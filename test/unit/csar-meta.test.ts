@@ -34,12 +34,25 @@ describe('TOSCA.meta', () => {
     });
     expect(meta.entries).toEqual([
       { name: 'Files/images/cirros.img', path: 'Files/images/cirros.img', contentType: 'application/x-iso9066-image', line: 7, lastLine: 8 },
-      { name: 'Scripts/install.sh', path: 'Scripts/install.sh', contentType: 'test-data', algorithm: 'SHA-256', hash: H256, line: 10, algorithmLine: 12, hashLine: 13, lastLine: 13 },
+      {
+        name: 'Scripts/install.sh',
+        path: 'Scripts/install.sh',
+        contentType: 'test-data',
+        algorithm: 'SHA-256',
+        hash: H256,
+        line: 10,
+        algorithmLine: 12,
+        hashLine: 13,
+        lastLine: 13,
+      },
     ]);
   });
 
   it('accepts CRLF, a BOM, Created-By, ./ paths and algorithms in any case', () => {
-    const text = '\ufeffTOSCA-Meta-File-Version: 1.0\r\nCSAR-Version: 1.1\r\nCreated-By: x\r\nEntry-Definitions: ./Definitions/top.yaml\r\n\r\nName: ./Files/a\r\nAlgorithm: sha-512\r\nHash: ' + 'B'.repeat(128) + '\r\n';
+    const text =
+      '\ufeffTOSCA-Meta-File-Version: 1.0\r\nCSAR-Version: 1.1\r\nCreated-By: x\r\nEntry-Definitions: ./Definitions/top.yaml\r\n\r\nName: ./Files/a\r\nAlgorithm: sha-512\r\nHash: ' +
+      'B'.repeat(128) +
+      '\r\n';
     const { meta, findings } = parseToscaMeta(text);
     expect(findings).toEqual([]);
     expect(meta.entryDefinitions).toBe('Definitions/top.yaml');
@@ -61,16 +74,44 @@ describe('TOSCA.meta', () => {
     ['no Entry-Definitions', 'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\n', ['error:tosca-meta-missing-key@1']],
     ['an empty Entry-Definitions', 'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions:\n', ['error:tosca-meta-missing-key@4']],
     ['SOL004 keys missing', 'Entry-Definitions: a.yaml\n', ['warning:tosca-meta-missing-key@1', 'warning:tosca-meta-missing-key@1', 'warning:tosca-meta-missing-key@1']],
-    ['a manifest not ending in .mf', 'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\nETSI-Entry-Manifest: manifest.yaml\n', ['error:manifest-name@5']],
+    [
+      'a manifest not ending in .mf',
+      'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\nETSI-Entry-Manifest: manifest.yaml\n',
+      ['error:manifest-name@5'],
+    ],
     ['an escaping Entry-Definitions', 'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: ../a.yaml\n', ['error:zip-slip@4']],
     ['a wrongly cased key', 'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nentry-definitions: a.yaml\n', ['warning:tosca-meta-key-case@4']],
-    ['a duplicate key', 'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\nEntry-Definitions: b.yaml\n', ['error:tosca-meta-duplicate-key@5']],
+    [
+      'a duplicate key',
+      'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\nEntry-Definitions: b.yaml\n',
+      ['error:tosca-meta-duplicate-key@5'],
+    ],
     ['a line that is not Key: value', 'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\njust words\n', ['error:tosca-meta-syntax@5']],
-    ['an unsupported algorithm', `TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\n\nName: f\nAlgorithm: SHA256\nHash: ${H256}\n`, ['error:hash-algorithm-unsupported@7']],
-    ['MD5', `TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\n\nName: f\nAlgorithm: MD5\nHash: ${'a'.repeat(32)}\n`, ['error:hash-algorithm-unsupported@7']],
-    ['a short hash', 'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\n\nName: f\nAlgorithm: SHA-384\nHash: abc\n', ['error:hash-malformed@8']],
-    ['an Algorithm without Hash', 'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\n\nName: f\nAlgorithm: SHA-256\n', ['error:artifact-block-incomplete@7']],
-    ['a block without Name', `TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\n\nContent-Type: x\nHash: ${H256}\n`, ['error:artifact-block-incomplete@6']],
+    [
+      'an unsupported algorithm',
+      `TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\n\nName: f\nAlgorithm: SHA256\nHash: ${H256}\n`,
+      ['error:hash-algorithm-unsupported@7'],
+    ],
+    [
+      'MD5',
+      `TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\n\nName: f\nAlgorithm: MD5\nHash: ${'a'.repeat(32)}\n`,
+      ['error:hash-algorithm-unsupported@7'],
+    ],
+    [
+      'a short hash',
+      'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\n\nName: f\nAlgorithm: SHA-384\nHash: abc\n',
+      ['error:hash-malformed@8'],
+    ],
+    [
+      'an Algorithm without Hash',
+      'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\n\nName: f\nAlgorithm: SHA-256\n',
+      ['error:artifact-block-incomplete@7'],
+    ],
+    [
+      'a block without Name',
+      `TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\n\nContent-Type: x\nHash: ${H256}\n`,
+      ['error:artifact-block-incomplete@6'],
+    ],
     ['an old file version', 'TOSCA-Meta-File-Version: 2.0\nCSAR-Version: 1.1\nCreated-By: x\nEntry-Definitions: a.yaml\n', ['warning:tosca-meta-version@1']],
   ])('reports %s', (_name, text, expected) => {
     expect(codes(parseToscaMeta(text).findings)).toEqual(expected);
@@ -78,7 +119,8 @@ describe('TOSCA.meta', () => {
 });
 
 describe('manifest', () => {
-  const metadata = 'metadata:\n  vnf_provider_id: Company\n  vnf_product_name: Sample VNF\n  vnf_release_date_time: 2020-01-01T10:00:00+09:00\n  vnf_package_version: 1.0\n  compatible_specification_versions: 2.6.1\n';
+  const metadata =
+    'metadata:\n  vnf_provider_id: Company\n  vnf_product_name: Sample VNF\n  vnf_release_date_time: 2020-01-01T10:00:00+09:00\n  vnf_package_version: 1.0\n  compatible_specification_versions: 2.6.1\n';
 
   it('reads metadata, Source blocks, URLs, non-MANO sets and a signature', () => {
     const text = [

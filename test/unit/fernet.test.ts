@@ -6,12 +6,29 @@ import { describe, expect, it } from 'vitest';
 
 import { Fernet, InvalidFernetKey, InvalidFernetToken, generateFernetKey } from '../../src/crypto/index.js';
 
-const fixtures = (name: string): unknown =>
-  JSON.parse(readFileSync(fileURLToPath(new URL(`../fixtures/fernet/${name}`, import.meta.url)), 'utf8'));
+const fixtures = (name: string): unknown => JSON.parse(readFileSync(fileURLToPath(new URL(`../fixtures/fernet/${name}`, import.meta.url)), 'utf8'));
 
-interface GenerateVector { token: string; now: string; iv: number[]; src: string; secret: string }
-interface VerifyVector { token: string; now: string; ttl_sec: number; src: string; secret: string }
-interface InvalidVector { desc: string; token: string; now: string; ttl_sec: number; secret: string }
+interface GenerateVector {
+  token: string;
+  now: string;
+  iv: number[];
+  src: string;
+  secret: string;
+}
+interface VerifyVector {
+  token: string;
+  now: string;
+  ttl_sec: number;
+  src: string;
+  secret: string;
+}
+interface InvalidVector {
+  desc: string;
+  token: string;
+  now: string;
+  ttl_sec: number;
+  secret: string;
+}
 
 const seconds = (iso: string): number => Date.parse(iso) / 1000;
 

@@ -43,11 +43,14 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
       expires_at: new Date(Date.now() + expiresInMs).toISOString(),
       project: { id: 'p1' },
       catalog: [
-        { type: 'orchestration', endpoints: [
-          { interface: 'public', region_id: 'R2', url: `${base}/other/v1/p1` },
-          { interface: 'public', region_id: 'R1', url: `${base}/heat/v1/p1/` },
-          { interface: 'internal', region_id: 'R1', url: `${base}/internal/v1/p1` },
-        ] },
+        {
+          type: 'orchestration',
+          endpoints: [
+            { interface: 'public', region_id: 'R2', url: `${base}/other/v1/p1` },
+            { interface: 'public', region_id: 'R1', url: `${base}/heat/v1/p1/` },
+            { interface: 'internal', region_id: 'R1', url: `${base}/internal/v1/p1` },
+          ],
+        },
       ],
     };
     return send(res, 201, { token }, { 'x-subject-token': `tok-${tokens}` });
@@ -63,18 +66,44 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
   }
   const path = url.replace(/^\/heat\/v1\/p1/, '');
   if (req.method === 'GET' && path === '/stacks/vnf-1') return send(res, 302, { stack: {} }, { location: `http://proxy.example:8004/v1/p1/stacks/vnf-1/id-1` });
-  if (req.method === 'GET' && path === '/stacks/vnf-1/id-1') return send(res, 200, { stack: { id: 'id-1', stack_name: 'vnf-1', stack_status: stackStatus, stack_status_reason: 'because', parameters: { nfv: '{}' }, outputs: [] } });
+  if (req.method === 'GET' && path === '/stacks/vnf-1/id-1')
+    return send(res, 200, { stack: { id: 'id-1', stack_name: 'vnf-1', stack_status: stackStatus, stack_status_reason: 'because', parameters: { nfv: '{}' }, outputs: [] } });
   if (req.method === 'GET' && path === '/stacks/none') return send(res, 404, { error: { message: 'The Stack (none) could not be found.', type: 'EntityNotFound' } });
-  if (req.method === 'POST' && path === '/stacks') return send(res, 400, { explanation: 'x', code: 400, error: { message: 'Property error: resources.VDU1<VDU1.yaml>.properties.flavor: required', type: 'StackValidationFailed' }, title: 'Bad Request' });
+  if (req.method === 'POST' && path === '/stacks')
+    return send(res, 400, {
+      explanation: 'x',
+      code: 400,
+      error: { message: 'Property error: resources.VDU1<VDU1.yaml>.properties.flavor: required', type: 'StackValidationFailed' },
+      title: 'Bad Request',
+    });
   if (req.method === 'PATCH' && path === '/stacks/vnf-1/id-1') return send(res, 202);
   if (req.method === 'PATCH' && path.startsWith('/stacks/nested%20one/nid/resources/')) return send(res, 200, {});
   if (req.method === 'GET' && path.startsWith('/stacks/vnf-1/id-1/resources?')) {
-    return send(res, 200, { resources: [
-      { resource_name: 'VDU1', resource_type: 'OS::Nova::Server', resource_status: 'CREATE_COMPLETE', physical_resource_id: 's1', parent_resource: 'm1',
-        links: [{ rel: 'self', href: `${base}/heat/v1/p1/stacks/nested%20one/nid/resources/VDU1` }, { rel: 'stack', href: `${base}/heat/v1/p1/stacks/nested%20one/nid` }] },
-      { resource_name: 'grp', resource_type: 'OS::Heat::AutoScalingGroup', resource_status: 'CREATE_COMPLETE', physical_resource_id: 'g1',
-        links: [{ rel: 'stack', href: `${base}/heat/v1/p1/stacks/vnf-1/id-1` }, { rel: 'nested', href: `${base}/heat/v1/p1/stacks/vnf-1-grp-x/g1` }] },
-    ] });
+    return send(res, 200, {
+      resources: [
+        {
+          resource_name: 'VDU1',
+          resource_type: 'OS::Nova::Server',
+          resource_status: 'CREATE_COMPLETE',
+          physical_resource_id: 's1',
+          parent_resource: 'm1',
+          links: [
+            { rel: 'self', href: `${base}/heat/v1/p1/stacks/nested%20one/nid/resources/VDU1` },
+            { rel: 'stack', href: `${base}/heat/v1/p1/stacks/nested%20one/nid` },
+          ],
+        },
+        {
+          resource_name: 'grp',
+          resource_type: 'OS::Heat::AutoScalingGroup',
+          resource_status: 'CREATE_COMPLETE',
+          physical_resource_id: 'g1',
+          links: [
+            { rel: 'stack', href: `${base}/heat/v1/p1/stacks/vnf-1/id-1` },
+            { rel: 'nested', href: `${base}/heat/v1/p1/stacks/vnf-1-grp-x/g1` },
+          ],
+        },
+      ],
+    });
   }
   if (req.method === 'GET' && path.startsWith('/stacks/vnf-1/id-1/events?')) {
     const q = new URL(url, base).searchParams;
@@ -198,7 +227,11 @@ describe('Heat session', () => {
     expect(resources[0]).toMatchObject({ name: 'VDU1', physicalId: 's1', parentResource: 'm1', stack: { name: 'nested one', id: 'nid' } });
     expect(resources[1]?.nestedStack).toEqual({ name: 'vnf-1-grp-x', id: 'g1' });
     await heat.markUnhealthy(resources[0]!.stack, 'VDU1', 'heal');
-    expect(seen.at(-1)).toMatchObject({ method: 'PATCH', url: '/heat/v1/p1/stacks/nested%20one/nid/resources/VDU1', body: { mark_unhealthy: true, resource_status_reason: 'heal' } });
+    expect(seen.at(-1)).toMatchObject({
+      method: 'PATCH',
+      url: '/heat/v1/p1/stacks/nested%20one/nid/resources/VDU1',
+      body: { mark_unhealthy: true, resource_status_reason: 'heal' },
+    });
   });
 
   it('waiting follows events after the marker, survives Heat not answering for a while, and ends on the stack event', async () => {

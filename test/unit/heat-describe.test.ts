@@ -26,7 +26,10 @@ const resources: HeatResourceRow[] = [
   row(TOP, 'internalVL1', 'OS::Neutron::Net'),
   row(TOP, 'internalVL1_subnet', 'OS::Neutron::Subnet'),
   row(GROUP, 'a2b3c4d5e6f7', 'VDU1.yaml', 'CREATE_COMPLETE', { nestedStack: MEMBER_A }),
-  row(GROUP, 'b7c8d9e0f1a2', 'VDU1.yaml', 'CREATE_FAILED', { nestedStack: MEMBER_B, statusReason: 'Resource CREATE failed: ResourceInError: resources.VDU1: Went to status ERROR due to "Message: No valid host was found."' }),
+  row(GROUP, 'b7c8d9e0f1a2', 'VDU1.yaml', 'CREATE_FAILED', {
+    nestedStack: MEMBER_B,
+    statusReason: 'Resource CREATE failed: ResourceInError: resources.VDU1: Went to status ERROR due to "Message: No valid host was found."',
+  }),
   row(MEMBER_A, 'VDU1', 'OS::Nova::Server'),
   row(MEMBER_A, 'VDU1_CP1', 'OS::Neutron::Port'),
   row(MEMBER_B, 'VDU1', 'OS::Nova::Server', 'CREATE_FAILED', { statusReason: 'ResourceInError: resources.VDU1: Went to status ERROR due to "Message: No valid host was found."' }),

@@ -4,15 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPackage } from '../../src/csar/index.js';
 import { ValidationError, UsageError, VnfmError } from '../../src/errors.js';
-import {
-  isAbsent,
-  loadInstanceEnvironments,
-  NO_ENVIRONMENTS,
-  readBaseHot,
-  readHeatEnvironments,
-  saveInstanceEnvironments,
-  withEnvironments,
-} from '../../src/lcm/heat-files.js';
+import { isAbsent, loadInstanceEnvironments, NO_ENVIRONMENTS, readBaseHot, readHeatEnvironments, saveInstanceEnvironments, withEnvironments } from '../../src/lcm/heat-files.js';
 import { buildNfvParameter, cpsByVdu } from '../../src/lcm/heat-nfv.js';
 import { jsonMergePatch } from '../../src/lcm/merge-patch.js';
 import { levelReplicas } from '../../src/lcm/replicas.js';
@@ -33,12 +25,23 @@ beforeAll(async () => {
 });
 
 const extVl = (cpConfig: Record<string, unknown>, extra: Record<string, unknown> = {}) => [
-  { id: 'ext1', resourceId: 'net-public', extCps: [{ cpdId: 'VDU1_CP1', cpConfig }, { cpdId: 'VDU2_CP1', cpConfig: { a: {} } }], ...extra },
+  {
+    id: 'ext1',
+    resourceId: 'net-public',
+    extCps: [
+      { cpdId: 'VDU1_CP1', cpConfig },
+      { cpdId: 'VDU2_CP1', cpConfig: { a: {} } },
+    ],
+    ...extra,
+  },
 ];
 
 describe('the nfv parameter of the heat-vnf sample', () => {
   it('desired_capacity from each instantiation level, flavour and image from the VDUs', () => {
-    for (const [level, vdu1] of [['instantiation_level_1', 1], ['instantiation_level_2', 3]] as const) {
+    for (const [level, vdu1] of [
+      ['instantiation_level_1', 1],
+      ['instantiation_level_2', 3],
+    ] as const) {
       const nfv = buildNfvParameter(flavour, levelReplicas(flavour, level).replicas);
       expect(nfv.VDU).toEqual({
         VDU1: { desired_capacity: vdu1, computeFlavourId: 'm1.tiny', vcImageId: 'cirros-0.5.2-x86_64-disk' },
@@ -54,38 +57,59 @@ describe('the nfv parameter of the heat-vnf sample', () => {
   });
 
   it('network, port and fixed_ips from extVirtualLinks', () => {
-    const dynamic = buildNfvParameter(flavour, { VDU1: 1, VDU2: 1 }, {
-      extVirtualLinks: extVl({ c: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } }),
-    });
+    const dynamic = buildNfvParameter(
+      flavour,
+      { VDU1: 1, VDU2: 1 },
+      {
+        extVirtualLinks: extVl({ c: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } }),
+      },
+    );
     expect(dynamic.CP).toEqual({ VDU1_CP1: { network: 'net-public' }, VDU2_CP1: { network: 'net-public' } });
 
-    const fixed = buildNfvParameter(flavour, { VDU1: 1, VDU2: 1 }, {
-      extVirtualLinks: extVl({
-        c: {
-          cpProtocolData: [
-            {
-              layerProtocol: 'IP_OVER_ETHERNET',
-              ipOverEthernet: { ipAddresses: [{ type: 'IPV4', fixedAddresses: ['192.0.2.10', '192.0.2.11'], subnetId: 'sub-1' }, { type: 'IPV4', subnetId: 'sub-2', numDynamicAddresses: 1 }] },
-            },
-          ],
-        },
-      }),
-    });
+    const fixed = buildNfvParameter(
+      flavour,
+      { VDU1: 1, VDU2: 1 },
+      {
+        extVirtualLinks: extVl({
+          c: {
+            cpProtocolData: [
+              {
+                layerProtocol: 'IP_OVER_ETHERNET',
+                ipOverEthernet: {
+                  ipAddresses: [
+                    { type: 'IPV4', fixedAddresses: ['192.0.2.10', '192.0.2.11'], subnetId: 'sub-1' },
+                    { type: 'IPV4', subnetId: 'sub-2', numDynamicAddresses: 1 },
+                  ],
+                },
+              },
+            ],
+          },
+        }),
+      },
+    );
     expect(fixed.CP['VDU1_CP1']).toEqual({
       network: 'net-public',
       fixed_ips: [{ ip_address: '192.0.2.10', subnet: 'sub-1' }, { ip_address: '192.0.2.11', subnet: 'sub-1' }, { subnet: 'sub-2' }],
     });
 
-    const port = buildNfvParameter(flavour, { VDU1: 1, VDU2: 1 }, {
-      extVirtualLinks: extVl({ c: { linkPortId: 'lp1' } }, { extLinkPorts: [{ id: 'lp1', resourceHandle: { resourceId: 'port-uuid' } }] }),
-    });
+    const port = buildNfvParameter(
+      flavour,
+      { VDU1: 1, VDU2: 1 },
+      {
+        extVirtualLinks: extVl({ c: { linkPortId: 'lp1' } }, { extLinkPorts: [{ id: 'lp1', resourceHandle: { resourceId: 'port-uuid' } }] }),
+      },
+    );
     expect(port.CP['VDU1_CP1']).toEqual({ network: 'net-public', port: 'port-uuid' });
   });
 
   it('additionalParams.nfv is merged over it (JSON merge patch: null removes)', () => {
-    const nfv = buildNfvParameter(flavour, { VDU1: 1, VDU2: 1 }, {
-      overrides: { VDU: { VDU1: { computeFlavourId: 'm1.small', vcImageId: null }, VDU3: { desired_capacity: 0 } }, CP: { VDU1_CP2: { network: 'n2' } }, extra: 1 },
-    });
+    const nfv = buildNfvParameter(
+      flavour,
+      { VDU1: 1, VDU2: 1 },
+      {
+        overrides: { VDU: { VDU1: { computeFlavourId: 'm1.small', vcImageId: null }, VDU3: { desired_capacity: 0 } }, CP: { VDU1_CP2: { network: 'n2' } }, extra: 1 },
+      },
+    );
     expect(nfv.VDU['VDU1']).toEqual({ desired_capacity: 1, computeFlavourId: 'm1.small' });
     expect(nfv.VDU['VDU3']).toEqual({ desired_capacity: 0 });
     expect(nfv.CP).toEqual({ VDU1_CP2: { network: 'n2' } });

@@ -104,7 +104,7 @@ describe('Helm charts in a package, offline', () => {
     expect(r2.helmCharts.map((c) => c.path)).toEqual([CHART]);
   });
 
-  it('finds a chart\'s subcharts as part of it, not as charts of their own', async () => {
+  it("finds a chart's subcharts as part of it, not as charts of their own", async () => {
     const dir = variant((d) => {
       cpSync(join(sample, CHART), join(d, CHART, 'charts', 'sub'), { recursive: true });
     });
@@ -127,7 +127,7 @@ describe('Helm charts in a package, with the real helm', () => {
     expect(codes(archive.findings)).toEqual([]);
   });
 
-  it('shows Helm\'s message when a template does not render', async () => {
+  it("shows Helm's message when a template does not render", async () => {
     const dir = variant((d) => writeFileSync(join(d, CHART, 'templates/broken.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.missing.deeper }}\n'));
     const r = await validatePackage(dir, { chartRenderer: renderer });
     expect(r.valid).toBe(false);

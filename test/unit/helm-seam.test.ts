@@ -42,7 +42,10 @@ describe("Helm's messages", () => {
       'Error: INSTALLATION FAILED: Unable to continue with install: ConfigMap "c" in namespace "default" exists and cannot be imported into the current release: invalid ownership metadata',
       'ownership',
     ],
-    ['Error: INSTALLATION FAILED: template: broken/templates/cm.yaml:4:22: executing "broken/templates/cm.yaml" at <.Values.nothing.here>: nil pointer evaluating interface {}.here', 'render'],
+    [
+      'Error: INSTALLATION FAILED: template: broken/templates/cm.yaml:4:22: executing "broken/templates/cm.yaml" at <.Values.nothing.here>: nil pointer evaluating interface {}.here',
+      'render',
+    ],
     ['Error: Kubernetes cluster unreachable: the server has asked for the client to provide credentials', 'unauthorized'],
     ['Error: Kubernetes cluster unreachable: Get "https://127.0.0.1:1/version": tls: failed to verify certificate: x509: certificate signed by unknown authority', 'unauthorized'],
     ['Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress', 'in-progress'],

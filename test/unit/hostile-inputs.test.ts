@@ -90,7 +90,11 @@ const cases: Case[] = [
     says: [/more than the limit of 1 KiB/, /hint: .*--max-unpacked-size \d+KiB/],
   },
   { name: 'vnfpkg-onboard over --max-members', argv: () => ['vnfpkg-onboard', SAMPLE, '--max-members', '3'], says: [/more than 3 files and folders/, /--max-members/] },
-  { name: 'vnfpkg-onboard with a --max-unpacked-size that is no size', argv: () => ['vnfpkg-onboard', SAMPLE, '--max-unpacked-size', 'lots'], says: [/--max-unpacked-size "lots" is not a size/] },
+  {
+    name: 'vnfpkg-onboard with a --max-unpacked-size that is no size',
+    argv: () => ['vnfpkg-onboard', SAMPLE, '--max-unpacked-size', 'lots'],
+    says: [/--max-unpacked-size "lots" is not a size/],
+  },
   { name: 'vnfpkg-validate of a FIFO', argv: () => ['vnfpkg-validate', fifo('pkg.fifo')], says: [/pkg\.fifo is neither a regular file nor a directory/] },
   {
     name: 'a request file nested 5,000 deep (JSON)',
@@ -108,11 +112,18 @@ const cases: Case[] = [
       'vnf-instantiate',
       'x',
       '--request-file',
-      file('laughs.yaml', ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...'bcdefg'.split('').map((k, i) => `${k}: &${k} [${Array(10).fill(`*${'abcdefg'[i]}`).join(', ')}]`)].join('\n')),
+      file(
+        'laughs.yaml',
+        ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...'bcdefg'.split('').map((k, i) => `${k}: &${k} [${Array(10).fill(`*${'abcdefg'[i]}`).join(', ')}]`)].join('\n'),
+      ),
     ],
     says: [/laughs\.yaml: expands to more than 1000000 values/],
   },
-  { name: 'a FIFO as --request-file', argv: () => ['vnf-instantiate', 'x', '--request-file', fifo('req.fifo')], says: [/cannot read request file .*req\.fifo: it is a FIFO \(named pipe\), not a regular file/] },
+  {
+    name: 'a FIFO as --request-file',
+    argv: () => ['vnf-instantiate', 'x', '--request-file', fifo('req.fifo')],
+    says: [/cannot read request file .*req\.fifo: it is a FIFO \(named pipe\), not a regular file/],
+  },
   { name: '/dev/zero as --request-file', argv: () => ['vnf-terminate', 'x', '--request-file', '/dev/zero'], says: [/\/dev\/zero: it is a character device, not a regular file/] },
   { name: 'a directory as --request-file', argv: () => ['vnf-heal', 'x', '--request-file', tmp], says: [/it is a directory, not a regular file/] },
   {
@@ -120,8 +131,16 @@ const cases: Case[] = [
     argv: () => ['vnf-instantiate', 'x', '--request-file', file('huge.json', JSON.stringify({ flavourId: 'x'.repeat(5 * 1024 * 1024) }))],
     says: [/huge\.json: it is 5242\d{3} bytes, more than the 4194304 accepted/],
   },
-  { name: 'a FIFO as --config-file', argv: () => ['vim-register', 'v', '--no-check', '--config-file', fifo('cfg.fifo')], says: [/cfg\.fifo: is a FIFO \(named pipe\), not a regular file/] },
-  { name: 'a FIFO as --kubeconfig', argv: () => ['vim-register', 'v', '--no-check', '--kubeconfig', fifo('kube.fifo')], says: [/kube\.fifo: is a FIFO \(named pipe\), not a regular file/] },
+  {
+    name: 'a FIFO as --config-file',
+    argv: () => ['vim-register', 'v', '--no-check', '--config-file', fifo('cfg.fifo')],
+    says: [/cfg\.fifo: is a FIFO \(named pipe\), not a regular file/],
+  },
+  {
+    name: 'a FIFO as --kubeconfig',
+    argv: () => ['vim-register', 'v', '--no-check', '--kubeconfig', fifo('kube.fifo')],
+    says: [/kube\.fifo: is a FIFO \(named pipe\), not a regular file/],
+  },
   {
     name: 'a FIFO as clouds.yaml (OS_CLIENT_CONFIG_FILE)',
     argv: () => ['vim-register', 'v', '--no-check', '--os-cloud', 'lab'],
@@ -130,7 +149,13 @@ const cases: Case[] = [
   },
   {
     name: 'a vim-config whose auth_url is 3 MB long',
-    argv: () => ['vim-register', 'v', '--no-check', '--config-file', file('long.yaml', `auth_url: "${'h'.repeat(3_000_000)}"\ntype: kubernetes\nproject_name: default\nbearer_token: t\n`)],
+    argv: () => [
+      'vim-register',
+      'v',
+      '--no-check',
+      '--config-file',
+      file('long.yaml', `auth_url: "${'h'.repeat(3_000_000)}"\ntype: kubernetes\nproject_name: default\nbearer_token: t\n`),
+    ],
     says: [/auth_url \(line 1\): "h{199}… \(2999802 more characters\) is not a URL with a scheme and a host/],
   },
   {
@@ -159,25 +184,32 @@ const cases: Case[] = [
 const seen: Array<{ name: string; code: number; crashed: boolean; ms: number }> = [];
 
 describe('hostile inputs through the command line', () => {
-  it.each(cases)('$name: exit 2, saying what and where', async ({ name, argv, env, says }) => {
-    const args = argv();
-    const t0 = Date.now();
-    const r = await run(args, undefined, env?.());
-    seen.push({ name, code: r.code, crashed: /unexpected failure/.test(r.stderr), ms: Date.now() - t0 });
-    expect(r.stderr).not.toMatch(/unexpected failure|Maximum call stack/);
-    expect(r.code).toBe(2);
-    // vnfpkg-validate prints its findings on stdout, the verdict on stderr.
-    for (const re of says) expect(r.stdout + r.stderr).toMatch(re);
-    // Nothing echoed whole: no message carries the megabytes it was given.
-    const longest = Math.max(...(r.stdout + r.stderr).split('\n').map((l) => l.length));
-    expect(longest).toBeLessThan(2500);
-  }, 30_000);
+  it.each(cases)(
+    '$name: exit 2, saying what and where',
+    async ({ name, argv, env, says }) => {
+      const args = argv();
+      const t0 = Date.now();
+      const r = await run(args, undefined, env?.());
+      seen.push({ name, code: r.code, crashed: /unexpected failure/.test(r.stderr), ms: Date.now() - t0 });
+      expect(r.stderr).not.toMatch(/unexpected failure|Maximum call stack/);
+      expect(r.code).toBe(2);
+      // vnfpkg-validate prints its findings on stdout, the verdict on stderr.
+      for (const re of says) expect(r.stdout + r.stderr).toMatch(re);
+      // Nothing echoed whole: no message carries the megabytes it was given.
+      const longest = Math.max(...(r.stdout + r.stderr).split('\n').map((l) => l.length));
+      expect(longest).toBeLessThan(2500);
+    },
+    30_000,
+  );
 
   it('the bombs write (almost) nothing: refused before unpacking, or stopped at the declared size', async () => {
     const bomb = file('bomb-w.zip', buildZip([...goodPackageMembers(), ...zeroMembers(300)]));
     const liar = file('liar-w.zip', buildZip([...goodPackageMembers(), ...zeroMembers(300, 1000)]));
     const figures: Record<string, number> = {};
-    for (const [name, path] of [['bomb', bomb], ['liar', liar]] as const) {
+    for (const [name, path] of [
+      ['bomb', bomb],
+      ['liar', liar],
+    ] as const) {
       const home = join(mkdtempSync(join(tmp, 'w-')), 'home');
       const before = bytesWritten();
       const t0 = Date.now();
@@ -192,7 +224,9 @@ describe('hostile inputs through the command line', () => {
     // the 4.9 MB zip at most, far below the 8 GiB cap and the 4.7 GiB the bomb holds.
     expect(figures['bombBytes']).toBeLessThan(16 * 1024 * 1024);
     expect(figures['liarBytes']).toBeLessThan(16 * 1024 * 1024);
-    console.info(`hostile-inputs: bytes written during onboarding: bomb ${figures['bombBytes']} (${figures['bombMs']} ms), lying central directory ${figures['liarBytes']} (${figures['liarMs']} ms)`);
+    console.info(
+      `hostile-inputs: bytes written during onboarding: bomb ${figures['bombBytes']} (${figures['bombMs']} ms), lying central directory ${figures['liarBytes']} (${figures['liarMs']} ms)`,
+    );
   }, 60_000);
 
   it('a FIFO as --heat-environment is refused without blocking', async () => {

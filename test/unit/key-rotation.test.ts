@@ -43,7 +43,13 @@ function openWired(home: string, env: Record<string, string | undefined>, held: 
 
 function vim(id: string, secrets: VimSecrets, auth: Vim['spec']['auth']): Vim {
   return {
-    id, name: id, description: '', isDefault: false, status: 'PENDING', createdAt: NOW, updatedAt: NOW,
+    id,
+    name: id,
+    description: '',
+    isDefault: false,
+    status: 'PENDING',
+    createdAt: NOW,
+    updatedAt: NOW,
     spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth, verifyTls: true },
     secretNames: Object.keys(secrets) as (keyof VimSecrets)[],
   };
@@ -60,10 +66,21 @@ function packageDir(): string {
 
 function seedPackage(store: Store): void {
   store.packages.insert({
-    id: 'p1', vnfdId: 'vnfd-1', vnfProvider: 'ACME', vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0',
-    onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE', userDefinedData: {},
-    checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) }, sizeBytes: 10,
-    summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] }, createdAt: NOW, updatedAt: NOW,
+    id: 'p1',
+    vnfdId: 'vnfd-1',
+    vnfProvider: 'ACME',
+    vnfProductName: 'cnf',
+    vnfSoftwareVersion: '1.0',
+    vnfdVersion: '1.0',
+    onboardingState: 'ONBOARDED',
+    operationalState: 'ENABLED',
+    usageState: 'NOT_IN_USE',
+    userDefinedData: {},
+    checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
+    sizeBytes: 10,
+    summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
+    createdAt: NOW,
+    updatedAt: NOW,
   });
 }
 
@@ -88,9 +105,20 @@ async function preparedRequest(keyring: Keyring, dir: string): Promise<LcmReques
     additionalParams: {
       k8s_cluster_installation_param: {
         script_path: 'Scripts/install_k8s_cluster.sh',
-        master_node: { aspect_id: 'master_instance', ssh_cp_name: 'm_CP1', nic_cp_name: 'm_CP1', username: 'ubuntu', password: 'ssh-master-secret', pod_cidr: '192.168.3.0/24', cluster_cidr: '10.199.187.0/24', cluster_cp_name: 'm_CP1' },
+        master_node: {
+          aspect_id: 'master_instance',
+          ssh_cp_name: 'm_CP1',
+          nic_cp_name: 'm_CP1',
+          username: 'ubuntu',
+          password: 'ssh-master-secret',
+          pod_cidr: '192.168.3.0/24',
+          cluster_cidr: '10.199.187.0/24',
+          cluster_cp_name: 'm_CP1',
+        },
         worker_node: { aspect_id: 'worker_instance', ssh_cp_name: 'w_CP2', nic_cp_name: 'w_CP2', username: 'ubuntu', password: 'ssh-worker-secret' },
-        private_registry_connection_info: [{ connection_type: 1, server: 'registry.example.com', username: 'u', password: 'registry-secret', certificate_path: 'Files/registries/ca.crt' }],
+        private_registry_connection_info: [
+          { connection_type: 1, server: 'registry.example.com', username: 'u', password: 'registry-secret', certificate_path: 'Files/registries/ca.crt' },
+        ],
       },
       private_registry_installation_param: { ssh_cp_name: 'r_CP1', ssh_username: 'ubuntu', ssh_password: 'registry-host-ssh-secret' },
       vnfm_credentials_receiver: { url: 'https://127.0.0.1:9443/c', bearerToken: 'receiver-token-secret' },
@@ -98,7 +126,12 @@ async function preparedRequest(keyring: Keyring, dir: string): Promise<LcmReques
   } as LcmRequest;
   // Each built-in driver named by a hook of the operation prepares (seals) its own parameters.
   return createManagementDriver(services).prepare!({
-    operation: 'INSTANTIATE', hooks, request, source: 'inst.json', packageDir: dir, allowPackageScripts: async () => false,
+    operation: 'INSTANTIATE',
+    hooks,
+    request,
+    source: 'inst.json',
+    packageDir: dir,
+    allowPackageScripts: async () => false,
     implementations: { instantiate_start: REGISTRY, instantiate_end: K8S_MGMT, terminate_start: CAPI },
   });
 }
@@ -109,14 +142,33 @@ function instanceWith(request: LcmRequest, keyring: Keyring): VnfInstance {
   const ap = (request as { additionalParams: Record<string, unknown> }).additionalParams;
   const inline = keyring.encrypt('inline-bearer-token-secret');
   return {
-    id: 'inst-1', vnfInstanceDescription: '', vnfdId: 'vnfd-1', vnfPkgId: 'p1', vnfProvider: 'ACME', vnfProductName: 'cnf',
-    vnfSoftwareVersion: '1.0', vnfdVersion: '1.0', instantiationState: 'INSTANTIATED', createdAt: NOW, updatedAt: NOW,
+    id: 'inst-1',
+    vnfInstanceDescription: '',
+    vnfdId: 'vnfd-1',
+    vnfPkgId: 'p1',
+    vnfProvider: 'ACME',
+    vnfProductName: 'cnf',
+    vnfSoftwareVersion: '1.0',
+    vnfdVersion: '1.0',
+    instantiationState: 'INSTANTIATED',
+    createdAt: NOW,
+    updatedAt: NOW,
     // Inline VIM credentials, were they kept with the instance: found wherever a sealed value rests.
-    vimConnectionInfo: { vim1: { vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://127.0.0.1:6443' }, accessInfo: { bearer_token: { sealed: inline.token, keyId: inline.keyId } } } } as VnfInstance['vimConnectionInfo'],
+    vimConnectionInfo: {
+      vim1: { vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://127.0.0.1:6443' }, accessInfo: { bearer_token: { sealed: inline.token, keyId: inline.keyId } } },
+    } as VnfInstance['vimConnectionInfo'],
     instantiatedVnfInfo: {
-      flavourId: 'simple', vnfState: 'STARTED', scaleStatus: [], maxScaleLevels: [], vnfcResourceInfo: [], vnfcInfo: [], resources: [],
+      flavourId: 'simple',
+      vnfState: 'STARTED',
+      scaleStatus: [],
+      maxScaleLevels: [],
+      vnfcResourceInfo: [],
+      vnfcInfo: [],
+      resources: [],
       metadata: {
-        namespace: 'default', 'lcm-kubernetes-def-files': [], vduReplicas: {},
+        namespace: 'default',
+        'lcm-kubernetes-def-files': [],
+        vduReplicas: {},
         // What the drivers keep with the instance for later operations (heal, scale).
         mgmt: {
           'kubernetes-mgmt': { params: ap['k8s_cluster_installation_param'] },
@@ -130,8 +182,15 @@ function instanceWith(request: LcmRequest, keyring: Keyring): VnfInstance {
 
 function opOcc(request: LcmRequest): LcmOpOcc {
   return {
-    id: 'op-1', vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', operationState: 'COMPLETED', stateEnteredTime: NOW, startTime: NOW,
-    operationParams: request, journal: [], isAutomaticInvocation: false,
+    id: 'op-1',
+    vnfInstanceId: 'inst-1',
+    operation: 'INSTANTIATE',
+    operationState: 'COMPLETED',
+    stateEnteredTime: NOW,
+    startTime: NOW,
+    operationParams: request,
+    journal: [],
+    isAutomaticInvocation: false,
   };
 }
 
@@ -154,7 +213,10 @@ describe('master key rotation over the store', () => {
     const store = openWired(home, {}, () => before);
     try {
       seedPackage(store);
-      store.vims.insert(vim('basic', { password: 'vim-password-secret', caCert: CA }, { method: 'basic', username: 'admin' }), sealSecrets(before, { password: 'vim-password-secret', caCert: CA }));
+      store.vims.insert(
+        vim('basic', { password: 'vim-password-secret', caCert: CA }, { method: 'basic', username: 'admin' }),
+        sealSecrets(before, { password: 'vim-password-secret', caCert: CA }),
+      );
       store.vims.insert(vim('token', { bearerToken: 'vim-bearer-secret' }, { method: 'bearer-token' }), sealSecrets(before, { bearerToken: 'vim-bearer-secret' }));
       const request = await preparedRequest(before, packageDir());
       for (const plain of PLAIN_IN_REQUEST) expect(JSON.stringify(request)).not.toContain(plain);

@@ -8,17 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { ConflictError, SecretKeyError, UsageError } from '../../src/errors.js';
-import {
-  Fernet,
-  type Keyring,
-  type RotationStep,
-  type SecretStore,
-  type StoredSecret,
-  generateFernetKey,
-  keyIdOf,
-  loadKeyring,
-  rotateMasterKey,
-} from '../../src/crypto/index.js';
+import { Fernet, type Keyring, type RotationStep, type SecretStore, type StoredSecret, generateFernetKey, keyIdOf, loadKeyring, rotateMasterKey } from '../../src/crypto/index.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const temps: string[] = [];
@@ -91,7 +81,7 @@ describe('loadKeyring', () => {
     expect(fs.readdirSync(home)).toEqual(['master.key']);
   });
 
-  it('refuses a FIFO in the key file\'s place instead of blocking on it', () => {
+  it("refuses a FIFO in the key file's place instead of blocking on it", () => {
     fs.mkdirSync(home);
     expect(spawnSync('mkfifo', ['-m', '600', keyFile(home)]).status).toBe(0);
     expect(() => loadKeyring({ home, env: noEnv, createIfMissing: false })).toThrow(/is not a regular file/);
@@ -204,8 +194,16 @@ beforeAll(() => {
   compiledIndexUrl = pathToFileURL(path.join(out, 'crypto/index.js')).href;
 });
 
-interface ChildResult { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
-interface ChildControl { kill(): void; send(text: string): void }
+interface ChildResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+interface ChildControl {
+  kill(): void;
+  send(text: string): void;
+}
 function runNode(script: string, opts: { onLine?: (line: string, child: ChildControl) => void } = {}): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -399,7 +397,12 @@ describe('rotateMasterKey', () => {
     rotateMasterKey({ home, env: noEnv, secrets: store, lock, afterStep: (s) => events.push(s) });
     expect(events).toEqual(['acquire', 'key-file-extended', 're-encrypted', 'verified', 'key-file-replaced', 'release']);
     events.length = 0;
-    const busy = { acquire: () => { throw new ConflictError('a master key rotation is in progress by pid 1'); }, release: () => events.push('release') };
+    const busy = {
+      acquire: () => {
+        throw new ConflictError('a master key rotation is in progress by pid 1');
+      },
+      release: () => events.push('release'),
+    };
     const keyFileBefore = fs.readFileSync(keyFile(home), 'utf8');
     expect(() => rotateMasterKey({ home, env: noEnv, secrets: store, lock: busy })).toThrow(ConflictError);
     expect(events).toEqual([]);
@@ -455,9 +458,7 @@ describe('rotateMasterKey', () => {
 
     it('names the key it lacks when the env no longer holds the old key', () => {
       seed(loadKeyring({ home, env: { VNFM_MASTER_KEY: oldKey }, createIfMissing: true }), 2);
-      expect(() => rotateMasterKey({ home, env: { VNFM_MASTER_KEY: newKey }, secrets: store })).toThrow(
-        new RegExp(`key ${keyIdOf(oldKey)}, which is not in the keyring`),
-      );
+      expect(() => rotateMasterKey({ home, env: { VNFM_MASTER_KEY: newKey }, secrets: store })).toThrow(new RegExp(`key ${keyIdOf(oldKey)}, which is not in the keyring`));
     });
   });
 });
@@ -531,38 +532,35 @@ describe('rotateMasterKey killed with SIGKILL', () => {
     }
   }
 
-  it.each(['key-file-extended', 'mid-transaction', 're-encrypted', 'verified', 'key-file-replaced'])(
-    'keeps every secret readable when killed at %s',
-    async (point) => {
-      const home = path.join(tempDir(), 'home');
-      const dbFile = path.join(tempDir(), 'state.db');
-      const original = loadKeyring({ home, env: noEnv, createIfMissing: true });
-      const plain = createDb(dbFile, original);
+  it.each(['key-file-extended', 'mid-transaction', 're-encrypted', 'verified', 'key-file-replaced'])('keeps every secret readable when killed at %s', async (point) => {
+    const home = path.join(tempDir(), 'home');
+    const dbFile = path.join(tempDir(), 'state.db');
+    const original = loadKeyring({ home, env: noEnv, createIfMissing: true });
+    const plain = createDb(dbFile, original);
 
-      let frozenAt: string | undefined;
-      const r = await runNode(childScript(home, dbFile, point), {
-        onLine: (line, child) => {
-          if (line.startsWith('FROZEN ')) {
-            frozenAt = line.slice('FROZEN '.length);
-            child.kill();
-          }
-        },
-      });
-      expect(r.stderr).toBe('');
-      expect(frozenAt).toBe(point);
-      expect(r.signal).toBe('SIGKILL');
+    let frozenAt: string | undefined;
+    const r = await runNode(childScript(home, dbFile, point), {
+      onLine: (line, child) => {
+        if (line.startsWith('FROZEN ')) {
+          frozenAt = line.slice('FROZEN '.length);
+          child.kill();
+        }
+      },
+    });
+    expect(r.stderr).toBe('');
+    expect(frozenAt).toBe(point);
+    expect(r.signal).toBe('SIGKILL');
 
-      const rows = readAll(dbFile);
-      expect(rows).toHaveLength(SECRETS);
-      const onDisk = loadKeyring({ home, env: noEnv, createIfMissing: false });
-      for (const row of rows) expect(onDisk.decrypt(row.token, row.keyId)).toBe(plain.get(row.ref));
-      // One transaction: the secrets are either all under the old key or all under the new one.
-      const keyIds = new Set(rows.map((row) => row.keyId));
-      expect(keyIds.size).toBe(1);
-      expect(keyIds.has(original.primaryKeyId)).toBe(point === 'key-file-extended' || point === 'mid-transaction');
-      expect(fileMode(keyFile(home))).toBe(0o600);
-    },
-  );
+    const rows = readAll(dbFile);
+    expect(rows).toHaveLength(SECRETS);
+    const onDisk = loadKeyring({ home, env: noEnv, createIfMissing: false });
+    for (const row of rows) expect(onDisk.decrypt(row.token, row.keyId)).toBe(plain.get(row.ref));
+    // One transaction: the secrets are either all under the old key or all under the new one.
+    const keyIds = new Set(rows.map((row) => row.keyId));
+    expect(keyIds.size).toBe(1);
+    expect(keyIds.has(original.primaryKeyId)).toBe(point === 'key-file-extended' || point === 'mid-transaction');
+    expect(fileMode(keyFile(home))).toBe(0o600);
+  });
 
   it('finishes in a child that is not killed', async () => {
     const home = path.join(tempDir(), 'home');

@@ -11,7 +11,7 @@ const withFields = (managedFields: unknown[]): KubeObject => ({ apiVersion: 'app
 const spec = (...keys: string[]) => ({ 'f:spec': Object.fromEntries(keys.map((k) => [`f:${k}`, {}])) });
 
 describe('handChanges', () => {
-  it('ignores the instance\'s own managers, status writers and metadata-only writers', () => {
+  it("ignores the instance's own managers, status writers and metadata-only writers", () => {
     const obj = withFields([
       { manager: 'vnfm', operation: 'Update', time: 'T0', fieldsV1: spec('replicas', 'template') },
       { manager: 'kube-controller-manager', operation: 'Update', subresource: 'status', time: 'T1', fieldsV1: { 'f:status': { 'f:replicas': {} } } },

@@ -54,7 +54,9 @@ describe('transientAnswer', () => {
 describe('KubeClient.call', () => {
   it('reports a 500 that states a deterministic error at once, as that error, not as an overloaded server', async () => {
     const { client, sleeps, calls } = clientAnswering([undeclaredField]);
-    const err = await client.call({ method: 'PATCH', path: '/apis/x/v1/namespaces/d/things/t' }, { what: 'apply OpenStackMachineTemplate cp in namespace default' }).catch((e: unknown) => e);
+    const err = await client
+      .call({ method: 'PATCH', path: '/apis/x/v1/namespaces/d/things/t' }, { what: 'apply OpenStackMachineTemplate cp in namespace default' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KubeApiError);
     expect(calls()).toBe(1);
     expect(sleeps).toEqual([]);

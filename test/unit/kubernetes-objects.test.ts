@@ -25,13 +25,22 @@ describe('prepareObject', () => {
   });
 
   it("labels a CronJob's job template's pod template", () => {
-    const out = prepareObject({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'cj' }, spec: { schedule: '* * * * *', jobTemplate: { spec: { template: podTemplate() } } } }, true, input);
+    const out = prepareObject(
+      { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'cj' }, spec: { schedule: '* * * * *', jobTemplate: { spec: { template: podTemplate() } } } },
+      true,
+      input,
+    );
     expect((out.spec as any).jobTemplate.spec.template.metadata.labels[INSTANCE_LABEL]).toBe('inst-1');
     expect((out.spec as any).jobTemplate.metadata).toBeUndefined();
   });
 
   it("leaves a custom resource's spec.template alone unless its schema declares the labels (OpenStackMachineTemplate has no template metadata)", () => {
-    const omt: KubeObject = { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'OpenStackMachineTemplate', metadata: { name: 'cp' }, spec: { template: { spec: { flavor: 'm1.medium' } } } };
+    const omt: KubeObject = {
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+      kind: 'OpenStackMachineTemplate',
+      metadata: { name: 'cp' },
+      spec: { template: { spec: { flavor: 'm1.medium' } } },
+    };
     const out = prepareObject(omt, true, input);
     expect(out.spec).toEqual({ template: { spec: { flavor: 'm1.medium' } } });
     expect(out.metadata.labels).toEqual({ [INSTANCE_LABEL]: 'inst-1' });
@@ -40,7 +49,12 @@ describe('prepareObject', () => {
   });
 
   it('labels the template of a custom resource whose schema declares spec.template.metadata.labels (MachineDeployment)', () => {
-    const md: KubeObject = { apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachineDeployment', metadata: { name: 'md' }, spec: { replicas: 1, template: { spec: { version: 'v1.31.6' } } } };
+    const md: KubeObject = {
+      apiVersion: 'cluster.x-k8s.io/v1beta1',
+      kind: 'MachineDeployment',
+      metadata: { name: 'md' },
+      spec: { replicas: 1, template: { spec: { version: 'v1.31.6' } } },
+    };
     const out = prepareObject(md, true, { ...input, replicas: { 'MachineDeployment/md': 3 } }, { templateLabels: true });
     expect((out.spec as any).template.metadata.labels).toEqual({ [INSTANCE_LABEL]: 'inst-1' });
     expect((out.spec as any).replicas).toBe(3);

@@ -21,7 +21,12 @@ describe('generic readiness of custom resources', () => {
     ['no status: present is ready', cr('OpenStackMachineTemplate', undefined), true, /ready/],
     ['Ready condition True', cr('Cluster', { conditions: [{ type: 'Ready', status: 'True' }], observedGeneration: 1 }), true, /ready/],
     ['Ready condition True for an old generation', cr('Cluster', { conditions: [{ type: 'Ready', status: 'True' }], observedGeneration: 1 }, 2), false, /generation 2/],
-    ['Available False with a reason', cr('MachineDeployment', { conditions: [{ type: 'Available', status: 'False', reason: 'WaitingForAvailableMachines' }] }), false, /Available \(WaitingForAvailableMachines/],
+    [
+      'Available False with a reason',
+      cr('MachineDeployment', { conditions: [{ type: 'Available', status: 'False', reason: 'WaitingForAvailableMachines' }] }),
+      false,
+      /Available \(WaitingForAvailableMachines/,
+    ],
     ['phase Provisioning', cr('Cluster', { phase: 'Provisioning' }), false, /phase Provisioning/],
     ['phase Provisioned', cr('Cluster', { phase: 'Provisioned' }), true, /ready/],
     ['phase Failed', cr('Machine', { phase: 'Failed' }), false, /failed/],
@@ -54,7 +59,8 @@ describe('per-kind rules', () => {
     expect(assessReadiness(provisioning, rules)).toMatchObject({ ready: false, message: 'waiting for .status.phase to be "Provisioned" (now "Provisioning")' });
     expect(assessReadiness(cr('Cluster', { phase: 'Provisioned' }), rules).ready).toBe(true);
     expect(assessReadiness(cr('Cluster', { phase: 'Failed' }), rules).failed).toMatch(/.status.phase is "Failed"/);
-    const kcp = (status: string, observed = 1) => cr('KubeadmControlPlane', { conditions: [{ type: 'Available', status, observedGeneration: observed }] }, 1, 'controlplane.cluster.x-k8s.io/v1beta1');
+    const kcp = (status: string, observed = 1) =>
+      cr('KubeadmControlPlane', { conditions: [{ type: 'Available', status, observedGeneration: observed }] }, 1, 'controlplane.cluster.x-k8s.io/v1beta1');
     expect(assessReadiness(kcp('False'), rules).message).toBe('waiting for condition Available (now False)');
     expect(assessReadiness(kcp('True'), rules).ready).toBe(true);
     expect(assessReadiness({ ...kcp('True'), metadata: { name: 'c', generation: 2 } }, rules).message).toMatch(/generation 2/);

@@ -19,14 +19,39 @@ type Case = [string, KubeObject, boolean, string | RegExp];
 
 const cases: Case[] = [
   ['Deployment before the controller saw it', o('Deployment', { replicas: 2 }, {}, 1), false, 'waiting for the controller to observe generation 1'],
-  ['Deployment with 1 of 2 ready', o('Deployment', { replicas: 2 }, { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 1, availableReplicas: 1 }, 1), false, 'waiting for 1/2 replicas ready'],
-  ['Deployment mid-rollout with old pods', o('Deployment', { replicas: 2 }, { observedGeneration: 2, replicas: 3, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 }, 2), false, 'waiting for 1 old replicas to go'],
+  [
+    'Deployment with 1 of 2 ready',
+    o('Deployment', { replicas: 2 }, { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 1, availableReplicas: 1 }, 1),
+    false,
+    'waiting for 1/2 replicas ready',
+  ],
+  [
+    'Deployment mid-rollout with old pods',
+    o('Deployment', { replicas: 2 }, { observedGeneration: 2, replicas: 3, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 }, 2),
+    false,
+    'waiting for 1 old replicas to go',
+  ],
   ['Deployment ready', o('Deployment', { replicas: 2 }, { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 }, 1), true, 'ready'],
   ['Deployment scaled to 0', o('Deployment', { replicas: 0 }, { observedGeneration: 3 }, 3), true, 'ready'],
-  ['Deployment with an old observed generation', o('Deployment', { replicas: 1 }, { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 }, 2), false, /generation 2/],
+  [
+    'Deployment with an old observed generation',
+    o('Deployment', { replicas: 1 }, { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 }, 2),
+    false,
+    /generation 2/,
+  ],
   ['StatefulSet 2/3', o('StatefulSet', { replicas: 3 }, { observedGeneration: 1, replicas: 2, readyReplicas: 2 }, 1), false, 'waiting for 2/3 replicas ready'],
-  ['StatefulSet ready', o('StatefulSet', { replicas: 3 }, { observedGeneration: 1, replicas: 3, readyReplicas: 3, updatedReplicas: 3, currentRevision: 'a', updateRevision: 'a' }, 1), true, 'ready'],
-  ['StatefulSet mid-update', o('StatefulSet', { replicas: 1 }, { observedGeneration: 2, replicas: 1, readyReplicas: 1, updatedReplicas: 1, currentRevision: 'a', updateRevision: 'b' }, 2), false, /rolling update/],
+  [
+    'StatefulSet ready',
+    o('StatefulSet', { replicas: 3 }, { observedGeneration: 1, replicas: 3, readyReplicas: 3, updatedReplicas: 3, currentRevision: 'a', updateRevision: 'a' }, 1),
+    true,
+    'ready',
+  ],
+  [
+    'StatefulSet mid-update',
+    o('StatefulSet', { replicas: 1 }, { observedGeneration: 2, replicas: 1, readyReplicas: 1, updatedReplicas: 1, currentRevision: 'a', updateRevision: 'b' }, 2),
+    false,
+    /rolling update/,
+  ],
   ['ReplicaSet ready', o('ReplicaSet', { replicas: 2 }, { observedGeneration: 1, replicas: 2, readyReplicas: 2, availableReplicas: 2 }, 1), true, 'ready'],
   ['ReplicaSet surplus', o('ReplicaSet', { replicas: 1 }, { observedGeneration: 1, replicas: 2, readyReplicas: 2, availableReplicas: 2 }, 1), false, /2 replicas to become 1/],
   ['DaemonSet 1/2', o('DaemonSet', {}, { observedGeneration: 1, desiredNumberScheduled: 2, numberReady: 1, updatedNumberScheduled: 2 }, 1), false, 'waiting for 1/2 pods ready'],
@@ -66,9 +91,22 @@ describe('assessReadiness', () => {
   });
 
   it.each<[string, KubeObject, RegExp]>([
-    ['a failed Job', o('Job', {}, { conditions: [cond('Failed', 'True', { reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' })] }), /job failed \(BackoffLimitExceeded\): Job has reached/],
+    [
+      'a failed Job',
+      o('Job', {}, { conditions: [cond('Failed', 'True', { reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' })] }),
+      /job failed \(BackoffLimitExceeded\): Job has reached/,
+    ],
     ['a failed Pod', o('Pod', {}, { phase: 'Failed', reason: 'Evicted' }), /pod failed \(Evicted\)/],
-    ['a stuck Deployment', o('Deployment', { replicas: 1 }, { observedGeneration: 1, conditions: [cond('Progressing', 'False', { reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "x" has timed out progressing.' })] }, 1), /progress deadline/],
+    [
+      'a stuck Deployment',
+      o(
+        'Deployment',
+        { replicas: 1 },
+        { observedGeneration: 1, conditions: [cond('Progressing', 'False', { reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "x" has timed out progressing.' })] },
+        1,
+      ),
+      /progress deadline/,
+    ],
     ['a CRD whose names clash', o('CustomResourceDefinition', {}, { conditions: [cond('NamesAccepted', 'False', { message: 'the plural is already in use' })] }), /already in use/],
     ['a custom resource in phase Failed', o('Machine', {}, { phase: 'Failed' }), /phase is Failed/],
   ])('%s cannot become ready by waiting', (_name, obj, failed) => {
@@ -87,8 +125,18 @@ describe('a custom resource whose kind has a status subresource', () => {
     ['a status for an older generation', o('MachineDeployment', { replicas: 1 }, { observedGeneration: 1, readyReplicas: 1 }, 2), false, /generation 2/],
     ['fewer ready replicas than asked for', o('KamajiControlPlane', { replicas: 2 }, { observedGeneration: 1, readyReplicas: 1 }, 1), false, 'waiting for 1/2 replicas ready'],
     ['all replicas ready at the current generation', o('KamajiControlPlane', { replicas: 2 }, { observedGeneration: 1, readyReplicas: 2 }, 1), true, 'ready'],
-    ['Ready condition True half-way through a rollout', o('MachineDeployment', { replicas: 2 }, { observedGeneration: 2, replicas: 2, updatedReplicas: 0, readyReplicas: 2, conditions: [cond('Ready', 'True')] }, 2), false, 'waiting for 0/2 replicas updated'],
-    ['old replicas still to go (v1beta2 counts)', o('MachineDeployment', { replicas: 2 }, { observedGeneration: 2, replicas: 3, upToDateReplicas: 2, readyReplicas: 3 }, 2), false, 'waiting for 1 old replicas to go'],
+    [
+      'Ready condition True half-way through a rollout',
+      o('MachineDeployment', { replicas: 2 }, { observedGeneration: 2, replicas: 2, updatedReplicas: 0, readyReplicas: 2, conditions: [cond('Ready', 'True')] }, 2),
+      false,
+      'waiting for 0/2 replicas updated',
+    ],
+    [
+      'old replicas still to go (v1beta2 counts)',
+      o('MachineDeployment', { replicas: 2 }, { observedGeneration: 2, replicas: 3, upToDateReplicas: 2, readyReplicas: 3 }, 2),
+      false,
+      'waiting for 1 old replicas to go',
+    ],
     ['Ready condition True', o('MachineDeployment', { replicas: 1 }, { observedGeneration: 1, conditions: [cond('Ready', 'True')] }, 1), true, 'ready'],
     ['a provider object that says ready', o('OpenStackCluster', {}, { ready: true }, 1), true, 'ready'],
   ])('%s', (_name, obj, ready, message) => {
@@ -103,6 +151,9 @@ describe('a custom resource whose kind has a status subresource', () => {
   });
 
   it('a built-in kind keeps its own predicate', () => {
-    expect(assessReadiness(o('Deployment', { replicas: 1 }, { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 }, 1), undefined, facts).ready).toBe(true);
+    expect(
+      assessReadiness(o('Deployment', { replicas: 1 }, { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 }, 1), undefined, facts)
+        .ready,
+    ).toBe(true);
   });
 });

@@ -19,7 +19,10 @@ describe('storage order', () => {
     expect(creationRank('PersistentVolume')).toBeLessThan(creationRank('PersistentVolumeClaim'));
     expect(creationRank('PersistentVolumeClaim')).toBeLessThan(creationRank('StatefulSet'));
     // In a package's order the claim may come first; it is still created after its volume and class.
-    const groups = groupByRank(['PersistentVolumeClaim/data', 'StatefulSet/db', 'PersistentVolume/pv0', 'StorageClass/local', 'HorizontalPodAutoscaler/hpa'], (s) => s.split('/')[0]!);
+    const groups = groupByRank(
+      ['PersistentVolumeClaim/data', 'StatefulSet/db', 'PersistentVolume/pv0', 'StorageClass/local', 'HorizontalPodAutoscaler/hpa'],
+      (s) => s.split('/')[0]!,
+    );
     expect(groups).toEqual([['PersistentVolume/pv0', 'StorageClass/local'], ['PersistentVolumeClaim/data'], ['StatefulSet/db'], ['HorizontalPodAutoscaler/hpa']]);
   });
 
@@ -52,7 +55,9 @@ describe('readiness of storage and autoscalers', () => {
         { type: 'ScalingActive', status: 'False', reason: 'FailedGetResourceMetric' },
       ],
     };
-    expect(assessReadiness(obj('autoscaling/v2', 'HorizontalPodAutoscaler', { metadata: { name: 'h', generation: 2 }, status: { ...noMetrics, observedGeneration: 1 } })).ready).toBe(true);
+    expect(
+      assessReadiness(obj('autoscaling/v2', 'HorizontalPodAutoscaler', { metadata: { name: 'h', generation: 2 }, status: { ...noMetrics, observedGeneration: 1 } })).ready,
+    ).toBe(true);
     expect(assessReadiness(obj('autoscaling/v1', 'HorizontalPodAutoscaler')).ready).toBe(true);
   });
 });

@@ -25,7 +25,13 @@ const events: LcmEvent[] = [
 ];
 
 describe('parseDuration', () => {
-  it.each([['300', 300], ['90s', 90], ['5m', 300], ['1h30m', 5400], ['1m30s', 90]])('%s is %i s', (v, s) => expect(parseDuration(v)).toBe(s));
+  it.each([
+    ['300', 300],
+    ['90s', 90],
+    ['5m', 300],
+    ['1h30m', 5400],
+    ['1m30s', 90],
+  ])('%s is %i s', (v, s) => expect(parseDuration(v)).toBe(s));
   it.each(['', '0', 'soon', '5d', '-1'])('refuses %j', (v) => expect(() => parseDuration(v)).toThrow(/--timeout/));
 });
 

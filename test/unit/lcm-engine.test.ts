@@ -72,7 +72,15 @@ beforeEach(async () => {
   await onboardPackage(pkgDeps, { path: join(SAMPLE, 'package') });
   await onboardPackage(pkgDeps, { path: join(SAMPLE, 'package-v2') });
   store.vims.insert(vim(), undefined);
-  store.vims.insert(vim({ id: 'vim-os', name: 'openstack', isDefault: false, spec: { type: 'openstack', authUrl: 'http://127.0.0.1:5000/v3', auth: { method: 'password', username: 'u' }, verifyTls: true } }), undefined);
+  store.vims.insert(
+    vim({
+      id: 'vim-os',
+      name: 'openstack',
+      isDefault: false,
+      spec: { type: 'openstack', authUrl: 'http://127.0.0.1:5000/v3', auth: { method: 'password', username: 'u' }, verifyTls: true },
+    }),
+    undefined,
+  );
   driver = new FakeInfraDriver();
   hooks = [];
   deps = {
@@ -142,7 +150,12 @@ describe('operations that complete', () => {
   it('instantiate: replicas from the level, namespace from the request, VNFCs and resources recorded, hooks around the driver', async () => {
     const vnf = createVnf(deps, { vnfdId: V1 });
     const events: LcmEvent[] = [];
-    const { opOcc, vnfInstance } = await instantiateVnf(deps, vnf.id, { ...request('instantiate.json'), instantiationLevelId: 'instantiation_level_2' }, { onEvent: (e) => events.push(e) });
+    const { opOcc, vnfInstance } = await instantiateVnf(
+      deps,
+      vnf.id,
+      { ...request('instantiate.json'), instantiationLevelId: 'instantiation_level_2' },
+      { onEvent: (e) => events.push(e) },
+    );
     expect(opOcc).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED', vnfInstanceId: vnf.id });
     expect(opOcc.pid).toBeUndefined();
     const deploy = driver.callsOf('deploy')[0]!.input as { namespace: string; replicas: Record<string, number>; objects: unknown[] };
@@ -151,15 +164,23 @@ describe('operations that complete', () => {
     expect(deploy.objects).toHaveLength(4);
     const info = vnfInstance.instantiatedVnfInfo!;
     expect(vnfInstance).toMatchObject({ instantiationState: 'INSTANTIATED', vimId: 'vim-k8s' });
-    expect(info.scaleStatus).toEqual([{ aspectId: 'vdu1_aspect', scaleLevel: 1 }, { aspectId: 'vdu2_aspect', scaleLevel: 1 }]);
-    expect(info.maxScaleLevels).toEqual([{ aspectId: 'vdu1_aspect', scaleLevel: 2 }, { aspectId: 'vdu2_aspect', scaleLevel: 1 }]);
+    expect(info.scaleStatus).toEqual([
+      { aspectId: 'vdu1_aspect', scaleLevel: 1 },
+      { aspectId: 'vdu2_aspect', scaleLevel: 1 },
+    ]);
+    expect(info.maxScaleLevels).toEqual([
+      { aspectId: 'vdu1_aspect', scaleLevel: 2 },
+      { aspectId: 'vdu2_aspect', scaleLevel: 1 },
+    ]);
     expect(info.vnfcInfo).toHaveLength(4);
     expect(info.vnfcInfo[0]!.id).toMatch(/^VDU1-vdu1-/);
     expect(info.resources.map((r) => `${r.kind}/${r.name}`)).toEqual(['ConfigMap/basic-cnf-content', 'Service/basic-cnf-web', 'Deployment/vdu1', 'Deployment/vdu2']);
     expect(opOcc.resourceChanges!.affectedVnfcs.map((a) => a.changeType)).toEqual(['ADDED', 'ADDED', 'ADDED', 'ADDED']);
     expect(hooks).toEqual(['instantiate_start', 'instantiate_end']);
     expect(events.filter((e) => e.type === 'occurrence').map((e) => (e as { opOcc: { operationState: string } }).opOcc.operationState)).toEqual([
-      'STARTING', 'PROCESSING', 'COMPLETED',
+      'STARTING',
+      'PROCESSING',
+      'COMPLETED',
     ]);
     expect(opOcc.journal.filter((s) => s.state === 'done')).toHaveLength(4);
     expect(store.opOccs.lock(vnf.id)).toBeUndefined();
@@ -369,7 +390,9 @@ describe('locks and cancellation', () => {
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as Error).message).toMatch(/FAILED_TEMP SCALE occurrence/);
     const op = listOpOccs(deps, { vnf: vnf.id, state: 'FAILED_TEMP' })[0]!;
-    expect(op.error!.detail).toMatch(new RegExp(`vnfm process \\(pid ${ghost} on host \\S+\\) running this SCALE stopped before finishing it \\(killed or crashed: no process has pid ${ghost}\\)`));
+    expect(op.error!.detail).toMatch(
+      new RegExp(`vnfm process \\(pid ${ghost} on host \\S+\\) running this SCALE stopped before finishing it \\(killed or crashed: no process has pid ${ghost}\\)`),
+    );
     expect(store.opOccs.lock(vnf.id)).toBeUndefined();
 
     ac.abort(new InterruptedError('interrupted'));

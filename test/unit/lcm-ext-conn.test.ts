@@ -59,7 +59,16 @@ const driver: OpenStackInfraDriver = {
 const link = (id: string, network: string, cpdId = 'VDU1_CP1') => ({
   id,
   resourceId: network,
-  extCps: [{ cpdId, cpConfig: { [`${cpdId}_1`]: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', fixedAddresses: ['10.10.0.5'], subnetId: 'subnet-new' }] } }] } } }],
+  extCps: [
+    {
+      cpdId,
+      cpConfig: {
+        [`${cpdId}_1`]: {
+          cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', fixedAddresses: ['10.10.0.5'], subnetId: 'subnet-new' }] } }],
+        },
+      },
+    },
+  ],
 });
 
 beforeEach(async () => {
@@ -124,7 +133,9 @@ describe('vnf-change-ext-conn (OpenStack)', () => {
     const id = await instantiated();
     const before = nfvOf(id);
     failNext = new Error('UPDATE_FAILED: port quota exceeded');
-    await expect(changeExtConn(deps, id, { extVirtualLinks: [link('ext-vl-2', 'net-new')] })).rejects.toThrow(/CHANGE_EXT_CONN of vnf instance .* failed: UPDATE_FAILED.*FAILED_TEMP/);
+    await expect(changeExtConn(deps, id, { extVirtualLinks: [link('ext-vl-2', 'net-new')] })).rejects.toThrow(
+      /CHANGE_EXT_CONN of vnf instance .* failed: UPDATE_FAILED.*FAILED_TEMP/,
+    );
     const op = listOpOccs(deps, { vnf: id }).find((o) => o.operationState === 'FAILED_TEMP')!;
     expect(nfvOf(id)).toEqual(before);
     const back = await rollbackOpOcc(deps, op.id);
@@ -150,6 +161,8 @@ describe('vnf-update of an OpenStack VNF', () => {
     expect(getVnf(deps, id)).toMatchObject({ vnfInstanceName: 'vm-2', extensions: { site: 'a' } });
     expect(updates).toEqual([]);
     expect(hooks).toEqual(['modify_information_start', 'modify_information_end']);
-    await expect(modifyVnfInfo(deps, id, { vimConnectionInfo: { vim1: { vimId: 'openstack', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } } })).rejects.toThrow(/moves an OpenStack VNF to another VIM/);
+    await expect(modifyVnfInfo(deps, id, { vimConnectionInfo: { vim1: { vimId: 'openstack', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } } })).rejects.toThrow(
+      /moves an OpenStack VNF to another VIM/,
+    );
   });
 });

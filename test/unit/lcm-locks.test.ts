@@ -13,7 +13,20 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { onboardPackage } from '../../src/csar/index.js';
 import { ConflictError } from '../../src/errors.js';
-import { createVnf, failOpOcc, failTarget, getOpOcc, healVnf, holderOf, holderStatus, instantiateVnf, listOpOccs, thisHost, type LcmDeps, type LcmOpOcc } from '../../src/lcm/index.js';
+import {
+  createVnf,
+  failOpOcc,
+  failTarget,
+  getOpOcc,
+  healVnf,
+  holderOf,
+  holderStatus,
+  instantiateVnf,
+  listOpOccs,
+  thisHost,
+  type LcmDeps,
+  type LcmOpOcc,
+} from '../../src/lcm/index.js';
 import { openStore, type Store, type VnfLock } from '../../src/store/index.js';
 import { FakeInfraDriver } from '../support/fake-infra-driver.js';
 
@@ -92,7 +105,12 @@ describe('lock holders', () => {
     const running = instantiateVnf({ ...deps, kubernetesDriver: () => driver }, vnf.id, request(), { signal: ac.signal }).catch((e: unknown) => e);
     await entered;
     const lock = store.opOccs.lock(vnf.id)!;
-    expect(lock).toMatchObject({ pid: process.pid, hostName: thisHost().hostName, hostId: thisHost().hostId, bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() });
+    expect(lock).toMatchObject({
+      pid: process.pid,
+      hostName: thisHost().hostName,
+      hostId: thisHost().hostId,
+      bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+    });
     const stat = readFileSync(`/proc/${process.pid}/stat`, 'utf8');
     expect(lock.startTime).toBe(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
     expect(holderStatus(lock).state).toBe('running');
@@ -232,7 +250,9 @@ describe('vnfm op-fail --force (command)', () => {
     const op = lockedInstance({ pid: 7, hostName: 'far-away', hostId: 'another-machine', startTime: '42' });
     const asked = await vnfm(['op-fail', '--force', op.id]);
     expect(asked.code).toBe(2);
-    expect(asked.stderr).toMatch(/refusing to force occurrence .* to FAILED without confirmation: there is no terminal to ask on \(vnf instance .* is locked by vnfm pid 7 on host far-away since/);
+    expect(asked.stderr).toMatch(
+      /refusing to force occurrence .* to FAILED without confirmation: there is no terminal to ask on \(vnf instance .* is locked by vnfm pid 7 on host far-away since/,
+    );
     expect(asked.stderr).toContain(`hint: make sure that vnfm is gone, then pass --yes: vnfm op-fail --force --yes ${op.id}`);
     expect(store.opOccs.lock(op.vnfInstanceId)).toMatchObject({ opId: op.id });
     const plain = await vnfm(['op-fail', op.id]);

@@ -85,17 +85,24 @@ async function instantiated(): Promise<VnfInstance> {
 /** The image of the vdu1 Deployment's web container in the last changePackage call. */
 function appliedImage(): string | undefined {
   const call = [...driver.calls].reverse().find((c) => c.method === 'changePackage');
-  const objects = (call?.input as { objects: { kind: string; metadata: { name: string }; spec: { template: { spec: { containers: { name: string; image: string }[] } } } }[] }).objects;
+  const objects = (call?.input as { objects: { kind: string; metadata: { name: string }; spec: { template: { spec: { containers: { name: string; image: string }[] } } } }[] })
+    .objects;
   return objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'vdu1')?.spec.template.spec.containers.find((c) => c.name === 'web')?.image;
 }
 
 describe('vnf-update: records only', () => {
-  it("renames, redescribes and merge-patches metadata and extensions of an instantiated VNF: MODIFY_INFO COMPLETED, hooks around, the VIM untouched", async () => {
+  it('renames, redescribes and merge-patches metadata and extensions of an instantiated VNF: MODIFY_INFO COMPLETED, hooks around, the VIM untouched', async () => {
     const vnf = await instantiated();
     await modifyVnfInfo(deps, vnf.id, { vnfInstanceName: 'web-2', metadata: { tier: 'front', keep: 1 }, extensions: { a: { b: 1 } } });
     const r = await modifyVnfInfo(deps, 'web-2', { vnfInstanceDescription: 'renamed', metadata: { tier: null, zone: 'z1' }, extensions: { a: { c: 2 } } });
     expect(r.opOcc).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
-    expect(r.vnfInstance).toMatchObject({ vnfInstanceName: 'web-2', vnfInstanceDescription: 'renamed', metadata: { keep: 1, zone: 'z1' }, extensions: { a: { b: 1, c: 2 } }, vnfdId: V1 });
+    expect(r.vnfInstance).toMatchObject({
+      vnfInstanceName: 'web-2',
+      vnfInstanceDescription: 'renamed',
+      metadata: { keep: 1, zone: 'z1' },
+      extensions: { a: { b: 1, c: 2 } },
+      vnfdId: V1,
+    });
     expect(r.vnfInstance.metadata).not.toHaveProperty('tier');
     expect(driver.calls.filter((c) => c.method !== 'listVnfcs')).toEqual([]);
     expect(hooks.map((h) => h.hook)).toEqual(['modify_information_start', 'modify_information_end', 'modify_information_start', 'modify_information_end']);
@@ -143,7 +150,11 @@ describe('vnf-update: inline VIM credentials', () => {
     };
     const vnf = await instantiated();
     checked.length = 0;
-    const inline = (token: string) => ({ vimConnectionInfo: { vim1: { vimType: 'ETSINFV.KUBERNETES.V_1', interfaceInfo: { endpoint: 'https://127.0.0.1:6443', ssl_ca_cert: 'None' }, accessInfo: { bearer_token: token } } } });
+    const inline = (token: string) => ({
+      vimConnectionInfo: {
+        vim1: { vimType: 'ETSINFV.KUBERNETES.V_1', interfaceInfo: { endpoint: 'https://127.0.0.1:6443', ssl_ca_cert: 'None' }, accessInfo: { bearer_token: token } },
+      },
+    });
     const err = await modifyVnfInfo(deps, vnf.id, inline('bad-token')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VimCheckError);
     expect(listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
@@ -174,7 +185,10 @@ describe('vnf-update: a new vnfdId (container update)', () => {
     expect(appliedImage()).toBe(NEW_IMAGE);
     expect(r.vnfInstance).toMatchObject({ vnfdId: V11, vnfPkgId: store.packages.get(V11).id, vnfSoftwareVersion: '1.1', vnfInstanceName: 'web-v11' });
     // The same files, namespace and resources: only images changed.
-    expect(r.vnfInstance.instantiatedVnfInfo?.metadata).toMatchObject({ namespace: before.instantiatedVnfInfo!.metadata.namespace, 'lcm-kubernetes-def-files': before.instantiatedVnfInfo!.metadata['lcm-kubernetes-def-files'] });
+    expect(r.vnfInstance.instantiatedVnfInfo?.metadata).toMatchObject({
+      namespace: before.instantiatedVnfInfo!.metadata.namespace,
+      'lcm-kubernetes-def-files': before.instantiatedVnfInfo!.metadata['lcm-kubernetes-def-files'],
+    });
     expect(hooks.map((h) => [h.hook, h.newPackageDir !== undefined])).toEqual([
       ['modify_information_start', true],
       ['modify_information_end', true],
@@ -232,7 +246,10 @@ describe('vnf-update: a new vnfdId (container update)', () => {
     expect(retried.vnfInstance.vnfdId).toBe(V11);
 
     const other = createVnf(deps, { vnfdId: V1, name: 'web-b' });
-    await instantiateVnf(deps, other.id, { ...request('instantiate.json'), additionalParams: { ...(request('instantiate.json')['additionalParams'] as object), namespace: 'other-ns' } });
+    await instantiateVnf(deps, other.id, {
+      ...request('instantiate.json'),
+      additionalParams: { ...(request('instantiate.json')['additionalParams'] as object), namespace: 'other-ns' },
+    });
     driver.failOnce('changePackage', new Error('rollout stuck'));
     await expect(modifyVnfInfo(deps, other.id, { vnfdId: V11, vnfInstanceName: 'never' })).rejects.toThrow(/FAILED_TEMP/);
     const op = listOpOccs(deps, { vnf: other.id }).find((o) => o.operationState === 'FAILED_TEMP')!;
@@ -253,22 +270,32 @@ describe('vnf-update: ConfigMaps and Secrets (metadata.configmap_secret_paths)',
     await onboardPackage({ packages: store.packages, home, now: () => new Date() }, { path: dir });
   });
 
-  it("the listed file replaces the deployed one with the same ConfigMap; the Deployment using it restarts; the instance records the file", async () => {
+  it('the listed file replaces the deployed one with the same ConfigMap; the Deployment using it restarts; the instance records the file', async () => {
     const vnf = await instantiated();
     const r = await modifyVnfInfo(deps, vnf.id, { vnfdId: V12, metadata: { configmap_secret_paths: [CONFIG2] } });
     expect(r.opOcc.operationState).toBe('COMPLETED');
     const call = [...driver.calls].reverse().find((c) => c.method === 'changePackage')!;
-    const objects = (call.input as { objects: { kind: string; metadata: { name: string }; data?: Record<string, string>; spec?: { template: { metadata?: { annotations?: Record<string, string> } } } }[] }).objects;
+    const objects = (
+      call.input as {
+        objects: { kind: string; metadata: { name: string }; data?: Record<string, string>; spec?: { template: { metadata?: { annotations?: Record<string, string> } } } }[];
+      }
+    ).objects;
     expect(objects.find((o) => o.kind === 'ConfigMap')?.data?.['index.html']).toMatch(/version 1.2 is running/);
-    expect(objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'vdu1')?.spec?.template.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt']).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'vdu1')?.spec?.template.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt']).toMatch(
+      /^\d{4}-\d{2}-\d{2}T/,
+    );
     expect(r.vnfInstance.instantiatedVnfInfo!.metadata['lcm-kubernetes-def-files']).toContain(CONFIG2);
     expect(r.vnfInstance.instantiatedVnfInfo!.metadata['lcm-kubernetes-def-files']).not.toContain('Files/kubernetes/configmap.yaml');
   });
 
   it('a listed file the new package lacks, or one with no deployed ConfigMap: refused, nothing recorded', async () => {
     const vnf = await instantiated();
-    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V12, metadata: { configmap_secret_paths: ['Files/nope.yaml'] } })).rejects.toThrow(/configmap_secret_paths: the new package has no file/);
-    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V12, metadata: { configmap_secret_paths: ['Files/kubernetes/service.yaml'] } })).rejects.toThrow(/defines no ConfigMap or Secret the instance deployed/);
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V12, metadata: { configmap_secret_paths: ['Files/nope.yaml'] } })).rejects.toThrow(
+      /configmap_secret_paths: the new package has no file/,
+    );
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V12, metadata: { configmap_secret_paths: ['Files/kubernetes/service.yaml'] } })).rejects.toThrow(
+      /defines no ConfigMap or Secret the instance deployed/,
+    );
     expect(listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
   });
 });
@@ -302,7 +329,13 @@ describe("vnf-update: Tacker's functional-test bodies", () => {
       { onEvent: (e) => void (e.type === 'notice' && notices.push(e.message)) },
     );
     expect(r.opOcc.operationState).toBe('COMPLETED');
-    expect(r.vnfInstance).toMatchObject({ vnfInstanceName: 'new name', vnfInstanceDescription: 'new description', vnfdId: V11, vimId: 'vim-k8s', vnfConfigurableProperties: { 'dummy-key': 'dummy-value' } });
+    expect(r.vnfInstance).toMatchObject({
+      vnfInstanceName: 'new name',
+      vnfInstanceDescription: 'new description',
+      vnfdId: V11,
+      vimId: 'vim-k8s',
+      vnfConfigurableProperties: { 'dummy-key': 'dummy-value' },
+    });
     expect(notices.join('\n')).toMatch(/vimConnectionInfo.vim2 is not kept/);
     expect(JSON.stringify(listOpOccs(deps, { vnf: vnf.id }))).not.toContain('dummy-password');
     expect(JSON.stringify(getVnf(deps, vnf.id))).not.toContain('dummy-password');
@@ -315,7 +348,9 @@ describe("vnf-update: Tacker's functional-test bodies", () => {
     const vnfcId = vnf.instantiatedVnfInfo!.vnfcInfo[0]!.id;
     const r = await modifyVnfInfo(deps, vnf.id, { vnfcInfoModifications: [{ id: vnfcId, vnfcConfigurableProperties: { k: 'v' } }] });
     expect(r.vnfInstance.instantiatedVnfInfo!.vnfcInfo.find((v) => v.id === vnfcId)?.vnfcConfigurableProperties).toEqual({ k: 'v' });
-    await expect(modifyVnfInfo(deps, vnf.id, { vnfcInfoModifications: [{ id: 'VDU1-nope', vnfcConfigurableProperties: {} }] })).rejects.toThrow(/vnfcInfoModifications\[0\].id: the instance has no VNFC/);
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfcInfoModifications: [{ id: 'VDU1-nope', vnfcConfigurableProperties: {} }] })).rejects.toThrow(
+      /vnfcInfoModifications\[0\].id: the instance has no VNFC/,
+    );
   });
 });
 
@@ -362,7 +397,11 @@ describe('store migration 7', () => {
       INSERT INTO lcm_op_occs (id, vnf_instance_id, operation, operation_state, state_entered_time, start_time) VALUES ('o1', 'i1', 'SCALE', 'PROCESSING', 't', 't');
       INSERT INTO vnf_locks (vnf_instance_id, op_id, pid, acquired_at, host_name) VALUES ('i1', 'o1', 42, 't', 'h');
     `);
-    expect(() => db6.exec("INSERT INTO lcm_op_occs (id, vnf_instance_id, operation, operation_state, state_entered_time, start_time) VALUES ('o2', 'i1', 'MODIFY_INFO', 'COMPLETED', 't', 't')")).toThrow(/CHECK/);
+    expect(() =>
+      db6.exec(
+        "INSERT INTO lcm_op_occs (id, vnf_instance_id, operation, operation_state, state_entered_time, start_time) VALUES ('o2', 'i1', 'MODIFY_INFO', 'COMPLETED', 't', 't')",
+      ),
+    ).toThrow(/CHECK/);
     db6.close();
     const db7 = openDatabase(h, { migrations: migrations.filter((m) => m.version <= 7) });
     expect(db7.pragma('user_version', { simple: true })).toBe(7);

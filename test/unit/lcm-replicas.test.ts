@@ -17,8 +17,14 @@ describe('levelReplicas', () => {
   it('uses VduInstantiationLevels and the level scale_info', () => {
     expect(levelReplicas(simple, 'instantiation_level_2')).toEqual({
       replicas: { VDU1: 2, VDU2: 2 },
-      scaleStatus: [{ aspectId: 'vdu1_aspect', scaleLevel: 1 }, { aspectId: 'vdu2_aspect', scaleLevel: 1 }],
-      maxScaleLevels: [{ aspectId: 'vdu1_aspect', scaleLevel: 2 }, { aspectId: 'vdu2_aspect', scaleLevel: 1 }],
+      scaleStatus: [
+        { aspectId: 'vdu1_aspect', scaleLevel: 1 },
+        { aspectId: 'vdu2_aspect', scaleLevel: 1 },
+      ],
+      maxScaleLevels: [
+        { aspectId: 'vdu1_aspect', scaleLevel: 2 },
+        { aspectId: 'vdu2_aspect', scaleLevel: 1 },
+      ],
       instantiationLevelId: 'instantiation_level_2',
     });
   });
@@ -37,7 +43,10 @@ describe('levelReplicas', () => {
     expect(levelReplicas(flavour).replicas).toEqual({ VDU1: 3, VDU2: 1 });
     expect(levelReplicas({ ...flavour, instantiationLevels: {}, defaultLevel: undefined })).toEqual({
       replicas: { VDU1: 1, VDU2: 1 },
-      scaleStatus: [{ aspectId: 'vdu1_aspect', scaleLevel: 0 }, { aspectId: 'vdu2_aspect', scaleLevel: 0 }],
+      scaleStatus: [
+        { aspectId: 'vdu1_aspect', scaleLevel: 0 },
+        { aspectId: 'vdu2_aspect', scaleLevel: 0 },
+      ],
       maxScaleLevels: expect.any(Array),
     });
   });
@@ -45,7 +54,11 @@ describe('levelReplicas', () => {
 
 describe('aspect deltas', () => {
   const aspect: ScalingAspect = {
-    id: 'a', name: 'a', maxScaleLevel: 4, stepDeltas: ['d1', 'd2'], vduDeltas: { VDU1: { d1: 1, d2: 3 } },
+    id: 'a',
+    name: 'a',
+    maxScaleLevel: 4,
+    stepDeltas: ['d1', 'd2'],
+    vduDeltas: { VDU1: { d1: 1, d2: 3 } },
   };
   it.each([
     [0, 1, 1],

@@ -5,12 +5,7 @@ import { openPackage } from '../../src/csar/index.js';
 import { ConflictError, UsageError, ValidationError } from '../../src/errors.js';
 import type { VnfInstance } from '../../src/lcm/index.js';
 import { levelReplicas } from '../../src/lcm/index.js';
-import {
-  checkHealRequest,
-  checkInstantiateRequest,
-  checkScaleRequest,
-  checkTerminateRequest,
-} from '../../src/lcm/requests.js';
+import { checkHealRequest, checkInstantiateRequest, checkScaleRequest, checkTerminateRequest } from '../../src/lcm/requests.js';
 import { redactVimConnectionInfo, resolveVimConnection, type VimLookup } from '../../src/lcm/vim-connection.js';
 import type { Vim } from '../../src/vim/index.js';
 import { loadVnfd, type Vnfd } from '../../src/vnfd/index.js';
@@ -26,8 +21,17 @@ beforeAll(async () => {
 });
 
 const base: VnfInstance = {
-  id: 'i1', vnfInstanceDescription: '', vnfdId: 'v', vnfPkgId: 'p', vnfProvider: '', vnfProductName: '', vnfSoftwareVersion: '', vnfdVersion: '',
-  instantiationState: 'NOT_INSTANTIATED', createdAt: '', updatedAt: '',
+  id: 'i1',
+  vnfInstanceDescription: '',
+  vnfdId: 'v',
+  vnfPkgId: 'p',
+  vnfProvider: '',
+  vnfProductName: '',
+  vnfSoftwareVersion: '',
+  vnfdVersion: '',
+  instantiationState: 'NOT_INSTANTIATED',
+  createdAt: '',
+  updatedAt: '',
 };
 
 function instantiated(level = 0): VnfInstance {
@@ -35,8 +39,12 @@ function instantiated(level = 0): VnfInstance {
     ...base,
     instantiationState: 'INSTANTIATED',
     instantiatedVnfInfo: {
-      flavourId: 'simple', vnfState: 'STARTED',
-      scaleStatus: [{ aspectId: 'vdu1_aspect', scaleLevel: level }, { aspectId: 'vdu2_aspect', scaleLevel: 0 }],
+      flavourId: 'simple',
+      vnfState: 'STARTED',
+      scaleStatus: [
+        { aspectId: 'vdu1_aspect', scaleLevel: level },
+        { aspectId: 'vdu2_aspect', scaleLevel: 0 },
+      ],
       maxScaleLevels: levelReplicas(vnfd.flavours['simple']!).maxScaleLevels,
       vnfcResourceInfo: [{ id: 'vdu1-a', vduId: 'VDU1', computeResource: { resourceId: 'vdu1-a', vimLevelResourceType: 'Pod' }, metadata: {} }],
       vnfcInfo: [{ id: 'VDU1-vdu1-a', vduId: 'VDU1', vnfcResourceInfoId: 'vdu1-a', vnfcState: 'STARTED' }],
@@ -90,7 +98,9 @@ describe('ScaleVnfRequest', () => {
   const simple = () => vnfd.flavours['simple']!;
   it('computes the target level and replicas', () => {
     expect(checkScaleRequest('s', { type: 'SCALE_OUT', aspectId: 'vdu1_aspect', numberOfSteps: 2 }, instantiated(), simple())).toMatchObject({
-      fromLevel: 0, toLevel: 2, replicas: { VDU1: 3, VDU2: 1 },
+      fromLevel: 0,
+      toLevel: 2,
+      replicas: { VDU1: 3, VDU2: 1 },
     });
     expect(checkScaleRequest('s', { type: 'SCALE_IN', aspectId: 'vdu1_aspect' }, instantiated(1), simple()).replicas).toEqual({ VDU1: 1, VDU2: 1 });
   });
@@ -109,7 +119,9 @@ describe('ScaleVnfRequest', () => {
 
   it('refuses a level the vdu_profile does not allow', () => {
     const tight = { ...simple(), vdus: { ...simple().vdus, VDU1: { ...simple().vdus['VDU1']!, vduProfile: { minNumberOfInstances: 1, maxNumberOfInstances: 2 } } } };
-    expect(() => checkScaleRequest('s', { type: 'SCALE_OUT', aspectId: 'vdu1_aspect', numberOfSteps: 2 }, instantiated(), tight)).toThrow(/VDU1 3 instances, outside its vdu_profile \(1\.\.2\)/);
+    expect(() => checkScaleRequest('s', { type: 'SCALE_OUT', aspectId: 'vdu1_aspect', numberOfSteps: 2 }, instantiated(), tight)).toThrow(
+      /VDU1 3 instances, outside its vdu_profile \(1\.\.2\)/,
+    );
   });
 });
 
@@ -139,7 +151,11 @@ describe('vimConnectionInfo', () => {
   const fallback = async () => {
     throw new ValidationError('r', 'vimConnectionInfo', 'no default');
   };
-  const field = (p: Promise<unknown>) => p.then(() => 'accepted', (e: ValidationError) => e.field);
+  const field = (p: Promise<unknown>) =>
+    p.then(
+      () => 'accepted',
+      (e: ValidationError) => e.field,
+    );
 
   it('names a registered VIM by name or id, and opens its secrets', async () => {
     const vim = await resolveVimConnection('r', { a: { vimId: 'k8s', vimType: 'kubernetes' } }, lookup, fallback);
@@ -147,7 +163,9 @@ describe('vimConnectionInfo', () => {
   });
 
   it('takes an inline VIM and keeps its secrets out of what is recorded', async () => {
-    const info = { a: { vimId: 'edge', vimType: 'ETSINFV.KUBERNETES.V_1', interfaceInfo: { endpoint: 'https://127.0.0.1:6443', ssl_ca_cert: 'None' }, accessInfo: { bearer_token: 'sekret' } } };
+    const info = {
+      a: { vimId: 'edge', vimType: 'ETSINFV.KUBERNETES.V_1', interfaceInfo: { endpoint: 'https://127.0.0.1:6443', ssl_ca_cert: 'None' }, accessInfo: { bearer_token: 'sekret' } },
+    };
     const vim = await resolveVimConnection('r', info, lookup, fallback);
     expect(vim).toMatchObject({ inline: true, name: 'edge', spec: { authUrl: 'https://127.0.0.1:6443', verifyTls: false }, secrets: { bearerToken: 'sekret' } });
     expect(JSON.stringify(redactVimConnectionInfo(info))).not.toContain('sekret');

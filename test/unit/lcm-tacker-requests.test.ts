@@ -39,15 +39,25 @@ beforeAll(async () => {
 });
 
 const base: VnfInstance = {
-  id: 'i1', vnfInstanceDescription: '', vnfdId: 'v', vnfPkgId: 'p', vnfProvider: '', vnfProductName: '', vnfSoftwareVersion: '', vnfdVersion: '',
-  instantiationState: 'NOT_INSTANTIATED', createdAt: '', updatedAt: '',
+  id: 'i1',
+  vnfInstanceDescription: '',
+  vnfdId: 'v',
+  vnfPkgId: 'p',
+  vnfProvider: '',
+  vnfProductName: '',
+  vnfSoftwareVersion: '',
+  vnfdVersion: '',
+  instantiationState: 'NOT_INSTANTIATED',
+  createdAt: '',
+  updatedAt: '',
 };
 
 const instantiated: VnfInstance = {
   ...base,
   instantiationState: 'INSTANTIATED',
   instantiatedVnfInfo: {
-    flavourId: 'simple', vnfState: 'STARTED',
+    flavourId: 'simple',
+    vnfState: 'STARTED',
     scaleStatus: [{ aspectId: 'vdu1_aspect', scaleLevel: 0 }],
     maxScaleLevels: [],
     vnfcResourceInfo: [
@@ -80,7 +90,7 @@ const noDefault = async (): Promise<VimConnection> => {
 };
 
 describe('vimConnectionInfo in both Tacker API versions', () => {
-  it('takes the v1 array (SOL003 2.6.1) as the v2 map keyed by the entries\' ids', () => {
+  it("takes the v1 array (SOL003 2.6.1) as the v2 map keyed by the entries' ids", () => {
     const v1 = [{ id: 'vim-a', vimId: 'k8s', vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://127.0.0.1:6443' }, accessInfo: { bearer_token: 't' } }];
     expect(normalizeVimConnectionInfo('r.json', v1)).toEqual({
       'vim-a': { vimId: 'k8s', vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://127.0.0.1:6443' }, accessInfo: { bearer_token: 't' } },
@@ -134,7 +144,12 @@ describe('inline credentials', () => {
     expect(keepsCredentials(kept['vim1']!)).toBe(true);
 
     const again = await openInlineVim('instance i1', 'vim1', kept['vim1']!, open);
-    expect(again).toMatchObject({ inline: true, name: 'edge', spec: { authUrl: 'https://127.0.0.1:6443', verifyTls: true, extra: { dummy: 'x' } }, secrets: { bearerToken: 'sekret-token', caCert: CA } });
+    expect(again).toMatchObject({
+      inline: true,
+      name: 'edge',
+      spec: { authUrl: 'https://127.0.0.1:6443', verifyTls: true, extra: { dummy: 'x' } },
+      secrets: { bearerToken: 'sekret-token', caCert: CA },
+    });
     // A recorded (sealed) vimConnectionInfo given again — a retry — resolves the same way.
     expect((await resolveVimConnection('occurrence', kept, noVims, noDefault)).secrets.bearerToken).toBe('sekret-token');
     // Sealing what is sealed changes nothing.
@@ -142,7 +157,12 @@ describe('inline credentials', () => {
   });
 
   it('take username and password, or a client certificate and key', async () => {
-    const basic = await resolveVimConnection('r', { v: { interfaceInfo: { endpoint: 'https://h:6443', ssl_ca_cert: 'None' }, accessInfo: { username: 'admin', password: 'pw' } } }, noVims, noDefault);
+    const basic = await resolveVimConnection(
+      'r',
+      { v: { interfaceInfo: { endpoint: 'https://h:6443', ssl_ca_cert: 'None' }, accessInfo: { username: 'admin', password: 'pw' } } },
+      noVims,
+      noDefault,
+    );
     expect(basic).toMatchObject({ spec: { auth: { method: 'basic', username: 'admin' }, verifyTls: false }, secrets: { password: 'pw' } });
     const cert = await resolveVimConnection('r', { v: { interfaceInfo: { endpoint: 'https://h:6443' }, accessInfo: { client_cert: CA, client_key: 'KEY' } } }, noVims, noDefault);
     expect(cert).toMatchObject({ spec: { auth: { method: 'client-certificate' } }, secrets: { clientCert: CA, clientKey: 'KEY' } });
@@ -175,11 +195,16 @@ describe('heal by v1 or v2 VNFC ids', () => {
 });
 
 describe('Helm', () => {
-  it('refuses the Helm driver\'s parameters, and takes a ETSINFV.HELM.V_3 VIM as a Kubernetes one', async () => {
+  it("refuses the Helm driver's parameters, and takes a ETSINFV.HELM.V_3 VIM as a Kubernetes one", async () => {
     const err = refused(() => checkInstantiateRequest('r.json', { flavourId: 'simple', additionalParams: { helm_chart_path: 'Files/kubernetes/chart.tgz' } }, base, vnfd, pkg));
     expect(err.field).toBe('additionalParams.helm_chart_path');
     expect(err.message).toMatch(/Helm chart/);
-    const vim = await resolveVimConnection('r', { v: { vimType: 'ETSINFV.HELM.V_3', interfaceInfo: { endpoint: 'https://h:6443' }, accessInfo: { bearer_token: 't' } } }, noVims, noDefault);
+    const vim = await resolveVimConnection(
+      'r',
+      { v: { vimType: 'ETSINFV.HELM.V_3', interfaceInfo: { endpoint: 'https://h:6443' }, accessInfo: { bearer_token: 't' } } },
+      noVims,
+      noDefault,
+    );
     expect(vim.spec.type).toBe('kubernetes');
   });
 });
@@ -188,17 +213,17 @@ describe('namespaces as Tacker v2 decides them', () => {
   const vim = { name: 'k', inline: true, spec: { type: 'kubernetes', authUrl: 'https://h', auth: { method: 'bearer-token' }, verifyTls: true }, secrets: {} } as VimConnection;
   const obj = (kind: string, name: string, namespace?: string): KubeObject => ({ apiVersion: 'v1', kind, metadata: { name, ...(namespace ? { namespace } : {}) } });
 
-  it('additionalParams.namespace wins over the manifests\' own', () => {
+  it("additionalParams.namespace wins over the manifests' own", () => {
     expect(chooseNamespace('r', 'req-ns', [obj('Deployment', 'a', 'x'), obj('Service', 'b', 'y')], vim, DEFS)).toBe('req-ns');
   });
 
-  it('else the manifests\' namespace, objects without one counting as the default', () => {
+  it("else the manifests' namespace, objects without one counting as the default", () => {
     expect(chooseNamespace('r', undefined, [obj('Deployment', 'a', 'x'), obj('Service', 'b', 'x'), obj('Namespace', 'x')], vim, DEFS)).toBe('x');
     expect(chooseNamespace('r', undefined, [obj('Deployment', 'a')], vim, DEFS)).toBe('default');
     expect(chooseNamespace('r', undefined, [obj('Deployment', 'a', 'default'), obj('Service', 'b')], vim, DEFS)).toBe('default');
   });
 
-  it('refuses manifests that put objects in different namespaces (Tacker\'s NamespaceNotUniform)', () => {
+  it("refuses manifests that put objects in different namespaces (Tacker's NamespaceNotUniform)", () => {
     const err = refused(() => chooseNamespace('r.json', undefined, [obj('Deployment', 'a', 'x'), obj('Service', 'b', 'y')], vim, DEFS));
     expect(err.field).toBe('additionalParams.namespace');
     expect(err.message).toMatch(/2 namespaces \(x, y/);

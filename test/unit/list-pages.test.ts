@@ -19,21 +19,41 @@ import { IO } from '../../src/cli/io.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
 const pkg = {
-  id: 'p1', vnfdId: 'vnfd-1', vnfProvider: 'ACME', vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0',
-  onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE', userDefinedData: {},
-  checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) }, sizeBytes: 10,
-  summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] }, createdAt: NOW, updatedAt: NOW,
+  id: 'p1',
+  vnfdId: 'vnfd-1',
+  vnfProvider: 'ACME',
+  vnfProductName: 'cnf',
+  vnfSoftwareVersion: '1.0',
+  vnfdVersion: '1.0',
+  onboardingState: 'ONBOARDED',
+  operationalState: 'ENABLED',
+  usageState: 'NOT_IN_USE',
+  userDefinedData: {},
+  checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
+  sizeBytes: 10,
+  summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
+  createdAt: NOW,
+  updatedAt: NOW,
 } as VnfPackage;
 
 const instanceOf = (n: number): VnfInstance =>
   ({
-    id: `inst-${String(n).padStart(5, '0')}`, vnfInstanceName: `web-${n}`, vnfInstanceDescription: 'a "quoted" \\ description',
-    vnfdId: 'vnfd-1', vnfPkgId: 'p1', vnfProvider: 'ACME', vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0',
+    id: `inst-${String(n).padStart(5, '0')}`,
+    vnfInstanceName: `web-${n}`,
+    vnfInstanceDescription: 'a "quoted" \\ description',
+    vnfdId: 'vnfd-1',
+    vnfPkgId: 'p1',
+    vnfProvider: 'ACME',
+    vnfProductName: 'cnf',
+    vnfSoftwareVersion: '1.0',
+    vnfdVersion: '1.0',
     instantiationState: n % 3 ? 'INSTANTIATED' : 'NOT_INSTANTIATED',
     ...(n % 3
       ? {
           instantiatedVnfInfo: {
-            flavourId: 'simple', vnfState: 'STARTED', vnfcInfo: Array.from({ length: n % 5 }, (_, k) => ({ id: `c${k}`, vduId: 'VDU1' })),
+            flavourId: 'simple',
+            vnfState: 'STARTED',
+            vnfcInfo: Array.from({ length: n % 5 }, (_, k) => ({ id: `c${k}`, vduId: 'VDU1' })),
             metadata: { namespace: 'default', note: 'tab\there, "quote", {brace} [bracket], colon: comma,', empty: {}, list: [] },
           },
         }
@@ -54,8 +74,15 @@ function seeded(count: number) {
     for (const i of instances) {
       store.instances.insert(i);
       const op: LcmOpOcc = {
-        id: `op-${i.id}`, vnfInstanceId: i.id, operation: 'INSTANTIATE', operationState: 'COMPLETED', stateEnteredTime: NOW, startTime: i.createdAt,
-        operationParams: { flavourId: 'simple' } as LcmOpOcc['operationParams'], journal: [{ step: 'apply', state: 'done' }] as never, isAutomaticInvocation: false,
+        id: `op-${i.id}`,
+        vnfInstanceId: i.id,
+        operation: 'INSTANTIATE',
+        operationState: 'COMPLETED',
+        stateEnteredTime: NOW,
+        startTime: i.createdAt,
+        operationParams: { flavourId: 'simple' } as LcmOpOcc['operationParams'],
+        journal: [{ step: 'apply', state: 'done' }] as never,
+        isAutomaticInvocation: false,
       };
       store.opOccs.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never);
     }
@@ -146,7 +173,11 @@ describe('lists read in pages', () => {
       expect(streamed.out()).not.toContain('gAAAA');
       const picked = capture();
       await printList(picked.io, { output: 'json', column: ['id', 'vnfInstanceName'], limit: 2 }, vnfListView(), { read: (how) => store.instances.read({}, how) });
-      expect(JSON.parse(picked.out())).toEqual(JSON.parse(whole.out()).slice(0, 2).map((i: Record<string, unknown>) => ({ id: i['id'], vnfInstanceName: i['vnfInstanceName'] })));
+      expect(JSON.parse(picked.out())).toEqual(
+        JSON.parse(whole.out())
+          .slice(0, 2)
+          .map((i: Record<string, unknown>) => ({ id: i['id'], vnfInstanceName: i['vnfInstanceName'] })),
+      );
       const ops = capture();
       await printList(ops.io, { output: 'json' }, opListView(), { read: (how) => store.opOccs.read({}, how) });
       const opsWhole = capture();

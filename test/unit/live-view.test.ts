@@ -51,7 +51,13 @@ const state: VnfLiveState = {
       reason: '0/1 replicas ready',
       replicas: 1,
       events: [{ type: 'Warning', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "vdu2-5d8f" has timed out progressing.', count: 2, time: '2026-03-01T10:01:00Z' }],
-      children: [node('ReplicaSet', 'vdu2-5d8f', { ready: false, reason: '0/1 replicas ready', children: [node('Pod', 'vdu2-5d8f-kx2mz', { ready: false, reason: 'waiting for the pod to be ready' })] })],
+      children: [
+        node('ReplicaSet', 'vdu2-5d8f', {
+          ready: false,
+          reason: '0/1 replicas ready',
+          children: [node('Pod', 'vdu2-5d8f-kx2mz', { ready: false, reason: 'waiting for the pod to be ready' })],
+        }),
+      ],
     }),
     node('Secret', 'gone', { applied: true, exists: false, ready: false, reason: 'deleted', drift: ['deleted'] }),
   ],

@@ -171,7 +171,12 @@ describe('VNFM_MASTER_KEY_COMMAND', () => {
     const key = generateFernetKey();
     const refused = (() => {
       try {
-        rotateMasterKey({ home: mkdtempSync(join(tmpdir(), 'vnfm-keycmd-')), env: { VNFM_MASTER_KEY_COMMAND: `echo '${key}'` }, secrets: {} as never, newKey: generateFernetKey() });
+        rotateMasterKey({
+          home: mkdtempSync(join(tmpdir(), 'vnfm-keycmd-')),
+          env: { VNFM_MASTER_KEY_COMMAND: `echo '${key}'` },
+          secrets: {} as never,
+          newKey: generateFernetKey(),
+        });
       } catch (e) {
         return e;
       }

@@ -17,7 +17,10 @@ const io = () => new IO({ stdin: new PassThrough(), stdout: new PassThrough(), s
 const saved = { key: process.env['VNFM_MASTER_KEY'], home: process.env['VNFM_HOME'] };
 
 afterEach(() => {
-  for (const [name, value] of [['VNFM_MASTER_KEY', saved.key], ['VNFM_HOME', saved.home]] as const) {
+  for (const [name, value] of [
+    ['VNFM_MASTER_KEY', saved.key],
+    ['VNFM_HOME', saved.home],
+  ] as const) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }

@@ -19,10 +19,22 @@ const CAPI: HookImplementation = { implementation: 'capi-credentials', artifactF
 const SCRIPT: HookImplementation = { implementation: 'post-install', artifactFile: 'Scripts/post_install.py' };
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const KUBECONFIG = [
-  'apiVersion: v1', 'kind: Config', 'current-context: admin@w1',
-  'clusters:', '- name: w1', '  cluster:', '    server: https://127.0.0.1:7443', `    certificate-authority-data: ${b64('CA PEM')}`,
-  'users:', '- name: admin', '  user:', '    token: tok-1',
-  'contexts:', '- name: admin@w1', '  context: {cluster: w1, user: admin}', '',
+  'apiVersion: v1',
+  'kind: Config',
+  'current-context: admin@w1',
+  'clusters:',
+  '- name: w1',
+  '  cluster:',
+  '    server: https://127.0.0.1:7443',
+  `    certificate-authority-data: ${b64('CA PEM')}`,
+  'users:',
+  '- name: admin',
+  '  user:',
+  '    token: tok-1',
+  'contexts:',
+  '- name: admin@w1',
+  '  context: {cluster: w1, user: admin}',
+  '',
 ].join('\n');
 
 describe('builtinDriverName', () => {
@@ -66,7 +78,14 @@ class FakeVims implements WorkloadVimRegistry {
   }
   private make(id: string, name: string, extra: Record<string, string>, isDefault: boolean): Vim {
     return {
-      id, name, description: '', isDefault, secretNames: ['bearerToken'], status: 'REACHABLE', createdAt: '', updatedAt: '',
+      id,
+      name,
+      description: '',
+      isDefault,
+      secretNames: ['bearerToken'],
+      status: 'REACHABLE',
+      createdAt: '',
+      updatedAt: '',
       spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:7443', auth: { method: 'bearer-token' }, verifyTls: true, extra },
     };
   }
@@ -103,27 +122,67 @@ function setup() {
   return { secrets, vims, driver: createManagementDriver(services) };
 }
 
-const vimConnection: VimConnection = { id: 'mgmt', name: 'mgmt', inline: false, spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: true }, secrets: {} };
+const vimConnection: VimConnection = {
+  id: 'mgmt',
+  name: 'mgmt',
+  inline: false,
+  spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: true },
+  secrets: {},
+};
 
-function instance(resources: VnfInstance['instantiatedVnfInfo'] extends infer I ? (I extends { resources: infer R } ? R : never) : never, mgmt?: Record<string, unknown>): VnfInstance {
+function instance(
+  resources: VnfInstance['instantiatedVnfInfo'] extends infer I ? (I extends { resources: infer R } ? R : never) : never,
+  mgmt?: Record<string, unknown>,
+): VnfInstance {
   return {
-    id: 'inst-1', vnfInstanceDescription: '', vnfdId: 'd', vnfPkgId: 'p', vnfProvider: '', vnfProductName: '', vnfSoftwareVersion: '', vnfdVersion: '',
-    instantiationState: 'INSTANTIATED', vimId: 'mgmt', createdAt: '', updatedAt: '',
+    id: 'inst-1',
+    vnfInstanceDescription: '',
+    vnfdId: 'd',
+    vnfPkgId: 'p',
+    vnfProvider: '',
+    vnfProductName: '',
+    vnfSoftwareVersion: '',
+    vnfdVersion: '',
+    instantiationState: 'INSTANTIATED',
+    vimId: 'mgmt',
+    createdAt: '',
+    updatedAt: '',
     instantiatedVnfInfo: {
-      flavourId: 'simple', vnfState: 'STARTED', scaleStatus: [], maxScaleLevels: [], vnfcResourceInfo: [], vnfcInfo: [], resources,
+      flavourId: 'simple',
+      vnfState: 'STARTED',
+      scaleStatus: [],
+      maxScaleLevels: [],
+      vnfcResourceInfo: [],
+      vnfcInfo: [],
+      resources,
       metadata: { namespace: 'capi', 'lcm-kubernetes-def-files': [], vduReplicas: {}, ...(mgmt ? { mgmt } : {}) },
     },
   };
 }
 
-const CLUSTER = [{ apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Cluster', name: 'w1', namespace: 'capi' }, { apiVersion: 'apps/v1', kind: 'Deployment', name: 'x' }];
+const CLUSTER = [
+  { apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Cluster', name: 'w1', namespace: 'capi' },
+  { apiVersion: 'apps/v1', kind: 'Deployment', name: 'x' },
+];
 
 function ctx(hook: LcmHook, over: Partial<HookContext> = {}): HookContext & { reports: string[] } {
   const reports: string[] = [];
   return {
-    hook, vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', request: {}, implementation: CAPI, packageDir: '/pkg',
-    signal: new AbortController().signal, report: (m) => reports.push(m), log: () => {}, vim: vimConnection, instance: instance([]),
-    acceptHostKeys: [], allowPackageScripts: false, reports, ...over,
+    hook,
+    vnfInstanceId: 'inst-1',
+    operation: 'INSTANTIATE',
+    request: {},
+    implementation: CAPI,
+    packageDir: '/pkg',
+    signal: new AbortController().signal,
+    report: (m) => reports.push(m),
+    log: () => {},
+    vim: vimConnection,
+    instance: instance([]),
+    acceptHostKeys: [],
+    allowPackageScripts: false,
+    reports,
+    ...over,
   };
 }
 
@@ -133,9 +192,15 @@ describe('the management driver registry', () => {
     const dir = mkdtempSync(join(tmpdir(), 'vnfm-builtin-'));
     mkdirSync(join(dir, 'Scripts'));
     writeFileSync(join(dir, 'Scripts/post_install.py'), 'print("configured")\n');
-    const err = await driver
-      .prepare!({ operation: 'INSTANTIATE', hooks: ['instantiate_start', 'instantiate_end'], implementations: { instantiate_end: SCRIPT }, request: { flavourId: 'simple' }, source: 'inst.json', packageDir: dir, allowPackageScripts: async () => false })
-      .catch((e: unknown) => e);
+    const err = await driver.prepare!({
+      operation: 'INSTANTIATE',
+      hooks: ['instantiate_start', 'instantiate_end'],
+      implementations: { instantiate_end: SCRIPT },
+      request: { flavourId: 'simple' },
+      source: 'inst.json',
+      packageDir: dir,
+      allowPackageScripts: async () => false,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toBe('inst.json: package scripts were not allowed: hook instantiate_end runs Scripts/post_install.py (artifact post-install)');
     expect((err as UsageError).hint).toBe('review the script, then run again with --allow-package-scripts');
@@ -144,7 +209,17 @@ describe('the management driver registry', () => {
   it('ignores declared hooks of other operations, and hooks the driver does not act on (with a notice)', async () => {
     const { driver, secrets } = setup();
     const req: LcmRequest = { type: 'SCALE_OUT', aspectId: 'a' };
-    expect(await driver.prepare!({ operation: 'SCALE', hooks: ['scale_start', 'scale_end'], implementations: { instantiate_end: SCRIPT, scale_end: CAPI }, request: req, source: 's', packageDir: '/pkg', allowPackageScripts: async () => false })).toBe(req);
+    expect(
+      await driver.prepare!({
+        operation: 'SCALE',
+        hooks: ['scale_start', 'scale_end'],
+        implementations: { instantiate_end: SCRIPT, scale_end: CAPI },
+        request: req,
+        source: 's',
+        packageDir: '/pkg',
+        allowPackageScripts: async () => false,
+      }),
+    ).toBe(req);
     const c = ctx('scale_end');
     await driver.runHook(c);
     expect(c.reports).toEqual(['scale_end: the capi-credentials driver has nothing to do at this hook']);
@@ -155,8 +230,20 @@ describe('the management driver registry', () => {
   it('checks the parameters and seals the receiver token in the request it records', async () => {
     const { driver } = setup();
     const prepare = (ap: Record<string, unknown>) =>
-      driver.prepare!({ operation: 'INSTANTIATE', hooks: ['instantiate_start', 'instantiate_end'], implementations: { instantiate_end: CAPI }, request: { flavourId: 'simple', additionalParams: ap }, source: 'inst.json', packageDir: '/pkg', allowPackageScripts: async () => false });
-    const recorded = await prepare({ namespace: 'capi', vnfm_credentials_receiver: { url: 'https://127.0.0.1:9443/c', bearerToken: 'secret-token' }, vnfm_register_vim: { name: 'w1' } });
+      driver.prepare!({
+        operation: 'INSTANTIATE',
+        hooks: ['instantiate_start', 'instantiate_end'],
+        implementations: { instantiate_end: CAPI },
+        request: { flavourId: 'simple', additionalParams: ap },
+        source: 'inst.json',
+        packageDir: '/pkg',
+        allowPackageScripts: async () => false,
+      });
+    const recorded = await prepare({
+      namespace: 'capi',
+      vnfm_credentials_receiver: { url: 'https://127.0.0.1:9443/c', bearerToken: 'secret-token' },
+      vnfm_register_vim: { name: 'w1' },
+    });
     expect((recorded as { additionalParams: unknown }).additionalParams).toEqual({
       namespace: 'capi',
       vnfm_credentials_receiver: { url: 'https://127.0.0.1:9443/c', bearerToken: { sealed: 'sealed(secret-token)', keyId: 'k1' } },

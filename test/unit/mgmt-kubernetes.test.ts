@@ -72,9 +72,12 @@ class FakeCluster {
         m = /kubectl .* get node '?([^' ]+)'? -o name$/.exec(command);
         if (m) {
           const known = [...cluster.byAddress.values()].some((n) => n.nodes.has(m![1]!));
-          return known || !o.allowFailure ? { code: 0, stdout: `node/${m[1]}`, stderr: '' } : { code: 1, stdout: '', stderr: `Error from server (NotFound): nodes "${m[1]}" not found` };
+          return known || !o.allowFailure
+            ? { code: 0, stdout: `node/${m[1]}`, stderr: '' }
+            : { code: 1, stdout: '', stderr: `Error from server (NotFound): nodes "${m[1]}" not found` };
         }
-        if (/member list$/.test(command)) return { code: 0, stdout: node.members.map((x) => `${x.id}, started, ${x.name}, https://x:2380, https://x:2379, false`).join('\n'), stderr: '' };
+        if (/member list$/.test(command))
+          return { code: 0, stdout: node.members.map((x) => `${x.id}, started, ${x.name}, https://x:2380, https://x:2379, false`).join('\n'), stderr: '' };
         return { code: 0, stdout: '', stderr: '' };
       },
       async upload() {},
@@ -100,7 +103,14 @@ class FakeVims implements WorkloadVimRegistry {
   async register(input: Parameters<WorkloadVimRegistry['register']>[0]) {
     this.calls.push(`register ${input.name}`);
     const vim = {
-      id: `id-${input.name}`, name: input.name, description: input.description, isDefault: input.isDefault, secretNames: [], status: 'REACHABLE', createdAt: '', updatedAt: '',
+      id: `id-${input.name}`,
+      name: input.name,
+      description: input.description,
+      isDefault: input.isDefault,
+      secretNames: [],
+      status: 'REACHABLE',
+      createdAt: '',
+      updatedAt: '',
       spec: { type: 'kubernetes', authUrl: '', auth: { method: 'bearer-token' }, verifyTls: true, extra: input.extra },
     } as unknown as Vim;
     this.vims.push(vim);
@@ -150,12 +160,26 @@ interface Server {
 
 function instance(servers: Server[], mgmt?: Record<string, unknown>): VnfInstance {
   return {
-    id: 'inst-1', vnfInstanceDescription: '', vnfdId: 'd', vnfPkgId: 'p', vnfProvider: '', vnfProductName: '', vnfSoftwareVersion: '', vnfdVersion: '',
-    instantiationState: 'INSTANTIATED', createdAt: '', updatedAt: '',
+    id: 'inst-1',
+    vnfInstanceDescription: '',
+    vnfdId: 'd',
+    vnfPkgId: 'p',
+    vnfProvider: '',
+    vnfProductName: '',
+    vnfSoftwareVersion: '',
+    vnfdVersion: '',
+    instantiationState: 'INSTANTIATED',
+    createdAt: '',
+    updatedAt: '',
     instantiatedVnfInfo: {
-      flavourId: 'simple', vnfState: 'STARTED', scaleStatus: [], maxScaleLevels: [], resources: [],
+      flavourId: 'simple',
+      vnfState: 'STARTED',
+      scaleStatus: [],
+      maxScaleLevels: [],
+      resources: [],
       vnfcResourceInfo: servers.map((s) => ({
-        id: s.id, vduId: s.vdu,
+        id: s.id,
+        vduId: s.vdu,
         computeResource: { resourceId: s.id, vimLevelResourceType: 'OS::Nova::Server' },
         metadata: { creationTime: s.created, addresses: { [s.vdu === 'masterNode' ? 'masterNode_CP1' : 'workerNode_CP2']: [s.address] } },
       })),
@@ -174,7 +198,16 @@ const W3: Server = { vdu: 'workerNode', id: 'srv-w3', address: '10.0.0.22', crea
 function installParams(extra: Record<string, unknown> = {}) {
   return {
     script_path: 'Scripts/install_k8s_cluster.sh',
-    master_node: { aspect_id: 'master_instance', ssh_cp_name: 'masterNode_CP1', nic_cp_name: 'masterNode_CP1', username: 'ubuntu', password: 'm-secret', pod_cidr: '192.168.3.0/24', cluster_cidr: '10.199.187.0/24', cluster_cp_name: 'masterNode_CP1' },
+    master_node: {
+      aspect_id: 'master_instance',
+      ssh_cp_name: 'masterNode_CP1',
+      nic_cp_name: 'masterNode_CP1',
+      username: 'ubuntu',
+      password: 'm-secret',
+      pod_cidr: '192.168.3.0/24',
+      cluster_cidr: '10.199.187.0/24',
+      cluster_cp_name: 'masterNode_CP1',
+    },
     worker_node: { aspect_id: 'worker_instance', ssh_cp_name: 'workerNode_CP2', nic_cp_name: 'workerNode_CP2', username: 'ubuntu', password: 'w-secret' },
     proxy: { http_proxy: 'http://user1:proxy-pass@proxy:3128', no_proxy: '10.0.0.0/8' },
     private_registry_connection_info: [{ connection_type: 1, server: 'registry.example.com', username: 'u', password: 'reg-secret', certificate_path: 'Files/registries/ca.crt' }],
@@ -225,9 +258,19 @@ describe('kubernetes-mgmt driver', () => {
 
   function ctx(hook: LcmHook, fields: Partial<HookContext>): HookContext {
     return {
-      hook, vnfInstanceId: 'inst-1', operation: 'x', request: {}, implementation: IMPL, packageDir: dir,
-      signal: new AbortController().signal, report: (m) => reports.push(m), vim: {} as VimConnection,
-      instance: instance([]), log: () => undefined, acceptHostKeys: [], allowPackageScripts: false,
+      hook,
+      vnfInstanceId: 'inst-1',
+      operation: 'x',
+      request: {},
+      implementation: IMPL,
+      packageDir: dir,
+      signal: new AbortController().signal,
+      report: (m) => reports.push(m),
+      vim: {} as VimConnection,
+      instance: instance([]),
+      log: () => undefined,
+      acceptHostKeys: [],
+      allowPackageScripts: false,
       ...fields,
     };
   }
@@ -335,7 +378,9 @@ describe('kubernetes-mgmt driver', () => {
     cluster.node(M1.address).commands = [];
     await driver().runHook(ctx('scale_start', { instance: before, removing: { workerNode: 1 }, request: { type: 'SCALE_IN', aspectId: 'worker_instance' } }));
     const onMaster = cluster.node(M1.address).commands;
-    expect(onMaster.some((c) => /kubectl --kubeconfig \/etc\/kubernetes\/admin.conf drain 'worker-10-0-0-22' --ignore-daemonsets --delete-emptydir-data --timeout=300s$/.test(c))).toBe(true);
+    expect(
+      onMaster.some((c) => /kubectl --kubeconfig \/etc\/kubernetes\/admin.conf drain 'worker-10-0-0-22' --ignore-daemonsets --delete-emptydir-data --timeout=300s$/.test(c)),
+    ).toBe(true);
     expect(onMaster.some((c) => c.endsWith("delete node 'worker-10-0-0-22' --ignore-not-found"))).toBe(true);
     expect(cluster.node(W3.address).commands).toContain('kubeadm reset -f');
     expect(cluster.node(W2.address).commands.filter((c) => c.includes('reset'))).toEqual([]);
@@ -360,7 +405,10 @@ describe('kubernetes-mgmt driver', () => {
     const { record } = await instantiate([M1, M2, W1]);
     const m1 = cluster.node(M1.address);
     m1.nodes.add('master-10-0-0-11');
-    m1.members = [{ id: '8e9e05c52164694d', name: 'master-10-0-0-10' }, { id: '91bc3c398fb3c146', name: 'master-10-0-0-11' }];
+    m1.members = [
+      { id: '8e9e05c52164694d', name: 'master-10-0-0-10' },
+      { id: '91bc3c398fb3c146', name: 'master-10-0-0-11' },
+    ];
     const healed = instance([M1, M2, W1], { 'kubernetes-mgmt': record });
     const request = { vnfcInstanceId: [`masterNode-${M2.id}`] };
     await driver().runHook(ctx('heal_start', { instance: healed, request }));

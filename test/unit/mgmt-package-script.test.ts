@@ -53,19 +53,36 @@ describe('sealed values', () => {
 });
 
 const vim: VimConnection = {
-  id: 'vim-id', name: 'edge', inline: false,
+  id: 'vim-id',
+  name: 'edge',
+  inline: false,
   spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: true },
   secrets: { bearerToken: 'vim-token-must-not-leak' } as never,
 };
 
 function instance(vnfcs: string[]): VnfInstance {
   return {
-    id: 'inst-1', vnfInstanceDescription: '', vnfdId: 'd', vnfPkgId: 'p', vnfProvider: '', vnfProductName: '', vnfSoftwareVersion: '', vnfdVersion: '',
-    instantiationState: vnfcs.length ? 'INSTANTIATED' : 'NOT_INSTANTIATED', vimId: 'vim-id', createdAt: '', updatedAt: '',
+    id: 'inst-1',
+    vnfInstanceDescription: '',
+    vnfdId: 'd',
+    vnfPkgId: 'p',
+    vnfProvider: '',
+    vnfProductName: '',
+    vnfSoftwareVersion: '',
+    vnfdVersion: '',
+    instantiationState: vnfcs.length ? 'INSTANTIATED' : 'NOT_INSTANTIATED',
+    vimId: 'vim-id',
+    createdAt: '',
+    updatedAt: '',
     ...(vnfcs.length
       ? {
           instantiatedVnfInfo: {
-            flavourId: 'simple', vnfState: 'STARTED', scaleStatus: [], maxScaleLevels: [], vnfcInfo: [], resources: [],
+            flavourId: 'simple',
+            vnfState: 'STARTED',
+            scaleStatus: [],
+            maxScaleLevels: [],
+            vnfcInfo: [],
+            resources: [],
             vnfcResourceInfo: vnfcs.map((id) => ({ id, vduId: 'VDU1', computeResource: { resourceId: id, vimLevelResourceType: 'Pod' } })) as never,
             metadata: { namespace: 'default', 'lcm-kubernetes-def-files': [], vduReplicas: {} },
           },
@@ -86,13 +103,23 @@ function ctx(packageDir: string, file: string, over: Partial<HookContext> = {}):
   const logs: string[] = [];
   const reports: string[] = [];
   return {
-    hook: 'instantiate_end', vnfInstanceId: 'inst-1', operation: 'INSTANTIATE',
+    hook: 'instantiate_end',
+    vnfInstanceId: 'inst-1',
+    operation: 'INSTANTIATE',
     request: { flavourId: 'simple', additionalParams: { user: 'admin', password: { sealed: `enc:${Buffer.from('s3cret-pw').toString('base64')}`, keyId: 'k1' } } },
     implementation: { implementation: 'configure', artifactFile: file },
-    packageDir, signal: new AbortController().signal,
-    report: (m) => reports.push(m), log: (l) => logs.push(l),
-    vim, instance: instance([]), result: instance(['vnfc-1', 'vnfc-2']),
-    acceptHostKeys: [], allowPackageScripts: true, logs, reports, ...over,
+    packageDir,
+    signal: new AbortController().signal,
+    report: (m) => reports.push(m),
+    log: (l) => logs.push(l),
+    vim,
+    instance: instance([]),
+    result: instance(['vnfc-1', 'vnfc-2']),
+    acceptHostKeys: [],
+    allowPackageScripts: true,
+    logs,
+    reports,
+    ...over,
   };
 }
 
@@ -171,7 +198,10 @@ describe('runPackageScript', () => {
   });
 
   it('runs *.py with python3', async () => {
-    const dir = pkg({ 'configure.py': 'import json, sys\ndoc = json.load(sys.stdin)\nprint(json.dumps({"vnfm_record": {"hook": doc["operation"], "vnfcs": len(doc["vnf_instance"]["instantiatedVnfInfo"]["vnfcResourceInfo"])}}))\n' });
+    const dir = pkg({
+      'configure.py':
+        'import json, sys\ndoc = json.load(sys.stdin)\nprint(json.dumps({"vnfm_record": {"hook": doc["operation"], "vnfcs": len(doc["vnf_instance"]["instantiatedVnfInfo"]["vnfcResourceInfo"])}}))\n',
+    });
     const c = ctx(dir, 'Scripts/configure.py');
     expect(await runPackageScript(c, impl(c), { open })).toEqual({ record: { 'package-script:configure': { hook: 'instantiate_end', vnfcs: 2 } } });
     expect(c.logs[0]).toBe(`running Scripts/configure.py: /usr/bin/env python3 ${join(dir, 'Scripts/configure.py')} in ${dir}`);
@@ -197,12 +227,21 @@ function alive(pid: number): boolean {
 }
 
 describe('consent', () => {
-  const services = { secrets: async () => { throw new Error('unused'); }, seal, open };
+  const services = {
+    secrets: async () => {
+      throw new Error('unused');
+    },
+    seal,
+    open,
+  };
   const SCRIPT: HookImplementation = { implementation: 'configure', artifactFile: 'Scripts/record.sh' };
   const input = (packageDir: string, answer: boolean, asked: PackageScriptUse[][]) => ({
-    operation: 'INSTANTIATE' as const, hooks: ['instantiate_start', 'instantiate_end'] as const,
+    operation: 'INSTANTIATE' as const,
+    hooks: ['instantiate_start', 'instantiate_end'] as const,
     implementations: { instantiate_end: SCRIPT, scale_end: { implementation: 'other', artifactFile: 'Scripts/other.sh' } },
-    request: { flavourId: 'simple' }, source: 'inst.json', packageDir,
+    request: { flavourId: 'simple' },
+    source: 'inst.json',
+    packageDir,
     allowPackageScripts: async (s: readonly PackageScriptUse[]) => (asked.push([...s]), answer),
   });
 
@@ -231,7 +270,9 @@ describe('consent', () => {
   it('runHook refuses a package script without consent (a retry without the flag)', async () => {
     const driver = createManagementDriver(services);
     const dir = pkg({ 'record.sh': 'touch ran\n' });
-    await expect(driver.runHook(ctx(dir, 'Scripts/record.sh', { allowPackageScripts: false }))).rejects.toThrow(/package scripts were not allowed: hook instantiate_end runs Scripts\/record\.sh/);
+    await expect(driver.runHook(ctx(dir, 'Scripts/record.sh', { allowPackageScripts: false }))).rejects.toThrow(
+      /package scripts were not allowed: hook instantiate_end runs Scripts\/record\.sh/,
+    );
     expect(existsSync(join(dir, 'ran'))).toBe(false);
     await driver.runHook(ctx(dir, 'Scripts/record.sh'));
     expect(existsSync(join(dir, 'ran'))).toBe(true);

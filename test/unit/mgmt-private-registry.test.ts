@@ -46,16 +46,41 @@ describe('private_registry_installation_param', () => {
     ['port_no 70000', { ...BASE, port_no: 70000 }, 'additionalParams.private_registry_installation_param.port_no', /1 to 65535, not 70000/],
     ['port_no 0', { ...BASE, port_no: 0 }, 'additionalParams.private_registry_installation_param.port_no', /1 to 65535/],
     ['port_no 5000.5', { ...BASE, port_no: 5000.5 }, 'additionalParams.private_registry_installation_param.port_no', /1 to 65535/],
-    ['image_path with ..', { ...BASE, image_path: '../outside.tar' }, 'additionalParams.private_registry_installation_param.image_path', /\.\.\/outside\.tar leads out of the VNF package/],
+    [
+      'image_path with ..',
+      { ...BASE, image_path: '../outside.tar' },
+      'additionalParams.private_registry_installation_param.image_path',
+      /\.\.\/outside\.tar leads out of the VNF package/,
+    ],
     ['image_path absolute', { ...BASE, image_path: join(work, 'outside.tar') }, 'additionalParams.private_registry_installation_param.image_path', /is an absolute path/],
-    ['image_path missing', { ...BASE, image_path: 'Files/images/nope.tar' }, 'additionalParams.private_registry_installation_param.image_path', /Files\/images\/nope\.tar is not a file of the VNF package/],
+    [
+      'image_path missing',
+      { ...BASE, image_path: 'Files/images/nope.tar' },
+      'additionalParams.private_registry_installation_param.image_path',
+      /Files\/images\/nope\.tar is not a file of the VNF package/,
+    ],
     ['image_path a directory', { ...BASE, image_path: 'Files/images' }, 'additionalParams.private_registry_installation_param.image_path', /is not a file/],
     ['no password or key', { ssh_cp_name: 'CP1', ssh_username: 'ubuntu' }, 'additionalParams.private_registry_installation_param', /gives no SSH credentials/],
     ['key text that is no key', { ...BASE, ssh_private_key: 'ssh-ed25519 AAAA public' }, 'additionalParams.private_registry_installation_param.ssh_private_key', /PEM or OpenSSH/],
     ['key file missing', { ...BASE, ssh_private_key_file: join(work, 'nope') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /nope does not exist/],
-    ['key file a FIFO', { ...BASE, ssh_private_key_file: join(work, 'key.fifo') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /key\.fifo is a FIFO \(named pipe\), not a regular file/],
-    ['key file without a key', { ...BASE, ssh_private_key_file: join(work, 'not-a-key') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /holds no private key/],
-    ['key text and file', { ...BASE, ssh_private_key: KEY, ssh_private_key_file: join(work, 'id_ed25519') }, 'additionalParams.private_registry_installation_param.ssh_private_key_file', /cannot be given with ssh_private_key/],
+    [
+      'key file a FIFO',
+      { ...BASE, ssh_private_key_file: join(work, 'key.fifo') },
+      'additionalParams.private_registry_installation_param.ssh_private_key_file',
+      /key\.fifo is a FIFO \(named pipe\), not a regular file/,
+    ],
+    [
+      'key file without a key',
+      { ...BASE, ssh_private_key_file: join(work, 'not-a-key') },
+      'additionalParams.private_registry_installation_param.ssh_private_key_file',
+      /holds no private key/,
+    ],
+    [
+      'key text and file',
+      { ...BASE, ssh_private_key: KEY, ssh_private_key_file: join(work, 'id_ed25519') },
+      'additionalParams.private_registry_installation_param.ssh_private_key_file',
+      /cannot be given with ssh_private_key/,
+    ],
     ['a misspelt field', { ...BASE, ssh_pasword: 'x' }, 'additionalParams.private_registry_installation_param.ssh_pasword', /is not a parameter/],
     ['proxy not a URL', { ...BASE, proxy: { http_proxy: 'proxy:3128' } }, 'additionalParams.private_registry_installation_param.proxy.http_proxy', /proxy URL/],
     ['not an object', 'CP1', 'additionalParams.private_registry_installation_param', /must be an object/],
@@ -71,7 +96,11 @@ describe('private_registry_installation_param', () => {
   it('defaults port_no to 5000, accepts "5001", reads a key file, keeps image_path normalised', () => {
     expect(parsePrivateRegistryParams(SOURCE, BASE, pkg).port_no).toBe(5000);
     expect(parsePrivateRegistryParams(SOURCE, { ...BASE, port_no: '5001' }, pkg).port_no).toBe(5001);
-    const p = parsePrivateRegistryParams(SOURCE, { ssh_cp_name: 'CP1', ssh_username: 'u', ssh_private_key_file: join(work, 'id_ed25519'), image_path: './Files/images/private_registry.tar' }, pkg);
+    const p = parsePrivateRegistryParams(
+      SOURCE,
+      { ssh_cp_name: 'CP1', ssh_username: 'u', ssh_private_key_file: join(work, 'id_ed25519'), image_path: './Files/images/private_registry.tar' },
+      pkg,
+    );
     expect(p.ssh_private_key).toBe(KEY);
     expect(p.image_path).toBe('Files/images/private_registry.tar');
   });
@@ -178,15 +207,39 @@ function setup() {
   return { driver, nodeAt, hostKeys, connects, services };
 }
 
-const vim: VimConnection = { id: 'os', name: 'os', inline: false, spec: { type: 'openstack', authUrl: 'http://127.0.0.1:5000/v3', auth: { method: 'password' }, verifyTls: true } as never, secrets: {} };
+const vim: VimConnection = {
+  id: 'os',
+  name: 'os',
+  inline: false,
+  spec: { type: 'openstack', authUrl: 'http://127.0.0.1:5000/v3', auth: { method: 'password' }, verifyTls: true } as never,
+  secrets: {},
+};
 
 function instance(servers: Array<{ id: string; address: string }>, mgmt?: Record<string, unknown>): VnfInstance {
   return {
-    id: 'inst-1', vnfInstanceDescription: '', vnfdId: 'd', vnfPkgId: 'p', vnfProvider: '', vnfProductName: '', vnfSoftwareVersion: '', vnfdVersion: '',
-    instantiationState: 'INSTANTIATED', vimId: 'os', createdAt: '', updatedAt: '',
+    id: 'inst-1',
+    vnfInstanceDescription: '',
+    vnfdId: 'd',
+    vnfPkgId: 'p',
+    vnfProvider: '',
+    vnfProductName: '',
+    vnfSoftwareVersion: '',
+    vnfdVersion: '',
+    instantiationState: 'INSTANTIATED',
+    vimId: 'os',
+    createdAt: '',
+    updatedAt: '',
     instantiatedVnfInfo: {
-      flavourId: 'simple', vnfState: 'STARTED', scaleStatus: [], maxScaleLevels: [],
-      vnfcResourceInfo: servers.map((s) => ({ id: s.id, vduId: 'PrivateRegistryVDU', computeResource: { resourceId: s.id, vimLevelResourceType: 'OS::Nova::Server' }, metadata: { addresses: { CP1: [s.address] } } })),
+      flavourId: 'simple',
+      vnfState: 'STARTED',
+      scaleStatus: [],
+      maxScaleLevels: [],
+      vnfcResourceInfo: servers.map((s) => ({
+        id: s.id,
+        vduId: 'PrivateRegistryVDU',
+        computeResource: { resourceId: s.id, vimLevelResourceType: 'OS::Nova::Server' },
+        metadata: { addresses: { CP1: [s.address] } },
+      })),
       vnfcInfo: servers.map((s) => ({ id: `PrivateRegistryVDU-${s.id}`, vduId: 'PrivateRegistryVDU', vnfcResourceInfoId: s.id, vnfcState: 'STARTED' })),
       resources: [],
       metadata: { namespace: '', 'lcm-kubernetes-def-files': [], vduReplicas: {}, ...(mgmt ? { mgmt } : {}) },
@@ -196,7 +249,11 @@ function instance(servers: Array<{ id: string; address: string }>, mgmt?: Record
 
 async function prepared(driver: ReturnType<typeof setup>['driver'], params: unknown, operation: PrepareInput['operation'] = 'INSTANTIATE'): Promise<LcmRequest> {
   return driver.prepare!({
-    operation, hooks: ['instantiate_start', 'instantiate_end'], implementations: {}, source: SOURCE, packageDir: pkg,
+    operation,
+    hooks: ['instantiate_start', 'instantiate_end'],
+    implementations: {},
+    source: SOURCE,
+    packageDir: pkg,
     request: { flavourId: 'simple', ...(params === undefined ? {} : { additionalParams: { private_registry_installation_param: params } }) } as LcmRequest,
     allowPackageScripts: async () => false,
   });
@@ -206,9 +263,21 @@ function ctx(hook: LcmHook, over: Partial<HookContext>): HookContext & { reports
   const reports: string[] = [];
   const lines: string[] = [];
   return {
-    hook, vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', request: {}, packageDir: pkg, signal: new AbortController().signal,
-    report: (m) => reports.push(m), log: (l) => lines.push(l), vim, instance: instance([]), acceptHostKeys: [], allowPackageScripts: false,
-    reports, lines, ...over,
+    hook,
+    vnfInstanceId: 'inst-1',
+    operation: 'INSTANTIATE',
+    request: {},
+    packageDir: pkg,
+    signal: new AbortController().signal,
+    report: (m) => reports.push(m),
+    log: (l) => lines.push(l),
+    vim,
+    instance: instance([]),
+    acceptHostKeys: [],
+    allowPackageScripts: false,
+    reports,
+    lines,
+    ...over,
   };
 }
 
@@ -218,14 +287,19 @@ describe('prepare', () => {
   it('seals the password, the key read from its file and a proxy URL with credentials; nothing plain is left', async () => {
     const { driver } = setup();
     const req = await prepared(driver, {
-      ...BASE, ssh_private_key_file: join(work, 'id_ed25519'),
+      ...BASE,
+      ssh_private_key_file: join(work, 'id_ed25519'),
       proxy: { http_proxy: 'http://user:proxy-pw@proxy.example:3128', https_proxy: 'http://proxy.example:3128', no_proxy: '10.0.0.0/8' },
     });
     const p = paramsOf(req);
     expect(p['ssh_password']).toEqual({ sealed: 'sealed(pw-secret)', keyId: 'k1' });
     expect(p['ssh_private_key']).toEqual({ sealed: `sealed(${KEY})`, keyId: 'k1' });
     expect(p['ssh_private_key_file']).toBe(join(work, 'id_ed25519'));
-    expect(p['proxy']).toEqual({ http_proxy: { sealed: 'sealed(http://user:proxy-pw@proxy.example:3128)', keyId: 'k1' }, https_proxy: 'http://proxy.example:3128', no_proxy: '10.0.0.0/8' });
+    expect(p['proxy']).toEqual({
+      http_proxy: { sealed: 'sealed(http://user:proxy-pw@proxy.example:3128)', keyId: 'k1' },
+      https_proxy: 'http://proxy.example:3128',
+      no_proxy: '10.0.0.0/8',
+    });
     expect(p['port_no']).toBe(5000);
     const text = JSON.stringify(req).replace(/sealed\([^)]*\)/g, '');
     expect(text).not.toMatch(/pw-secret|proxy-pw|OPENSSH PRIVATE KEY/);
@@ -235,7 +309,17 @@ describe('prepare', () => {
     const { driver } = setup();
     await expect(prepared(driver, undefined)).rejects.toThrow(/instantiate\.json: additionalParams\.private_registry_installation_param: is required/);
     const heal = { cause: 'x' } as LcmRequest;
-    expect(await driver.prepare!({ operation: 'HEAL', hooks: ['heal_start', 'heal_end'], implementations: {}, source: 'heal.json', packageDir: pkg, request: heal, allowPackageScripts: async () => false })).toBe(heal);
+    expect(
+      await driver.prepare!({
+        operation: 'HEAL',
+        hooks: ['heal_start', 'heal_end'],
+        implementations: {},
+        source: 'heal.json',
+        packageDir: pkg,
+        request: heal,
+        allowPackageScripts: async () => false,
+      }),
+    ).toBe(heal);
   });
 });
 
@@ -279,7 +363,11 @@ describe('instantiate_end', () => {
     expect(node.commands).toContain('sudo docker pull registry:latest');
     node.commands = [];
     await driver.runHook(c);
-    expect(node.commands).toEqual(['command -v docker', 'sudo docker inspect --type container private_registry', "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:5000/v2/"]);
+    expect(node.commands).toEqual([
+      'command -v docker',
+      'sudo docker inspect --type container private_registry',
+      "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:5000/v2/",
+    ]);
     expect(c.reports.join('\n')).toMatch(/already runs on port 5000: kept/);
   });
 
@@ -318,20 +406,41 @@ describe('heal_end and terminate_end', () => {
   it('heal configures only the new server with the parameters instantiate recorded', async () => {
     const { driver, nodeAt, connects } = setup();
     const recorded = paramsOf(await prepared(driver, BASE));
-    const before = instance([{ id: 'srv-1', address: '10.0.0.5' }, { id: 'srv-2', address: '10.0.0.6' }], { 'private-registry-mgmt': recorded });
-    const after = instance([{ id: 'srv-1', address: '10.0.0.5' }, { id: 'srv-3', address: '10.0.0.6' }]);
+    const before = instance(
+      [
+        { id: 'srv-1', address: '10.0.0.5' },
+        { id: 'srv-2', address: '10.0.0.6' },
+      ],
+      { 'private-registry-mgmt': recorded },
+    );
+    const after = instance([
+      { id: 'srv-1', address: '10.0.0.5' },
+      { id: 'srv-3', address: '10.0.0.6' },
+    ]);
     const out = await driver.runHook(ctx('heal_end', { operation: 'HEAL', request: { vnfcInstanceId: ['PrivateRegistryVDU-srv-2'] }, instance: before, result: after }));
     expect(connects.map((x) => x.target.serverId)).toEqual(['srv-3']);
     expect(connects[0]!.target.password).toBe('pw-secret');
-    expect(nodeAt('10.0.0.6').commands).toContain('sudo docker run -d -p 5000:5000 -v /var/lib/private-registry:/var/lib/registry --restart=always --name private_registry registry:latest');
+    expect(nodeAt('10.0.0.6').commands).toContain(
+      'sudo docker run -d -p 5000:5000 -v /var/lib/private-registry:/var/lib/registry --restart=always --name private_registry registry:latest',
+    );
     expect(out).toEqual({ record: { 'private-registry-mgmt': recorded } });
   });
 
   it('heal that kept the server ids configures the VNFCs the request names; nothing recorded is an error', async () => {
     const { driver, connects } = setup();
     const recorded = paramsOf(await prepared(driver, BASE));
-    const servers = [{ id: 'srv-1', address: '10.0.0.5' }, { id: 'srv-2', address: '10.0.0.6' }];
-    await driver.runHook(ctx('heal_end', { operation: 'HEAL', request: { vnfcInstanceId: ['PrivateRegistryVDU-srv-2'] }, instance: instance(servers, { 'private-registry-mgmt': recorded }), result: instance(servers) }));
+    const servers = [
+      { id: 'srv-1', address: '10.0.0.5' },
+      { id: 'srv-2', address: '10.0.0.6' },
+    ];
+    await driver.runHook(
+      ctx('heal_end', {
+        operation: 'HEAL',
+        request: { vnfcInstanceId: ['PrivateRegistryVDU-srv-2'] },
+        instance: instance(servers, { 'private-registry-mgmt': recorded }),
+        result: instance(servers),
+      }),
+    );
     expect(connects.map((x) => x.target.serverId)).toEqual(['srv-2']);
     await expect(driver.runHook(ctx('heal_end', { operation: 'HEAL', request: {}, instance: instance(servers), result: instance(servers) }))).rejects.toThrow(
       /no private_registry_installation_param was recorded at instantiate, and the heal request gives none/,
@@ -343,10 +452,14 @@ describe('heal_end and terminate_end', () => {
     const recorded = paramsOf(await prepared(driver, BASE));
     const own = paramsOf(await prepared(driver, { ...BASE, ssh_password: 'new-pw' }, 'HEAL'));
     const servers = [{ id: 'srv-1', address: '10.0.0.5' }];
-    const out = await driver.runHook(ctx('heal_end', {
-      operation: 'HEAL', request: { additionalParams: { private_registry_installation_param: own } },
-      instance: instance(servers, { 'private-registry-mgmt': recorded }), result: instance([{ id: 'srv-9', address: '10.0.0.5' }]),
-    }));
+    const out = await driver.runHook(
+      ctx('heal_end', {
+        operation: 'HEAL',
+        request: { additionalParams: { private_registry_installation_param: own } },
+        instance: instance(servers, { 'private-registry-mgmt': recorded }),
+        result: instance([{ id: 'srv-9', address: '10.0.0.5' }]),
+      }),
+    );
     expect(connects[0]!.target.password).toBe('new-pw');
     expect(out).toEqual({ record: { 'private-registry-mgmt': own } });
   });

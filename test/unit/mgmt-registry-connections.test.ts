@@ -87,7 +87,15 @@ describe('parseRegistryConnections', () => {
     ['an IPv6 without brackets', [{ connection_type: 0, server: 'fd00::1' }], '[0].server', /more than one ":"/],
     ['a space', [{ connection_type: 0, server: 'a b' }], '[0].server', /neither a host name/],
     ['no server', [{ connection_type: 0 }], '[0].server', /must be a string/],
-    ['twice the same server', [{ connection_type: 0, server: 'A:5000' }, { connection_type: 1, server: 'a:5000' }], '[1].server', /also .*\[0\]/],
+    [
+      'twice the same server',
+      [
+        { connection_type: 0, server: 'A:5000' },
+        { connection_type: 1, server: 'a:5000' },
+      ],
+      '[1].server',
+      /also .*\[0\]/,
+    ],
     ['username without password', [{ connection_type: 0, server: 'a', username: 'u' }], '[0].password', /give username and password together/],
     ['password without username', [{ connection_type: 0, server: 'a', password: 'p' }], '[0].username', /is missing/],
     ['a CA outside the package', [{ connection_type: 1, server: 'a', certificate_path: '../ca.crt' }], '[0].certificate_path', /leaves the package/],
@@ -176,7 +184,8 @@ describe('ensureContainerdConfigPath', () => {
   });
 
   it('fills the empty config_path of a generated default file, keeping the rest', () => {
-    const existing = 'version = 2\n[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "pause:3.9"\n  [plugins."io.containerd.grpc.v1.cri".registry]\n    config_path = ""\n\n    [plugins."io.containerd.grpc.v1.cri".registry.auths]\n';
+    const existing =
+      'version = 2\n[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "pause:3.9"\n  [plugins."io.containerd.grpc.v1.cri".registry]\n    config_path = ""\n\n    [plugins."io.containerd.grpc.v1.cri".registry.auths]\n';
     const r = ensureContainerdConfigPath(existing);
     expect(r.changed).toBe(true);
     expect(r.text).toBe(existing.replace('config_path = ""', want));

@@ -22,14 +22,7 @@ const PY = 'tosca.artifacts.Implementation.Python';
 
 /** A Tacker-style script: reads the pickle, acts on its operation, writes a pickled dict (or what BODY says). */
 function tackerScript(body: string): string {
-  return [
-    'import os, pickle, sys',
-    'doc = pickle.load(sys.stdin.buffer)',
-    'op = doc["operation"]',
-    'inst = doc["vnf_instance"]',
-    body,
-    '',
-  ].join('\n');
+  return ['import os, pickle, sys', 'doc = pickle.load(sys.stdin.buffer)', 'op = doc["operation"]', 'inst = doc["vnf_instance"]', body, ''].join('\n');
 }
 
 function dir(files: Record<string, string>): string {
@@ -60,7 +53,11 @@ describe('scriptContract', () => {
 
 describe('the wrapper', () => {
   it('pickles the JSON document to the script and reports the dict it pickles back', () => {
-    const d = dir({ 's.py': tackerScript('sys.stderr.write("got %s %s\\n" % (op, sorted(doc)))\nsys.stdout.buffer.write(pickle.dumps({"vnf_instance": {"metadata": {"seen": inst["id"]}}, "user_script_err_handling_data": {"step": 1}, "other": 1}))') });
+    const d = dir({
+      's.py': tackerScript(
+        'sys.stderr.write("got %s %s\\n" % (op, sorted(doc)))\nsys.stdout.buffer.write(pickle.dumps({"vnf_instance": {"metadata": {"seen": inst["id"]}}, "user_script_err_handling_data": {"step": 1}, "other": 1}))',
+      ),
+    });
     const r = wrap(join(d, 'Scripts/s.py'), { operation: 'instantiate_start', vnf_instance: { id: 'i-1' }, request: {} });
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("got instantiate_start ['operation', 'request', 'vnf_instance']\n");
@@ -88,8 +85,12 @@ describe('the wrapper', () => {
     expect(wrap(join(d, 'Scripts/cls.py'), { operation: 'x', vnf_instance: {} }).report['error']).toMatch(/^its stdout could not be unpickled: AttributeError: /);
   });
 
-  it('exits with the script\'s exit code, its stderr passed through, and still reports what it handed back', () => {
-    const d = dir({ 's.py': tackerScript('sys.stdout.buffer.write(pickle.dumps({"user_script_err_handling_data": {"half": True}}))\nsys.stdout.flush()\nsys.stderr.write("boom at %s" % op)\nos._exit(3)') });
+  it("exits with the script's exit code, its stderr passed through, and still reports what it handed back", () => {
+    const d = dir({
+      's.py': tackerScript(
+        'sys.stdout.buffer.write(pickle.dumps({"user_script_err_handling_data": {"half": True}}))\nsys.stdout.flush()\nsys.stderr.write("boom at %s" % op)\nos._exit(3)',
+      ),
+    });
     const r = wrap(join(d, 'Scripts/s.py'), { operation: 'instantiate_end', vnf_instance: {} });
     expect(r.code).toBe(3);
     expect(r.stderr).toBe('boom at instantiate_end');
@@ -98,64 +99,89 @@ describe('the wrapper', () => {
 
   it('turns values JSON has no form for into strings', () => {
     const d = dir({ 's.py': tackerScript('import datetime\nsys.stdout.buffer.write(pickle.dumps({"vnf_instance": {"metadata": {"at": datetime.date(2026, 1, 2), "b": b"x"}}}))') });
-    expect(wrap(join(d, 'Scripts/s.py'), { operation: 'x', vnf_instance: {} }).report).toEqual({ returncode: 0, output: { vnf_instance: { metadata: { at: '2026-01-02', b: "b'x'" } } } });
+    expect(wrap(join(d, 'Scripts/s.py'), { operation: 'x', vnf_instance: {} }).report).toEqual({
+      returncode: 0,
+      output: { vnf_instance: { metadata: { at: '2026-01-02', b: "b'x'" } } },
+    });
   });
 });
 
 describe('mergeTackerOutput', () => {
   it('replaces the kept fields, merges error-handling data key by key, and names changed fields vnfm keeps itself', () => {
     const given = { id: 'i', instantiationState: 'INSTANTIATED', metadata: { a: 1 } };
-    const r = mergeTackerOutput(
-      { vnf_instance: { metadata: { a: 1 }, extensions: { e: 1 } }, user_script_err_handling_data: { x: 1 } },
-      given,
-      { vnf_instance: { ...given, instantiationState: 'NOT_INSTANTIATED', metadata: { b: 2 } }, user_script_err_handling_data: { y: 2 } },
-    );
+    const r = mergeTackerOutput({ vnf_instance: { metadata: { a: 1 }, extensions: { e: 1 } }, user_script_err_handling_data: { x: 1 } }, given, {
+      vnf_instance: { ...given, instantiationState: 'NOT_INSTANTIATED', metadata: { b: 2 } },
+      user_script_err_handling_data: { y: 2 },
+    });
     expect(r.record).toEqual({ vnf_instance: { metadata: { b: 2 }, extensions: { e: 1 } }, user_script_err_handling_data: { x: 1, y: 2 } });
     expect(r.refused).toEqual(['instantiationState']);
   });
 });
 
 const vim: VimConnection = {
-  id: 'vim-id', name: 'edge', inline: false,
+  id: 'vim-id',
+  name: 'edge',
+  inline: false,
   spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: true },
   secrets: { bearerToken: 'vim-token-must-not-leak' } as never,
 };
 
 const inst: VnfInstance = {
-  id: 'inst-1', vnfInstanceDescription: '', vnfdId: 'd', vnfPkgId: 'p', vnfProvider: '', vnfProductName: '', vnfSoftwareVersion: '', vnfdVersion: '',
-  instantiationState: 'NOT_INSTANTIATED', vimId: 'vim-id', createdAt: '', updatedAt: '',
+  id: 'inst-1',
+  vnfInstanceDescription: '',
+  vnfdId: 'd',
+  vnfPkgId: 'p',
+  vnfProvider: '',
+  vnfProductName: '',
+  vnfSoftwareVersion: '',
+  vnfdVersion: '',
+  instantiationState: 'NOT_INSTANTIATED',
+  vimId: 'vim-id',
+  createdAt: '',
+  updatedAt: '',
 };
 const open = async () => 'opened';
 
 function ctx(packageDir: string, hook: HookContext['hook'], instance: VnfInstance, logs: string[]): HookContext {
   return {
-    hook, vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', request: { flavourId: 'simple', additionalParams: { k: 'v' } },
+    hook,
+    vnfInstanceId: 'inst-1',
+    operation: 'INSTANTIATE',
+    request: { flavourId: 'simple', additionalParams: { k: 'v' } },
     implementation: { implementation: 'sample-script', artifactFile: 'Scripts/sample.py', artifactType: PY },
-    packageDir, signal: new AbortController().signal, report: () => {}, log: (l) => logs.push(l),
-    vim, instance, acceptHostKeys: [], allowPackageScripts: true,
+    packageDir,
+    signal: new AbortController().signal,
+    report: () => {},
+    log: (l) => logs.push(l),
+    vim,
+    instance,
+    acceptHostKeys: [],
+    allowPackageScripts: true,
   };
 }
 
 describe('runPackageScript with a Tacker script', () => {
-  const script = tackerScript([
-    'assert doc["grant_request"] is None and doc["grant_response"] is None',
-    'assert os.path.isdir(doc["tmp_csar_dir"]), doc["tmp_csar_dir"]',
-    'assert doc["request"] == {"flavourId": "simple", "additionalParams": {"k": "v"}}, doc["request"]',
-    'data = doc["user_script_err_handling_data"]',
-    'sys.stderr.write("%s sees metadata=%s data=%s\\n" % (op, inst.get("metadata"), data))',
-    'if op == "instantiate_start":',
-    '    out = {"vnf_instance": dict(inst, metadata={"configured": "start"}, instantiationState="BROKEN"), "user_script_err_handling_data": {"started": True}}',
-    'elif op == "instantiate_end":',
-    '    out = {"vnf_instance": dict(inst, extensions={"done": True})}',
-    'else:',
-    '    sys.stdout.buffer.write(pickle.dumps({}))',
-    '    sys.stderr.write("no %s here" % op)',
-    '    sys.stderr.flush()',
-    '    os._exit(1)',
-    'sys.stdout.buffer.write(pickle.dumps(out))',
-  ].join('\n'));
+  const script = tackerScript(
+    [
+      'assert doc["grant_request"] is None and doc["grant_response"] is None',
+      'assert os.path.isdir(doc["tmp_csar_dir"]), doc["tmp_csar_dir"]',
+      'assert doc["request"] == {"flavourId": "simple", "additionalParams": {"k": "v"}}, doc["request"]',
+      'data = doc["user_script_err_handling_data"]',
+      'sys.stderr.write("%s sees metadata=%s data=%s\\n" % (op, inst.get("metadata"), data))',
+      'if op == "instantiate_start":',
+      '    out = {"vnf_instance": dict(inst, metadata={"configured": "start"}, instantiationState="BROKEN"), "user_script_err_handling_data": {"started": True}}',
+      'elif op == "instantiate_end":',
+      '    out = {"vnf_instance": dict(inst, extensions={"done": True})}',
+      'else:',
+      '    sys.stdout.buffer.write(pickle.dumps({}))',
+      '    sys.stderr.write("no %s here" % op)',
+      '    sys.stderr.flush()',
+      '    os._exit(1)',
+      'sys.stdout.buffer.write(pickle.dumps(out))',
+    ].join('\n'),
+  );
 
-  it('carries the start hook\'s updates and data to the end hook, and keeps the instance fields vnfm takes', async () => {
+  it("carries the start hook's updates and data to the end hook, and keeps the instance fields vnfm takes", async () => {
     const d = dir({ 'sample.py': script });
     const logs: string[] = [];
     const instance = { ...inst };
@@ -175,13 +201,15 @@ describe('runPackageScript with a Tacker script', () => {
     });
   });
 
-  it('fails the hook on a non-zero exit with the script\'s stderr', async () => {
+  it("fails the hook on a non-zero exit with the script's stderr", async () => {
     const d = dir({ 'sample.py': script });
     const logs: string[] = [];
     const c = ctx(d, 'terminate_start', { ...inst }, logs);
     const err = await runPackageScript(c, c.implementation as HookImplementation, { open }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VnfmError);
-    expect((err as Error).message).toMatch(/^hook terminate_start: package script Scripts\/sample\.py \(hook terminate_start, artifact sample-script\) exited with code 1; its last output:\n/);
+    expect((err as Error).message).toMatch(
+      /^hook terminate_start: package script Scripts\/sample\.py \(hook terminate_start, artifact sample-script\) exited with code 1; its last output:\n/,
+    );
     expect((err as Error).message).toContain('no terminate_start here');
   });
 
@@ -210,7 +238,7 @@ describe('runPackageScript with a Tacker script', () => {
     const use = [{ hook: 'instantiate_start' as const, artifact: 'sample-script', file: 'Scripts/sample.py', artifactType: PY }];
     expect(() => checkPackageScripts('req.json', d, use, { PATH: '/nonexistent' })).toThrow(ValidationError);
     expect(() => checkPackageScripts('req.json', d, use, { PATH: '/nonexistent' })).toThrow(
-      "req.json: hook instantiate_start (artifact sample-script): package script Scripts/sample.py needs python3, which is not on the PATH (/nonexistent)",
+      'req.json: hook instantiate_start (artifact sample-script): package script Scripts/sample.py needs python3, which is not on the PATH (/nonexistent)',
     );
     expect(() => checkPackageScripts('req.json', d, use, { PATH: process.env['PATH'] })).not.toThrow();
   });

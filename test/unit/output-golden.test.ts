@@ -48,7 +48,14 @@ function vim(id: string, name: string, type: 'kubernetes' | 'openstack', isDefau
     spec:
       type === 'kubernetes'
         ? { type, authUrl: 'https://10.0.0.1:6443', projectName: 'default', auth: { method: 'bearer-token' }, verifyTls: true }
-        : { type, authUrl: 'http://10.0.0.2/identity/v3', projectName: 'nfv', projectDomainName: 'Default', auth: { method: 'password', username: 'nfv_user', userDomainName: 'Default' } as Vim['spec']['auth'], verifyTls: true },
+        : {
+            type,
+            authUrl: 'http://10.0.0.2/identity/v3',
+            projectName: 'nfv',
+            projectDomainName: 'Default',
+            auth: { method: 'password', username: 'nfv_user', userDomainName: 'Default' } as Vim['spec']['auth'],
+            verifyTls: true,
+          },
     secretNames: type === 'kubernetes' ? ['bearerToken'] : ['password'],
     status,
     createdAt: T0,
@@ -121,24 +128,39 @@ beforeAll(() => {
     store.packages.insert(basic);
     store.packages.insert(heat);
     store.instances.insert(
-      instance(ids.web, 'web', basic, {
-        instantiationState: 'INSTANTIATED',
-        vimId: ids.edge,
-        instantiatedVnfInfo: {
-          flavourId: 'simple',
-          instantiationLevelId: 'instantiation_level_1',
-          vnfState: 'STARTED',
-          scaleStatus: [{ aspectId: 'vdu1_aspect', scaleLevel: 1 }],
-          maxScaleLevels: [{ aspectId: 'vdu1_aspect', scaleLevel: 2 }],
-          vnfcResourceInfo: [{ id: 'vdu1-5d8f7-abcde', vduId: 'VDU1', computeResource: { resourceId: 'vdu1-5d8f7-abcde', vimLevelResourceType: 'Deployment' }, metadata: { owner: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'vdu1', namespace: 'default' } } }],
-          vnfcInfo: [{ id: 'VDU1-vdu1-5d8f7-abcde', vduId: 'VDU1', vnfcResourceInfoId: 'vdu1-5d8f7-abcde', vnfcState: 'STARTED' }],
-          resources: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'vdu1', namespace: 'default' }],
-          metadata: { namespace: 'default', 'lcm-kubernetes-def-files': ['Files/kubernetes/deployment.yaml'], vduReplicas: { VDU1: 1 } },
+      instance(
+        ids.web,
+        'web',
+        basic,
+        {
+          instantiationState: 'INSTANTIATED',
+          vimId: ids.edge,
+          instantiatedVnfInfo: {
+            flavourId: 'simple',
+            instantiationLevelId: 'instantiation_level_1',
+            vnfState: 'STARTED',
+            scaleStatus: [{ aspectId: 'vdu1_aspect', scaleLevel: 1 }],
+            maxScaleLevels: [{ aspectId: 'vdu1_aspect', scaleLevel: 2 }],
+            vnfcResourceInfo: [
+              {
+                id: 'vdu1-5d8f7-abcde',
+                vduId: 'VDU1',
+                computeResource: { resourceId: 'vdu1-5d8f7-abcde', vimLevelResourceType: 'Deployment' },
+                metadata: { owner: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'vdu1', namespace: 'default' } },
+              },
+            ],
+            vnfcInfo: [{ id: 'VDU1-vdu1-5d8f7-abcde', vduId: 'VDU1', vnfcResourceInfoId: 'vdu1-5d8f7-abcde', vnfcState: 'STARTED' }],
+            resources: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'vdu1', namespace: 'default' }],
+            metadata: { namespace: 'default', 'lcm-kubernetes-def-files': ['Files/kubernetes/deployment.yaml'], vduReplicas: { VDU1: 1 } },
+          },
         },
-      }, T0),
+        T0,
+      ),
     );
     store.instances.insert(instance(ids.db, 'db', basic, {}, T1));
-    store.instances.insert(instance(ids.inline, 'edge-cache', basic, { vimConnectionInfo: { vim1: { vimId: 'lab-inline', vimType: 'kubernetes' } } as VnfInstance['vimConnectionInfo'] }, T2));
+    store.instances.insert(
+      instance(ids.inline, 'edge-cache', basic, { vimConnectionInfo: { vim1: { vimId: 'lab-inline', vimType: 'kubernetes' } } as VnfInstance['vimConnectionInfo'] }, T2),
+    );
     const prior = { vnfPkgId: basic.id, vnfdId: basic.vnfdId, instantiationState: 'NOT_INSTANTIATED' as const };
     store.opOccs.insert(op(ids.opInst, ids.web, 'INSTANTIATE', 'COMPLETED', T0, { stateEnteredTime: T1 }), prior);
     store.opOccs.insert(
@@ -294,7 +316,12 @@ describe('filters and order', () => {
   });
 
   it('an empty filtered table says nothing matched, not how to create the first one', async () => {
-    for (const argv of [['vnf-list', '--name', 'nope'], ['vnf-list', '--filter', '(eq,id,x)'], ['op-list', '--operation', 'HEAL'], ['vim-list', '--limit', '1', '--filter', '(eq,name,x)']]) {
+    for (const argv of [
+      ['vnf-list', '--name', 'nope'],
+      ['vnf-list', '--filter', '(eq,id,x)'],
+      ['op-list', '--operation', 'HEAL'],
+      ['vim-list', '--limit', '1', '--filter', '(eq,name,x)'],
+    ]) {
       const r = await run(argv);
       expect(r).toMatchObject({ code: 0, stdout: '', stderr: 'Nothing matches the filters given.\n' });
     }

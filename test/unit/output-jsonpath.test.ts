@@ -54,7 +54,11 @@ describe('renderJsonPath', () => {
 });
 
 describe('Tacker attribute filter', () => {
-  const match = (expr: string) => doc.items.filter((i) => matchesTackerFilter(parseTackerFilter(expr), i)).map((i) => i.id).join(' ');
+  const match = (expr: string) =>
+    doc.items
+      .filter((i) => matchesTackerFilter(parseTackerFilter(expr), i))
+      .map((i) => i.id)
+      .join(' ');
 
   it.each([
     ['(eq,name,web)', 'a'],

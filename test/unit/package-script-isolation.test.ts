@@ -19,13 +19,25 @@ const sealedOf = (plain: string): SealedValue => ({ sealed: `enc:${Buffer.from(p
 const open = async (v: SealedValue) => Buffer.from(v.sealed.slice(4), 'base64').toString();
 
 const instance: VnfInstance = {
-  id: 'inst-1', vnfInstanceDescription: '', vnfdId: 'd', vnfPkgId: 'p', vnfProvider: '', vnfProductName: '', vnfSoftwareVersion: '', vnfdVersion: '',
-  instantiationState: 'NOT_INSTANTIATED', vimId: 'vim-id', createdAt: '', updatedAt: '',
+  id: 'inst-1',
+  vnfInstanceDescription: '',
+  vnfdId: 'd',
+  vnfPkgId: 'p',
+  vnfProvider: '',
+  vnfProductName: '',
+  vnfSoftwareVersion: '',
+  vnfdVersion: '',
+  instantiationState: 'NOT_INSTANTIATED',
+  vimId: 'vim-id',
+  createdAt: '',
+  updatedAt: '',
 };
 
 const VIM_TOKEN = 'vim-bearer-token-0c9e7d';
 const vim: VimConnection = {
-  id: 'vim-id', name: 'edge', inline: false,
+  id: 'vim-id',
+  name: 'edge',
+  inline: false,
   spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: true },
   secrets: { bearerToken: VIM_TOKEN },
 };
@@ -33,10 +45,20 @@ const vim: VimConnection = {
 function ctx(packageDir: string, file: string, request: unknown): HookContext & { logs: string[] } {
   const logs: string[] = [];
   return {
-    hook: 'instantiate_end', vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', request,
+    hook: 'instantiate_end',
+    vnfInstanceId: 'inst-1',
+    operation: 'INSTANTIATE',
+    request,
     implementation: { implementation: 'configure', artifactFile: file },
-    packageDir, signal: new AbortController().signal, report: () => {}, log: (l) => logs.push(l),
-    vim, instance, acceptHostKeys: [], allowPackageScripts: true, logs,
+    packageDir,
+    signal: new AbortController().signal,
+    report: () => {},
+    log: (l) => logs.push(l),
+    vim,
+    instance,
+    acceptHostKeys: [],
+    allowPackageScripts: true,
+    logs,
   };
 }
 
@@ -75,14 +97,19 @@ touch "$HOME/scratch" && echo "own-home=writable"
 describe('package scripts run by vnfm as root', () => {
   const root = process.getuid?.() === 0;
 
-  it(root ? 'run as nobody in a namespace hiding VNFM_HOME: no master key, key file or database' : 'run as vnfm\'s own user (vnfm is not root)', async () => {
+  it(root ? 'run as nobody in a namespace hiding VNFM_HOME: no master key, key file or database' : "run as vnfm's own user (vnfm is not root)", async () => {
     const { home, packageDir } = vnfmHome(PROBE);
     const iso = resolveScriptIsolation({ uid: process.getuid?.(), hide: [home], path: process.env['PATH'] });
     if (!root) {
       expect(iso).toEqual({ kind: 'same-user' });
       return;
     }
-    expect(iso).toMatchObject({ kind: 'other-user', user: { name: 'nobody', uid: 65534 }, hide: [home], namespace: { unshare: expect.stringMatching(/unshare$/), setpriv: expect.stringMatching(/setpriv$/) } });
+    expect(iso).toMatchObject({
+      kind: 'other-user',
+      user: { name: 'nobody', uid: 65534 },
+      hide: [home],
+      namespace: { unshare: expect.stringMatching(/unshare$/), setpriv: expect.stringMatching(/setpriv$/) },
+    });
     const c = ctx(packageDir, 'Scripts/probe.sh', { additionalParams: { home } });
     const before = readdirSync(tmpdir()).filter((f) => f.startsWith('vnfm-script-')).length;
     await runPackageScript(c, c.implementation!, { open, env: { PATH: process.env['PATH'], HOME: '/root', VNFM_MASTER_KEY: 'env-master-key' }, isolation: iso });
@@ -100,7 +127,9 @@ describe('package scripts run by vnfm as root', () => {
       'own-home=writable',
       'exited with code 0',
     ]);
-    expect(c.logs[0]).toMatch(/^running Scripts\/probe\.sh: \/bin\/bash \S+\/vnfm-script-\w+\/package\/Scripts\/probe\.sh in \S+\/package as nobody \(uid 65534\) in a private mount namespace hiding /);
+    expect(c.logs[0]).toMatch(
+      /^running Scripts\/probe\.sh: \/bin\/bash \S+\/vnfm-script-\w+\/package\/Scripts\/probe\.sh in \S+\/package as nobody \(uid 65534\) in a private mount namespace hiding /,
+    );
     expect(c.logs.join('\n')).not.toMatch(/env-master-key|MASTER-KEY-LINE|DATABASE-CONTENT/);
     // The copy and the script's HOME are gone; the package itself is as it was.
     expect(readdirSync(tmpdir()).filter((f) => f.startsWith('vnfm-script-')).length).toBe(before);
@@ -129,7 +158,17 @@ describe('an abort', () => {
     let pids: number[] = [];
     const c = ctx(packageDir, 'Scripts/probe.sh', {});
     const run = runPackageScript(
-      { ...c, signal: controller.signal, log: (l) => { const m = /pids (\d+) (\d+)$/.exec(l); if (m) { pids = [Number(m[1]), Number(m[2])]; controller.abort(new Error('timed out after 5s')); } } },
+      {
+        ...c,
+        signal: controller.signal,
+        log: (l) => {
+          const m = /pids (\d+) (\d+)$/.exec(l);
+          if (m) {
+            pids = [Number(m[1]), Number(m[2])];
+            controller.abort(new Error('timed out after 5s'));
+          }
+        },
+      },
       c.implementation!,
       { open, env: { PATH: process.env['PATH'] }, isolation: iso, killGraceMs: 2000 },
     );
@@ -153,7 +192,7 @@ function alive(pid: number): boolean {
 }
 
 describe('resolveScriptIsolation', () => {
-  it('vnfm not root: scripts run as vnfm\'s user; another VNFM_SCRIPT_USER is refused', () => {
+  it("vnfm not root: scripts run as vnfm's user; another VNFM_SCRIPT_USER is refused", () => {
     expect(resolveScriptIsolation({ uid: 1000, hide: ['/h'] })).toEqual({ kind: 'same-user' });
     const err = (() => {
       try {
@@ -176,7 +215,9 @@ describe('resolveScriptIsolation', () => {
 describe('the management driver', () => {
   it('refuses, before the operation starts, a script user that cannot work', async () => {
     const driver = createManagementDriver({
-      secrets: async () => { throw new Error('unused'); },
+      secrets: async () => {
+        throw new Error('unused');
+      },
       seal: async (p: string) => sealedOf(p),
       open,
       scriptIsolation: () => resolveScriptIsolation({ uid: 1000, user: 'nobody', hide: ['/h'] }),
@@ -185,8 +226,13 @@ describe('the management driver', () => {
     mkdirSync(join(dir, 'Scripts'));
     writeFileSync(join(dir, 'Scripts', 'x.sh'), 'exit 0\n');
     const prepare = driver.prepare!({
-      operation: 'INSTANTIATE', hooks: ['instantiate_start', 'instantiate_end'], implementations: { instantiate_end: { implementation: 'x', artifactFile: 'Scripts/x.sh' } },
-      request: { flavourId: 'simple' }, source: 'inst.json', packageDir: dir, allowPackageScripts: async () => true,
+      operation: 'INSTANTIATE',
+      hooks: ['instantiate_start', 'instantiate_end'],
+      implementations: { instantiate_end: { implementation: 'x', artifactFile: 'Scripts/x.sh' } },
+      request: { flavourId: 'simple' },
+      source: 'inst.json',
+      packageDir: dir,
+      allowPackageScripts: async () => true,
     });
     await expect(prepare).rejects.toThrow(UsageError);
     await expect(prepare).rejects.toThrow(/only vnfm running as root can run package scripts as another user/);
@@ -194,7 +240,7 @@ describe('the management driver', () => {
 });
 
 describe('package script output', () => {
-  it('shows no secret it was given, in any form: plain, JSON-escaped, a line of a key, in a URL, the VIM\'s, or in its record', async () => {
+  it("shows no secret it was given, in any form: plain, JSON-escaped, a line of a key, in a URL, the VIM's, or in its record", async () => {
     const password = 'pa"ss\\word-71d';
     const key = ['-----BEGIN PRIVATE KEY-----', 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC', 'BKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj', '-----END PRIVATE KEY-----'].join('\n');
     const dir = mkdtempSync(join(tmpdir(), 'vnfm-redact-'));

@@ -25,7 +25,12 @@ describe('package sources', () => {
     writeFileSync(join(dir, 'Files/kubernetes/token.yaml'), 'apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec:\n  token: not-a-real-token\n');
     const { objects, sources } = await readPackageObjects(dir, ['Files/kubernetes/config.yaml', 'Files/kubernetes/reviews.yaml', 'Files/kubernetes/token.yaml']);
     expect(objects.map((o) => o.kind)).toEqual(['ConfigMap', 'SubjectAccessReview', 'SubjectAccessReview', 'TokenReview']);
-    expect(objects.map((o) => sources[sourceKey(o)])).toEqual(['Files/kubernetes/config.yaml', 'Files/kubernetes/reviews.yaml', 'Files/kubernetes/reviews.yaml', 'Files/kubernetes/token.yaml']);
+    expect(objects.map((o) => sources[sourceKey(o)])).toEqual([
+      'Files/kubernetes/config.yaml',
+      'Files/kubernetes/reviews.yaml',
+      'Files/kubernetes/reviews.yaml',
+      'Files/kubernetes/token.yaml',
+    ]);
     // Two reviews of one kind are told apart by their specs.
     expect(sourceKey(objects[1]!)).not.toBe(sourceKey(objects[2]!));
     expect(sourceKey(objects[0]!)).toBe('/ConfigMap/settings');

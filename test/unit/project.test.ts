@@ -7,7 +7,7 @@ import { readVimConfigFile } from '../../src/vim/vim-config.js';
 const root = resolve(import.meta.dirname, '../..');
 
 describe('what ships', () => {
-  it('the version vnfm reports is package.json\'s', () => {
+  it("the version vnfm reports is package.json's", () => {
     expect(VERSION).toBe(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
   });
 

@@ -127,12 +127,7 @@ function readVnfdFacts(pkgDir: string): VnfdFacts {
             break;
           case 'tosca.policies.nfv.VduInstantiationLevels':
             for (const vdu of targets) {
-              facts.vduLevelCounts.set(
-                vdu,
-                Object.fromEntries(
-                  Object.entries(props.levels as Record<string, Yaml>).map(([l, v]) => [l, v.number_of_instances as number]),
-                ),
-              );
+              facts.vduLevelCounts.set(vdu, Object.fromEntries(Object.entries(props.levels as Record<string, Yaml>).map(([l, v]) => [l, v.number_of_instances as number])));
             }
             break;
           case 'tosca.policies.nfv.VduScalingAspectDeltas': {
@@ -185,7 +180,9 @@ const allPackages = samples.flatMap((s) => packagesOf(s).map((p) => [relative(sa
 
 describe('csar-samples', () => {
   it('holds the basic CNF, the Helm CNF, the Kuryr CNF, the Heat VNF and the Cluster API CNFs, each with a package, requests and a README', () => {
-    expect(samples).toEqual(expect.arrayContaining(['basic-cnf', 'helm-cnf', 'heat-vnf', 'kuryr-cnf', 'capi-mgmt', 'capi-capo-workload', 'capi-kamaji-kubevirt-workload', 'private-registry-vnf']));
+    expect(samples).toEqual(
+      expect.arrayContaining(['basic-cnf', 'helm-cnf', 'heat-vnf', 'kuryr-cnf', 'capi-mgmt', 'capi-capo-workload', 'capi-kamaji-kubevirt-workload', 'private-registry-vnf']),
+    );
     for (const s of samples) {
       expect(existsSync(join(samplesRoot, s, 'package', 'TOSCA-Metadata', 'TOSCA.meta')), s).toBe(true);
       expect(existsSync(join(samplesRoot, s, 'requests', 'instantiate.json')), s).toBe(true);
@@ -206,7 +203,7 @@ describe('csar-samples', () => {
     });
 
     it('has YAML files that all parse', () => {
-      const yamlFiles = files.filter((f) => (f.endsWith('.yaml') || f.endsWith('.yml')) && !chartMembers(files).has(f) || /Chart\.yaml$|values\.yaml$/.test(f));
+      const yamlFiles = files.filter((f) => ((f.endsWith('.yaml') || f.endsWith('.yml')) && !chartMembers(files).has(f)) || /Chart\.yaml$|values\.yaml$/.test(f));
       expect(yamlFiles.length).toBeGreaterThan(0);
       for (const f of yamlFiles) {
         const docs = yaml.loadAll(readFileSync(join(pkg, f), 'utf8'));
@@ -259,7 +256,15 @@ describe('csar-samples', () => {
       const manifests = files.filter((f) => f.startsWith('Files/') && f.endsWith('.yaml') && !charts.has(f));
       if (charts.size > 0) {
         // A Helm chart names each VDU's workload <VDU name>-<release> (as Tacker's Helm charts do).
-        const names = [...charts].filter((f) => f.includes('/templates/')).flatMap((f) => [...readFileSync(join(pkg, f), 'utf8').matchAll(/^kind: (Deployment|StatefulSet|DaemonSet|ReplicaSet)\nmetadata:\n(?:\s+#.*\n)*\s+name: (\S+)-\{\{ \.Release\.Name \}\}$/gm)].map((m) => m[2]));
+        const names = [...charts]
+          .filter((f) => f.includes('/templates/'))
+          .flatMap((f) =>
+            [
+              ...readFileSync(join(pkg, f), 'utf8').matchAll(
+                /^kind: (Deployment|StatefulSet|DaemonSet|ReplicaSet)\nmetadata:\n(?:\s+#.*\n)*\s+name: (\S+)-\{\{ \.Release\.Name \}\}$/gm,
+              ),
+            ].map((m) => m[2]),
+          );
         for (const [vdu, name] of readVnfdFacts(pkg).vduNames) expect(names, `${vdu} (name ${name}) has no workload in the chart`).toContain(name);
         return;
       }
@@ -275,7 +280,9 @@ describe('csar-samples', () => {
       const scalable = scalableKinds();
       const workloads = new Set(
         objects
-          .filter((o) => ['Deployment', 'DaemonSet', 'StatefulSet', 'ReplicaSet', 'Pod'].includes(o.kind as string) || scalable.has(`${o.apiVersion as string}/${o.kind as string}`))
+          .filter(
+            (o) => ['Deployment', 'DaemonSet', 'StatefulSet', 'ReplicaSet', 'Pod'].includes(o.kind as string) || scalable.has(`${o.apiVersion as string}/${o.kind as string}`),
+          )
           .map((o) => (o.metadata as Yaml).name as string),
       );
       for (const [vdu, name] of readVnfdFacts(pkg).vduNames) {
@@ -343,7 +350,10 @@ describe('csar-samples', () => {
   it('keeps request bodies beside the package, not inside it', () => {
     for (const s of samples) {
       for (const p of packagesOf(s)) {
-        expect(listFiles(p).filter((f) => f.endsWith('.json')), p).toEqual([]);
+        expect(
+          listFiles(p).filter((f) => f.endsWith('.json')),
+          p,
+        ).toEqual([]);
         expect(statSync(p).isDirectory()).toBe(true);
       }
     }

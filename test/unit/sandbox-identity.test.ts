@@ -9,13 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { VnfmError } from '../../src/errors.js';
-import {
-  generateSandboxCa,
-  issueServerCert,
-  loadSandboxIdentity,
-  SANDBOX_STATE_FILES as F,
-  serverCertRenewalReason,
-} from '../../src/sandbox/index.js';
+import { generateSandboxCa, issueServerCert, loadSandboxIdentity, SANDBOX_STATE_FILES as F, serverCertRenewalReason } from '../../src/sandbox/index.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const T0 = new Date('2030-03-01T12:00:00Z');

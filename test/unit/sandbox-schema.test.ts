@@ -9,7 +9,11 @@ const schema: StructuralSchema = {
       properties: {
         replicas: { type: 'integer', default: 1 },
         selector: { type: 'object', nullable: false, properties: { matchLabels: { type: 'object', additionalProperties: { type: 'string' } } } },
-        ports: { type: 'array', maxItems: 2, items: { type: 'object', properties: { port: { type: 'integer', 'x-kubernetes-int-or-string': true }, protocol: { type: 'string', default: 'TCP' } } } },
+        ports: {
+          type: 'array',
+          maxItems: 2,
+          items: { type: 'object', properties: { port: { type: 'integer', 'x-kubernetes-int-or-string': true }, protocol: { type: 'string', default: 'TCP' } } },
+        },
         raw: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
         empty: { type: 'object' },
         name: { type: 'string', maxLength: 3, minLength: 1 },
@@ -20,10 +24,21 @@ const schema: StructuralSchema = {
 
 describe('structural schemas', () => {
   it('drops non-nullable nulls, defaults (also in list items), prunes unknown fields', () => {
-    const obj: any = { apiVersion: 'x/v1', kind: 'X', metadata: { name: 'a', whatever: 1 }, spec: { selector: null, ports: [{ port: 'http' }], raw: { a: { b: 1 } }, empty: { gone: 1 }, bogus: 1 }, top: 1 };
+    const obj: any = {
+      apiVersion: 'x/v1',
+      kind: 'X',
+      metadata: { name: 'a', whatever: 1 },
+      spec: { selector: null, ports: [{ port: 'http' }], raw: { a: { b: 1 } }, empty: { gone: 1 }, bogus: 1 },
+      top: 1,
+    };
     applySchemaDefaults(schema, obj);
     pruneUnknownFields(schema, obj, true);
-    expect(obj).toEqual({ apiVersion: 'x/v1', kind: 'X', metadata: { name: 'a', whatever: 1 }, spec: { replicas: 1, ports: [{ port: 'http', protocol: 'TCP' }], raw: { a: { b: 1 } }, empty: {} } });
+    expect(obj).toEqual({
+      apiVersion: 'x/v1',
+      kind: 'X',
+      metadata: { name: 'a', whatever: 1 },
+      spec: { replicas: 1, ports: [{ port: 'http', protocol: 'TCP' }], raw: { a: { b: 1 } }, empty: {} },
+    });
   });
 
   it('validates types, int-or-string, lengths and item counts with the API server wording', () => {

@@ -11,7 +11,12 @@ const pod = (namespace: string | undefined, name: string, owners: string[] = [])
   ({
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, ...(namespace === undefined ? {} : { namespace }), uid: `uid-${namespace}-${name}`, ...(owners.length ? { ownerReferences: owners.map((uid) => ({ uid, kind: 'ReplicaSet', name: uid })) } : {}) },
+    metadata: {
+      name,
+      ...(namespace === undefined ? {} : { namespace }),
+      uid: `uid-${namespace}-${name}`,
+      ...(owners.length ? { ownerReferences: owners.map((uid) => ({ uid, kind: 'ReplicaSet', name: uid })) } : {}),
+    },
   }) as unknown as KubeObject;
 
 const names = (objs: KubeObject[]) => objs.map((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`);
@@ -19,7 +24,15 @@ const names = (objs: KubeObject[]) => objs.map((o) => `${o.metadata.namespace ??
 describe('sandbox object store indexes', () => {
   it('lists by namespace then name as the keys sort, in one namespace or all, with copies', () => {
     const store = new ObjectStore();
-    for (const [ns, name] of [['a', 'z'], ['a-b', 'y'], ['a', 'x.1'], ['a', 'x-1'], ['b', 'a'], ['a-b', 'a']] as const) store.create('', 'pods', pod(ns, name));
+    for (const [ns, name] of [
+      ['a', 'z'],
+      ['a-b', 'y'],
+      ['a', 'x.1'],
+      ['a', 'x-1'],
+      ['b', 'a'],
+      ['a-b', 'a'],
+    ] as const)
+      store.create('', 'pods', pod(ns, name));
     store.create('', 'nodes', pod(undefined, 'n2'));
     store.create('', 'nodes', pod(undefined, 'n1'));
     expect(names(store.list('', 'pods').items)).toEqual(['a-b/a', 'a-b/y', 'a/x-1', 'a/x.1', 'a/z', 'b/a']);
@@ -37,10 +50,20 @@ describe('sandbox object store indexes', () => {
     store.create('', 'pods', pod('ns', 'p1', ['rs-1']));
     store.create('', 'pods', pod('ns', 'p2', ['rs-1', 'rs-2']));
     store.create('', 'pods', pod('other', 'p3', ['rs-1']));
-    expect(store.dependentsOf('rs-1').map((d) => d.object.metadata.name).sort()).toEqual(['p1', 'p2', 'p3']);
+    expect(
+      store
+        .dependentsOf('rs-1')
+        .map((d) => d.object.metadata.name)
+        .sort(),
+    ).toEqual(['p1', 'p2', 'p3']);
     // an update that drops one owner and names another
     store.update('', 'pods', pod('ns', 'p2', ['rs-3']));
-    expect(store.dependentsOf('rs-1').map((d) => d.object.metadata.name).sort()).toEqual(['p1', 'p3']);
+    expect(
+      store
+        .dependentsOf('rs-1')
+        .map((d) => d.object.metadata.name)
+        .sort(),
+    ).toEqual(['p1', 'p3']);
     expect(store.dependentsOf('rs-2')).toEqual([]);
     expect(store.dependentsOf('rs-3').map((d) => [d.group, d.resource, d.object.metadata.name])).toEqual([['', 'pods', 'p2']]);
     expect(store.namespaceContents('ns').map((c) => c.object.metadata.name)).toEqual(['p1', 'p2']);

@@ -69,7 +69,7 @@ describe('forEachNode', () => {
     expect(e.exitCode).toBe(ExitCode.failed);
   });
 
-  it('keeps the failures\' common exit code and their common cause (the operation\'s signal)', async () => {
+  it("keeps the failures' common exit code and their common cause (the operation's signal)", async () => {
     const reason = new TimeoutError('the operation timed out');
     const fail = (x: string) => Promise.reject(Object.assign(new TimeoutError(`${x}: interrupted`, { cause: reason })));
     const err = (await forEachNode(['a', 'b'], 1, (x) => x, fail).catch((e: unknown) => e)) as NodesFailedError;

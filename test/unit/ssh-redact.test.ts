@@ -26,11 +26,9 @@ describe('session secrets', () => {
   const key = ['-----BEGIN OPENSSH PRIVATE KEY-----', 'b3BlbnNzaC1rZXktdjEAAAAABG5vbmU', 'AAAAC3NzaC1lZDI1NTE5AAAAIJm', '-----END OPENSSH PRIVATE KEY-----'].join('\n');
   const target = { host: '10.0.0.5', username: 'ubuntu', password: 'pw-1', passphrase: 'phrase-2', privateKey: key, serverId: 's1', label: 'VDU1 (10.0.0.5)' };
 
-  it('are the password, the passphrase, every line of the key and the caller\'s list', () => {
+  it("are the password, the passphrase, every line of the key and the caller's list", () => {
     const r = createSessionRedactor(sessionSecrets(target, ['registry-token']));
-    expect(r(`pw-1 phrase-2 ${key} registry-token`)).toBe(
-      '*** *** -----BEGIN OPENSSH PRIVATE KEY-----\n***\n***\n-----END OPENSSH PRIVATE KEY----- ***',
-    );
+    expect(r(`pw-1 phrase-2 ${key} registry-token`)).toBe('*** *** -----BEGIN OPENSSH PRIVATE KEY-----\n***\n***\n-----END OPENSSH PRIVATE KEY----- ***');
   });
 
   it('hide the password inside a URL and the values of environment variables named like secrets', () => {

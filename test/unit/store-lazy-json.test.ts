@@ -14,20 +14,48 @@ import { openStore } from '../../src/store/index.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
 const pkg = {
-  id: 'p1', vnfdId: 'vnfd-1', vnfProvider: 'ACME', vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0',
-  onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE', userDefinedData: {},
-  checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) }, sizeBytes: 10,
-  summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] }, createdAt: NOW, updatedAt: NOW,
+  id: 'p1',
+  vnfdId: 'vnfd-1',
+  vnfProvider: 'ACME',
+  vnfProductName: 'cnf',
+  vnfSoftwareVersion: '1.0',
+  vnfdVersion: '1.0',
+  onboardingState: 'ONBOARDED',
+  operationalState: 'ENABLED',
+  usageState: 'NOT_IN_USE',
+  userDefinedData: {},
+  checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
+  sizeBytes: 10,
+  summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
+  createdAt: NOW,
+  updatedAt: NOW,
 } as VnfPackage;
 const instance = {
-  id: 'inst-1', vnfInstanceName: 'web', vnfInstanceDescription: '', vnfdId: 'vnfd-1', vnfPkgId: 'p1', vnfProvider: 'ACME',
-  vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0', instantiationState: 'INSTANTIATED',
+  id: 'inst-1',
+  vnfInstanceName: 'web',
+  vnfInstanceDescription: '',
+  vnfdId: 'vnfd-1',
+  vnfPkgId: 'p1',
+  vnfProvider: 'ACME',
+  vnfProductName: 'cnf',
+  vnfSoftwareVersion: '1.0',
+  vnfdVersion: '1.0',
+  instantiationState: 'INSTANTIATED',
   instantiatedVnfInfo: { flavourId: 'simple', vnfState: 'STARTED', vnfcInfo: [{ id: 'c1', vduId: 'VDU1' }], metadata: { namespace: 'default' } },
-  metadata: { owner: 'ops' }, createdAt: NOW, updatedAt: NOW,
+  metadata: { owner: 'ops' },
+  createdAt: NOW,
+  updatedAt: NOW,
 } as unknown as VnfInstance;
 const op: LcmOpOcc = {
-  id: 'op-1', vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', operationState: 'COMPLETED', stateEnteredTime: NOW, startTime: NOW,
-  operationParams: { flavourId: 'simple' } as LcmOpOcc['operationParams'], journal: [], isAutomaticInvocation: false,
+  id: 'op-1',
+  vnfInstanceId: 'inst-1',
+  operation: 'INSTANTIATE',
+  operationState: 'COMPLETED',
+  stateEnteredTime: NOW,
+  startTime: NOW,
+  operationParams: { flavourId: 'simple' } as LcmOpOcc['operationParams'],
+  journal: [],
+  isAutomaticInvocation: false,
 };
 
 function seeded() {

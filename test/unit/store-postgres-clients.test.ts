@@ -104,7 +104,9 @@ describe('VNFM_HOME/config.yaml names the shared store', () => {
     writeFileSync(config, `database: '${url.replace(`:${server.port}/`, ':1/')}'\n`, { mode: 0o600 });
     const fromEnv = JSON.parse((await vnfm(home, ['store-info', '-o', 'json'], { VNFM_MASTER_KEY: key, VNFM_DATABASE_URL: url })).stdout) as Record<string, unknown>;
     expect(fromEnv).toMatchObject({ backend: 'postgres', locationFrom: 'VNFM_DATABASE_URL' });
-    const fromFlag = JSON.parse((await vnfm(home, ['--database-url', url, 'store-info', '-o', 'json'], { VNFM_MASTER_KEY: key, VNFM_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x' })).stdout) as Record<string, unknown>;
+    const fromFlag = JSON.parse(
+      (await vnfm(home, ['--database-url', url, 'store-info', '-o', 'json'], { VNFM_MASTER_KEY: key, VNFM_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x' })).stdout,
+    ) as Record<string, unknown>;
     expect(fromFlag).toMatchObject({ backend: 'postgres', locationFrom: '--database-url' });
     const down = await vnfm(home, ['vnf-list'], { VNFM_MASTER_KEY: key });
     expect(down.code).toBe(6);
@@ -202,7 +204,10 @@ describe('the password outside the URL', () => {
       expect(refused.code, refused.stderr).toBe(6);
       expect(refused.stderr).toContain(`refused the login: the server asks for a password, and neither the URL, PGPASSWORD nor the password file ${file}`);
     } finally {
-      for (const [name, value] of [['PGPASSFILE', saved.file], ['PGPASSWORD', saved.password]] as const) {
+      for (const [name, value] of [
+        ['PGPASSFILE', saved.file],
+        ['PGPASSWORD', saved.password],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -262,7 +267,7 @@ describe('a client with another master key', () => {
 });
 
 describe('the database restarted inside an operation', () => {
-  it("while the final transaction is open: none of it lands, the occurrence ends FAILED_TEMP with its lock released on a new connection, nothing lost or half-written", async () => {
+  it('while the final transaction is open: none of it lands, the occurrence ends FAILED_TEMP with its lock released on a new connection, nothing lost or half-written', async () => {
     const db = await server.createDatabase();
     const url = server.url(db);
     const env = { VNFM_DATABASE_URL: url, VNFM_MASTER_KEY: generateFernetKey() };

@@ -70,16 +70,37 @@ function client(args: string[], env: Record<string, string> = {}): Client {
 
 function pkg(): VnfPackage {
   return {
-    id: 'p1', vnfdId: 'vnfd-1', vnfProvider: 'ACME', vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0',
-    onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE', userDefinedData: {},
-    checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) }, sizeBytes: 10,
-    summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] }, createdAt: NOW, updatedAt: NOW,
+    id: 'p1',
+    vnfdId: 'vnfd-1',
+    vnfProvider: 'ACME',
+    vnfProductName: 'cnf',
+    vnfSoftwareVersion: '1.0',
+    vnfdVersion: '1.0',
+    onboardingState: 'ONBOARDED',
+    operationalState: 'ENABLED',
+    usageState: 'NOT_IN_USE',
+    userDefinedData: {},
+    checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
+    sizeBytes: 10,
+    summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
+    createdAt: NOW,
+    updatedAt: NOW,
   };
 }
 
 const instance = {
-  id: 'inst-1', vnfInstanceName: 'web', vnfInstanceDescription: '', vnfdId: 'vnfd-1', vnfPkgId: 'p1', vnfProvider: 'ACME',
-  vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0', instantiationState: 'INSTANTIATED', createdAt: NOW, updatedAt: NOW,
+  id: 'inst-1',
+  vnfInstanceName: 'web',
+  vnfInstanceDescription: '',
+  vnfdId: 'vnfd-1',
+  vnfPkgId: 'p1',
+  vnfProvider: 'ACME',
+  vnfProductName: 'cnf',
+  vnfSoftwareVersion: '1.0',
+  vnfdVersion: '1.0',
+  instantiationState: 'INSTANTIATED',
+  createdAt: NOW,
+  updatedAt: NOW,
 } as VnfInstance;
 
 /** A new database with one instance in it, and this process's store on it. */
@@ -169,7 +190,17 @@ describe('operations across machines', () => {
     const { db, store } = await seeded();
     try {
       const ops = store.opOccs;
-      const op = { id: 'op-1', vnfInstanceId: 'inst-1', operation: 'SCALE', operationState: 'PROCESSING', stateEnteredTime: NOW, startTime: NOW, operationParams: {}, journal: [], isAutomaticInvocation: false } as never;
+      const op = {
+        id: 'op-1',
+        vnfInstanceId: 'inst-1',
+        operation: 'SCALE',
+        operationState: 'PROCESSING',
+        stateEnteredTime: NOW,
+        startTime: NOW,
+        operationParams: {},
+        journal: [],
+        isAutomaticInvocation: false,
+      } as never;
       ops.exclusive(() => {
         ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
         ops.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', pid: process.pid, acquiredAt: NOW, hostId: 'here', startTime: '1' });
@@ -270,9 +301,24 @@ describe('following an operation from another machine', () => {
       const ops = store.opOccs;
       const start = (id: string) =>
         ops.exclusive(() => {
-          ops.insert({ id, vnfInstanceId: 'inst-1', operation: 'SCALE', operationState: 'PROCESSING', stateEnteredTime: NOW, startTime: NOW, operationParams: {}, journal: [], isAutomaticInvocation: false } as never, {
-            vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED',
-          });
+          ops.insert(
+            {
+              id,
+              vnfInstanceId: 'inst-1',
+              operation: 'SCALE',
+              operationState: 'PROCESSING',
+              stateEnteredTime: NOW,
+              startTime: NOW,
+              operationParams: {},
+              journal: [],
+              isAutomaticInvocation: false,
+            } as never,
+            {
+              vnfPkgId: 'p1',
+              vnfdId: 'vnfd-1',
+              instantiationState: 'INSTANTIATED',
+            },
+          );
           ops.takeLock({ vnfInstanceId: 'inst-1', opId: id, pid: 4242, acquiredAt: NOW, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' });
         });
       const env = { VNFM_DATABASE_URL: url };
@@ -311,7 +357,17 @@ describe('faults', () => {
     const { store } = await seeded();
     try {
       const ops = store.opOccs;
-      const op = { id: 'op-1', vnfInstanceId: 'inst-1', operation: 'SCALE', operationState: 'PROCESSING', stateEnteredTime: NOW, startTime: NOW, operationParams: {}, journal: [], isAutomaticInvocation: false } as never;
+      const op = {
+        id: 'op-1',
+        vnfInstanceId: 'inst-1',
+        operation: 'SCALE',
+        operationState: 'PROCESSING',
+        stateEnteredTime: NOW,
+        startTime: NOW,
+        operationParams: {},
+        journal: [],
+        isAutomaticInvocation: false,
+      } as never;
       const lock = { vnfInstanceId: 'inst-1', opId: 'op-1', pid: process.pid, acquiredAt: NOW, hostId: 'here', startTime: '1' };
       ops.exclusive(() => {
         ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
@@ -361,7 +417,7 @@ describe('connection', () => {
     const db = await server.createDatabase();
     const store = await connectStore(home(), { databaseUrl: server.url(db) });
     expect(store.backend).toBe('postgres');
-    expect((await query(db, "SELECT count(*)::int AS n FROM pg_stat_ssl WHERE ssl AND pid <> pg_backend_pid()")).rows[0].n).toBeGreaterThan(0);
+    expect((await query(db, 'SELECT count(*)::int AS n FROM pg_stat_ssl WHERE ssl AND pid <> pg_backend_pid()')).rows[0].n).toBeGreaterThan(0);
     store.close();
     const other = makeServingPki(mkdtempSync(join(tmpdir(), 'vnfm-other-ca-')), { ips: ['127.0.0.1'], dns: [] });
     for (const url of [server.url(db, { sslrootcert: other.caCertPath }), server.url(db).replace(/[?].*$/, '')]) {
@@ -376,7 +432,9 @@ describe('connection', () => {
   it('the password never appears: not in a refused login, not when the server is unreachable', async () => {
     const db = await server.createDatabase();
     const wrong = 'Wr0ng-pw-' + 'x'.repeat(12);
-    const refused = (await connectStore(home(), { databaseUrl: server.url(db).replace(encodeURIComponent(server.password), wrong) }).catch((e: unknown) => e)) as StoreUnreachableError;
+    const refused = (await connectStore(home(), { databaseUrl: server.url(db).replace(encodeURIComponent(server.password), wrong) }).catch(
+      (e: unknown) => e,
+    )) as StoreUnreachableError;
     expect(refused).toBeInstanceOf(StoreUnreachableError);
     expect(refused.message).toMatch(/refused the login: password authentication failed/);
     const down = (await connectStore(home(), { databaseUrl: server.url(db).replace(`:${server.port}/`, ':1/') }).catch((e: unknown) => e)) as StoreUnreachableError;

@@ -57,7 +57,8 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     checkSealed: () => undefined,
     ...more,
   });
-  const load = (target: Store, file: string, more: Partial<ImportOptions> = {}) => importStore(target, linesOf(createReadStream(file, { encoding: 'utf8' })), opts(target, file, more));
+  const load = (target: Store, file: string, more: Partial<ImportOptions> = {}) =>
+    importStore(target, linesOf(createReadStream(file, { encoding: 'utf8' })), opts(target, file, more));
 
   const rows = (s: Store, table: string) => (s.db.prepare(`SELECT * FROM ${table} ORDER BY 1`).all() as Record<string, unknown>[]).map(({ rowid: _r, ...r }) => r);
   const nothingIn = (s: Store) => {
@@ -123,7 +124,10 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain('"chunks"');
     const newer = `${file}.newer`;
-    writeFileSync(newer, text.replace(/"schemaVersion":(\d+)/, (_m, v: string) => `"schemaVersion":${Number(v) + 1}`));
+    writeFileSync(
+      newer,
+      text.replace(/"schemaVersion":(\d+)/, (_m, v: string) => `"schemaVersion":${Number(v) + 1}`),
+    );
     const target = await open();
     await expect(load(target, newer)).rejects.toThrow(VnfmError);
     await expect(load(target, newer)).rejects.toThrow(/exported from a store at schema version \d+; this vnfm knows up to/);

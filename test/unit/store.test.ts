@@ -19,10 +19,21 @@ const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-store-')), 'home');
 
 function pkg(over: Partial<VnfPackage> = {}): VnfPackage {
   return {
-    id: 'p1', vnfdId: 'vnfd-1', vnfProvider: 'ACME', vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0',
-    onboardingState: 'ONBOARDED', operationalState: 'ENABLED', usageState: 'NOT_IN_USE', userDefinedData: { k: 'v' },
-    checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) }, sizeBytes: 10,
-    summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] }, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z',
+    id: 'p1',
+    vnfdId: 'vnfd-1',
+    vnfProvider: 'ACME',
+    vnfProductName: 'cnf',
+    vnfSoftwareVersion: '1.0',
+    vnfdVersion: '1.0',
+    onboardingState: 'ONBOARDED',
+    operationalState: 'ENABLED',
+    usageState: 'NOT_IN_USE',
+    userDefinedData: { k: 'v' },
+    checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
+    sizeBytes: 10,
+    summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
     ...over,
   };
 }
@@ -54,7 +65,6 @@ describe('store', () => {
     openDatabase(h, { migrations: newer }).close();
     expect(() => openDatabase(h)).toThrow(/written by a newer vnfm/);
   });
-
 });
 
 describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
@@ -105,13 +115,31 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
   const NOW = '2026-01-01T00:00:00.000Z';
   const instance = (over: Partial<VnfInstance> = {}): VnfInstance =>
     ({
-      id: 'inst-1', vnfInstanceName: 'web-1', vnfInstanceDescription: '', vnfdId: 'vnfd-1', vnfPkgId: 'p1', vnfProvider: 'ACME',
-      vnfProductName: 'cnf', vnfSoftwareVersion: '1.0', vnfdVersion: '1.0', instantiationState: 'NOT_INSTANTIATED',
-      createdAt: NOW, updatedAt: NOW, ...over,
+      id: 'inst-1',
+      vnfInstanceName: 'web-1',
+      vnfInstanceDescription: '',
+      vnfdId: 'vnfd-1',
+      vnfPkgId: 'p1',
+      vnfProvider: 'ACME',
+      vnfProductName: 'cnf',
+      vnfSoftwareVersion: '1.0',
+      vnfdVersion: '1.0',
+      instantiationState: 'NOT_INSTANTIATED',
+      createdAt: NOW,
+      updatedAt: NOW,
+      ...over,
     }) as VnfInstance;
   const op = (over: Partial<LcmOpOcc> = {}): LcmOpOcc => ({
-    id: 'op-1', vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', operationState: 'STARTING', stateEnteredTime: NOW, startTime: NOW,
-    operationParams: { flavourId: 'simple' } as LcmOpOcc['operationParams'], journal: [], isAutomaticInvocation: false, ...over,
+    id: 'op-1',
+    vnfInstanceId: 'inst-1',
+    operation: 'INSTANTIATE',
+    operationState: 'STARTING',
+    stateEnteredTime: NOW,
+    startTime: NOW,
+    operationParams: { flavourId: 'simple' } as LcmOpOcc['operationParams'],
+    journal: [],
+    isAutomaticInvocation: false,
+    ...over,
   });
   const prior = { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never;
 
@@ -119,10 +147,29 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
     const store = await backend.open();
     try {
       store.packages.insert(pkg());
-      store.db.prepare("INSERT INTO vims (id, name, type, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES ('vim-a', 'a', 'kubernetes', 'https://h', 'bearer-token', 1, 'PENDING', 'now', 'now')").run();
+      store.db
+        .prepare(
+          "INSERT INTO vims (id, name, type, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES ('vim-a', 'a', 'kubernetes', 'https://h', 'bearer-token', 1, 'PENDING', 'now', 'now')",
+        )
+        .run();
       store.instances.insert(instance({ vimId: 'vim-a' }));
-      store.instances.insert(instance({ id: 'inst-2', vnfInstanceName: 'web-2', createdAt: '2026-01-02T00:00:00.000Z', vimConnectionInfo: { v: { vimId: 'inline-1', vimType: 'kubernetes' } } as never }));
-      store.instances.insert(instance({ id: 'other-3', vnfInstanceName: 'db', createdAt: '2026-01-03T00:00:00.000Z', instantiationState: 'INSTANTIATED', instantiatedVnfInfo: { flavourId: 'simple', vnfState: 'STARTED', vnfcInfo: [{ id: 'c1' }, { id: 'c2' }], metadata: {} } as never }));
+      store.instances.insert(
+        instance({
+          id: 'inst-2',
+          vnfInstanceName: 'web-2',
+          createdAt: '2026-01-02T00:00:00.000Z',
+          vimConnectionInfo: { v: { vimId: 'inline-1', vimType: 'kubernetes' } } as never,
+        }),
+      );
+      store.instances.insert(
+        instance({
+          id: 'other-3',
+          vnfInstanceName: 'db',
+          createdAt: '2026-01-03T00:00:00.000Z',
+          instantiationState: 'INSTANTIATED',
+          instantiatedVnfInfo: { flavourId: 'simple', vnfState: 'STARTED', vnfcInfo: [{ id: 'c1' }, { id: 'c2' }], metadata: {} } as never,
+        }),
+      );
       expect(store.packages.get('p1').usageState).toBe('IN_USE');
       expect(store.instances.list().map((i) => i.id)).toEqual(['inst-1', 'inst-2', 'other-3']);
       expect(store.instances.list({ state: 'INSTANTIATED' }).map((i) => i.id)).toEqual(['other-3']);
@@ -135,7 +182,9 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       expect(store.instances.list({ name: 'web.1*' })).toEqual([]);
       // Pages and the table's summary rows (the VNFC count counted by the database) read the same on both.
       expect([...store.instances.read({}, { summary: true })].map((i) => [i.id, (i as { vnfcCount?: number | null }).vnfcCount ?? null])).toEqual([
-        ['inst-1', null], ['inst-2', null], ['other-3', 2],
+        ['inst-1', null],
+        ['inst-2', null],
+        ['other-3', 2],
       ]);
       expect([...store.instances.read({ name: 'web-*' }, { limit: 1 })].map((i) => i.id)).toEqual(['inst-1']);
       expect(store.instances.get('web-2').vimConnectionInfo).toEqual({ v: { vimId: 'inline-1', vimType: 'kubernetes' } });
@@ -159,13 +208,30 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
     const store = await backend.open();
     try {
       store.packages.insert(pkg());
-      const ins = store.db.prepare("INSERT INTO vnf_instances (id, name, vnfd_id, vnf_pkg_id, instantiation_state, created_at, updated_at) VALUES (?, ?, 'vnfd-1', 'p1', 'NOT_INSTANTIATED', ?, ?)");
-      const opIns = store.db.prepare("INSERT INTO lcm_op_occs (id, vnf_instance_id, operation, operation_state, state_entered_time, start_time) VALUES (?, 'i-0000', 'SCALE', 'COMPLETED', ?, ?)");
-      store.db.transaction(() => {
-        // Two rows per timestamp: the second key (id, rowid) orders within one.
-        for (let i = 0; i < 1203; i++) ins.run(`i-${String(i).padStart(4, '0')}`, `n${i}`, `2026-01-01T00:${String(Math.floor(i / 2) % 60).padStart(2, '0')}:${String(Math.floor(i / 120)).padStart(2, '0')}.000Z`, NOW);
-        for (let i = 0; i < 1203; i++) opIns.run(`o-${String(i).padStart(4, '0')}`, NOW, `2026-01-01T00:00:${String(Math.floor(i / 2) % 60).padStart(2, '0')}.${String(Math.floor(i / 120)).padStart(3, '0')}Z`);
-      }).immediate();
+      const ins = store.db.prepare(
+        "INSERT INTO vnf_instances (id, name, vnfd_id, vnf_pkg_id, instantiation_state, created_at, updated_at) VALUES (?, ?, 'vnfd-1', 'p1', 'NOT_INSTANTIATED', ?, ?)",
+      );
+      const opIns = store.db.prepare(
+        "INSERT INTO lcm_op_occs (id, vnf_instance_id, operation, operation_state, state_entered_time, start_time) VALUES (?, 'i-0000', 'SCALE', 'COMPLETED', ?, ?)",
+      );
+      store.db
+        .transaction(() => {
+          // Two rows per timestamp: the second key (id, rowid) orders within one.
+          for (let i = 0; i < 1203; i++)
+            ins.run(
+              `i-${String(i).padStart(4, '0')}`,
+              `n${i}`,
+              `2026-01-01T00:${String(Math.floor(i / 2) % 60).padStart(2, '0')}:${String(Math.floor(i / 120)).padStart(2, '0')}.000Z`,
+              NOW,
+            );
+          for (let i = 0; i < 1203; i++)
+            opIns.run(
+              `o-${String(i).padStart(4, '0')}`,
+              NOW,
+              `2026-01-01T00:00:${String(Math.floor(i / 2) % 60).padStart(2, '0')}.${String(Math.floor(i / 120)).padStart(3, '0')}Z`,
+            );
+        })
+        .immediate();
       const ids = [...store.instances.read()].map((i) => i.id);
       expect(ids).toHaveLength(1203);
       expect(new Set(ids).size).toBe(1203);
@@ -188,7 +254,10 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       store.opOccs.insert(op({ id: 'op-2', operationState: 'COMPLETED' }), prior);
       store.opOccs.appendJournal('op-1', { kind: 'a', name: 'first "step"' } as never);
       store.opOccs.appendJournal('op-1', { kind: 'b', z: 1, a: [1, 2] } as never);
-      expect(store.opOccs.journal('op-1')).toEqual([{ kind: 'a', name: 'first "step"' }, { kind: 'b', z: 1, a: [1, 2] }]);
+      expect(store.opOccs.journal('op-1')).toEqual([
+        { kind: 'a', name: 'first "step"' },
+        { kind: 'b', z: 1, a: [1, 2] },
+      ]);
       // The keys keep the order they were written in.
       expect(JSON.stringify(store.opOccs.journal('op-1')[1])).toBe('{"kind":"b","z":1,"a":[1,2]}');
       expect(store.opOccs.list().map((o) => o.id)).toEqual(['op-1', 'op-2']);
@@ -244,8 +313,14 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       store.packages.insert(pkg());
       store.instances.insert(instance({ metadata: { pw: { sealed: 'tok-1', keyId: 'k1' } } }));
       store.opOccs.insert(op({ operationParams: { additionalParams: { pw: { sealed: 'tok-2', keyId: 'k1' } } } as never }), prior);
-      const found = store.secrets.listSecrets().map((s) => [s.token, s.keyId]).sort();
-      expect(found).toEqual([['tok-1', 'k1'], ['tok-2', 'k1']]);
+      const found = store.secrets
+        .listSecrets()
+        .map((s) => [s.token, s.keyId])
+        .sort();
+      expect(found).toEqual([
+        ['tok-1', 'k1'],
+        ['tok-2', 'k1'],
+      ]);
       const changed = store.secrets.rewriteSecrets((s) => ({ token: s.token + '-new', keyId: 'k2' }), 'k2');
       expect(changed).toBe(2);
       expect(store.instances.get('inst-1').metadata).toEqual({ pw: { sealed: 'tok-1-new', keyId: 'k2' } });

@@ -34,17 +34,26 @@ const req = file('req.json', '{"flavourId": "simple"}');
 
 describe("Tacker's command-line forms: what they refuse, before anything is opened", () => {
   it.each([
-    [['vnf-instantiate', 'web', req, '--request-file', req], /^error: the request file is given twice: ".*req\.json" and --request-file ".*req\.json"\nhint: give it once: vnfm vnf-instantiate VNF FILE \(or --request-file FILE\)\n/],
+    [
+      ['vnf-instantiate', 'web', req, '--request-file', req],
+      /^error: the request file is given twice: ".*req\.json" and --request-file ".*req\.json"\nhint: give it once: vnfm vnf-instantiate VNF FILE \(or --request-file FILE\)\n/,
+    ],
     [['vnf-instantiate', 'web'], /^error: the request file is missing\nhint: vnfm vnf-instantiate VNF FILE \(or --request-file FILE\)\n/],
     [['vnf-change-package', 'web', req, '--request-file', req], /^error: the request file is given twice: .*\nhint: give it once: vnfm vnf-change-package VNF FILE/],
     [['vnf-change-package', 'web'], /^error: the request file is missing\nhint: vnfm vnf-change-package VNF FILE/],
     [['vnf-create', 'a-vnfd-id', '--vnfd-id', 'a-vnfd-id'], /^error: the vnfdId is given twice: a-vnfd-id and --vnfd-id a-vnfd-id\n/],
     [['vnf-create', 'a-vnfd-id', '--package', 'basic-cnf'], /^error: both a vnfdId \(a-vnfd-id\) and --package basic-cnf are given\n/],
     [['vnf-create', 'a-vnfd-id', '--I', req, '--instantiate-file', req], /^error: the instantiate request is given twice: --I and --instantiate-file\n/],
-    [['vnf-heal', '--vnfc-instance', 'VDU1-a', 'web'], /^error: name the VNF instance to heal\nhint: --vnfc-instance took every word after it: give the VNF first .* or end the list with "--"/],
+    [
+      ['vnf-heal', '--vnfc-instance', 'VDU1-a', 'web'],
+      /^error: name the VNF instance to heal\nhint: --vnfc-instance took every word after it: give the VNF first .* or end the list with "--"/,
+    ],
     [['vim-update', 'vim-k8s', '--is-default', 'maybe'], /^error: --is-default "maybe" is not true or false\nhint: vnfm vim-update VIM --is-default true\|false/],
     [['vim-update', '--is-default', 'false'], /^error: name the VIM to update\n/],
-    [['vnf-scale', 'web', '--type', 'SCALE_OUT', '--aspect-id', 'a', '--additional-param-file', file('bare.json', '{"all": true}')], /^error: .*bare\.json: all: is not a field of the request \(it takes additionalParams, type, aspectId, numberOfSteps, vimConnectionInfo\)\nhint: put the parameters under additionalParams: \{"additionalParams": \{"all": \.\.\.\}\}\n/],
+    [
+      ['vnf-scale', 'web', '--type', 'SCALE_OUT', '--aspect-id', 'a', '--additional-param-file', file('bare.json', '{"all": true}')],
+      /^error: .*bare\.json: all: is not a field of the request \(it takes additionalParams, type, aspectId, numberOfSteps, vimConnectionInfo\)\nhint: put the parameters under additionalParams: \{"additionalParams": \{"all": \.\.\.\}\}\n/,
+    ],
     [['vnf-heal', 'web', '--additional-param-file', file('list.yaml', '- all\n')], /^error: .*list\.yaml: is not a JSON object\n/],
     [['vnf-heal', 'web', '--additional-param-file', file('params.json', '{"additionalParams": [true]}')], /^error: .*params\.json: additionalParams: must be an object\n/],
   ])('%j', async (argv, says) => {

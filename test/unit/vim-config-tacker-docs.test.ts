@@ -19,8 +19,9 @@ let caPem: string;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'vim-config-docs-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1',
-    '-subj', '/CN=docs-ca', '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt')], { stdio: 'ignore' });
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=docs-ca', '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt')], {
+    stdio: 'ignore',
+  });
   caPem = readFileSync(join(dir, 'ca.crt'), 'utf8');
 });
 
@@ -33,12 +34,18 @@ function write(name: string, text: string): string {
 /** The CA as Tacker's docs paste it: inside double quotes, continuation lines indented. */
 function quotedMultiLine(pem: string, indent = '  '): string {
   const lines = pem.trim().split('\n');
-  return `"${lines[0]}\n${lines.slice(1).map((l) => indent + l).join('\n')}"`;
+  return `"${lines[0]}\n${lines
+    .slice(1)
+    .map((l) => indent + l)
+    .join('\n')}"`;
 }
 
 describe('Tacker doc vim-configs', () => {
   it('repairs an ssl_ca_cert folded into one line by a quoted multi-line scalar, with a note', () => {
-    const path = write('k8s-quoted.yaml', `auth_url: "https://192.0.2.20:6443"\nbearer_token: "sa-token-value"\nssl_ca_cert: ${quotedMultiLine(caPem)}\nproject_name: "default"\ntype: "kubernetes"\n`);
+    const path = write(
+      'k8s-quoted.yaml',
+      `auth_url: "https://192.0.2.20:6443"\nbearer_token: "sa-token-value"\nssl_ca_cert: ${quotedMultiLine(caPem)}\nproject_name: "default"\ntype: "kubernetes"\n`,
+    );
     const cfg = readVimConfigFile(path);
     const stored = cfg.secrets.caCert!;
     // The stored CA is a real PEM again: markers on their own lines, and the same certificate.
@@ -50,7 +57,10 @@ describe('Tacker doc vim-configs', () => {
   });
 
   it('reads the Helm example: extra.use_helm and further extra keys are kept', () => {
-    const path = write('helm.yaml', `auth_url: "https://192.0.2.21:6443"\nbearer_token: "helm-token"\nssl_ca_cert: ${quotedMultiLine(caPem, '    ')}\nproject_name: "default"\ntype: "kubernetes"\nextra:\n    use_helm: true\n    area: east@region\n`);
+    const path = write(
+      'helm.yaml',
+      `auth_url: "https://192.0.2.21:6443"\nbearer_token: "helm-token"\nssl_ca_cert: ${quotedMultiLine(caPem, '    ')}\nproject_name: "default"\ntype: "kubernetes"\nextra:\n    use_helm: true\n    area: east@region\n`,
+    );
     const cfg = readVimConfigFile(path);
     expect(cfg.spec.extra).toEqual({ use_helm: true, area: 'east@region' });
     expect(cfg.warnings.filter((w) => /unknown field/.test(w))).toEqual([]);
@@ -66,14 +76,20 @@ describe('Tacker doc vim-configs', () => {
   });
 
   it('reads the OIDC example', () => {
-    const path = write('oidc.yaml', `auth_url: "https://192.0.2.23:6443"\nusername: "end-user"\npassword: "end-user-pw"\nclient_id: "cluster-client"\nclient_secret: "client-pw"\noidc_token_url: "https://192.0.2.23:8443/realms/r/protocol/openid-connect/token"\nssl_ca_cert: ${quotedMultiLine(caPem)}\nproject_name: "default"\ntype: "kubernetes"\n`);
+    const path = write(
+      'oidc.yaml',
+      `auth_url: "https://192.0.2.23:6443"\nusername: "end-user"\npassword: "end-user-pw"\nclient_id: "cluster-client"\nclient_secret: "client-pw"\noidc_token_url: "https://192.0.2.23:8443/realms/r/protocol/openid-connect/token"\nssl_ca_cert: ${quotedMultiLine(caPem)}\nproject_name: "default"\ntype: "kubernetes"\n`,
+    );
     const cfg = readVimConfigFile(path);
     expect(cfg.spec.auth).toMatchObject({ method: 'oidc', username: 'end-user', clientId: 'cluster-client' });
     expect(cfg.warnings.filter((w) => /unknown field/.test(w))).toEqual([]);
   });
 
   it('reads every key of the OpenStack example without a note', () => {
-    const path = write('os.yaml', `auth_url: 'http://192.0.2.30/identity'\nusername: 'nfv_operator'\npassword: 'operator-pw'\nproject_name: 'nfv-east'\nproject_domain_name: 'Default'\nuser_domain_name: 'Default'\ncert_verify: 'False'\n`);
+    const path = write(
+      'os.yaml',
+      `auth_url: 'http://192.0.2.30/identity'\nusername: 'nfv_operator'\npassword: 'operator-pw'\nproject_name: 'nfv-east'\nproject_domain_name: 'Default'\nuser_domain_name: 'Default'\ncert_verify: 'False'\n`,
+    );
     const cfg = readVimConfigFile(path);
     expect(cfg.spec).toMatchObject({ type: 'openstack', projectName: 'nfv-east', projectDomainName: 'Default', verifyTls: false });
     expect(cfg.warnings.filter((w) => /unknown field/.test(w))).toEqual([]);
@@ -89,7 +105,10 @@ describe('Tacker doc vim-configs', () => {
   it('refuses a folded CA whose body is damaged, naming the field', () => {
     const broken = caPem.trim().split('\n');
     broken[2] = 'not*base64*at*all';
-    const path = write('damaged.yaml', `auth_url: "https://192.0.2.25:6443"\nbearer_token: "t"\nssl_ca_cert: ${quotedMultiLine(broken.join('\n'))}\nproject_name: "default"\ntype: "kubernetes"\n`);
+    const path = write(
+      'damaged.yaml',
+      `auth_url: "https://192.0.2.25:6443"\nbearer_token: "t"\nssl_ca_cert: ${quotedMultiLine(broken.join('\n'))}\nproject_name: "default"\ntype: "kubernetes"\n`,
+    );
     expect(() => readVimConfigFile(path)).toThrow(/ssl_ca_cert \(line 3\): is not a PEM certificate/);
   });
 });

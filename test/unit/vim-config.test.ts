@@ -11,8 +11,27 @@ let caPem: string;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'vim-config-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-    '-subj', '/CN=test-ca', '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt')], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=test-ca',
+      '-keyout',
+      join(dir, 'ca.key'),
+      '-out',
+      join(dir, 'ca.crt'),
+    ],
+    { stdio: 'ignore' },
+  );
   caPem = readFileSync(join(dir, 'ca.crt'), 'utf8');
 });
 
@@ -22,7 +41,12 @@ function write(name: string, text: string): string {
   return path;
 }
 
-const indent = (pem: string) => pem.trim().split('\n').map((l) => '  ' + l).join('\n');
+const indent = (pem: string) =>
+  pem
+    .trim()
+    .split('\n')
+    .map((l) => '  ' + l)
+    .join('\n');
 
 describe('vim-config.yaml, good', () => {
   it('reads a Kubernetes VIM with a bearer token and a CA', () => {
@@ -37,7 +61,10 @@ describe('vim-config.yaml, good', () => {
   it('prefers OIDC over username/password over bearer_token, as Tacker does', () => {
     const both = write('both.yaml', 'auth_url: https://h:6443\ntype: kubernetes\nproject_name: default\nusername: u\npassword: p\nbearer_token: t\n');
     expect(readVimConfigFile(both).spec.auth).toEqual({ method: 'basic', username: 'u' });
-    const oidc = write('oidc.yaml', 'auth_url: https://h:6443\ntype: kubernetes\nproject_name: default\nusername: u\npassword: p\nbearer_token: t\noidc_token_url: https://idp/token\nclient_id: c\nclient_secret: s\n');
+    const oidc = write(
+      'oidc.yaml',
+      'auth_url: https://h:6443\ntype: kubernetes\nproject_name: default\nusername: u\npassword: p\nbearer_token: t\noidc_token_url: https://idp/token\nclient_id: c\nclient_secret: s\n',
+    );
     const cfg = readVimConfigFile(oidc);
     expect(cfg.spec.auth).toEqual({ method: 'oidc', tokenUrl: 'https://idp/token', username: 'u', clientId: 'c' });
     expect(cfg.secrets).toMatchObject({ password: 'p', clientSecret: 's' });
@@ -51,13 +78,24 @@ describe('vim-config.yaml, good', () => {
   });
 
   it('reads an OpenStack VIM with Tacker defaults (type openstack, Default domains, cert_verify True)', () => {
-    const path = write('os.yaml', "auth_url: http://ks:5000/v3\nusername: nfv_user\npassword: devstack\nproject_name: nfv\nuser_domain_name: Default\n");
+    const path = write('os.yaml', 'auth_url: http://ks:5000/v3\nusername: nfv_user\npassword: devstack\nproject_name: nfv\nuser_domain_name: Default\n');
     const cfg = readVimConfigFile(path);
-    expect(cfg.spec).toMatchObject({ type: 'openstack', projectName: 'nfv', projectDomainName: 'Default', verifyTls: true, auth: { method: 'password', username: 'nfv_user', userDomainName: 'Default' } });
+    expect(cfg.spec).toMatchObject({
+      type: 'openstack',
+      projectName: 'nfv',
+      projectDomainName: 'Default',
+      verifyTls: true,
+      auth: { method: 'password', username: 'nfv_user', userDomainName: 'Default' },
+    });
     expect(cfg.secrets.password).toBe('devstack');
   });
 
-  it.each([["'False'", false], ['False', false], ["'True'", true], ['true', true]])('cert_verify: %s', (value, expected) => {
+  it.each([
+    ["'False'", false],
+    ['False', false],
+    ["'True'", true],
+    ['true', true],
+  ])('cert_verify: %s', (value, expected) => {
     const path = write('cv.yaml', `auth_url: https://ks:5000/v3\nusername: u\npassword: p\nproject_name: p\ncert_verify: ${value}\n`);
     expect(readVimConfigFile(path).spec.verifyTls).toBe(expected);
   });
@@ -79,16 +117,41 @@ describe('vim-config.yaml, bad: exit code 2, names the file, the field and the f
     ['auth_url without host', 'auth_url: "https://"\n' + k8s, /auth_url \(line 1\)/, /HOST/],
     ['unknown type', 'auth_url: https://h\ntype: vmware\nproject_name: x\n', /type \(line 2\): "vmware" is not a VIM type/, /openstack or type: kubernetes/],
     ['kubernetes without project_name', 'auth_url: https://h\ntype: kubernetes\nbearer_token: t\n', /project_name: is required/, /namespace/],
-    ['kubernetes namespace not DNS-1123', 'auth_url: https://h\ntype: kubernetes\nbearer_token: t\nproject_name: Bad_NS\n', /project_name \(line 4\).*namespace name/, /lower-case/],
+    [
+      'kubernetes namespace not DNS-1123',
+      'auth_url: https://h\ntype: kubernetes\nbearer_token: t\nproject_name: Bad_NS\n',
+      /project_name \(line 4\).*namespace name/,
+      /lower-case/,
+    ],
     ['kubernetes without auth', 'auth_url: https://h\ntype: kubernetes\nproject_name: default\n', /no usable authentication/, /bearer_token/],
-    ['OIDC without client_id', 'auth_url: https://h\ntype: kubernetes\nproject_name: d\noidc_token_url: https://i\nusername: u\npassword: p\n', /client_id: is required/, /OIDC needs/],
+    [
+      'OIDC without client_id',
+      'auth_url: https://h\ntype: kubernetes\nproject_name: d\noidc_token_url: https://i\nusername: u\npassword: p\n',
+      /client_id: is required/,
+      /OIDC needs/,
+    ],
     ['bearer_token a list', 'auth_url: https://h\ntype: kubernetes\nproject_name: d\nbearer_token: [a]\n', /bearer_token \(line 4\): must be a string/, /bearer_token: "value"/],
-    ['ssl_ca_cert not PEM', 'auth_url: https://h\ntype: kubernetes\nproject_name: d\nbearer_token: t\nssl_ca_cert: "hello"\n', /ssl_ca_cert \(line 5\): is not a PEM certificate/, /ssl_ca_cert: None/],
-    ['ssl_ca_cert with a corrupt body', 'auth_url: https://h\ntype: kubernetes\nproject_name: d\nbearer_token: t\nssl_ca_cert: |\n  -----BEGIN CERTIFICATE-----\n  AAAA\n  -----END CERTIFICATE-----\n', /ssl_ca_cert \(line 5\): is not a PEM certificate/, /BEGIN CERTIFICATE/],
+    [
+      'ssl_ca_cert not PEM',
+      'auth_url: https://h\ntype: kubernetes\nproject_name: d\nbearer_token: t\nssl_ca_cert: "hello"\n',
+      /ssl_ca_cert \(line 5\): is not a PEM certificate/,
+      /ssl_ca_cert: None/,
+    ],
+    [
+      'ssl_ca_cert with a corrupt body',
+      'auth_url: https://h\ntype: kubernetes\nproject_name: d\nbearer_token: t\nssl_ca_cert: |\n  -----BEGIN CERTIFICATE-----\n  AAAA\n  -----END CERTIFICATE-----\n',
+      /ssl_ca_cert \(line 5\): is not a PEM certificate/,
+      /BEGIN CERTIFICATE/,
+    ],
     ['openstack without project', 'auth_url: https://ks/v3\nusername: u\npassword: p\n', /project_name: is required/, /project_id/],
     ['openstack without password', 'auth_url: https://ks/v3\nusername: u\nproject_name: p\n', /password: is required/, /password:/],
     ['openstack without user', 'auth_url: https://ks/v3\npassword: p\nproject_name: p\n', /username: is required/, /user_id/],
-    ['cert_verify not a boolean', "auth_url: https://ks/v3\nusername: u\npassword: p\nproject_name: p\ncert_verify: 'maybe'\n", /cert_verify \(line 5\): "maybe" is not True or False/, /'True'/],
+    [
+      'cert_verify not a boolean',
+      "auth_url: https://ks/v3\nusername: u\npassword: p\nproject_name: p\ncert_verify: 'maybe'\n",
+      /cert_verify \(line 5\): "maybe" is not True or False/,
+      /'True'/,
+    ],
     ['extra not a mapping', 'auth_url: https://h\ntype: kubernetes\nproject_name: d\nbearer_token: t\nextra: 3\n', /extra \(line 5\): must be a mapping/, /key: value/],
   ];
   it.each(cases)('%s', (name, text, message, hint) => {

@@ -21,7 +21,14 @@ const flavour = {
 } as unknown as Flavour;
 
 const owner = (name: string) => ({ apiVersion: 'apps/v1', kind: 'Deployment', name, namespace: 'ns' });
-const pod = (vduId: string, name: string): Vnfc => ({ id: `${vduId}-${name}`, vduId, resourceId: name, vimLevelResourceType: 'Deployment', owner: owner(vduId.toLowerCase()), state: 'STARTED' });
+const pod = (vduId: string, name: string): Vnfc => ({
+  id: `${vduId}-${name}`,
+  vduId,
+  resourceId: name,
+  vimLevelResourceType: 'Deployment',
+  owner: owner(vduId.toLowerCase()),
+  state: 'STARTED',
+});
 
 const info: InstantiatedVnfInfo = {
   flavourId: 'simple',

@@ -127,11 +127,20 @@ describe('lintKubernetesDefinitions', () => {
   test('PodSecurityPolicy: removed with no replacement API', async () => {
     const text = 'apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata:\n  name: restricted\n';
     const [finding] = await lintKubernetesDefinitions(memoryPackage({ 'psp.yaml': text }), ['psp.yaml']);
-    expect(finding).toMatchObject({ code: 'removed-api-version', message: expect.stringMatching(/v1\.25, with no replacement/), hint: expect.stringContaining('Pod Security Admission') });
+    expect(finding).toMatchObject({
+      code: 'removed-api-version',
+      message: expect.stringMatching(/v1\.25, with no replacement/),
+      hint: expect.stringContaining('Pod Security Admission'),
+    });
   });
 
   test('current apiVersions pass', () => {
-    for (const [v, k] of [['apps/v1', 'Deployment'], ['policy/v1', 'PodDisruptionBudget'], ['networking.k8s.io/v1', 'Ingress'], ['cluster.x-k8s.io/v1beta1', 'MachineDeployment']]) {
+    for (const [v, k] of [
+      ['apps/v1', 'Deployment'],
+      ['policy/v1', 'PodDisruptionBudget'],
+      ['networking.k8s.io/v1', 'Ingress'],
+      ['cluster.x-k8s.io/v1beta1', 'MachineDeployment'],
+    ]) {
       expect(findRemovedApi(v!, k!)).toBeUndefined();
     }
   });
@@ -139,7 +148,9 @@ describe('lintKubernetesDefinitions', () => {
   test('a listed file missing from the package', async () => {
     const { members, vnfd } = await cnf();
     const findings = await lintKubernetesDefinitions(memoryPackage(members), [WEB, CACHE, 'Files/kubernetes/gone.yaml'], vnfd);
-    expect(findings).toEqual([expect.objectContaining({ code: 'kubernetes-file-missing', file: 'Files/kubernetes/gone.yaml', hint: expect.stringContaining('lcm-kubernetes-def-files') })]);
+    expect(findings).toEqual([
+      expect.objectContaining({ code: 'kubernetes-file-missing', file: 'Files/kubernetes/gone.yaml', hint: expect.stringContaining('lcm-kubernetes-def-files') }),
+    ]);
   });
 
   test('a syntax error in the second document is reported at its line, and the first document is still checked', async () => {
@@ -177,7 +188,8 @@ describe('lintKubernetesDefinitions', () => {
         code: 'vdu-resource-missing',
         file: DF,
         line: line(members[DF]!, 'name: web'),
-        message: 'VDU VDU1 of flavour simple is named web, and no object in the Kubernetes definition files has that metadata.name, so an instance of this package runs without VDU1',
+        message:
+          'VDU VDU1 of flavour simple is named web, and no object in the Kubernetes definition files has that metadata.name, so an instance of this package runs without VDU1',
         hint: expect.stringContaining('workloads found: Deployment web-server, StatefulSet cache'),
       },
     ]);
@@ -201,7 +213,10 @@ describe('lintKubernetesDefinitions', () => {
     ].join('---\n');
     expect(await lintKubernetesDefinitions(memoryPackage({ 'r.yaml': reviews }), ['r.yaml'])).toEqual([]);
     // Any other kind still needs its name, and a review still needs a kind the API serves.
-    const findings = await lintKubernetesDefinitions(memoryPackage({ 'r.yaml': 'apiVersion: v1\nkind: ConfigMap\ndata: {}\n---\napiVersion: authorization.k8s.io/v1beta1\nkind: SubjectAccessReview\nspec: {user: carol}\n' }), ['r.yaml']);
+    const findings = await lintKubernetesDefinitions(
+      memoryPackage({ 'r.yaml': 'apiVersion: v1\nkind: ConfigMap\ndata: {}\n---\napiVersion: authorization.k8s.io/v1beta1\nkind: SubjectAccessReview\nspec: {user: carol}\n' }),
+      ['r.yaml'],
+    );
     expect(findings.map((f) => [f.severity, f.code])).toEqual([
       ['error', 'kubernetes-object-invalid'],
       ['error', 'removed-api-version'],
@@ -210,15 +225,7 @@ describe('lintKubernetesDefinitions', () => {
 
   test('a custom resource may stand for a VDU', async () => {
     const { members, vnfd } = await cnf();
-    members[WEB] = [
-      'apiVersion: cluster.x-k8s.io/v1beta1',
-      'kind: MachineDeployment',
-      'metadata:',
-      '  name: web',
-      'spec:',
-      '  replicas: 1',
-      '',
-    ].join('\n');
+    members[WEB] = ['apiVersion: cluster.x-k8s.io/v1beta1', 'kind: MachineDeployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', ''].join('\n');
     expect(await lintKubernetesDefinitions(memoryPackage(members), [WEB, CACHE], vnfd)).toEqual([]);
   });
 

@@ -392,7 +392,13 @@ const broken: BrokenCase[] = [
   {
     name: 'vdu_profile min above max',
     fixture: 'cnf',
-    break: (m) => edit(m, CNF_DF, '          min_number_of_instances: 1\n          max_number_of_instances: 4\n', '          min_number_of_instances: 5\n          max_number_of_instances: 4\n'),
+    break: (m) =>
+      edit(
+        m,
+        CNF_DF,
+        '          min_number_of_instances: 1\n          max_number_of_instances: 4\n',
+        '          min_number_of_instances: 5\n          max_number_of_instances: 4\n',
+      ),
     code: 'vdu-profile-invalid',
     file: CNF_DF,
     lineOf: 'min_number_of_instances: 5',
@@ -419,7 +425,8 @@ const broken: BrokenCase[] = [
   {
     name: 'VduInstantiationLevels names an undefined level',
     fixture: 'cnf',
-    break: (m) => edit(m, CNF_DF, '            instantiation_level_2:\n              number_of_instances: 1\n', '            instantiation_level_3:\n              number_of_instances: 1\n'),
+    break: (m) =>
+      edit(m, CNF_DF, '            instantiation_level_2:\n              number_of_instances: 1\n', '            instantiation_level_3:\n              number_of_instances: 1\n'),
     code: 'level-missing',
     file: CNF_DF,
     lineOf: 'instantiation_level_3:',
@@ -465,7 +472,8 @@ const broken: BrokenCase[] = [
   {
     name: 'CP links to a missing virtual link',
     fixture: 'heat',
-    break: (m) => edit(m, HEAT_DF, '        - virtual_binding: VDU2\n        - virtual_link: internalVL1\n', '        - virtual_binding: VDU2\n        - virtual_link: internalVL9\n'),
+    break: (m) =>
+      edit(m, HEAT_DF, '        - virtual_binding: VDU2\n        - virtual_link: internalVL1\n', '        - virtual_binding: VDU2\n        - virtual_link: internalVL9\n'),
     code: 'requirement-target-missing',
     file: HEAT_DF,
     lineOf: 'virtual_link: internalVL9',

@@ -197,12 +197,13 @@ export async function storeValues(ctx: Context): Promise<CompletionValues> {
   return {
     vims: () => named(store.vims.names(), 'VIM'),
     packages: () => named(store.packages.names(), 'package'),
-    vnfdIds: () => store.packages.list().map((p) => ({ value: p.vnfdId ?? '', description: `package ${p.name ?? p.id}` })).filter((c) => c.value),
-    instances: () => named(store.instances.names(), 'instance'),
-    opOccs: () =>
-      store.opOccs
+    vnfdIds: () =>
+      store.packages
         .list()
-        .map((o) => ({ value: o.id, description: `${o.operation} ${o.operationState} ${o.vnfInstanceId.slice(0, 8)}` })),
+        .map((p) => ({ value: p.vnfdId ?? '', description: `package ${p.name ?? p.id}` }))
+        .filter((c) => c.value),
+    instances: () => named(store.instances.names(), 'instance'),
+    opOccs: () => store.opOccs.list().map((o) => ({ value: o.id, description: `${o.operation} ${o.operationState} ${o.vnfInstanceId.slice(0, 8)}` })),
     aspects: (vnf) => (store.instances.find(vnf)?.instantiatedVnfInfo?.scaleStatus ?? []).map((s) => ({ value: s.aspectId, description: `scale level ${s.scaleLevel}` })),
     vnfcs: (vnf) => (store.instances.find(vnf)?.instantiatedVnfInfo?.vnfcInfo ?? []).map((v) => ({ value: v.id, description: `VDU ${v.vduId}` })),
   };

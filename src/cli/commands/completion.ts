@@ -25,7 +25,7 @@ where a file is asked for.`,
     );
   withExamples(cmd, [
     ['enable completion in the current bash', 'source <(vnfm completion bash)'],
-    ['for every bash', "vnfm completion bash > ~/.local/share/bash-completion/completions/vnfm"],
+    ['for every bash', 'vnfm completion bash > ~/.local/share/bash-completion/completions/vnfm'],
     ['install it for zsh (a directory of $fpath)', 'vnfm completion zsh > "${fpath[1]}/_vnfm"'],
     ['install it for fish', 'vnfm completion fish > ~/.config/fish/completions/vnfm.fish'],
   ]);

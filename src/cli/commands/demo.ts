@@ -40,7 +40,9 @@ const HELM_SAMPLE = 'helm-cnf';
 
 export function demoCommand(ctx: Context): Command {
   const cmd = new Command('demo')
-    .description('Run the basic CNF sample (with --helm, the Helm chart sample) through its whole life: onboard, create, instantiate, scale out, heal, scale in, change package, terminate, delete')
+    .description(
+      'Run the basic CNF sample (with --helm, the Helm chart sample) through its whole life: onboard, create, instantiate, scale out, heal, scale in, change package, terminate, delete',
+    )
     .option('--vim <vim>', 'run against this registered Kubernetes VIM, in the current VNFM_HOME (default: an in-process sandbox in a temporary VNFM_HOME)')
     .option('--keep', 'stop after the scale-out and leave the instance INSTANTIATED for inspection')
     .option('--helm', 'run the Helm chart sample (csar-samples/helm-cnf) instead, through helm (VNFM_HELM, else PATH)')
@@ -83,15 +85,20 @@ export function demoCommand(ctx: Context): Command {
       }
       // In the user's own VNFM_HOME (--vim) the packages it onboarded are deleted at the end; a temporary one goes whole.
       const results = await runDemo(demoCtx, { vimRef, keep: Boolean(flags.keep), seconds, work, removePackages: Boolean(flags.vim), sample: flags.helm ? HELM_SAMPLE : SAMPLE });
-      await printList(ctx.io, flags, {
-        empty: '',
-        columns: [
-          { header: 'STEP', key: 'step', cell: (r: StepResult) => r.step },
-          { header: 'RESULT', key: 'result', cell: (r: StepResult) => r.result },
-          { header: 'SECONDS', key: 'seconds', cell: (r: StepResult) => r.seconds.toFixed(1) },
-        ],
-        toData: (r: StepResult) => ({ ...r }),
-      }, results);
+      await printList(
+        ctx.io,
+        flags,
+        {
+          empty: '',
+          columns: [
+            { header: 'STEP', key: 'step', cell: (r: StepResult) => r.step },
+            { header: 'RESULT', key: 'result', cell: (r: StepResult) => r.result },
+            { header: 'SECONDS', key: 'seconds', cell: (r: StepResult) => r.seconds.toFixed(1) },
+          ],
+          toData: (r: StepResult) => ({ ...r }),
+        },
+        results,
+      );
       if (flags.keep) {
         keepWork = true;
         if (closeSandbox) {
@@ -151,7 +158,11 @@ async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seco
     onboarded.push(made);
     return made;
   };
-  const v1 = await step('onboard the packages', async () => [await onboard('package'), await onboard('package-v2')], ([a, b]) => `vnfdIds ${a!.vnfdId} (v1), ${b!.vnfdId} (v2)`);
+  const v1 = await step(
+    'onboard the packages',
+    async () => [await onboard('package'), await onboard('package-v2')],
+    ([a, b]) => `vnfdIds ${a!.vnfdId} (v1), ${b!.vnfdId} (v2)`,
+  );
   if (!opts.keep && opts.removePackages && onboarded.length > 0) total += 1;
 
   const { deps, close } = await lcmDeps(ctx);
@@ -163,27 +174,31 @@ async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seco
       (i) => `instance ${i.id} (${i.instantiationState})`,
     );
     const run = (name: string, action: (d: LcmDeps, signal: AbortSignal, onEvent: (e: LcmEvent) => void) => Promise<OperationResult>) =>
-      step(name, async () => {
-        const progress = createProgress(io, () => ctx.now());
-        const controller = new AbortController();
-        setMaxListeners(0, controller.signal);
-        const timer = setTimeout(() => controller.abort(new TimeoutError(`${name} timed out after ${opts.seconds}s`)), opts.seconds * 1000);
-        const onSigint = () => controller.abort(new InterruptedError('interrupted'));
-        const onSigterm = () => controller.abort(new TerminatedError('terminated (SIGTERM)'));
-        process.once('SIGINT', onSigint);
-        process.once('SIGTERM', onSigterm);
-        try {
-          return await action(deps, controller.signal, (e) => progress.onEvent(e));
-        } finally {
-          progress.stop();
-          clearTimeout(timer);
-          process.removeListener('SIGINT', onSigint);
-          process.removeListener('SIGTERM', onSigterm);
-        }
-      }, (r) => {
-        const vnfcs = r.vnfInstance.instantiatedVnfInfo?.vnfcInfo?.length;
-        return `${r.opOcc.operation} ${r.opOcc.operationState}${vnfcs !== undefined ? `, ${vnfcs} VNFCs` : ''}`;
-      });
+      step(
+        name,
+        async () => {
+          const progress = createProgress(io, () => ctx.now());
+          const controller = new AbortController();
+          setMaxListeners(0, controller.signal);
+          const timer = setTimeout(() => controller.abort(new TimeoutError(`${name} timed out after ${opts.seconds}s`)), opts.seconds * 1000);
+          const onSigint = () => controller.abort(new InterruptedError('interrupted'));
+          const onSigterm = () => controller.abort(new TerminatedError('terminated (SIGTERM)'));
+          process.once('SIGINT', onSigint);
+          process.once('SIGTERM', onSigterm);
+          try {
+            return await action(deps, controller.signal, (e) => progress.onEvent(e));
+          } finally {
+            progress.stop();
+            clearTimeout(timer);
+            process.removeListener('SIGINT', onSigint);
+            process.removeListener('SIGTERM', onSigterm);
+          }
+        },
+        (r) => {
+          const vnfcs = r.vnfInstance.instantiatedVnfInfo?.vnfcInfo?.length;
+          return `${r.opOcc.operation} ${r.opOcc.operationState}${vnfcs !== undefined ? `, ${vnfcs} VNFCs` : ''}`;
+        },
+      );
     const vimInfo = { vimConnectionInfo: { vim1: { vimId: opts.vimRef, vimType: 'kubernetes' } } };
     await run('instantiate', (d, signal, onEvent) => lcm.instantiateVnf(d, instance.id, { ...request('instantiate'), ...vimInfo }, { signal, onEvent }));
     const scaled = await run('scale out vdu1_aspect', (d, signal, onEvent) => lcm.scaleVnf(d, instance.id, request('scale-out'), { signal, onEvent }));
@@ -195,13 +210,21 @@ async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seco
     await run('scale in vdu1_aspect', (d, signal, onEvent) => lcm.scaleVnf(d, instance.id, request('scale-in'), { signal, onEvent }));
     await run('change to package v2', (d, signal, onEvent) => lcm.changeVnfPackage(d, instance.id, request('change-package'), { signal, onEvent }));
     await run('terminate', (d, signal, onEvent) => lcm.terminateVnf(d, instance.id, request('terminate'), { signal, onEvent }));
-    await step('delete the VNF instance', async () => lcm.deleteVnf(deps, instance.id), (i) => `instance ${i.id} deleted`);
+    await step(
+      'delete the VNF instance',
+      async () => lcm.deleteVnf(deps, instance.id),
+      (i) => `instance ${i.id} deleted`,
+    );
     if (opts.removePackages && onboarded.length > 0) {
       const { deletePackage } = await import('../../csar/index.js');
-      await step('delete the packages it onboarded', async () => {
-        for (const p of onboarded) await deletePackage(pkgDeps, p.id);
-        return onboarded;
-      }, (list) => `packages ${list.map((p) => p.id).join(', ')} deleted`);
+      await step(
+        'delete the packages it onboarded',
+        async () => {
+          for (const p of onboarded) await deletePackage(pkgDeps, p.id);
+          return onboarded;
+        },
+        (list) => `packages ${list.map((p) => p.id).join(', ')} deleted`,
+      );
     }
     return results;
   } finally {

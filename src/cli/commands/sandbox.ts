@@ -64,12 +64,7 @@ restart. Remove that directory to give it a new identity.`,
       writeSandboxConfigs(sandbox, { vimConfigPath, kubeconfigPath });
       ctx.io.success(`Kubernetes API sandbox serving at ${sandbox.url}`);
       ctx.io.info(`vim-config: ${vimConfigPath}\nkubeconfig: ${kubeconfigPath}\nstop it with Ctrl-C`);
-      await printResource(
-        ctx.io,
-        flags,
-        { columns: [], empty: '', toData: () => ({ url: sandbox.url, vim_config: vimConfigPath, kubeconfig: kubeconfigPath }) },
-        null,
-      );
+      await printResource(ctx.io, flags, { columns: [], empty: '', toData: () => ({ url: sandbox.url, vim_config: vimConfigPath, kubeconfig: kubeconfigPath }) }, null);
       await stopped;
     } finally {
       await sandbox.close();

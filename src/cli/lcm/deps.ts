@@ -79,8 +79,7 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
     (mgmt ??= import('../../mgmt/index.js').then(({ createManagementDriver, resolveScriptIsolation }) => {
       let isolation: ScriptIsolation | undefined;
       // Decided once per command, when an operation first needs it: vnfm as root runs scripts as another user.
-      const scriptIsolation = () =>
-        (isolation ??= resolveScriptIsolation({ uid: process.getuid?.(), user: ctx.env['VNFM_SCRIPT_USER'], hide: [ctx.home], path: ctx.env['PATH'] }));
+      const scriptIsolation = () => (isolation ??= resolveScriptIsolation({ uid: process.getuid?.(), user: ctx.env['VNFM_SCRIPT_USER'], hide: [ctx.home], path: ctx.env['PATH'] }));
       return createManagementDriver({ ...managementServices(ctx, store, secretReader), scriptIsolation });
     }));
   deps.mgmt = {
@@ -125,7 +124,11 @@ function managementServices(ctx: Context, store: Store, secrets: (vim: VimConnec
       const source = { kind: 'config' as const, config: await configOf(input.kubeconfig, input.origin, input.extra) };
       return updateVim(await vimDeps(), { ref: id, source, ...(input.isDefault ? { isDefault: true } : {}) });
     },
-    usedBy: (id) => store.instances.list().filter((i) => i.vimId === id).map((i) => i.vnfInstanceName ?? i.id),
+    usedBy: (id) =>
+      store.instances
+        .list()
+        .filter((i) => i.vimId === id)
+        .map((i) => i.vnfInstanceName ?? i.id),
     remove: (id) => store.vims.deleteAll([id]),
   };
   return {

@@ -281,7 +281,11 @@ function render(nodes: Node[], scope: unknown, root: unknown): string {
   let out = '';
   for (const n of nodes) {
     if (n.t === 'text') out += n.text;
-    else if (n.t === 'path') out += n.paths.flatMap((p) => evaluate(p, scope, root)).map(text).join(' ');
+    else if (n.t === 'path')
+      out += n.paths
+        .flatMap((p) => evaluate(p, scope, root))
+        .map(text)
+        .join(' ');
     else for (const item of evaluate(n.path, scope, root)) out += render(n.body, item, root);
   }
   return out;

@@ -74,12 +74,10 @@ export function isOutputFormat(v: string): v is OutputFormat {
 export function addOutputOptions(cmd: Command, opts: { legacyFile?: boolean } = {}): Command {
   const formats = `${OUTPUT_FORMATS.join('|')}|jsonpath=TEMPLATE`;
   const help = opts.legacyFile ? 'the format of the result printed, or jsonpath=TEMPLATE (-o FILE is deprecated: use --file)' : 'output format, or jsonpath=TEMPLATE';
-  const output = new Option('-o, --output <format>', help)
-    .default(opts.legacyFile ? undefined : 'table')
-    .argParser((v: string) => {
-      if (opts.legacyFile || isOutputFormat(v)) return v;
-      throw new InvalidArgumentError(`Allowed choices are ${formats}.`);
-    });
+  const output = new Option('-o, --output <format>', help).default(opts.legacyFile ? undefined : 'table').argParser((v: string) => {
+    if (opts.legacyFile || isOutputFormat(v)) return v;
+    throw new InvalidArgumentError(`Allowed choices are ${formats}.`);
+  });
   // The plain formats, for help and shell completion; jsonpath=... is checked by the parser above.
   output.argChoices = [...OUTPUT_FORMATS];
   return cmd
@@ -97,7 +95,7 @@ export function addListOptions(cmd: Command): Command {
       if (!/^[1-9]\d*$/.test(v)) throw new InvalidArgumentError('give a whole number above 0.');
       return Number(v);
     })
-    .option('--filter <expr>', "Tacker's (SOL013) attribute filter over the JSON fields, e.g. \"(eq,instantiationState,INSTANTIATED);(cont,vnfInstanceName,web)\"");
+    .option('--filter <expr>', 'Tacker\'s (SOL013) attribute filter over the JSON fields, e.g. "(eq,instantiationState,INSTANTIATED);(cont,vnfInstanceName,web)"');
 }
 
 /**
@@ -112,7 +110,7 @@ export function outputFileOf(io: IO, flags: { file?: string; output?: string }):
 }
 
 function formatOf(opts: OutputOptions): OutputFormat {
-  return opts.quiet ? 'name' : opts.output ?? 'table';
+  return opts.quiet ? 'name' : (opts.output ?? 'table');
 }
 
 function visibleColumns<T>(view: View<T>, format: OutputFormat): Column<T>[] {
@@ -298,7 +296,13 @@ export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, un
     return;
   }
   const cell = (c: Column<T>, item: T) => (format === 'wide' && c.full ? c.full(item) : c.cell(item));
-  io.out(renderTable(io, opts.headers === false ? undefined : cols.map((c) => c.header), items.map((item) => cols.map((c) => cell(c, item)))));
+  io.out(
+    renderTable(
+      io,
+      opts.headers === false ? undefined : cols.map((c) => c.header),
+      items.map((item) => cols.map((c) => cell(c, item))),
+    ),
+  );
 }
 
 export async function printResource<T>(io: IO, opts: OutputOptions, unmasked: View<T>, item: T): Promise<void> {
@@ -323,5 +327,11 @@ export async function printResource<T>(io: IO, opts: OutputOptions, unmasked: Vi
     io.out(Object.values(data).map(formatValue).join('\n'));
     return;
   }
-  io.out(renderTable(io, opts.headers === false ? undefined : ['FIELD', 'VALUE'], Object.entries(data).map(([k, v]) => [k, formatValue(v)])));
+  io.out(
+    renderTable(
+      io,
+      opts.headers === false ? undefined : ['FIELD', 'VALUE'],
+      Object.entries(data).map(([k, v]) => [k, formatValue(v)]),
+    ),
+  );
 }

@@ -123,7 +123,8 @@ const HINTS: Partial<Record<HelmFailureReason, string>> = {
   unauthorized: 'check the VIM credentials (vnfm vim-show) and that they can reach the cluster',
 };
 
-const KILLED_HINT = 'the release may be left pending (helm history shows it): vnfm op-retry rolls it back to its last deployed revision and runs the step again, op-rollback returns it to the revision the instance records';
+const KILLED_HINT =
+  'the release may be left pending (helm history shows it): vnfm op-retry rolls it back to its last deployed revision and runs the step again, op-rollback returns it to the revision the instance records';
 
 function helmFailure(inv: Invocation, out: HelmOutput): HelmError {
   // lint writes its findings on stdout and only the summary on stderr.
@@ -194,6 +195,35 @@ async function orUndefinedIfMissing<T>(p: Promise<T>): Promise<T | undefined> {
   }
 }
 
+/** `helm history -o json`, oldest revision first. */
+function revisionsOf(stdout: string): HelmRevision[] {
+  const rows = JSON.parse(stdout || '[]') as Array<{ revision: number; updated: string; status: string; chart: string; app_version?: string; description?: string }>;
+  return rows
+    .map((r): HelmRevision => ({
+      revision: r.revision,
+      status: r.status,
+      chart: r.chart,
+      ...(r.app_version ? { appVersion: r.app_version } : {}),
+      description: r.description ?? '',
+      updated: r.updated,
+    }))
+    .sort((a, b) => a.revision - b.revision);
+}
+
+/** `helm list -o json`. */
+function releasesOf(stdout: string) {
+  const rows = JSON.parse(stdout || '[]') as Array<{ name: string; namespace: string; revision: string; updated?: string; status: string; chart: string; app_version?: string }>;
+  return rows.map((r) => ({
+    name: r.name,
+    namespace: r.namespace,
+    revision: Number(r.revision),
+    status: r.status,
+    chart: r.chart,
+    ...(r.app_version ? { appVersion: r.app_version } : {}),
+    ...(r.updated ? { updated: r.updated } : {}),
+  }));
+}
+
 /** The Helm CLI bound to one cluster (see HelmClient). */
 export function createHelmClient(options: HelmClientOptions & { observeSpawn?: HelmSpawnObserver }): HelmClient {
   const env = options.env ?? process.env;
@@ -206,22 +236,12 @@ export function createHelmClient(options: HelmClientOptions & { observeSpawn?: H
 
   const history = async (o: HelmReleaseRef): Promise<HelmRevision[]> => {
     const out = await orUndefinedIfMissing(
-      runner.run({ command: ['history'], subject: subject(o.release, o.namespace), signal: o.signal, args: () => [o.release, ...ns(o), '--max', '1000', '--output', 'json'] }, kube),
+      runner.run(
+        { command: ['history'], subject: subject(o.release, o.namespace), signal: o.signal, args: () => [o.release, ...ns(o), '--max', '1000', '--output', 'json'] },
+        kube,
+      ),
     );
-    if (!out) return [];
-    const rows = JSON.parse(out.stdout || '[]') as Array<{ revision: number; updated: string; status: string; chart: string; app_version?: string; description?: string }>;
-    return rows
-      .map(
-        (r): HelmRevision => ({
-          revision: r.revision,
-          status: r.status,
-          chart: r.chart,
-          ...(r.app_version ? { appVersion: r.app_version } : {}),
-          description: r.description ?? '',
-          updated: r.updated,
-        }),
-      )
-      .sort((a, b) => a.revision - b.revision);
+    return out ? revisionsOf(out.stdout) : [];
   };
 
   return {
@@ -285,10 +305,7 @@ export function createHelmClient(options: HelmClientOptions & { observeSpawn?: H
       return values ?? {};
     },
     async rollback(o) {
-      await runner.run(
-        { command: ['rollback'], subject: subject(o.release, o.namespace), signal: o.signal, args: () => [o.release, String(o.revision ?? 0), ...ns(o)] },
-        kube,
-      );
+      await runner.run({ command: ['rollback'], subject: subject(o.release, o.namespace), signal: o.signal, args: () => [o.release, String(o.revision ?? 0), ...ns(o)] }, kube);
     },
     async uninstall(o) {
       await orUndefinedIfMissing(
@@ -301,17 +318,11 @@ export function createHelmClient(options: HelmClientOptions & { observeSpawn?: H
     namespaceState: (o) => namespaces.state(o.namespace, o.signal),
     createNamespace: (o) => namespaces.create(o.namespace, o.signal),
     async list(o) {
-      const out = await runner.run({ command: ['list'], subject: `namespace ${echo(o.namespace)}`, signal: o.signal, args: () => [...ns(o), '--all', '--max', '100000', '--output', 'json'] }, kube);
-      const rows = JSON.parse(out.stdout || '[]') as Array<{ name: string; namespace: string; revision: string; updated?: string; status: string; chart: string; app_version?: string }>;
-      return rows.map((r) => ({
-        name: r.name,
-        namespace: r.namespace,
-        revision: Number(r.revision),
-        status: r.status,
-        chart: r.chart,
-        ...(r.app_version ? { appVersion: r.app_version } : {}),
-        ...(r.updated ? { updated: r.updated } : {}),
-      }));
+      const out = await runner.run(
+        { command: ['list'], subject: `namespace ${echo(o.namespace)}`, signal: o.signal, args: () => [...ns(o), '--all', '--max', '100000', '--output', 'json'] },
+        kube,
+      );
+      return releasesOf(out.stdout);
     },
   };
 }

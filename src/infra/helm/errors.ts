@@ -43,6 +43,11 @@ export function failureReason(stderr: string): HelmFailureReason {
   if (/invalid ownership metadata|exists and cannot be imported into the current release/i.test(stderr)) return 'ownership';
   if (/release: not found|release not loaded|has no deployed releases|release ".*" not found|revision .* not found/i.test(stderr)) return 'not-found';
   if (/Unauthorized|You must be logged in to the server|asked for the client to provide credentials|x509:|tls: failed to verify/i.test(stderr)) return 'unauthorized';
-  if (/parse error|template: |execution error|YAML parse error|chart metadata|Chart\.yaml file is missing|validation: chart|unable to build kubernetes objects|error converting YAML to JSON|path .* not found|no such file or directory/i.test(stderr)) return 'render';
+  if (
+    /parse error|template: |execution error|YAML parse error|chart metadata|Chart\.yaml file is missing|validation: chart|unable to build kubernetes objects|error converting YAML to JSON|path .* not found|no such file or directory/i.test(
+      stderr,
+    )
+  )
+    return 'render';
   return 'other';
 }

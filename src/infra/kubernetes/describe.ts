@@ -195,10 +195,10 @@ export class LiveReader {
     for (const [version, kind] of kinds) {
       const res = await this.childResource(version, kind);
       if (!res) continue;
-      const items = (await this.listIn(res, owner.metadata.namespace)).filter((o) =>
-        ((o.metadata['ownerReferences'] ?? []) as Array<{ uid?: string }>).some((r) => r.uid === uid),
+      const items = (await this.listIn(res, owner.metadata.namespace)).filter((o) => ((o.metadata['ownerReferences'] ?? []) as Array<{ uid?: string }>).some((r) => r.uid === uid));
+      items.sort(
+        (a, b) => String(a.metadata['creationTimestamp'] ?? '').localeCompare(String(b.metadata['creationTimestamp'] ?? '')) || a.metadata.name.localeCompare(b.metadata.name),
       );
-      items.sort((a, b) => String(a.metadata['creationTimestamp'] ?? '').localeCompare(String(b.metadata['creationTimestamp'] ?? '')) || a.metadata.name.localeCompare(b.metadata.name));
       for (const item of items) {
         const node = this.nodeOf(item, false, rules, res);
         node.children = await this.childrenOf(item, rules, depth + 1);
@@ -252,15 +252,13 @@ export class LiveReader {
         { what: `list the events of ${describeRef(n.ref)}`, signal: this.signal, accept: [403] },
       );
       if (got.status >= 300) return;
-      const items = ((got.body as { items?: Array<Record<string, unknown>> }).items ?? []).map(
-        (e): LiveEvent => ({
-          type: String(e['type'] ?? 'Normal'),
-          reason: String(e['reason'] ?? ''),
-          message: String(e['message'] ?? '').trim(),
-          count: typeof e['count'] === 'number' ? e['count'] : 1,
-          ...(eventTime(e) ? { time: eventTime(e)! } : {}),
-        }),
-      );
+      const items = ((got.body as { items?: Array<Record<string, unknown>> }).items ?? []).map((e): LiveEvent => ({
+        type: String(e['type'] ?? 'Normal'),
+        reason: String(e['reason'] ?? ''),
+        message: String(e['message'] ?? '').trim(),
+        count: typeof e['count'] === 'number' ? e['count'] : 1,
+        ...(eventTime(e) ? { time: eventTime(e)! } : {}),
+      }));
       items.sort((a, b) => (a.time ?? '').localeCompare(b.time ?? ''));
       n.events = items.slice(-count);
     });

@@ -60,7 +60,6 @@ export abstract class KubeDriverBase {
     this.client.close();
   }
 
-
   /**
    * Posts an object of a create-only kind and reports the server's answer
    * (Tacker's AuthenticationResource: create, nothing else). A refusal
@@ -170,7 +169,6 @@ export abstract class KubeDriverBase {
     return got.status === 404 ? undefined : withKind(res, got.body as KubeObject);
   }
 
-
   /** Watches one object until its kind's readiness holds; a failed object (Job, Pod) is an error. */
   protected async waitReady(ctx: DriverContext, live: Pick<Live, 'ref' | 'res'> & { obj?: KubeObject }, rules?: ReadinessOverrides): Promise<KubeObject> {
     const { ref, res } = live;
@@ -242,17 +240,22 @@ export abstract class KubeDriverBase {
     const { items } = await listObjects(this.client, { res: podRes, namespace: svc.ref.namespace, labelSelector }, ctx.signal);
     if (!items.some(podReady)) return;
     let said = false;
-    await watchUntil(this.client, { res: epRes, namespace: svc.ref.namespace, name: svc.ref.name }, { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds }, (objects) => {
-      const ep = objects.get(objectKey(svc.ref));
-      const subsets = (ep?.subsets ?? []) as Array<{ addresses?: unknown[] }>;
-      if (subsets.some((s) => (s.addresses?.length ?? 0) > 0)) {
-        this.report(ctx, { resource: svc.ref, message: 'endpoints ready', done: true });
-        return true;
-      }
-      if (!said) this.report(ctx, { resource: svc.ref, message: 'waiting for endpoints' });
-      said = true;
-      return undefined;
-    });
+    await watchUntil(
+      this.client,
+      { res: epRes, namespace: svc.ref.namespace, name: svc.ref.name },
+      { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds },
+      (objects) => {
+        const ep = objects.get(objectKey(svc.ref));
+        const subsets = (ep?.subsets ?? []) as Array<{ addresses?: unknown[] }>;
+        if (subsets.some((s) => (s.addresses?.length ?? 0) > 0)) {
+          this.report(ctx, { resource: svc.ref, message: 'endpoints ready', done: true });
+          return true;
+        }
+        if (!said) this.report(ctx, { resource: svc.ref, message: 'waiting for endpoints' });
+        said = true;
+        return undefined;
+      },
+    );
   }
 
   /** Watches until the object (with this uid, when given) no longer exists. */
@@ -305,7 +308,6 @@ export abstract class KubeDriverBase {
     return new Set(items.filter((rs) => controlledBy(rs, new Set([uid]))).map((rs) => rs.metadata.uid as string));
   }
 
-
   /** The Machine kind of the cluster, in the owner's version when it is a core Cluster API kind. */
   protected async machineResource(ctx: DriverContext, owner: KubeObject): Promise<ApiResource | undefined> {
     const version = owner.apiVersion.startsWith(`${MACHINE_GROUP}/`) ? owner.apiVersion : await this.discovery.preferredVersion(MACHINE_GROUP, ctx.signal);
@@ -334,7 +336,14 @@ export abstract class KubeDriverBase {
    * (their own readiness: phase Running/Provisioned, or the operator's rule
    * for Machine), none of them one of `replaced` and none being deleted.
    */
-  protected async waitMachines(ctx: DriverContext, ref: ResourceRef, owner: KubeObject, want: number, replaced: ReadonlySet<string>, rules: ReadinessOverrides | undefined): Promise<void> {
+  protected async waitMachines(
+    ctx: DriverContext,
+    ref: ResourceRef,
+    owner: KubeObject,
+    want: number,
+    replaced: ReadonlySet<string>,
+    rules: ReadinessOverrides | undefined,
+  ): Promise<void> {
     const { res } = await this.machinesOf(ctx, owner);
     if (!res) return;
     const setRes = await this.discovery.tryResolve(res.apiVersion, 'MachineSet', ctx.signal);

@@ -66,10 +66,7 @@ export abstract class DeployingDriver extends KubeDriverBase {
     if (wanted.length === 0) return { missing, terminating };
     const res = await this.discovery.resolve('v1', 'Namespace', ctx.signal);
     await forEachLimited(wanted, this.limit, async (name) => {
-      const got = await this.client.call(
-        { method: 'GET', path: objectPath(res, { name }) },
-        { what: `read namespace ${name}`, signal: ctx.signal, accept: [403, 404] },
-      );
+      const got = await this.client.call({ method: 'GET', path: objectPath(res, { name }) }, { what: `read namespace ${name}`, signal: ctx.signal, accept: [403, 404] });
       if (got.status === 404) missing.push(name);
       else if (got.status < 300 && (got.body as KubeObject).metadata?.deletionTimestamp) terminating.push(name);
     });
@@ -84,7 +81,11 @@ export abstract class DeployingDriver extends KubeDriverBase {
     for (const name of missing) {
       const ref: ResourceRef = { apiVersion: 'v1', kind: 'Namespace', name };
       await this.client.call(
-        { method: 'POST', path: collectionPath(res, undefined), body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'vnfm' } } } },
+        {
+          method: 'POST',
+          path: collectionPath(res, undefined),
+          body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'vnfm' } } },
+        },
         { what: `create namespace ${name}`, signal: ctx.signal, accept: [409] },
       );
       this.report(ctx, { resource: ref, message: 'created (vnfm_create_namespace)', done: true });
@@ -173,7 +174,11 @@ export abstract class DeployingDriver extends KubeDriverBase {
     const services: Live[] = [];
     try {
       for (const ranked of groupByRank(plan, (p) => p.obj.kind)) {
-        await forEachLimited(ranked.filter((p) => p.createOnly), this.limit, (p) => this.submit(ctx, p));
+        await forEachLimited(
+          ranked.filter((p) => p.createOnly),
+          this.limit,
+          (p) => this.submit(ctx, p),
+        );
         const group = ranked.filter((p) => !p.createOnly);
         if (group.length === 0) continue;
         const live = await forEachLimited(group, this.limit, write);
@@ -237,9 +242,14 @@ export abstract class DeployingDriver extends KubeDriverBase {
         if (!v?.served) {
           const versions = [...local.versions.entries()].filter(([, d]) => d.served).map(([n]) => n);
           const storage = [...local.versions.entries()].find(([, d]) => d.storage)?.[0] ?? versions[0];
-          throw new ValidationError(file ?? 'the package', undefined, `${o.kind} ${o.metadata.name} uses ${o.apiVersion}, which the package's CustomResourceDefinition ${local.crdName} does not serve (it serves ${versions.join(', ') || 'no version'})`, {
-            hint: `write it as apiVersion: ${group}/${storage}`,
-          });
+          throw new ValidationError(
+            file ?? 'the package',
+            undefined,
+            `${o.kind} ${o.metadata.name} uses ${o.apiVersion}, which the package's CustomResourceDefinition ${local.crdName} does not serve (it serves ${versions.join(', ') || 'no version'})`,
+            {
+              hint: `write it as apiVersion: ${group}/${storage}`,
+            },
+          );
         }
         namespaced = local.namespaced;
         templateLabels = v.templateLabels;
@@ -260,7 +270,12 @@ export abstract class DeployingDriver extends KubeDriverBase {
           const obj = structuredClone({ ...o, metadata: o.metadata ?? {} }) as KubeObject;
           if (res.namespaced) obj.metadata.namespace = obj.metadata.namespace || input.namespace;
           else delete obj.metadata.namespace;
-          return { obj, ref: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '(unnamed)', ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) }, createOnly: true, ...(file ? { file } : {}) };
+          return {
+            obj,
+            ref: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '(unnamed)', ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) },
+            createOnly: true,
+            ...(file ? { file } : {}),
+          };
         }
         namespaced = res.namespaced;
         scalable.set(`${group}/${o.kind}`, res.subresources.has('scale'));
@@ -271,7 +286,11 @@ export abstract class DeployingDriver extends KubeDriverBase {
       return { obj, ref: refOf(obj), ...(file ? { file } : {}) };
     });
     // Named in the package's order, not in the order the cluster's answers came.
-    if (missing.length > 0) throw await this.missingDefinitions(ctx, missing.sort((a, b) => objects.indexOf(a.o) - objects.indexOf(b.o)));
+    if (missing.length > 0)
+      throw await this.missingDefinitions(
+        ctx,
+        missing.sort((a, b) => objects.indexOf(a.o) - objects.indexOf(b.o)),
+      );
     const plan = planned.filter((p): p is Planned => p !== undefined);
     checkDuplicates(plan.filter((p) => !p.createOnly).map((p) => p.obj));
     for (const { vduId, resource } of input.vdus ?? []) {
@@ -279,9 +298,14 @@ export abstract class DeployingDriver extends KubeDriverBase {
       if (resource.kind === 'Pod' || (isBuiltinGroup(group) && POD_OWNERS.has(resource.kind))) continue;
       if (scalable.get(`${group}/${resource.kind}`)) continue;
       const file = sources[sourceKey({ ...resource, metadata: { name: resource.name } })];
-      throw new ValidationError(file ?? 'the package', undefined, `VDU ${vduId} maps to ${resource.kind} ${resource.name}, whose kind has no /scale subresource: vnfm can neither scale it nor find its VNFCs`, {
-        hint: `name the VDU (properties.name) after a Deployment, StatefulSet, ReplicaSet, DaemonSet or Pod, or after a custom resource whose CRD declares subresources.scale (as Cluster API's MachineDeployment does)`,
-      });
+      throw new ValidationError(
+        file ?? 'the package',
+        undefined,
+        `VDU ${vduId} maps to ${resource.kind} ${resource.name}, whose kind has no /scale subresource: vnfm can neither scale it nor find its VNFCs`,
+        {
+          hint: `name the VDU (properties.name) after a Deployment, StatefulSet, ReplicaSet, DaemonSet or Pod, or after a custom resource whose CRD declares subresources.scale (as Cluster API's MachineDeployment does)`,
+        },
+      );
     }
     return plan;
   }

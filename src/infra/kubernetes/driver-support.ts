@@ -49,7 +49,7 @@ export function reviewAnswer(answer: KubeObject | undefined): string {
     return `answered: ${status.authenticated ? `authenticated${typeof user === 'string' ? ` as ${user}` : ''}` : `not authenticated${typeof status.error === 'string' && status.error ? ` (${status.error})` : ''}`}`;
   }
   if (Array.isArray(status.resourceRules)) return `answered: ${status.resourceRules.length} resource rules${status.incomplete === true ? ' (incomplete)' : ''}${error}`;
-  const user = ((status.userInfo as { username?: unknown } | undefined)?.username);
+  const user = (status.userInfo as { username?: unknown } | undefined)?.username;
   if (typeof user === 'string') return `answered: user ${user}`;
   return 'answered';
 }
@@ -85,9 +85,12 @@ export function objectKey(ref: Pick<ResourceRef, 'name' | 'namespace'>): string 
 export function checkRelease(obj: KubeObject, ref: ResourceRef, release: string): void {
   const annotations = (obj.metadata.annotations ?? {}) as Record<string, string>;
   if (annotations['meta.helm.sh/release-name'] !== release) {
-    throw new ConflictError(`${describeRef(ref)} is not an object of Helm release ${release} (its meta.helm.sh/release-name annotation is ${annotations['meta.helm.sh/release-name'] ? `"${annotations['meta.helm.sh/release-name']}"` : 'missing'})`, {
-      hint: 'vnfm heals only the workloads of the instance\'s own release',
-    });
+    throw new ConflictError(
+      `${describeRef(ref)} is not an object of Helm release ${release} (its meta.helm.sh/release-name annotation is ${annotations['meta.helm.sh/release-name'] ? `"${annotations['meta.helm.sh/release-name']}"` : 'missing'})`,
+      {
+        hint: "vnfm heals only the workloads of the instance's own release",
+      },
+    );
   }
 }
 

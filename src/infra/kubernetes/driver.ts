@@ -55,7 +55,8 @@ class Driver extends DeployingDriver implements KubernetesDriver {
       );
       done = put.status < 300;
     }
-    if (!done) throw new VnfmError(`cannot scale ${describeRef(ref)}: it kept changing while vnfm wrote it`, { hint: 'another client is changing it: stop it, then retry the operation' });
+    if (!done)
+      throw new VnfmError(`cannot scale ${describeRef(ref)}: it kept changing while vnfm wrote it`, { hint: 'another client is changing it: stop it, then retry the operation' });
     ctx.journal.record({ action: 'scale', resource: ref, state: 'done', detail: `replicas=${replicas}` });
     this.report(ctx, { resource: ref, message: `scaling to ${replicas} replicas` });
     const workload = await this.waitReady(ctx, { ref, res }, input.readiness);
@@ -80,7 +81,8 @@ class Driver extends DeployingDriver implements KubernetesDriver {
       }
       const res = await this.discovery.resolve(owner.apiVersion, owner.kind, ctx.signal);
       const workload = await this.read(ctx, res, owner);
-      if (!workload) throw new NotFoundError(`cannot heal: ${describeRef(owner)} does not exist any more`, { hint: 'heal the whole VNF by retrying its instantiation, or terminate it' });
+      if (!workload)
+        throw new NotFoundError(`cannot heal: ${describeRef(owner)} does not exist any more`, { hint: 'heal the whole VNF by retrying its instantiation, or terminate it' });
       if (input.release) checkRelease(workload, owner, input.release);
       else checkOwnership(workload, owner, input.instanceId);
       if (!ownsPods(res)) {
@@ -90,7 +92,12 @@ class Driver extends DeployingDriver implements KubernetesDriver {
       }
       const replaced = new Set<string>();
       for (const vnfc of vnfcs) {
-        const uid = await this.deletePod(ctx, podRes, { apiVersion: 'v1', kind: 'Pod', name: vnfc.resourceId, namespace: owner.namespace }, input.release ? undefined : input.instanceId);
+        const uid = await this.deletePod(
+          ctx,
+          podRes,
+          { apiVersion: 'v1', kind: 'Pod', name: vnfc.resourceId, namespace: owner.namespace },
+          input.release ? undefined : input.instanceId,
+        );
         if (uid) replaced.add(uid);
       }
       // A DaemonSet runs one pod on each node it has chosen. Its status is
@@ -113,7 +120,9 @@ class Driver extends DeployingDriver implements KubernetesDriver {
   private async healMachines(ctx: DriverContext, owner: ResourceRef, workload: KubeObject, vnfcs: Vnfc[], input: HealInput): Promise<void> {
     const machineRes = await this.machineResource(ctx, workload);
     if (!machineRes) {
-      throw new NotFoundError(`cannot heal the VNFCs of ${describeRef(owner)}: the cluster serves no Cluster API Machines`, { hint: 'heal needs the Cluster API CRDs (the capi-mgmt sample installs them)' });
+      throw new NotFoundError(`cannot heal the VNFCs of ${describeRef(owner)}: the cluster serves no Cluster API Machines`, {
+        hint: 'heal needs the Cluster API CRDs (the capi-mgmt sample installs them)',
+      });
     }
     const replaced = new Set<string>();
     for (const vnfc of vnfcs) {
@@ -167,7 +176,6 @@ class Driver extends DeployingDriver implements KubernetesDriver {
     await this.waitReady(ctx, live);
   }
 
-
   async remove(ctx: DriverContext, input: RemoveInput): Promise<void> {
     for (const group of removalGroups(input.resources, (r) => r.kind)) {
       await forEachLimited(group, this.limit, (ref) => this.removeOne(ctx, ref, input.instanceId, input.gracePeriodSeconds));
@@ -185,43 +193,39 @@ class Driver extends DeployingDriver implements KubernetesDriver {
       if (!workload) return [];
       if (!ownsPods(res)) {
         const { items } = await this.machinesOf(ctx, workload);
-        return items.map(
-          (m): Vnfc => ({
-            id: `${vduId}-${m.metadata.name}`,
-            vduId,
-            resourceId: m.metadata.name,
-            vimLevelResourceType: resource.kind,
-            owner: resource,
-            state: 'STARTED',
-            metadata: {
-              kind: m.kind,
-              apiVersion: m.apiVersion,
-              namespace: m.metadata.namespace,
-              phase: (m.status as { phase?: string } | undefined)?.phase,
-              nodeName: (m.status as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name,
-              providerID: (m.spec as { providerID?: string } | undefined)?.providerID,
-              version: (m.spec as { version?: string } | undefined)?.version,
-            },
-          }),
-        );
-      }
-      const pods = await this.podsOf(ctx, workload);
-      return pods.map(
-        (pod): Vnfc => ({
-          id: `${vduId}-${pod.metadata.name}`,
+        return items.map((m): Vnfc => ({
+          id: `${vduId}-${m.metadata.name}`,
           vduId,
-          resourceId: pod.metadata.name,
+          resourceId: m.metadata.name,
           vimLevelResourceType: resource.kind,
           owner: resource,
           state: 'STARTED',
           metadata: {
-            namespace: pod.metadata.namespace,
-            phase: (pod.status as { phase?: string } | undefined)?.phase,
-            nodeName: (pod.spec as { nodeName?: string } | undefined)?.nodeName,
-            podIP: (pod.status as { podIP?: string } | undefined)?.podIP,
+            kind: m.kind,
+            apiVersion: m.apiVersion,
+            namespace: m.metadata.namespace,
+            phase: (m.status as { phase?: string } | undefined)?.phase,
+            nodeName: (m.status as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name,
+            providerID: (m.spec as { providerID?: string } | undefined)?.providerID,
+            version: (m.spec as { version?: string } | undefined)?.version,
           },
-        }),
-      );
+        }));
+      }
+      const pods = await this.podsOf(ctx, workload);
+      return pods.map((pod): Vnfc => ({
+        id: `${vduId}-${pod.metadata.name}`,
+        vduId,
+        resourceId: pod.metadata.name,
+        vimLevelResourceType: resource.kind,
+        owner: resource,
+        state: 'STARTED',
+        metadata: {
+          namespace: pod.metadata.namespace,
+          phase: (pod.status as { phase?: string } | undefined)?.phase,
+          nodeName: (pod.spec as { nodeName?: string } | undefined)?.nodeName,
+          podIP: (pod.status as { podIP?: string } | undefined)?.podIP,
+        },
+      }));
     });
     return perTarget.flat();
   }
@@ -238,7 +242,6 @@ class Driver extends DeployingDriver implements KubernetesDriver {
       .filter((p) => controlledBy(p, owners) && !p.metadata.deletionTimestamp)
       .sort((a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')) || a.metadata.name.localeCompare(b.metadata.name));
   }
-
 
   async awaitReady(ctx: DriverContext, input: AwaitInput): Promise<ResourceRef[]> {
     const live = await forEachLimited(input.resources, this.limit, async (given): Promise<Pick<Live, 'ref' | 'res'>> => {
@@ -268,7 +271,11 @@ class Driver extends DeployingDriver implements KubernetesDriver {
         const want = (l.obj.spec as { replicas?: number } | undefined)?.replicas;
         if (typeof want === 'number') await this.waitPods(tracked, l.ref, l.obj, want, new Set());
       }
-      await forEachLimited(ready.filter((l) => l.ref.kind === 'Service' && l.res.group === ''), this.limit, (l) => this.waitEndpoints(ctx, l));
+      await forEachLimited(
+        ready.filter((l) => l.ref.kind === 'Service' && l.res.group === ''),
+        this.limit,
+        (l) => this.waitEndpoints(ctx, l),
+      );
     } catch (err) {
       throw ctx.signal.aborted ? stoppedWaiting(ctx.signal, [...awaited.values()]) : err;
     }

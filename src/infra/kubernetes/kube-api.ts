@@ -83,9 +83,17 @@ function withTimeout<T>(p: Promise<T>, ms: number, server: string): Promise<T> {
 }
 
 const TLS_CODES = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED',
-  'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_UNTRUSTED',
-  'CERT_SIGNATURE_FAILURE', 'ERR_SSL_WRONG_VERSION_NUMBER', 'EPROTO',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'EPROTO',
 ]);
 
 /** The innermost `code` in an error's cause chain (fetch wraps socket errors). */
@@ -102,7 +110,9 @@ function explain(err: unknown, access: KubeAccess, what: string): VimCheckError 
     const credential = access.bearerToken ? 'bearer token' : access.clientCert ? 'client certificate' : 'username and password';
     if (err.code === 401) {
       return new VimCheckError(`the API server at ${server} rejected the ${credential} (401 Unauthorized)`, {
-        hint: access.bearerToken ? 'check bearer_token: ServiceAccount tokens expire; make a new one with: kubectl create token SA -n NS' : 'check the credentials in the config file',
+        hint: access.bearerToken
+          ? 'check bearer_token: ServiceAccount tokens expire; make a new one with: kubectl create token SA -n NS'
+          : 'check the credentials in the config file',
       });
     }
     if (err.code === 403) {

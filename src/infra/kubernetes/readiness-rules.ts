@@ -24,8 +24,6 @@ import type { ReadinessOverrides, ReadinessRule } from '../../model/readiness.js
 
 export type { ReadinessOverrides, ReadinessRule } from '../../model/readiness.js';
 
-
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isScalar = (v: unknown): v is string | number | boolean => ['string', 'number', 'boolean'].includes(typeof v);
 
@@ -51,7 +49,8 @@ export function readinessOverrideProblems(value: unknown): Array<[string, string
     if (unknown.length) problems.push([field, `has unknown field ${unknown.join(', ')} (known: condition, jsonPath, values, failedValues, present)`]);
     const kinds = ['condition', 'jsonPath', 'present'].filter((k) => rule[k] !== undefined);
     if (kinds.length !== 1) problems.push([field, `needs exactly one of condition, jsonPath or present (it has ${kinds.length ? kinds.join(' and ') : 'none'})`]);
-    if (rule.condition !== undefined && (typeof rule.condition !== 'string' || rule.condition === '')) problems.push([`${field}.condition`, 'must be a condition type, e.g. "Ready"']);
+    if (rule.condition !== undefined && (typeof rule.condition !== 'string' || rule.condition === ''))
+      problems.push([`${field}.condition`, 'must be a condition type, e.g. "Ready"']);
     if (rule.present !== undefined && rule.present !== true) problems.push([`${field}.present`, 'must be true']);
     if (rule.jsonPath !== undefined && (typeof rule.jsonPath !== 'string' || !PATH.test(rule.jsonPath))) {
       problems.push([`${field}.jsonPath`, `${JSON.stringify(rule.jsonPath)} is not a field path such as ".status.phase" or ".status.conditions[0].status"`]);

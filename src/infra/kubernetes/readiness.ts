@@ -123,7 +123,8 @@ export function podReady(obj: KubeObject): boolean {
 
 function pod(obj: KubeObject): Readiness {
   const st = statusOf(obj);
-  if (st.phase === 'Failed') return { ready: false, message: 'failed', failed: `the pod failed${st.reason ? ` (${String(st.reason)})` : ''}${st.message ? `: ${String(st.message)}` : ''}` };
+  if (st.phase === 'Failed')
+    return { ready: false, message: 'failed', failed: `the pod failed${st.reason ? ` (${String(st.reason)})` : ''}${st.message ? `: ${String(st.message)}` : ''}` };
   if (st.phase === 'Succeeded') return READY;
   if (podReady(obj)) return READY;
   return waiting(st.phase === 'Running' ? 'waiting for the pod to be ready' : `waiting for the pod to run (phase ${st.phase ?? 'Pending'})`);
@@ -132,7 +133,8 @@ function pod(obj: KubeObject): Readiness {
 function job(obj: KubeObject): Readiness {
   const st = statusOf(obj);
   const failed = condition(st, 'Failed');
-  if (failed?.status === 'True') return { ready: false, message: 'failed', failed: `the job failed${failed.reason ? ` (${failed.reason})` : ''}${failed.message ? `: ${failed.message}` : ''}` };
+  if (failed?.status === 'True')
+    return { ready: false, message: 'failed', failed: `the job failed${failed.reason ? ` (${failed.reason})` : ''}${failed.message ? `: ${failed.message}` : ''}` };
   if (condition(st, 'Complete')?.status === 'True') return READY;
   const completions = specOf(obj).completions === undefined ? 1 : num(specOf(obj).completions);
   return waiting(`waiting for ${num(st.succeeded)}/${completions} completions`);

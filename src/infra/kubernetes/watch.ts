@@ -119,7 +119,10 @@ export async function watchUntil<T>(client: KubeClient, target: WatchTarget, opt
           progressed = true;
           if (event.type === 'ERROR') {
             const status = statusOf(event.object);
-            fatal = status.code === GONE ? new Relist() : new KubeApiError(`the watch of ${target.res.plural} failed: ${status.message ?? 'unknown error'}`, status.code ?? 0, status.reason);
+            fatal =
+              status.code === GONE
+                ? new Relist()
+                : new KubeApiError(`the watch of ${target.res.plural} failed: ${status.message ?? 'unknown error'}`, status.code ?? 0, status.reason);
             conn.abort();
             return;
           }
@@ -141,7 +144,12 @@ export async function watchUntil<T>(client: KubeClient, target: WatchTarget, opt
         // The server refused the watch itself.
         if (answer.status === GONE) fatal = new Relist();
         else if (answer.status === 429 || answer.status >= 500) fatal = Object.assign(new Error(`HTTP ${answer.status}`), { code: 'ECONNRESET' });
-        else fatal = new KubeApiError(`cannot watch ${target.res.plural}: the API server answered ${answer.status}: ${statusOf(answer.body).message ?? ''}`, answer.status, statusOf(answer.body).reason);
+        else
+          fatal = new KubeApiError(
+            `cannot watch ${target.res.plural}: the API server answered ${answer.status}: ${statusOf(answer.body).message ?? ''}`,
+            answer.status,
+            statusOf(answer.body).reason,
+          );
       }
     } catch (err) {
       if (fatal === undefined && result === undefined) fatal = signal.aborted ? abortError(signal) : err;

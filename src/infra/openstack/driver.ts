@@ -57,7 +57,13 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
         .map(([vduId, v]) => `${vduId}=${v.desired_capacity}`)
         .join(', ');
       const env = input.environments;
-      await stacks.update(ctx, stack, { parameters: { nfv: input.nfv }, ...(env ? { files: env.files, environmentFiles: env.environmentFiles } : {}) }, true, `desired_capacity ${capacities}`);
+      await stacks.update(
+        ctx,
+        stack,
+        { parameters: { nfv: input.nfv }, ...(env ? { files: env.files, environmentFiles: env.environmentFiles } : {}) },
+        true,
+        `desired_capacity ${capacities}`,
+      );
     },
 
     async heal(ctx, input) {
@@ -109,7 +115,10 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
     async describe(instanceId, signal) {
       const stack = await heat.findStack(stackNameOf(instanceId), signal);
       if (!stack) return undefined;
-      return { stack: { name: stack.name, id: stack.id, status: stack.status, statusReason: stack.statusReason }, resources: heatTree(await heat.listResources(stack, DESCRIBE_DEPTH, signal), stack.id) };
+      return {
+        stack: { name: stack.name, id: stack.id, status: stack.status, statusReason: stack.statusReason },
+        resources: heatTree(await heat.listResources(stack, DESCRIBE_DEPTH, signal), stack.id),
+      };
     },
     async listVnfcs(ctx, query) {
       return listServers(heat, ctx, query, depth, await stacks.requireRef(ctx, query.instanceId));
@@ -179,4 +188,3 @@ function fixedIps(raw: unknown): string[] {
     typeof x === 'string' ? [x] : x && typeof x === 'object' && typeof (x as { ip_address?: unknown }).ip_address === 'string' ? [(x as { ip_address: string }).ip_address] : [],
   );
 }
-

@@ -53,7 +53,13 @@ export interface WaitTiming {
   resumeQuiet: number;
 }
 
-export async function waitForStack(api: Pick<HeatSession, 'listEvents' | 'getStack'>, ref: StackRef, w: WaitOptions, signal: AbortSignal, t: WaitTiming): Promise<HeatStack | undefined> {
+export async function waitForStack(
+  api: Pick<HeatSession, 'listEvents' | 'getStack'>,
+  ref: StackRef,
+  w: WaitOptions,
+  signal: AbortSignal,
+  t: WaitTiming,
+): Promise<HeatStack | undefined> {
   let marker = w.since;
   let pause = t.poll.min;
   let polls = 0;

@@ -9,7 +9,22 @@ import { VimCheckError } from '../../errors.js';
 import { findEndpoint, issueToken, type KeystoneCredentials, type KeystoneToken } from './keystone.js';
 import { parseJson, sendHttp, ServiceUnreachableError, type HttpAnswer, type HttpMethod } from './openstack-http.js';
 import { waitForStack, type WaitOptions } from './heat-wait.js';
-import { contentBody, eventOf, HeatError, heatError, resourceOf, stackOf, type HeatEvent, type HeatResource, type HeatStack, type RawEvent, type RawResource, type RawStackBody, type StackContent, type StackRef } from './heat-wire.js';
+import {
+  contentBody,
+  eventOf,
+  HeatError,
+  heatError,
+  resourceOf,
+  stackOf,
+  type HeatEvent,
+  type HeatResource,
+  type HeatStack,
+  type RawEvent,
+  type RawResource,
+  type RawStackBody,
+  type StackContent,
+  type StackRef,
+} from './heat-wire.js';
 
 export { StackStalledError, type WaitOptions } from './heat-wait.js';
 export { HeatError, stackRefFromHref, type HeatEvent, type HeatResource, type HeatStack, type StackContent, type StackRef } from './heat-wire.js';
@@ -102,7 +117,8 @@ class HeatConnection {
         issued = await issueToken(this.creds, signal ? { signal } : {});
       } catch (err) {
         // Keystone not answering while the current token still has life left: go on with it.
-        if (!fresh && this.token && this.base && err instanceof ServiceUnreachableError && this.token.expiresAt.getTime() - TOKEN_FLOOR_MS > this.now()) return { token: this.token, base: this.base };
+        if (!fresh && this.token && this.base && err instanceof ServiceUnreachableError && this.token.expiresAt.getTime() - TOKEN_FLOOR_MS > this.now())
+          return { token: this.token, base: this.base };
         throw err;
       }
       this.token = issued;
@@ -209,12 +225,7 @@ export function createHeatSession(creds: KeystoneCredentials, opts: HeatSessionO
     },
 
     async markUnhealthy(stack, resourceName, reason, signal) {
-      const res = await call(
-        'PATCH',
-        `${stackPath(stack)}/resources/${encodeURIComponent(resourceName)}`,
-        { mark_unhealthy: true, resource_status_reason: reason },
-        signal,
-      );
+      const res = await call('PATCH', `${stackPath(stack)}/resources/${encodeURIComponent(resourceName)}`, { mark_unhealthy: true, resource_status_reason: reason }, signal);
       await expect(`mark resource ${resourceName} of stack ${stack.name} unhealthy`, res, [200, 202, 204]);
     },
 
@@ -250,4 +261,3 @@ export function createHeatSession(creds: KeystoneCredentials, opts: HeatSessionO
   };
   return api;
 }
-

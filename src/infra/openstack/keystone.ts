@@ -159,17 +159,11 @@ export async function issueToken(creds: KeystoneCredentials, opts: KeystoneReque
  * The URL of a service's endpoint in the token's catalog: the first of type
  * `serviceType` on `interface` (default `public`), in `region` when given.
  */
-export function findEndpoint(
-  token: KeystoneToken,
-  serviceType: string,
-  opts: { interface?: 'public' | 'internal' | 'admin'; region?: string } = {},
-): string | undefined {
+export function findEndpoint(token: KeystoneToken, serviceType: string, opts: { interface?: 'public' | 'internal' | 'admin'; region?: string } = {}): string | undefined {
   const wanted = opts.interface ?? 'public';
   for (const entry of token.catalog) {
     if (entry.type !== serviceType) continue;
-    const endpoint = entry.endpoints.find(
-      (e) => e.interface === wanted && (opts.region === undefined || e.region === opts.region),
-    );
+    const endpoint = entry.endpoints.find((e) => e.interface === wanted && (opts.region === undefined || e.region === opts.region));
     if (endpoint) return endpoint.url;
   }
   return undefined;
@@ -179,10 +173,7 @@ export function findEndpoint(
  * Checks an OpenStack VIM before it is stored: the credentials get a
  * project-scoped token and the catalog has a Heat endpoint.
  */
-export async function checkOpenStackVim(
-  creds: KeystoneCredentials,
-  opts: KeystoneRequestOptions = {},
-): Promise<OpenStackVimCheck> {
+export async function checkOpenStackVim(creds: KeystoneCredentials, opts: KeystoneRequestOptions = {}): Promise<OpenStackVimCheck> {
   const token = await issueToken(creds, opts);
   const base = keystoneV3Url(creds.authUrl);
   if (!token.projectId) {
@@ -235,8 +226,7 @@ function parseCatalog(raw: unknown): CatalogEntry[] {
                   id: typeof e.id === 'string' ? e.id : undefined,
                   interface: e.interface,
                   // region_id is the current field; region is its deprecated twin.
-                  region:
-                    typeof e.region_id === 'string' ? e.region_id : typeof e.region === 'string' ? e.region : undefined,
+                  region: typeof e.region_id === 'string' ? e.region_id : typeof e.region === 'string' ? e.region : undefined,
                   url: e.url,
                 },
               ]
@@ -285,17 +275,13 @@ function authBody(auth: KeystoneCredentials['auth'], withScope: boolean): unknow
 
 function describeUser(auth: KeystoneCredentials['auth']): string {
   if (auth.method === 'application-credential') {
-    return auth.id
-      ? `application credential "${auth.id}"`
-      : `application credential "${auth.name}" of user "${auth.username}" (domain "${auth.userDomainName ?? DEFAULT_DOMAIN}")`;
+    return auth.id ? `application credential "${auth.id}"` : `application credential "${auth.name}" of user "${auth.username}" (domain "${auth.userDomainName ?? DEFAULT_DOMAIN}")`;
   }
   return auth.userId ? `user id "${auth.userId}"` : `user "${auth.username}" (domain "${auth.userDomainName ?? DEFAULT_DOMAIN}")`;
 }
 
 function describeProject(auth: KeystonePasswordAuth): string {
-  return auth.projectId
-    ? `project id "${auth.projectId}"`
-    : `project "${auth.projectName}" (domain "${auth.projectDomainName ?? DEFAULT_DOMAIN}")`;
+  return auth.projectId ? `project id "${auth.projectId}"` : `project "${auth.projectName}" (domain "${auth.projectDomainName ?? DEFAULT_DOMAIN}")`;
 }
 
 function unexpectedAnswer(base: string, what: string, res: HttpAnswer): VimCheckError {
@@ -311,13 +297,7 @@ function unexpectedAnswer(base: string, what: string, res: HttpAnswer): VimCheck
   });
 }
 
-function send(
-  creds: KeystoneCredentials,
-  method: 'GET' | 'POST',
-  url: string,
-  body: unknown,
-  opts: KeystoneRequestOptions,
-): Promise<HttpAnswer> {
+function send(creds: KeystoneCredentials, method: 'GET' | 'POST', url: string, body: unknown, opts: KeystoneRequestOptions): Promise<HttpAnswer> {
   return sendHttp(creds, KEYSTONE_LABEL, {
     method,
     url,

@@ -54,9 +54,7 @@ export const KEYSTONE_LABEL: ServiceLabel = {
   reachHint: 'check auth_url (host and port), and that Keystone runs and this host may connect to it',
 };
 
-const TLS_HINT =
-  'give the CA certificate that signed the server certificate as ssl_ca_cert (PEM), ' +
-  'or set cert_verify: False to skip verification (insecure)';
+const TLS_HINT = 'give the CA certificate that signed the server certificate as ssl_ca_cert (PEM), ' + 'or set cert_verify: False to skip verification (insecure)';
 
 export function parseJson(text: string): unknown {
   try {
@@ -163,9 +161,7 @@ export function sendHttp(tls: TlsSettings, service: ServiceLabel, call: HttpCall
         }
         chunks.push(chunk);
       });
-      res.on('end', () =>
-        finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
-      );
+      res.on('end', () => finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', (err) => finish(networkError(origin, err, 'http', service)));
     });
     const timer = setTimeout(() => {

@@ -108,7 +108,10 @@ export class HeatStacks {
         stack = await this.heat.waitForStack(ref, { action: waitFor, ...(after ? { since: after } : {}), onEvent: (e) => reportEvent(ctx, ref, e) }, ctx.signal);
       } catch (err) {
         if (!(err instanceof StackStalledError) || !resend || takeovers >= MAX_TAKEOVERS) throw err;
-        ctx.report({ resource: stackResource(ref.name), message: `Heat restarted and left the stack ${err.heatStack.status} with no progress: sending the ${resend.action === 'DELETE' ? 'delete' : 'update'} again to take the work over` });
+        ctx.report({
+          resource: stackResource(ref.name),
+          message: `Heat restarted and left the stack ${err.heatStack.status} with no progress: sending the ${resend.action === 'DELETE' ? 'delete' : 'update'} again to take the work over`,
+        });
         after = await this.heat.lastEventId(ref, ctx.signal);
         await resend.send();
         waitFor = resend.action;
@@ -147,10 +150,9 @@ export class HeatStacks {
     // A group or provider template fails because a resource inside it did: name the innermost ones.
     const leaves = failed.filter((r) => !failed.some((o) => r.nestedStack && o.stack.id === r.nestedStack.id));
     const list = leaves.map((r) => `${r.name} (${r.type}${r.stack.name !== stack.name ? ` in ${r.stack.name}` : ''})${r.statusReason ? `: ${r.statusReason}` : ''}`);
-    return new VnfmError(
-      `Heat stack ${stack.name} ended ${stack.status}: ${stack.statusReason || 'no reason given'}${list.length ? `; failed: ${list.join('; ')}` : ''}`,
-      { hint: 'fix what Heat names (the template, the environment, or the cloud: quotas, images, flavours, networks)' },
-    );
+    return new VnfmError(`Heat stack ${stack.name} ended ${stack.status}: ${stack.statusReason || 'no reason given'}${list.length ? `; failed: ${list.join('; ')}` : ''}`, {
+      hint: 'fix what Heat names (the template, the environment, or the cloud: quotas, images, flavours, networks)',
+    });
   }
 
   async create(ctx: DriverContext, instanceId: string, templates: HeatTemplates, nfv: NfvParameter): Promise<ResourceRef[]> {

@@ -54,15 +54,19 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
   if (instance.instantiationState === 'INSTANTIATED') {
     throw new ConflictError(`vnf instance ${instance.id} is already INSTANTIATED`, { hint: `terminate it first (vnfm vnf-terminate ${instance.id}), or create another instance` });
   }
-  if (!isMapping(body)) throw new ValidationError(source, undefined, 'is not a JSON object (an InstantiateVnfRequest)', { hint: 'see csar-samples/helm-cnf/requests/instantiate.json' });
+  if (!isMapping(body))
+    throw new ValidationError(source, undefined, 'is not a JSON object (an InstantiateVnfRequest)', { hint: 'see csar-samples/helm-cnf/requests/instantiate.json' });
   const request = body as unknown as InstantiateVnfRequest;
   const pkg = await packageOf(deps, instance.vnfPkgId);
   const flavours = Object.keys(pkg.vnfd.flavours);
   const flavour = typeof request.flavourId === 'string' ? pkg.vnfd.flavours[request.flavourId] : undefined;
-  if (!flavour) throw new ValidationError(source, 'flavourId', `${echo(request.flavourId)} is not a flavour of VNFD ${pkg.vnfd.id}`, { hint: `choose from: ${flavours.join(', ')}` });
+  if (!flavour)
+    throw new ValidationError(source, 'flavourId', `${echo(request.flavourId)} is not a flavour of VNFD ${pkg.vnfd.id}`, { hint: `choose from: ${flavours.join(', ')}` });
   const levelId = request.instantiationLevelId;
   if (levelId !== undefined && !flavour.instantiationLevels[levelId]) {
-    throw new ValidationError(source, 'instantiationLevelId', `${echo(levelId)} is not an instantiation level of flavour ${flavour.id}`, { hint: `choose from: ${Object.keys(flavour.instantiationLevels).join(', ')}` });
+    throw new ValidationError(source, 'instantiationLevelId', `${echo(levelId)} is not an instantiation level of flavour ${flavour.id}`, {
+      hint: `choose from: ${Object.keys(flavour.instantiationLevels).join(', ')}`,
+    });
   }
   const lookup = vimLookup(deps);
   const vim = await checkedInline(deps, await resolveVimConnection(source, request.vimConnectionInfo, lookup, () => defaultVim(source, lookup)));
@@ -71,7 +75,17 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
   const level = levelReplicas(flavour, levelId);
   const chart = join(pkg.dir, helm.chartPath);
   const set = setValues(helm, level.replicas);
-  await rehearse(deps, source, { chart, chartPath: helm.chartPath, release: helm.releaseName, namespace: helm.namespace, set, flavour, replicaValues: helm.replicaValues, replicas: level.replicas, field: replicaField(helm, flavour) });
+  await rehearse(deps, source, {
+    chart,
+    chartPath: helm.chartPath,
+    release: helm.releaseName,
+    namespace: helm.namespace,
+    set,
+    flavour,
+    replicaValues: helm.replicaValues,
+    replicas: level.replicas,
+    field: replicaField(helm, flavour),
+  });
   const vimType = Object.values(request.vimConnectionInfo ?? {})[0]?.vimType ?? 'kubernetes';
   const vimRecord = await recordedVim(deps, vim, request.vimConnectionInfo, vimType);
   const ref = releaseRef(helm.releaseName, helm.namespace);
@@ -100,7 +114,12 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
       const release: HelmRelease = existing ? await d.helm.upgrade({ ...opts, resetValues: true }) : await d.helm.install(opts);
       ctx.journal.record({ action: existing ? 'update' : 'create', resource: ref, state: 'done', detail: `revision ${release.revision}` });
       report(ctx, ref, `${existing ? 'upgraded' : 'installed'} chart ${release.chart} (revision ${release.revision})`);
-      const { resources, targets } = await settle(d, ctx, { release: helm.releaseName, namespace: helm.namespace, flavour, ...(release.manifest !== undefined ? { manifest: release.manifest } : {}) });
+      const { resources, targets } = await settle(d, ctx, {
+        release: helm.releaseName,
+        namespace: helm.namespace,
+        flavour,
+        ...(release.manifest !== undefined ? { manifest: release.manifest } : {}),
+      });
       const info: InstantiatedVnfInfo = {
         flavourId: flavour.id,
         ...(level.instantiationLevelId ? { instantiationLevelId: level.instantiationLevelId } : {}),
@@ -123,7 +142,9 @@ async function current(deps: LcmDeps, instance: VnfInstance, source: string, giv
   const pkg = await packageOf(deps, instance.vnfPkgId);
   const flavour = flavourOf(instance, pkg.vnfd);
   const lookup = vimLookup(deps);
-  const vim = given ? await checkedInline(deps, await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source, kubernetesVims))) : await instanceVim(deps, instance, source, kubernetesVims);
+  const vim = given
+    ? await checkedInline(deps, await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source, kubernetesVims)))
+    : await instanceVim(deps, instance, source, kubernetesVims);
   const helm = deploymentOf(instance);
   return { info, pkg, flavour, vim, helm, params: given ? { vimConnectionInfo: await recordedVim(deps, vim, given) } : {} };
 }
@@ -136,9 +157,14 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
   for (const vduId of moving) {
     if (!cur.helm.replicaValues[vduId]) {
       const field = cur.helm.form === 'v2' ? `helm_value_names.${vduId}.replica` : `helm_replica_values.${aspect.id}`;
-      throw new ValidationError(source, 'aspectId', `aspect ${aspect.id} scales ${vduId}, and the instance was instantiated without ${field}: vnfm does not know which chart value holds its replicas`, {
-        hint: `instantiate with additionalParams.${field} naming the chart value (Tacker refuses this scale too: HelmParameterNotFound)`,
-      });
+      throw new ValidationError(
+        source,
+        'aspectId',
+        `aspect ${aspect.id} scales ${vduId}, and the instance was instantiated without ${field}: vnfm does not know which chart value holds its replicas`,
+        {
+          hint: `instantiate with additionalParams.${field} naming the chart value (Tacker refuses this scale too: HelmParameterNotFound)`,
+        },
+      );
     }
   }
   const chart = join(cur.pkg.dir, cur.helm.chartPath);
@@ -168,8 +194,21 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
       ctx.journal.record({ action: 'scale', resource: ref, state: 'intended', detail: JSON.stringify(moves) });
       const release = await d.helm.upgrade({ release: cur.helm.releaseName, chart, namespace: cur.helm.namespace, reuseValues: true, set: moves, signal: ctx.signal });
       ctx.journal.record({ action: 'scale', resource: ref, state: 'done', detail: `revision ${release.revision}` });
-      report(ctx, ref, `upgraded with ${Object.entries(moves).map(([k, v]) => `${k}=${v}`).join(', ')} (revision ${release.revision})`);
-      const { resources, targets } = await settle(d, ctx, { release: cur.helm.releaseName, namespace: cur.helm.namespace, flavour: cur.flavour, info: cur.info, vdus: moving, ...(release.manifest !== undefined ? { manifest: release.manifest } : {}) });
+      report(
+        ctx,
+        ref,
+        `upgraded with ${Object.entries(moves)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ')} (revision ${release.revision})`,
+      );
+      const { resources, targets } = await settle(d, ctx, {
+        release: cur.helm.releaseName,
+        namespace: cur.helm.namespace,
+        flavour: cur.flavour,
+        info: cur.info,
+        vdus: moving,
+        ...(release.manifest !== undefined ? { manifest: release.manifest } : {}),
+      });
       return {
         ...instance,
         instantiatedVnfInfo: {
@@ -198,7 +237,13 @@ async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, sou
     packageDir: cur.pkg.dir,
     hooks: ['heal_start', 'heal_end'],
     async run(d, ctx) {
-      await d.kube.heal(ctx, { instanceId: instance.id, vnfcs, barePods: {}, release: cur.helm.releaseName, ...(cur.info.metadata.vnfm_readiness ? { readiness: cur.info.metadata.vnfm_readiness } : {}) });
+      await d.kube.heal(ctx, {
+        instanceId: instance.id,
+        vnfcs,
+        barePods: {},
+        release: cur.helm.releaseName,
+        ...(cur.info.metadata.vnfm_readiness ? { readiness: cur.info.metadata.vnfm_readiness } : {}),
+      });
       const manifest = await d.helm.getManifest({ release: cur.helm.releaseName, namespace: cur.helm.namespace, signal: ctx.signal });
       const targets = vduTargets(cur.flavour, manifestObjects(manifest, `the manifest of release ${cur.helm.releaseName}`), cur.helm.releaseName, cur.helm.namespace);
       return { ...instance, instantiatedVnfInfo: { ...cur.info, ...(await vnfcsNow(d, ctx, targets, cur.vim.id)) } };
@@ -228,23 +273,35 @@ async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown
 async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<HelmPlan> {
   const request = checkChangePackageShape(source, body, instance);
   const record = deps.store.packages.find(request.vnfdId);
-  if (!record || record.vnfdId !== request.vnfdId) throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, { hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list' });
+  if (!record || record.vnfdId !== request.vnfdId)
+    throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, {
+      hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list',
+    });
   if (record.onboardingState !== 'ONBOARDED' || record.operationalState !== 'ENABLED') {
-    throw new ValidationError(source, 'vnfdId', `package ${record.id} is ${record.onboardingState}/${record.operationalState}`, { hint: `enable it: vnfm vnfpkg-update ${record.id} --operational-state ENABLED` });
+    throw new ValidationError(source, 'vnfdId', `package ${record.id} is ${record.onboardingState}/${record.operationalState}`, {
+      hint: `enable it: vnfm vnfpkg-update ${record.id} --operational-state ENABLED`,
+    });
   }
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
   const newPkg = await openOnboarded(deps, record);
   const flavour = newPkg.vnfd.flavours[cur.info.flavourId];
   if (!flavour) {
-    throw new ValidationError(source, 'vnfdId', `VNFD ${newPkg.vnfd.id} has no flavour ${echo(cur.info.flavourId)}, the flavour vnf instance ${instance.id} runs`, { hint: `its flavours: ${Object.keys(newPkg.vnfd.flavours).join(', ')}` });
+    throw new ValidationError(source, 'vnfdId', `VNFD ${newPkg.vnfd.id} has no flavour ${echo(cur.info.flavourId)}, the flavour vnf instance ${instance.id} runs`, {
+      hint: `its flavours: ${Object.keys(newPkg.vnfd.flavours).join(', ')}`,
+    });
   }
   const given = request.additionalParams?.['helm_chart_path'];
   const charts = await packageCharts(newPkg.dir);
   const chartPath = typeof given === 'string' ? given.replace(/\/+$/, '') : cur.helm.chartPath;
   if (!charts.includes(chartPath)) {
-    throw new ValidationError(source, 'additionalParams.helm_chart_path', `${echo(chartPath)} is not a Helm chart of package ${record.id}${given === undefined ? ' (the chart path the instance runs; give the new package\'s in helm_chart_path)' : ''}`, {
-      hint: charts.length ? `its charts: ${charts.join(', ')}` : 'that package has no Helm chart',
-    });
+    throw new ValidationError(
+      source,
+      'additionalParams.helm_chart_path',
+      `${echo(chartPath)} is not a Helm chart of package ${record.id}${given === undefined ? " (the chart path the instance runs; give the new package's in helm_chart_path)" : ''}`,
+      {
+        hint: charts.length ? `its charts: ${charts.join(', ')}` : 'that package has no Helm chart',
+      },
+    );
   }
   const chart = join(newPkg.dir, chartPath);
   const replicas = cur.info.metadata.vduReplicas;
@@ -272,10 +329,24 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
       if (retry) await recoverPending(d, ctx, cur.helm.releaseName, cur.helm.namespace);
       ctx.journal.record({ action: 'update', resource: ref, state: 'intended', detail: chartPath });
       // The new chart's defaults with the values the instance was given: --reuse-values would keep the old chart's defaults (Helm 3 reuses the whole old values).
-      const release = await d.helm.upgrade({ release: cur.helm.releaseName, chart, namespace: cur.helm.namespace, resetValues: true, set: setValues(cur.helm, replicas), signal: ctx.signal });
+      const release = await d.helm.upgrade({
+        release: cur.helm.releaseName,
+        chart,
+        namespace: cur.helm.namespace,
+        resetValues: true,
+        set: setValues(cur.helm, replicas),
+        signal: ctx.signal,
+      });
       ctx.journal.record({ action: 'update', resource: ref, state: 'done', detail: `revision ${release.revision}` });
       report(ctx, ref, `upgraded to chart ${release.chart} (revision ${release.revision})`);
-      const settled = await settle(d, ctx, { release: cur.helm.releaseName, namespace: cur.helm.namespace, flavour, info: cur.info, vdus: targets.map((t) => t.vduId), ...(release.manifest !== undefined ? { manifest: release.manifest } : {}) });
+      const settled = await settle(d, ctx, {
+        release: cur.helm.releaseName,
+        namespace: cur.helm.namespace,
+        flavour,
+        info: cur.info,
+        vdus: targets.map((t) => t.vduId),
+        ...(release.manifest !== undefined ? { manifest: release.manifest } : {}),
+      });
       const kept = new Set(settled.resources.map((r) => `${r.kind}|${r.namespace ?? ''}|${r.name}`));
       await d.kube.awaitGone(ctx, { resources: cur.info.resources.filter((r) => !kept.has(`${r.kind}|${r.namespace ?? ''}|${r.name}`)) });
       return {
@@ -306,7 +377,8 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const base = { operation: op.operation, params: op.operationParams, vim, packageDir: pkg.dir, connect };
   if (op.operation === 'INSTANTIATE') {
     const flavour = pkg.vnfd.flavours[(op.operationParams as InstantiateVnfRequest).flavourId];
-    if (!flavour) throw new UsageError(`occurrence ${op.id} names flavour ${echo((op.operationParams as InstantiateVnfRequest).flavourId)}, which VNFD ${pkg.vnfd.id} does not have`);
+    if (!flavour)
+      throw new UsageError(`occurrence ${op.id} names flavour ${echo((op.operationParams as InstantiateVnfRequest).flavourId)}, which VNFD ${pkg.vnfd.id} does not have`);
     const helm = checkHelmRequest(source, params.additionalParams, { instanceId: instance.id, flavour, pkg: { helmCharts: await packageCharts(pkg.dir) }, vim });
     return {
       ...base,
@@ -329,7 +401,12 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
       const now = await d.helm.status({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal });
       let revision = helm.revision;
       // What the failed operation's revision has, for the objects the rollback removes.
-      const before = now ? manifestObjects(await d.helm.getManifest({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal }), `the manifest of release ${helm.releaseName}`).map((o) => ({ ...refOf(o), namespace: o.metadata.namespace ?? helm.namespace })) : [];
+      const before = now
+        ? manifestObjects(
+            await d.helm.getManifest({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal }),
+            `the manifest of release ${helm.releaseName}`,
+          ).map((o) => ({ ...refOf(o), namespace: o.metadata.namespace ?? helm.namespace }))
+        : [];
       if (now && now.revision !== helm.revision) {
         ctx.journal.record({ action: 'update', resource: ref, state: 'intended', detail: `rollback to revision ${helm.revision}` });
         await d.helm.rollback({ release: helm.releaseName, namespace: helm.namespace, revision: helm.revision, signal: ctx.signal });
@@ -340,7 +417,10 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
       const settled = await settle(d, ctx, { release: helm.releaseName, namespace: helm.namespace, flavour, info });
       const kept = new Set(settled.resources.map((r) => `${r.kind}|${r.namespace ?? ''}|${r.name}`));
       await d.kube.awaitGone(ctx, { resources: before.filter((r) => !kept.has(`${r.kind}|${r.namespace ?? ''}|${r.name}`)) });
-      return { ...instance, instantiatedVnfInfo: { ...info, ...(await vnfcsNow(d, ctx, settled.targets, vim.id)), resources: settled.resources, metadata: { ...info.metadata, revision } } };
+      return {
+        ...instance,
+        instantiatedVnfInfo: { ...info, ...(await vnfcsNow(d, ctx, settled.targets, vim.id)), resources: settled.resources, metadata: { ...info.metadata, revision } },
+      };
     },
   };
 }

@@ -25,7 +25,7 @@ import type { HelmDrivers, HelmServices } from './helm.js';
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
 
 export function services(deps: LcmDeps): HelmServices {
-  const helm = (deps as LcmDeps & { helm?: HelmServices }).helm;
+  const helm = deps.helm;
   if (!helm) throw new UsageError('this vnfm was set up without Helm', { hint: 'install Helm 3 on PATH or set VNFM_HELM to its path' });
   return helm;
 }
@@ -105,13 +105,27 @@ export function setValues(helm: Pick<HelmDeployment, 'parameters' | 'replicaValu
 export async function rehearse(
   deps: LcmDeps,
   source: string,
-  input: { chart: string; chartPath: string; release: string; namespace: string; set: HelmSetValues; flavour: Flavour; replicaValues: Record<string, string>; replicas: Record<string, number>; field: (vduId: string) => string },
+  input: {
+    chart: string;
+    chartPath: string;
+    release: string;
+    namespace: string;
+    set: HelmSetValues;
+    flavour: Flavour;
+    replicaValues: Record<string, string>;
+    replicas: Record<string, number>;
+    field: (vduId: string) => string;
+  },
   signal?: AbortSignal,
 ): Promise<VduTarget[]> {
   const tool = await services(deps).chartTool();
   let rendered: string;
   // A second rendering with a distinct number in each replica value tells a value the chart reads from one it ignores (whose default may equal the wanted count).
-  const probes = Object.fromEntries(Object.keys(input.replicaValues).filter((v) => input.replicas[v] !== undefined).map((vduId, i) => [vduId, 7919 + i]));
+  const probes = Object.fromEntries(
+    Object.keys(input.replicaValues)
+      .filter((v) => input.replicas[v] !== undefined)
+      .map((vduId, i) => [vduId, 7919 + i]),
+  );
   let probed: string;
   try {
     const render = (set: HelmSetValues) => tool.template(input.chart, { release: input.release, namespace: input.namespace, set, ...(signal ? { signal } : {}) });
@@ -145,22 +159,36 @@ export async function rehearse(
     const o = probedObjects.find((x) => x.kind === target.resource.kind && x.metadata.name === target.resource.name);
     const got = (o?.spec as { replicas?: unknown } | undefined)?.replicas;
     if (got !== want) {
-      throw new ValidationError(source, input.field(vduId), `${echo(path)} is not a value the chart ${input.chartPath} reads for the replicas of ${target.resource.kind} ${target.resource.name}: set to ${want}, the chart renders ${got === undefined ? 'no replicas' : `${String(got)} replicas`}`, {
-        hint: 'name the value the workload\'s spec.replicas comes from (helm show values / the template); nothing was changed',
-      });
+      throw new ValidationError(
+        source,
+        input.field(vduId),
+        `${echo(path)} is not a value the chart ${input.chartPath} reads for the replicas of ${target.resource.kind} ${target.resource.name}: set to ${want}, the chart renders ${got === undefined ? 'no replicas' : `${String(got)} replicas`}`,
+        {
+          hint: "name the value the workload's spec.replicas comes from (helm show values / the template); nothing was changed",
+        },
+      );
     }
   }
   return targets;
 }
 
 /** Reads the release's objects (from Helm, unless given) and watches them until ready; returns their references. */
-export async function settle(d: HelmDrivers, ctx: DriverContext, input: { release: string; namespace: string; flavour: Flavour; info?: InstantiatedVnfInfo; vdus?: string[]; manifest?: string }) {
+export async function settle(
+  d: HelmDrivers,
+  ctx: DriverContext,
+  input: { release: string; namespace: string; flavour: Flavour; info?: InstantiatedVnfInfo; vdus?: string[]; manifest?: string },
+) {
   // install and upgrade hand back the manifest they applied: one helm start fewer.
   const manifest = input.manifest ?? (await d.helm.getManifest({ release: input.release, namespace: input.namespace, signal: ctx.signal }));
   const objects = manifestObjects(manifest, `the manifest of release ${input.release}`);
   const targets = vduTargets(input.flavour, objects, input.release, input.namespace);
   const watched = input.vdus ? targets.filter((t) => input.vdus!.includes(t.vduId)) : targets;
-  const resources = await d.kube.awaitReady(ctx, { resources: objects.map(refOf), namespace: input.namespace, vdus: watched, ...(input.info?.metadata.vnfm_readiness ? { readiness: input.info.metadata.vnfm_readiness } : {}) });
+  const resources = await d.kube.awaitReady(ctx, {
+    resources: objects.map(refOf),
+    namespace: input.namespace,
+    vdus: watched,
+    ...(input.info?.metadata.vnfm_readiness ? { readiness: input.info.metadata.vnfm_readiness } : {}),
+  });
   return { resources, targets };
 }
 
@@ -196,9 +224,12 @@ export async function uninstall(d: HelmDrivers, ctx: DriverContext, release: str
 export async function assertReleaseFree(d: HelmDrivers, release: string, namespace: string, signal: AbortSignal): Promise<void> {
   const found = await d.helm.status({ release, namespace, signal });
   if (found) {
-    throw new ConflictError(`a Helm release ${release} already exists in namespace ${namespace} (chart ${found.chart}, revision ${found.revision}, ${found.status}); vnfm does not take over a release it did not install`, {
-      hint: 'choose another release name (v1: helmreleasename) or namespace, or uninstall that release first (helm uninstall -n NAMESPACE RELEASE)',
-    });
+    throw new ConflictError(
+      `a Helm release ${release} already exists in namespace ${namespace} (chart ${found.chart}, revision ${found.revision}, ${found.status}); vnfm does not take over a release it did not install`,
+      {
+        hint: 'choose another release name (v1: helmreleasename) or namespace, or uninstall that release first (helm uninstall -n NAMESPACE RELEASE)',
+      },
+    );
   }
 }
 
@@ -274,7 +305,13 @@ export async function recoverPending(d: HelmDrivers, ctx: DriverContext, release
  * not ask vnfm to create it (additionalParams.vnfm_create_namespace,
  * vnf-instantiate --create-namespace): exit 6, as for a manifest CNF.
  */
-export async function checkNamespace(d: HelmDrivers, vim: Pick<VimConnection, 'name'>, namespace: string, create: boolean, signal: AbortSignal): Promise<'active' | 'missing' | 'unknown'> {
+export async function checkNamespace(
+  d: HelmDrivers,
+  vim: Pick<VimConnection, 'name'>,
+  namespace: string,
+  create: boolean,
+  signal: AbortSignal,
+): Promise<'active' | 'missing' | 'unknown'> {
   const state = await d.helm.namespaceState({ namespace, signal });
   if (state === 'terminating') {
     throw new VimCheckError(`namespace "${namespace}" on the cluster of VIM ${vim.name} is being deleted: nothing can be created in it`, {

@@ -64,7 +64,12 @@ export async function describeKubernetes(deps: LcmDeps, instance: VnfInstance, i
   const info = instance.instantiatedVnfInfo!;
   const driver = await deps.kubernetesDriver(input.vim);
   const live = await driverOf(driver)(
-    { resources: info.resources, namespace: info.metadata.namespace, ownManagers: input.ownManagers, ...(info.metadata.vnfm_readiness ? { readiness: info.metadata.vnfm_readiness } : {}) },
+    {
+      resources: info.resources,
+      namespace: info.metadata.namespace,
+      ownManagers: input.ownManagers,
+      ...(info.metadata.vnfm_readiness ? { readiness: info.metadata.vnfm_readiness } : {}),
+    },
     signal,
   );
   const objects = live.map(toNode);
@@ -118,7 +123,11 @@ export async function liveKubernetesScale(deps: LcmDeps, instance: VnfInstance, 
   const ctx: DriverContext = { journal: { record: () => undefined, steps: () => [] }, report: () => undefined, signal };
   const vnfcs = await driver.listVnfcs(ctx, input.targets);
   const live = await driverOf(driver)({ resources: input.targets.map((t) => t.resource), namespace: info.metadata.namespace, events: 0 }, signal);
-  const workloads = new Map(flattenNodes(live.map(toNode)).filter((n) => n.applied).map((n) => [keyOf(n), n]));
+  const workloads = new Map(
+    flattenNodes(live.map(toNode))
+      .filter((n) => n.applied)
+      .map((n) => [keyOf(n), n]),
+  );
   const replicas: Record<string, number> = {};
   for (const t of input.targets) {
     const node = workloads.get(keyOf({ ...t.resource, namespace: t.resource.namespace ?? info.metadata.namespace }));

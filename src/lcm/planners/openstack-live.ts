@@ -30,7 +30,7 @@ async function driverFor(deps: LcmDeps, instance: VnfInstance, source: string): 
 export async function describeOpenStack(deps: LcmDeps, instance: VnfInstance, signal: AbortSignal): Promise<VnfLiveState> {
   const info = instance.instantiatedVnfInfo!;
   const { vim, driver } = await driverFor(deps, instance, 'vnf-describe');
-  if (!driver.describe) throw new UsageError('the OpenStack driver in use cannot read a stack\'s resources', { hint: 'use the driver vnfm ships' });
+  if (!driver.describe) throw new UsageError("the OpenStack driver in use cannot read a stack's resources", { hint: 'use the driver vnfm ships' });
   const found = await driver.describe(instance.id, signal);
   const base = {
     vnfInstanceId: instance.id,
@@ -44,7 +44,11 @@ export async function describeOpenStack(deps: LcmDeps, instance: VnfInstance, si
   const all = flatten(objects);
   // A scaling group (VDU1_scale_group) is its VDU's when the servers it holds are named after one VDU.
   for (const n of objects) {
-    const vdus = new Set(flatten(n.children).filter((c) => c.kind === SERVER).map((c) => c.name));
+    const vdus = new Set(
+      flatten(n.children)
+        .filter((c) => c.kind === SERVER)
+        .map((c) => c.name),
+    );
     const vduId = vdus.size === 1 ? [...vdus][0]! : n.name;
     const recorded = info.metadata.vduReplicas[vduId];
     if (n.replicas !== undefined && recorded !== undefined && n.replicas !== recorded) n.drift.push(`scaled elsewhere: ${n.replicas}, recorded ${recorded}`);

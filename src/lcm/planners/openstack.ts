@@ -48,7 +48,14 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
  * `extra.heat_environments`, else the instance's own. A retried instantiate
  * uses the ones its first attempt kept (the stack was made with them).
  */
-async function environmentsFor(deps: LcmDeps, instance: VnfInstance, vim: VimConnection, opts: OperationOptions, first: boolean, retry = false): Promise<{ envs: HeatEnvironments; given: boolean }> {
+async function environmentsFor(
+  deps: LcmDeps,
+  instance: VnfInstance,
+  vim: VimConnection,
+  opts: OperationOptions,
+  first: boolean,
+  retry = false,
+): Promise<{ envs: HeatEnvironments; given: boolean }> {
   if (opts.heatEnvironments?.length) return { envs: await readHeatEnvironments(opts.heatEnvironments, deps.home), given: true };
   if (first && retry) {
     const kept = await loadInstanceEnvironments(deps.home, instance.id);
@@ -82,12 +89,15 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   if (instance.instantiationState === 'INSTANTIATED') {
     throw new ConflictError(`vnf instance ${instance.id} is already INSTANTIATED`, { hint: `terminate it first (vnfm vnf-terminate ${instance.id}), or create another instance` });
   }
-  if (!isObject(body)) throw new ValidationError(source, undefined, 'is not a JSON object (an InstantiateVnfRequest)', { hint: 'see csar-samples/heat-vnf/requests/instantiate.json' });
+  if (!isObject(body))
+    throw new ValidationError(source, undefined, 'is not a JSON object (an InstantiateVnfRequest)', { hint: 'see csar-samples/heat-vnf/requests/instantiate.json' });
   const pkg = await packageOf(deps, instance.vnfPkgId);
   const flavours = Object.keys(pkg.vnfd.flavours);
   const flavourId = body['flavourId'];
   if (typeof flavourId !== 'string' || !pkg.vnfd.flavours[flavourId]) {
-    throw new ValidationError(source, 'flavourId', flavourId === undefined ? 'is required' : `${echo(flavourId)} is not a flavour of VNFD ${pkg.vnfd.id}`, { hint: `choose from: ${flavours.join(', ')}` });
+    throw new ValidationError(source, 'flavourId', flavourId === undefined ? 'is required' : `${echo(flavourId)} is not a flavour of VNFD ${pkg.vnfd.id}`, {
+      hint: `choose from: ${flavours.join(', ')}`,
+    });
   }
   const flavour = pkg.vnfd.flavours[flavourId]!;
   const levelId = body['instantiationLevelId'];
@@ -190,7 +200,7 @@ const planHeal: OpenStackPlanner = async (deps, instance, body, source, retry, o
   const cur = await current(deps, instance, source, given);
   const checked = checkHealRequest(source, body, instance, retry);
   const params = isObject(checked.request.additionalParams) ? checked.request.additionalParams : {};
-  const all = params['all'] === true && !(checked.request.vnfcInstanceId?.length);
+  const all = params['all'] === true && !checked.request.vnfcInstanceId?.length;
   const wanted = new Set(checked.vnfcs.map((v) => v.id));
   const vnfcs = vnfcsOf(cur.info).filter((v) => wanted.has(v.id));
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
@@ -206,7 +216,14 @@ const planHeal: OpenStackPlanner = async (deps, instance, body, source, retry, o
     hooks: ['heal_start', 'heal_end'],
     async run(driver, ctx) {
       if (newEnvs) await saveInstanceEnvironments(deps.home, instance.id, envs);
-      await driver.heal(ctx, { instanceId: instance.id, vnfcs, all, templates, nfv: cur.info.metadata.heat.nfv, ...(checked.request.cause ? { cause: checked.request.cause } : {}) });
+      await driver.heal(ctx, {
+        instanceId: instance.id,
+        vnfcs,
+        all,
+        templates,
+        nfv: cur.info.metadata.heat.nfv,
+        ...(checked.request.cause ? { cause: checked.request.cause } : {}),
+      });
       const heat = { ...cur.info.metadata.heat, ...(newEnvs ? { environments: envs.paths } : {}) };
       return {
         ...instance,
@@ -241,10 +258,14 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
   const request = checkChangePackageShape(source, body, instance);
   const record = deps.store.packages.find(request.vnfdId);
   if (!record || record.vnfdId !== request.vnfdId) {
-    throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, { hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list' });
+    throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, {
+      hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list',
+    });
   }
   if (record.onboardingState !== 'ONBOARDED' || record.operationalState !== 'ENABLED') {
-    throw new ValidationError(source, 'vnfdId', `package ${record.id} is ${record.onboardingState}/${record.operationalState}`, { hint: `enable it: vnfm vnfpkg-update ${record.id} --operational-state ENABLED` });
+    throw new ValidationError(source, 'vnfdId', `package ${record.id} is ${record.onboardingState}/${record.operationalState}`, {
+      hint: `enable it: vnfm vnfpkg-update ${record.id} --operational-state ENABLED`,
+    });
   }
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
   const newPkg = await openOnboarded(deps, record);
@@ -257,7 +278,9 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
   const heatRecord = cur.info.metadata.heat;
   const extVirtualLinks = checkExtVirtualLinks(source, (request as ChangeCurrentVnfPkgRequest).extVirtualLinks, flavour) ?? heatRecord.extVirtualLinks;
   const overrides = checkNfvOverrides(source, request.additionalParams) ?? heatRecord.nfvOverrides;
-  const replicas = Object.fromEntries(Object.keys(flavour.vdus).map((v) => [v, cur.info.metadata.vduReplicas[v] ?? levelReplicas(flavour, cur.info.instantiationLevelId).replicas[v] ?? 1]));
+  const replicas = Object.fromEntries(
+    Object.keys(flavour.vdus).map((v) => [v, cur.info.metadata.vduReplicas[v] ?? levelReplicas(flavour, cur.info.instantiationLevelId).replicas[v] ?? 1]),
+  );
   const nfv = buildNfvParameter(flavour, replicas, { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}) });
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
   const hot = await readBaseHot(newPkg.dir, flavour.id, source, record.id);

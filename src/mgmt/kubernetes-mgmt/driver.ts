@@ -156,7 +156,12 @@ class KubernetesMgmt {
     if (masters.length === 0 && workers.length === 0) return;
     const facts = await joinFacts(first, this.commonParams(state, endpoint));
     for (const m of masters) await this.joinNode(ctx, state, m, endpoint, facts);
-    await forEachNode(workers, this.concurrency, (w) => `${w.vduId} ${w.nodeName} (${w.sshAddress})`, (w) => this.joinNode(ctx, state, w, endpoint, facts));
+    await forEachNode(
+      workers,
+      this.concurrency,
+      (w) => `${w.vduId} ${w.nodeName} (${w.sshAddress})`,
+      (w) => this.joinNode(ctx, state, w, endpoint, facts),
+    );
   }
 
   /** kubeadm init on the first master, joins, registry connections, the admin token; returns the VIM's credentials. */
@@ -202,9 +207,12 @@ class KubernetesMgmt {
     const instance = ctx.result ?? ctx.instance;
     const { masters, workers } = clusterNodes(instance, state.params);
     if (masters.length === 0) {
-      throw new VnfmError(`no server of vnf instance ${ctx.vnfInstanceId} has an address on connection point "${state.params.master.sshCpName}" (${FIELD}.master_node.ssh_cp_name)`, {
-        hint: 'the masters are the servers of that connection point: check the name against the VNFD',
-      });
+      throw new VnfmError(
+        `no server of vnf instance ${ctx.vnfInstanceId} has an address on connection point "${state.params.master.sshCpName}" (${FIELD}.master_node.ssh_cp_name)`,
+        {
+          hint: 'the masters are the servers of that connection point: check the name against the VNFD',
+        },
+      );
     }
     const endpoint = clusterEndpoint(instance, state.params, masters[0]!);
     const creds = await this.installCluster(ctx, state, masters, workers, endpoint);
@@ -249,14 +257,19 @@ class KubernetesMgmt {
       }
     });
     if (!opts.reset) return;
-    await forEachNode(leaving, this.concurrency, (n) => n.nodeName, async (node) => {
-      try {
-        await this.onNode(ctx, state, node, (s) => resetNode(s));
-      } catch (err) {
-        // The VM goes anyway: a reset that cannot run is not worth failing the scale-in for.
-        ctx.report(`${node.nodeName}: kubeadm reset skipped (${(err as Error).message.split('\n')[0]})`);
-      }
-    });
+    await forEachNode(
+      leaving,
+      this.concurrency,
+      (n) => n.nodeName,
+      async (node) => {
+        try {
+          await this.onNode(ctx, state, node, (s) => resetNode(s));
+        } catch (err) {
+          // The VM goes anyway: a reset that cannot run is not worth failing the scale-in for.
+          ctx.report(`${node.nodeName}: kubeadm reset skipped (${(err as Error).message.split('\n')[0]})`);
+        }
+      },
+    );
   }
 
   private requireRecord(ctx: HookContext): KubernetesMgmtRecord | undefined {
@@ -271,10 +284,7 @@ class KubernetesMgmt {
     const state = await this.load(ctx, record);
     const { masters, workers } = clusterNodes(ctx.instance, state.params, record);
     const cluster = [...masters, ...workers];
-    const victims = [
-      ...scaleInVictims(ctx.instance, ctx.removing, state.params.master.sshCpName),
-      ...scaleInVictims(ctx.instance, ctx.removing, state.params.worker.sshCpName),
-    ];
+    const victims = [...scaleInVictims(ctx.instance, ctx.removing, state.params.master.sshCpName), ...scaleInVictims(ctx.instance, ctx.removing, state.params.worker.sshCpName)];
     const leaving = cluster.filter((n) => victims.some((v) => v.serverId === n.serverId));
     await this.removeNodes(ctx, state, record, leaving, { force: false, reset: true });
     return {};
@@ -284,10 +294,9 @@ class KubernetesMgmt {
   private async joinNew(ctx: HookContext, record: KubernetesMgmtRecord): Promise<HookOutcome> {
     const state = await this.load(ctx, record);
     const { masters, workers } = clusterNodes(ctx.result, state.params, record);
-    const added = new Set([
-      ...newNodes(ctx.instance, ctx.result, state.params.master.sshCpName),
-      ...newNodes(ctx.instance, ctx.result, state.params.worker.sshCpName),
-    ].map((n) => n.serverId));
+    const added = new Set(
+      [...newNodes(ctx.instance, ctx.result, state.params.master.sshCpName), ...newNodes(ctx.instance, ctx.result, state.params.worker.sshCpName)].map((n) => n.serverId),
+    );
     const newMasters = masters.filter((m) => added.has(m.serverId));
     const newWorkers = workers.filter((w) => added.has(w.serverId));
     if (newMasters.length + newWorkers.length > 0) {

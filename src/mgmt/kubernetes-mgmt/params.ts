@@ -47,7 +47,6 @@ export interface ClusterParams {
   registryConnections?: unknown;
 }
 
-
 function str(source: string, obj: Obj, key: string, field: string, required: true, hint?: string): string;
 function str(source: string, obj: Obj, key: string, field: string, required: false, hint?: string): string | undefined;
 function str(source: string, obj: Obj, key: string, field: string, required: boolean, hint?: string): string | undefined {
@@ -125,7 +124,10 @@ function proxyParams(source: string, value: unknown): ProxyParams | undefined {
   const field = `${FIELD}.proxy`;
   if (!isObject(value)) throw new ValidationError(source, field, 'must be an object {"http_proxy", "https_proxy", "no_proxy", "k8s_node_cidr"}');
   const proxy: ProxyParams = {};
-  for (const [key, prop] of [['http_proxy', 'httpProxy'], ['https_proxy', 'httpsProxy']] as const) {
+  for (const [key, prop] of [
+    ['http_proxy', 'httpProxy'],
+    ['https_proxy', 'httpsProxy'],
+  ] as const) {
     const v = str(source, value, key, field, false);
     if (v === undefined) continue;
     if (!/^https?:\/\/[^\s/]+/.test(v)) throw new ValidationError(source, `${field}.${key}`, 'must be a URL http(s)://[user:password@]host:port');
@@ -201,7 +203,14 @@ export function secretsOf(params: ClusterParams): string[] {
   }
   for (const url of [params.proxy?.httpProxy, params.proxy?.httpsProxy]) {
     const m = url ? /^https?:\/\/([^@/]+)@/.exec(url) : null;
-    if (m?.[1]) out.push(m[1], ...m[1].split(':').slice(1).filter((p) => p.length >= 3));
+    if (m?.[1])
+      out.push(
+        m[1],
+        ...m[1]
+          .split(':')
+          .slice(1)
+          .filter((p) => p.length >= 3),
+      );
   }
   return out;
 }

@@ -23,7 +23,17 @@ import { isAbsolute, join, posix, relative, sep } from 'node:path';
 import { echo, ValidationError, VnfmError } from '../../errors.js';
 import { shellQuote as quote } from '../ssh/quote.js';
 import type { SshSession } from '../ssh/types.js';
-import { appendHostsLines, containerdHostsToml, CONTAINERD_CERTS_DIR, CONTAINERD_CONFIG, DOCKER_CERTS_DIR, DOCKER_DAEMON_JSON, ensureContainerdConfigPath, ETC_HOSTS, mergeDaemonJson } from './registry-files.js';
+import {
+  appendHostsLines,
+  containerdHostsToml,
+  CONTAINERD_CERTS_DIR,
+  CONTAINERD_CONFIG,
+  DOCKER_CERTS_DIR,
+  DOCKER_DAEMON_JSON,
+  ensureContainerdConfigPath,
+  ETC_HOSTS,
+  mergeDaemonJson,
+} from './registry-files.js';
 
 export {
   appendHostsLines,
@@ -283,7 +293,14 @@ async function installFiles(session: SshSession, files: readonly PlannedFile[]):
     `set -e; for f in ${files.map((f) => quote(f.path)).join(' ')}; do t=$(mktemp); ` +
     `while IFS= read -r l && [ "$l" != "@end" ]; do printf '%s\\n' "$l"; done | base64 -d > "$t"; ` +
     `install -D -m 0644 "$t" "$f"; rm -f "$t"; done`;
-  const stdin = files.map((f) => `${Buffer.from(f.content).toString('base64').replace(/(.{76})/g, '$1\n')}\n@end\n`).join('');
+  const stdin = files
+    .map(
+      (f) =>
+        `${Buffer.from(f.content)
+          .toString('base64')
+          .replace(/(.{76})/g, '$1\n')}\n@end\n`,
+    )
+    .join('');
   await session.exec(script, { sudo: true, stdin, timeoutMs: 60_000 });
 }
 
@@ -353,9 +370,12 @@ export async function configureRegistryConnections(session: SshSession, connecti
   ];
   const state = await readNodeState(session, wanted);
   if (!state.docker && !state.containerd) {
-    throw new VnfmError(`${node}: neither docker nor containerd is installed, so no container runtime can be told about the registries ${connections.map((c) => c.server).join(', ')}`, {
-      hint: 'install the cluster (its container runtime) on the node before configuring registry connections',
-    });
+    throw new VnfmError(
+      `${node}: neither docker nor containerd is installed, so no container runtime can be told about the registries ${connections.map((c) => c.server).join(', ')}`,
+      {
+        hint: 'install the cluster (its container runtime) on the node before configuring registry connections',
+      },
+    );
   }
 
   const plan: PlannedFile[] = [];

@@ -13,7 +13,6 @@ export const CONTAINERD_CONFIG = '/etc/containerd/config.toml';
 export const CONTAINERD_CERTS_DIR = '/etc/containerd/certs.d';
 export const ETC_HOSTS = '/etc/hosts';
 
-
 /**
  * `daemon.json` with `insecure` added to `insecure-registries`, every other
  * key kept. `changed` is false (and `text` the input) when they are all there.
@@ -57,11 +56,7 @@ export function containerdHostsToml(connection: Pick<RegistryConnection, 'connec
   ].join('\n');
 }
 
-const REGISTRY_SECTIONS = [
-  '[plugins."io.containerd.grpc.v1.cri".registry]',
-  '[plugins."io.containerd.cri.v1.images".registry]',
-  '[plugins.cri.registry]',
-];
+const REGISTRY_SECTIONS = ['[plugins."io.containerd.grpc.v1.cri".registry]', '[plugins."io.containerd.cri.v1.images".registry]', '[plugins.cri.registry]'];
 
 /**
  * Makes containerd's `config.toml` point `config_path` at a hosts directory.
@@ -94,9 +89,12 @@ export function ensureContainerdConfigPath(existing: string | undefined, path = 
     }
   }
   if (/registry\.(mirrors|configs)\b/.test(existing)) {
-    throw new VnfmError(`${path} configures registries with registry.mirrors/registry.configs, which containerd does not allow beside config_path; vnfm cannot add config_path = "${CONTAINERD_CERTS_DIR}" safely`, {
-      hint: `move those settings to hosts.toml files and set config_path = "${CONTAINERD_CERTS_DIR}" under the CRI registry section of ${path}, then retry`,
-    });
+    throw new VnfmError(
+      `${path} configures registries with registry.mirrors/registry.configs, which containerd does not allow beside config_path; vnfm cannot add config_path = "${CONTAINERD_CERTS_DIR}" safely`,
+      {
+        hint: `move those settings to hosts.toml files and set config_path = "${CONTAINERD_CERTS_DIR}" under the CRI registry section of ${path}, then retry`,
+      },
+    );
   }
   if (start >= 0) {
     lines.splice(start + 1, 0, `  ${want}`);

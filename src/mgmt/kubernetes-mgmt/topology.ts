@@ -72,7 +72,6 @@ export interface State {
   secrets: string[];
 }
 
-
 export function recordOf(instance: VnfInstance | undefined): KubernetesMgmtRecord | undefined {
   return (instance?.instantiatedVnfInfo?.metadata.mgmt?.[NAME] as KubernetesMgmtRecord | undefined) ?? undefined;
 }
@@ -119,7 +118,7 @@ export function clusterEndpoint(instance: VnfInstance | undefined, params: Clust
   const own = nodes.find((n) => n.serverId === first.serverId) ?? nodes[0];
   if (!own) {
     throw new VnfmError(`no server has an address on connection point "${cp}" (${FIELD}.master_node.cluster_cp_name)`, {
-      hint: 'name the connection point of the cluster\'s virtual IP or of the masters',
+      hint: "name the connection point of the cluster's virtual IP or of the masters",
     });
   }
   return hostPort(own.address);
@@ -138,4 +137,3 @@ export function renderKubeconfig(name: string, endpoint: string, caPem: string, 
     { lineWidth: -1 },
   );
 }
-

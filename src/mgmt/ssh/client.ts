@@ -20,8 +20,7 @@ const NOT_UP_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ET
 const NOT_UP_MESSAGES = /Timed out while waiting for handshake|Connection lost before handshake|No response from server|kex_exchange_identification/i;
 
 type Attempt =
-  | { ok: true; ssh: NodeSSH; presented: PresentedHostKey; verdict: HostKeyVerdict }
-  | { ok: false; error: unknown; verdict?: HostKeyVerdict; presented?: PresentedHostKey };
+  { ok: true; ssh: NodeSSH; presented: PresentedHostKey; verdict: HostKeyVerdict } | { ok: false; error: unknown; verdict?: HostKeyVerdict; presented?: PresentedHostKey };
 
 /** `VDU1 (10.0.0.5)` → `VDU1 (10.0.0.5:22)`: where vnfm connects, for messages. */
 export function whereOf(target: SshTarget): string {
@@ -66,9 +65,14 @@ export async function connectNow(target: SshTarget, opts: SshConnectOptions): Pr
       });
     }
     if (/Cannot parse privateKey/i.test(message)) {
-      throw new SshAuthError(target.label, target.username, `${where}: the private key for user ${target.username} cannot be used: ${message.replace(/^Cannot parse privateKey:\s*/i, '')}`, {
-        hint: 'give the key in OpenSSH or PEM format, with its passphrase when it has one',
-      });
+      throw new SshAuthError(
+        target.label,
+        target.username,
+        `${where}: the private key for user ${target.username} cannot be used: ${message.replace(/^Cannot parse privateKey:\s*/i, '')}`,
+        {
+          hint: 'give the key in OpenSSH or PEM format, with its passphrase when it has one',
+        },
+      );
     }
     const code = typeof err.code === 'string' ? err.code : undefined;
     const notUp = (code !== undefined && NOT_UP_CODES.has(code)) || err.level === 'client-timeout' || NOT_UP_MESSAGES.test(message);
@@ -134,4 +138,3 @@ async function attempt(target: SshTarget, opts: SshConnectOptions): Promise<Atte
     opts.signal.removeEventListener('abort', onAbort);
   }
 }
-

@@ -25,11 +25,7 @@ export interface PresentedHostKey {
 }
 
 /** What to do with the key a server presented. */
-export type HostKeyVerdict =
-  | { kind: 'known' }
-  | { kind: 'first-use' }
-  | { kind: 'accepted'; pinned: PinnedHostKey }
-  | { kind: 'changed'; pinned: PinnedHostKey };
+export type HostKeyVerdict = { kind: 'known' } | { kind: 'first-use' } | { kind: 'accepted'; pinned: PinnedHostKey } | { kind: 'changed'; pinned: PinnedHostKey };
 
 export function judgeHostKey(target: SshTarget, presented: PresentedHostKey, store: HostKeyStore, accepted: readonly string[]): HostKeyVerdict {
   const pinned = store.get(target.serverId);
@@ -47,14 +43,7 @@ export function hostKeyChangedError(target: SshTarget, pinned: PinnedHostKey, pr
  * After a successful login: pins the key on first use or when accepted (and
  * says so), and follows a known server to a new address.
  */
-export function recordHostKey(
-  target: SshTarget,
-  presented: PresentedHostKey,
-  verdict: HostKeyVerdict,
-  store: HostKeyStore,
-  now: string,
-  say: (line: string) => void,
-): void {
+export function recordHostKey(target: SshTarget, presented: PresentedHostKey, verdict: HostKeyVerdict, store: HostKeyStore, now: string, say: (line: string) => void): void {
   const key: PinnedHostKey = { serverId: target.serverId, address: target.host, fingerprint: presented.fingerprint, keyType: presented.keyType, pinnedAt: now };
   switch (verdict.kind) {
     case 'first-use':

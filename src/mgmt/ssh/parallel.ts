@@ -11,12 +11,7 @@ import { NodesFailedError, type NodeFailure } from './errors.js';
  * (by `label`) with its error, in input order. Otherwise returns the results
  * in input order.
  */
-export async function forEachNode<T, R>(
-  items: readonly T[],
-  limit: number,
-  label: (item: T) => string,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
+export async function forEachNode<T, R>(items: readonly T[], limit: number, label: (item: T) => string, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   const failed: (NodeFailure & { index: number })[] = [];
   let next = 0;
@@ -35,7 +30,10 @@ export async function forEachNode<T, R>(
   await Promise.all(Array.from({ length: workers }, worker));
   if (failed.length > 0) {
     failed.sort((a, b) => a.index - b.index);
-    throw new NodesFailedError(failed.map(({ node, error }) => ({ node, error })), items.length);
+    throw new NodesFailedError(
+      failed.map(({ node, error }) => ({ node, error })),
+      items.length,
+    );
   }
   return results;
 }

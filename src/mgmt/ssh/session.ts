@@ -194,7 +194,9 @@ export class NodeSshSession implements SshSession {
       if (!ENV_NAME.test(name)) throw new VnfmError(`${this.label}: environment variable name ${JSON.stringify(name)} is not a shell name`);
     }
     const redact = this.redactorFor(env);
-    const exports = Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}; `).join('');
+    const exports = Object.entries(env)
+      .map(([k, v]) => `export ${k}=${shellQuote(v)}; `)
+      .join('');
     const timeoutMs = opts.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
     // The node enforces the timeout itself (coreutils timeout kills the
     // command's whole process group, as root under sudo); vnfm stops waiting a
@@ -208,7 +210,9 @@ export class NodeSshSession implements SshSession {
       remote = withPassword ? `sudo -k -S -p '' -- ${remote}` : `sudo -n -- ${remote}`;
       if (withPassword) stdin = `${this.target.password}\n${opts.stdin ?? ''}`;
     }
-    const shown = `${opts.sudo ? 'sudo ' : ''}${Object.entries(env).map(([k, v]) => `${k}=${v} `).join('')}${command}`;
+    const shown = `${opts.sudo ? 'sudo ' : ''}${Object.entries(env)
+      .map(([k, v]) => `${k}=${v} `)
+      .join('')}${command}`;
     this.opts.log(`${this.label} $ ${redact(shown)}`);
 
     if (signal.aborted) return { code: -1, stdout: '', stderr: '', tail: '', stopped: 'aborted' };

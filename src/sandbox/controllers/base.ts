@@ -178,7 +178,9 @@ export function isPodActive(pod: KubeObject): boolean {
 /** A short, stable, DNS-safe hash of a pod template, like pod-template-hash and controller-revision-hash. */
 export function templateHash(template: unknown): string {
   const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  const digest = createHash('sha256').update(JSON.stringify(template ?? {})).digest();
+  const digest = createHash('sha256')
+    .update(JSON.stringify(template ?? {}))
+    .digest();
   return [...digest.subarray(0, 10)].map((b) => alphabet[b % alphabet.length]).join('');
 }
 
@@ -189,8 +191,8 @@ export function setCondition(conditions: Obj[] | undefined, next: Obj, now: stri
   const old = i >= 0 ? list[i] : undefined;
   const changed = !old || old.status !== next.status;
   const cond: Obj = { ...next };
-  if (withUpdateTime) cond.lastUpdateTime = changed || old?.reason !== next.reason ? now : old?.lastUpdateTime ?? now;
-  cond.lastTransitionTime = changed ? now : old?.lastTransitionTime ?? now;
+  if (withUpdateTime) cond.lastUpdateTime = changed || old?.reason !== next.reason ? now : (old?.lastUpdateTime ?? now);
+  cond.lastTransitionTime = changed ? now : (old?.lastTransitionTime ?? now);
   if (i >= 0) list[i] = cond;
   else list.push(cond);
   return list;

@@ -84,7 +84,9 @@ export class WorkloadServers {
   }
 
   endpoints(): WorkloadClusterEndpoint[] {
-    return [...this.servers.values()].filter((e) => e.server).map((e) => ({ namespace: e.namespace, name: e.name, url: e.server!.url, caPem: e.server!.caPem, token: e.server!.token }));
+    return [...this.servers.values()]
+      .filter((e) => e.server)
+      .map((e) => ({ namespace: e.namespace, name: e.name, url: e.server!.url, caPem: e.server!.caPem, token: e.server!.token }));
   }
 
   async closeAll(): Promise<void> {
@@ -185,14 +187,22 @@ export function reconcileCluster(k: CapiKit, servers: WorkloadServers, key: stri
     const endpoint = spec(cluster).controlPlaneEndpoint as Obj | undefined;
     if (!endpoint?.host) {
       const url = new URL(server.url);
-      cluster = k.api.update(type, { ...cluster, spec: { ...spec(cluster), controlPlaneEndpoint: { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port) } } }, { manager: MANAGER });
+      cluster = k.api.update(
+        type,
+        { ...cluster, spec: { ...spec(cluster), controlPlaneEndpoint: { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port) } } },
+        { manager: MANAGER },
+      );
     }
   }
   const missingRefs = (hasInfraRef && !infra?.obj) || (hasCpRef && !cp?.obj);
   const provisionedNow = infraReady && cpInitialized && server !== undefined;
   const phase = provisionedNow ? 'Provisioned' : missingRefs ? 'Pending' : 'Provisioning';
   const machineType = k.typeOf(CAPI_GROUP, 'Machine');
-  const workers = machineType ? k.api.list(machineType, cluster.metadata.namespace).filter((m) => m.metadata.labels?.[CLUSTER_NAME_LABEL] === cluster.metadata.name && m.metadata.labels?.[CONTROL_PLANE_LABEL] === undefined) : [];
+  const workers = machineType
+    ? k.api
+        .list(machineType, cluster.metadata.namespace)
+        .filter((m) => m.metadata.labels?.[CLUSTER_NAME_LABEL] === cluster.metadata.name && m.metadata.labels?.[CONTROL_PLANE_LABEL] === undefined)
+    : [];
   const ready = provisionedNow && cpReady;
   k.writeStatus(type, cluster, {
     ...status(cluster),

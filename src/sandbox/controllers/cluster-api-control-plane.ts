@@ -89,7 +89,11 @@ export function reconcileControlPlane(k: CapiKit, key: string, type: ResourceTyp
     ...(version ? { version } : {}),
     selector,
     observedGeneration: cp.metadata.generation,
-    conditions: k.conditions(cp, [['Available', ready > 0, ready > 0 ? 'Available' : 'WaitingForMachines'], ['Initialized', initialized, initialized ? 'Initialized' : 'WaitingForMachines'], ['Ready', ready === desired, ready === desired ? 'Ready' : 'ScalingUp']]),
+    conditions: k.conditions(cp, [
+      ['Available', ready > 0, ready > 0 ? 'Available' : 'WaitingForMachines'],
+      ['Initialized', initialized, initialized ? 'Initialized' : 'WaitingForMachines'],
+      ['Ready', ready === desired, ready === desired ? 'Ready' : 'ScalingUp'],
+    ]),
   });
 }
 

@@ -57,7 +57,9 @@ export const isRunning = (m: KubeObject): boolean => status(m).phase === 'Runnin
 /** Which machines go first on scale-in: marked ones, then the newest. */
 export function deletionOrder(machines: KubeObject[]): KubeObject[] {
   const marked = (m: KubeObject): number => (m.metadata.annotations?.[DELETE_MACHINE_ANNOTATION] !== undefined ? 0 : 1);
-  return [...machines].sort((a, b) => marked(a) - marked(b) || String(b.metadata.creationTimestamp).localeCompare(String(a.metadata.creationTimestamp)) || b.metadata.name.localeCompare(a.metadata.name));
+  return [...machines].sort(
+    (a, b) => marked(a) - marked(b) || String(b.metadata.creationTimestamp).localeCompare(String(a.metadata.creationTimestamp)) || b.metadata.name.localeCompare(a.metadata.name),
+  );
 }
 
 /** The API, the work queue and the phase clock the Cluster API reconcilers share, with the writes they all make. */
@@ -164,7 +166,12 @@ export class CapiKit {
   createMachine(owner: KubeObject, ownerType: ResourceType, labels: Record<string, string>, annotations: Record<string, string> | undefined, machineSpec: Obj): void {
     const type = this.typeOf(CAPI_GROUP, 'Machine');
     if (!type) return;
-    const metadata: Obj = { name: `${owner.metadata.name}-${generateNameSuffix()}`, namespace: owner.metadata.namespace, labels, ownerReferences: [controllerRef(owner, ownerType)] };
+    const metadata: Obj = {
+      name: `${owner.metadata.name}-${generateNameSuffix()}`,
+      namespace: owner.metadata.namespace,
+      labels,
+      ownerReferences: [controllerRef(owner, ownerType)],
+    };
     if (annotations && Object.keys(annotations).length) metadata.annotations = annotations;
     this.api.create(type, { metadata, spec: machineSpec } as unknown as KubeObject, { manager: MANAGER });
   }

@@ -32,17 +32,43 @@ export function reconcileMachine(k: CapiKit, key: string, type: ResourceType, m:
   const base: Obj = { ...status(m), observedGeneration: m.metadata.generation, lastUpdated: k.now() };
   const phase = status(m).phase as string | undefined;
   if (!phase) {
-    k.writeStatus(type, m, { ...base, phase: 'Pending', bootstrapReady: false, infrastructureReady: false, conditions: k.conditions(m, [['BootstrapReady', false, 'WaitingForBootstrapData'], ['InfrastructureReady', false, 'WaitingForInfrastructure'], ['Ready', false, 'WaitingForInfrastructure']]) });
+    k.writeStatus(type, m, {
+      ...base,
+      phase: 'Pending',
+      bootstrapReady: false,
+      infrastructureReady: false,
+      conditions: k.conditions(m, [
+        ['BootstrapReady', false, 'WaitingForBootstrapData'],
+        ['InfrastructureReady', false, 'WaitingForInfrastructure'],
+        ['Ready', false, 'WaitingForInfrastructure'],
+      ]),
+    });
     k.elapsed(key, m, 'Pending');
     return;
   }
   if (phase === 'Pending' && k.elapsed(key, m, 'Pending')) {
-    k.writeStatus(type, m, { ...base, phase: 'Provisioning', bootstrapReady: true, initialization: { bootstrapDataSecretCreated: true }, conditions: k.conditions(m, [['BootstrapReady', true, 'Ready']]) });
+    k.writeStatus(type, m, {
+      ...base,
+      phase: 'Provisioning',
+      bootstrapReady: true,
+      initialization: { bootstrapDataSecretCreated: true },
+      conditions: k.conditions(m, [['BootstrapReady', true, 'Ready']]),
+    });
     return;
   }
   if (phase === 'Provisioning' && k.elapsed(key, m, 'Provisioning')) {
-    const addresses = [{ type: 'InternalIP', address: `10.0.${(m.metadata.uid!.charCodeAt(0) % 200) + 1}.${(m.metadata.uid!.charCodeAt(1) % 250) + 2}` }, { type: 'Hostname', address: m.metadata.name }];
-    k.writeStatus(type, m, { ...base, phase: 'Provisioned', infrastructureReady: true, initialization: { ...base.initialization, infrastructureProvisioned: true }, addresses, conditions: k.conditions(m, [['InfrastructureReady', true, 'Ready']]) });
+    const addresses = [
+      { type: 'InternalIP', address: `10.0.${(m.metadata.uid!.charCodeAt(0) % 200) + 1}.${(m.metadata.uid!.charCodeAt(1) % 250) + 2}` },
+      { type: 'Hostname', address: m.metadata.name },
+    ];
+    k.writeStatus(type, m, {
+      ...base,
+      phase: 'Provisioned',
+      infrastructureReady: true,
+      initialization: { ...base.initialization, infrastructureProvisioned: true },
+      addresses,
+      conditions: k.conditions(m, [['InfrastructureReady', true, 'Ready']]),
+    });
     return;
   }
   if (phase === 'Provisioned' && k.elapsed(key, m, 'Provisioned')) {
@@ -51,7 +77,12 @@ export function reconcileMachine(k: CapiKit, key: string, type: ResourceType, m:
       phase: 'Running',
       nodeRef: { apiVersion: 'v1', kind: 'Node', name: m.metadata.name, uid: m.metadata.uid },
       nodeInfo: { kubeletVersion: spec(m).version ?? '', operatingSystem: 'linux', architecture: 'amd64' },
-      conditions: k.conditions(m, [['NodeHealthy', true, 'NodeHealthy'], ['Ready', true, 'Ready'], ['Available', true, 'Available'], ['UpToDate', true, 'UpToDate']]),
+      conditions: k.conditions(m, [
+        ['NodeHealthy', true, 'NodeHealthy'],
+        ['Ready', true, 'Ready'],
+        ['Available', true, 'Available'],
+        ['UpToDate', true, 'UpToDate'],
+      ]),
     });
   }
 }
@@ -82,15 +113,30 @@ export function reconcileMachineSet(k: CapiKit, type: ResourceType, ms: KubeObje
     upToDateReplicas: current.length,
     selector: formatSelector(spec(ms).selector),
     observedGeneration: ms.metadata.generation,
-    conditions: k.conditions(ms, [['Ready', ready === desired && current.length === desired, ready === desired ? 'Ready' : 'ScalingUp'], ['MachinesCreated', true, 'MachinesCreated']]),
+    conditions: k.conditions(ms, [
+      ['Ready', ready === desired && current.length === desired, ready === desired ? 'Ready' : 'ScalingUp'],
+      ['MachinesCreated', true, 'MachinesCreated'],
+    ]),
   });
 }
 
 /** The labels a MachineDeployment selects its MachineSets by. */
-const selectorLabelsOf = (md: KubeObject, clusterName: string): Record<string, string> => ({ ...(spec(md).selector?.matchLabels ?? {}), [CLUSTER_NAME_LABEL]: clusterName, [DEPLOYMENT_NAME_LABEL]: md.metadata.name });
+const selectorLabelsOf = (md: KubeObject, clusterName: string): Record<string, string> => ({
+  ...(spec(md).selector?.matchLabels ?? {}),
+  [CLUSTER_NAME_LABEL]: clusterName,
+  [DEPLOYMENT_NAME_LABEL]: md.metadata.name,
+});
 
 /** The MachineSet of the deployment's current template: created, or scaled to `desired`. */
-function currentMachineSet(k: CapiKit, type: ResourceType, msType: ResourceType, md: KubeObject, owned: KubeObject[], desired: number, clusterName: string): { current: KubeObject; old: KubeObject[] } {
+function currentMachineSet(
+  k: CapiKit,
+  type: ResourceType,
+  msType: ResourceType,
+  md: KubeObject,
+  owned: KubeObject[],
+  desired: number,
+  clusterName: string,
+): { current: KubeObject; old: KubeObject[] } {
   const s = spec(md);
   const template = structuredClone((s.template as Obj | undefined) ?? {});
   const hash = templateHash({ labels: template.metadata?.labels ?? {}, spec: template.spec ?? {} });
@@ -144,6 +190,10 @@ export function reconcileMachineDeployment(k: CapiKit, type: ResourceType, md: K
     phase,
     selector: formatSelector({ matchLabels: selectorLabelsOf(md, clusterName) }),
     observedGeneration: md.metadata.generation,
-    conditions: k.conditions(md, [['Ready', running, running ? 'Ready' : phase], ['Available', running, running ? 'Available' : 'WaitingForAvailableMachines'], ['MachineSetReady', running, running ? 'Ready' : phase]]),
+    conditions: k.conditions(md, [
+      ['Ready', running, running ? 'Ready' : phase],
+      ['Available', running, running ? 'Available' : 'WaitingForAvailableMachines'],
+      ['MachineSetReady', running, running ? 'Ready' : phase],
+    ]),
   });
 }

@@ -122,7 +122,11 @@ export function startJobController(ctx: ControllerContext): Controller {
   const { api } = ctx;
   const jobs = api.type('batch', 'jobs');
   const pods = api.type('', 'pods');
-  const now = (): string => api.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const now = (): string =>
+    api
+      .now()
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z');
 
   function finished(job: KubeObject): boolean {
     return ((status(job).conditions as Obj[] | undefined) ?? []).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
@@ -150,12 +154,28 @@ export function startJobController(ctx: ControllerContext): Controller {
         for (const p of all.filter(isPodActive)) api.delete(pods, namespace, p.metadata.name);
         let conditions = old.conditions as Obj[] | undefined;
         if (complete) {
-          conditions = setCondition(conditions, { type: 'SuccessCriteriaMet', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastProbeTime: t }, t);
-          conditions = setCondition(conditions, { type: 'Complete', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastProbeTime: t }, t);
+          conditions = setCondition(
+            conditions,
+            { type: 'SuccessCriteriaMet', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastProbeTime: t },
+            t,
+          );
+          conditions = setCondition(
+            conditions,
+            { type: 'Complete', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastProbeTime: t },
+            t,
+          );
           next.completionTime = t;
         } else {
-          conditions = setCondition(conditions, { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: t }, t);
-          conditions = setCondition(conditions, { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: t }, t);
+          conditions = setCondition(
+            conditions,
+            { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: t },
+            t,
+          );
+          conditions = setCondition(
+            conditions,
+            { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: t },
+            t,
+          );
         }
         next.conditions = conditions;
       } else if (!s.suspend) {

@@ -46,9 +46,23 @@ export function bootstrapCluster(ctx: Pick<ControllerContext, 'api'>, apiPort: n
           capacity: { cpu: '8', memory: '16Gi', pods: '110', 'ephemeral-storage': '100Gi' },
           allocatable: { cpu: '8', memory: '16Gi', pods: '110', 'ephemeral-storage': '100Gi' },
           conditions: [
-            { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available', lastHeartbeatTime: t, lastTransitionTime: t },
+            {
+              type: 'MemoryPressure',
+              status: 'False',
+              reason: 'KubeletHasSufficientMemory',
+              message: 'kubelet has sufficient memory available',
+              lastHeartbeatTime: t,
+              lastTransitionTime: t,
+            },
             { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure', lastHeartbeatTime: t, lastTransitionTime: t },
-            { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available', lastHeartbeatTime: t, lastTransitionTime: t },
+            {
+              type: 'PIDPressure',
+              status: 'False',
+              reason: 'KubeletHasSufficientPID',
+              message: 'kubelet has sufficient PID available',
+              lastHeartbeatTime: t,
+              lastTransitionTime: t,
+            },
             { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: t, lastTransitionTime: t },
           ],
           addresses: [
@@ -91,7 +105,11 @@ export function bootstrapCluster(ctx: Pick<ControllerContext, 'api'>, apiPort: n
     ['system-cluster-critical', 2000000000],
     ['system-node-critical', 2000001000],
   ] as const) {
-    create('scheduling.k8s.io', 'priorityclasses', { metadata: { name }, value, description: `Used for ${name.replace('system-', 'system ').replace('-critical', ' critical')} pods that must not be moved from their current node.` });
+    create('scheduling.k8s.io', 'priorityclasses', {
+      metadata: { name },
+      value,
+      description: `Used for ${name.replace('system-', 'system ').replace('-critical', ' critical')} pods that must not be moved from their current node.`,
+    });
   }
 }
 

@@ -33,16 +33,17 @@ function nodeFits(n: KubeObject, s: Obj): boolean {
   for (const [k, v] of Object.entries((s.nodeSelector as Record<string, string> | undefined) ?? {})) if (n.metadata.labels?.[k] !== v) return false;
   const terms = (s.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms as Obj[] | undefined) ?? [];
   if (terms.length === 0) return true;
-  return terms.some((t) =>
-    ((t.matchFields as Obj[] | undefined) ?? []).every((f) => f.key !== 'metadata.name' || (f.operator === 'In' && (f.values as string[]).includes(n.metadata.name))) &&
-    ((t.matchExpressions as Obj[] | undefined) ?? []).every((e) => {
-      const v = n.metadata.labels?.[e.key as string];
-      if (e.operator === 'In') return v !== undefined && (e.values as string[]).includes(v);
-      if (e.operator === 'NotIn') return v === undefined || !(e.values as string[]).includes(v);
-      if (e.operator === 'Exists') return v !== undefined;
-      if (e.operator === 'DoesNotExist') return v === undefined;
-      return true;
-    }),
+  return terms.some(
+    (t) =>
+      ((t.matchFields as Obj[] | undefined) ?? []).every((f) => f.key !== 'metadata.name' || (f.operator === 'In' && (f.values as string[]).includes(n.metadata.name))) &&
+      ((t.matchExpressions as Obj[] | undefined) ?? []).every((e) => {
+        const v = n.metadata.labels?.[e.key as string];
+        if (e.operator === 'In') return v !== undefined && (e.values as string[]).includes(v);
+        if (e.operator === 'NotIn') return v === undefined || !(e.values as string[]).includes(v);
+        if (e.operator === 'Exists') return v !== undefined;
+        if (e.operator === 'DoesNotExist') return v === undefined;
+        return true;
+      }),
   );
 }
 
@@ -76,7 +77,11 @@ class Placement {
   }
 
   podIp(nodes: KubeObject[], nodeName: string): string {
-    const nodeIndex = Math.max(0, nodes.findIndex((n) => n.metadata.name === nodeName)) + 1;
+    const nodeIndex =
+      Math.max(
+        0,
+        nodes.findIndex((n) => n.metadata.name === nodeName),
+      ) + 1;
     const n = (this.ipCounters.get(nodeName) ?? 1) + 1;
     this.ipCounters.set(nodeName, n);
     return `10.244.${nodeIndex}.${n}`;
@@ -135,7 +140,11 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
   const started = new Map<string, string>(); // pod key → uid whose start is scheduled
   const terminating = new Set<string>();
   const placement = new Placement();
-  const now = (): string => api.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const now = (): string =>
+    api
+      .now()
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z');
 
   const chain = (pod: KubeObject): Described[] => controllerChain(api, pod);
 

@@ -20,20 +20,7 @@
  */
 import type { KubeObject } from '../resources.js';
 import { matchesSelector } from '../selectors.js';
-import {
-  CONTROLLER_MANAGER,
-  controllerRef,
-  isEvent,
-  isPodActive,
-  isPodReady,
-  key,
-  spec,
-  splitKey,
-  status,
-  WorkQueue,
-  type Controller,
-  type ControllerContext,
-} from './base.js';
+import { CONTROLLER_MANAGER, controllerRef, isEvent, isPodActive, isPodReady, key, spec, splitKey, status, WorkQueue, type Controller, type ControllerContext } from './base.js';
 
 type Obj = Record<string, any>;
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -78,15 +65,15 @@ export function startEndpointsController(ctx: ControllerContext): Controller {
   function reconcile(k: string): void {
     const { namespace, name } = splitKey(k);
     const svc = api.find(services, namespace, name);
-    const ownSlices = api.list(slices, namespace).filter((s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === name && s.metadata.labels?.[MANAGED_BY] === 'endpointslice-controller.k8s.io');
+    const ownSlices = api
+      .list(slices, namespace)
+      .filter((s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === name && s.metadata.labels?.[MANAGED_BY] === 'endpointslice-controller.k8s.io');
     const selector = svc && (spec(svc).selector as Record<string, string> | undefined);
     if (!svc || !selector || svc.metadata.deletionTimestamp || spec(svc).type === 'ExternalName') {
       if (!svc && api.find(endpoints, namespace, name)?.metadata.labels?.['endpoints.kubernetes.io/managed-by'] === 'endpoint-controller') api.delete(endpoints, namespace, name);
       return;
     }
-    const selected = api
-      .list(pods, namespace)
-      .filter((p) => isPodActive(p) && status(p).podIP && Object.entries(selector).every(([lk, v]) => p.metadata.labels?.[lk] === v));
+    const selected = api.list(pods, namespace).filter((p) => isPodActive(p) && status(p).podIP && Object.entries(selector).every(([lk, v]) => p.metadata.labels?.[lk] === v));
     const ports = ((spec(svc).ports as Obj[] | undefined) ?? []).map((p) => ({
       ...(p.name ? { name: p.name } : {}),
       port: targetPort(p, selected[0]),
@@ -147,10 +134,17 @@ export function startEndpointsController(ctx: ControllerContext): Controller {
   };
 }
 
-const claimRefOf = (pvc: KubeObject): Obj => ({ kind: 'PersistentVolumeClaim', namespace: pvc.metadata.namespace, name: pvc.metadata.name, uid: pvc.metadata.uid, apiVersion: 'v1' });
+const claimRefOf = (pvc: KubeObject): Obj => ({
+  kind: 'PersistentVolumeClaim',
+  namespace: pvc.metadata.namespace,
+  name: pvc.metadata.name,
+  uid: pvc.metadata.uid,
+  apiVersion: 'v1',
+});
 
 /** Whether an active pod mounts the claim `name`. */
-const usesClaim = (p: KubeObject, name: string): boolean => isPodActive(p) && ((spec(p).volumes as Obj[] | undefined) ?? []).some((v) => v.persistentVolumeClaim?.claimName === name);
+const usesClaim = (p: KubeObject, name: string): boolean =>
+  isPodActive(p) && ((spec(p).volumes as Obj[] | undefined) ?? []).some((v) => v.persistentVolumeClaim?.claimName === name);
 
 /** The PV a provisioner makes for a claim of class `sc`. */
 function provisionedVolume(pvc: KubeObject, sc: KubeObject, request: unknown): KubeObject {
@@ -178,7 +172,8 @@ function matchingVolume(volumes: KubeObject[], pvc: KubeObject): KubeObject | un
   const fits = volumes.filter((pv) => {
     const v = spec(pv);
     if (pv.metadata.deletionTimestamp || status(pv).phase !== 'Available') return false;
-    if (v.claimRef && !(v.claimRef.name === pvc.metadata.name && v.claimRef.namespace === pvc.metadata.namespace && (!v.claimRef.uid || v.claimRef.uid === pvc.metadata.uid))) return false;
+    if (v.claimRef && !(v.claimRef.name === pvc.metadata.name && v.claimRef.namespace === pvc.metadata.namespace && (!v.claimRef.uid || v.claimRef.uid === pvc.metadata.uid)))
+      return false;
     if (((v.storageClassName as string | undefined) ?? '') !== cls) return false;
     if ((v.volumeMode ?? 'Filesystem') !== (s.volumeMode ?? 'Filesystem')) return false;
     if (!modes.every((m) => ((v.accessModes as string[] | undefined) ?? []).includes(m))) return false;

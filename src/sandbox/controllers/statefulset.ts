@@ -101,7 +101,10 @@ export function startStatefulSetController(ctx: ControllerContext): Controller {
         const selectorLabels = (spec(sts).selector as Obj | undefined)?.matchLabels ?? {};
         api.create(
           claims,
-          { metadata: { name: claimName, namespace: sts.metadata.namespace, labels: { ...t.metadata?.labels, ...selectorLabels } }, spec: structuredClone(t.spec ?? {}) } as unknown as KubeObject,
+          {
+            metadata: { name: claimName, namespace: sts.metadata.namespace, labels: { ...t.metadata?.labels, ...selectorLabels } },
+            spec: structuredClone(t.spec ?? {}),
+          } as unknown as KubeObject,
           { manager: CONTROLLER_MANAGER },
         );
       }

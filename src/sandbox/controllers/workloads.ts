@@ -43,7 +43,12 @@ const POD_TEMPLATE_HASH = 'pod-template-hash';
 const REVISION = 'deployment.kubernetes.io/revision';
 
 /** Creates a pod from a template, owned by `owner`. */
-export function podFromTemplate(owner: KubeObject, ownerRef: Obj, template: Obj, extra: { name?: string; generateName?: string; labels?: Record<string, string> } = {}): KubeObject {
+export function podFromTemplate(
+  owner: KubeObject,
+  ownerRef: Obj,
+  template: Obj,
+  extra: { name?: string; generateName?: string; labels?: Record<string, string> } = {},
+): KubeObject {
   const meta = (template.metadata as Obj | undefined) ?? {};
   const pod: Obj = {
     metadata: {
@@ -149,7 +154,10 @@ function writeDeploymentStatus(api: ControllerContext['api'], queue: WorkQueue, 
   const available = sum('availableReplicas');
   const updated = Number((newRs && status(newRs).replicas) ?? 0);
   const maxUnavailable = s.strategy?.type === 'Recreate' ? 0 : resolve(s.strategy?.rollingUpdate?.maxUnavailable ?? '25%', desired, false);
-  const now = api.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const now = api
+    .now()
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z');
   const old = status(d);
   const next: Obj = { observedGeneration: d.metadata.generation, replicas, updatedReplicas: updated, readyReplicas: sum('readyReplicas'), availableReplicas: available };
   if (replicas - available > 0) next.unavailableReplicas = replicas - available;
@@ -170,7 +178,10 @@ function writeDeploymentStatus(api: ControllerContext['api'], queue: WorkQueue, 
   let progress: Obj;
   if (complete) {
     progress = { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${rsName}" has successfully progressed.` };
-  } else if (progressing?.reason === 'ProgressDeadlineExceeded' || (progressing && Date.parse(progressing.lastUpdateTime as string) + deadline < api.now().getTime() && progressing.reason !== 'NewReplicaSetAvailable')) {
+  } else if (
+    progressing?.reason === 'ProgressDeadlineExceeded' ||
+    (progressing && Date.parse(progressing.lastUpdateTime as string) + deadline < api.now().getTime() && progressing.reason !== 'NewReplicaSetAvailable')
+  ) {
     progress = { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${rsName}" has timed out progressing.` };
   } else {
     const moved = JSON.stringify([old.updatedReplicas, old.availableReplicas, old.replicas]) !== JSON.stringify([next.updatedReplicas, next.availableReplicas, next.replicas]);

@@ -58,7 +58,8 @@ export function defaultHpaV2(o: KubeObject): void {
 
 export const hpaStrategy: ResourceStrategy = { applyDefaults: defaultHpaV2 };
 
-const isCpuUtilization = (m: Obj): boolean => m.type === 'Resource' && m.resource?.name === 'cpu' && m.resource?.target?.type === 'Utilization' && m.resource.target.averageUtilization !== undefined;
+const isCpuUtilization = (m: Obj): boolean =>
+  m.type === 'Resource' && m.resource?.name === 'cpu' && m.resource?.target?.type === 'Utilization' && m.resource.target.averageUtilization !== undefined;
 
 /** A v2 MetricTarget as v1's flat target fields. */
 function v1Target(t: Obj | undefined, utilization: string, average: string, value?: string): Obj {
@@ -84,16 +85,35 @@ function metricToV1(m: Obj): Obj {
     case 'Resource':
       return { type: 'Resource', resource: { name: m.resource?.name, ...v1Target(m.resource?.target, 'targetAverageUtilization', 'targetAverageValue') } };
     case 'ContainerResource':
-      return { type: 'ContainerResource', containerResource: { name: m.containerResource?.name, container: m.containerResource?.container, ...v1Target(m.containerResource?.target, 'targetAverageUtilization', 'targetAverageValue') } };
+      return {
+        type: 'ContainerResource',
+        containerResource: {
+          name: m.containerResource?.name,
+          container: m.containerResource?.container,
+          ...v1Target(m.containerResource?.target, 'targetAverageUtilization', 'targetAverageValue'),
+        },
+      };
     case 'Pods':
       return { type: 'Pods', pods: dropUndefined({ metricName: m.pods?.metric?.name, selector: m.pods?.metric?.selector, ...v1Target(m.pods?.target, '', 'targetAverageValue') }) };
     case 'Object':
       return {
         type: 'Object',
-        object: dropUndefined({ target: m.object?.describedObject, metricName: m.object?.metric?.name, selector: m.object?.metric?.selector, ...v1Target(m.object?.target, '', 'averageValue', 'targetValue') }),
+        object: dropUndefined({
+          target: m.object?.describedObject,
+          metricName: m.object?.metric?.name,
+          selector: m.object?.metric?.selector,
+          ...v1Target(m.object?.target, '', 'averageValue', 'targetValue'),
+        }),
       };
     case 'External':
-      return { type: 'External', external: dropUndefined({ metricName: m.external?.metric?.name, metricSelector: m.external?.metric?.selector, ...v1Target(m.external?.target, '', 'targetAverageValue', 'targetValue') }) };
+      return {
+        type: 'External',
+        external: dropUndefined({
+          metricName: m.external?.metric?.name,
+          metricSelector: m.external?.metric?.selector,
+          ...v1Target(m.external?.target, '', 'targetAverageValue', 'targetValue'),
+        }),
+      };
     default:
       return m;
   }
@@ -104,13 +124,36 @@ function metricToV2(m: Obj): Obj {
     case 'Resource':
       return { type: 'Resource', resource: { name: m.resource?.name, target: v2Target(m.resource ?? {}, 'targetAverageUtilization', 'targetAverageValue') } };
     case 'ContainerResource':
-      return { type: 'ContainerResource', containerResource: { name: m.containerResource?.name, container: m.containerResource?.container, target: v2Target(m.containerResource ?? {}, 'targetAverageUtilization', 'targetAverageValue') } };
+      return {
+        type: 'ContainerResource',
+        containerResource: {
+          name: m.containerResource?.name,
+          container: m.containerResource?.container,
+          target: v2Target(m.containerResource ?? {}, 'targetAverageUtilization', 'targetAverageValue'),
+        },
+      };
     case 'Pods':
-      return { type: 'Pods', pods: { metric: dropUndefined({ name: m.pods?.metricName, selector: m.pods?.selector }), target: v2Target(m.pods ?? {}, undefined, 'targetAverageValue') } };
+      return {
+        type: 'Pods',
+        pods: { metric: dropUndefined({ name: m.pods?.metricName, selector: m.pods?.selector }), target: v2Target(m.pods ?? {}, undefined, 'targetAverageValue') },
+      };
     case 'Object':
-      return { type: 'Object', object: { describedObject: m.object?.target, metric: dropUndefined({ name: m.object?.metricName, selector: m.object?.selector }), target: v2Target(m.object ?? {}, undefined, 'averageValue', 'targetValue') } };
+      return {
+        type: 'Object',
+        object: {
+          describedObject: m.object?.target,
+          metric: dropUndefined({ name: m.object?.metricName, selector: m.object?.selector }),
+          target: v2Target(m.object ?? {}, undefined, 'averageValue', 'targetValue'),
+        },
+      };
     case 'External':
-      return { type: 'External', external: { metric: dropUndefined({ name: m.external?.metricName, selector: m.external?.metricSelector }), target: v2Target(m.external ?? {}, undefined, 'targetAverageValue', 'targetValue') } };
+      return {
+        type: 'External',
+        external: {
+          metric: dropUndefined({ name: m.external?.metricName, selector: m.external?.metricSelector }),
+          target: v2Target(m.external ?? {}, undefined, 'targetAverageValue', 'targetValue'),
+        },
+      };
     default:
       return m;
   }
@@ -141,7 +184,8 @@ export function hpaToV1(stored: KubeObject): KubeObject {
   if (Array.isArray(st.conditions) && st.conditions.length) annotations[CONDITIONS_ANNOTATION] = JSON.stringify(st.conditions);
   const v1Spec: Obj = dropUndefined({ scaleTargetRef: spec.scaleTargetRef, minReplicas: spec.minReplicas, maxReplicas: spec.maxReplicas });
   if (cpu && cpu.resource?.target?.averageUtilization !== undefined) v1Spec.targetCPUUtilizationPercentage = cpu.resource.target.averageUtilization;
-  const currentCpu = (Array.isArray(st.currentMetrics) ? (st.currentMetrics as Obj[]) : []).find((m) => m.type === 'Resource' && m.resource?.name === 'cpu')?.resource?.current?.averageUtilization;
+  const currentCpu = (Array.isArray(st.currentMetrics) ? (st.currentMetrics as Obj[]) : []).find((m) => m.type === 'Resource' && m.resource?.name === 'cpu')?.resource?.current
+    ?.averageUtilization;
   const v1Status = dropUndefined({
     observedGeneration: st.observedGeneration,
     lastScaleTime: st.lastScaleTime,
@@ -174,9 +218,15 @@ export function hpaToV2(served: KubeObject): KubeObject {
   const v2Spec: Obj = dropUndefined({ scaleTargetRef: spec.scaleTargetRef, minReplicas: spec.minReplicas, maxReplicas: spec.maxReplicas });
   if (metrics.length) v2Spec.metrics = metrics;
   if (isObj(behavior)) v2Spec.behavior = behavior;
-  const v2Status: Obj = dropUndefined({ observedGeneration: st.observedGeneration, lastScaleTime: st.lastScaleTime, currentReplicas: st.currentReplicas, desiredReplicas: st.desiredReplicas });
+  const v2Status: Obj = dropUndefined({
+    observedGeneration: st.observedGeneration,
+    lastScaleTime: st.lastScaleTime,
+    currentReplicas: st.currentReplicas,
+    desiredReplicas: st.desiredReplicas,
+  });
   if (Array.isArray(currentMetrics)) v2Status.currentMetrics = currentMetrics;
-  else if (st.currentCPUUtilizationPercentage !== undefined) v2Status.currentMetrics = [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: st.currentCPUUtilizationPercentage } } }];
+  else if (st.currentCPUUtilizationPercentage !== undefined)
+    v2Status.currentMetrics = [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: st.currentCPUUtilizationPercentage } } }];
   if (Array.isArray(conditions)) v2Status.conditions = conditions;
   const metadata = { ...served.metadata };
   if (Object.keys(annotations).length) metadata.annotations = annotations;

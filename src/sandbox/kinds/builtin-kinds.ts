@@ -8,7 +8,15 @@ import type { KubeObject, ResourceType } from '../resources.js';
 import * as d from './defaults.js';
 import { hpaStrategy, hpaV1 } from './autoscaling.js';
 import { col, createdAt, define, ownFields, spec, status, str, templateColumns, type KindDef, type Obj } from './kind-def.js';
-import { keepSelector, validateClaimUpdate, validateContainers, validateJobUpdate, validatePodUpdate, validateSelectorTemplate, validateStatefulSetUpdate } from './builtin-validation.js';
+import {
+  keepSelector,
+  validateClaimUpdate,
+  validateContainers,
+  validateJobUpdate,
+  validatePodUpdate,
+  validateSelectorTemplate,
+  validateStatefulSetUpdate,
+} from './builtin-validation.js';
 import { serviceStrategy, type Allocators } from './service-allocation.js';
 
 const ready = (o: Obj): string => `${status(o).readyReplicas ?? 0}/${spec(o).replicas ?? 0}`;
@@ -71,12 +79,17 @@ function podAndServiceKinds(alloc: Allocators): ResourceType[] {
         col('IP', (o) => status(o).podIP ?? '<none>', 'string', 1),
         col('Node', (o) => spec(o).nodeName ?? '<none>', 'string', 1),
         col('Nominated Node', (o) => status(o).nominatedNodeName ?? '<none>', 'string', 1),
-        col('Readiness Gates', (o) => {
-          const gates = (spec(o).readinessGates as Obj[] | undefined) ?? [];
-          if (!gates.length) return '<none>';
-          const conds = (status(o).conditions as Obj[] | undefined) ?? [];
-          return `${gates.filter((g) => conds.some((c) => c.type === g.conditionType && c.status === 'True')).length}/${gates.length}`;
-        }, 'string', 1),
+        col(
+          'Readiness Gates',
+          (o) => {
+            const gates = (spec(o).readinessGates as Obj[] | undefined) ?? [];
+            if (!gates.length) return '<none>';
+            const conds = (status(o).conditions as Obj[] | undefined) ?? [];
+            return `${gates.filter((g) => conds.some((c) => c.type === g.conditionType && c.status === 'True')).length}/${gates.length}`;
+          },
+          'string',
+          1,
+        ),
       ],
       strategy: {
         applyDefaults: d.defaultPod,
@@ -97,9 +110,22 @@ function podAndServiceKinds(alloc: Allocators): ResourceType[] {
       columns: [
         col('Type', (o) => spec(o).type),
         col('Cluster-IP', (o) => spec(o).clusterIP ?? '<none>'),
-        col('External-IP', (o) => spec(o).externalName ?? ((status(o).loadBalancer?.ingress as Obj[] | undefined)?.map((i) => i.ip).join(',') || (spec(o).type === 'LoadBalancer' ? '<pending>' : '<none>'))),
+        col(
+          'External-IP',
+          (o) =>
+            spec(o).externalName ??
+            ((status(o).loadBalancer?.ingress as Obj[] | undefined)?.map((i) => i.ip).join(',') || (spec(o).type === 'LoadBalancer' ? '<pending>' : '<none>')),
+        ),
         col('Port(s)', (o) => ((spec(o).ports as Obj[] | undefined) ?? []).map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol}`).join(',') || '<none>'),
-        col('Selector', (o) => Object.entries((spec(o).selector as Record<string, string> | undefined) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>', 'string', 1),
+        col(
+          'Selector',
+          (o) =>
+            Object.entries((spec(o).selector as Record<string, string> | undefined) ?? {})
+              .map(([k, v]) => `${k}=${v}`)
+              .join(',') || '<none>',
+          'string',
+          1,
+        ),
       ],
       strategy: serviceStrategy(alloc),
     }),
@@ -109,10 +135,13 @@ function podAndServiceKinds(alloc: Allocators): ResourceType[] {
       namespaced: true,
       shortNames: ['ep'],
       columns: [
-        col('Endpoints', (o) =>
-          ((o.subsets as Obj[] | undefined) ?? [])
-            .flatMap((s) => ((s.addresses as Obj[] | undefined) ?? []).flatMap((a) => ((s.ports as Obj[] | undefined) ?? [{}]).map((p) => (p.port ? `${a.ip}:${p.port}` : a.ip))))
-            .join(',') || '<none>'),
+        col(
+          'Endpoints',
+          (o) =>
+            ((o.subsets as Obj[] | undefined) ?? [])
+              .flatMap((s) => ((s.addresses as Obj[] | undefined) ?? []).flatMap((a) => ((s.ports as Obj[] | undefined) ?? [{}]).map((p) => (p.port ? `${a.ip}:${p.port}` : a.ip))))
+              .join(',') || '<none>',
+        ),
       ],
     }),
   ];
@@ -132,7 +161,11 @@ function coreKinds(): ResourceType[] {
         col('Status', (o) => status(o).phase ?? 'Pending'),
         col('Volume', (o) => spec(o).volumeName ?? ''),
         col('Capacity', (o) => status(o).capacity?.storage ?? ''),
-        col('Access Modes', (o) => ((status(o).accessModes as string[] | undefined) ?? []).map((m) => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' })[m] ?? m).join(',')),
+        col('Access Modes', (o) =>
+          ((status(o).accessModes as string[] | undefined) ?? [])
+            .map((m) => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' })[m] ?? m)
+            .join(','),
+        ),
         col('StorageClass', (o) => spec(o).storageClassName ?? '<unset>'),
       ],
       strategy: {
@@ -169,7 +202,10 @@ function coreKinds(): ResourceType[] {
       namespaced: true,
       fields: ownFields({
         ...Object.fromEntries(
-          ['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [`involvedObject.${f}`, (o: KubeObject) => str((o.involvedObject as Obj | undefined)?.[f])]),
+          ['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [
+            `involvedObject.${f}`,
+            (o: KubeObject) => str((o.involvedObject as Obj | undefined)?.[f]),
+          ]),
         ),
         reason: (o) => str(o.reason),
         reportingComponent: (o) => str(o.reportingComponent),
@@ -210,12 +246,7 @@ function appsKinds(): ResourceType[] {
       status: true,
       scale: true,
       generation: true,
-      columns: [
-        col('Ready', ready),
-        col('Up-to-date', (o) => status(o).updatedReplicas ?? 0),
-        col('Available', (o) => status(o).availableReplicas ?? 0),
-        ...templateColumns(true),
-      ],
+      columns: [col('Ready', ready), col('Up-to-date', (o) => status(o).updatedReplicas ?? 0), col('Available', (o) => status(o).availableReplicas ?? 0), ...templateColumns(true)],
       strategy: { applyDefaults: d.defaultDeployment, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('Deployment', 'apps') },
     }),
     apps({
@@ -263,7 +294,13 @@ function appsKinds(): ResourceType[] {
         col('Ready', (o) => status(o).numberReady ?? 0, 'integer'),
         col('Up-to-date', (o) => status(o).updatedNumberScheduled ?? 0, 'integer'),
         col('Available', (o) => status(o).numberAvailable ?? 0, 'integer'),
-        col('Node Selector', (o) => Object.entries(((spec(o).template as Obj | undefined)?.spec?.nodeSelector as Record<string, string> | undefined) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>'),
+        col(
+          'Node Selector',
+          (o) =>
+            Object.entries(((spec(o).template as Obj | undefined)?.spec?.nodeSelector as Record<string, string> | undefined) ?? {})
+              .map(([k, v]) => `${k}=${v}`)
+              .join(',') || '<none>',
+        ),
         ...templateColumns(true),
       ],
       strategy: { applyDefaults: d.defaultDaemonSet, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('DaemonSet', 'apps') },
@@ -360,9 +397,16 @@ function rbacNetworkingAndPolicyKinds(): ResourceType[] {
         columns: [
           col('Role', (o) => `${o.roleRef?.kind ?? ''}/${o.roleRef?.name ?? ''}`),
           ...(['User', 'Group', 'ServiceAccount'] as const).map((k) =>
-            col(`${k === 'ServiceAccount' ? 'ServiceAccounts' : `${k}s`}`, (o) =>
-              ((o.subjects as Obj[] | undefined) ?? []).filter((x) => x.kind === k).map((x) => (k === 'ServiceAccount' ? `${x.namespace ?? ''}/${x.name}` : x.name)).join(', '),
-            'string', 1),
+            col(
+              `${k === 'ServiceAccount' ? 'ServiceAccounts' : `${k}s`}`,
+              (o) =>
+                ((o.subjects as Obj[] | undefined) ?? [])
+                  .filter((x) => x.kind === k)
+                  .map((x) => (k === 'ServiceAccount' ? `${x.namespace ?? ''}/${x.name}` : x.name))
+                  .join(', '),
+              'string',
+              1,
+            ),
           ),
         ],
       }),

@@ -130,7 +130,8 @@ export function validateStatefulSetUpdate(o: KubeObject, old: KubeObject): Field
     {
       type: 'FieldValueForbidden',
       field: 'spec',
-      detail: "updates to statefulset spec for fields other than 'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+      detail:
+        "updates to statefulset spec for fields other than 'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
     },
   ];
 }
@@ -163,7 +164,13 @@ export function keepSelector(kind: string, group: string): ResourceStrategy['pre
   return (o, old) => {
     if (JSON.stringify(spec(o).selector) !== JSON.stringify(spec(old).selector)) {
       throw invalid(kind, group, o.metadata.name, [
-        { type: 'FieldValueInvalid', field: 'spec.selector', value: spec(o).selector, goValue: goLabelSelector(spec(o).selector as LabelSelectorObject | undefined), detail: 'field is immutable' },
+        {
+          type: 'FieldValueInvalid',
+          field: 'spec.selector',
+          value: spec(o).selector,
+          goValue: goLabelSelector(spec(o).selector as LabelSelectorObject | undefined),
+          detail: 'field is immutable',
+        },
       ]);
     }
   };

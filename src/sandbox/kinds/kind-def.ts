@@ -87,23 +87,54 @@ export const col = (name: string, cell: (o: Obj) => unknown, type: TableColumn['
 export function templateColumns(selector: boolean, templateOf: (o: Obj) => Obj | undefined = (o) => spec(o).template as Obj | undefined): TableColumn[] {
   const containers = (o: Obj): Obj[] => ((templateOf(o)?.spec as Obj | undefined)?.containers as Obj[] | undefined) ?? [];
   const cols = [
-    col('Containers', (o) => containers(o).map((c) => c.name).join(','), 'string', 1),
-    col('Images', (o) => containers(o).map((c) => c.image).join(','), 'string', 1),
+    col(
+      'Containers',
+      (o) =>
+        containers(o)
+          .map((c) => c.name)
+          .join(','),
+      'string',
+      1,
+    ),
+    col(
+      'Images',
+      (o) =>
+        containers(o)
+          .map((c) => c.image)
+          .join(','),
+      'string',
+      1,
+    ),
   ];
   if (selector) {
     cols.push(
-      col('Selector', (o) => {
-        const sel = spec(o).selector as Obj | undefined;
-        if (sel && (sel.matchLabels || sel.matchExpressions)) return formatSelector(sel as LabelSelectorObject) || '<none>';
-        return Object.entries((sel as Record<string, string> | undefined) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>';
-      }, 'string', 1),
+      col(
+        'Selector',
+        (o) => {
+          const sel = spec(o).selector as Obj | undefined;
+          if (sel && (sel.matchLabels || sel.matchExpressions)) return formatSelector(sel as LabelSelectorObject) || '<none>';
+          return (
+            Object.entries((sel as Record<string, string> | undefined) ?? {})
+              .map(([k, v]) => `${k}=${v}`)
+              .join(',') || '<none>'
+          );
+        },
+        'string',
+        1,
+      ),
     );
   }
   return cols;
 }
 
 /** The `Created At` column some kinds print instead of Age. */
-export const createdAt: TableColumn = { name: 'Created At', type: 'date', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0, cell: (o) => o.metadata.creationTimestamp };
+export const createdAt: TableColumn = {
+  name: 'Created At',
+  type: 'date',
+  description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+  priority: 0,
+  cell: (o) => o.metadata.creationTimestamp,
+};
 
 export const spec = (o: Obj): Obj => (o.spec as Obj | undefined) ?? {};
 export const status = (o: Obj): Obj => (o.status as Obj | undefined) ?? {};

@@ -59,15 +59,27 @@ function required(field: string): FieldError {
 }
 
 const replicationControllers = kind(
-  { group: '', version: 'v1', kind: 'ReplicationController', namespaced: true, shortNames: ['rc'], categories: ['all'], status: true,
-    extraSubresources: [{ name: 'scale', verbs: ['get', 'patch', 'update'], responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' } }] },
+  {
+    group: '',
+    version: 'v1',
+    kind: 'ReplicationController',
+    namespaced: true,
+    shortNames: ['rc'],
+    categories: ['all'],
+    status: true,
+    extraSubresources: [{ name: 'scale', verbs: ['get', 'patch', 'update'], responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' } }],
+  },
   {
     generation: true,
     returnDeletedObject: true,
     scale: {
       specReplicasPath: 'spec.replicas',
       statusReplicasPath: 'status.replicas',
-      labelSelector: (o) => Object.entries((spec(o).selector as Record<string, string> | undefined) ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join(','),
+      labelSelector: (o) =>
+        Object.entries((spec(o).selector as Record<string, string> | undefined) ?? {})
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([k, v]) => `${k}=${v}`)
+          .join(','),
     },
     selectableFields: ownFields({ 'status.replicas': (o) => String(status(o).replicas ?? 0) }),
     columns: [
@@ -124,7 +136,13 @@ const ingressClasses = kind(
   {
     columns: [
       { name: 'Controller', type: 'string', description: 'Controller that is responsible for handling this class', priority: 0, cell: (o) => spec(o).controller ?? '' },
-      { name: 'Parameters', type: 'string', description: 'A reference to a resource with additional parameters', priority: 0, cell: (o) => (spec(o).parameters ? `${spec(o).parameters.kind}/${spec(o).parameters.name}` : '<none>') },
+      {
+        name: 'Parameters',
+        type: 'string',
+        description: 'A reference to a resource with additional parameters',
+        priority: 0,
+        cell: (o) => (spec(o).parameters ? `${spec(o).parameters.kind}/${spec(o).parameters.name}` : '<none>'),
+      },
     ],
     strategy: {
       validate(o) {
@@ -139,7 +157,15 @@ const ingressClasses = kind(
 const runtimeClasses = kind(
   { group: 'node.k8s.io', version: 'v1', kind: 'RuntimeClass', plural: 'runtimeclasses', namespaced: false },
   {
-    columns: [{ name: 'Handler', type: 'string', description: 'Handler specifies the underlying runtime and configuration that the CRI implementation will use to handle pods of this class.', priority: 0, cell: (o) => o.handler ?? '' }],
+    columns: [
+      {
+        name: 'Handler',
+        type: 'string',
+        description: 'Handler specifies the underlying runtime and configuration that the CRI implementation will use to handle pods of this class.',
+        priority: 0,
+        cell: (o) => o.handler ?? '',
+      },
+    ],
     strategy: {
       validate(o) {
         const handler = typeof o.handler === 'string' ? o.handler : '';
@@ -167,14 +193,17 @@ const csiDrivers = kind(
   },
 );
 
-const csiNodes = kind({ group: 'storage.k8s.io', version: 'v1', kind: 'CSINode', namespaced: false }, {
-  returnDeletedObject: true,
-  strategy: {
-    validate(o) {
-      return Array.isArray(spec(o).drivers) ? [] : [required('spec.drivers')];
+const csiNodes = kind(
+  { group: 'storage.k8s.io', version: 'v1', kind: 'CSINode', namespaced: false },
+  {
+    returnDeletedObject: true,
+    strategy: {
+      validate(o) {
+        return Array.isArray(spec(o).drivers) ? [] : [required('spec.drivers')];
+      },
     },
   },
-});
+);
 
 const volumeAttachments = kind(
   { group: 'storage.k8s.io', version: 'v1', kind: 'VolumeAttachment', namespaced: false, status: true },
@@ -186,7 +215,8 @@ const volumeAttachments = kind(
         const errors: FieldError[] = [];
         if (!s.attacher) errors.push(required('spec.attacher'));
         if (!s.nodeName) errors.push(required('spec.nodeName'));
-        if (!s.source?.persistentVolumeName && !s.source?.inlineVolumeSpec) errors.push({ type: 'FieldValueRequired', field: 'spec.source', detail: 'must specify exactly one of persistentVolumeName and inlineVolumeSpec' });
+        if (!s.source?.persistentVolumeName && !s.source?.inlineVolumeSpec)
+          errors.push({ type: 'FieldValueRequired', field: 'spec.source', detail: 'must specify exactly one of persistentVolumeName and inlineVolumeSpec' });
         return errors;
       },
     },
@@ -198,14 +228,27 @@ const csiStorageCapacities = kind({ group: 'storage.k8s.io', version: 'v1', kind
 const CSR_PEM = /^-----BEGIN CERTIFICATE REQUEST-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE REQUEST-----\s*$/;
 
 const certificateSigningRequests = kind(
-  { group: 'certificates.k8s.io', version: 'v1', kind: 'CertificateSigningRequest', namespaced: false, shortNames: ['csr'], status: true,
-    extraSubresources: [{ name: 'approval', verbs: ['get', 'patch', 'update'] }] },
+  {
+    group: 'certificates.k8s.io',
+    version: 'v1',
+    kind: 'CertificateSigningRequest',
+    namespaced: false,
+    shortNames: ['csr'],
+    status: true,
+    extraSubresources: [{ name: 'approval', verbs: ['get', 'patch', 'update'] }],
+  },
   {
     selectableFields: ownFields({ 'spec.signerName': (o) => str(spec(o).signerName) }, { clusterScoped: true }),
     columns: [
       { name: 'SignerName', type: 'string', description: 'Name of the signer', priority: 0, cell: (o) => spec(o).signerName ?? '' },
       { name: 'Requestor', type: 'string', description: 'Name of the requestor', priority: 0, cell: (o) => spec(o).username ?? '' },
-      { name: 'Condition', type: 'string', description: 'Condition of the request', priority: 0, cell: (o) => ((status(o).conditions as Obj[] | undefined) ?? []).map((c) => c.type).join(',') || 'Pending' },
+      {
+        name: 'Condition',
+        type: 'string',
+        description: 'Condition of the request',
+        priority: 0,
+        cell: (o) => ((status(o).conditions as Obj[] | undefined) ?? []).map((c) => c.type).join(',') || 'Pending',
+      },
     ],
     strategy: {
       prepareForCreate(o) {
@@ -240,7 +283,15 @@ const webhookKind = (kindName: string): ResourceType =>
   kind(
     { group: 'admissionregistration.k8s.io', version: 'v1', kind: kindName, namespaced: false, categories: ['api-extensions'] },
     {
-      columns: [{ name: 'Webhooks', type: 'integer', description: 'Webhooks indicates the number of webhooks in the configuration', priority: 0, cell: (o) => ((o.webhooks as unknown[] | undefined) ?? []).length }],
+      columns: [
+        {
+          name: 'Webhooks',
+          type: 'integer',
+          description: 'Webhooks indicates the number of webhooks in the configuration',
+          priority: 0,
+          cell: (o) => ((o.webhooks as unknown[] | undefined) ?? []).length,
+        },
+      ],
       strategy: {
         applyDefaults(o) {
           for (const w of (o.webhooks as Obj[] | undefined) ?? []) {
@@ -271,48 +322,55 @@ const webhookKind = (kindName: string): ResourceType =>
 
 function flowcontrol(version: string): ResourceType[] {
   return [
-    kind({ group: 'flowcontrol.apiserver.k8s.io', version, kind: 'FlowSchema', namespaced: false, status: true }, {
-      generation: true,
-      strategy: {
-        applyDefaults(o) {
-          const s = (o.spec ??= {}) as Obj;
-          s.matchingPrecedence ??= 1000;
-        },
-        prepareForCreate(o) {
-          delete o.status;
-        },
-        validate(o) {
-          return spec(o).priorityLevelConfiguration?.name ? [] : [required('spec.priorityLevelConfiguration.name')];
+    kind(
+      { group: 'flowcontrol.apiserver.k8s.io', version, kind: 'FlowSchema', namespaced: false, status: true },
+      {
+        generation: true,
+        strategy: {
+          applyDefaults(o) {
+            const s = (o.spec ??= {}) as Obj;
+            s.matchingPrecedence ??= 1000;
+          },
+          prepareForCreate(o) {
+            delete o.status;
+          },
+          validate(o) {
+            return spec(o).priorityLevelConfiguration?.name ? [] : [required('spec.priorityLevelConfiguration.name')];
+          },
         },
       },
-    }),
-    kind({ group: 'flowcontrol.apiserver.k8s.io', version, kind: 'PriorityLevelConfiguration', namespaced: false, status: true }, {
-      generation: true,
-      strategy: {
-        applyDefaults(o) {
-          const s = (o.spec ??= {}) as Obj;
-          const limited = s.limited as Obj | undefined;
-          if (limited) {
-            limited.lendablePercent ??= 0;
-            const response = (limited.limitResponse ??= { type: 'Reject' }) as Obj;
-            if (response.type === 'Queue') {
-              const q = (response.queuing ??= {}) as Obj;
-              q.queues ??= 64;
-              q.handSize ??= 8;
-              q.queueLengthLimit ??= 50;
+    ),
+    kind(
+      { group: 'flowcontrol.apiserver.k8s.io', version, kind: 'PriorityLevelConfiguration', namespaced: false, status: true },
+      {
+        generation: true,
+        strategy: {
+          applyDefaults(o) {
+            const s = (o.spec ??= {}) as Obj;
+            const limited = s.limited as Obj | undefined;
+            if (limited) {
+              limited.lendablePercent ??= 0;
+              const response = (limited.limitResponse ??= { type: 'Reject' }) as Obj;
+              if (response.type === 'Queue') {
+                const q = (response.queuing ??= {}) as Obj;
+                q.queues ??= 64;
+                q.handSize ??= 8;
+                q.queueLengthLimit ??= 50;
+              }
             }
-          }
-        },
-        prepareForCreate(o) {
-          delete o.status;
-        },
-        validate(o) {
-          const type = spec(o).type;
-          if (type !== 'Limited' && type !== 'Exempt') return [{ type: 'FieldValueNotSupported', field: 'spec.type', value: type ?? '', detail: 'supported values: "Exempt", "Limited"' }];
-          return [];
+          },
+          prepareForCreate(o) {
+            delete o.status;
+          },
+          validate(o) {
+            const type = spec(o).type;
+            if (type !== 'Limited' && type !== 'Exempt')
+              return [{ type: 'FieldValueNotSupported', field: 'spec.type', value: type ?? '', detail: 'supported values: "Exempt", "Limited"' }];
+            return [];
+          },
         },
       },
-    }),
+    ),
   ];
 }
 
@@ -321,7 +379,12 @@ const eventsV1 = kind(
   {
     validatedAs: { kind: 'Event', group: '' },
     selectableFields: ownFields({
-      ...Object.fromEntries(['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [`regarding.${f}`, (o: KubeObject) => str((o.regarding as Obj | undefined)?.[f])])),
+      ...Object.fromEntries(
+        ['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [
+          `regarding.${f}`,
+          (o: KubeObject) => str((o.regarding as Obj | undefined)?.[f]),
+        ]),
+      ),
       reason: (o) => str(o.reason),
       reportingController: (o) => str(o.reportingController),
       type: (o) => str(o.type),
@@ -348,7 +411,13 @@ const apiServices = kind(
   {
     nameRule: 'path-segment',
     columns: [
-      { name: 'Service', type: 'string', description: 'The reference to the service that hosts this API endpoint.', priority: 0, cell: (o) => (spec(o).service ? `${spec(o).service.namespace}/${spec(o).service.name}` : 'Local') },
+      {
+        name: 'Service',
+        type: 'string',
+        description: 'The reference to the service that hosts this API endpoint.',
+        priority: 0,
+        cell: (o) => (spec(o).service ? `${spec(o).service.namespace}/${spec(o).service.name}` : 'Local'),
+      },
       {
         name: 'Available',
         type: 'string',

@@ -25,7 +25,8 @@ function accessAllowed(specObj: Obj): boolean {
 function checkAccessSpec(o: KubeObject, kindName: string, namespace?: string): void {
   const s = spec(o);
   const errors: FieldError[] = [];
-  if (!s.resourceAttributes && !s.nonResourceAttributes) errors.push({ type: 'FieldValueRequired', field: 'spec.resourceAttributes', detail: 'exactly one of nonResourceAttributes or resourceAttributes must be specified' });
+  if (!s.resourceAttributes && !s.nonResourceAttributes)
+    errors.push({ type: 'FieldValueRequired', field: 'spec.resourceAttributes', detail: 'exactly one of nonResourceAttributes or resourceAttributes must be specified' });
   if (kindName !== 'SelfSubjectAccessReview' && !s.user && !((s.groups as unknown[] | undefined) ?? []).length) {
     errors.push({ type: 'FieldValueRequired', field: 'spec.user', detail: 'at least one of user or group must be specified' });
   }
@@ -36,7 +37,12 @@ function checkAccessSpec(o: KubeObject, kindName: string, namespace?: string): v
   const { managedFields: _managed, namespace: ns, ...rest } = o.metadata as Record<string, unknown>;
   const extra = Object.entries(rest).filter(([, v]) => v !== undefined && v !== null && v !== '' && !(typeof v === 'object' && Object.keys(v as object).length === 0));
   if (extra.length || (namespace === undefined && ns)) {
-    errors.push({ type: 'FieldValueInvalid', field: 'metadata', goValue: goObjectMeta(o.metadata as Record<string, unknown>), detail: namespace === undefined ? 'must be empty' : 'must be empty except for namespace' });
+    errors.push({
+      type: 'FieldValueInvalid',
+      field: 'metadata',
+      goValue: goObjectMeta(o.metadata as Record<string, unknown>),
+      detail: namespace === undefined ? 'must be empty' : 'must be empty except for namespace',
+    });
   }
   if (errors.length) throw new ReviewInvalid(errors);
 }
@@ -67,7 +73,11 @@ export function reviewKinds(token: string): ResourceType[] {
     review('authentication.k8s.io', 'TokenReview', false, (o) => {
       const given = spec(o).token;
       if (given === token) {
-        return { authenticated: true, user: { username: SANDBOX_USER.username, uid: SANDBOX_USER.uid, groups: [...SANDBOX_USER.groups] }, audiences: ['https://kubernetes.default.svc.cluster.local'] };
+        return {
+          authenticated: true,
+          user: { username: SANDBOX_USER.username, uid: SANDBOX_USER.uid, groups: [...SANDBOX_USER.groups] },
+          audiences: ['https://kubernetes.default.svc.cluster.local'],
+        };
       }
       return { user: {}, error: 'invalid bearer token' };
     }),

@@ -72,7 +72,8 @@ export function serviceStrategy(alloc: Allocators): ResourceStrategy {
             ]);
           }
           const problem = alloc.claimClusterIp(ip);
-          if (problem) throw invalid('Service', '', o.metadata.name, [{ type: 'FieldValueInvalid', field: 'spec.clusterIPs', value: [ip], goValue: goStrings([ip]), detail: problem }]);
+          if (problem)
+            throw invalid('Service', '', o.metadata.name, [{ type: 'FieldValueInvalid', field: 'spec.clusterIPs', value: [ip], goValue: goStrings([ip]), detail: problem }]);
         }
         if (!s.clusterIP) s.clusterIP = alloc.clusterIp();
         s.clusterIPs = [s.clusterIP];

@@ -65,11 +65,14 @@ export function parseDatabaseUrl(url: string, opts: { applicationName?: string }
     throw new UsageError(`the database URL ${shown} is not a URL`, { hint: 'write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=verify-full' });
   }
   if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
-    throw new UsageError(`the database URL ${shown} is not a postgres:// URL`, { hint: 'vnfm keeps a shared store on PostgreSQL only; unset VNFM_DATABASE_URL for the local SQLite store' });
+    throw new UsageError(`the database URL ${shown} is not a postgres:// URL`, {
+      hint: 'vnfm keeps a shared store on PostgreSQL only; unset VNFM_DATABASE_URL for the local SQLite store',
+    });
   }
   const q = u.searchParams;
   for (const k of q.keys()) {
-    if (!KNOWN_PARAMS.includes(k)) throw new UsageError(`the database URL ${shown} has the parameter "${k}", which vnfm does not know`, { hint: `vnfm reads ${KNOWN_PARAMS.join(', ')}` });
+    if (!KNOWN_PARAMS.includes(k))
+      throw new UsageError(`the database URL ${shown} has the parameter "${k}", which vnfm does not know`, { hint: `vnfm reads ${KNOWN_PARAMS.join(', ')}` });
   }
   const dec = (s: string) => {
     try {

@@ -123,7 +123,11 @@ export class PostgresDb implements StoreDb {
       if (!t.writes) return this.call({ kind: 'query', sql: t.text, params, retry: true });
       return this.call({
         kind: 'batch',
-        steps: [{ sql: BEGIN_LOCKED, params: [] }, { sql: t.text, params }, { sql: 'COMMIT', params: [] }],
+        steps: [
+          { sql: BEGIN_LOCKED, params: [] },
+          { sql: t.text, params },
+          { sql: 'COMMIT', params: [] },
+        ],
         retry: true,
         rollbackOnError: true,
         resultStep: 1,
@@ -148,10 +152,7 @@ export class PostgresDb implements StoreDb {
         if (this.#depth > 0) return this.savepoint(mode, () => fn(...args) as ReturnType<F>);
         this.call({
           kind: 'batch',
-          steps:
-            mode === 'immediate'
-              ? [{ sql: BEGIN_LOCKED, params: [] }]
-              : [{ sql: 'BEGIN ISOLATION LEVEL REPEATABLE READ', params: [] }],
+          steps: mode === 'immediate' ? [{ sql: BEGIN_LOCKED, params: [] }] : [{ sql: 'BEGIN ISOLATION LEVEL REPEATABLE READ', params: [] }],
           retry: true,
           rollbackOnError: true,
         });
@@ -245,7 +246,11 @@ export class PostgresDb implements StoreDb {
     // The lock is waited for as long as another client's migrations take (lock_timeout would cut the wait short).
     this.call({
       kind: 'batch',
-      steps: [{ sql: 'SET lock_timeout = 0', params: [] }, { sql: `SELECT pg_advisory_lock(${MIGRATION_LOCK}, 2)`, params: [] }, { sql: `SET lock_timeout = ${this.target.config.lockTimeoutMs}`, params: [] }],
+      steps: [
+        { sql: 'SET lock_timeout = 0', params: [] },
+        { sql: `SELECT pg_advisory_lock(${MIGRATION_LOCK}, 2)`, params: [] },
+        { sql: `SET lock_timeout = ${this.target.config.lockTimeoutMs}`, params: [] },
+      ],
       retry: true,
       rollbackOnError: false,
     });

@@ -59,9 +59,12 @@ export function findPassword(target: PasswordTarget, env: Record<string, string 
   const file = env['PGPASSFILE'] || join(env['HOME'] || homedir(), '.pgpass');
   const found = fromFile(file, target, env);
   if (found !== undefined) return found;
-  throw Object.assign(new Error(`the server asks for a password, and neither the URL, PGPASSWORD nor the password file ${file} (mode 0600, a line for this host, port, database and user) gives one`), {
-    code: '28P01',
-  });
+  throw Object.assign(
+    new Error(`the server asks for a password, and neither the URL, PGPASSWORD nor the password file ${file} (mode 0600, a line for this host, port, database and user) gives one`),
+    {
+      code: '28P01',
+    },
+  );
 }
 
 function fromFile(file: string, target: PasswordTarget, env: Record<string, string | undefined>): string | undefined {

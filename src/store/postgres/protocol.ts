@@ -45,6 +45,4 @@ export interface PgFailure {
   tls: boolean;
 }
 
-export type Response =
-  | { ok: true; rows: Record<string, unknown>[]; fields: string[]; rowCount: number }
-  | { ok: false; error: PgFailure };
+export type Response = { ok: true; rows: Record<string, unknown>[]; fields: string[]; rowCount: number } | { ok: false; error: PgFailure };

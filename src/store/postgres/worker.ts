@@ -95,7 +95,9 @@ async function reopen(): Promise<void> {
 function isConnectionFailure(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   if (typeof e?.code === 'string' && (/^E[A-Z]+$/.test(e.code) || e.code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(e.code))) return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable|server does not support SSL|The server does not support SSL/i.test(e?.message ?? '');
+  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable|server does not support SSL|The server does not support SSL/i.test(
+    e?.message ?? '',
+  );
 }
 
 function isTlsFailure(err: unknown): boolean {

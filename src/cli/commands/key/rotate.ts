@@ -4,11 +4,9 @@ import { withExamples } from '../../help.js';
 import { addOutputOptions, printResource, type OutputOptions } from '../../output/printer.js';
 
 export function keyRotateCommand(ctx: Context): Command {
-  const cmd = new Command('key-rotate')
-    .description('Re-encrypt every stored secret under a new master key')
-    .addHelpText(
-      'after',
-      `
+  const cmd = new Command('key-rotate').description('Re-encrypt every stored secret under a new master key').addHelpText(
+    'after',
+    `
 Every secret is re-encrypted: the VIMs' credentials and the values sealed
 into instances and operation records (SSH and registry passwords, tokens).
 With the key file ($VNFM_HOME/master.key) a new key is made and the old one
@@ -18,7 +16,7 @@ then drop OLD. With VNFM_MASTER_KEY_COMMAND, vnfm cannot write to the secret
 manager the command reads: store NEW,OLD there, run key-rotate, then store
 NEW alone. One rotation runs at a time, and none while an LCM operation
 runs: either is refused with exit code 4.`,
-    );
+  );
   addOutputOptions(cmd);
   withExamples(cmd, [
     ['rotate the key file', 'vnfm key-rotate'],
@@ -52,7 +50,9 @@ runs: either is refused with exit code 4.`,
     };
     const result = rotateMasterKey({ home: ctx.home, env: ctx.env, secrets: store.secrets, lock });
     if (result.unreadable.length > 0) {
-      ctx.io.warn(`${result.unreadable.length} sealed value(s) open with no key and were left as they are (sealed under a key lost before): ${result.unreadable.slice(0, 5).join(', ')}`);
+      ctx.io.warn(
+        `${result.unreadable.length} sealed value(s) open with no key and were left as they are (sealed under a key lost before): ${result.unreadable.slice(0, 5).join(', ')}`,
+      );
     }
     ctx.io.success(`${result.rotated} secret(s) re-encrypted under key ${result.keyId}`);
     if (result.source !== 'file') {
@@ -66,7 +66,14 @@ runs: either is refused with exit code 4.`,
       {
         columns: [],
         empty: '',
-        toData: (r: typeof result) => ({ rotated: r.rotated, key_id: r.keyId, source: r.source, ...(r.path ? { path: r.path } : {}), retired_key_ids: r.retiredKeyIds, unreadable: r.unreadable }),
+        toData: (r: typeof result) => ({
+          rotated: r.rotated,
+          key_id: r.keyId,
+          source: r.source,
+          ...(r.path ? { path: r.path } : {}),
+          retired_key_ids: r.retiredKeyIds,
+          unreadable: r.unreadable,
+        }),
       },
       result,
     );

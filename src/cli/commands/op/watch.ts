@@ -26,7 +26,10 @@ FAILED_TEMP here, as any command would make it.`,
     const { deps } = await lcmDeps(ctx);
     const stamp = () => ctx.now().toISOString();
     const op = await watchOpOcc(deps, ref, {
-      onStep: (s) => ctx.io.info(`${stamp()} ${s.action} ${s.resource.kind}/${s.resource.name}${s.resource.namespace ? ` (${s.resource.namespace})` : ''}: ${s.state}${s.detail ? ` — ${s.detail}` : ''}`),
+      onStep: (s) =>
+        ctx.io.info(
+          `${stamp()} ${s.action} ${s.resource.kind}/${s.resource.name}${s.resource.namespace ? ` (${s.resource.namespace})` : ''}: ${s.state}${s.detail ? ` — ${s.detail}` : ''}`,
+        ),
       onState: (o) => ctx.io.info(`${stamp()} occurrence ${o.id} (${o.operation} of ${o.vnfInstanceId}): ${o.operationState}`),
       sleep: () => delay(seconds * 1000),
     });

@@ -30,14 +30,19 @@ export function sampleListCommand(ctx: Context): Command {
   withExamples(cmd, [['see which samples there are', 'vnfm sample-list']]);
   return cmd.action(async (flags: OutputOptions) => {
     const { listShippedFiles } = await import('../../../assets/index.js');
-    await printList(ctx.io, flags, {
-      empty: 'No samples shipped.',
-      columns: [
-        { header: 'NAME', key: 'name', cell: (s: Sample) => s.name },
-        { header: 'PACKAGES', key: 'packages', cell: (s: Sample) => s.packages.join(', ') },
-        { header: 'REQUESTS', key: 'requests', cell: (s: Sample) => s.requests.join(', ') },
-      ],
-      toData: (s: Sample) => ({ ...s }),
-    }, listSamples(listShippedFiles('csar-samples')));
+    await printList(
+      ctx.io,
+      flags,
+      {
+        empty: 'No samples shipped.',
+        columns: [
+          { header: 'NAME', key: 'name', cell: (s: Sample) => s.name },
+          { header: 'PACKAGES', key: 'packages', cell: (s: Sample) => s.packages.join(', ') },
+          { header: 'REQUESTS', key: 'requests', cell: (s: Sample) => s.requests.join(', ') },
+        ],
+        toData: (s: Sample) => ({ ...s }),
+      },
+      listSamples(listShippedFiles('csar-samples')),
+    );
   });
 }

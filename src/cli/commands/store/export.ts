@@ -11,14 +11,14 @@ export function storeExportCommand(ctx: Context): Command {
     .description('Write the store (VIMs, packages, VNF instances, operation occurrences, SSH host keys) as one JSON document')
     .addHelpText(
       'after',
-      '\nSecrets stay sealed as stored: importing needs the same master key. Packages\' zips are included (base64)\n' +
+      "\nSecrets stay sealed as stored: importing needs the same master key. Packages' zips are included (base64)\n" +
         'unless --without-package-contents. Locks and leases are not exported. The file is written 0600.',
     )
     .argument('[file]', 'where to write it; - (the default) for stdout', '-')
     .option('--without-package-contents', "leave the packages' zips out (their records stay)")
     .option('--force', 'overwrite FILE if it exists');
   withExamples(cmd, [
-    ['move a laptop\'s state to the shared store', 'vnfm store-export state.json\n$ VNFM_DATABASE_URL=postgres://vnfm@db/vnfm vnfm store-import state.json'],
+    ["move a laptop's state to the shared store", 'vnfm store-export state.json\n$ VNFM_DATABASE_URL=postgres://vnfm@db/vnfm vnfm store-import state.json'],
     ['records only, to stdout', 'vnfm store-export --without-package-contents - | jq .tables.vims'],
   ]);
   return cmd.action(async (file: string, flags: { withoutPackageContents?: boolean; force?: boolean }) => {

@@ -17,7 +17,7 @@ export function storeImportCommand(ctx: Context): Command {
     .argument('<file>', 'the document (store-export FILE)')
     .option('--merge', 'import into a store that has state, skipping rows whose ids exist');
   withExamples(cmd, [
-    ['a laptop\'s state into the shared store', 'VNFM_DATABASE_URL=postgres://vnfm@db/vnfm vnfm store-import state.json'],
+    ["a laptop's state into the shared store", 'VNFM_DATABASE_URL=postgres://vnfm@db/vnfm vnfm store-import state.json'],
     ['and back', 'VNFM_DATABASE_URL=postgres://vnfm@db/vnfm vnfm store-export state.json\n$ vnfm store-import state.json'],
   ]);
   return cmd.action(async (file: string, flags: { merge?: boolean }) => {

@@ -53,7 +53,9 @@ occurrence for op-retry, op-rollback or op-fail.`,
       throw new UsageError(`the vnfdId is given twice: ${positional} and --vnfd-id ${flags.vnfdId}`, { hint: 'give it once: vnfm vnf-create VNFD_ID' });
     }
     if (positional !== undefined && flags.package !== undefined) {
-      throw new UsageError(`both a vnfdId (${positional}) and --package ${flags.package} are given`, { hint: 'name the package once: vnfm vnf-create VNFD_ID, or vnfm vnf-create --package PACKAGE' });
+      throw new UsageError(`both a vnfdId (${positional}) and --package ${flags.package} are given`, {
+        hint: 'name the package once: vnfm vnf-create VNFD_ID, or vnfm vnf-create --package PACKAGE',
+      });
     }
     if (flags.I !== undefined && flags.instantiateFile !== undefined) {
       throw new UsageError('the instantiate request is given twice: --I and --instantiate-file', { hint: 'give it once: --instantiate-file FILE' });

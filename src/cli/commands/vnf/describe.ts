@@ -7,7 +7,9 @@ import { lcmDeps } from '../../lcm/deps.js';
 
 export function vnfDescribeCommand(ctx: Context): Command {
   const cmd = new Command('vnf-describe')
-    .description('Show what a VNF instance is at its VIM now: its objects (or Heat resources) as a tree with readiness, the events of those not ready, and drift from what vnfm recorded')
+    .description(
+      'Show what a VNF instance is at its VIM now: its objects (or Heat resources) as a tree with readiness, the events of those not ready, and drift from what vnfm recorded',
+    )
     .argument('<vnf>', 'instance id or name');
   addOutputOptions(cmd);
   cmd.addHelpText(
@@ -52,7 +54,7 @@ answer. For a script: -o json and the "ready" and "drift" fields.`,
   withExamples(cmd, [
     ['the live tree of an instance', 'vnfm vnf-describe web'],
     ['whether everything is ready, for a script', "vnfm vnf-describe web -o jsonpath='{.ready}'"],
-    ['the drift, one line each', "vnfm vnf-describe web -o jsonpath='{range .drift[*]}{@}{\"\\n\"}{end}'"],
+    ['the drift, one line each', 'vnfm vnf-describe web -o jsonpath=\'{range .drift[*]}{@}{"\\n"}{end}\''],
   ]);
   return cmd.action(async (ref: string, flags: OutputOptions) => {
     const { describeVnf } = await import('../../../lcm/describe.js');

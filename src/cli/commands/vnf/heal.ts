@@ -20,7 +20,10 @@ export function vnfHealCommand(ctx: Context): Command {
     // Optional to commander, so that a VNF swallowed by --vnfc-instance gets a hint rather than "missing argument".
     .argument('[vnf]', 'instance id or name (required)')
     .usage('[options] <vnf>')
-    .option('--vnfc-instance <id...>', 'VNFC ids from vnf-show: the VNFC column (<vduId>-<pod>, Tacker v2) or the POD column (Tacker v1); several after one flag, as Tacker takes them, or the flag repeated')
+    .option(
+      '--vnfc-instance <id...>',
+      'VNFC ids from vnf-show: the VNFC column (<vduId>-<pod>, Tacker v2) or the POD column (Tacker v1); several after one flag, as Tacker takes them, or the flag repeated',
+    )
     .option('--cause <text>', 'why, recorded on the occurrence')
     .option('--additional-param-file <file>', 'a JSON or YAML object merged into the request, as tackerclient reads it: {"additionalParams": {...}}')
     .option('--request-file <file>', 'a HealVnfRequest instead (the flags override its fields)');

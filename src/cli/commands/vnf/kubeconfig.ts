@@ -28,7 +28,7 @@ function writePrivate(file: string, text: string): void {
 
 export function vnfKubeconfigCommand(ctx: Context): Command {
   const cmd = new Command('vnf-kubeconfig')
-    .description("Print the kubeconfig of a workload cluster a VNF instance created with Cluster API (like clusterctl get kubeconfig)")
+    .description('Print the kubeconfig of a workload cluster a VNF instance created with Cluster API (like clusterctl get kubeconfig)')
     .argument('<vnf>', 'instance id or name')
     .option('--cluster <name>', 'the Cluster, when the instance has several')
     .option('-f, --file <file>', 'write it to this file (mode 0600) instead of stdout')
@@ -60,12 +60,17 @@ export function vnfKubeconfigCommand(ctx: Context): Command {
       }
       const { default: yaml } = await import('js-yaml');
       const data = yaml.load(found.kubeconfig) as Record<string, unknown>;
-      await printResource(ctx.io, { ...flags, output: format as OutputFormat }, {
-        empty: '',
-        columns: [],
-        name: () => `${found.namespace}/${found.cluster}`,
-        toData: (d: Record<string, unknown>) => d,
-      }, data);
+      await printResource(
+        ctx.io,
+        { ...flags, output: format as OutputFormat },
+        {
+          empty: '',
+          columns: [],
+          name: () => `${found.namespace}/${found.cluster}`,
+          toData: (d: Record<string, unknown>) => d,
+        },
+        data,
+      );
     } finally {
       close();
     }

@@ -12,7 +12,7 @@ export function vnfShowCommand(ctx: Context): Command {
   addOutputOptions(cmd);
   withExamples(cmd, [
     ['show an instance', 'vnfm vnf-show web'],
-    ['its VNFC ids, for vnf-heal', "vnfm vnf-show web -o jsonpath='{range .instantiatedVnfInfo.vnfcInfo[*]}{.id}{\"\\n\"}{end}'"],
+    ['its VNFC ids, for vnf-heal', 'vnfm vnf-show web -o jsonpath=\'{range .instantiatedVnfInfo.vnfcInfo[*]}{.id}{"\\n"}{end}\''],
     ['its state alone', 'vnfm vnf-show web -o value -c instantiationState'],
   ]);
   return cmd.action(async (ref: string, flags: OutputOptions) => {

@@ -30,7 +30,7 @@ export function vnfTerminateCommand(ctx: Context): Command {
     ['terminate, giving pods 30 s', 'vnfm vnf-terminate web --graceful-termination-timeout 30'],
     ['from a script', 'vnfm vnf-terminate web --termination-type FORCEFUL --yes -o json'],
     ['terminate, then delete the instance', 'vnfm vnf-terminate web --delete --yes'],
-    ['from a script, running the package\'s terminate hook scripts (--yes alone does not allow them)', 'vnfm vnf-terminate web --yes --allow-package-scripts'],
+    ["from a script, running the package's terminate hook scripts (--yes alone does not allow them)", 'vnfm vnf-terminate web --yes --allow-package-scripts'],
   ]);
   return cmd.action(async (ref: string, flags: Flags) => {
     const deleteAfter = Boolean(flags.delete || flags.D);
@@ -61,7 +61,13 @@ export function vnfTerminateCommand(ctx: Context): Command {
     }
     const { terminateVnf } = await import('../../../lcm/index.js');
     // A terminate that fails throws here (its occurrence left FAILED_TEMP), so --delete never removes an instance with resources left.
-    const result = await runLcmCommand(ctx, flags, (deps, opts) => terminateVnf(deps, vnf.id, request, opts), flags.requestFile ?? 'vnf-terminate', `vnf instance ${vnf.vnfInstanceName ?? vnf.id}`);
+    const result = await runLcmCommand(
+      ctx,
+      flags,
+      (deps, opts) => terminateVnf(deps, vnf.id, request, opts),
+      flags.requestFile ?? 'vnf-terminate',
+      `vnf instance ${vnf.vnfInstanceName ?? vnf.id}`,
+    );
     if (deleteAfter && result.opOcc.operationState === 'COMPLETED') {
       const { deleteVnfs } = await import('../../../lcm/index.js');
       const { deps } = await lcmDeps(ctx);

@@ -42,11 +42,16 @@ export function vnfpkgBuildCommand(ctx: Context): Command {
     ctx.io.success(`${file} written: ${result.entries} members, ${result.bytes} bytes`);
     const format = flags.output === undefined || flags.output === file ? undefined : flags.output;
     if (format === undefined && !flags.quiet) return;
-    await printResource<Built>(ctx.io, { ...flags, output: (format ?? 'name') as OutputFormat }, {
-      empty: '',
-      columns: [],
-      name: (b) => b.file,
-      toData: (b) => ({ ...b }),
-    }, { file, members: result.entries, bytes: result.bytes });
+    await printResource<Built>(
+      ctx.io,
+      { ...flags, output: (format ?? 'name') as OutputFormat },
+      {
+        empty: '',
+        columns: [],
+        name: (b) => b.file,
+        toData: (b) => ({ ...b }),
+      },
+      { file, members: result.entries, bytes: result.bytes },
+    );
   });
 }

@@ -13,7 +13,9 @@ interface Flags extends OutputOptions, LimitFlags {
 
 export function vnfpkgValidateCommand(ctx: Context): Command {
   const cmd = new Command('vnfpkg-validate')
-    .description('Validate a VNF package (zip or directory) offline: TOSCA.meta, manifest and hashes, the VNFD, Kubernetes manifests, Helm charts (helm lint and helm template when helm is on PATH or in VNFM_HELM); writes nothing')
+    .description(
+      'Validate a VNF package (zip or directory) offline: TOSCA.meta, manifest and hashes, the VNFD, Kubernetes manifests, Helm charts (helm lint and helm template when helm is on PATH or in VNFM_HELM); writes nothing',
+    )
     .argument('<path>', 'a .zip/.csar file or an unpacked package directory')
     .option('--skip-image-hashes', 'do not hash image files (Files/images/…), as Tacker does not');
   addPackageLimitOptions(cmd);
