@@ -240,14 +240,7 @@ async function fetchPackage(home: string, contents: PackageContentRepository, pk
         },
       );
     }
-    // The zip is the one onboarding checked (its hash says so): the reader's size limits were met then, perhaps raised.
-    const unlimited = Number.MAX_SAFE_INTEGER;
-    const files = await openPackage(zip, { maxMembers: unlimited, maxMemberBytes: unlimited, maxTotalBytes: unlimited, maxRatio: unlimited });
-    try {
-      await unpackMembers(files, join(staging, 'content'), zip, unlimited);
-    } finally {
-      await files.close();
-    }
+    await unpackChecked(zip, join(staging, 'content'));
     try {
       await rename(staging, packageDir(home, pkg.id));
     } catch (err) {
@@ -369,6 +362,21 @@ async function stageInStore(contents: PackageContentRepository, id: string): Pro
   };
 }
 
+/**
+ * Unpacks a zip whose hash matched what onboarding recorded: the one
+ * onboarding checked, so the reader's size limits (met then, perhaps raised)
+ * are not applied again.
+ */
+async function unpackChecked(zip: string, into: string): Promise<void> {
+  const unlimited = Number.MAX_SAFE_INTEGER;
+  const files = await openPackage(zip, { maxMembers: unlimited, maxMemberBytes: unlimited, maxTotalBytes: unlimited, maxRatio: unlimited });
+  try {
+    await unpackMembers(files, into, zip, unlimited);
+  } finally {
+    await files.close();
+  }
+}
+
 async function stageInHome(home: string, id: string): Promise<StagedContent> {
   await removeAbandonedStaging(home);
   const staging = join(packagesDir(home), `.staging-${process.pid}-import-${randomUUID()}`);
@@ -387,13 +395,7 @@ async function stageInHome(home: string, id: string): Promise<StagedContent> {
       await new Promise<void>((ok, fail) => out.end((err?: Error | null) => (err ? fail(err) : ok())));
       const bad = mismatch(id, { hash: hash.digest('hex'), size }, expected);
       if (bad) throw bad;
-      const unlimited = Number.MAX_SAFE_INTEGER;
-      const files = await openPackage(zip, { maxMembers: unlimited, maxMemberBytes: unlimited, maxTotalBytes: unlimited, maxRatio: unlimited });
-      try {
-        await unpackMembers(files, join(staging, 'content'), zip, unlimited);
-      } finally {
-        await files.close();
-      }
+      await unpackChecked(zip, join(staging, 'content'));
     },
     commit: () => undefined,
     publish: async () => {
