@@ -223,7 +223,9 @@ export function describeCapiCredentials(start: () => Promise<CredentialsTarget>)
       expect(got.body['server']).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       expect(got.body['server']).not.toBe(target!.endpoint.server);
       expect(got.body['caCert']).toContain('BEGIN CERTIFICATE');
-      expect(got.body['token']).toBeTruthy();
+      // The token delivered is the workload cluster's own: the one its kubeconfig holds.
+      expect(got.body['token']).toMatch(/^\S+$/);
+      expect(got.body['kubeconfig']).toContain(got.body['token']);
       kubeconfig = got.body['kubeconfig']!;
 
       // vnf-kubeconfig prints what the Secret holds.
@@ -280,7 +282,7 @@ export function describeCapiCredentials(start: () => Promise<CredentialsTarget>)
       const req = request(['Files/kubernetes/cluster-crd.yaml', 'Files/kubernetes/cluster-pending.yaml'], {
         vnfm_readiness: { 'cluster.x-k8s.io/Cluster': { present: true } },
       });
-      const r = await run(['vnf-instantiate', id, '--request-file', req, '--timeout', '5s']);
+      const r = await run(['vnf-instantiate', id, '--request-file', req, '--timeout', '10s']);
       expect(r.code).toBe(124);
       expect(r.stderr).toContain('waiting for Secret default/w2-kubeconfig');
       const op = json<any[]>((await ok(['op-list', '--vnf', id, '-o', 'json'])).stdout)[0];

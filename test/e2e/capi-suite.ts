@@ -226,7 +226,8 @@ export function describeCapiCnfs<T extends CapiTarget>(start: () => Promise<T>, 
       await ok(['vnf-instantiate', capo, '--request-file', req(CAPO, 'instantiate.json')]);
       const cluster = (await get(`${CAPI}/namespaces/default/clusters/capo-cluster-1`)).body;
       expect(cluster.status.phase).toBe('Provisioned');
-      expect((await get('/api/v1/namespaces/default/secrets/capo-cluster-1-kubeconfig')).body.data.value).toBeTruthy();
+      const written = Buffer.from((await get('/api/v1/namespaces/default/secrets/capo-cluster-1-kubeconfig')).body.data.value, 'base64').toString('utf8');
+      expect(yaml.load(written)).toMatchObject({ kind: 'Config', clusters: [{ cluster: { server: expect.stringMatching(/^https:\/\//) } }] });
       const info = (await show(capo)).instantiatedVnfInfo;
       const workers = info.vnfcResourceInfo.filter((r: any) => r.vduId === 'worker');
       expect(workers).toHaveLength(1);

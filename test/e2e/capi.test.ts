@@ -26,10 +26,12 @@ describeCapiCnfs(
       const lift = target().sandbox.faults.neverEstablished({ name: 'machinedeployments.cluster.x-k8s.io' });
       try {
         const vnf = await createVnf('capi-mgmt', 'never-established');
-        const r = await run(['vnf-instantiate', vnf, '--request-file', req(MGMT, 'instantiate.json'), '--timeout', '3s']);
+        // Long enough for every object before the held definition to be written on a loaded machine: the
+        // timeout must come while vnfm waits for that definition, which never becomes Established.
+        const r = await run(['vnf-instantiate', vnf, '--request-file', req(MGMT, 'instantiate.json'), '--timeout', '15s']);
         expect(r.code).toBe(124);
         expect(r.stderr).toMatch(
-          /INSTANTIATE of vnf instance .* timed out after 3s while waiting for CustomResourceDefinition machinedeployments\.cluster\.x-k8s\.io \(waiting for the definition to be established\); occurrence .* is FAILED_TEMP/,
+          /INSTANTIATE of vnf instance .* timed out after 15s while waiting for CustomResourceDefinition machinedeployments\.cluster\.x-k8s\.io \(waiting for the definition to be established\); occurrence .* is FAILED_TEMP/,
         );
         const [op] = await occurrences(vnf);
         expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 504, detail: expect.stringMatching(/machinedeployments\.cluster\.x-k8s\.io/) } });

@@ -171,7 +171,7 @@ describe('the kubeadm-cluster-vnf sample', () => {
     expect(afterHeal.map((n) => n.name)).toEqual(afterIn.map((n) => n.name));
     const healed = afterHeal.find((n) => n.name === nodeName('worker', targetAddress))!;
     expect(healed.uid).not.toBe(uidBefore);
-    expect(nodeAt(targetAddress).file('/etc/kubernetes/kubelet.conf')).toBeDefined();
+    expect(JSON.parse(nodeAt(targetAddress).file('/etc/kubernetes/kubelet.conf')!).clusters[0].cluster.server).toMatch(/^https:\/\//);
     expect(hostsToml(nodeAt(targetAddress))).toContain(`http://${registry}`);
 
     // Heal the whole cluster: a new stack, the cluster installed again, the same VIM with the new credentials.

@@ -175,9 +175,9 @@ describe('the kuryr CNF (a DaemonSet VDU) through its life', () => {
     const lift = await cluster.neverReady({ kind: 'DaemonSet', name: 'kuryr-cni', namespace: NS });
     let op: { id: string; operationState: string };
     try {
-      const r = await vnfm(['vnf-instantiate', 'kuryr-stuck', '--request-file', REQ('instantiate.json'), '--timeout', '5s', '-o', 'json'], { home });
+      const r = await vnfm(['vnf-instantiate', 'kuryr-stuck', '--request-file', REQ('instantiate.json'), '--timeout', '10s', '-o', 'json'], { home });
       expect(r.code).toBe(124);
-      expect(r.stderr).toMatch(new RegExp(`timed out after 5s while waiting for DaemonSet kuryr-cni in namespace ${NS}`));
+      expect(r.stderr).toMatch(new RegExp(`timed out after 10s while waiting for DaemonSet kuryr-cni in namespace ${NS}`));
       op = json(r.stdout);
       expect(op.operationState).toBe('FAILED_TEMP');
     } finally {

@@ -219,7 +219,7 @@ describe('vnf-describe and vnf-sync', () => {
 
   it('refuses to sync (4, nothing recorded) while an operation waits in FAILED_TEMP', async () => {
     // vdu2 is held back from becoming ready (above): its scale-out times out and waits in FAILED_TEMP.
-    const scaled = await vnfm(['vnf-scale', 'web', '--type', 'SCALE_OUT', '--aspect-id', 'vdu2_aspect', '--timeout', '1s'], { home });
+    const scaled = await vnfm(['vnf-scale', 'web', '--type', 'SCALE_OUT', '--aspect-id', 'vdu2_aspect', '--timeout', '5s'], { home });
     expect(scaled.code).not.toBe(0);
     const refused = await vnfm(['vnf-sync', 'web'], { home });
     expect(refused.code).toBe(4);

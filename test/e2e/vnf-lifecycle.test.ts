@@ -263,11 +263,11 @@ describe('a vnfm killed mid-instantiate', () => {
   it('a --timeout ends FAILED_TEMP with exit 124, and op-fail frees the instance', async () => {
     const vnf = await createInstance('slow');
     const lift = await cluster.neverReady({ kind: 'Deployment', name: 'vdu2' });
-    const r = await vnfm(['vnf-instantiate', 'slow', '--request-file', REQ('instantiate.json'), '--timeout', '2s', '-o', 'json'], { home });
+    const r = await vnfm(['vnf-instantiate', 'slow', '--request-file', REQ('instantiate.json'), '--timeout', '8s', '-o', 'json'], { home });
     await lift();
     expect(r.code).toBe(124);
     expect(r.stderr).toMatch(
-      /INSTANTIATE of vnf instance .* timed out after 2s while waiting for Deployment vdu2 in namespace \S+ \(waiting for [^)]*\); occurrence .* is FAILED_TEMP/,
+      /INSTANTIATE of vnf instance .* timed out after 8s while waiting for Deployment vdu2 in namespace \S+ \(waiting for [^)]*\); occurrence .* is FAILED_TEMP/,
     );
     const op = json<{ id: string; operationState: string; error: { status: number } }>(r.stdout);
     expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 504 } });

@@ -97,7 +97,7 @@ describe('real control plane with the stand-in kubelet', () => {
     const pods = await api('GET', `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dweb`);
     const victim = pods.items[0];
     const deleted = await api('DELETE', `/api/v1/namespaces/${ns}/pods/${victim.metadata.name}`);
-    expect(deleted.metadata.deletionTimestamp).toBeDefined();
+    expect(Date.parse(deleted.metadata.deletionTimestamp)).not.toBeNaN();
     await until('Pod gone', async () => ((await kubeRequest(endpoint, 'GET', `/api/v1/namespaces/${ns}/pods/${victim.metadata.name}`)).status === 404 ? true : undefined));
     // The ReplicaSet replaces it.
     await until('Deployment back to 2 ready', async () => {

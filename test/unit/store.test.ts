@@ -330,8 +330,9 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       store.secrets.acquireLock('rotation-test', holder, NOW, () => true);
       expect(store.secrets.lockHolder('rotation-test')).toMatchObject({ pid: 7, acquiredAt: NOW });
       expect(() => store.secrets.acquireLock('rotation-test', { pid: 8 }, NOW, () => true)).toThrow(ConflictError);
+      // Released only by the holder it names (pid, host and start time), not by pid alone.
       store.secrets.releaseLock('rotation-test', { pid: 7 });
-      expect(store.secrets.lockHolder('rotation-test')).toBeDefined();
+      expect(store.secrets.lockHolder('rotation-test')).toMatchObject({ pid: 7, hostName: 'h', acquiredAt: NOW });
       store.secrets.releaseLock('rotation-test', holder);
       expect(store.secrets.lockHolder('rotation-test')).toBeUndefined();
 
