@@ -145,12 +145,12 @@ describe('the kuryr CNF (a DaemonSet VDU) through its life', () => {
     const lift = await cluster.neverReady({ kind: 'DaemonSet', name: 'kuryr-cni', namespace: NS });
     let stuck: { code: number | null; stdout: string; stderr: string };
     try {
-      stuck = await vnfm(['vnf-heal', 'kuryr', '--vnfc-instance', cniAfter[0]!.id, '--timeout', '4s', '-o', 'json'], { home });
+      stuck = await vnfm(['vnf-heal', 'kuryr', '--vnfc-instance', cniAfter[0]!.id, '--timeout', '10s', '-o', 'json'], { home });
     } finally {
       await lift();
     }
     expect(stuck.code, stuck.stderr).toBe(124);
-    expect(stuck.stderr).toMatch(/HEAL of vnf instance \S+ timed out after 4s/);
+    expect(stuck.stderr).toMatch(/HEAL of vnf instance \S+ timed out after 10s/);
     expect(stuck.stderr).toContain(`DaemonSet/kuryr-cni (${NS}): waiting for pods:`);
     const retried = await ok(['op-retry', json<{ id: string }>(stuck.stdout).id, '-o', 'json']);
     expect(json(retried.stdout)).toMatchObject({ operation: 'HEAL', operationState: 'COMPLETED' });

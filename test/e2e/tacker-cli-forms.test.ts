@@ -166,7 +166,7 @@ describe("Tacker's command-line forms", () => {
     const path = `/apis/apps/v1/namespaces/${NS}/deployments/vdu1`;
     const held = await cluster.request('PATCH', path, { metadata: { finalizers: ['example.com/hold'] } }, 'application/merge-patch+json');
     expect(held.status).toBe(200);
-    const failed = await run(['vnf-terminate', 'web', '--delete', '--yes', '--timeout', '3s', '-o', 'json']);
+    const failed = await run(['vnf-terminate', 'web', '--delete', '--yes', '--timeout', '10s', '-o', 'json']);
     expect(failed.code).toBe(124);
     expect(json(failed.stdout)).toMatchObject({ operation: 'TERMINATE', operationState: 'FAILED_TEMP' });
     expect(failed.stderr).not.toMatch(/vnf instance \S+ deleted/);
