@@ -14,15 +14,15 @@
  * that helm process (SIGKILL), found through a wrapper script given to vnfm
  * as VNFM_HELM that records each helm process's pid and subcommand.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderKubeconfig } from '../../src/sandbox/index.js';
-import { BIN, newHome, vnfm, type RunResult } from '../support/cli.js';
+import { BIN, newHome, okWith, vnfm } from '../support/cli.js';
 import { e2eCluster, type E2eCluster } from '../support/e2e-cluster.js';
-import { helmPath } from '../support/helm.js';
+import { helmPath, listReleases, runHelm } from '../support/helm.js';
 
 const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/helm-cnf');
 
@@ -38,45 +38,9 @@ const json = <T = Record<string, unknown>>(out: string) => JSON.parse(out) as T;
 const env = () => ({ VNFM_HELM: wrapper });
 const run = (args: string[]) => vnfm(args, { home, env: env() });
 
-async function ok(args: string[]): Promise<RunResult> {
-  const r = await run(args);
-  if (r.code !== 0) throw new Error(`vnfm ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r;
-}
-
-/** The real helm against the sandbox, with its homes inside the test's directory. */
-function helm(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      helmPath(),
-      [...args, '--kubeconfig', kubeconfig],
-      {
-        env: {
-          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-          HOME: dir,
-          HELM_CACHE_HOME: join(dir, 'cache'),
-          HELM_CONFIG_HOME: join(dir, 'config'),
-          HELM_DATA_HOME: join(dir, 'data'),
-        },
-      },
-      (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-interface Listed {
-  name: string;
-  namespace: string;
-  revision: string;
-  status: string;
-  chart: string;
-}
-
-async function helmList(namespace = NS): Promise<Listed[]> {
-  const r = await helm('list', '--namespace', namespace, '--all', '-o', 'json');
-  if (r.code !== 0) throw new Error(`helm list: ${r.stderr}`);
-  return json<Listed[]>(r.stdout);
-}
+const ok = okWith(run);
+const helm = (...args: string[]) => runHelm(kubeconfig, dir, args);
+const helmList = (namespace = NS) => listReleases(kubeconfig, dir, namespace);
 
 async function history(release: string): Promise<{ revision: number; status: string }[]> {
   const r = await helm('history', release, '--namespace', NS, '-o', 'json');
