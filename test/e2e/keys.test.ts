@@ -12,6 +12,7 @@ import { holderOf } from '../../src/lcm/lock-holder.js';
 import { ROTATION_LOCK, openStore } from '../../src/store/index.js';
 import { openSecrets, sealSecrets } from '../../src/vim/index.js';
 import { BIN, newHome, vnfm } from '../support/cli.js';
+import { packageRecord } from '../support/store-records.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vnfm-keys-'));
 
@@ -144,23 +145,7 @@ describe('master key', () => {
     const now = '2026-01-01T00:00:00.000Z';
     const store = openStore(home);
     try {
-      store.packages.insert({
-        id: 'p1',
-        vnfdId: 'vnfd-1',
-        vnfProvider: 'ACME',
-        vnfProductName: 'cnf',
-        vnfSoftwareVersion: '1.0',
-        vnfdVersion: '1.0',
-        onboardingState: 'ONBOARDED',
-        operationalState: 'ENABLED',
-        usageState: 'NOT_IN_USE',
-        userDefinedData: {},
-        checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
-        sizeBytes: 10,
-        summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
-        createdAt: now,
-        updatedAt: now,
-      });
+      store.packages.insert(packageRecord());
       store.instances.insert({
         id: 'inst-1',
         vnfInstanceDescription: '',

@@ -16,6 +16,7 @@ import { createManagementDriver, openSealed, type ManagementServices } from '../
 import { ROTATION_LOCK, openStore, type Store } from '../../src/store/index.js';
 import { openSecrets, sealSecrets, type Vim, type VimSecrets } from '../../src/vim/index.js';
 import type { HookImplementation, LcmHook } from '../../src/vnfd/index.js';
+import { packageRecord } from '../support/store-records.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
 const CA = '-----BEGIN CERTIFICATE-----\nMIIBroot\n-----END CERTIFICATE-----\n';
@@ -65,23 +66,7 @@ function packageDir(): string {
 }
 
 function seedPackage(store: Store): void {
-  store.packages.insert({
-    id: 'p1',
-    vnfdId: 'vnfd-1',
-    vnfProvider: 'ACME',
-    vnfProductName: 'cnf',
-    vnfSoftwareVersion: '1.0',
-    vnfdVersion: '1.0',
-    onboardingState: 'ONBOARDED',
-    operationalState: 'ENABLED',
-    usageState: 'NOT_IN_USE',
-    userDefinedData: {},
-    checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
-    sizeBytes: 10,
-    summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
-    createdAt: NOW,
-    updatedAt: NOW,
-  });
+  store.packages.insert(packageRecord());
 }
 
 const K8S_MGMT: HookImplementation = { implementation: 'mgmt-drivers-kubernetes', artifactFile: 'Scripts/kubernetes_mgmt.py' };

@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { VnfPackage } from '../../src/model/package.js';
 import type { LcmOpOcc, VnfInstance } from '../../src/lcm/index.js';
 import { openStore, readingRawJson } from '../../src/store/index.js';
 import { reindentJson, writeJsonList } from '../../src/cli/output/json-list.js';
@@ -16,25 +15,10 @@ import { vnfListView } from '../../src/cli/output/vnf-view.js';
 import { opListView } from '../../src/cli/output/op-view.js';
 import { printList } from '../../src/cli/output/printer.js';
 import { IO } from '../../src/cli/io.js';
+import { packageRecord } from '../support/store-records.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
-const pkg = {
-  id: 'p1',
-  vnfdId: 'vnfd-1',
-  vnfProvider: 'ACME',
-  vnfProductName: 'cnf',
-  vnfSoftwareVersion: '1.0',
-  vnfdVersion: '1.0',
-  onboardingState: 'ONBOARDED',
-  operationalState: 'ENABLED',
-  usageState: 'NOT_IN_USE',
-  userDefinedData: {},
-  checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
-  sizeBytes: 10,
-  summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
-  createdAt: NOW,
-  updatedAt: NOW,
-} as VnfPackage;
+const pkg = packageRecord();
 
 const instanceOf = (n: number): VnfInstance =>
   ({

@@ -8,28 +8,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { VnfPackage } from '../../src/model/package.js';
 import type { LcmOpOcc, VnfInstance } from '../../src/model/lcm.js';
 import { openStore } from '../../src/store/index.js';
+import { packageRecord } from '../support/store-records.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
-const pkg = {
-  id: 'p1',
-  vnfdId: 'vnfd-1',
-  vnfProvider: 'ACME',
-  vnfProductName: 'cnf',
-  vnfSoftwareVersion: '1.0',
-  vnfdVersion: '1.0',
-  onboardingState: 'ONBOARDED',
-  operationalState: 'ENABLED',
-  usageState: 'NOT_IN_USE',
-  userDefinedData: {},
-  checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
-  sizeBytes: 10,
-  summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
-  createdAt: NOW,
-  updatedAt: NOW,
-} as VnfPackage;
+const pkg = packageRecord();
 const instance = {
   id: 'inst-1',
   vnfInstanceName: 'web',

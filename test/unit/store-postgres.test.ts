@@ -23,6 +23,7 @@ import { connectStore, ROTATION_LOCK, type Store } from '../../src/store/index.j
 import { makeServingPki } from '../support/openssl-pki.js';
 import { bundleTestProgram } from '../support/bundle-test-program.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
+import { packageRecord } from '../support/store-records.js';
 
 const SAMPLES = resolve(import.meta.dirname, '../../csar-samples');
 const LATEST = Math.max(...migrations.map((m) => m.version));
@@ -68,25 +69,7 @@ function client(args: string[], env: Record<string, string> = {}): Client {
   return { child, first };
 }
 
-function pkg(): VnfPackage {
-  return {
-    id: 'p1',
-    vnfdId: 'vnfd-1',
-    vnfProvider: 'ACME',
-    vnfProductName: 'cnf',
-    vnfSoftwareVersion: '1.0',
-    vnfdVersion: '1.0',
-    onboardingState: 'ONBOARDED',
-    operationalState: 'ENABLED',
-    usageState: 'NOT_IN_USE',
-    userDefinedData: {},
-    checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
-    sizeBytes: 10,
-    summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
-    createdAt: NOW,
-    updatedAt: NOW,
-  };
-}
+const pkg = (): VnfPackage => packageRecord();
 
 const instance = {
   id: 'inst-1',

@@ -14,29 +14,11 @@ import { openStore } from '../../src/store/index.js';
 import { openDatabase } from '../../src/store/database.js';
 import type { LcmOpOcc, VnfInstance } from '../../src/model/lcm.js';
 import { STORE_BACKENDS, useStoreBackend } from '../support/store-backends.js';
+import { packageRecord } from '../support/store-records.js';
 
 const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-store-')), 'home');
 
-function pkg(over: Partial<VnfPackage> = {}): VnfPackage {
-  return {
-    id: 'p1',
-    vnfdId: 'vnfd-1',
-    vnfProvider: 'ACME',
-    vnfProductName: 'cnf',
-    vnfSoftwareVersion: '1.0',
-    vnfdVersion: '1.0',
-    onboardingState: 'ONBOARDED',
-    operationalState: 'ENABLED',
-    usageState: 'NOT_IN_USE',
-    userDefinedData: { k: 'v' },
-    checksum: { algorithm: 'SHA-256', hash: 'ab'.repeat(32) },
-    sizeBytes: 10,
-    summary: { flavours: [], artifacts: [], kubernetesDefinitions: [] },
-    createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: '2026-01-01T00:00:00.000Z',
-    ...over,
-  };
-}
+const pkg = (over: Partial<VnfPackage> = {}): VnfPackage => packageRecord({ userDefinedData: { k: 'v' }, ...over });
 
 describe('store', () => {
   it('makes VNFM_HOME 0700 and the database 0600, in WAL mode with foreign keys and every migration applied', () => {
