@@ -20,13 +20,14 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as sea from 'node:sea';
 import { fileURLToPath } from 'node:url';
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { ConflictError, StoreUnreachableError, VnfmError } from '../../errors.js';
 import type { RunResult, Statement, StoreDb, Transaction } from '../db.js';
 import type { Migration } from '../migrations/index.js';
 import { parseDatabaseUrl, redact, type DatabaseTarget } from './connection.js';
 import { bindValues, toPostgres, type Translated } from './dialect.js';
 import type { Params, PgFailure, Request, Response } from './protocol.js';
+import { SyncCaller } from './sync-call.js';
 
 /** The worker bundled for bin/vnfm and the single executable (scripts/bundle.mjs), as a file under build/chunks/ and an asset. */
 export const WORKER_CHUNK = 'pg-worker.cjs';
@@ -46,7 +47,7 @@ export class PostgresDb implements StoreDb {
   readonly target: DatabaseTarget;
   readonly #worker: Worker;
   readonly #port: MessagePort;
-  readonly #flag: Int32Array;
+  readonly #caller: SyncCaller<Request, Response>;
   #depth = 0;
   #locked = false;
   #closed = false;
@@ -54,9 +55,9 @@ export class PostgresDb implements StoreDb {
   constructor(url: string) {
     this.target = parseDatabaseUrl(url);
     const signal = new SharedArrayBuffer(4);
-    this.#flag = new Int32Array(signal);
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
+    this.#caller = new SyncCaller(port1, signal);
     this.#worker = new Worker(workerSource(), { eval: true, workerData: { signal, port: port2, config: this.target.config }, transferList: [port2] });
     // A command that ends without closing the store still exits.
     this.#worker.unref();
@@ -71,16 +72,13 @@ export class PostgresDb implements StoreDb {
 
   private call(req: Request, timeoutMs = ANSWER_TIMEOUT_MS): Ok {
     if (this.#closed) throw new VnfmError('internal: the store was used after it was closed');
-    Atomics.store(this.#flag, 0, 0);
-    this.#port.postMessage(req);
-    if (Atomics.wait(this.#flag, 0, 0, timeoutMs) === 'timed-out') {
+    const got = this.#caller.call(req, timeoutMs);
+    if (!got) {
       throw new StoreUnreachableError(`the database ${this.display} did not answer within ${Math.round(timeoutMs / 1000)} s`, {
         hint: 'check the network to the database server; connect_timeout in the URL bounds a connection attempt',
       });
     }
-    const got = receiveMessageOnPort(this.#port);
-    if (!got) throw new VnfmError('internal: the database worker answered nothing');
-    const res = got.message as Response;
+    const res = got.answer;
     if (!res.ok) throw this.errorOf(res.error);
     return res;
   }

@@ -2,7 +2,7 @@
  * What the store's PostgreSQL worker thread (worker.ts) and the synchronous
  * facade on the main thread (database.ts) say to each other: one request at
  * a time, its answer read with receiveMessageOnPort once the worker has
- * flipped the shared flag.
+ * written the request's number to the shared flag (sync-call.ts).
  */
 
 /** How to reach the server: node-postgres client settings, without the URL (so it is never echoed). */

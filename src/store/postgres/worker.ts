@@ -15,9 +15,9 @@ import { workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
 import { findPassword } from './pgpass.js';
 import type { PgClientConfig, PgFailure, Request, Response } from './protocol.js';
+import { answer, type Numbered } from './sync-call.js';
 
 const { signal, port, config } = workerData as { signal: SharedArrayBuffer; port: MessagePort; config: PgClientConfig };
-const flag = new Int32Array(signal);
 
 /** 64-bit integers (count(*), bigint columns) as numbers: the store's counts and sizes fit. */
 const types = {
@@ -182,12 +182,8 @@ async function handle(req: Request): Promise<Response> {
   }
 }
 
-port.on('message', (req: Request) => {
+port.on('message', ({ seq, req }: Numbered<Request>) => {
   void handle(req)
     .catch((err: unknown): Response => ({ ok: false, error: failure(err) }))
-    .then((res) => {
-      port.postMessage(res);
-      Atomics.store(flag, 0, 1);
-      Atomics.notify(flag, 0);
-    });
+    .then((res) => answer(port, signal, seq, res));
 });
