@@ -11,9 +11,10 @@ import { basename, join } from 'node:path';
 
 /**
  * Long benchmarks: csar-validate.mjs builds and validates a 2 GB package;
- * openstack-lifecycle.mjs starts Keystone and Heat and runs Heat stacks.
+ * openstack-lifecycle.mjs starts Keystone and Heat and runs Heat stacks;
+ * sandbox-scale.mjs loads 5,000 objects and runs 500-object CNFs.
  */
-const LONG = new Set(['csar-validate.mjs', 'openstack-lifecycle.mjs']);
+const LONG = new Set(['csar-validate.mjs', 'openstack-lifecycle.mjs', 'sandbox-scale.mjs']);
 /** Need root (network namespaces and a bridge for simulated nodes): registry-connections.mjs. */
 const ROOT = new Set(['registry-connections.mjs']);
 

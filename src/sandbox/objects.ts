@@ -105,16 +105,36 @@ export class ObjectApi {
     return this.store.list(type.group, type.plural, type.namespaced ? namespace : undefined).items;
   }
 
+  /** As find, but the stored object itself, frozen: to read, never to change (copy it to write it back). */
+  peek(type: ResourceType, namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.store.peek(type.group, type.plural, type.namespaced ? namespace : undefined, name);
+  }
+
+  /** As list, but the stored objects themselves, frozen: to read, never to change. */
+  scan(type: ResourceType, namespace?: string): KubeObject[] {
+    return this.store.scan(type.group, type.plural, type.namespaced ? namespace : undefined).items;
+  }
+
+  /**
+   * The objects of `type` (frozen, in list order) carrying every label of
+   * `labels`, from the store's label index; all of them when `labels` is empty.
+   */
+  selectByLabels(type: ResourceType, namespace: string | undefined, labels: Record<string, string>): KubeObject[] {
+    const ns = type.namespaced ? namespace : undefined;
+    return this.store.select(type.group, type.plural, ns, labels) ?? this.store.scan(type.group, type.plural, ns).items;
+  }
+
   /**
    * The objects of `type` whose controller is `owner`, sorted by name as
    * list sorts them: found through the store's owner index, so a controller
-   * reconciling one ReplicaSet copies its pods, not every pod of the namespace.
+   * reconciling one ReplicaSet reads its pods, not every pod of the namespace.
+   * The stored objects themselves, frozen: to read, never to change.
    */
   controlledBy(type: ResourceType, owner: KubeObject): KubeObject[] {
     const uid = owner.metadata.uid;
     if (!uid) return [];
     return this.store
-      .dependentsOf(uid)
+      .peekDependents(uid)
       .filter(
         (d) =>
           d.group === type.group &&

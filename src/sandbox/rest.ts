@@ -10,8 +10,8 @@ import { ObjectApi, type DeleteOptions, type PropagationPolicy } from './objects
 import { jsonPatch, mergePatch, PATCH_TYPES, strategicMergePatch } from './patch.js';
 import type { ResourceRequest } from './request-info.js';
 import { groupVersion, rfc3339, type KubeObject, type ResourceRegistry, type ResourceType, type Verb } from './resources.js';
-import { parseFieldSelector, parseLabelSelector, type Matcher } from './selectors.js';
-import { badRequest, conflict, deletedStatus, invalid, methodNotAllowed, resourceNotFound, typedPatchError, unsupportedMediaType } from './status.js';
+import { parseFieldSelector, parseLabelSelector, parseLabelSelectorParts, type Matcher } from './selectors.js';
+import { badRequest, conflict, deletedStatus, invalid, methodNotAllowed, notFound, resourceNotFound, typedPatchError, unsupportedMediaType } from './status.js';
 import { ReviewInvalid } from './kinds/review-kinds.js';
 import type { ObjectStore } from './store.js';
 import { toTable, type IncludeObject } from './table.js';
@@ -138,10 +138,12 @@ export class RestHandler {
   }
 
   private list(type: ResourceType, req: ResourceRequest, query: URLSearchParams, shape: ResponseShape): RestResponse {
-    const byLabel = parseLabelSelector(query.get('labelSelector'));
+    const byLabel = parseLabelSelectorParts(query.get('labelSelector'));
     const byField = parseFieldSelector(query.get('fieldSelector'), type.selectableFields);
-    const { items, resourceVersion } = this.api.store.list(type.group, type.plural, req.namespace);
-    let selected = items.filter((obj) => byLabel(obj) && byField(obj));
+    // The stored objects themselves (frozen): a list only reads them, to serialise them. `k=v` labels narrow through the label index.
+    const resourceVersion = this.api.store.currentResourceVersion();
+    const items = this.api.selectByLabels(type, req.namespace, byLabel.equalities);
+    let selected = items.filter((obj) => byLabel.matches(obj) && byField(obj));
 
     const metadata: Record<string, unknown> = { resourceVersion };
     const limit = Number(query.get('limit') ?? 0);
@@ -193,7 +195,9 @@ export class RestHandler {
   }
 
   private get(type: ResourceType, req: ResourceRequest, query: URLSearchParams, shape: ResponseShape): RestResponse {
-    const obj = this.api.get(type, req.namespace, req.name!);
+    // The stored object itself (frozen): the answer only serialises it.
+    const obj = this.api.peek(type, req.namespace, req.name!);
+    if (!obj) throw notFound(this.api.target(type, req.name!));
     if (shape.table) {
       const opts = { includeObject: includeObject(query), served: (o: KubeObject) => withTypeMeta(type, o) };
       return { code: 200, body: toTable(type, [obj], obj.metadata.resourceVersion ?? '', this.api.now(), shape.table, opts) };

@@ -236,7 +236,18 @@ function requirementMatcher(r: Requirement): Matcher {
 
 /** Parses a `labelSelector` query parameter; a malformed one is a 400 worded as the API server words it. */
 export function parseLabelSelector(selector: string | null): Matcher {
-  if (!selector) return () => true;
+  return parseLabelSelectorParts(selector).matches;
+}
+
+/** A parsed label selector: its matcher, and the `key=value` labels every match must carry (for the store's label index). */
+export interface LabelSelection {
+  matches: Matcher;
+  /** The requirements `k=v`, `k==v` and `k in (v)` as labels; the matcher still decides. */
+  equalities: Record<string, string>;
+}
+
+export function parseLabelSelectorParts(selector: string | null): LabelSelection {
+  if (!selector) return { matches: () => true, equalities: {} };
   let requirements: Requirement[];
   try {
     requirements = new LabelParser(lex(selector)).parse();
@@ -245,7 +256,11 @@ export function parseLabelSelector(selector: string | null): Matcher {
     throw err;
   }
   const matchers = requirements.map(requirementMatcher);
-  return (obj) => matchers.every((m) => m(obj));
+  const equalities: Record<string, string> = {};
+  for (const r of requirements) {
+    if ((r.op === '=' || r.op === '==' || r.op === 'in') && r.values.length === 1 && !Object.hasOwn(equalities, r.key)) equalities[r.key] = r.values[0]!;
+  }
+  return { matches: (obj) => matchers.every((m) => m(obj)), equalities };
 }
 
 // ---- field selectors ----

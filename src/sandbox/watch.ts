@@ -132,7 +132,7 @@ export class WatchHub {
       }
       for (const event of this.history) if (Number(event.object.metadata.resourceVersion) > n) deliver(watcher, event);
     } else if (request.sendInitialEvents !== false) {
-      const { items } = this.store.list(request.type.group, request.type.plural, request.namespace);
+      const { items } = this.store.scan(request.type.group, request.type.plural, request.namespace);
       for (const obj of items) if (request.matches(obj)) watcher.send('ADDED', obj);
     }
     if (request.allowBookmarks && request.sendInitialEvents) {

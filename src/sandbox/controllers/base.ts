@@ -154,7 +154,7 @@ export function runOwnerController(
     }
     also?.(event, enqueue);
   });
-  for (const obj of api.list(owner.type)) queue.add(key(obj));
+  for (const obj of api.scan(owner.type)) queue.add(key(obj));
   return {
     stop() {
       unsubscribe();

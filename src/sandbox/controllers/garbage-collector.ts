@@ -25,7 +25,7 @@ export function startGarbageCollector(ctx: ControllerContext): Controller {
 
   /** Whether the owner a reference names still exists (same uid). */
   function ownerExists(ref: { uid: string }): boolean {
-    return store.getByUid(ref.uid) !== undefined;
+    return store.peekByUid(ref.uid) !== undefined;
   }
 
   function deleteDependent(dep: StoredRef, foreground: boolean): void {
@@ -40,10 +40,10 @@ export function startGarbageCollector(ctx: ControllerContext): Controller {
 
   /** An object being deleted with a GC finalizer: act on its dependents, then drop the finalizer when done. */
   function processOwner(uid: string): void {
-    const owner = store.getByUid(uid);
+    const owner = store.peekByUid(uid);
     if (!owner?.object.metadata.deletionTimestamp) return;
     const finalizers = owner.object.metadata.finalizers ?? [];
-    const dependents = store.dependentsOf(uid);
+    const dependents = store.peekDependents(uid);
     if (finalizers.includes(ORPHAN_FINALIZER)) {
       for (const dep of dependents) {
         const next = structuredClone(dep.object);
@@ -78,7 +78,7 @@ export function startGarbageCollector(ctx: ControllerContext): Controller {
 
   /** An object whose owners are all gone is garbage. */
   function processDependent(uid: string): void {
-    const dep = store.getByUid(uid);
+    const dep = store.peekByUid(uid);
     if (!dep) return;
     const refs = ownerRefs(dep.object);
     if (refs.length === 0 || refs.some(ownerExists)) return;
@@ -106,7 +106,7 @@ export function startGarbageCollector(ctx: ControllerContext): Controller {
       return;
     }
     // The owner is gone: its dependents may be garbage now.
-    for (const dep of store.dependentsOf(obj.metadata.uid ?? '')) queue.add(`dependent:${dep.object.metadata.uid}`);
+    for (const dep of store.peekDependents(obj.metadata.uid ?? '')) queue.add(`dependent:${dep.object.metadata.uid}`);
     // A dependent is gone: an owner waiting in the foreground may be done.
     for (const ref of ownerRefs(obj)) queue.add(`owner:${ref.uid}`);
   });

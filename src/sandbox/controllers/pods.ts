@@ -20,7 +20,7 @@ function controllerChain(api: ControllerContext['api'], pod: KubeObject): Descri
   let current = pod;
   for (let depth = 0; depth < 5; depth++) {
     const ref = controllerOf(current);
-    const owner = ref && api.store.getByUid(ref.uid);
+    const owner = ref && api.store.peekByUid(ref.uid);
     if (!ref || !owner) break;
     out.push({ kind: ref.kind, object: owner.object });
     current = owner.object;
@@ -125,7 +125,7 @@ function runStatus(pod: KubeObject, node: KubeObject | undefined, state: RunStat
 function killPod(api: ControllerContext['api'], podKey: string): void {
   const pods = api.type('', 'pods');
   const { namespace, name } = splitKey(podKey);
-  const pod = api.find(pods, namespace, name);
+  const pod = api.peek(pods, namespace, name);
   if (pod?.metadata.deletionTimestamp) api.delete(pods, namespace, name, { gracePeriodSeconds: 0 });
 }
 
@@ -149,7 +149,7 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
   const chain = (pod: KubeObject): Described[] => controllerChain(api, pod);
 
   function schedule(pod: KubeObject): void {
-    const node = placement.pickNode(api.list(nodes), pod);
+    const node = placement.pickNode(api.scan(nodes), pod);
     if (!node) return; // Stays Pending, as without a fitting node.
     const next = structuredClone(pod);
     (next.spec as Obj).nodeName = node.metadata.name;
@@ -161,15 +161,15 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
   }
 
   function setRunState(pod: KubeObject, state: RunState): void {
-    const node = api.find(nodes, undefined, spec(pod).nodeName as string);
+    const node = api.peek(nodes, undefined, spec(pod).nodeName as string);
     const ready = state === 'running' && !ctx.faults.neverReady(chain(pod));
-    const next = runStatus(pod, node, state, ready, now, () => placement.podIp(api.list(nodes), spec(pod).nodeName as string));
+    const next = runStatus(pod, node, state, ready, now, () => placement.podIp(api.scan(nodes), spec(pod).nodeName as string));
     api.update(pods, { ...pod, status: next }, { subresource: 'status', manager: 'kubelet' });
   }
 
   function reconcile(k: string): void {
     const { namespace, name } = splitKey(k);
-    const pod = api.find(pods, namespace, name);
+    const pod = api.peek(pods, namespace, name);
     if (!pod) {
       started.delete(k);
       terminating.delete(k);
@@ -216,7 +216,7 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
     if (k.startsWith('start:')) {
       const podKey = k.slice(6);
       const { namespace, name } = splitKey(podKey);
-      const pod = api.find(pods, namespace, name);
+      const pod = api.peek(pods, namespace, name);
       if (!pod || pod.metadata.deletionTimestamp || (status(pod).phase ?? 'Pending') !== 'Pending') return;
       if (ctx.faults.failPod(chain(pod))) {
         setRunState(pod, 'failed');
@@ -228,7 +228,7 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
     }
     if (k.startsWith('finish:')) {
       const { namespace, name } = splitKey(k.slice(7));
-      const pod = api.find(pods, namespace, name);
+      const pod = api.peek(pods, namespace, name);
       if (pod && !pod.metadata.deletionTimestamp && status(pod).phase === 'Running') setRunState(pod, 'succeeded');
       return;
     }
@@ -237,12 +237,12 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
 
   const unsubscribe = api.store.subscribe((event) => {
     if (isEvent(event, '', 'pods')) queue.add(key(event.object));
-    else if (isEvent(event, '', 'nodes')) for (const p of api.list(pods)) if (!spec(p).nodeName) queue.add(key(p));
+    else if (isEvent(event, '', 'nodes')) for (const p of api.scan(pods)) if (!spec(p).nodeName) queue.add(key(p));
   });
   const previous = ctx.faults.onChange;
   ctx.faults.onChange = () => {
     previous();
-    for (const p of api.list(pods)) queue.add(key(p));
+    for (const p of api.scan(pods)) queue.add(key(p));
   };
 
   return {

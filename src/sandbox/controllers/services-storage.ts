@@ -57,23 +57,22 @@ export function startEndpointsController(ctx: ControllerContext): Controller {
   }
 
   function upsert(type: typeof endpoints, obj: KubeObject): void {
-    const existing = api.find(type, obj.metadata.namespace, obj.metadata.name);
+    const existing = api.peek(type, obj.metadata.namespace, obj.metadata.name);
     if (!existing) api.create(type, obj, { manager: CONTROLLER_MANAGER });
     else api.update(type, { ...obj, metadata: { ...existing.metadata, labels: obj.metadata.labels } }, { manager: CONTROLLER_MANAGER });
   }
 
   function reconcile(k: string): void {
     const { namespace, name } = splitKey(k);
-    const svc = api.find(services, namespace, name);
-    const ownSlices = api
-      .list(slices, namespace)
-      .filter((s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === name && s.metadata.labels?.[MANAGED_BY] === 'endpointslice-controller.k8s.io');
+    const svc = api.peek(services, namespace, name);
+    const ownSlices = api.selectByLabels(slices, namespace, { [SERVICE_NAME_LABEL]: name, [MANAGED_BY]: 'endpointslice-controller.k8s.io' });
     const selector = svc && (spec(svc).selector as Record<string, string> | undefined);
     if (!svc || !selector || svc.metadata.deletionTimestamp || spec(svc).type === 'ExternalName') {
       if (!svc && api.find(endpoints, namespace, name)?.metadata.labels?.['endpoints.kubernetes.io/managed-by'] === 'endpoint-controller') api.delete(endpoints, namespace, name);
       return;
     }
-    const selected = api.list(pods, namespace).filter((p) => isPodActive(p) && status(p).podIP && Object.entries(selector).every(([lk, v]) => p.metadata.labels?.[lk] === v));
+    // The Service's pods from the label index (an empty selector selects every pod, as before).
+    const selected = api.selectByLabels(pods, namespace, selector).filter((p) => isPodActive(p) && status(p).podIP);
     const ports = ((spec(svc).ports as Obj[] | undefined) ?? []).map((p) => ({
       ...(p.name ? { name: p.name } : {}),
       port: targetPort(p, selected[0]),
@@ -122,10 +121,17 @@ export function startEndpointsController(ctx: ControllerContext): Controller {
   const unsubscribe = api.store.subscribe((event) => {
     if (isEvent(event, '', 'services')) queue.add(key(event.object));
     else if (isEvent(event, '', 'pods')) {
-      for (const svc of api.list(services, event.object.metadata.namespace)) queue.add(key(svc));
+      // Only the Services that select the pod, before or after the change, have endpoints to redo.
+      const selects = (svc: KubeObject, pod: KubeObject | undefined): boolean => {
+        const selector = spec(svc).selector as Record<string, string> | undefined;
+        return !!pod && !!selector && Object.entries(selector).every(([lk, v]) => pod.metadata.labels?.[lk] === v);
+      };
+      for (const svc of api.scan(services, event.object.metadata.namespace)) {
+        if (selects(svc, event.object) || selects(svc, event.old)) queue.add(key(svc));
+      }
     }
   });
-  for (const svc of api.list(services)) queue.add(key(svc));
+  for (const svc of api.scan(services)) queue.add(key(svc));
   return {
     stop() {
       unsubscribe();

@@ -132,12 +132,13 @@ export function startStatefulSetController(ctx: ControllerContext): Controller {
 
   function reconcile(k: string): void {
     const { namespace, name } = splitKey(k);
-    const sts = api.find(sets, namespace, name);
+    const sts = api.peek(sets, namespace, name);
     if (!sts) return;
     const s = spec(sts);
     const replicas = Number(s.replicas ?? 1);
     const parallel = s.podManagementPolicy === 'Parallel';
-    const byOrdinal = podsByOrdinal(api.list(pods, namespace), sts);
+    // Its pods from the owner index: the same pods, in the same order, as a list of the namespace filtered by controller.
+    const byOrdinal = podsByOrdinal(api.controlledBy(pods, sts), sts);
     const update = templateHash(s.template);
     let updateRevision = `${name}-${update}`;
 

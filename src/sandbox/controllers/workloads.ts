@@ -70,7 +70,7 @@ export function startReplicaSetController(ctx: ControllerContext): Controller {
 
   function reconcile(k: string): void {
     const { namespace, name } = splitKey(k);
-    const rs = api.find(rsType, namespace, name);
+    const rs = api.peek(rsType, namespace, name);
     if (!rs) return;
     const owned = api.controlledBy(pods, rs);
     let active = owned.filter(isPodActive);
@@ -212,7 +212,7 @@ export function startDeploymentController(ctx: ControllerContext): Controller {
 
   function reconcile(k: string): void {
     const { namespace, name } = splitKey(k);
-    const d = api.find(deployments, namespace, name);
+    const d = api.peek(deployments, namespace, name);
     if (!d || d.metadata.deletionTimestamp) return;
     const s = spec(d);
     const desired = Number(s.replicas ?? 1);
@@ -304,7 +304,7 @@ export function startDeploymentController(ctx: ControllerContext): Controller {
       if (ref?.kind === 'Deployment') queue.add(`${event.object.metadata.namespace}/${ref.name}`);
     }
   });
-  for (const d of api.list(deployments)) queue.add(key(d));
+  for (const d of api.scan(deployments)) queue.add(key(d));
   return {
     stop() {
       unsubscribe();
