@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { Worker } from 'node:worker_threads';
+// Static: the launcher runs the bundle as a vm.Script, where import() of a builtin fails.
+import { Worker } from 'node:worker_threads';
 import type { Finding, PackageFiles } from '../model/package-files.js';
 import { findingsFromError } from './package-error.js';
 
@@ -138,7 +139,6 @@ let hashThread: { worker: Worker; jobs: Map<number, HashJob>; next: number } | u
 
 async function hashingThread() {
   if (!hashThread) {
-    const { Worker } = await import('node:worker_threads');
     // A CommonJS script whatever flags started vnfm (--input-type=module would make it ESM).
     const worker = new Worker(HASH_WORKER, { eval: true, execArgv: [] });
     const thread = { worker, jobs: new Map<number, HashJob>(), next: 1 };
@@ -191,6 +191,46 @@ async function hashOffThread(stream: Readable, algorithms: HashAlgorithm[]): Pro
   }
   thread.worker.postMessage({ id });
   return new Map(await finished);
+}
+
+/** The file-hashing thread: reads the file itself, so the calling thread is left free. */
+const FILE_HASH_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { createHash } = require('node:crypto');
+const { openSync, readSync, closeSync } = require('node:fs');
+const hash = createHash(workerData.algorithm);
+const buf = Buffer.allocUnsafe(4 * 1024 * 1024);
+const fd = openSync(workerData.path, 'r');
+let size = 0;
+try {
+  for (;;) {
+    const n = readSync(fd, buf, 0, buf.length, null);
+    if (n === 0) break;
+    hash.update(n === buf.length ? buf : buf.subarray(0, n));
+    size += n;
+  }
+} finally {
+  closeSync(fd);
+}
+parentPort.postMessage({ hash: hash.digest('hex'), size });
+`;
+
+/**
+ * A whole file's digest (hex) and size, computed by a thread of its own
+ * that reads the file: it runs beside whatever the caller does meanwhile
+ * (onboarding validates the package while its copy is hashed).
+ */
+export async function hashFileOffThread(path: string, algorithm: HashAlgorithm = 'sha256'): Promise<{ hash: string; size: number }> {
+  const worker = new Worker(FILE_HASH_WORKER, { eval: true, execArgv: [], workerData: { path, algorithm } });
+  try {
+    return await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the hashing thread for ${path} ended (${code}) without a digest`)));
+    });
+  } finally {
+    await worker.terminate();
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * VNF packages (ETSI SOL004 CSARs): reading them safely, validating them,
- * building them, and keeping onboarded ones under VNFM_HOME.
+ * building them, and keeping onboarded ones under VNFM_HOME (their zips,
+ * read in place).
  */
 export type { Finding, PackageFiles, Severity } from '../model/package-files.js';
 export type { VnfPackage, PackageSummary, OperationalState, UsageState, OnboardingState } from '../model/package.js';
@@ -16,7 +17,7 @@ export {
   deletePackage,
   downloadPackage,
   readVnfdFiles,
-  packageContent,
   ensurePackageContent,
   type PackageDeps,
 } from './packages.js';
+export { openStoredZip, packageZip, releaseWorkDirs, unpackedWorkDir } from './stored-package.js';

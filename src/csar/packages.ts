@@ -1,23 +1,26 @@
 /**
- * Onboarded packages: onboarding (validate, then keep a private copy under
- * VNFM_HOME), listing, enabling/disabling, deleting, downloading.
+ * Onboarded packages: onboarding (validate, then keep the zip under
+ * VNFM_HOME: the one copy, read in place, see stored-package.ts), listing,
+ * enabling/disabling, deleting, downloading.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { echo, ConflictError, NotFoundError, UsageError, VnfmError } from '../errors.js';
 import type { PackageContentRepository, PackageFilter, PackageRepository } from '../store/index.js';
 import type { PackageContentIo, StagedContent } from '../store/transfer.js';
 import { buildCsar } from './build.js';
-import type { Finding, PackageFiles } from '../model/package-files.js';
-import { DEFAULT_LIMITS, formatBytes, LIMIT_FLAGS, openPackage, type PackageLimits } from './open-package.js';
+import { hashFileOffThread } from './hashes.js';
+import type { Finding } from '../model/package-files.js';
+import { formatBytes, type PackageLimits } from './open-package.js';
 import type { OperationalState, VnfPackage } from '../model/package.js';
 import { PackageError } from './package-error.js';
+import { legacyContent, openStoredZip, packageDir, packageZip, packagesDir, removeAbandoned } from './stored-package.js';
 import { summarizeVnfd } from './summary.js';
 import { validatePackage, type PackageValidation } from './validate.js';
+
+export { packageDir, packageZip, packagesDir } from './stored-package.js';
 
 export interface PackageDeps {
   packages: PackageRepository;
@@ -27,7 +30,7 @@ export interface PackageDeps {
    * there. Absent on SQLite, where the directory is the only copy.
    */
   contents?: PackageContentRepository | undefined;
-  /** VNFM_HOME: package copies live in `<home>/packages/<id>/`. */
+  /** VNFM_HOME: package zips live in `<home>/packages/<id>/package.zip`. */
   home: string;
   now: () => Date;
   onEvent?: (event: { type: 'progress' | 'warning'; message: string }) => void;
@@ -35,13 +38,6 @@ export interface PackageDeps {
 
 /** The size of the chunks a zip is written to the shared store in (its reads of the file, one at a time). */
 const CONTENT_CHUNK_BYTES = 1024 * 1024;
-
-export const packagesDir = (home: string) => join(home, 'packages');
-export const packageDir = (home: string, id: string) => join(packagesDir(home), id);
-/** The package as onboarded (a zip), what vnfpkg-download returns. */
-export const packageZip = (home: string, id: string) => join(packageDir(home, id), 'package.zip');
-/** Its members, unpacked, for the drivers. */
-export const packageContent = (home: string, id: string) => join(packageDir(home, id), 'content');
 
 export interface OnboardOptions {
   path: string;
@@ -58,8 +54,13 @@ export interface OnboardResult {
 }
 
 /**
- * Validates the package, then stores a private copy and the record. A package
- * with errors is refused with every finding (exit 2); nothing is kept.
+ * Validates the package, then stores its zip and the record. A package with
+ * errors is refused with every finding (exit 2); nothing is kept.
+ *
+ * The zip is written once: a zip is copied (in the kernel) and hashed by a
+ * thread of its own while the package is validated; a directory is built
+ * into a zip once it validated. Its members are not unpacked: they are read
+ * from the zip in place.
  */
 export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): Promise<OnboardResult> {
   if (opts.name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(opts.name)) {
@@ -68,23 +69,36 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
   if (opts.name && deps.packages.find(opts.name)) {
     throw new ConflictError(`a package named "${opts.name}" already exists`, { hint: 'choose another --name' });
   }
-  await removeAbandonedStaging(deps.home);
+  await removeAbandoned(deps.home);
   const id = randomUUID();
   const staging = join(packagesDir(deps.home), `.staging-${process.pid}-${id}`);
   await mkdir(staging, { recursive: true, mode: 0o700 });
+  const zip = join(staging, 'package.zip');
+  let copying: Promise<{ hash: string; size: number }> | undefined;
   try {
     deps.onEvent?.({ type: 'progress', message: `validating ${opts.path}` });
-    let copied: { hash: string; size: number } | undefined;
+    const isZip = await stat(opts.path).then(
+      (st) => st.isFile(),
+      () => false,
+    );
+    // A zip is copied and hashed while it is validated; what fails validation is removed with the staging directory.
+    if (isZip) copying = copyFile(opts.path, zip).then(() => hashFileOffThread(zip));
+    copying?.catch(() => undefined);
+    let members: string[] = [];
     const validation = await validatePackage(opts.path, { limits: opts.limits }, async (files, result) => {
       if (result.vnfd && deps.packages.find(result.vnfd.id)) {
         throw new ConflictError(`a package with vnfdId ${result.vnfd.id} is already onboarded`, {
           hint: 'give the new package its own descriptor_id, or delete the old one with: vnfm vnfpkg-delete ' + result.vnfd.id,
         });
       }
-      deps.onEvent?.({ type: 'progress', message: 'copying the package into the store' });
-      copied = await keepCopy(opts.path, files, staging, { ...DEFAULT_LIMITS, ...opts.limits }.maxTotalBytes);
+      members = files.list();
+      if (!copying) {
+        deps.onEvent?.({ type: 'progress', message: 'building the package into the store' });
+        copying = buildCsar(opts.path, zip).then(() => hashFileOffThread(zip));
+      }
     });
     if (!validation.valid) throw new PackageError(validation.findings.filter((f) => f.severity === 'error'));
+    const copied = await copying!;
     const vnfd = validation.vnfd!;
     const now = deps.now().toISOString();
     const pkg: VnfPackage = {
@@ -101,11 +115,11 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
       userDefinedData: opts.userDefinedData ?? {},
       checksum: { algorithm: 'SHA-256', hash: copied!.hash },
       sizeBytes: copied!.size,
-      summary: summarizeVnfd(vnfd, await listContent(join(staging, 'content')), validation.kubernetesDefinitions),
+      summary: summarizeVnfd(vnfd, members, validation.kubernetesDefinitions),
       createdAt: now,
       updatedAt: now,
     };
-    const upload = deps.contents && (await uploadContents(deps, id, join(staging, 'package.zip'), copied!));
+    const upload = deps.contents && (await uploadContents(deps, id, zip, copied));
     await rename(staging, packageDir(deps.home, id));
     try {
       // On the shared store the record and the complete upload appear together, or neither does.
@@ -118,39 +132,10 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
     }
     return { pkg, findings: validation.findings };
   } finally {
+    // A copy still running (validation failed first) ends before its directory goes.
+    await copying?.catch(() => undefined);
     await rm(staging, { recursive: true, force: true });
   }
-}
-
-/**
- * Copies the package (a zip as it is; a directory built into one) and unpacks
- * its members, stopping at `maxBytes` unpacked in all.
- */
-async function keepCopy(origin: string, files: PackageFiles, staging: string, maxBytes: number): Promise<{ hash: string; size: number }> {
-  const zip = join(staging, 'package.zip');
-  if ((await stat(origin)).isDirectory()) await buildCsar(origin, zip);
-  else await copyFile(origin, zip);
-  await unpackMembers(files, join(staging, 'content'), origin, maxBytes);
-  return hashFile(zip);
-}
-
-async function unpackMembers(files: PackageFiles, content: string, origin: string, maxBytes: number): Promise<void> {
-  const budget = unpackBudget(origin, maxBytes);
-  for (const member of files.list()) {
-    const target = join(content, member);
-    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
-    await pipeline(await files.stream(member), budget(), createWriteStream(target, { flags: 'wx', mode: 0o600 }));
-  }
-}
-
-async function hashFile(file: string): Promise<{ hash: string; size: number }> {
-  const hash = createHash('sha256');
-  let size = 0;
-  for await (const chunk of createReadStream(file)) {
-    hash.update(chunk as Buffer);
-    size += (chunk as Buffer).length;
-  }
-  return { hash: hash.digest('hex'), size };
 }
 
 /**
@@ -188,16 +173,21 @@ async function uploadContents(
 const fetching = new Map<string, Promise<void>>();
 
 /**
- * Makes sure the package's files are under `<home>/packages/<id>/`: the one
- * function every command that reads a package's files calls first. When the
- * directory is missing and the shared store holds the package's zip (another
- * client onboarded it), streams the zip into a temporary file under
- * VNFM_HOME, checks its SHA-256, unpacks it as onboarding does and renames
- * the result into place: another process doing the same at once finds the
- * directory there and keeps it. On SQLite (no `contents`) it does nothing.
+ * Makes sure the package's zip is at `<home>/packages/<id>/package.zip`: the
+ * one function every command that reads a package's files calls first. When
+ * it is missing and the shared store holds it (another client onboarded the
+ * package), streams it into a temporary file under VNFM_HOME, checks its
+ * SHA-256 and renames it into place: another process doing the same at once
+ * finds it there and keeps it. A store written when the members were kept
+ * unpacked beside the zip loses that second copy here, once; the zip alone
+ * is read.
  */
 export async function ensurePackageContent(deps: Pick<PackageDeps, 'home' | 'contents'>, pkg: VnfPackage): Promise<void> {
-  if (!deps.contents || existsSync(packageContent(deps.home, pkg.id))) return;
+  if (existsSync(packageZip(deps.home, pkg.id))) {
+    await dropLegacyContent(deps.home, pkg.id);
+    return;
+  }
+  if (!deps.contents) return;
   const key = `${deps.home}\0${pkg.id}`;
   let running = fetching.get(key);
   if (!running) {
@@ -214,7 +204,7 @@ async function fetchPackage(home: string, contents: PackageContentRepository, pk
       hint: 'it was onboarded before the shared store kept package contents, or on SQLite: delete it and onboard it again (vnfm vnfpkg-delete, vnfpkg-onboard)',
     });
   }
-  await removeAbandonedStaging(home);
+  await removeAbandoned(home);
   const staging = join(packagesDir(home), `.staging-${process.pid}-fetch-${randomUUID()}`);
   await mkdir(staging, { recursive: true, mode: 0o700 });
   try {
@@ -240,12 +230,12 @@ async function fetchPackage(home: string, contents: PackageContentRepository, pk
         },
       );
     }
-    await unpackChecked(zip, join(staging, 'content'));
+    await checkReadable(zip);
     try {
       await rename(staging, packageDir(home, pkg.id));
     } catch (err) {
       // Another process fetched it meanwhile: its copy is the same package.
-      if (!['ENOTEMPTY', 'EEXIST'].includes((err as NodeJS.ErrnoException).code ?? '') || !existsSync(packageContent(home, pkg.id))) throw err;
+      if (!['ENOTEMPTY', 'EEXIST'].includes((err as NodeJS.ErrnoException).code ?? '') || !existsSync(packageZip(home, pkg.id))) throw err;
     }
   } finally {
     await rm(staging, { recursive: true, force: true });
@@ -253,61 +243,21 @@ async function fetchPackage(home: string, contents: PackageContentRepository, pk
 }
 
 /**
- * One counter shared by every member's copy. The reader already holds each
- * member to the size its central directory declares, and the declared total
- * to the limit; this holds the bytes actually written to it as well, whatever
- * a member stream yields.
+ * The members a store kept unpacked beside the zip before the zip alone was
+ * kept: moved aside in one rename (a reader that had it open keeps its
+ * files), then removed.
  */
-function unpackBudget(origin: string, maxBytes: number): () => Transform {
-  let written = 0;
-  return () =>
-    new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        written += chunk.length;
-        if (written > maxBytes) {
-          cb(
-            new PackageError({
-              severity: 'error',
-              code: 'package-too-large',
-              file: origin,
-              message: `${origin}: unpacking stopped at the limit of ${formatBytes(maxBytes)}`,
-              hint: `split the package, or raise the limit if it is genuine: ${LIMIT_FLAGS.maxTotalBytes} SIZE`,
-            }),
-          );
-          return;
-        }
-        cb(null, chunk);
-      },
-    });
-}
-
-async function listContent(dir: string, prefix = ''): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) out.push(...(await listContent(join(dir, entry.name), rel)));
-    else out.push(rel);
-  }
-  return out.sort();
-}
-
-/** Staging directories of onboardings whose process died (their pid is gone). */
-async function removeAbandonedStaging(home: string): Promise<void> {
-  const dir = packagesDir(home);
-  if (!existsSync(dir)) return;
-  for (const name of await readdir(dir)) {
-    const m = /^\.staging-(\d+)-/.exec(name);
-    if (m && !isAlive(Number(m[1]))) await rm(join(dir, name), { recursive: true, force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
+async function dropLegacyContent(home: string, id: string): Promise<void> {
+  const content = legacyContent(home, id);
+  if (!existsSync(content)) return;
+  const aside = join(packagesDir(home), `.staging-${process.pid}-legacy-${randomUUID()}`);
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    await rename(content, aside);
+  } catch {
+    // Another process moved it first.
+    return;
   }
+  await rm(aside, { recursive: true, force: true });
 }
 
 /**
@@ -363,22 +313,17 @@ async function stageInStore(contents: PackageContentRepository, id: string): Pro
 }
 
 /**
- * Unpacks a zip whose hash matched what onboarding recorded: the one
- * onboarding checked, so the reader's size limits (met then, perhaps raised)
- * are not applied again.
+ * Opens a zip whose hash matched what onboarding recorded (the one
+ * onboarding checked, so the reader's size limits are not applied again),
+ * to refuse one whose central directory cannot be read before it is kept.
  */
-async function unpackChecked(zip: string, into: string): Promise<void> {
-  const unlimited = Number.MAX_SAFE_INTEGER;
-  const files = await openPackage(zip, { maxMembers: unlimited, maxMemberBytes: unlimited, maxTotalBytes: unlimited, maxRatio: unlimited });
-  try {
-    await unpackMembers(files, into, zip, unlimited);
-  } finally {
-    await files.close();
-  }
+async function checkReadable(zip: string): Promise<void> {
+  const files = await openStoredZip(zip);
+  await files.close();
 }
 
 async function stageInHome(home: string, id: string): Promise<StagedContent> {
-  await removeAbandonedStaging(home);
+  await removeAbandoned(home);
   const staging = join(packagesDir(home), `.staging-${process.pid}-import-${randomUUID()}`);
   await mkdir(staging, { recursive: true, mode: 0o700 });
   const zip = join(staging, 'package.zip');
@@ -395,7 +340,7 @@ async function stageInHome(home: string, id: string): Promise<StagedContent> {
       await new Promise<void>((ok, fail) => out.end((err?: Error | null) => (err ? fail(err) : ok())));
       const bad = mismatch(id, { hash: hash.digest('hex'), size }, expected);
       if (bad) throw bad;
-      await unpackChecked(zip, join(staging, 'content'));
+      await checkReadable(zip);
     },
     commit: () => undefined,
     publish: async () => {
@@ -424,7 +369,7 @@ export function setOperationalState(deps: PackageDeps, ref: string, state: Opera
   return deps.packages.setStates(pkg.id, { operationalState: state }, deps.now().toISOString());
 }
 
-/** Deletes the record (refused while IN_USE) with the zip in the shared store, then the private copy. */
+/** Deletes the record (refused while IN_USE) with the zip in the shared store, then the zip under VNFM_HOME. */
 export async function deletePackage(deps: PackageDeps, ref: string): Promise<VnfPackage> {
   const pkg = deps.packages.get(ref);
   if (deps.contents) deps.contents.deleteWith(pkg.id, () => deps.packages.delete(pkg.id));
@@ -454,16 +399,22 @@ export async function downloadPackage(deps: PackageDeps, ref: string, outFile: s
   return pkg;
 }
 
-/** The VNFD's definitions files of an onboarded package, top file first. */
+/** The VNFD's definitions files of an onboarded package, top file first, read from its zip. */
 export async function readVnfdFiles(deps: PackageDeps, ref: string): Promise<{ pkg: VnfPackage; files: { path: string; text: string }[] }> {
   const pkg = deps.packages.get(ref);
   await ensurePackageContent(deps, pkg);
-  const content = packageContent(deps.home, pkg.id);
-  const meta = await readFile(join(content, 'TOSCA-Metadata', 'TOSCA.meta'), 'utf8');
-  const entry = /^Entry-Definitions\s*:\s*(\S+)/im.exec(meta)?.[1];
-  const defs = (await listContent(content)).filter((p) => p.startsWith('Definitions/') && /\.ya?ml$/.test(p));
-  const ordered = entry ? [entry, ...defs.filter((p) => p !== entry)] : defs;
-  return { pkg, files: await Promise.all(ordered.map(async (path) => ({ path, text: await readFile(join(content, path), 'utf8') }))) };
+  const files = await openStoredZip(packageZip(deps.home, pkg.id));
+  try {
+    const meta = await files.readText('TOSCA-Metadata/TOSCA.meta');
+    const entry = /^Entry-Definitions\s*:\s*(\S+)/im.exec(meta)?.[1];
+    const defs = files.list().filter((p) => p.startsWith('Definitions/') && /\.ya?ml$/.test(p));
+    const ordered = entry ? [entry, ...defs.filter((p) => p !== entry)] : defs;
+    const out: { path: string; text: string }[] = [];
+    for (const path of ordered) out.push({ path, text: await files.readText(path, files.size(path)) });
+    return { pkg, files: out };
+  } finally {
+    await files.close();
+  }
 }
 
 export type { PackageValidation };

@@ -105,11 +105,11 @@ async function configReplacements(source: string, paths: unknown, defFiles: stri
   for (const path of paths as string[]) {
     if (!newPkg.hasMember(path))
       throw new ValidationError(source, field, `the new package has no file ${echo(path)}`, { hint: 'name ConfigMap/Secret manifests of the package the vnfdId names' });
-    const wanted = (await readPackageObjects(newPkg.dir, [path])).objects.filter((o) => CONFIG_KINDS.has(o.kind));
+    const wanted = (await readPackageObjects(newPkg.zip, [path])).objects.filter((o) => CONFIG_KINDS.has(o.kind));
     const names = new Set(wanted.map(kindName));
     let found = false;
     for (const [i, file] of defFiles.entries()) {
-      const shared = (await readPackageObjects(oldPkg.dir, [file])).objects.filter((o) => names.has(kindName(o)));
+      const shared = (await readPackageObjects(oldPkg.zip, [file])).objects.filter((o) => names.has(kindName(o)));
       if (!shared.length) continue;
       if (shared.length !== wanted.length) {
         throw new ValidationError(source, field, `${path} has ${wanted.length} ConfigMaps/Secrets, and ${file}, which it replaces, ${shared.length} of them`, {
@@ -173,12 +173,12 @@ export async function planContainerUpdate(
       hint: 'a modification changes images in place; to deploy other files, change the package instead: vnfm vnf-change-package VNF FILE',
     });
   }
-  const old = await readPackageObjects(oldPkg.dir, defFiles);
+  const old = await readPackageObjects(oldPkg.zip, defFiles);
   const deployed = withNamespace(
     old.objects.map((o) => config.replaced.get(kindName(o)) ?? o),
     info.metadata.namespace,
   );
-  const next = images === 'new' ? (await readPackageObjects(newPkg.dir, config.files)).objects : [];
+  const next = images === 'new' ? (await readPackageObjects(newPkg.zip, config.files)).objects : [];
   const { objects: imaged, changed } = withNewImages(deployed, next);
   const objects = imaged.map((o) => {
     if (!IMAGE_KINDS.has(o.kind) || !config.replaced.size) return o;

@@ -54,7 +54,12 @@ export interface Plan<D = unknown> {
   params: LcmRequest;
   vim: VimConnection;
   flavour?: Flavour;
-  packageDir: string;
+  /**
+   * The package's members unpacked for the hooks (made once per process,
+   * removed when it exits): called only when the flavour implements a hook,
+   * so an operation without hooks unpacks nothing.
+   */
+  packageDir: () => Promise<string>;
   /** The operator consented to the package scripts `prepare` listed (asked before the operation started). */
   consented?: boolean;
   /** Start and end hooks; none for a rollback. */
@@ -95,6 +100,17 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 }
 
 /**
+ * Where the hooks find the package's files: unpacked when the flavour
+ * implements the hook (any hook, for `prepare`), else the empty string (a
+ * hook without an implementation reads nothing).
+ */
+async function hookPackageDir(plan: Plan, hook?: LcmHook): Promise<string> {
+  const hooks = plan.flavour?.hooks ?? {};
+  const implemented = hook ? hooks[hook] !== undefined : Object.keys(hooks).length > 0;
+  return implemented ? plan.packageDir() : '';
+}
+
+/**
  * Lets the management driver refuse hooks it cannot run (before anything
  * changes) and seal the secrets its hooks need in the request to record.
  */
@@ -108,7 +124,7 @@ async function prepared(deps: LcmDeps, plan: Plan, opts: OperationOptions): Prom
     implementations: plan.flavour?.hooks ?? {},
     request: plan.params,
     source: opts.source ?? 'request',
-    packageDir: plan.packageDir,
+    packageDir: await hookPackageDir(plan),
     allowPackageScripts: async (scripts) => {
       const consent = opts.allowPackageScripts;
       consented = typeof consent === 'function' ? await consent(scripts) : consent === true;
@@ -255,7 +271,7 @@ export async function execute(
       operation: plan.operation,
       request: plan.params,
       ...(plan.flavour?.hooks[name] ? { implementation: plan.flavour.hooks[name] } : {}),
-      packageDir: plan.packageDir,
+      packageDir: await hookPackageDir(plan, name),
       signal,
       report: (message) => opts.onEvent?.({ type: 'driver', event: { message } }),
       vim: plan.vim,

@@ -107,7 +107,7 @@ async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unk
     params: request as never,
     vim,
     flavour,
-    packageDir: pkg.dir,
+    packageDir: pkg.workDir,
     hooks: ['change_external_connectivity_start', 'change_external_connectivity_end'],
     async run(driver, ctx) {
       await driver.scale(ctx, { instanceId: instance.id, nfv, remove: {} });
@@ -157,7 +157,7 @@ export async function rollbackExtConn(deps: LcmDeps, opRef: string, opts: Operat
     params: op.operationParams,
     vim,
     flavour,
-    packageDir: pkg.dir,
+    packageDir: pkg.workDir,
     async run(driver, ctx) {
       await driver.scale(ctx, { instanceId: instance.id, nfv: heat.nfv, remove: {} });
       return instance;

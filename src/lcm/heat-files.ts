@@ -6,12 +6,14 @@
  * environment file. The environments an instance was created with are kept
  * under VNFM_HOME (`instances/<id>/heat/`) for its later updates.
  */
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { UsageError, ValidationError, VnfmError } from '../errors.js';
 import { FileReadError, readInputText } from '../input-file.js';
 import type { HeatTemplates } from '../infra/openstack/driver-contract.js';
+import { openStoredZip } from '../csar/index.js';
+import type { PackageFiles } from '../model/package-files.js';
 
 /** Heat environments read from disk, ready to merge into a stack's files. */
 export interface HeatEnvironments {
@@ -29,40 +31,43 @@ const TEMPLATE_FILE = /\.(ya?ml|template)$/i;
 /** Provider templates may use further templates; a chain this deep is a loop. */
 const MAX_DEPTH = 8;
 
-/** The Base HOT of a flavour; ValidationError (exit 2) naming the flavour and the expected path when there is none. */
-export async function readBaseHot(packageDir: string, flavourId: string, source: string, packageId: string): Promise<HeatTemplates> {
-  const dir = join(packageDir, 'BaseHOT', flavourId);
-  let top: string[] = [];
+/**
+ * The Base HOT of a flavour, read from the package (its stored zip, or a
+ * directory); ValidationError (exit 2) naming the flavour and the expected
+ * path when there is none.
+ */
+export async function readBaseHot(packagePath: string, flavourId: string, source: string, packageId: string): Promise<HeatTemplates> {
+  const files = await openStoredZip(packagePath);
   try {
-    top = (await readdir(dir, { withFileTypes: true }))
-      .filter((e) => e.isFile() && YAML_FILE.test(e.name))
-      .map((e) => e.name)
-      .sort();
-  } catch {
-    // No directory: reported below like an empty one.
+    return await baseHotOf(files, flavourId, source, packageId);
+  } finally {
+    await files.close();
   }
+}
+
+async function baseHotOf(files: PackageFiles, flavourId: string, source: string, packageId: string): Promise<HeatTemplates> {
+  const dir = `BaseHOT/${flavourId}/`;
+  const inDir = (prefix: string) =>
+    files
+      .list()
+      .filter((p) => p.startsWith(prefix) && !p.slice(prefix.length).includes('/'))
+      .map((p) => p.slice(prefix.length))
+      .sort();
+  const top = inDir(dir).filter((name) => YAML_FILE.test(name));
   if (top.length === 0) {
     throw new ValidationError(source, 'flavourId', `package ${packageId} has no Base HOT for flavour "${flavourId}": expected a YAML template in BaseHOT/${flavourId}/`, {
       hint: `add BaseHOT/${flavourId}/<name>.yaml (and its nested templates in BaseHOT/${flavourId}/nested/) to the package, or choose a flavour that has one`,
     });
   }
-  const templatePath = `BaseHOT/${flavourId}/${top[0]}`;
-  const files: Record<string, string> = {};
+  const templatePath = `${dir}${top[0]}`;
+  const files_: Record<string, string> = {};
   const sources: Record<string, string> = {};
-  let nested: string[] = [];
-  try {
-    nested = (await readdir(join(dir, 'nested'), { withFileTypes: true }))
-      .filter((e) => e.isFile())
-      .map((e) => e.name)
-      .sort();
-  } catch {
-    // A Base HOT without nested templates.
+  for (const name of inDir(`${dir}nested/`)) {
+    const path = `${dir}nested/${name}`;
+    files_[name] = await files.readText(path, files.size(path));
+    sources[name] = path;
   }
-  for (const name of nested) {
-    files[name] = await readFile(join(dir, 'nested', name), 'utf8');
-    sources[name] = `BaseHOT/${flavourId}/nested/${name}`;
-  }
-  return { templatePath, template: await readFile(join(dir, top[0]!), 'utf8'), files, environmentFiles: [], sources };
+  return { templatePath, template: await files.readText(templatePath, files.size(templatePath)), files: files_, environmentFiles: [], sources };
 }
 
 /** The Base HOT with the environments added to its files; a name both use is refused. */

@@ -215,12 +215,13 @@ function checkVnfcIds(source: string, request: VnfInfoModificationRequest, insta
 }
 
 /** Hands the new package to the hooks (Tacker scripts get it as `new_csar_dir`). */
-function withNewPackage(deps: LcmDeps, newPackageDir: () => string | undefined): LcmDeps {
+function withNewPackage(deps: LcmDeps, newPackageDir: () => (() => Promise<string>) | undefined): LcmDeps {
   const mgmt: ManagementDriver = deps.mgmt ?? noopManagementDriver;
   const wrapped: ManagementDriver = {
-    runHook: (ctx: HookContext) => {
-      const dir = newPackageDir();
-      return mgmt.runHook(dir ? { ...ctx, newPackageDir: dir } : ctx);
+    runHook: async (ctx: HookContext) => {
+      const unpack = newPackageDir();
+      // Unpacked only for a hook that has an implementation to read it.
+      return mgmt.runHook(unpack && ctx.implementation ? { ...ctx, newPackageDir: await unpack() } : ctx);
     },
   };
   if (mgmt.prepare) wrapped.prepare = (input) => mgmt.prepare!(input);
@@ -229,7 +230,7 @@ function withNewPackage(deps: LcmDeps, newPackageDir: () => string | undefined):
 
 interface ModifyPlan {
   plan: Plan;
-  newPackageDir?: string;
+  newPackageDir?: () => Promise<string>;
 }
 
 async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, onNotice?: (message: string) => void): Promise<ModifyPlan> {
@@ -288,13 +289,13 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
     params: params as never,
     vim,
     flavour,
-    packageDir: oldPkg.dir,
+    packageDir: oldPkg.workDir,
     hooks: ['modify_information_start', 'modify_information_end'] as ['modify_information_start', 'modify_information_end'],
   };
   if (openstack || !newPkg) {
     // No VIM work: Tacker's modify_info_process changes the records only.
     const plan: Plan = { ...common, connect: planner.connect, run: async () => after(instance) };
-    return { plan, ...(newPkg ? { newPackageDir: newPkg.dir } : {}) };
+    return { plan, ...(newPkg ? { newPackageDir: newPkg.workDir } : {}) };
   }
   const update = await planContainerUpdate(instance, source, oldPkg, newPkg, flavour, 'new', request.metadata?.['configmap_secret_paths'], deps.now().toISOString());
   const plan: KubernetesPlan = {
@@ -305,7 +306,7 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
       return after(await applyContainerUpdate(driver, ctx, instance, update, vim));
     },
   };
-  return { plan, newPackageDir: newPkg.dir };
+  return { plan, newPackageDir: newPkg.workDir };
 }
 
 /** Runs a VnfInfoModificationRequest on the instance: an occurrence MODIFY_INFO, COMPLETED or FAILED_TEMP. */
@@ -313,7 +314,7 @@ export async function modifyVnfInfo(deps: LcmDeps, vnfRef: string, body: unknown
   const instance = deps.store.instances.get(vnfRef);
   const source = opts.source ?? 'request';
   if (instance.instantiationState === 'NOT_INSTANTIATED') return modifyRecordOnly(deps, instance, body, source, opts);
-  let newPackageDir: string | undefined;
+  let newPackageDir: (() => Promise<string>) | undefined;
   const run = async () => {
     const made = await planModify(deps, instance, body, source, (message) => opts.onEvent?.({ type: 'notice', message }));
     newPackageDir = made.newPackageDir;
@@ -411,7 +412,7 @@ export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: Operatio
   const vim = await instanceVim(deps, instance, source);
   const oldPkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
   const planner = plannerOf(deps, instance);
-  const base = { operation: MODIFY_INFO, params: op.operationParams, vim, packageDir: oldPkg.dir };
+  const base = { operation: MODIFY_INFO, params: op.operationParams, vim, packageDir: oldPkg.workDir };
   const moved = (request.vnfdId ?? request.vnfPkgId) !== undefined && planner.name !== 'openstack' && instance.instantiatedVnfInfo;
   let plan: Plan;
   if (!moved) {

@@ -1,11 +1,10 @@
 /**
  * What the engine reads from an onboarded package: its VNFD, and the
- * Kubernetes objects of the definition files a request names.
+ * Kubernetes objects of the definition files a request names, read from the
+ * stored zip in place.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { ensurePackageContent, openPackage, packageContent, type VnfPackage } from '../csar/index.js';
+import { ensurePackageContent, openStoredZip, packageZip, unpackedWorkDir, type VnfPackage } from '../csar/index.js';
 import { parseToscaMeta, TOSCA_META_PATH } from '../csar/tosca-meta.js';
 import { ValidationError, VnfmError } from '../errors.js';
 import type { PackageContentRepository } from '../store/index.js';
@@ -13,12 +12,20 @@ import type { KubeObject } from '../infra/kubernetes/driver-contract.js';
 import { sourceKey } from '../infra/kubernetes/package-kinds.js';
 import { CREATE_ONLY_KINDS, loadVnfd, type Vnfd } from '../vnfd/index.js';
 import type { PackageView } from './requests.js';
+import type { PackageFiles } from '../model/package-files.js';
 
 export interface OnboardedPackage extends PackageView {
   pkg: VnfPackage;
   vnfd: Vnfd;
-  /** The unpacked members. */
-  dir: string;
+  /** The stored zip: its members are read in place (`openStoredZip`). */
+  zip: string;
+  /**
+   * The members under `prefix` ('' or absent: all) unpacked into a private
+   * directory with the package's layout, for what needs real files (a
+   * package script and its working directory, helm and a chart); made once
+   * per process, removed when it exits.
+   */
+  workDir(prefix?: string): Promise<string>;
 }
 
 /** Where the engine finds packages: their directories under VNFM_HOME, and on the shared store their zips. */
@@ -34,18 +41,19 @@ export function packageOf(deps: PackageSource, pkgId: string): Promise<Onboarded
 
 /**
  * Opens an onboarded package's files: every planner, package script and
- * management driver reaches them through the directory this returns. A
- * client of the shared store that lacks the directory fetches it first
- * (given the store; given VNFM_HOME alone, the directory must be there).
+ * management driver reaches them through what this returns (the zip read in
+ * place, or a work directory unpacked from it). A client of the shared store
+ * that lacks the zip fetches it first (given the store; given VNFM_HOME
+ * alone, the zip must be there).
  */
 export async function openOnboarded(from: PackageSource | string, pkg: VnfPackage): Promise<OnboardedPackage> {
   const deps = typeof from === 'string' ? { home: from, store: { packageContents: undefined } } : from;
   await ensurePackageContent({ home: deps.home, contents: deps.store.packageContents }, pkg);
-  const dir = packageContent(deps.home, pkg.id);
-  const broken = (why: string) => new VnfmError(`the stored copy of package ${pkg.id} under ${dir} ${why}`, { hint: 'onboard the package again (vnfm vnfpkg-onboard)' });
+  const zip = packageZip(deps.home, pkg.id);
+  const broken = (why: string) => new VnfmError(`the stored copy of package ${pkg.id} at ${zip} ${why}`, { hint: 'onboard the package again (vnfm vnfpkg-onboard)' });
   let files;
   try {
-    files = await openPackage(dir);
+    files = await openStoredZip(zip);
   } catch (err) {
     throw Object.assign(broken('cannot be read'), { cause: err });
   }
@@ -59,7 +67,8 @@ export async function openOnboarded(from: PackageSource | string, pkg: VnfPackag
     return {
       pkg,
       vnfd,
-      dir,
+      zip,
+      workDir: (prefix = '') => unpackedWorkDir(deps.home, zip, prefix),
       hasMember: (path) => members.has(path),
       kubernetesDefinitions: pkg.summary.kubernetesDefinitions,
     };
@@ -69,16 +78,26 @@ export async function openOnboarded(from: PackageSource | string, pkg: VnfPackag
 }
 
 /** The objects of the definition files, in file then document order. */
-export async function readObjects(dir: string, defFiles: string[]): Promise<KubeObject[]> {
-  return (await readPackageObjects(dir, defFiles)).objects;
+export async function readObjects(zip: string, defFiles: string[]): Promise<KubeObject[]> {
+  return (await readPackageObjects(zip, defFiles)).objects;
 }
 
 /** The objects, and the file each came from (`<group>/<Kind>/<name>` → path) for the driver's messages. */
-export async function readPackageObjects(dir: string, defFiles: string[]): Promise<{ objects: KubeObject[]; sources: Record<string, string> }> {
+export async function readPackageObjects(zip: string, defFiles: string[]): Promise<{ objects: KubeObject[]; sources: Record<string, string> }> {
+  const files = await openStoredZip(zip);
+  try {
+    return await objectsOf(files, defFiles);
+  } finally {
+    await files.close();
+  }
+}
+
+async function objectsOf(files: PackageFiles, defFiles: string[]): Promise<{ objects: KubeObject[]; sources: Record<string, string> }> {
   const objects: KubeObject[] = [];
   const sources: Record<string, string> = {};
   for (const file of defFiles) {
-    const text = await readFile(join(dir, file), 'utf8');
+    if (!files.has(file)) throw new ValidationError(file, undefined, `is not in the package (${files.origin})`);
+    const text = await files.readText(file, files.size(file));
     let docs: unknown[];
     try {
       docs = yaml.loadAll(text, undefined, { schema: yaml.DEFAULT_SCHEMA });

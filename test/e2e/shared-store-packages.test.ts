@@ -91,12 +91,11 @@ describe('packages on the shared store', () => {
 
     const scaled = json<{ operationState: string }>((await b.ok(['vnf-scale', 'web', '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect', '-o', 'json'])).stdout);
     expect(scaled.operationState).toBe('COMPLETED');
-    // B now holds the package as onboarding left it on A: the same zip, unpacked.
+    // B now holds the package as onboarding left it on A: the same zip, and nothing else (read in place, not unpacked).
     expect(readFileSync(join(b.home, 'packages', pkgId, 'package.zip')).equals(readFileSync(join(a.home, 'packages', pkgId, 'package.zip')))).toBe(true);
-    expect(readFileSync(join(b.home, 'packages', pkgId, 'content', 'TOSCA-Metadata', 'TOSCA.meta'), 'utf8')).toBe(
-      readFileSync(join(a.home, 'packages', pkgId, 'content', 'TOSCA-Metadata', 'TOSCA.meta'), 'utf8'),
-    );
-    expect(readdirSync(join(b.home, 'packages')).filter((n) => n.startsWith('.staging-'))).toEqual([]);
+    expect(readdirSync(join(b.home, 'packages', pkgId))).toEqual(['package.zip']);
+    expect(readdirSync(join(a.home, 'packages', pkgId))).toEqual(['package.zip']);
+    expect(readdirSync(join(b.home, 'packages')).filter((n) => n.startsWith('.'))).toEqual([]);
 
     await b.ok(['vnf-terminate', 'web', '--yes', '--graceful-termination-timeout', '0']);
     expect(json<{ instantiationState: string }>((await a.ok(['vnf-show', 'web', '-o', 'json'])).stdout).instantiationState).toBe('NOT_INSTANTIATED');

@@ -92,6 +92,53 @@ describe('package lifecycle', () => {
   });
 });
 
+describe('the stored copy', () => {
+  it('onboarding keeps the zip alone, and every reader gets the bytes of the package', async () => {
+    const home = newHome();
+    const zip = join(work, 'one-copy.zip');
+    expect((await vnfm(['vnfpkg-build', join(samples, 'basic-cnf/package'), '-o', zip], { home })).code).toBe(0);
+    const fromZip = JSON.parse((await vnfm(['vnfpkg-onboard', zip, '-o', 'json'], { home })).stdout) as { id: string; checksum: { hash: string } };
+    expect(readdirSync(join(home, 'packages', fromZip.id))).toEqual(['package.zip']);
+    expect(readFileSync(join(home, 'packages', fromZip.id, 'package.zip')).equals(readFileSync(zip))).toBe(true);
+    expect(fromZip.checksum.hash).toBe(createHash('sha256').update(readFileSync(zip)).digest('hex'));
+
+    expect(leftovers(home)).toEqual([fromZip.id]);
+    // A directory is built into the one zip.
+    const other = newHome();
+    const fromDir = await vnfm(['vnfpkg-onboard', join(samples, 'basic-cnf/package'), '-o', 'json'], { home: other });
+    expect(fromDir.code, fromDir.stderr).toBe(0);
+    const dirPkg = JSON.parse(fromDir.stdout) as { id: string };
+    expect(readdirSync(join(other, 'packages', dirPkg.id))).toEqual(['package.zip']);
+    expect(leftovers(other)).toEqual([dirPkg.id]);
+
+    const vnfd = await vnfm(['vnfpkg-vnfd', fromZip.id, '--all'], { home });
+    for (const file of ['basic_cnf_top.vnfd.yaml', 'basic_cnf_df_simple.yaml', 'basic_cnf_types.yaml']) {
+      expect(vnfd.stdout).toContain(readFileSync(join(samples, 'basic-cnf/package/Definitions', file), 'utf8'));
+    }
+    const back = join(work, 'one-copy-back.zip');
+    expect((await vnfm(['vnfpkg-download', fromZip.id, '--file', back], { home })).code).toBe(0);
+    expect(readFileSync(back).equals(readFileSync(zip))).toBe(true);
+  });
+
+  it('a store that kept the members unpacked beside the zip is read from the zip, and loses the second copy once', async () => {
+    const home = newHome();
+    const on = await vnfm(['vnfpkg-onboard', join(samples, 'basic-cnf/package'), '-o', 'json'], { home });
+    const pkg = JSON.parse(on.stdout) as { id: string };
+    // What onboarding left before: content/ holding the members.
+    const content = join(home, 'packages', pkg.id, 'content');
+    cpSync(join(samples, 'basic-cnf/package'), content, { recursive: true });
+    const zipBefore = readFileSync(join(home, 'packages', pkg.id, 'package.zip'));
+
+    const vnfd = await vnfm(['vnfpkg-vnfd', pkg.id], { home });
+    expect(vnfd.code, vnfd.stderr).toBe(0);
+    expect(vnfd.stdout).toBe(readFileSync(join(samples, 'basic-cnf/package/Definitions/basic_cnf_top.vnfd.yaml'), 'utf8'));
+    expect(readdirSync(join(home, 'packages', pkg.id))).toEqual(['package.zip']);
+    expect(readFileSync(join(home, 'packages', pkg.id, 'package.zip')).equals(zipBefore)).toBe(true);
+    expect(leftovers(home)).toEqual([pkg.id]);
+    expect((await vnfm(['vnfpkg-vnfd', pkg.id], { home })).stdout).toBe(vnfd.stdout);
+  });
+});
+
 type Breakage = [name: string, code: string, file: RegExp, breakTree: (dir: string) => void];
 
 const breakages: Breakage[] = [

@@ -71,9 +71,9 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
   const lookup = vimLookup(deps);
   const vim = await checkedInline(deps, await resolveVimConnection(source, request.vimConnectionInfo, lookup, () => defaultVim(source, lookup)));
   const params = isMapping(request.additionalParams) ? request.additionalParams : undefined;
-  const helm = checkHelmRequest(source, params, { instanceId: instance.id, flavour, pkg: { helmCharts: await packageCharts(pkg.dir) }, vim });
+  const helm = checkHelmRequest(source, params, { instanceId: instance.id, flavour, pkg: { helmCharts: await packageCharts(pkg.zip) }, vim });
   const level = levelReplicas(flavour, levelId);
-  const chart = join(pkg.dir, helm.chartPath);
+  const chart = join(await pkg.workDir(helm.chartPath), helm.chartPath);
   const set = setValues(helm, level.replicas);
   await rehearse(deps, source, {
     chart,
@@ -95,7 +95,7 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
     params: { ...request, vimConnectionInfo: vimRecord },
     vim,
     flavour,
-    packageDir: pkg.dir,
+    packageDir: pkg.workDir,
     hooks: ['instantiate_start', 'instantiate_end'],
     // A retry finds its own release (Tacker upgrades it then); a new instantiate takes no one's.
     check: retry
@@ -167,7 +167,7 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
       );
     }
   }
-  const chart = join(cur.pkg.dir, cur.helm.chartPath);
+  const chart = join(await cur.pkg.workDir(cur.helm.chartPath), cur.helm.chartPath);
   const moves = Object.fromEntries(moving.map((vduId) => [cur.helm.replicaValues[vduId]!, checked.replicas[vduId]!]));
   await rehearse(deps, source, {
     chart,
@@ -187,7 +187,7 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
     params: { ...checked.request, ...cur.params },
     vim: cur.vim,
     flavour: cur.flavour,
-    packageDir: cur.pkg.dir,
+    packageDir: cur.pkg.workDir,
     hooks: ['scale_start', 'scale_end'],
     async run(d, ctx) {
       if (retry) await recoverPending(d, ctx, cur.helm.releaseName, cur.helm.namespace);
@@ -234,7 +234,7 @@ async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, sou
     params: { ...checked.request, ...cur.params },
     vim: cur.vim,
     flavour: cur.flavour,
-    packageDir: cur.pkg.dir,
+    packageDir: cur.pkg.workDir,
     hooks: ['heal_start', 'heal_end'],
     async run(d, ctx) {
       await d.kube.heal(ctx, {
@@ -260,7 +260,7 @@ async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown
     params: { ...request, ...cur.params },
     vim: cur.vim,
     flavour: cur.flavour,
-    packageDir: cur.pkg.dir,
+    packageDir: cur.pkg.workDir,
     hooks: ['terminate_start', 'terminate_end'],
     async run(d, ctx) {
       await uninstall(d, ctx, cur.helm.releaseName, cur.helm.namespace, cur.info.resources);
@@ -291,7 +291,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
     });
   }
   const given = request.additionalParams?.['helm_chart_path'];
-  const charts = await packageCharts(newPkg.dir);
+  const charts = await packageCharts(newPkg.zip);
   const chartPath = typeof given === 'string' ? given.replace(/\/+$/, '') : cur.helm.chartPath;
   if (!charts.includes(chartPath)) {
     throw new ValidationError(
@@ -303,7 +303,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
       },
     );
   }
-  const chart = join(newPkg.dir, chartPath);
+  const chart = join(await newPkg.workDir(chartPath), chartPath);
   const replicas = cur.info.metadata.vduReplicas;
   const targets = await rehearse(deps, source, {
     chart,
@@ -323,7 +323,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
     params: { ...request, ...cur.params } as ChangeCurrentVnfPkgRequest,
     vim: cur.vim,
     flavour,
-    packageDir: newPkg.dir,
+    packageDir: newPkg.workDir,
     hooks: ['change_current_package_start', 'change_current_package_end'],
     async run(d, ctx) {
       if (retry) await recoverPending(d, ctx, cur.helm.releaseName, cur.helm.namespace);
@@ -374,12 +374,12 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const lookup = vimLookup(deps);
   const vim = await resolveVimConnection(source, params.vimConnectionInfo, lookup, () => instanceVim(deps, instance, source, kubernetesVims));
   const pkg = await packageOf(deps, instance.vnfPkgId);
-  const base = { operation: op.operation, params: op.operationParams, vim, packageDir: pkg.dir, connect };
+  const base = { operation: op.operation, params: op.operationParams, vim, packageDir: pkg.workDir, connect };
   if (op.operation === 'INSTANTIATE') {
     const flavour = pkg.vnfd.flavours[(op.operationParams as InstantiateVnfRequest).flavourId];
     if (!flavour)
       throw new UsageError(`occurrence ${op.id} names flavour ${echo((op.operationParams as InstantiateVnfRequest).flavourId)}, which VNFD ${pkg.vnfd.id} does not have`);
-    const helm = checkHelmRequest(source, params.additionalParams, { instanceId: instance.id, flavour, pkg: { helmCharts: await packageCharts(pkg.dir) }, vim });
+    const helm = checkHelmRequest(source, params.additionalParams, { instanceId: instance.id, flavour, pkg: { helmCharts: await packageCharts(pkg.zip) }, vim });
     return {
       ...base,
       async run(d, ctx) {

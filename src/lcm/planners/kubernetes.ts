@@ -41,7 +41,7 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
   const request = checked.request;
   const lookup = vimLookup(deps);
   const vim = await checkedInline(deps, await resolveVimConnection(source, request.vimConnectionInfo, lookup, () => defaultVim(source, lookup)));
-  const { objects: own, sources } = await readPackageObjects(pkg.dir, checked.defFiles);
+  const { objects: own, sources } = await readPackageObjects(pkg.zip, checked.defFiles);
   const namespace = chooseNamespace(source, checked.namespace, own, vim, checked.defFiles);
   const objects = withNamespace(own, namespace);
   const level = levelReplicas(checked.flavour, request.instantiationLevelId);
@@ -64,7 +64,7 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
     params,
     vim,
     flavour: checked.flavour,
-    packageDir: pkg.dir,
+    packageDir: pkg.workDir,
     hooks: ['instantiate_start', 'instantiate_end'],
     check: (driver, signal) => driver.check(input, signal),
     async run(driver, ctx) {
@@ -105,7 +105,7 @@ export async function current(deps: LcmDeps, instance: VnfInstance, source: stri
   const vim = given
     ? await checkedInline(deps, await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source, kubernetesVims)))
     : await instanceVim(deps, instance, source, kubernetesVims);
-  const read = await readPackageObjects(pkg.dir, info.metadata['lcm-kubernetes-def-files']);
+  const read = await readPackageObjects(pkg.zip, info.metadata['lcm-kubernetes-def-files']);
   // The namespace recorded at instantiate, whatever the manifests say.
   const objects = withNamespace(read.objects, info.metadata.namespace);
   const targets = vduTargets(flavour, objects, info.metadata.namespace);
@@ -140,7 +140,7 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
     params: { ...checked.request, ...cur.params },
     vim: cur.vim,
     flavour: cur.flavour,
-    packageDir: cur.pkg.dir,
+    packageDir: cur.pkg.workDir,
     hooks: ['scale_start', 'scale_end'],
     async run(driver, ctx) {
       for (const t of moves) await driver.scale(ctx, { resource: t.resource, replicas: checked.replicas[t.vduId]!, readiness: cur.info.metadata.vnfm_readiness });
@@ -169,7 +169,7 @@ async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, sou
     params: { ...checked.request, ...cur.params },
     vim: cur.vim,
     flavour: cur.flavour,
-    packageDir: cur.pkg.dir,
+    packageDir: cur.pkg.workDir,
     hooks: ['heal_start', 'heal_end'],
     async run(driver, ctx) {
       await driver.heal(ctx, { instanceId: instance.id, vnfcs, barePods: barePods(cur.objects, cur.info.metadata.namespace), readiness: cur.info.metadata.vnfm_readiness });
@@ -188,7 +188,7 @@ async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown
     params: { ...request, ...cur.params },
     vim: cur.vim,
     flavour: cur.flavour,
-    packageDir: cur.pkg.dir,
+    packageDir: cur.pkg.workDir,
     hooks: ['terminate_start', 'terminate_end'],
     async run(driver, ctx) {
       await driver.remove(ctx, { instanceId: instance.id, resources: cur.info.resources, ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}) });
@@ -215,7 +215,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
   const newPkg = await openOnboarded(deps, newPkgRecord);
   const checked = checkChangePackage(source, request, instance, newPkg.vnfd, newPkg);
-  const read = await readPackageObjects(newPkg.dir, checked.defFiles);
+  const read = await readPackageObjects(newPkg.zip, checked.defFiles);
   const sources = read.sources;
   const namespace = checked.namespace ?? cur.info.metadata.namespace;
   const objects = withNamespace(read.objects, namespace);
@@ -239,7 +239,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
     params: { ...request, ...cur.params } as ChangeCurrentVnfPkgRequest,
     vim: cur.vim,
     flavour: checked.flavour,
-    packageDir: newPkg.dir,
+    packageDir: newPkg.workDir,
     hooks: ['change_current_package_start', 'change_current_package_end'],
     check: (driver, signal) => driver.check(input, signal),
     async run(driver, ctx) {
@@ -265,7 +265,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const vim = await resolveVimConnection(source, params.vimConnectionInfo, lookup, () => instanceVim(deps, instance, source, kubernetesVims));
   const steps = deps.store.opOccs.journal(op.id);
   const pkg = await packageOf(deps, instance.vnfPkgId);
-  const base = { operation: op.operation, params: op.operationParams, vim, packageDir: pkg.dir, connect };
+  const base = { operation: op.operation, params: op.operationParams, vim, packageDir: pkg.workDir, connect };
   if (op.operation === 'INSTANTIATE') {
     return {
       ...base,
@@ -280,7 +280,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
   const flavour = flavourOf(instance, pkg.vnfd);
   const prior = deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo ?? info;
-  const read = await readPackageObjects(pkg.dir, prior.metadata['lcm-kubernetes-def-files']);
+  const read = await readPackageObjects(pkg.zip, prior.metadata['lcm-kubernetes-def-files']);
   const sources = read.sources;
   const objects = withNamespace(read.objects, prior.metadata.namespace);
   const targets = vduTargets(flavour, objects, prior.metadata.namespace);

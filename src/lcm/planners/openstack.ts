@@ -111,7 +111,7 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   const overrides = checkNfvOverrides(source, body['additionalParams']);
   const given = isObject(body['vimConnectionInfo']) ? (body['vimConnectionInfo'] as Record<string, VimConnectionInfo>) : undefined;
   const vim = await resolveOpenStackVim(deps, source, given, instance);
-  const hot = await readBaseHot(pkg.dir, flavourId, source, pkg.pkg.id);
+  const hot = await readBaseHot(pkg.zip, flavourId, source, pkg.pkg.id);
   const { envs } = await environmentsFor(deps, instance, vim, opts, true, retry);
   const templates = withEnvironments(hot, envs);
   const level = levelReplicas(flavour, levelId as string | undefined);
@@ -124,7 +124,7 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
     params: { ...(body as unknown as InstantiateVnfRequest), vimConnectionInfo: vimRecord },
     vim,
     flavour,
-    packageDir: pkg.dir,
+    packageDir: pkg.workDir,
     hooks: ['instantiate_start', 'instantiate_end'],
     async run(driver, ctx) {
       await saveInstanceEnvironments(deps.home, instance.id, envs);
@@ -176,7 +176,7 @@ const planScale: OpenStackPlanner = async (deps, instance, body, source, _retry,
     params: { ...checked.request, ...cur.params },
     vim: cur.vim,
     flavour: cur.flavour,
-    packageDir: cur.pkg.dir,
+    packageDir: cur.pkg.workDir,
     hooks: ['scale_start', 'scale_end'],
     removing: remove,
     async run(driver, ctx) {
@@ -204,7 +204,7 @@ const planHeal: OpenStackPlanner = async (deps, instance, body, source, retry, o
   const wanted = new Set(checked.vnfcs.map((v) => v.id));
   const vnfcs = vnfcsOf(cur.info).filter((v) => wanted.has(v.id));
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
-  const hot = await readBaseHot(cur.pkg.dir, cur.flavour.id, source, cur.pkg.pkg.id);
+  const hot = await readBaseHot(cur.pkg.zip, cur.flavour.id, source, cur.pkg.pkg.id);
   const templates = withEnvironments(hot, envs);
   return {
     connect,
@@ -212,7 +212,7 @@ const planHeal: OpenStackPlanner = async (deps, instance, body, source, retry, o
     params: { ...checked.request, ...cur.params },
     vim: cur.vim,
     flavour: cur.flavour,
-    packageDir: cur.pkg.dir,
+    packageDir: cur.pkg.workDir,
     hooks: ['heal_start', 'heal_end'],
     async run(driver, ctx) {
       if (newEnvs) await saveInstanceEnvironments(deps.home, instance.id, envs);
@@ -243,7 +243,7 @@ const planTerminate: OpenStackPlanner = async (deps, instance, body, source) => 
     params: { ...request, ...cur.params },
     vim: cur.vim,
     flavour: cur.flavour,
-    packageDir: cur.pkg.dir,
+    packageDir: cur.pkg.workDir,
     hooks: ['terminate_start', 'terminate_end'],
     async run(driver, ctx) {
       await driver.remove(ctx, { instanceId: instance.id, gracePeriodSeconds: grace });
@@ -283,7 +283,7 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
   );
   const nfv = buildNfvParameter(flavour, replicas, { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}) });
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
-  const hot = await readBaseHot(newPkg.dir, flavour.id, source, record.id);
+  const hot = await readBaseHot(newPkg.zip, flavour.id, source, record.id);
   const templates = withEnvironments(hot, envs);
   return {
     connect,
@@ -291,7 +291,7 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
     params: { ...request, ...cur.params } as ChangeCurrentVnfPkgRequest,
     vim: cur.vim,
     flavour,
-    packageDir: newPkg.dir,
+    packageDir: newPkg.workDir,
     hooks: ['change_current_package_start', 'change_current_package_end'],
     async run(driver, ctx) {
       if (newEnvs) await saveInstanceEnvironments(deps.home, instance.id, envs);
@@ -320,7 +320,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo> };
   const pkg = await packageOf(deps, instance.vnfPkgId);
   const vim = await resolveOpenStackVim(deps, source, instance.instantiationState === 'NOT_INSTANTIATED' ? params.vimConnectionInfo : undefined, instance);
-  const base = { connect, operation: op.operation, params: op.operationParams, vim, packageDir: pkg.dir };
+  const base = { connect, operation: op.operation, params: op.operationParams, vim, packageDir: pkg.workDir };
   if (op.operation === 'INSTANTIATE') {
     return {
       ...base,
@@ -351,7 +351,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
     };
   }
   const envs = await loadInstanceEnvironments(deps.home, instance.id);
-  const templates = withEnvironments(await readBaseHot(pkg.dir, flavour.id, source, pkg.pkg.id), envs);
+  const templates = withEnvironments(await readBaseHot(pkg.zip, flavour.id, source, pkg.pkg.id), envs);
   return {
     ...base,
     flavour,
