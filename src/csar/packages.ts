@@ -4,7 +4,7 @@
  * enabling/disabling, deleting, downloading.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { constants, createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { echo, ConflictError, NotFoundError, UsageError, VnfmError } from '../errors.js';
@@ -81,8 +81,9 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
       (st) => st.isFile(),
       () => false,
     );
-    // A zip is copied and hashed while it is validated; what fails validation is removed with the staging directory.
-    if (isZip) copying = copyFile(opts.path, zip).then(() => hashFileOffThread(zip));
+    // A zip is copied (a reflink where the file system has them, as cp does) and hashed while it is validated;
+    // what fails validation is removed with the staging directory.
+    if (isZip) copying = copyFile(opts.path, zip, constants.COPYFILE_FICLONE).then(() => hashFileOffThread(zip));
     copying?.catch(() => undefined);
     let members: string[] = [];
     const validation = await validatePackage(opts.path, { limits: opts.limits }, async (files, result) => {

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, existsSync, rmSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { PackageFiles } from '../model/package-files.js';
@@ -96,7 +96,8 @@ async function makeWorkDir(home: string, zip: string, prefix: string): Promise<s
     process.once('exit', removeWorkDirsNow);
   }
   await removeAbandoned(home);
-  const dir = join(packagesDir(home), `.work-${process.pid}-${randomUUID()}`);
+  // Named after the package (its zip's directory) for whoever looks while the command runs.
+  const dir = join(packagesDir(home), `.work-${process.pid}-${basename(dirname(zip))}-${randomUUID().slice(0, 8)}`);
   created.add(dir);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   try {

@@ -17,7 +17,11 @@ export interface HookContext {
   request: unknown;
   /** The hook's implementation declared in the VNFD's flavour; absent when the VNFD declares none. */
   implementation?: HookImplementation;
-  /** The onboarded package's unpacked members, where scripts and artifacts are. */
+  /**
+   * The onboarded package's members, unpacked from its zip into a work
+   * directory for the command (where scripts and artifacts are); '' for a
+   * hook the flavour does not implement.
+   */
   packageDir: string;
   /** When the operation moves the instance to another package (modify with a new vnfdId): that package's members (Tacker scripts get it as `new_csar_dir`). */
   newPackageDir?: string;
