@@ -86,6 +86,7 @@ vnfm(['vim-list'], emptyEnv);
   const Database = createRequire(import.meta.url)('better-sqlite3');
   const db = new Database(join(home, 'vnfm.db'));
   const copier = (table, rows) => {
+    if (!rows.length) throw new Error(`bench: the template has no ${table} row`);
     const cols = Object.keys(rows[0]);
     const insert = db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => '@' + c).join(', ')})`);
     return (changes) => rows.forEach((row) => insert.run({ ...row, ...changes(row) }));
@@ -93,13 +94,24 @@ vnfm(['vim-list'], emptyEnv);
   const instance = db.prepare("SELECT * FROM vnf_instances WHERE name = 'vnf-template'").get();
   const ops = db.prepare('SELECT * FROM lcm_op_occs WHERE vnf_instance_id = ? ORDER BY start_time').all(instance.id);
   if (instance.instantiation_state !== 'INSTANTIATED' || ops.length !== 2) throw new Error('bench: the template instance did not instantiate and scale');
+  // Each row's large JSON columns, in the side tables keyed by its id.
+  const sides = (table, id) => db.prepare(`SELECT * FROM ${table} WHERE id = ?`).all(id);
   const copyInstance = copier('vnf_instances', [instance]);
-  const copyOps = copier('lcm_op_occs', ops);
+  const copyDetails = copier('vnf_instance_details', sides('vnf_instance_details', instance.id));
+  const copyOps = ops.map((op) => [
+    copier('lcm_op_occs', [op]),
+    copier('lcm_op_occ_details', sides('lcm_op_occ_details', op.id)),
+    copier('lcm_op_occ_prior_states', sides('lcm_op_occ_prior_states', op.id)),
+  ]);
   db.transaction(() => {
     for (let i = 1; i < ROWS; i++) {
       const id = randomUUID();
       copyInstance(() => ({ id, name: `vnf-${String(i).padStart(5, '0')}` }));
-      copyOps(() => ({ id: randomUUID(), vnf_instance_id: id }));
+      copyDetails(() => ({ id }));
+      for (const copies of copyOps) {
+        const opId = randomUUID();
+        for (const copy of copies) copy((row) => ({ id: opId, ...('vnf_instance_id' in row ? { vnf_instance_id: id } : {}) }));
+      }
     }
   })();
   db.close();

@@ -81,12 +81,31 @@ export function migrate(db: SqliteDb, all: Migration[]): void {
     });
   }
   for (const m of [...all].sort((a, b) => a.version - b.version)) {
-    // Re-read the version inside the write lock: another process may have
-    // applied this migration while we waited for it.
-    db.transaction(() => {
-      if (current() >= m.version) return;
-      db.exec(m.sql);
-      db.pragma(`user_version = ${m.version}`);
-    }).immediate();
+    if (current() >= m.version) continue;
+    // SQLite changes this setting only outside a transaction; the checks below stand for it meanwhile.
+    if (m.rebuildsReferencedTables) db.pragma('foreign_keys = OFF');
+    try {
+      // Re-read the version inside the write lock: another process may have
+      // applied this migration while we waited for it.
+      db.transaction(() => {
+        if (current() >= m.version) return;
+        db.exec(m.sql);
+        if (m.rebuildsReferencedTables) {
+          const broken = db.pragma('foreign_key_check') as { table: string; rowid: number; parent: string }[];
+          if (broken.length) {
+            const first = broken[0]!;
+            throw new VnfmError(
+              `schema migration ${m.version} (${m.name}) left ${broken.length} rows whose references are broken (${first.table} row ${first.rowid} -> ${first.parent})`,
+              {
+                hint: 'the store was not changed; keep a copy of vnfm.db and report this',
+              },
+            );
+          }
+        }
+        db.pragma(`user_version = ${m.version}`);
+      }).immediate();
+    } finally {
+      if (m.rebuildsReferencedTables) db.pragma('foreign_keys = ON');
+    }
   }
 }

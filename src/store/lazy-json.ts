@@ -22,9 +22,18 @@ export function defineLazyJson(target: object, key: string, text: string): void 
   });
 }
 
+/** How a row's JSON column becomes a property of what a repository returns. */
+export type JsonField = (target: object, key: string, text: string) => void;
+
+/** The column's text as a RawJson value, for a list's `-o json` writer (ListRead.rawJson). */
+export const rawJsonField: JsonField = (target, key, text) => {
+  (target as Record<string, unknown>)[key] = new RawJson(text);
+};
+
 /**
- * A JSON column's text as stored (compact JSON), for a printer that copies it
- * into its output instead of parsing it and writing it again.
+ * A JSON column's text as stored (compact JSON), or pretty-printed by the
+ * store (ListRead.rawJson), for a printer that copies it into its output
+ * instead of parsing it and writing it again.
  */
 export class RawJson {
   constructor(readonly text: string) {}

@@ -2,8 +2,9 @@ import { NotFoundError, UsageError } from '../errors.js';
 import type { JournalStep } from '../model/resources.js';
 import type { LcmOpOcc, LcmOperationState, PriorState } from '../model/lcm.js';
 import type { Db } from './database.js';
-import { defineLazyJson } from './lazy-json.js';
+import { defineLazyJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
+import { prettyJsonColumn, type ListRead } from './vnf-instance-repository.js';
 
 interface OpOccRow {
   id: string;
@@ -12,35 +13,32 @@ interface OpOccRow {
   operation_state: LcmOperationState;
   state_entered_time: string;
   start_time: string;
-  operation_params: string;
   error: string | null;
-  resource_changes: string | null;
-  journal: string;
-  prior_state: string | null;
   is_automatic_invocation: number;
   pid: number | null;
+  // lcm_op_occ_details (null where a row has none)
+  operation_params: string | null;
+  resource_changes: string | null;
+  journal: string | null;
 }
 
-const COLUMNS: (keyof OpOccRow)[] = [
-  'id',
-  'vnf_instance_id',
-  'operation',
-  'operation_state',
-  'state_entered_time',
-  'start_time',
-  'operation_params',
-  'error',
-  'resource_changes',
-  'journal',
-  'prior_state',
-  'is_automatic_invocation',
-  'pid',
-];
-
-/** What a read returns: all but prior_state, which only a rollback reads (priorState()). */
-const READ = COLUMNS.filter((c) => c !== 'prior_state').join(', ');
-/** What a table of occurrences shows. */
-const SUMMARY = ['id', 'vnf_instance_id', 'operation', 'operation_state', 'state_entered_time', 'start_time', 'error', 'is_automatic_invocation', 'pid'].join(', ');
+/** The columns of lcm_op_occs: what a table of occurrences shows. */
+const COLUMNS = ['id', 'vnf_instance_id', 'operation', 'operation_state', 'state_entered_time', 'start_time', 'error', 'is_automatic_invocation', 'pid'];
+const SUMMARY = COLUMNS.join(', ');
+/**
+ * What a read returns: the row and its details (lcm_op_occ_details, migration
+ * 12), not the prior state, which only a rollback reads (priorState()).
+ */
+const READ_WHOLE = `SELECT ${COLUMNS.map((c) => 'o.' + c).join(', ')}, d.operation_params, d.resource_changes, d.journal FROM lcm_op_occs o LEFT JOIN lcm_op_occ_details d ON d.id = o.id`;
+/** The same, with the JSON columns pretty-printed (ListRead.rawJson). */
+const READ_WHOLE_PRETTY = `SELECT ${COLUMNS.filter((c) => c !== 'error')
+  .map((c) => 'o.' + c)
+  .join(', ')}, ${[
+  prettyJsonColumn('o.error', 'error'),
+  prettyJsonColumn('d.operation_params', 'operation_params'),
+  prettyJsonColumn('d.resource_changes', 'resource_changes'),
+  prettyJsonColumn('d.journal', 'journal'),
+].join(', ')} FROM lcm_op_occs o LEFT JOIN lcm_op_occ_details d ON d.id = o.id`;
 /** Rows per page a list reads at once. */
 const PAGE = 500;
 
@@ -53,7 +51,7 @@ export interface OpOccFilter {
   until?: string;
 }
 
-function toOpOcc(r: OpOccRow): LcmOpOcc {
+function toOpOcc(r: OpOccRow, json: JsonField = defineLazyJson): LcmOpOcc {
   // Built in the order the fields are printed; the JSON blobs (the journal above all) parsed when first read.
   const o: Record<string, unknown> = {
     id: r.id,
@@ -64,10 +62,10 @@ function toOpOcc(r: OpOccRow): LcmOpOcc {
     startTime: r.start_time,
   };
   // A summary row (a table's) has no operation_params, resource_changes or journal.
-  if (r.operation_params !== undefined) defineLazyJson(o, 'operationParams', r.operation_params);
-  if (r.error !== null) defineLazyJson(o, 'error', r.error);
-  if (r.resource_changes != null) defineLazyJson(o, 'resourceChanges', r.resource_changes);
-  if (r.journal !== undefined) defineLazyJson(o, 'journal', r.journal);
+  if (r.operation_params !== undefined) json(o, 'operationParams', r.operation_params ?? '{}');
+  if (r.error !== null) json(o, 'error', r.error);
+  if (r.resource_changes != null) json(o, 'resourceChanges', r.resource_changes);
+  if (r.journal !== undefined) json(o, 'journal', r.journal ?? '[]');
   o['isAutomaticInvocation'] = r.is_automatic_invocation === 1;
   if (r.pid !== null) o['pid'] = r.pid;
   return o as unknown as LcmOpOcc;
@@ -126,23 +124,23 @@ export class LcmOpOccRepository {
    * never holds them all. With `summary` each carries what a table shows:
    * not its operation parameters, resource changes or journal.
    */
-  *read(filter: OpOccFilter = {}, how: { summary?: boolean; limit?: number } = {}): Generator<LcmOpOcc> {
+  *read(filter: OpOccFilter = {}, how: ListRead = {}): Generator<LcmOpOcc> {
     const where: string[] = [];
-    if (filter.vnfInstanceId) where.push('vnf_instance_id = @vnfInstanceId');
-    if (filter.state) where.push('operation_state = @state');
-    if (filter.operation) where.push('operation = @operation');
-    if (filter.since) where.push('start_time >= @since');
-    if (filter.until) where.push('start_time < @until');
+    if (filter.vnfInstanceId) where.push('o.vnf_instance_id = @vnfInstanceId');
+    if (filter.state) where.push('o.operation_state = @state');
+    if (filter.operation) where.push('o.operation = @operation');
+    if (filter.since) where.push('o.start_time >= @since');
+    if (filter.until) where.push('o.start_time < @until');
     if (how.summary) {
       // Small rows: one query.
-      const sql = `SELECT ${SUMMARY} FROM lcm_op_occs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY start_time, rowid${how.limit ? ' LIMIT @limit' : ''}`;
+      const sql = `SELECT ${SUMMARY} FROM lcm_op_occs o ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY o.start_time, o.rowid${how.limit ? ' LIMIT @limit' : ''}`;
       for (const r of this.db.prepare(sql).all({ ...filter, ...(how.limit ? { limit: how.limit } : {}) }) as OpOccRow[]) yield toOpOcc(r);
       return;
     }
     // Keyset pages (index lcm_op_occs_start): each starts after the last row of the one before.
     const page = (after: boolean) => {
-      const conds = after ? [...where, '(start_time, rowid) > (@afterTime, @afterRow)'] : where;
-      return `SELECT rowid AS row_id, ${READ} FROM lcm_op_occs ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY start_time, rowid LIMIT @pageSize`;
+      const conds = after ? [...where, '(o.start_time, o.rowid) > (@afterTime, @afterRow)'] : where;
+      return `${(how.rawJson ? READ_WHOLE_PRETTY : READ_WHOLE).replace('SELECT ', 'SELECT o.rowid AS row_id, ')} ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY o.start_time, o.rowid LIMIT @pageSize`;
     };
     let left = how.limit ?? Infinity;
     let last: (OpOccRow & { row_id: number }) | undefined;
@@ -153,7 +151,7 @@ export class LcmOpOccRepository {
         pageSize: size,
         ...(last ? { afterTime: last.start_time, afterRow: last.row_id } : {}),
       }) as (OpOccRow & { row_id: number })[];
-      for (const r of rows) yield toOpOcc(r);
+      for (const r of rows) yield toOpOcc(r, how.rawJson ? rawJsonField : defineLazyJson);
       if (rows.length < size) return;
       left -= rows.length;
       last = rows[rows.length - 1];
@@ -162,10 +160,10 @@ export class LcmOpOccRepository {
 
   /** By id, or by a unique id prefix (at least 8 characters), as uuids are long to type. */
   find(ref: string): LcmOpOcc | undefined {
-    const exact = this.db.prepare(`SELECT ${READ} FROM lcm_op_occs WHERE id = ?`).get(ref) as OpOccRow | undefined;
+    const exact = this.db.prepare(`${READ_WHOLE} WHERE o.id = ?`).get(ref) as OpOccRow | undefined;
     if (exact) return toOpOcc(exact);
     if (ref.length < 8) return undefined;
-    const rows = this.db.prepare(`SELECT ${READ} FROM lcm_op_occs WHERE id LIKE ? ESCAPE '\\' LIMIT 2`).all(ref.replace(/[%_\\]/g, '\\$&') + '%') as OpOccRow[];
+    const rows = this.db.prepare(`${READ_WHOLE} WHERE o.id LIKE ? ESCAPE '\\' LIMIT 2`).all(ref.replace(/[%_\\]/g, '\\$&') + '%') as OpOccRow[];
     if (rows.length > 1) throw new UsageError(`"${ref}" is the start of several occurrence ids`, { hint: 'give the whole id (vnfm op-list)' });
     return rows[0] && toOpOcc(rows[0]);
   }
@@ -188,14 +186,14 @@ export class LcmOpOccRepository {
       operation_state: op.operationState,
       state_entered_time: op.stateEnteredTime,
       start_time: op.startTime,
-      operation_params: JSON.stringify(op.operationParams),
       error: op.error ? JSON.stringify(op.error) : null,
-      resource_changes: op.resourceChanges ? JSON.stringify(op.resourceChanges) : null,
-      journal: JSON.stringify(op.journal),
-      prior_state: JSON.stringify(prior),
       is_automatic_invocation: op.isAutomaticInvocation ? 1 : 0,
       pid: op.pid ?? null,
     });
+    this.db
+      .prepare('INSERT INTO lcm_op_occ_details (id, operation_params, resource_changes, journal) VALUES (?, ?, ?, ?)')
+      .run(op.id, JSON.stringify(op.operationParams), op.resourceChanges ? JSON.stringify(op.resourceChanges) : null, JSON.stringify(op.journal));
+    this.db.prepare('INSERT INTO lcm_op_occ_prior_states (id, prior_state) VALUES (?, ?)').run(op.id, JSON.stringify(prior));
   }
 
   /** Moves the occurrence to `state`; `error` and `resourceChanges` are replaced when given (null clears). */
@@ -207,31 +205,37 @@ export class LcmOpOccRepository {
   ): LcmOpOcc {
     const sets = ['operation_state = @state', 'state_entered_time = @now'];
     if (more.error !== undefined) sets.push('error = @error');
-    if (more.resourceChanges !== undefined) sets.push('resource_changes = @resourceChanges');
     if (more.pid !== undefined) sets.push('pid = @pid');
-    const r = this.db.prepare(`UPDATE lcm_op_occs SET ${sets.join(', ')} WHERE id = @id`).run({
-      id,
-      state,
-      now,
-      error: more.error ? JSON.stringify(more.error) : null,
-      resourceChanges: more.resourceChanges ? JSON.stringify(more.resourceChanges) : null,
-      pid: more.pid ?? null,
-    });
-    if (r.changes === 0) throw new NotFoundError(`lcm operation occurrence "${id}" not found`);
+    // One transaction (a savepoint inside the caller's): the state and the resource changes move together.
+    this.db
+      .transaction(() => {
+        const r = this.db.prepare(`UPDATE lcm_op_occs SET ${sets.join(', ')} WHERE id = @id`).run({
+          id,
+          state,
+          now,
+          ...(more.error !== undefined ? { error: more.error ? JSON.stringify(more.error) : null } : {}),
+          ...(more.pid !== undefined ? { pid: more.pid ?? null } : {}),
+        });
+        if (r.changes === 0) throw new NotFoundError(`lcm operation occurrence "${id}" not found`);
+        if (more.resourceChanges !== undefined) {
+          this.db.prepare('UPDATE lcm_op_occ_details SET resource_changes = ? WHERE id = ?').run(more.resourceChanges ? JSON.stringify(more.resourceChanges) : null, id);
+        }
+      })
+      .immediate();
     return this.get(id);
   }
 
   appendJournal(id: string, step: JournalStep): void {
-    this.db.prepare("UPDATE lcm_op_occs SET journal = json_insert(journal, '$[#]', json(?)) WHERE id = ?").run(JSON.stringify(step), id);
+    this.db.prepare("UPDATE lcm_op_occ_details SET journal = json_insert(journal, '$[#]', json(?)) WHERE id = ?").run(JSON.stringify(step), id);
   }
 
   journal(id: string): JournalStep[] {
-    const row = this.db.prepare('SELECT journal FROM lcm_op_occs WHERE id = ?').get(id) as { journal: string } | undefined;
+    const row = this.db.prepare('SELECT journal FROM lcm_op_occ_details WHERE id = ?').get(id) as { journal: string } | undefined;
     return row ? (JSON.parse(row.journal) as JournalStep[]) : [];
   }
 
   priorState(id: string): PriorState | undefined {
-    const row = this.db.prepare('SELECT prior_state FROM lcm_op_occs WHERE id = ?').get(id) as { prior_state: string | null } | undefined;
+    const row = this.db.prepare('SELECT prior_state FROM lcm_op_occ_prior_states WHERE id = ?').get(id) as { prior_state: string | null } | undefined;
     return row?.prior_state ? (JSON.parse(row.prior_state) as PriorState) : undefined;
   }
 
@@ -239,9 +243,9 @@ export class LcmOpOccRepository {
   unfinished(vnfInstanceId: string): LcmOpOcc[] {
     return (
       this.db
-        .prepare(`SELECT ${READ} FROM lcm_op_occs WHERE vnf_instance_id = ? AND operation_state NOT IN ('COMPLETED', 'FAILED', 'ROLLED_BACK') ORDER BY start_time, rowid`)
+        .prepare(`${READ_WHOLE} WHERE o.vnf_instance_id = ? AND o.operation_state NOT IN ('COMPLETED', 'FAILED', 'ROLLED_BACK') ORDER BY o.start_time, o.rowid`)
         .all(vnfInstanceId) as OpOccRow[]
-    ).map(toOpOcc);
+    ).map((r) => toOpOcc(r));
   }
 
   lock(vnfInstanceId: string): VnfLock | undefined {

@@ -25,6 +25,10 @@ export const EXPORTED_TABLES: readonly { table: string; key: string; byKey?: boo
   { table: 'vnf_packages', key: 'id' },
   { table: 'vnf_instances', key: 'id' },
   { table: 'lcm_op_occs', key: 'id' },
+  // the large JSON columns of the two above (migration 12)
+  { table: 'vnf_instance_details', key: 'id' },
+  { table: 'lcm_op_occ_details', key: 'id' },
+  { table: 'lcm_op_occ_prior_states', key: 'id' },
   { table: 'ssh_host_keys', key: 'server_id' },
   // no rowid on PostgreSQL: read in the order of its names
   { table: 'store_settings', key: 'name', byKey: true },
@@ -181,6 +185,7 @@ export async function importStore(store: Store, lines: AsyncIterable<string>, op
   }
   if (header.sealedCheck) await opts.checkSealed(header.sealedCheck.token, header.sealedCheck.keyId);
   const tables = await reader.tables();
+  if (header.source.schemaVersion < 12) splitDetails(tables);
   const existingPackages = new Set(opts.merge ? store.packages.ids() : []);
   const staged: StagedContent[] = [];
   try {
@@ -210,6 +215,54 @@ export async function importStore(store: Store, lines: AsyncIterable<string>, op
     for (const s of staged) await s.discard().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * An export from a store before migration 12 carries the large JSON columns
+ * in the rows of vnf_instances and lcm_op_occs: they move to the side tables'
+ * rows, as the migration moves them, and vnfc_count is counted.
+ */
+function splitDetails(tables: Map<string, Row[]>): void {
+  const take = (row: Row, columns: string[]): Row => {
+    const out: Row = { id: row['id'] };
+    for (const c of columns) {
+      if (c in row) out[c] = row[c];
+      delete row[c];
+    }
+    return out;
+  };
+  const instances = tables.get('vnf_instances') ?? [];
+  tables.set(
+    'vnf_instance_details',
+    instances.map((row) => {
+      const details = take(row, ['instantiated_vnf_info', 'metadata', 'extensions', 'vnf_configurable_properties']);
+      row['vnfc_count'] = vnfcCountOf(details['instantiated_vnf_info']);
+      return details;
+    }),
+  );
+  const ops = tables.get('lcm_op_occs') ?? [];
+  const priors = ops.map((row) => take(row, ['prior_state']));
+  tables.set(
+    'lcm_op_occ_details',
+    ops.map((row) => take(row, ['operation_params', 'resource_changes', 'journal'])),
+  );
+  tables.set(
+    'lcm_op_occ_prior_states',
+    priors.filter((p) => p['prior_state'] !== null && p['prior_state'] !== undefined),
+  );
+}
+
+/** The length of instantiatedVnfInfo.vnfcInfo in the stored text, as SQLite's json_array_length(col, '$.vnfcInfo') counts it. */
+function vnfcCountOf(text: unknown): number | null {
+  if (typeof text !== 'string') return null;
+  let vnfcs: unknown;
+  try {
+    vnfcs = (JSON.parse(text) as { vnfcInfo?: unknown } | null)?.vnfcInfo;
+  } catch {
+    return null;
+  }
+  if (vnfcs === undefined || vnfcs === null) return null;
+  return Array.isArray(vnfcs) ? vnfcs.length : 0;
 }
 
 function assertEmpty(store: Store, source: string): void {

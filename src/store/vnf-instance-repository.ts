@@ -2,7 +2,7 @@ import { ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { VnfInstance } from '../model/lcm.js';
 import type { Db } from './database.js';
 import { byIdPrefix } from './id-prefix.js';
-import { defineLazyJson } from './lazy-json.js';
+import { defineLazyJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
 
 interface InstanceRow {
@@ -18,14 +18,17 @@ interface InstanceRow {
   instantiation_state: VnfInstance['instantiationState'];
   vim_id: string | null;
   vim_connection_info: string | null;
+  vnfc_count: number | null;
+  created_at: string;
+  updated_at: string;
+  // vnf_instance_details (migration 12): the large JSON columns
   instantiated_vnf_info: string | null;
   metadata: string | null;
   extensions: string | null;
   vnf_configurable_properties: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
+/** The columns of vnf_instances; the rest are vnf_instance_details'. */
 const COLUMNS: (keyof InstanceRow)[] = [
   'id',
   'name',
@@ -39,17 +42,24 @@ const COLUMNS: (keyof InstanceRow)[] = [
   'instantiation_state',
   'vim_id',
   'vim_connection_info',
-  'instantiated_vnf_info',
-  'metadata',
-  'extensions',
-  'vnf_configurable_properties',
+  'vnfc_count',
   'created_at',
   'updated_at',
 ];
+const DETAIL_COLUMNS: (keyof InstanceRow)[] = ['id', 'instantiated_vnf_info', 'metadata', 'extensions', 'vnf_configurable_properties'];
+
+/** A whole instance: its row and its details. */
+const SELECT_WHOLE =
+  'SELECT i.*, d.instantiated_vnf_info, d.metadata, d.extensions, d.vnf_configurable_properties FROM vnf_instances i LEFT JOIN vnf_instance_details d ON d.id = i.id';
+const SELECT_WHOLE_PRETTY = `SELECT ${COLUMNS.filter((c) => c !== 'vim_connection_info')
+  .map((c) => 'i.' + c)
+  .join(', ')}, ${[prettyJsonColumn('i.vim_connection_info', 'vim_connection_info'), ...DETAIL_COLUMNS.filter((c) => c !== 'id').map((c) => prettyJsonColumn('d.' + c, c))].join(
+  ', ',
+)} FROM vnf_instances i LEFT JOIN vnf_instance_details d ON d.id = i.id`;
 
 const textOf = (o: Record<string, unknown> | undefined): string | null => (o && Object.keys(o).length ? JSON.stringify(o) : null);
 
-function toInstance(r: InstanceRow): VnfInstance {
+function toInstance(r: InstanceRow, json: JsonField = defineLazyJson): VnfInstance {
   // Built in the order the fields are printed; the JSON blobs parsed when first read.
   const i: Record<string, unknown> = { id: r.id };
   if (r.name !== null) i['vnfInstanceName'] = r.name;
@@ -64,11 +74,11 @@ function toInstance(r: InstanceRow): VnfInstance {
     instantiationState: r.instantiation_state,
   });
   if (r.vim_id !== null) i['vimId'] = r.vim_id;
-  if (r.vim_connection_info !== null) defineLazyJson(i, 'vimConnectionInfo', r.vim_connection_info);
-  if (r.instantiated_vnf_info !== null) defineLazyJson(i, 'instantiatedVnfInfo', r.instantiated_vnf_info);
-  if (r.metadata !== null) defineLazyJson(i, 'metadata', r.metadata);
-  if (r.extensions !== null) defineLazyJson(i, 'extensions', r.extensions);
-  if (r.vnf_configurable_properties !== null) defineLazyJson(i, 'vnfConfigurableProperties', r.vnf_configurable_properties);
+  if (r.vim_connection_info !== null) json(i, 'vimConnectionInfo', r.vim_connection_info);
+  if (r.instantiated_vnf_info !== null) json(i, 'instantiatedVnfInfo', r.instantiated_vnf_info);
+  if (r.metadata !== null) json(i, 'metadata', r.metadata);
+  if (r.extensions !== null) json(i, 'extensions', r.extensions);
+  if (r.vnf_configurable_properties !== null) json(i, 'vnfConfigurableProperties', r.vnf_configurable_properties);
   i['createdAt'] = r.created_at;
   i['updatedAt'] = r.updated_at;
   return i as unknown as VnfInstance;
@@ -78,16 +88,28 @@ function toInstance(r: InstanceRow): VnfInstance {
 export interface ListRead {
   summary?: boolean;
   limit?: number;
+  /**
+   * Whole rows for a list's `-o json` writer: each JSON column is a RawJson
+   * value, not parsed, and SQLite hands its text already pretty-printed as
+   * JSON.stringify(value, null, 2) prints it (json_pretty), which is what the
+   * writer would otherwise do to it in JavaScript. A column that is not valid
+   * JSON, and every column on PostgreSQL, comes as stored (compact).
+   */
+  rawJson?: boolean;
+}
+
+/** A JSON column as `ListRead.rawJson` reads it (the PostgreSQL dialect reads the column itself). */
+export function prettyJsonColumn(column: string, as: string): string {
+  return `CASE WHEN json_valid(${column}) THEN json_pretty(${column}, '  ') ELSE ${column} END AS ${as}`;
 }
 
 /** Rows per page a list reads at once. */
 const PAGE = 500;
 
 /**
- * What a table of instances shows (vnf-list's columns, -o wide's too). The
- * VNFC count is counted by SQLite (json_array_length: PostgreSQL spells it
- * json_array_length(col::json -> 'vnfcInfo')), so no instance info crosses
- * into JavaScript for a table.
+ * What a table of instances shows (vnf-list's columns, -o wide's too): the
+ * VNFC count is kept beside the instance info (vnfc_count), so a table reads
+ * vnf_instances alone, whose rows are small.
  */
 const SUMMARY_SELECT = [
   'id',
@@ -99,16 +121,21 @@ const SUMMARY_SELECT = [
   'instantiation_state',
   'vim_id',
   'CASE WHEN vim_id IS NULL THEN vim_connection_info END AS vim_connection_info',
-  "json_array_length(instantiated_vnf_info, '$.vnfcInfo') AS vnfc_count",
+  'vnfc_count',
   'created_at',
 ].join(', ');
 
 type SummaryRow = Pick<
   InstanceRow,
-  'id' | 'name' | 'vnfd_id' | 'vnf_pkg_id' | 'vnf_product_name' | 'vnf_software_version' | 'instantiation_state' | 'vim_id' | 'vim_connection_info' | 'created_at'
-> & {
-  vnfc_count: number | null;
-};
+  'id' | 'name' | 'vnfd_id' | 'vnf_pkg_id' | 'vnf_product_name' | 'vnf_software_version' | 'instantiation_state' | 'vim_id' | 'vim_connection_info' | 'vnfc_count' | 'created_at'
+>;
+
+/** The length of instantiatedVnfInfo.vnfcInfo, as SQLite's json_array_length counts it (null without it, 0 for a non-array). */
+function vnfcCountOf(i: VnfInstance): number | null {
+  const vnfcs = (i.instantiatedVnfInfo as { vnfcInfo?: unknown } | undefined)?.vnfcInfo;
+  if (vnfcs === undefined || vnfcs === null) return null;
+  return Array.isArray(vnfcs) ? vnfcs.length : 0;
+}
 
 /** A summary row as an instance: the fields a table reads, and `vnfcCount` (null when not instantiated). */
 function toSummary(r: SummaryRow): VnfInstance {
@@ -142,6 +169,7 @@ function toRow(i: VnfInstance): InstanceRow {
     instantiation_state: i.instantiationState,
     vim_id: i.vimId ?? null,
     vim_connection_info: i.vimConnectionInfo ? JSON.stringify(i.vimConnectionInfo) : null,
+    vnfc_count: vnfcCountOf(i),
     instantiated_vnf_info: i.instantiatedVnfInfo ? JSON.stringify(i.instantiatedVnfInfo) : null,
     metadata: textOf(i.metadata),
     extensions: textOf(i.extensions),
@@ -149,6 +177,10 @@ function toRow(i: VnfInstance): InstanceRow {
     created_at: i.createdAt,
     updated_at: i.updatedAt,
   };
+}
+
+function pick(row: InstanceRow, columns: (keyof InstanceRow)[]): Record<string, unknown> {
+  return Object.fromEntries(columns.map((c) => [c, row[c]]));
 }
 
 /** What vnf-list narrows to; `name` may hold glob characters (`*`, `?`, `[...]`). */
@@ -195,7 +227,7 @@ export class VnfInstanceRepository {
     }
     if (filter.vimId) {
       // The VIM named at instantiation, or one given inline in vimConnectionInfo.
-      where.push("(vim_id = @vimId OR EXISTS (SELECT 1 FROM json_each(vim_connection_info) WHERE json_extract(value, '$.vimId') = @vimId))");
+      where.push("(i.vim_id = @vimId OR EXISTS (SELECT 1 FROM json_each(vim_connection_info) WHERE json_extract(value, '$.vimId') = @vimId))");
       params['vimId'] = filter.vimId;
     }
     if (filter.vnfPkgId) {
@@ -208,14 +240,14 @@ export class VnfInstanceRepository {
     }
     if (how.summary) {
       // Small rows: one query.
-      const sql = `SELECT ${SUMMARY_SELECT} FROM vnf_instances ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at, id${how.limit ? ' LIMIT @limit' : ''}`;
+      const sql = `SELECT ${SUMMARY_SELECT} FROM vnf_instances i ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at, id${how.limit ? ' LIMIT @limit' : ''}`;
       for (const r of this.db.prepare(sql).all({ ...params, ...(how.limit ? { limit: how.limit } : {}) }) as SummaryRow[]) yield toSummary(r);
       return;
     }
     // Keyset pages (index vnf_instances_created): each starts after the last row of the one before.
     const page = (after: boolean) => {
-      const conds = after ? [...where, '(created_at, id) > (@afterTime, @afterId)'] : where;
-      return `SELECT * FROM vnf_instances ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY created_at, id LIMIT @pageSize`;
+      const conds = after ? [...where, '(i.created_at, i.id) > (@afterTime, @afterId)'] : where;
+      return `${how.rawJson ? SELECT_WHOLE_PRETTY : SELECT_WHOLE} ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY i.created_at, i.id LIMIT @pageSize`;
     };
     let left = how.limit ?? Infinity;
     let last: InstanceRow | undefined;
@@ -226,7 +258,7 @@ export class VnfInstanceRepository {
         pageSize: size,
         ...(last ? { afterTime: last.created_at, afterId: last.id } : {}),
       }) as InstanceRow[];
-      for (const r of rows) yield toInstance(r);
+      for (const r of rows) yield toInstance(r, how.rawJson ? rawJsonField : defineLazyJson);
       if (rows.length < size) return;
       left -= rows.length;
       last = rows[rows.length - 1];
@@ -241,7 +273,7 @@ export class VnfInstanceRepository {
 
   /** Finds an instance by id or name; a name shared by several instances is an error. */
   find(ref: string): VnfInstance | undefined {
-    const rows = this.db.prepare('SELECT * FROM vnf_instances WHERE id = ? OR name = ?').all(ref, ref) as InstanceRow[];
+    const rows = this.db.prepare(`${SELECT_WHOLE} WHERE i.id = ? OR i.name = ?`).all(ref, ref) as InstanceRow[];
     const exact = rows.find((r) => r.id === ref);
     if (exact) return toInstance(exact);
     if (rows.length > 1) {
@@ -250,7 +282,12 @@ export class VnfInstanceRepository {
     if (rows[0]) return toInstance(rows[0]);
     const prefixed = byIdPrefix<InstanceRow>(this.db, 'vnf_instances', ref);
     if (prefixed.length > 1) throw new UsageError(`"${ref}" is the start of several instance ids`, { hint: 'give the whole id (vnfm vnf-list -o wide)' });
-    return prefixed[0] && toInstance(prefixed[0]);
+    return prefixed[0] && this.byId(prefixed[0].id);
+  }
+
+  private byId(id: string): VnfInstance | undefined {
+    const row = this.db.prepare(`${SELECT_WHOLE} WHERE i.id = ?`).get(id) as InstanceRow | undefined;
+    return row && toInstance(row);
   }
 
   get(ref: string): VnfInstance {
@@ -263,7 +300,9 @@ export class VnfInstanceRepository {
   insert(instance: VnfInstance): void {
     this.db
       .transaction(() => {
-        this.db.prepare(`INSERT INTO vnf_instances (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(this.rowOf(instance));
+        const row = this.rowOf(instance);
+        this.db.prepare(`INSERT INTO vnf_instances (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(pick(row, COLUMNS));
+        this.db.prepare(`INSERT INTO vnf_instance_details (${DETAIL_COLUMNS.join(', ')}) VALUES (${DETAIL_COLUMNS.map((c) => '@' + c).join(', ')})`).run(pick(row, DETAIL_COLUMNS));
         this.db.prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?").run(instance.updatedAt, instance.vnfPkgId);
       })
       .immediate();
@@ -281,8 +320,16 @@ export class VnfInstanceRepository {
       .transaction(() => {
         const before = this.db.prepare('SELECT vnf_pkg_id FROM vnf_instances WHERE id = ?').get(instance.id) as { vnf_pkg_id: string } | undefined;
         if (!before) throw new NotFoundError(`vnf instance "${instance.id}" not found`);
+        const row = this.rowOf(instance);
         const sets = COLUMNS.filter((c) => c !== 'id' && c !== 'created_at').map((c) => `${c} = @${c}`);
-        this.db.prepare(`UPDATE vnf_instances SET ${sets.join(', ')} WHERE id = @id`).run(this.rowOf(instance));
+        this.db.prepare(`UPDATE vnf_instances SET ${sets.join(', ')} WHERE id = @id`).run(pick(row, COLUMNS));
+        const details = DETAIL_COLUMNS.filter((c) => c !== 'id');
+        this.db
+          .prepare(
+            `INSERT INTO vnf_instance_details (${DETAIL_COLUMNS.join(', ')}) VALUES (${DETAIL_COLUMNS.map((c) => '@' + c).join(', ')}) ` +
+              `ON CONFLICT (id) DO UPDATE SET ${details.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+          )
+          .run(pick(row, DETAIL_COLUMNS));
         if (before.vnf_pkg_id !== instance.vnfPkgId) {
           this.db.prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?").run(instance.updatedAt, instance.vnfPkgId);
           this.releasePackage(before.vnf_pkg_id, instance.updatedAt);

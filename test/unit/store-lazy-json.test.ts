@@ -67,8 +67,8 @@ describe('JSON columns read on first use', () => {
   it('a list reads no blob it is not asked for: a damaged instance info fails only where it is read', () => {
     const store = seeded();
     try {
-      store.db.prepare("UPDATE vnf_instances SET instantiated_vnf_info = '{damaged' WHERE id = 'inst-1'").run();
-      store.db.prepare("UPDATE lcm_op_occs SET journal = '[damaged' WHERE id = 'op-1'").run();
+      store.db.prepare("UPDATE vnf_instance_details SET instantiated_vnf_info = '{damaged' WHERE id = 'inst-1'").run();
+      store.db.prepare("UPDATE lcm_op_occ_details SET journal = '[damaged' WHERE id = 'op-1'").run();
       const [listed] = store.instances.list();
       expect([listed!.id, listed!.vnfInstanceName, listed!.instantiationState, listed!.metadata]).toEqual(['inst-1', 'web', 'INSTANTIATED', { owner: 'ops' }]);
       expect(() => listed!.instantiatedVnfInfo).toThrow(SyntaxError);

@@ -44,7 +44,9 @@ function prettyValue(value: unknown): string {
   if (value instanceof RawJson) {
     // A sealed secret inside is masked (***), which takes the value itself.
     if (value.text.includes('"sealed"')) return prettyValue(maskSealed(JSON.parse(value.text)));
-    return reindentJson(value.text, '    ');
+    // Compact JSON has no line break outside its strings (JSON.stringify escapes them): a text with one was
+    // pretty-printed by the store, and only takes the list's indent.
+    return value.text.includes('\n') ? value.text.replaceAll('\n', '\n    ') : reindentJson(value.text, '    ');
   }
   return (JSON.stringify(value, null, 2) ?? 'null').replace(/\n/g, '\n    ');
 }

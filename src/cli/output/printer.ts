@@ -60,7 +60,8 @@ export interface View<T> {
  * no more rows than it prints.
  */
 export interface ListSource<T> {
-  read(how: { summary: boolean; limit?: number }): Iterable<T>;
+  /** `rawJson`: items for writeJsonList, their JSON fields RawJson values (see the store's ListRead). */
+  read(how: { summary: boolean; limit?: number; rawJson?: boolean }): Iterable<T>;
 }
 
 export function isOutputFormat(v: string): v is OutputFormat {
@@ -234,14 +235,25 @@ function masked<T>(view: View<T>): View<T> {
   return { ...view, toData: (item) => maskSealed(view.toData(item)) as Record<string, unknown> };
 }
 
+/** The value with each sealed secret as `***`; the value itself (not a copy) where it holds none. */
 export function maskSealed(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(maskSealed);
   // RawJson is masked where it is written (prettyValue).
   if (!v || typeof v !== 'object' || v instanceof RawJson) return v;
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let n = 0; n < v.length; n++) {
+      const m = maskSealed(v[n]);
+      if (m !== v[n]) (out ??= [...v])[n] = m;
+    }
+    return out ?? v;
+  }
   const o = v as Record<string, unknown>;
   const keys = Object.keys(o);
   if (keys.length === 2 && typeof o['sealed'] === 'string' && typeof o['keyId'] === 'string') return '***';
-  return Object.fromEntries(keys.map((k) => [k, maskSealed(o[k])]));
+  // Each value read once: a stored JSON field read under readingRawJson is a new RawJson at each read.
+  const values = keys.map((k) => o[k]);
+  const masked = values.map(maskSealed);
+  return masked.some((m, n) => m !== values[n]) ? Object.fromEntries(keys.map((k, n) => [k, masked[n]])) : o;
 }
 
 export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, unmasked: View<T>, source: T[] | ListSource<T>): Promise<void> {
@@ -256,7 +268,7 @@ export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, un
         const data = readingRawJson(() => view.toData(item));
         return pickKeys(data, opts.column, Object.keys(data));
       };
-      return writeJsonList(io.streams.stdout, toData, source.read({ summary: false, ...limit }));
+      return writeJsonList(io.streams.stdout, toData, source.read({ summary: false, rawJson: true, ...limit }));
     }
     const onColumns = (opts.column ?? []).every((w) => view.columns.some((c) => c.header.toLowerCase() === w.toLowerCase() || sameName(c.key, w)));
     const summary = plain && Boolean(unmasked.summaryColumns) && onColumns && ['table', 'wide', 'value', 'name'].includes(format);

@@ -9,12 +9,20 @@
  * repositories' SQL (ordering by insertion, addressing a row) means the same
  * on both.
  */
+import { listSideTables } from './v12-list-side-tables.js';
+
 export interface Migration {
   version: number;
   name: string;
   sql: string;
   /** The statements on PostgreSQL, when they differ from `sql`. */
   postgres?: string;
+  /**
+   * SQLite: the migration rebuilds a table that other tables reference, so it
+   * runs with foreign keys off (dropping the old table would otherwise delete
+   * the rows that reference it) and checks them all before it commits.
+   */
+  rebuildsReferencedTables?: boolean;
 }
 
 export const migrations: Migration[] = [
@@ -419,4 +427,5 @@ export const migrations: Migration[] = [
       ALTER TABLE package_content_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
     `,
   },
+  listSideTables,
 ];

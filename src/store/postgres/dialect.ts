@@ -8,7 +8,8 @@
  * - camelCase column aliases keep their case (PostgreSQL folds unquoted names);
  * - `name GLOB pattern` becomes a regular-expression match (vnfm_glob_regex, a
  *   function the PostgreSQL migrations create);
- * - JSON: `json_each(col)` / `json_extract(value, '$.key')` /
+ * - JSON: a column pretty-printed (json_pretty) is read as stored;
+ *   `json_each(col)` / `json_extract(value, '$.key')` /
  *   `json_array_length(col, '$.key')` over a TEXT column,
  *   and appending to a JSON array with `json_insert(col, '$[#]', json(?))`,
  *   done on the text so the stored JSON keeps its key order;
@@ -31,6 +32,9 @@ const CATALOGUE_TABLES = /^SELECT name FROM sqlite_master WHERE type = 'table'[^
 const TABLE_INFO = /^PRAGMA table_info\("([A-Za-z0-9_]+)"\)$/i;
 
 const REWRITES: [RegExp, string][] = [
+  // A JSON column pretty-printed (a list's -o json, vnf-instance-repository.ts): PostgreSQL has no json_pretty that
+  // keeps the key order, so the column comes as stored and the list's writer re-indents it.
+  [/CASE WHEN json_valid\(([\w.]+)\) THEN json_pretty\(\1, ' {2}'\) ELSE \1 END/g, '$1'],
   // Appends one element to a JSON array kept as text: '[' + step + ']', or the array without its ']' + ',' + step + ']'.
   [/json_insert\((\w+), '\$\[#\]', json\(\?\)\)/g, "left($1, length($1) - 1) || CASE WHEN $1 = '[]' THEN '' ELSE ',' END || ? || ']'"],
   [/json_each\((\w+)\)/g, 'json_each(($1)::json)'],
