@@ -3,8 +3,8 @@
  * onboards; broken packages are refused with their finding, exit 2, and
  * leave nothing behind.
  */
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -118,6 +118,27 @@ describe('the stored copy', () => {
     const back = join(work, 'one-copy-back.zip');
     expect((await vnfm(['vnfpkg-download', fromZip.id, '--file', back], { home })).code).toBe(0);
     expect(readFileSync(back).equals(readFileSync(zip))).toBe(true);
+  });
+
+  it('a member large enough to be hashed in a thread of its own validates and onboards through the program', async () => {
+    const home = newHome();
+    const tree = copyOf('basic-cnf/package');
+    mkdirSync(join(tree, 'Files/images'), { recursive: true });
+    const image = randomBytes(17 * 1024 * 1024);
+    writeFileSync(join(tree, 'Files/images/disk.qcow2'), image);
+    writeFileSync(
+      join(tree, 'TOSCA-Metadata/TOSCA.meta'),
+      readFileSync(join(tree, 'TOSCA-Metadata/TOSCA.meta'), 'utf8') + '\nName: Files/images/disk.qcow2\nContent-Type: application/x-iso9066-image\n',
+    );
+    const zip = join(work, 'large-member.zip');
+    expect((await vnfm(['vnfpkg-build', tree, '--file', zip], { home })).code).toBe(0);
+    const v = await vnfm(['vnfpkg-validate', zip], { home });
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    const on = await vnfm(['vnfpkg-onboard', zip, '-o', 'json'], { home });
+    expect(on.code, on.stderr).toBe(0);
+    const pkg = JSON.parse(on.stdout) as { id: string; checksum: { hash: string } };
+    expect(pkg.checksum.hash).toBe(createHash('sha256').update(readFileSync(zip)).digest('hex'));
+    expect(readdirSync(join(home, 'packages', pkg.id))).toEqual(['package.zip']);
   });
 
   it('a store that kept the members unpacked beside the zip is read from the zip, and loses the second copy once', async () => {
