@@ -170,10 +170,20 @@ function seedSqlite(home) {
   const Database = require('better-sqlite3');
   const db = new Database(join(home, 'vnfm.db'));
   const template = db.prepare('SELECT * FROM vnf_instances LIMIT 1').get();
-  const cols = Object.keys(template);
-  const insert = db.prepare(`INSERT INTO vnf_instances (${cols.join(', ')}) VALUES (${cols.map((c) => '@' + c).join(', ')})`);
+  // and its large JSON columns, in the side table keyed by its id
+  const details = db.prepare('SELECT * FROM vnf_instance_details WHERE id = ?').get(template.id);
+  const inserter = (table, row) => {
+    const cols = Object.keys(row);
+    return db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => '@' + c).join(', ')})`);
+  };
+  const insert = inserter('vnf_instances', template);
+  const insertDetails = inserter('vnf_instance_details', details);
   db.transaction(() => {
-    for (let i = 1; i < ROWS; i++) insert.run({ ...template, id: randomUUID(), name: `vnf-${String(i).padStart(5, '0')}` });
+    for (let i = 1; i < ROWS; i++) {
+      const id = randomUUID();
+      insert.run({ ...template, id, name: `vnf-${String(i).padStart(5, '0')}` });
+      insertDetails.run({ ...details, id });
+    }
   })();
   db.close();
 }
@@ -184,17 +194,33 @@ async function seedPostgres(pg, config) {
   try {
     const { rows } = await c.query('SELECT * FROM vnf_instances LIMIT 1');
     const template = rows[0];
-    const cols = Object.keys(template).filter((k) => k !== 'rowid');
+    // and its large JSON columns, in the side table keyed by its id
+    const details = (await c.query('SELECT * FROM vnf_instance_details WHERE id = $1', [template.id])).rows[0];
+    const columnsOf = (row) => Object.keys(row).filter((k) => k !== 'rowid');
     await c.query('BEGIN');
     const BATCH = 500;
     for (let from = 1; from < ROWS; from += BATCH) {
-      const values = [];
-      const tuples = [];
+      const batch = { vnf_instances: { values: [], tuples: [] }, vnf_instance_details: { values: [], tuples: [] } };
       for (let i = from; i < Math.min(ROWS, from + BATCH); i++) {
-        const row = { ...template, id: randomUUID(), name: `vnf-${String(i).padStart(5, '0')}` };
-        tuples.push(`(${cols.map((col) => `$${values.push(row[col])}`).join(', ')})`);
+        const id = randomUUID();
+        for (const [table, row] of [
+          ['vnf_instances', { ...template, id, name: `vnf-${String(i).padStart(5, '0')}` }],
+          ['vnf_instance_details', { ...details, id }],
+        ]) {
+          const b = batch[table];
+          b.tuples.push(
+            `(${columnsOf(row)
+              .map((col) => `$${b.values.push(row[col])}`)
+              .join(', ')})`,
+          );
+        }
       }
-      await c.query(`INSERT INTO vnf_instances (${cols.join(', ')}) VALUES ${tuples.join(', ')}`, values);
+      for (const [table, row] of [
+        ['vnf_instances', template],
+        ['vnf_instance_details', details],
+      ]) {
+        await c.query(`INSERT INTO ${table} (${columnsOf(row).join(', ')}) VALUES ${batch[table].tuples.join(', ')}`, batch[table].values);
+      }
     }
     await c.query('COMMIT');
     await c.query('ANALYZE');

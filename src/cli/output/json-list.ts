@@ -7,8 +7,8 @@
 import { RawJson } from '../../store/lazy-json.js';
 import { maskSealed } from './printer.js';
 
-/** Bytes gathered before a write to stdout. */
-const WRITE_CHUNK = 1 << 20;
+/** Characters gathered before a write to stdout. */
+const WRITE_CHUNK = 1 << 18;
 
 /**
  * Writes the items' data (`toData`, read with the JSON columns as RawJson) a
