@@ -159,7 +159,8 @@ function run(cmd, args, { env = baseEnv } = {}) {
     child.on('error', reject);
     child.on('close', (code, signal) => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      if (code !== 0) reject(new Error(`${[cmd, ...args].join(' ')} failed (exit ${code ?? signal})\n--- stdout\n${stdout}--- stderr\n${stderr}`));
+      const tail = (text) => text.split('\n').slice(-20).join('\n');
+      if (code !== 0) reject(new Error(`${[cmd, ...args].join(' ')} failed (exit ${code ?? signal})\n--- stdout (end)\n${tail(stdout)}\n--- stderr (end)\n${tail(stderr)}`));
       else resolvePromise({ stdout, stderr, ms });
     });
   });
@@ -499,7 +500,16 @@ async function measureCnfCpu() {
       await kubectl('create', 'namespace', 'cnf-kubectl');
       const cpu0 = cpuMs(sb.child.pid);
       const t0 = process.hrtime.bigint();
-      await kubectl('apply', '-n', 'cnf-kubectl', '-f', pkg.manifests);
+      // apply again what a connection the sandbox closed while busy cut off (apply is idempotent)
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await kubectl('apply', '-n', 'cnf-kubectl', '-f', pkg.manifests);
+          break;
+        } catch (err) {
+          if (attempt === 3 || !/connection reset by peer|EOF/.test(err.message)) throw err;
+          result.kubectlApplyRetries = attempt;
+        }
+      }
       for (const [cond, kind] of [
         ['--for=condition=Available', 'deployment'],
         ['--for=jsonpath={.status.readyReplicas}=1', 'statefulset'],

@@ -55,7 +55,25 @@ export function generateNameSuffix(): string {
  * it changes. A custom resource without a status subresource has no status
  * of its own, so a change to `status` bumps it too, as the real server does.
  */
+/**
+ * What specPart, comparable and ownership made of a stored (frozen, so
+ * unchanging) object: every update compares against the stored one, which
+ * is then worked out once per revision instead of once per update.
+ */
+const derived = new WeakMap<KubeObject, { spec?: string; comparable?: string; ownership?: string }>();
+
+function memo<K extends 'spec' | 'comparable' | 'ownership'>(obj: KubeObject, part: K, make: () => string): string {
+  if (!Object.isFrozen(obj)) return make();
+  let entry = derived.get(obj);
+  if (!entry) derived.set(obj, (entry = {}));
+  return (entry[part] ??= make());
+}
+
 function specPart(type: ResourceType, obj: KubeObject): string {
+  return memo(obj, 'spec', () => specPartOf(type, obj));
+}
+
+function specPartOf(type: ResourceType, obj: KubeObject): string {
   const { metadata: _m, status, kind: _k, apiVersion: _a, ...rest } = obj;
   const statusCounts = type.custom !== undefined && !type.subresources?.some((s) => s.name === 'status');
   return JSON.stringify(statusCounts ? { ...rest, status } : rest);
@@ -63,14 +81,18 @@ function specPart(type: ResourceType, obj: KubeObject): string {
 
 /** The object without what every write changes, to tell a no-op update from a real one. */
 function comparable(obj: KubeObject): string {
-  const { resourceVersion: _rv, managedFields: _mf, ...meta } = obj.metadata;
-  return JSON.stringify({ ...obj, metadata: meta });
+  return memo(obj, 'comparable', () => {
+    const { resourceVersion: _rv, managedFields: _mf, ...meta } = obj.metadata;
+    return JSON.stringify({ ...obj, metadata: meta });
+  });
 }
 
 /** managedFields without their times: an apply that changes nothing else is a no-op. */
 function ownership(obj: KubeObject): string {
-  const entries = (obj.metadata.managedFields as { time?: string }[] | undefined) ?? [];
-  return JSON.stringify(entries.map(({ time: _t, ...rest }) => rest));
+  return memo(obj, 'ownership', () => {
+    const entries = (obj.metadata.managedFields as { time?: string }[] | undefined) ?? [];
+    return JSON.stringify(entries.map(({ time: _t, ...rest }) => rest));
+  });
 }
 
 export class ObjectApi {
@@ -163,7 +185,7 @@ export class ObjectApi {
    */
   private admitCreate(type: ResourceType, obj: KubeObject): void {
     if (!type.namespaced) return;
-    const ns = this.store.get('', 'namespaces', undefined, obj.metadata.namespace!);
+    const ns = this.store.peek('', 'namespaces', undefined, obj.metadata.namespace!);
     if (!ns) throw notFound({ group: '', resource: 'namespaces', name: obj.metadata.namespace! });
     const target = this.target(type, obj.metadata.name || obj.metadata.generateName || '');
     if (ns.metadata.deletionTimestamp) {
@@ -174,7 +196,7 @@ export class ObjectApi {
     if (this.isPod(type)) {
       const spec = (typeof obj.spec === 'object' && obj.spec !== null ? obj.spec : {}) as Record<string, unknown>;
       const name = typeof spec.serviceAccountName === 'string' && spec.serviceAccountName ? spec.serviceAccountName : 'default';
-      const serviceAccount = this.store.get('', 'serviceaccounts', ns.metadata.name, name);
+      const serviceAccount = this.store.peek('', 'serviceaccounts', ns.metadata.name, name);
       if (!serviceAccount) {
         throw forbidden(target, `error looking up service account ${ns.metadata.name}/${name}: serviceaccount "${name}" not found`);
       }
@@ -205,9 +227,10 @@ export class ObjectApi {
     type.strategy?.applyDefaults?.(obj);
     type.strategy?.prepareForCreate?.(obj);
     this.validate(type, obj);
-    if (this.find(type, meta.namespace, meta.name)) throw alreadyExists(this.target(type, meta.name));
+    if (this.peek(type, meta.namespace, meta.name)) throw alreadyExists(this.target(type, meta.name));
     if (opts.dryRun) return obj;
-    return this.store.create(type.group, type.plural, obj);
+    // `obj` is this call's own copy: the store keeps it, and what it returns is frozen.
+    return this.store.create(type.group, type.plural, obj, { adopt: true });
   }
 
   /**
@@ -220,7 +243,9 @@ export class ObjectApi {
     delete obj.kind;
     delete obj.apiVersion;
     const name = obj.metadata.name;
-    const old = this.get(type, obj.metadata.namespace, name);
+    // The stored object itself, frozen: read here, and parts of it carried into `next` are never changed in place.
+    const old = this.peek(type, obj.metadata.namespace, name);
+    if (!old) throw notFound(this.target(type, name));
     const wanted = obj.metadata.resourceVersion;
     if (wanted && wanted !== old.metadata.resourceVersion) {
       throw conflict(this.target(type, name), 'the object has been modified; please apply your changes to the latest version and try again');
@@ -236,7 +261,7 @@ export class ObjectApi {
     } else {
       next = obj;
       if (hasStatus) {
-        if ('status' in old) next.status = old.status;
+        if ('status' in old) next.status = structuredClone(old.status);
         else delete next.status;
       }
       type.strategy?.applyDefaults?.(next);
@@ -247,7 +272,7 @@ export class ObjectApi {
     if (!opts.keepManagedFields) serverOwned.push('managedFields');
     for (const field of serverOwned) {
       if (old.metadata[field] === undefined) delete next.metadata[field];
-      else next.metadata[field] = old.metadata[field];
+      else next.metadata[field] = structuredClone(old.metadata[field]);
     }
     if (!next.metadata.generateName) delete next.metadata.generateName;
     if (next.metadata.finalizers?.length === 0) delete next.metadata.finalizers;
@@ -264,7 +289,11 @@ export class ObjectApi {
     this.validate(type, next, opts.subresource ? undefined : old);
     next.metadata.resourceVersion = old.metadata.resourceVersion;
     if (comparable(next) === comparable(old) && ownership(next) === ownership(old)) return old;
-    if (opts.manager && !opts.keepManagedFields) recordUpdate(type, old, next, opts.manager, this.now(), opts.subresource);
+    if (opts.manager && !opts.keepManagedFields) {
+      // recordUpdate works on the managedFields entries it reads: its own copy of them, not the stored ones.
+      const before = { ...old, metadata: { ...old.metadata, managedFields: structuredClone(old.metadata.managedFields) } } as KubeObject;
+      recordUpdate(type, before, next, opts.manager, this.now(), opts.subresource);
+    }
     if (opts.dryRun) return next;
 
     // An object marked for deletion goes once its last finalizer is removed (and its grace period is over).
@@ -272,7 +301,7 @@ export class ObjectApi {
       const gone = this.store.delete(type.group, type.plural, next.metadata.namespace, name)!;
       return { ...next, metadata: { ...next.metadata, resourceVersion: gone.metadata.resourceVersion } };
     }
-    return this.store.update(type.group, type.plural, next);
+    return this.store.update(type.group, type.plural, next, { adopt: true });
   }
 
   /** A pod deleted gracefully stays until its kubelet (the sandbox's pod controller) confirms the stop. */

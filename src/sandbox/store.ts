@@ -40,6 +40,11 @@ export interface StoredRef {
 
 export type StoreListener = (event: StoreEvent) => void;
 
+export interface WriteOptions {
+  /** Keep the written object itself (frozen) instead of a copy, and return it. */
+  adopt?: boolean;
+}
+
 export interface ListResult {
   items: KubeObject[];
   /** The store's revision when the list was taken. */
@@ -155,14 +160,18 @@ export class ObjectStore {
     return found.sort((a, b) => compare(sortKey(a), sortKey(b)));
   }
 
-  /** Stores a new object; the caller has checked it does not exist. Returns the stored copy. */
-  create(group: string, resource: string, obj: KubeObject): KubeObject {
-    return this.write('ADDED', group, resource, obj);
+  /**
+   * Stores a new object; the caller has checked it does not exist. Returns a
+   * copy of what was stored; with `adopt`, the store keeps `obj` itself
+   * (frozen, no copy taken) and returns it: the caller hands it over and only reads it after.
+   */
+  create(group: string, resource: string, obj: KubeObject, opts: WriteOptions = {}): KubeObject {
+    return this.write('ADDED', group, resource, obj, opts);
   }
 
-  /** Replaces an existing object. Returns the stored copy. */
-  update(group: string, resource: string, obj: KubeObject): KubeObject {
-    return this.write('MODIFIED', group, resource, obj);
+  /** Replaces an existing object. Returns a copy of what was stored; `adopt` as for create. */
+  update(group: string, resource: string, obj: KubeObject, opts: WriteOptions = {}): KubeObject {
+    return this.write('MODIFIED', group, resource, obj, opts);
   }
 
   /** Removes an object; returns it as it was last stored, or undefined if it was not there. */
@@ -227,8 +236,8 @@ export class ObjectStore {
     return () => this.listeners.delete(listener);
   }
 
-  private write(type: StoreEventType, group: string, resource: string, obj: KubeObject): KubeObject {
-    const stored = structuredClone(obj);
+  private write(type: StoreEventType, group: string, resource: string, obj: KubeObject, opts: WriteOptions): KubeObject {
+    const stored = opts.adopt ? obj : structuredClone(obj);
     stored.metadata.resourceVersion = String(++this.revision);
     deepFreeze(stored);
     const k = key(group, resource, stored.metadata.namespace, stored.metadata.name);
@@ -241,7 +250,7 @@ export class ObjectStore {
     const event: StoreEvent = { type, group, resource, object: stored };
     if (type === 'MODIFIED' && old) event.old = old;
     this.emit(event);
-    return structuredClone(stored);
+    return opts.adopt ? stored : structuredClone(stored);
   }
 
   private indexObject(group: string, resource: string, k: string, obj: KubeObject): void {
