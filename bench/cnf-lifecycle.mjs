@@ -1,12 +1,22 @@
 #!/usr/bin/env node
 // CNF lifecycle benchmark: `vnfm vnf-instantiate` and `vnfm vnf-terminate` of
-// a generated 50-object CNF, beside kubectl doing the same work on the same
-// sandbox: `kubectl apply -f DIR` then `kubectl wait` for everything that has
-// a readiness to wait for, and `kubectl delete -f DIR --wait`.
+// a generated CNF of 50 (or 500) objects, beside kubectl doing the same work on
+// the same server: `kubectl apply -f DIR` then `kubectl wait` for everything
+// that has a readiness to wait for, and `kubectl delete -f DIR --wait`.
 //
-// The CNF: 10 Deployments (one VDU each, 1 replica), 10 Services (one per
-// Deployment, so each gets endpoints), 10 ConfigMaps, 10 Secrets,
-// 5 ServiceAccounts and 5 StatefulSets (1 replica, no VDU) = 50 objects.
+// The CNF, per 50 objects: 10 Deployments (one VDU each, 1 replica),
+// 10 Services (one per Deployment, so each gets endpoints), 10 ConfigMaps,
+// 10 Secrets, 5 ServiceAccounts and 5 StatefulSets (1 replica, no VDU).
+//
+// The server: `vnfm sandbox` (default), or with `--server real` the upstream
+// kube-apiserver, kube-controller-manager and etcd with the tests' stand-in
+// kubelet (test/support/real-apiserver.ts, bundled here with esbuild; needs
+// VNFM_KUBE_APISERVER_DIR, see ../shared/kube-apiserver/README.md).
+//
+// Requests: after the timed rounds, one more round of each tool goes through
+// a counting TLS proxy on loopback, so the requests each sends per object are
+// counted at the server's door (by verb: GET, LIST, WATCH, POST, DELETE …),
+// without the proxy's hop slowing the timed rounds.
 //
 // Also measured: the delay between the last object becoming ready, as vnfm
 // reports it (the timestamp of the last "ready" progress line on stderr), and
@@ -23,16 +33,34 @@
 // Anything vnfm writes on stderr besides progress (a Node warning, say) is
 // printed under the table: the point is to see vnfm under a load of 50 objects.
 //
-//   node bench/cnf-lifecycle.mjs [--json]     (builds the bundle if it is missing)
+//   node bench/cnf-lifecycle.mjs [--objects 50|500] [--server sandbox|real] [--json]
+//   (builds the bundle if it is missing; RUNS=N rounds, default 5 for 50 objects and 1 for 500;
+//   OBJECTS and VNFM_BENCH_SERVER work as the flags; VNFM_BENCH_BIN runs another build's bin/vnfm)
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import yaml from 'js-yaml';
 
-const RUNS = Number(process.env.RUNS ?? 5);
+const flag = (name) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
+const OBJECTS = Number(flag('--objects') ?? process.env.OBJECTS ?? 50);
+if (!Number.isInteger(OBJECTS) || OBJECTS < 50 || OBJECTS % 50 !== 0) {
+  console.error('bench: --objects takes a multiple of 50 (50, 500 …)');
+  process.exit(2);
+}
+const SERVER = flag('--server') ?? process.env.VNFM_BENCH_SERVER ?? 'sandbox';
+if (!['sandbox', 'real'].includes(SERVER)) {
+  console.error('bench: --server takes sandbox or real');
+  process.exit(2);
+}
+const RUNS = Number(process.env.RUNS ?? (OBJECTS > 50 ? 1 : 5));
 const root = resolve(import.meta.dirname, '..');
-const bin = join(root, 'bin', 'vnfm');
+const bin = process.env.VNFM_BENCH_BIN ? resolve(process.env.VNFM_BENCH_BIN) : join(root, 'bin', 'vnfm');
 
 if (!existsSync(join(root, 'build', 'vnfm.cjs'))) {
   console.error('bench: build/vnfm.cjs is missing; running npm run build');
@@ -53,8 +81,9 @@ const baseEnv = { ...process.env, VNFM_HOME: home, NO_COLOR: '1' };
 
 // ---- the package ------------------------------------------------------------------------------
 
-const VDUS = 10;
-const STATEFULSETS = 5;
+const UNIT = OBJECTS / 50;
+const VDUS = 10 * UNIT;
+const STATEFULSETS = 5 * UNIT;
 const DESCRIPTOR_ID = '5e0b3d47-1c2a-4f6e-9a8b-50b1ec0f0050';
 
 function deployment(i) {
@@ -69,7 +98,7 @@ function deployment(i) {
       template: {
         metadata: { labels },
         spec: {
-          serviceAccountName: `sa${((i - 1) % 5) + 1}`,
+          serviceAccountName: `sa${((i - 1) % (5 * UNIT)) + 1}`,
           containers: [
             {
               name: 'web',
@@ -86,26 +115,26 @@ function deployment(i) {
 
 const objects = {
   'deployments.yaml': Array.from({ length: VDUS }, (_, k) => deployment(k + 1)),
-  'services.yaml': Array.from({ length: 10 }, (_, k) => ({
+  'services.yaml': Array.from({ length: 10 * UNIT }, (_, k) => ({
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: `svc${k + 1}` },
     spec: { selector: { app: `vdu${k + 1}` }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
   })),
-  'configmaps.yaml': Array.from({ length: 10 }, (_, k) => ({
+  'configmaps.yaml': Array.from({ length: 10 * UNIT }, (_, k) => ({
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: `config${k + 1}` },
     data: { GREETING: `hello from ${k + 1}`, LOG_LEVEL: 'info' },
   })),
-  'secrets.yaml': Array.from({ length: 10 }, (_, k) => ({
+  'secrets.yaml': Array.from({ length: 10 * UNIT }, (_, k) => ({
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name: `secret${k + 1}` },
     type: 'Opaque',
     stringData: { API_TOKEN: `token-${k + 1}` },
   })),
-  'serviceaccounts.yaml': Array.from({ length: 5 }, (_, k) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: `sa${k + 1}` } })),
+  'serviceaccounts.yaml': Array.from({ length: 5 * UNIT }, (_, k) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: `sa${k + 1}` } })),
   'statefulsets.yaml': Array.from({ length: STATEFULSETS }, (_, k) => {
     const labels = { app: `store${k + 1}` };
     return {
@@ -147,7 +176,7 @@ node_types:
       descriptor_id: { type: string, default: ${DESCRIPTOR_ID} }
       descriptor_version: { type: string, default: '1.0' }
       provider: { type: string, default: vnfm bench }
-      product_name: { type: string, default: CNF of 50 objects }
+      product_name: { type: string, default: CNF of ${objectCount} objects }
       software_version: { type: string, default: '1.0' }
       vnfm_info: { type: list, entry_schema: { type: string }, default: [ Tacker ] }
       flavour_id: { type: string, default: simple }
@@ -215,7 +244,7 @@ topology_template:
         flavour_id: { get_input: selected_flavour }
         descriptor_id: ${DESCRIPTOR_ID}
         provider: vnfm bench
-        product_name: CNF of 50 objects
+        product_name: CNF of ${objectCount} objects
         software_version: '1.0'
         descriptor_version: '1.0'
         vnfm_info: [ Tacker ]
@@ -252,7 +281,7 @@ const vnfm = (...args) => run(process.execPath, [bin, ...args]);
 /** Starts `vnfm sandbox` and resolves once it has printed where it listens. */
 function startSandbox() {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [bin, 'sandbox', '--listen', '127.0.0.1:0', '-o', 'json'], { env: baseEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(root, 'bin', 'vnfm'), 'sandbox', '--listen', '127.0.0.1:0', '-o', 'json'], { env: baseEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
@@ -268,6 +297,100 @@ function startSandbox() {
     child.on('exit', (code) => reject(new Error(`vnfm sandbox exited (${code}) before listening:\n${err}`)));
   });
 }
+
+/**
+ * The tests' control-plane harness and PKI helpers (TypeScript), bundled with
+ * esbuild (a dev dependency) into one module under `work` and imported.
+ */
+async function loadSupport() {
+  const { build } = await import('esbuild');
+  const entry = join(work, 'support-entry.ts');
+  writeFileSync(
+    entry,
+    `export { startRealCluster } from ${JSON.stringify(join(root, 'test', 'support', 'real-apiserver.ts'))};\n` +
+      `export { makeServingPki } from ${JSON.stringify(join(root, 'test', 'support', 'openssl-pki.ts'))};\n`,
+  );
+  const outfile = join(work, 'support.mjs');
+  await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, logLevel: 'error' });
+  return import(pathToFileURL(outfile).href);
+}
+
+/**
+ * What a request is, as the API server sees it: discovery, or a verb on a
+ * resource (LIST and WATCH are GETs of a collection, GET of one object).
+ */
+function classify(method, url) {
+  const u = new URL(url, 'https://proxy.invalid');
+  const parts = u.pathname.split('/').filter(Boolean);
+  let rest;
+  if (parts[0] === 'api' && parts.length >= 2) rest = parts.slice(2);
+  else if (parts[0] === 'apis' && parts.length >= 3) rest = parts.slice(3);
+  else return 'discovery';
+  if (rest.length === 0) return 'discovery';
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
+  const collection = rest.length === 1;
+  if (method === 'GET') {
+    if (['1', 'true'].includes(u.searchParams.get('watch') ?? '')) return 'WATCH';
+    return collection ? 'LIST' : 'GET';
+  }
+  return method;
+}
+
+/**
+ * A TLS proxy on loopback in front of `upstream` that counts the requests
+ * passing through it by verb (classify); `take()` returns and resets them.
+ */
+async function startCountingProxy(upstream, pki) {
+  const target = new URL(upstream.server);
+  const agent = new Agent({ keepAlive: true, ca: upstream.caPem });
+  let counts = {};
+  const server = createHttpsServer({ key: readFileSync(pki.keyPath), cert: readFileSync(pki.certPath) }, (req, res) => {
+    const verb = classify(req.method ?? 'GET', req.url ?? '/');
+    counts[verb] = (counts[verb] ?? 0) + 1;
+    const headers = { ...req.headers, host: target.host };
+    const up = httpsRequest({ hostname: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      // A watch answers its headers before any event: pass them on at once, as the server sent them.
+      res.flushHeaders();
+      answer.pipe(res);
+    });
+    up.on('error', () => res.destroy());
+    res.on('close', () => up.destroy());
+    req.pipe(up);
+  });
+  const sockets = new Set();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    server: `https://127.0.0.1:${server.address().port}`,
+    caPem: pki.caCert,
+    token: upstream.token,
+    take() {
+      const c = counts;
+      counts = {};
+      return c;
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      agent.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+const vimConfigText = (ep) => yaml.dump({ auth_url: ep.server, bearer_token: ep.token, ssl_ca_cert: ep.caPem, project_name: 'default', type: 'kubernetes' }, { lineWidth: -1 });
+const kubeconfigText = (ep) =>
+  yaml.dump({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'bench', cluster: { server: ep.server, 'certificate-authority-data': Buffer.from(ep.caPem).toString('base64') } }],
+    users: [{ name: 'bench', user: { token: ep.token } }],
+    contexts: [{ name: 'bench', context: { cluster: 'bench', user: 'bench', namespace: 'default' } }],
+    'current-context': 'bench',
+  });
 
 // A non-TTY progress line saying an object is ready (Services say so twice: created, then endpoints ready).
 const READY_LINE = /^(\S+Z) .+: (ready|endpoints ready|\d+\/\d+ pods ready)$/;
@@ -287,23 +410,61 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
+const step = (what) => process.stderr.write(`bench: ${new Date().toISOString()} ${what}\n`);
+const total = (counts) => Object.values(counts).reduce((n, c) => n + c, 0);
 
 // ---- the benchmark ----------------------------------------------------------------------------
 
 let sandbox;
+let cluster;
+let proxy;
 try {
-  sandbox = await startSandbox();
-  const kenv = { ...process.env, KUBECONFIG: sandbox.kubeconfig, HOME: kubectlHome };
-  const kubectl = (...args) => run('kubectl', args, { env: kenv });
+  step(`starting the ${SERVER === 'real' ? 'real API server' : 'sandbox'}`);
+  const support = await loadSupport();
+  /** Where the server is (server, token, caPem) and the kubeconfig and vim-config that reach it directly. */
+  let endpoint;
+  if (SERVER === 'real') {
+    cluster = await support.startRealCluster();
+    endpoint = { server: cluster.server, token: cluster.token, caPem: cluster.caPem };
+  } else {
+    sandbox = await startSandbox();
+    const vc = yaml.load(readFileSync(sandbox.vim_config, 'utf8'));
+    endpoint = { server: vc.auth_url, token: vc.bearer_token, caPem: vc.ssl_ca_cert };
+  }
+  const proxyPkiDir = join(work, 'proxy-pki');
+  mkdirSync(proxyPkiDir);
+  proxy = await startCountingProxy(endpoint, support.makeServingPki(proxyPkiDir, { ips: ['127.0.0.1'], dns: ['localhost'] }, 'vnfm bench proxy'));
+  const files = {};
+  for (const [name, ep] of [
+    ['direct', endpoint],
+    ['counted', proxy],
+  ]) {
+    files[name] = { vim: join(work, `vim-${name}.yaml`), kube: join(work, `kubeconfig-${name}`) };
+    writeFileSync(files[name].vim, vimConfigText(ep), { mode: 0o600 });
+    writeFileSync(files[name].kube, kubeconfigText(ep), { mode: 0o600 });
+  }
+  const kubectlWith =
+    (kubeconfig) =>
+    (...args) =>
+      run('kubectl', args, { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: kubectlHome } });
+  const kubectl = kubectlWith(files.direct.kube);
 
   const pkgDir = join(work, 'package');
   writePackage(pkgDir);
   const manifests = join(pkgDir, 'Files', 'kubernetes');
   const zip = join(work, 'bench-cnf.zip');
   await vnfm('vnfpkg-build', pkgDir, '-o', zip);
-  await vnfm('vnfpkg-onboard', zip, '-o', 'json');
-  await vnfm('vim-register', '--is-default', '--config-file', sandbox.vim_config, 'sandbox', '-o', 'json');
-  const instance = JSON.parse((await vnfm('vnf-create', '--vnfd-id', DESCRIPTOR_ID, '--name', 'bench-cnf', '-o', 'json')).stdout);
+  /** A vnfm home with the package onboarded, the server registered as its default VIM, and an instance to instantiate. */
+  const prepareHome = async (homeDir, vimConfig) => {
+    const env = { ...baseEnv, VNFM_HOME: homeDir };
+    const v = (...args) => run(process.execPath, [bin, ...args], { env });
+    await v('vnfpkg-onboard', zip, '-o', 'json');
+    await v('vim-register', '--is-default', '--config-file', vimConfig, 'bench', '-o', 'json');
+    const inst = JSON.parse((await v('vnf-create', '--vnfd-id', DESCRIPTOR_ID, '--name', 'bench-cnf', '-o', 'json')).stdout);
+    return { v, id: inst.id };
+  };
+  const timed = await prepareHome(home, files.direct.vim);
+  const counted = await prepareHome(join(work, 'vnfm-home-counted'), files.counted.vim);
   const vnfNamespace = 'bench-vnfm';
   await kubectl('create', 'namespace', vnfNamespace);
   const request = join(work, 'instantiate.json');
@@ -329,46 +490,73 @@ try {
   const warnings = new Set();
   const opMs = (occ) => (occ.startTime && occ.stateEnteredTime ? Date.parse(occ.stateEnteredTime) - Date.parse(occ.startTime) : NaN);
 
-  for (let round = 0; round < RUNS; round++) {
-    const inst = await vnfm('vnf-instantiate', instance.id, '--request-file', request, '-o', 'json');
+  const vnfmRound = async ({ v, id }) => {
+    step('vnfm vnf-instantiate');
+    const inst = await v('vnf-instantiate', id, '--request-file', request, '-o', 'json');
     const occ = JSON.parse(inst.stdout);
     if (occ.operationState !== 'COMPLETED') throw new Error(`vnf-instantiate ended ${occ.operationState}:\n${inst.stderr}`);
     const created = new Set(inst.stderr.split('\n').flatMap((l) => /^\S+Z (.+): created$/.exec(l)?.[1] ?? []));
     if (created.size !== objectCount) throw new Error(`vnf-instantiate created ${created.size} objects, not ${objectCount}:\n${inst.stderr}`);
     const readyAt = lastReadyAt(inst.stderr);
     if (readyAt === undefined) throw new Error(`vnf-instantiate printed no "ready" progress line:\n${inst.stderr}`);
-    samples.vnfmInstantiate.push(inst.ms);
-    samples.readyToExit.push(inst.endedAt - readyAt);
-    samples.opInstantiate.push(opMs(occ));
-    const term = await vnfm('vnf-terminate', instance.id, '--yes', '-o', 'json');
+    const afterInstantiate = proxy.take();
+    step('vnfm vnf-terminate');
+    const term = await v('vnf-terminate', id, '--yes', '-o', 'json');
     if (JSON.parse(term.stdout).operationState !== 'COMPLETED') throw new Error(`vnf-terminate did not complete:\n${term.stderr}`);
-    samples.vnfmTerminate.push(term.ms);
     for (const [name, r] of [
       ['vnf-instantiate', inst],
       ['vnf-terminate', term],
     ]) {
       for (const line of otherLines(r.stderr)) warnings.add(`${name}: ${line.replace(/^\(node:\d+\)/, '(node:PID)')}`);
     }
-
-    const ns = `bench-kubectl-${round}`;
-    await kubectl('create', 'namespace', ns);
+    return { inst, occ, readyAt, term, counts: { instantiate: afterInstantiate, terminate: proxy.take() } };
+  };
+  const kubectlRound = async (k, ns) => {
+    await k('create', 'namespace', ns);
+    proxy.take();
+    step('kubectl apply + wait');
     const t0 = process.hrtime.bigint();
-    const apply = await kubectl('apply', '-n', ns, '-f', manifests);
-    samples.kubectlApply.push(apply.ms);
-    for (const [cond, kind] of waits) await kubectl('wait', '-n', ns, '--timeout=120s', cond, kind, '--all');
-    samples.kubectlApplyWait.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    const del = await kubectl('delete', '-n', ns, '-f', manifests, '--wait', '--cascade=foreground');
-    samples.kubectlDelete.push(del.ms);
-    await kubectl('delete', 'namespace', ns, '--wait=false');
+    const apply = await k('apply', '-n', ns, '-f', manifests);
+    for (const [cond, kind] of waits) await k('wait', '-n', ns, '--timeout=600s', cond, kind, '--all');
+    const applyWait = Number(process.hrtime.bigint() - t0) / 1e6;
+    const afterApply = proxy.take();
+    step('kubectl delete --wait');
+    const del = await k('delete', '-n', ns, '-f', manifests, '--wait', '--cascade=foreground', '--timeout=600s');
+    const afterDelete = proxy.take();
+    await k('delete', 'namespace', ns, '--wait=false');
+    return { apply, applyWait, del, counts: { instantiate: afterApply, terminate: afterDelete } };
+  };
+
+  for (let round = 0; round < RUNS; round++) {
+    const r = await vnfmRound(timed);
+    samples.vnfmInstantiate.push(r.inst.ms);
+    samples.readyToExit.push(r.inst.endedAt - r.readyAt);
+    samples.opInstantiate.push(opMs(r.occ));
+    samples.vnfmTerminate.push(r.term.ms);
+    const k = await kubectlRound(kubectl, `bench-kubectl-${round}`);
+    samples.kubectlApply.push(k.apply.ms);
+    samples.kubectlApplyWait.push(k.applyWait);
+    samples.kubectlDelete.push(k.del.ms);
   }
+
+  // One round of each through the counting proxy. kubectl's discovery cache is warmed first, as in the timed rounds.
+  const kubectlCounted = kubectlWith(files.counted.kube);
+  await kubectlCounted('api-resources', '-o', 'name');
+  proxy.take();
+  const requests = { vnfm: (await vnfmRound(counted)).counts, kubectl: (await kubectlRound(kubectlCounted, 'bench-kubectl-counted')).counts };
 
   const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
   const result = {
     node: process.version,
+    server: SERVER === 'real' ? `kube-apiserver ${cluster.gitVersion}` : 'vnfm sandbox',
     runs: RUNS,
     objects: objectCount,
     medians_ms: m,
     ratio: { instantiate: m.vnfmInstantiate / m.kubectlApplyWait, terminate: m.vnfmTerminate / m.kubectlDelete },
+    requests,
+    requests_per_object: Object.fromEntries(
+      Object.entries(requests).map(([tool, phases]) => [tool, Object.fromEntries(Object.entries(phases).map(([p, c]) => [p, total(c) / objectCount]))]),
+    ),
     samples_ms: samples,
     vnfm_stderr_other: [...warnings],
   };
@@ -376,7 +564,13 @@ try {
     console.log(JSON.stringify(result, null, 2));
   } else {
     const row = (name, ms, extra = '') => console.log(name.padEnd(52) + ms.toFixed(0).padStart(9) + (extra ? `  ${extra}` : ''));
-    console.log(`CNF of ${objectCount} objects on vnfm sandbox, ${RUNS} rounds, medians (node ${process.version})`);
+    const verbs = (c) =>
+      Object.entries(c)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([verb, n]) => `${verb} ${n}`)
+        .join(', ');
+    const perObject = (c) => `${(total(c) / objectCount).toFixed(2)}/object (${total(c)}: ${verbs(c)})`;
+    console.log(`CNF of ${objectCount} objects on ${result.server}, ${RUNS} round(s), medians (node ${process.version})`);
     console.log('step'.padEnd(52) + 'wall ms'.padStart(9));
     row('vnfm vnf-instantiate', m.vnfmInstantiate, `${result.ratio.instantiate.toFixed(2)}x kubectl`);
     row('  of which the operation (startTime to COMPLETED)', m.opInstantiate);
@@ -385,17 +579,24 @@ try {
     row('vnfm vnf-terminate --yes', m.vnfmTerminate, `${result.ratio.terminate.toFixed(2)}x kubectl`);
     row('kubectl delete -f DIR --wait --cascade=foreground', m.kubectlDelete);
     row('last object ready -> vnfm vnf-instantiate exits', m.readyToExit);
+    console.log('\nrequests at the server, one round');
+    console.log(`  vnfm vnf-instantiate     ${perObject(requests.vnfm.instantiate)}`);
+    console.log(`  kubectl apply + wait     ${perObject(requests.kubectl.instantiate)}`);
+    console.log(`  vnfm vnf-terminate       ${perObject(requests.vnfm.terminate)}`);
+    console.log(`  kubectl delete --wait    ${perObject(requests.kubectl.terminate)}`);
     if (warnings.size) console.log(`\nvnfm also wrote on stderr:\n${[...warnings].map((l) => `  ${l}`).join('\n')}`);
   }
 } catch (err) {
   console.error(`bench: ${err.message}`);
   process.exitCode = 1;
 } finally {
+  await proxy?.close();
   if (sandbox) {
     sandbox.child.removeAllListeners('exit');
     const exited = new Promise((r) => sandbox.child.once('exit', r));
     sandbox.child.kill('SIGTERM');
     await exited;
   }
+  await cluster?.stop();
   rmSync(work, { recursive: true, force: true });
 }

@@ -95,6 +95,8 @@ export interface SandboxOptions {
   watch?: WatchOptions;
   /** The in-process controllers: readiness and termination delays, or none at all. */
   controllers?: ControllerOptions;
+  /** Told of every authenticated request as it arrives (method and URL path with query): tests count what clients send. */
+  onRequest?: (method: string, url: string) => void;
 }
 
 /** Largest request body the API server accepts (3 MiB). */
@@ -395,6 +397,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const url = new URL(req.url ?? '/', 'https://sandbox.invalid');
     const method = (req.method ?? 'GET').toUpperCase();
     if (!tokenMatches(req.headers.authorization, tokenBytes)) throw unauthorized();
+    opts.onRequest?.(method, req.url ?? '/');
     const accept = parseAccept(req.headers.accept);
     const path = url.pathname.replace(/\/+$/, '') || '/';
     if (applyRequestFault(faultRules, method, path, req, res)) return;

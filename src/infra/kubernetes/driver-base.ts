@@ -13,7 +13,8 @@ import { checkOwnership, controlledBy, refOf, selectorString } from './objects.j
 import { byAge, machineOf, MACHINE_GROUP, ownedSetUids } from './machines.js';
 import { assessReadiness, podReady } from './readiness.js';
 import type { ReadinessOverrides } from './readiness-rules.js';
-import { listObjects, watchUntil, withKind } from './watch.js';
+import { listObjects, watchUntil, withKind, type WatchCheck } from './watch.js';
+import type { WatchHub } from './shared-watch.js';
 import { ruleFor } from './readiness-rules.js';
 import {
   APPLY_PATCH,
@@ -169,8 +170,11 @@ export abstract class KubeDriverBase {
     return got.status === 404 ? undefined : withKind(res, got.body as KubeObject);
   }
 
-  /** Watches one object until its kind's readiness holds; a failed object (Job, Pod) is an error. */
-  protected async waitReady(ctx: DriverContext, live: Pick<Live, 'ref' | 'res'> & { obj?: KubeObject }, rules?: ReadinessOverrides): Promise<KubeObject> {
+  /**
+   * Watches one object until its kind's readiness holds; a failed object (Job, Pod) is an error.
+   * With `hub`, on the operation's shared watch of the kind and namespace.
+   */
+  protected async waitReady(ctx: DriverContext, live: Pick<Live, 'ref' | 'res'> & { obj?: KubeObject }, rules?: ReadinessOverrides, hub?: WatchHub): Promise<KubeObject> {
     const { ref, res } = live;
     let said = '';
     const say = (message: string, done: boolean) => {
@@ -178,27 +182,30 @@ export abstract class KubeDriverBase {
       said = message;
       this.report(ctx, { resource: ref, message, done });
     };
+    const check: WatchCheck<KubeObject> = (objects) => {
+      const obj = objects.get(objectKey(ref));
+      if (!obj) {
+        say('waiting for it to exist', false);
+        return undefined;
+      }
+      const r = assessReadiness(obj, rules, kindFacts(res));
+      if (r.failed) {
+        throw new VnfmError(`${describeRef(ref)} will not become ready: ${r.failed}`, {
+          hint: 'look at the object and its pods (kubectl describe), fix the package or the cluster, then retry or roll back the operation',
+        });
+      }
+      say(r.message, r.ready);
+      return r.ready ? obj : undefined;
+    };
     const rv = live.obj?.metadata.resourceVersion as string | undefined;
-    const ready = await watchUntil(
-      this.client,
-      { res, namespace: ref.namespace, name: ref.name },
-      { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds, start: live.obj && rv ? { objects: [live.obj], resourceVersion: rv } : undefined },
-      (objects) => {
-        const obj = objects.get(objectKey(ref));
-        if (!obj) {
-          say('waiting for it to exist', false);
-          return undefined;
-        }
-        const r = assessReadiness(obj, rules, kindFacts(res));
-        if (r.failed) {
-          throw new VnfmError(`${describeRef(ref)} will not become ready: ${r.failed}`, {
-            hint: 'look at the object and its pods (kubectl describe), fix the package or the cluster, then retry or roll back the operation',
-          });
-        }
-        say(r.message, r.ready);
-        return r.ready ? obj : undefined;
-      },
-    );
+    const ready = hub
+      ? await hub.until({ res, namespace: ref.namespace, name: ref.name }, { signal: ctx.signal, start: live.obj }, check)
+      : await watchUntil(
+          this.client,
+          { res, namespace: ref.namespace, name: ref.name },
+          { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds, start: live.obj && rv ? { objects: [live.obj], resourceVersion: rv } : undefined },
+          check,
+        );
     if (ref.kind === 'StatefulSet' && res.group === 'apps' && !ruleFor(rules, ready)) await this.waitClaims(ctx, ref, ready);
     return ready;
   }
@@ -230,40 +237,44 @@ export abstract class KubeDriverBase {
    * selector matches no ready pod, or a cluster without v1 Endpoints, has
    * nothing more to wait for.
    */
-  protected async waitEndpoints(ctx: DriverContext, svc: Live): Promise<void> {
+  protected async waitEndpoints(ctx: DriverContext, svc: Live, hub?: WatchHub): Promise<void> {
     const selector = (svc.obj.spec as { selector?: Record<string, string> } | undefined)?.selector;
     if (!selector || Object.keys(selector).length === 0) return;
     const epRes = await this.discovery.tryResolve('v1', 'Endpoints', ctx.signal);
     if (!epRes) return;
     const podRes = await this.discovery.resolve('v1', 'Pod', ctx.signal);
-    const labelSelector = selectorString({ matchLabels: selector });
-    const { items } = await listObjects(this.client, { res: podRes, namespace: svc.ref.namespace, labelSelector }, ctx.signal);
+    const namespace = svc.ref.namespace;
+    // With a hub, one list (and watch) of the namespace's pods serves every Service in it.
+    const items = hub
+      ? (await hub.objects(podRes, namespace, ctx.signal)).filter((p) => Object.entries(selector).every(([k, v]) => p.metadata.labels?.[k] === v))
+      : (await listObjects(this.client, { res: podRes, namespace, labelSelector: selectorString({ matchLabels: selector }) }, ctx.signal)).items;
     if (!items.some(podReady)) return;
     let said = false;
-    await watchUntil(
-      this.client,
-      { res: epRes, namespace: svc.ref.namespace, name: svc.ref.name },
-      { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds },
-      (objects) => {
-        const ep = objects.get(objectKey(svc.ref));
-        const subsets = (ep?.subsets ?? []) as Array<{ addresses?: unknown[] }>;
-        if (subsets.some((s) => (s.addresses?.length ?? 0) > 0)) {
-          this.report(ctx, { resource: svc.ref, message: 'endpoints ready', done: true });
-          return true;
-        }
-        if (!said) this.report(ctx, { resource: svc.ref, message: 'waiting for endpoints' });
-        said = true;
-        return undefined;
-      },
-    );
+    const check: WatchCheck<true> = (objects) => {
+      const ep = objects.get(objectKey(svc.ref));
+      const subsets = (ep?.subsets ?? []) as Array<{ addresses?: unknown[] }>;
+      if (subsets.some((s) => (s.addresses?.length ?? 0) > 0)) {
+        this.report(ctx, { resource: svc.ref, message: 'endpoints ready', done: true });
+        return true;
+      }
+      if (!said) this.report(ctx, { resource: svc.ref, message: 'waiting for endpoints' });
+      said = true;
+      return undefined;
+    };
+    const target = { res: epRes, namespace, name: svc.ref.name };
+    if (hub) await hub.until(target, { signal: ctx.signal }, check);
+    else await watchUntil(this.client, target, { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds }, check);
   }
 
-  /** Watches until the object (with this uid, when given) no longer exists. */
-  protected async waitGone(ctx: DriverContext, res: ApiResource, ref: ResourceRef, uid: string | undefined): Promise<void> {
-    await watchUntil(this.client, { res, namespace: ref.namespace, name: ref.name }, { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds }, (objects) => {
+  /** Watches until the object (with this uid, when given) no longer exists; with `hub`, on the shared watch of its kind. */
+  protected async waitGone(ctx: DriverContext, res: ApiResource, ref: ResourceRef, uid: string | undefined, hub?: WatchHub): Promise<void> {
+    const check: WatchCheck<true> = (objects) => {
       const obj = objects.get(objectKey(ref));
       return !obj || (uid !== undefined && obj.metadata.uid !== uid) ? true : undefined;
-    });
+    };
+    const target = { res, namespace: ref.namespace, name: ref.name };
+    if (hub) await hub.until(target, { signal: ctx.signal }, check);
+    else await watchUntil(this.client, target, { signal: ctx.signal, timeoutSeconds: this.opts.watchTimeoutSeconds }, check);
   }
 
   /**
@@ -298,13 +309,18 @@ export abstract class KubeDriverBase {
     );
   }
 
-  /** The uids that control a workload's pods: its own, or for a Deployment those of its ReplicaSets. */
-  protected async ownerUids(ctx: DriverContext, workload: KubeObject): Promise<Set<string>> {
+  /**
+   * The uids that control a workload's pods: its own, or for a Deployment those of its ReplicaSets
+   * (with `listed`, from the namespace's list of ReplicaSets).
+   */
+  protected async ownerUids(ctx: DriverContext, workload: KubeObject, listed?: (res: ApiResource, namespace: string | undefined) => Promise<KubeObject[]>): Promise<Set<string>> {
     const uid = workload.metadata.uid as string;
     if (workload.kind !== 'Deployment') return new Set([uid]);
     const rsRes = await this.discovery.resolve('apps/v1', 'ReplicaSet', ctx.signal);
     const selector = selectorString((workload.spec as { selector?: unknown } | undefined)?.selector);
-    const { items } = await listObjects(this.client, { res: rsRes, namespace: workload.metadata.namespace, labelSelector: selector }, ctx.signal);
+    const items = listed
+      ? await listed(rsRes, workload.metadata.namespace)
+      : (await listObjects(this.client, { res: rsRes, namespace: workload.metadata.namespace, labelSelector: selector }, ctx.signal)).items;
     return new Set(items.filter((rs) => controlledBy(rs, new Set([uid]))).map((rs) => rs.metadata.uid as string));
   }
 

@@ -29,6 +29,7 @@ import {
   stoppedWaiting,
 } from './driver-support.js';
 import { KubeDriverBase } from './driver-base.js';
+import { WatchHub } from './shared-watch.js';
 
 /** Preflight, deploy and change of package: the plan of a package's objects, their rollout rank by rank, and removing what a new package drops. */
 export abstract class DeployingDriver extends KubeDriverBase {
@@ -162,9 +163,11 @@ export abstract class DeployingDriver extends KubeDriverBase {
       },
     };
     const waitCtx: DriverContext = { ...tracked, signal: waits.signal };
+    // One watch per kind and namespace for every object awaited, not one per object.
+    const hub = new WatchHub(this.client, this.opts.watchTimeoutSeconds);
     const awaitReady = (c: DriverContext, l: Live) => {
       awaited.set(refKey(l.ref), { ref: l.ref });
-      return this.waitReady(c, l, rules).then((obj) => {
+      return this.waitReady(c, l, rules, hub).then((obj) => {
         awaited.delete(refKey(l.ref));
         return obj;
       });
@@ -198,10 +201,11 @@ export abstract class DeployingDriver extends KubeDriverBase {
       if (afterWrites) await afterWrites();
       await firstFailure(pending, waits);
       // Only now are the pods behind each Service ready, so only now can its endpoints be expected.
-      await forEachLimited(services, this.limit, (l) => this.waitEndpoints(ctx, l));
+      await forEachLimited(services, this.limit, (l) => this.waitEndpoints(ctx, l, hub));
     } catch (err) {
       throw ctx.signal.aborted ? stoppedWaiting(ctx.signal, [...awaited.values()]) : err;
     } finally {
+      hub.close();
       waits.abort();
       ctx.signal.removeEventListener('abort', stop);
     }
@@ -356,11 +360,14 @@ export abstract class DeployingDriver extends KubeDriverBase {
     );
   }
 
-  /** Deletes one object of the instance and waits until it is gone; gone already counts as deleted. */
-  protected async removeOne(ctx: DriverContext, ref: ResourceRef, instanceId: string, gracePeriodSeconds: number | undefined): Promise<void> {
+  /**
+   * Deletes one object of the instance and waits until it is gone; gone already counts as deleted.
+   * With `hub`, the object is read from and awaited on the shared watch of its kind and namespace.
+   */
+  protected async removeOne(ctx: DriverContext, ref: ResourceRef, instanceId: string, gracePeriodSeconds: number | undefined, hub?: WatchHub): Promise<void> {
     // A kind no longer served (its CRD went first) leaves no object behind.
     const res = await this.discovery.tryResolve(ref.apiVersion, ref.kind, ctx.signal);
-    const existing = res && (await this.read(ctx, res, ref));
+    const existing = res && (hub ? await hub.current({ res, namespace: ref.namespace, name: ref.name }, ctx.signal) : await this.read(ctx, res, ref));
     if (!res || !existing) {
       ctx.journal.record({ action: 'delete', resource: ref, state: 'done', detail: 'already gone' });
       this.report(ctx, { resource: ref, message: 'already gone', done: true });
@@ -381,7 +388,7 @@ export abstract class DeployingDriver extends KubeDriverBase {
       );
     }
     this.report(ctx, { resource: ref, message: 'deleting' });
-    await this.waitGone(ctx, res, ref, uid);
+    await this.waitGone(ctx, res, ref, uid, hub);
     ctx.journal.record({ action: 'delete', resource: ref, state: 'done' });
     this.report(ctx, { resource: ref, message: 'deleted', done: true });
     if (ref.kind === 'StatefulSet' && res.group === 'apps') await this.removeClaims(ctx, existing, gracePeriodSeconds);

@@ -19,8 +19,12 @@ import { LiveReader, type DescribeInput, type LiveObject } from './describe.js';
 import { checkRelease, deleteOptions, FIELD_MANAGER, type Live, MAX_WRITE_ATTEMPTS, ownsPods, POD_OWNERS, stoppedWaiting } from './driver-support.js';
 import type { KubernetesDriverOptions } from './driver-base.js';
 import { DeployingDriver } from './driver-deploy.js';
+import { WatchHub } from './shared-watch.js';
 
 export type { KubernetesDriverOptions } from './driver-base.js';
+
+/** The objects of a kind in a namespace, listed once for a whole call. */
+type Lister = (res: ApiResource, namespace: string | undefined) => Promise<KubeObject[]>;
 export { reviewAnswer, statefulSetClaim } from './driver-support.js';
 
 /** The driver, plus `close()` to drop its idle keep-alive connections. */
@@ -177,8 +181,14 @@ class Driver extends DeployingDriver implements KubernetesDriver {
   }
 
   async remove(ctx: DriverContext, input: RemoveInput): Promise<void> {
-    for (const group of removalGroups(input.resources, (r) => r.kind)) {
-      await forEachLimited(group, this.limit, (ref) => this.removeOne(ctx, ref, input.instanceId, input.gracePeriodSeconds));
+    // One list and watch per kind and namespace tells what exists and when it is gone, not a read and a watch per object.
+    const hub = new WatchHub(this.client, this.opts.watchTimeoutSeconds);
+    try {
+      for (const group of removalGroups(input.resources, (r) => r.kind)) {
+        await forEachLimited(group, this.limit, (ref) => this.removeOne(ctx, ref, input.instanceId, input.gracePeriodSeconds, hub));
+      }
+    } finally {
+      hub.close();
     }
   }
 
@@ -187,9 +197,23 @@ class Driver extends DeployingDriver implements KubernetesDriver {
   }
 
   async listVnfcs(ctx: DriverContext, targets: VduTarget[]): Promise<Vnfc[]> {
+    // Several VDUs: one list of each kind per namespace (workloads, their ReplicaSets, pods) instead of a read and two lists per VDU.
+    const lists = new Map<string, Promise<KubeObject[]>>();
+    const listed: Lister = (res, namespace) => {
+      const key = `${res.group}/${res.version}/${res.plural}|${namespace ?? ''}`;
+      let items = lists.get(key);
+      if (!items) {
+        items = listObjects(this.client, { res, namespace }, ctx.signal).then((l) => l.items);
+        lists.set(key, items);
+      }
+      return items;
+    };
     const perTarget = await forEachLimited(targets, this.limit, async ({ vduId, resource }) => {
       const res = await this.discovery.resolve(resource.apiVersion, resource.kind, ctx.signal);
-      const workload = await this.read(ctx, res, resource);
+      const batched = targets.length > 1 && ownsPods(res) && (!res.namespaced || resource.namespace !== undefined);
+      const workload = batched
+        ? (await listed(res, res.namespaced ? resource.namespace : undefined)).find((o) => o.metadata.name === resource.name)
+        : await this.read(ctx, res, resource);
       if (!workload) return [];
       if (!ownsPods(res)) {
         const { items } = await this.machinesOf(ctx, workload);
@@ -211,7 +235,7 @@ class Driver extends DeployingDriver implements KubernetesDriver {
           },
         }));
       }
-      const pods = await this.podsOf(ctx, workload);
+      const pods = await this.podsOf(ctx, workload, batched ? listed : undefined);
       return pods.map((pod): Vnfc => ({
         id: `${vduId}-${pod.metadata.name}`,
         vduId,
@@ -230,14 +254,19 @@ class Driver extends DeployingDriver implements KubernetesDriver {
     return perTarget.flat();
   }
 
-  /** The live (not terminating) pods a workload controls, oldest first; a bare Pod is its own. */
-  private async podsOf(ctx: DriverContext, workload: KubeObject): Promise<KubeObject[]> {
+  /**
+   * The live (not terminating) pods a workload controls, oldest first; a bare Pod is its own.
+   * With `listed`, from the namespace's list of pods (its controller picks only pods its selector matches).
+   */
+  private async podsOf(ctx: DriverContext, workload: KubeObject, listed?: Lister): Promise<KubeObject[]> {
     if (workload.kind === 'Pod') return [workload];
     const selector = selectorString((workload.spec as { selector?: unknown } | undefined)?.selector);
     if (selector === undefined) return [];
     const podRes = await this.discovery.resolve('v1', 'Pod', ctx.signal);
-    const owners = await this.ownerUids(ctx, workload);
-    const { items } = await listObjects(this.client, { res: podRes, namespace: workload.metadata.namespace, labelSelector: selector }, ctx.signal);
+    const owners = await this.ownerUids(ctx, workload, listed);
+    const items = listed
+      ? await listed(podRes, workload.metadata.namespace)
+      : (await listObjects(this.client, { res: podRes, namespace: workload.metadata.namespace, labelSelector: selector }, ctx.signal)).items;
     return items
       .filter((p) => controlledBy(p, owners) && !p.metadata.deletionTimestamp)
       .sort((a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')) || a.metadata.name.localeCompare(b.metadata.name));
@@ -258,9 +287,11 @@ class Driver extends DeployingDriver implements KubernetesDriver {
         ctx.report(event);
       },
     };
+    // One list and watch per kind and namespace for all the objects, not a watch each.
+    const hub = new WatchHub(this.client, this.opts.watchTimeoutSeconds);
     try {
       const ready = await forEachLimited(live, this.limit, async (l) => {
-        const obj = await this.waitReady(tracked, l, input.readiness);
+        const obj = await this.waitReady(tracked, l, input.readiness, hub);
         awaited.delete(refKey(l.ref));
         return { ...l, obj };
       });
@@ -274,22 +305,29 @@ class Driver extends DeployingDriver implements KubernetesDriver {
       await forEachLimited(
         ready.filter((l) => l.ref.kind === 'Service' && l.res.group === ''),
         this.limit,
-        (l) => this.waitEndpoints(ctx, l),
+        (l) => this.waitEndpoints(ctx, l, hub),
       );
     } catch (err) {
       throw ctx.signal.aborted ? stoppedWaiting(ctx.signal, [...awaited.values()]) : err;
+    } finally {
+      hub.close();
     }
     return live.map((l) => l.ref);
   }
 
   async awaitGone(ctx: DriverContext, input: { resources: ResourceRef[] }): Promise<void> {
-    await forEachLimited(input.resources, this.limit, async (ref) => {
-      const res = await this.discovery.tryResolve(ref.apiVersion, ref.kind, ctx.signal);
-      if (res && (await this.read(ctx, res, ref))) {
-        this.report(ctx, { resource: ref, message: 'deleting' });
-        await this.waitGone(ctx, res, ref, undefined);
-      }
-      this.report(ctx, { resource: ref, message: 'deleted', done: true });
-    });
+    const hub = new WatchHub(this.client, this.opts.watchTimeoutSeconds);
+    try {
+      await forEachLimited(input.resources, this.limit, async (ref) => {
+        const res = await this.discovery.tryResolve(ref.apiVersion, ref.kind, ctx.signal);
+        if (res && (await hub.current({ res, namespace: ref.namespace, name: ref.name }, ctx.signal))) {
+          this.report(ctx, { resource: ref, message: 'deleting' });
+          await this.waitGone(ctx, res, ref, undefined, hub);
+        }
+        this.report(ctx, { resource: ref, message: 'deleted', done: true });
+      });
+    } finally {
+      hub.close();
+    }
   }
 }

@@ -26,8 +26,12 @@ export interface WatchStart {
   resourceVersion: string;
 }
 
-/** Evaluated on the objects seen so far; a value other than undefined ends the wait. Throwing ends it too. */
-export type WatchCheck<T> = (objects: ReadonlyMap<string, KubeObject>) => T | undefined;
+/**
+ * Evaluated on the objects seen so far; a value other than undefined ends the
+ * wait. Throwing ends it too. `changed` is the object of the event just seen
+ * (undefined after a list): a check that follows many objects looks at it alone.
+ */
+export type WatchCheck<T> = (objects: ReadonlyMap<string, KubeObject>, changed?: KubeObject) => T | undefined;
 
 export interface WatchOptions {
   signal: AbortSignal;
@@ -133,7 +137,7 @@ export async function watchUntil<T>(client: KubeClient, target: WatchTarget, opt
           if (event.type === 'DELETED') objects.delete(key(obj));
           else objects.set(key(obj), obj);
           try {
-            result = check(objects);
+            result = check(objects, obj);
           } catch (err) {
             fatal = err;
           }
