@@ -55,25 +55,7 @@ export function generateNameSuffix(): string {
  * it changes. A custom resource without a status subresource has no status
  * of its own, so a change to `status` bumps it too, as the real server does.
  */
-/**
- * What specPart, comparable and ownership made of a stored (frozen, so
- * unchanging) object: every update compares against the stored one, which
- * is then worked out once per revision instead of once per update.
- */
-const derived = new WeakMap<KubeObject, { spec?: string; comparable?: string; ownership?: string }>();
-
-function memo<K extends 'spec' | 'comparable' | 'ownership'>(obj: KubeObject, part: K, make: () => string): string {
-  if (!Object.isFrozen(obj)) return make();
-  let entry = derived.get(obj);
-  if (!entry) derived.set(obj, (entry = {}));
-  return (entry[part] ??= make());
-}
-
 function specPart(type: ResourceType, obj: KubeObject): string {
-  return memo(obj, 'spec', () => specPartOf(type, obj));
-}
-
-function specPartOf(type: ResourceType, obj: KubeObject): string {
   const { metadata: _m, status, kind: _k, apiVersion: _a, ...rest } = obj;
   const statusCounts = type.custom !== undefined && !type.subresources?.some((s) => s.name === 'status');
   return JSON.stringify(statusCounts ? { ...rest, status } : rest);
@@ -81,18 +63,14 @@ function specPartOf(type: ResourceType, obj: KubeObject): string {
 
 /** The object without what every write changes, to tell a no-op update from a real one. */
 function comparable(obj: KubeObject): string {
-  return memo(obj, 'comparable', () => {
-    const { resourceVersion: _rv, managedFields: _mf, ...meta } = obj.metadata;
-    return JSON.stringify({ ...obj, metadata: meta });
-  });
+  const { resourceVersion: _rv, managedFields: _mf, ...meta } = obj.metadata;
+  return JSON.stringify({ ...obj, metadata: meta });
 }
 
 /** managedFields without their times: an apply that changes nothing else is a no-op. */
 function ownership(obj: KubeObject): string {
-  return memo(obj, 'ownership', () => {
-    const entries = (obj.metadata.managedFields as { time?: string }[] | undefined) ?? [];
-    return JSON.stringify(entries.map(({ time: _t, ...rest }) => rest));
-  });
+  const entries = (obj.metadata.managedFields as { time?: string }[] | undefined) ?? [];
+  return JSON.stringify(entries.map(({ time: _t, ...rest }) => rest));
 }
 
 export class ObjectApi {
@@ -255,7 +233,9 @@ export class ObjectApi {
     let next: KubeObject;
     // `approval` (CertificateSigningRequests) writes status conditions as `status` writes status.
     if (opts.subresource === 'status' || opts.subresource === 'approval') {
-      next = structuredClone(old);
+      // The new revision shares what it does not change with the stored one (frozen): the spec of a
+      // pod whose status moves on is held once, however many revisions the watch history keeps.
+      next = type.strategy?.normalize ? structuredClone(old) : ({ ...old, metadata: structuredClone(old.metadata) } as KubeObject);
       if (obj.status === undefined) delete next.status;
       else next.status = obj.status;
     } else {
@@ -276,7 +256,8 @@ export class ObjectApi {
     }
     if (!next.metadata.generateName) delete next.metadata.generateName;
     if (next.metadata.finalizers?.length === 0) delete next.metadata.finalizers;
-    if (type.generation && specPart(type, next) !== specPart(type, old)) next.metadata.generation = Number(old.metadata.generation ?? 0) + 1;
+    const sameSpec = !!type.generation && specPart(type, next) === specPart(type, old);
+    if (type.generation && !sameSpec) next.metadata.generation = Number(old.metadata.generation ?? 0) + 1;
 
     if (old.metadata.deletionTimestamp) {
       const added = (next.metadata.finalizers ?? []).filter((f) => !(old.metadata.finalizers ?? []).includes(f));
@@ -300,6 +281,10 @@ export class ObjectApi {
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length && !type.strategy?.beginDelete && !this.inGracePeriod(type, next)) {
       const gone = this.store.delete(type.group, type.plural, next.metadata.namespace, name)!;
       return { ...next, metadata: { ...next.metadata, resourceVersion: gone.metadata.resourceVersion } };
+    }
+    if (sameSpec && !type.strategy?.normalize) {
+      // Equal as JSON: the stored revision's (frozen) parts serve the new one too.
+      for (const k of Object.keys(next)) if (k !== 'metadata' && k !== 'status' && k in old) next[k] = old[k];
     }
     return this.store.update(type.group, type.plural, next, { adopt: true });
   }
