@@ -193,24 +193,31 @@ async function hashOffThread(stream: Readable, algorithms: HashAlgorithm[]): Pro
   return new Map(await finished);
 }
 
-/** The file-hashing thread: reads the file itself, so the calling thread is left free. */
+/**
+ * The file-hashing thread: reads the file itself (and writes each chunk to
+ * `copyTo` when asked), so the calling thread is left free.
+ */
 const FILE_HASH_WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
-const { openSync, readSync, closeSync } = require('node:fs');
+const { openSync, readSync, writeSync, closeSync } = require('node:fs');
 const hash = createHash(workerData.algorithm);
-const buf = Buffer.allocUnsafe(4 * 1024 * 1024);
+const buf = Buffer.allocUnsafe(1024 * 1024);
 const fd = openSync(workerData.path, 'r');
+const out = workerData.copyTo ? openSync(workerData.copyTo, 'wx', 0o600) : undefined;
 let size = 0;
 try {
   for (;;) {
     const n = readSync(fd, buf, 0, buf.length, null);
     if (n === 0) break;
-    hash.update(n === buf.length ? buf : buf.subarray(0, n));
+    const chunk = n === buf.length ? buf : buf.subarray(0, n);
+    hash.update(chunk);
+    if (out !== undefined) for (let at = 0; at < n; ) at += writeSync(out, chunk, at, n - at);
     size += n;
   }
 } finally {
   closeSync(fd);
+  if (out !== undefined) closeSync(out);
 }
 parentPort.postMessage({ hash: hash.digest('hex'), size });
 `;
@@ -218,10 +225,12 @@ parentPort.postMessage({ hash: hash.digest('hex'), size });
 /**
  * A whole file's digest (hex) and size, computed by a thread of its own
  * that reads the file: it runs beside whatever the caller does meanwhile
- * (onboarding validates the package while its copy is hashed).
+ * (onboarding validates the package while its copy is made and hashed).
+ * With `copyTo`, the bytes hashed are written there as they are read (a new
+ * file, 0600): the copy and its hash in one reading.
  */
-export async function hashFileOffThread(path: string, algorithm: HashAlgorithm = 'sha256'): Promise<{ hash: string; size: number }> {
-  const worker = new Worker(FILE_HASH_WORKER, { eval: true, execArgv: [], workerData: { path, algorithm } });
+export async function hashFileOffThread(path: string, opts: { algorithm?: HashAlgorithm; copyTo?: string } = {}): Promise<{ hash: string; size: number }> {
+  const worker = new Worker(FILE_HASH_WORKER, { eval: true, execArgv: [], workerData: { path, algorithm: opts.algorithm ?? 'sha256', copyTo: opts.copyTo } });
   try {
     return await new Promise((resolve, reject) => {
       worker.once('message', resolve);

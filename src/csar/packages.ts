@@ -4,7 +4,7 @@
  * enabling/disabling, deleting, downloading.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { constants, createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { echo, ConflictError, NotFoundError, UsageError, VnfmError } from '../errors.js';
@@ -57,7 +57,7 @@ export interface OnboardResult {
  * Validates the package, then stores its zip and the record. A package with
  * errors is refused with every finding (exit 2); nothing is kept.
  *
- * The zip is written once: a zip is copied (in the kernel) and hashed by a
+ * The zip is written once: a zip is copied and hashed in one reading by a
  * thread of its own while the package is validated; a directory is built
  * into a zip once it validated. Its members are not unpacked: they are read
  * from the zip in place.
@@ -81,9 +81,9 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
       (st) => st.isFile(),
       () => false,
     );
-    // A zip is copied (a reflink where the file system has them, as cp does) and hashed while it is validated;
+    // A zip is copied and hashed in one reading, by a thread of its own, while it is validated;
     // what fails validation is removed with the staging directory.
-    if (isZip) copying = copyFile(opts.path, zip, constants.COPYFILE_FICLONE).then(() => hashFileOffThread(zip));
+    if (isZip) copying = hashFileOffThread(opts.path, { copyTo: zip });
     copying?.catch(() => undefined);
     let members: string[] = [];
     const validation = await validatePackage(opts.path, { limits: opts.limits }, async (files, result) => {

@@ -4,9 +4,12 @@
  * over (buffers of their own are moved, views into shared ones copied).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { hashMember } from '../../src/csar/hashes.js';
+import { hashFileOffThread, hashMember } from '../../src/csar/hashes.js';
 
 const MiB = 1024 * 1024;
 
@@ -59,5 +62,29 @@ describe('hashing a large member off the main thread', () => {
   it('a stream that fails mid-member fails the hash with its error', async () => {
     const chunks = Array.from({ length: 10 }, () => randomBytes(2 * MiB));
     await expect(hashMember(filesOf(chunks, true) as never, 'Files/images/disk.qcow2', ['sha256'])).rejects.toThrow(/CRC-32/);
+  });
+});
+
+describe('a whole file hashed in a thread of its own', () => {
+  it('gives the digest and size of the file, and with copyTo writes the same bytes to a new file only', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vnfm-hash-file-'));
+    try {
+      const bytes = randomBytes(3 * MiB + 17);
+      const from = join(dir, 'package.zip');
+      writeFileSync(from, bytes);
+      const expected = { hash: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
+      expect(await hashFileOffThread(from)).toEqual(expected);
+      expect(await hashFileOffThread(from, { algorithm: 'sha512' })).toEqual({ hash: createHash('sha512').update(bytes).digest('hex'), size: bytes.length });
+
+      const to = join(dir, 'copy.zip');
+      expect(await hashFileOffThread(from, { copyTo: to })).toEqual(expected);
+      expect(readFileSync(to).equals(bytes)).toBe(true);
+      expect(statSync(to).mode & 0o777).toBe(0o600);
+      // An existing file is never overwritten.
+      await expect(hashFileOffThread(from, { copyTo: to })).rejects.toThrow(/EEXIST/);
+      await expect(hashFileOffThread(join(dir, 'missing.zip'))).rejects.toThrow(/ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
