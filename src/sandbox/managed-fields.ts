@@ -121,17 +121,20 @@ function fromFieldsV1(tree: JsonObject, prefix: Path = [], out = new Set<string>
 }
 
 interface Owned {
+  /** Never changed in place: it may be a stored (frozen) object's entry. */
   entry: ManagedFieldsEntry;
   fields: Set<string>;
+  /** Read from the object and left as it was: written back as the same entry, shared with the previous revision. */
+  kept?: boolean;
 }
 
 function readManaged(obj: KubeObject): Owned[] {
   const entries = (obj.metadata.managedFields as ManagedFieldsEntry[] | undefined) ?? [];
-  return entries.map((entry) => ({ entry, fields: fromFieldsV1(entry.fieldsV1 ?? {}) }));
+  return entries.map((entry) => ({ entry, fields: fromFieldsV1(entry.fieldsV1 ?? {}), kept: true }));
 }
 
 function writeManaged(obj: KubeObject, owned: Owned[]): void {
-  const entries = owned.filter((o) => o.fields.size > 0).map((o) => ({ ...o.entry, fieldsV1: toFieldsV1([...o.fields].sort()) }));
+  const entries = owned.filter((o) => o.fields.size > 0).map((o) => (o.kept ? o.entry : { ...o.entry, fieldsV1: toFieldsV1([...o.fields].sort()) }));
   if (entries.length) obj.metadata.managedFields = entries;
   else delete obj.metadata.managedFields;
 }
@@ -163,7 +166,7 @@ export function recordUpdate(type: ResourceType, old: KubeObject | undefined, ne
   const removed = [...before.keys()].filter((k) => !after.has(k));
   const owned = old ? readManaged(old) : [];
   for (const o of owned) {
-    for (const k of [...changed, ...removed]) o.fields.delete(k);
+    for (const k of [...changed, ...removed]) if (o.fields.delete(k)) o.kept = false;
   }
   if (changed.length > 0) {
     const sub = subresource === 'status' || subresource === 'scale' ? subresource : undefined;
@@ -173,7 +176,8 @@ export function recordUpdate(type: ResourceType, old: KubeObject | undefined, ne
       if (sub) mine.entry.subresource = sub;
       owned.push(mine);
     }
-    mine.entry.time = rfc3339(now);
+    mine.entry = { ...mine.entry, time: rfc3339(now) };
+    mine.kept = false;
     for (const k of changed) mine.fields.add(k);
   }
   writeManaged(next, owned);
@@ -266,7 +270,10 @@ export function apply(type: ResourceType, live: KubeObject | undefined, applied:
     }
   }
   if (conflicts.length > 0 && !force) throw applyConflict(conflicts);
-  for (const t of taken) t.owner.fields.delete(t.field);
+  for (const t of taken) {
+    t.owner.fields.delete(t.field);
+    t.owner.kept = false;
+  }
 
   const mine = owned.find((o) => o.entry.manager === manager && o.entry.operation === 'Apply');
   const next = structuredClone(live) as KubeObject;

@@ -235,7 +235,7 @@ export class ObjectApi {
     if (opts.subresource === 'status' || opts.subresource === 'approval') {
       // The new revision shares what it does not change with the stored one (frozen): the spec of a
       // pod whose status moves on is held once, however many revisions the watch history keeps.
-      next = type.strategy?.normalize ? structuredClone(old) : ({ ...old, metadata: structuredClone(old.metadata) } as KubeObject);
+      next = type.strategy?.normalize ? structuredClone(old) : ({ ...old, metadata: { ...old.metadata } } as KubeObject);
       if (obj.status === undefined) delete next.status;
       else next.status = obj.status;
     } else {
@@ -252,7 +252,7 @@ export class ObjectApi {
     if (!opts.keepManagedFields) serverOwned.push('managedFields');
     for (const field of serverOwned) {
       if (old.metadata[field] === undefined) delete next.metadata[field];
-      else next.metadata[field] = structuredClone(old.metadata[field]);
+      else next.metadata[field] = old.metadata[field];
     }
     if (!next.metadata.generateName) delete next.metadata.generateName;
     if (next.metadata.finalizers?.length === 0) delete next.metadata.finalizers;
@@ -270,11 +270,8 @@ export class ObjectApi {
     this.validate(type, next, opts.subresource ? undefined : old);
     next.metadata.resourceVersion = old.metadata.resourceVersion;
     if (comparable(next) === comparable(old) && ownership(next) === ownership(old)) return old;
-    if (opts.manager && !opts.keepManagedFields) {
-      // recordUpdate works on the managedFields entries it reads: its own copy of them, not the stored ones.
-      const before = { ...old, metadata: { ...old.metadata, managedFields: structuredClone(old.metadata.managedFields) } } as KubeObject;
-      recordUpdate(type, before, next, opts.manager, this.now(), opts.subresource);
-    }
+    // recordUpdate never changes the entries it reads: those it leaves alone are shared with the stored revision.
+    if (opts.manager && !opts.keepManagedFields) recordUpdate(type, old, next, opts.manager, this.now(), opts.subresource);
     if (opts.dryRun) return next;
 
     // An object marked for deletion goes once its last finalizer is removed (and its grace period is over).
