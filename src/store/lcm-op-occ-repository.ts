@@ -44,6 +44,8 @@ const READ_WHOLE_PRETTY = `SELECT ${COLUMNS.filter((c) => c !== 'error')
  * hundred KB) is garbage before V8 moves it out of its young generation.
  */
 const PAGE = 100;
+/** Summary rows per page: small rows, so more of them. */
+const SUMMARY_PAGE = 2000;
 
 /** What op-list narrows to; `since` (inclusive) and `until` (exclusive) bound the start time, ISO 8601 in UTC as stored. */
 export interface OpOccFilter {
@@ -134,21 +136,16 @@ export class LcmOpOccRepository {
     if (filter.operation) where.push('o.operation = @operation');
     if (filter.since) where.push('o.start_time >= @since');
     if (filter.until) where.push('o.start_time < @until');
-    if (how.summary) {
-      // Small rows: one query.
-      const sql = `SELECT ${SUMMARY} FROM lcm_op_occs o ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY o.start_time, o.rowid${how.limit ? ' LIMIT @limit' : ''}`;
-      for (const r of this.db.prepare(sql).all({ ...filter, ...(how.limit ? { limit: how.limit } : {}) }) as OpOccRow[]) yield toOpOcc(r);
-      return;
-    }
     // Keyset pages (index lcm_op_occs_start): each starts after the last row of the one before.
+    const select = how.summary ? `SELECT ${SUMMARY} FROM lcm_op_occs o` : how.rawJson ? READ_WHOLE_PRETTY : READ_WHOLE;
     const page = (after: boolean) => {
       const conds = after ? [...where, '(o.start_time, o.rowid) > (@afterTime, @afterRow)'] : where;
-      return `${(how.rawJson ? READ_WHOLE_PRETTY : READ_WHOLE).replace('SELECT ', 'SELECT o.rowid AS row_id, ')} ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY o.start_time, o.rowid LIMIT @pageSize`;
+      return `${select.replace('SELECT ', 'SELECT o.rowid AS row_id, ')} ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY o.start_time, o.rowid LIMIT @pageSize`;
     };
     let left = how.limit ?? Infinity;
     let last: (OpOccRow & { row_id: number }) | undefined;
     while (left > 0) {
-      const size = Math.min(PAGE, left);
+      const size = Math.min(how.summary ? SUMMARY_PAGE : PAGE, left);
       const rows = this.db.prepare(page(last !== undefined)).all({
         ...filter,
         pageSize: size,

@@ -108,6 +108,8 @@ export function prettyJsonColumn(column: string, as: string): string {
  * hundred KB) is garbage before V8 moves it out of its young generation.
  */
 const PAGE = 100;
+/** Summary rows per page: small rows, so more of them. */
+const SUMMARY_PAGE = 2000;
 
 /**
  * What a table of instances shows (vnf-list's columns, -o wide's too): the
@@ -241,27 +243,23 @@ export class VnfInstanceRepository {
       where.push(/[*?[]/.test(filter.name) ? 'name GLOB @name' : 'name = @name');
       params['name'] = filter.name;
     }
-    if (how.summary) {
-      // Small rows: one query.
-      const sql = `SELECT ${SUMMARY_SELECT} FROM vnf_instances i ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at, id${how.limit ? ' LIMIT @limit' : ''}`;
-      for (const r of this.db.prepare(sql).all({ ...params, ...(how.limit ? { limit: how.limit } : {}) }) as SummaryRow[]) yield toSummary(r);
-      return;
-    }
     // Keyset pages (index vnf_instances_created): each starts after the last row of the one before.
+    const select = how.summary ? `SELECT ${SUMMARY_SELECT} FROM vnf_instances i` : how.rawJson ? SELECT_WHOLE_PRETTY : SELECT_WHOLE;
     const page = (after: boolean) => {
       const conds = after ? [...where, '(i.created_at, i.id) > (@afterTime, @afterId)'] : where;
-      return `${how.rawJson ? SELECT_WHOLE_PRETTY : SELECT_WHOLE} ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY i.created_at, i.id LIMIT @pageSize`;
+      return `${select} ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY i.created_at, i.id LIMIT @pageSize`;
     };
+    const convert = how.summary ? (r: InstanceRow) => toSummary(r) : (r: InstanceRow) => toInstance(r, how.rawJson ? rawJsonField : defineLazyJson);
     let left = how.limit ?? Infinity;
     let last: InstanceRow | undefined;
     while (left > 0) {
-      const size = Math.min(PAGE, left);
+      const size = Math.min(how.summary ? SUMMARY_PAGE : PAGE, left);
       const rows = this.db.prepare(page(last !== undefined)).all({
         ...params,
         pageSize: size,
         ...(last ? { afterTime: last.created_at, afterId: last.id } : {}),
       }) as InstanceRow[];
-      for (const r of rows) yield toInstance(r, how.rawJson ? rawJsonField : defineLazyJson);
+      for (const r of rows) yield convert(r);
       if (rows.length < size) return;
       left -= rows.length;
       last = rows[rows.length - 1];

@@ -160,16 +160,25 @@ async function jsonPath(format: string, data: unknown): Promise<string> {
   return out.endsWith('\n') || out === '' ? out : out + '\n';
 }
 
-function renderTable(io: IO, headers: string[] | undefined, rows: string[][]): string {
-  const all = headers ? [headers, ...rows] : rows;
-  const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+/** A table's lines, the header first: each column as wide as its widest cell. */
+function* tableLines(io: IO, headers: string[] | undefined, rows: string[][]): Generator<string> {
+  const widths = (headers ?? rows[0]!).map(() => 0);
+  for (const r of headers ? [headers, ...rows] : rows) for (let i = 0; i < widths.length; i++) widths[i] = Math.max(widths[i]!, (r[i] ?? '').length);
   const line = (cells: string[]) =>
     cells
       .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
       .join('   ')
       .trimEnd();
-  return [...(headers ? [io.dataColor.bold(line(headers))] : []), ...rows.map(line)].join('\n') + '\n';
+  if (headers) yield io.dataColor.bold(line(headers));
+  for (const r of rows) yield line(r);
 }
+
+function renderTable(io: IO, headers: string[] | undefined, rows: string[][]): string {
+  return [...tableLines(io, headers, rows)].join('\n') + '\n';
+}
+
+/** Characters of a long table gathered before a write to stdout. */
+const TABLE_CHUNK = 1 << 16;
 
 function formatValue(v: unknown): string {
   if (v === null || v === undefined) return '';
@@ -285,6 +294,7 @@ export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, un
     }
     const onColumns = (opts.column ?? []).every((w) => view.columns.some((c) => c.header.toLowerCase() === w.toLowerCase() || sameName(c.key, w)));
     const summary = plain && Boolean(unmasked.summaryColumns) && onColumns && ['table', 'wide', 'value', 'name'].includes(format);
+    if (summary && (format === 'table' || format === 'wide')) return printTableOf(io, opts, view, format, source.read({ summary, ...limit }));
     source = [...source.read({ summary, ...limit })];
   }
   const all = source;
@@ -328,6 +338,31 @@ export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, un
       items.map((item) => cols.map((c) => cell(c, item))),
     ),
   );
+}
+
+/** A table of a list read as it comes: each item turned into its cells at once, and not kept. */
+function printTableOf<T>(io: IO, opts: OutputOptions & ListOptions, view: View<T>, format: 'table' | 'wide', items: Iterable<T>): void {
+  let cols: Column<T>[] | undefined;
+  const rows: string[][] = [];
+  for (const item of items) {
+    cols ??= pickColumns(view, opts.column, format, item);
+    rows.push(cols.map((c) => (format === 'wide' && c.full ? c.full(item) : c.cell(item))));
+  }
+  if (!cols) {
+    pickColumns(view, opts.column, format, undefined);
+    io.info(opts.narrowed ? 'Nothing matches the filters given.' : view.empty);
+    return;
+  }
+  // Written a chunk at a time: a table of 20 000 rows is never one string.
+  let chunk = '';
+  for (const line of tableLines(io, opts.headers === false ? undefined : cols.map((c) => c.header), rows)) {
+    chunk += line + '\n';
+    if (chunk.length >= TABLE_CHUNK) {
+      io.out(chunk);
+      chunk = '';
+    }
+  }
+  if (chunk) io.out(chunk);
 }
 
 export async function printResource<T>(io: IO, opts: OutputOptions, unmasked: View<T>, item: T): Promise<void> {
