@@ -18,7 +18,7 @@ export interface NamespaceAccess {
 
 export function namespaceAccess(access: KubeAccess): NamespaceAccess {
   const client = async () => {
-    const [{ createKubeTransport }, { KubeClient }] = await Promise.all([import('../kubernetes/kube-api.js'), import('../kubernetes/client.js')]);
+    const [{ createKubeTransport }, { KubeClient }] = await Promise.all([import('../kubernetes/kube-wire.js'), import('../kubernetes/client.js')]);
     return new KubeClient(createKubeTransport(access), access.server);
   };
   const path = (name: string) => `/api/v1/namespaces/${encodeURIComponent(name)}`;

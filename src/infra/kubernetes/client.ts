@@ -6,7 +6,7 @@
  * the server's own Status message. Everything else fails at once.
  */
 import { InterruptedError, VnfmError } from '../../errors.js';
-import type { KubeHttpRequest, KubeHttpResponse, KubeTransport } from './kube-api.js';
+import type { KubeHttpRequest, KubeHttpResponse, KubeTransport } from './kube-wire.js';
 import { sleep } from '../../clock.js';
 
 /** The API server refused a request; `status`/`reason` are its Status fields. */

@@ -8,7 +8,7 @@ import type { DriverContext, DriverEvent, ResourceRef } from '../driver.js';
 import { KubeClient, type RetryPolicy } from './client.js';
 import { collectionPath, describeRef, Discovery, objectPath, type ApiResource } from './discovery.js';
 import { type KubeObject } from './driver-contract.js';
-import { type KubeTransport } from './kube-api.js';
+import type { KubeTransport } from './kube-wire.js';
 import { checkOwnership, controlledBy, refOf, selectorString } from './objects.js';
 import { byAge, machineOf, MACHINE_GROUP, ownedSetUids } from './machines.js';
 import { assessReadiness, podReady } from './readiness.js';

@@ -3,7 +3,9 @@
  * and running a CNF's objects on it (any kind the cluster serves, found
  * through discovery).
  */
-export { checkKubernetesAccess, type KubeAccess, type KubeCheckResult, type KubeTransport } from './kube-api.js';
+// The access check (kube-api.ts) loads @kubernetes/client-node; the driver does not (kube-wire.ts): import it from there.
+export type { KubeAccess, KubeCheckResult } from './kube-api.js';
+export type { KubeTransport } from './kube-wire.js';
 export { fetchOidcIdToken, type OidcPasswordGrant } from './oidc.js';
 export { createKubernetesDriver, type KubernetesDriver, type KubernetesDriverOptions } from './driver.js';
 export { KubeApiError, type RetryPolicy } from './client.js';

@@ -1,13 +1,11 @@
 /**
- * The one module that imports @kubernetes/client-node. It builds the client
- * configuration in memory from a VIM's settings and secrets: the CA and
- * client keys never touch the disk. It also holds the driver's wire to the
- * API server (createKubeTransport), authenticated through that same
- * configuration.
+ * A VIM's access to its API server (KubeAccess) and the check that it works.
+ * The check and the driver go over kube-wire.ts, which does without
+ * @kubernetes/client-node, so no command loads that large module on its way
+ * to a cluster; makeKubeConfig, the one use of it left, loads it at first call.
  */
-import * as http from 'node:http';
-import * as https from 'node:https';
-import * as k8s from '@kubernetes/client-node';
+import type * as K8s from '@kubernetes/client-node';
+import { createKubeTransport } from './kube-wire.js';
 import { VimCheckError } from '../../errors.js';
 
 /** Everything needed to talk to one API server. */
@@ -30,7 +28,11 @@ export interface KubeCheckResult {
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
-export function makeKubeConfig(access: KubeAccess): k8s.KubeConfig {
+/** @kubernetes/client-node, loaded at first use: only the access check needs it. */
+const clientNode = (): Promise<typeof K8s> => import('@kubernetes/client-node');
+
+export async function makeKubeConfig(access: KubeAccess): Promise<K8s.KubeConfig> {
+  const k8s = await clientNode();
   const kc = new k8s.KubeConfig();
   kc.loadFromOptions({
     clusters: [
@@ -58,20 +60,36 @@ export function makeKubeConfig(access: KubeAccess): k8s.KubeConfig {
 /**
  * Checks that the API server answers with these credentials: its version,
  * then the namespace list (which needs an authenticated, authorised user).
+ * Over the driver's own wire (kube-wire.ts), so that checking a VIM before
+ * an operation does not load @kubernetes/client-node.
  */
 export async function checkKubernetesAccess(access: KubeAccess, opts: { timeoutMs?: number } = {}): Promise<KubeCheckResult> {
-  const kc = makeKubeConfig(access);
   const timeoutMs = opts.timeoutMs ?? 15_000;
-  const version = await withTimeout(kc.makeApiClient(k8s.VersionApi).getCode(), timeoutMs, access.server).catch((err) => {
-    throw explain(err, access, 'read the server version');
-  });
-  const list = await withTimeout(kc.makeApiClient(k8s.CoreV1Api).listNamespace(), timeoutMs, access.server).catch((err) => {
-    throw explain(err, access, 'list namespaces');
-  });
-  return {
-    gitVersion: version.gitVersion,
-    namespaces: list.items.map((ns) => ns.metadata?.name ?? '').filter(Boolean),
+  const transport = createKubeTransport(access);
+  const ask = async <T>(path: string, what: string): Promise<T> => {
+    const answer = await withTimeout(transport.request({ method: 'GET', path, idleTimeoutMs: timeoutMs }), timeoutMs, access.server).catch((err: unknown) => {
+      throw explain(err, access, what);
+    });
+    if (answer.status < 200 || answer.status >= 300) throw explain(new HttpStatusError(answer.status), access, what);
+    return answer.body as T;
   };
+  try {
+    const version = await ask<{ gitVersion?: string }>('/version', 'read the server version');
+    const list = await ask<{ items?: Array<{ metadata?: { name?: string } }> }>('/api/v1/namespaces', 'list namespaces');
+    return {
+      gitVersion: version?.gitVersion ?? '',
+      namespaces: (list?.items ?? []).map((ns) => ns.metadata?.name ?? '').filter(Boolean),
+    };
+  } finally {
+    transport.close();
+  }
+}
+
+/** An answer outside 2xx from the API server. */
+class HttpStatusError extends Error {
+  constructor(readonly code: number) {
+    super(`HTTP ${code}`);
+  }
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, server: string): Promise<T> {
@@ -106,7 +124,7 @@ function errorCode(err: unknown): string | undefined {
 
 function explain(err: unknown, access: KubeAccess, what: string): VimCheckError {
   const server = access.server;
-  if (err instanceof k8s.ApiException) {
+  if (err instanceof HttpStatusError) {
     const credential = access.bearerToken ? 'bearer token' : access.clientCert ? 'client certificate' : 'username and password';
     if (err.code === 401) {
       return new VimCheckError(`the API server at ${server} rejected the ${credential} (401 Unauthorized)`, {
@@ -136,153 +154,4 @@ function explain(err: unknown, access: KubeAccess, what: string): VimCheckError 
   });
 }
 
-/** One HTTP exchange with the API server, as the driver's client sees it. */
-export interface KubeHttpRequest {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** An absolute API path, e.g. `/apis/apps/v1/namespaces/ns/deployments`. */
-  path: string;
-  query?: Record<string, string | number | boolean | undefined>;
-  /** Sent as JSON (a server-side apply body is JSON too: JSON is YAML). */
-  body?: unknown;
-  /** Defaults to application/json when there is a body. */
-  contentType?: string;
-  signal?: AbortSignal;
-  /**
-   * The connection is cut (ETIMEDOUT) when nothing arrives for this long:
-   * a server that stopped answering is then retried instead of waited on
-   * forever. Defaults: 60 s for a request, for a stream 30 s beyond the
-   * `timeoutSeconds` it asked the server for (or 10 minutes).
-   */
-  idleTimeoutMs?: number;
-}
-
-export interface KubeHttpResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  /** The parsed JSON answer, or the raw text when it was not JSON. */
-  body: unknown;
-}
-
-/**
- * The raw wire to one API server: requests and line-delimited streams
- * (watches). Authentication and TLS come from the VIM's settings through
- * client-node's KubeConfig, in memory. Transport failures reject with the
- * socket's error (its `code` says which); HTTP errors resolve with their
- * status, so the caller decides what is worth a retry.
- */
-export interface KubeTransport {
-  request(req: KubeHttpRequest): Promise<KubeHttpResponse>;
-  /**
-   * Opens a streaming GET and hands each complete line to `onLine`. Resolves
-   * when the server ends the stream; a non-2xx answer resolves as a response
-   * without streaming, so the caller can read its Status.
-   */
-  stream(req: KubeHttpRequest, onLine: (line: string) => void): Promise<KubeHttpResponse | undefined>;
-  /** Closes idle keep-alive connections. */
-  close(): void;
-}
-
-interface WireOptions {
-  headers: Record<string, string>;
-  agent: http.Agent;
-  auth?: string;
-  url: URL;
-  secure: boolean;
-}
-
-/**
- * The driver's seam to the API server. Plain HTTPS rather than client-node's
- * typed API classes: those turn objects into generated models (dropping
- * fields they do not know), hide Retry-After, and cannot reach `/scale` of
- * an arbitrary kind; a driver for "any kind the cluster serves" needs the
- * objects exactly as served.
- */
-export function createKubeTransport(access: KubeAccess): KubeTransport {
-  let wire: Promise<WireOptions> | undefined;
-  const wireOptions = (): Promise<WireOptions> =>
-    (wire ??= (async () => {
-      const kc = makeKubeConfig(access);
-      const opts: https.RequestOptions = { headers: {} };
-      await kc.applyToHTTPSOptions(opts);
-      const url = new URL(access.server);
-      const secure = url.protocol === 'https:';
-      const agentOpts = { keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized ?? true };
-      const agent = secure ? new https.Agent(agentOpts) : new http.Agent({ keepAlive: true });
-      return { headers: { ...(opts.headers as Record<string, string>) }, agent, auth: opts.auth ?? undefined, url, secure };
-    })());
-
-  const open = async (req: KubeHttpRequest, accept: string, idleTimeoutMs: number) => {
-    const w = await wireOptions();
-    const path = w.url.pathname.replace(/\/$/, '') + req.path + queryString(req.query);
-    const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
-    const headers: Record<string, string> = { ...w.headers, Accept: accept };
-    if (body) {
-      headers['Content-Type'] = req.contentType ?? 'application/json';
-      headers['Content-Length'] = String(body.length);
-    }
-    const options = { method: req.method, hostname: w.url.hostname, port: w.url.port || (w.secure ? 443 : 80), path, headers, agent: w.agent, auth: w.auth, signal: req.signal };
-    return new Promise<http.IncomingMessage>((resolve, reject) => {
-      const r = (w.secure ? https : http).request(options, resolve);
-      r.setTimeout(idleTimeoutMs, () => r.destroy(Object.assign(new Error(`no data from ${access.server} for ${idleTimeoutMs / 1000}s`), { code: 'ETIMEDOUT' })));
-      r.on('error', reject);
-      r.end(body);
-    });
-  };
-
-  const readAll = (res: http.IncomingMessage): Promise<KubeHttpResponse> =>
-    new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = text;
-        try {
-          body = text ? JSON.parse(text) : undefined;
-        } catch {
-          // Not JSON (a proxy's HTML error page, say): keep the text for the message.
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-      });
-    });
-
-  return {
-    async request(req) {
-      return readAll(await open(req, 'application/json', req.idleTimeoutMs ?? 60_000));
-    },
-    async stream(req, onLine) {
-      const serverTimeout = Number(req.query?.timeoutSeconds ?? 570);
-      const res = await open(req, 'application/json', req.idleTimeoutMs ?? (serverTimeout + 30) * 1000);
-      if ((res.statusCode ?? 0) >= 300) return readAll(res);
-      return new Promise<undefined>((resolve, reject) => {
-        let pending = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          pending += chunk;
-          let nl: number;
-          while ((nl = pending.indexOf('\n')) >= 0) {
-            const line = pending.slice(0, nl).trim();
-            pending = pending.slice(nl + 1);
-            if (line) onLine(line);
-          }
-        });
-        res.on('error', reject);
-        res.on('aborted', () => reject(Object.assign(new Error('the watch connection was cut'), { code: 'ECONNRESET' })));
-        res.on('end', () => {
-          if (pending.trim()) onLine(pending.trim());
-          resolve(undefined);
-        });
-      });
-    },
-    close() {
-      void wire?.then((w) => w.agent.destroy());
-    },
-  };
-}
-
-function queryString(query: KubeHttpRequest['query']): string {
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.append(k, String(v));
-  const s = params.toString();
-  return s ? `?${s}` : '';
-}
+export { createKubeTransport, type KubeHttpRequest, type KubeHttpResponse, type KubeTransport } from './kube-wire.js';

@@ -8,7 +8,8 @@ import { NotFoundError } from '../../errors.js';
 import { defaultRetryPolicy, KubeClient, type RetryPolicy } from './client.js';
 import type { ApiResource } from './discovery.js';
 import type { KubeObject } from './driver-contract.js';
-import { createKubeTransport, type KubeAccess, type KubeTransport } from './kube-api.js';
+import type { KubeAccess } from './kube-api.js';
+import { createKubeTransport, type KubeTransport } from './kube-wire.js';
 import { watchUntil } from './watch.js';
 
 const SECRETS: ApiResource = {
