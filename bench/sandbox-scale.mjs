@@ -92,10 +92,15 @@ async function stopSandbox(sb) {
 }
 
 /** user+system CPU ms of a process so far. */
-function cpuMs(pid) {
+function cpuMs(pid, first = 11) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  return (Number(fields[first]) + Number(fields[first + 1])) * TICK_MS;
+}
+
+/** user+system CPU ms of this process's children that have ended (the vnfm and kubectl commands). */
+function childrenCpuMs() {
+  return cpuMs('self', 13);
 }
 
 /** Peak and current resident memory of a process, bytes. */
@@ -459,8 +464,11 @@ async function measureConcurrency() {
     const alone = await instantiate(runs[0]);
     const t0 = process.hrtime.bigint();
     const cpu0 = cpuMs(sb.child.pid);
+    const clients0 = childrenCpuMs();
     const each = await Promise.all(runs.slice(1).map((argv) => instantiate(argv)));
     const together = Number(process.hrtime.bigint() - t0) / 1e6;
+    const sandboxCpuMs = cpuMs(sb.child.pid) - cpu0;
+    const vnfmCpuMs = childrenCpuMs() - clients0;
     return {
       cores: cpus().length,
       concurrent: CONCURRENT,
@@ -468,7 +476,10 @@ async function measureConcurrency() {
       togetherMs: together,
       ratio: together / alone,
       slowestMs: Math.max(...each),
-      sandboxCpuMs: cpuMs(sb.child.pid) - cpu0,
+      sandboxCpuMs,
+      vnfmCpuMs,
+      // The 20 cannot end sooner than their CPU (vnfm's and the sandbox's) spread over every core.
+      cpuFloorMs: (sandboxCpuMs + vnfmCpuMs) / cpus().length,
     };
   } finally {
     await stopSandbox(sb);
@@ -538,11 +549,11 @@ try {
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(result, null, 2));
   } else {
-    const row = (name, value, target) => console.log(name.padEnd(60) + value.padStart(14) + (target ? `   target ${target}` : ''));
+    const row = (name, value, note) => console.log(name.padEnd(60) + value.padStart(14) + (note ? `   ${note}` : ''));
     console.log(`vnfm sandbox at scale (node ${process.version}, ${cpus().length} cores)`);
     const m = result.memory;
     if (m) {
-      row(`(a) ${m.objects} objects: sandbox peak RSS`, `${m.peakRssMiB.toFixed(0)} MiB`, '<= 150 MiB');
+      row(`(a) ${m.objects} objects: sandbox peak RSS`, `${m.peakRssMiB.toFixed(0)} MiB`, 'target <= 150 MiB');
       row('    idle RSS before loading', `${m.idleRssMiB.toFixed(0)} MiB`);
       row('    load (HTTPS, 8 at once) until every pod is ready', `${m.loadMs.toFixed(0)} ms`);
       row('    sandbox CPU for the load', `${m.loadCpuMs.toFixed(0)} ms`);
@@ -550,14 +561,16 @@ try {
     }
     const b = result.concurrency;
     if (b) {
-      row(`(b) ${b.concurrent} concurrent 50-object CNFs / one alone (wall)`, `${b.ratio.toFixed(2)}x`, `<= 5x on ${b.cores} cores`);
+      row(`(b) ${b.concurrent} concurrent 50-object CNFs / one alone (wall)`, `${b.ratio.toFixed(2)}x`, `target <= 5x on ${b.cores} cores`);
       row('    one alone', `${b.aloneMs.toFixed(0)} ms`);
       row(`    ${b.concurrent} at once`, `${b.togetherMs.toFixed(0)} ms`);
       row('    sandbox CPU for the 20', `${b.sandboxCpuMs.toFixed(0)} ms`);
+      row('    vnfm CPU for the 20 (all processes)', `${b.vnfmCpuMs.toFixed(0)} ms`);
+      row(`    CPU floor: (sandbox + vnfm CPU) / ${b.cores} cores`, `${b.cpuFloorMs.toFixed(0)} ms`, `${(b.cpuFloorMs / b.aloneMs).toFixed(2)}x one alone`);
     }
     const c = result.cnfCpu;
     if (c) {
-      row(`(c) ${c.objects}-object CNF: sandbox CPU under vnfm / under kubectl`, `${c.ratio.toFixed(2)}x`, '<= 1x');
+      row(`(c) ${c.objects}-object CNF: sandbox CPU under vnfm / under kubectl`, `${c.ratio.toFixed(2)}x`, 'target <= 1x');
       row('    sandbox CPU, vnfm vnf-instantiate', `${c.vnfmSandboxCpuMs.toFixed(0)} ms`);
       row('    sandbox CPU, kubectl apply + wait', `${c.kubectlSandboxCpuMs.toFixed(0)} ms`);
       row('    wall, vnfm vnf-instantiate', `${c.vnfmMs.toFixed(0)} ms`);

@@ -110,6 +110,13 @@ export class ObjectApi {
     return this.store.peek(type.group, type.plural, type.namespaced ? namespace : undefined, name);
   }
 
+  /** As get, but the stored object itself, frozen: to read, never to change. */
+  getShared(type: ResourceType, namespace: string | undefined, name: string): KubeObject {
+    const obj = this.peek(type, namespace, name);
+    if (!obj) throw notFound(this.target(type, name));
+    return obj;
+  }
+
   /** As list, but the stored objects themselves, frozen: to read, never to change. */
   scan(type: ResourceType, namespace?: string): KubeObject[] {
     return this.store.scan(type.group, type.plural, type.namespaced ? namespace : undefined).items;

@@ -155,7 +155,7 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
     (next.spec as Obj).nodeName = node.metadata.name;
     // Through the binding subresource, as a scheduler binds: a client's update may not set spec.nodeName.
     api.update(pods, next, { manager: 'kube-scheduler', subresource: 'binding' });
-    const bound = api.get(pods, pod.metadata.namespace, pod.metadata.name);
+    const bound = api.getShared(pods, pod.metadata.namespace, pod.metadata.name);
     const conditions = [{ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: now() }];
     api.update(pods, { ...bound, status: { ...status(bound), conditions } }, { subresource: 'status', manager: 'kube-scheduler' });
   }

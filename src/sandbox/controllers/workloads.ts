@@ -257,7 +257,7 @@ export function startDeploymentController(ctx: ControllerContext): Controller {
           const room = desired + maxSurge - total;
           if (room > 0) scale(newRs, Math.min(desired, newCount + room));
         }
-        newRs = api.get(rsType, namespace, newRs.metadata.name);
+        newRs = api.getShared(rsType, namespace, newRs.metadata.name);
         // Scale down old ones while enough pods stay available.
         const minAvailable = desired - maxUnavailable;
         const allPods = all.reduce((n, rs) => n + (rs.metadata.uid === newRs!.metadata.uid ? current(newRs!) : current(rs)), 0);
@@ -292,7 +292,7 @@ export function startDeploymentController(ctx: ControllerContext): Controller {
       for (const rs of empty.slice(0, Math.max(0, empty.length - limit))) api.delete(rsType, namespace, rs.metadata.name);
     }
 
-    writeDeploymentStatus(api, queue, api.get(deployments, namespace, name), owned(), newRs && api.find(rsType, namespace, newRs.metadata.name));
+    writeDeploymentStatus(api, queue, api.getShared(deployments, namespace, name), owned(), newRs && api.peek(rsType, namespace, newRs.metadata.name));
   }
 
   // Not runOwnerController: reconcile re-queues itself for the progress deadline.
