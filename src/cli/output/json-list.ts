@@ -8,7 +8,7 @@ import { RawJson } from '../../store/lazy-json.js';
 import { maskSealed } from './printer.js';
 
 /** Characters gathered before a write to stdout. */
-const WRITE_CHUNK = 1 << 18;
+const WRITE_CHUNK = 1 << 16;
 
 /**
  * Writes the items' data (`toData`, read with the JSON columns as RawJson) a
