@@ -364,7 +364,14 @@ export abstract class DeployingDriver extends KubeDriverBase {
    * Deletes one object of the instance and waits until it is gone; gone already counts as deleted.
    * With `hub`, the object is read from and awaited on the shared watch of its kind and namespace.
    */
-  protected async removeOne(ctx: DriverContext, ref: ResourceRef, instanceId: string, gracePeriodSeconds: number | undefined, hub?: WatchHub): Promise<void> {
+  protected async removeOne(
+    ctx: DriverContext,
+    ref: ResourceRef,
+    instanceId: string,
+    gracePeriodSeconds: number | undefined,
+    hub?: WatchHub,
+    writes: <T>(write: () => Promise<T>) => Promise<T> = (write) => write(),
+  ): Promise<void> {
     // A kind no longer served (its CRD went first) leaves no object behind.
     const res = await this.discovery.tryResolve(ref.apiVersion, ref.kind, ctx.signal);
     const existing = res && (hub ? await hub.current({ res, namespace: ref.namespace, name: ref.name }, ctx.signal) : await this.read(ctx, res, ref));
@@ -382,9 +389,11 @@ export abstract class DeployingDriver extends KubeDriverBase {
     const uid = existing.metadata.uid as string | undefined;
     ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
     if (!existing.metadata.deletionTimestamp) {
-      await this.client.call(
-        { method: 'DELETE', path: objectPath(res, ref), body: deleteOptions(gracePeriodSeconds, uid) },
-        { what: `delete ${describeRef(ref)}`, signal: ctx.signal, accept: [404, 409] },
+      await writes(() =>
+        this.client.call(
+          { method: 'DELETE', path: objectPath(res, ref), body: deleteOptions(gracePeriodSeconds, uid) },
+          { what: `delete ${describeRef(ref)}`, signal: ctx.signal, accept: [404, 409] },
+        ),
       );
     }
     this.report(ctx, { resource: ref, message: 'deleting' });

@@ -184,9 +184,11 @@ class Driver extends DeployingDriver implements KubernetesDriver {
   async remove(ctx: DriverContext, input: RemoveInput): Promise<void> {
     // One list and watch per kind and namespace tells what exists and when it is gone, not a read and a watch per object.
     const hub = new WatchHub(this.client, this.opts.watchTimeoutSeconds);
+    // The deletes are sent `limit` at a time; waiting for them to be gone costs no request, so all of a group wait at once.
+    const writes = writeLimiter(this.limit);
     try {
       for (const group of removalGroups(input.resources, (r) => r.kind)) {
-        await forEachLimited(group, this.limit, (ref) => this.removeOne(ctx, ref, input.instanceId, input.gracePeriodSeconds, hub));
+        await forEachLimited(group, group.length, (ref) => this.removeOne(ctx, ref, input.instanceId, input.gracePeriodSeconds, hub, writes));
       }
     } finally {
       hub.close();
@@ -331,4 +333,34 @@ class Driver extends DeployingDriver implements KubernetesDriver {
       hub.close();
     }
   }
+}
+
+/**
+ * Runs writes at most `limit` at a time. After one fails, the writes still
+ * queued are not sent: they fail with the first failure (as forEachLimited
+ * starts nothing new after a failure).
+ */
+function writeLimiter(limit: number): <T>(write: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  let failure: { err: unknown } | undefined;
+  const queue: Array<() => void> = [];
+  // A finished write hands its slot to the next one queued.
+  const release = () => {
+    const next = queue.shift();
+    if (next) next();
+    else running--;
+  };
+  return async <T>(write: () => Promise<T>): Promise<T> => {
+    if (running < limit) running++;
+    else await new Promise<void>((resolve) => queue.push(resolve));
+    try {
+      if (failure) throw failure.err;
+      return await write();
+    } catch (err) {
+      failure ??= { err };
+      throw err;
+    } finally {
+      release();
+    }
+  };
 }
