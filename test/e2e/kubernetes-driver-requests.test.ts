@@ -5,6 +5,7 @@
  * create's answer or the shared watch already holds; listing the VNFCs of
  * many VDUs lists each kind once; removing reads each kind once.
  */
+import { setMaxListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DriverContext, DriverEvent, JournalStep } from '../../src/infra/driver.js';
 import { createKubernetesDriver, type KubeObject, type KubernetesDriver } from '../../src/infra/kubernetes/index.js';
@@ -53,7 +54,10 @@ afterAll(async () => {
 function context(): DriverContext & { events: DriverEvent[]; steps: JournalStep[] } {
   const steps: JournalStep[] = [];
   const events: DriverEvent[] = [];
-  return { steps, events, journal: { record: (s) => void steps.push(s), steps: () => steps }, report: (e) => void events.push(e), signal: AbortSignal.timeout(50_000) };
+  // Each request in flight listens on the signal, as the CLI's does (it lifts the limit too).
+  const signal = AbortSignal.timeout(50_000);
+  setMaxListeners(0, signal);
+  return { steps, events, journal: { record: (s) => void steps.push(s), steps: () => steps }, report: (e) => void events.push(e), signal };
 }
 
 const N = 12;
