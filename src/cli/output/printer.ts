@@ -269,19 +269,30 @@ export function maskSealed(v: unknown): unknown {
 /**
  * A list read from the store (10 000 rows and more) makes garbage fast and
  * keeps little: V8 would grow its young generation to 16 MiB semi-spaces for
- * it, tens of MiB of RSS that the list never needs. It keeps them at their
- * first size instead (the flag is read each time the young generation would
- * grow, so it holds from here on), for the few milliseconds more of scavenges.
+ * it, tens of MiB of RSS that the list never needs. While the list prints,
+ * the young generation keeps its first size (V8 reads the flag each time it
+ * would grow it), for a few milliseconds more of scavenges. The flag is put
+ * back afterwards: V8 stamps its code cache with the flags in force, and
+ * bin/vnfm writes that cache at exit; a changed flag would make the next
+ * start refuse it and compile the bundle again.
  */
-function keepYoungGenerationSmall(): void {
+async function withSmallYoungGeneration<R>(fn: () => Promise<R>): Promise<R> {
   setFlagsFromString('--semi-space-growth-factor=1');
+  try {
+    return await fn();
+  } finally {
+    setFlagsFromString('--semi-space-growth-factor=2');
+  }
 }
 
 export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, unmasked: View<T>, source: T[] | ListSource<T>): Promise<void> {
+  return Array.isArray(source) ? printListOf(io, opts, unmasked, source) : withSmallYoungGeneration(() => printListOf(io, opts, unmasked, source));
+}
+
+async function printListOf<T>(io: IO, opts: OutputOptions & ListOptions, unmasked: View<T>, source: T[] | ListSource<T>): Promise<void> {
   const view = masked(unmasked);
   const format = formatOf(opts);
   if (!Array.isArray(source)) {
-    keepYoungGenerationSmall();
     const plain = opts.filter === undefined && !opts.sort;
     const limit = plain && opts.limit !== undefined ? { limit: opts.limit } : {};
     if (plain && format === 'json') {
