@@ -142,11 +142,14 @@ export class LcmOpOccRepository {
       const conds = after ? [...where, '(o.start_time, o.rowid) > (@afterTime, @afterRow)'] : where;
       return `${select.replace('SELECT ', 'SELECT o.rowid AS row_id, ')} ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY o.start_time, o.rowid LIMIT @pageSize`;
     };
+    // Prepared once: a list of 20 000 is 200 pages.
+    const first = this.db.prepare(page(false));
+    const next = this.db.prepare(page(true));
     let left = how.limit ?? Infinity;
     let last: (OpOccRow & { row_id: number }) | undefined;
     while (left > 0) {
       const size = Math.min(how.summary ? SUMMARY_PAGE : PAGE, left);
-      const rows = this.db.prepare(page(last !== undefined)).all({
+      const rows = (last === undefined ? first : next).all({
         ...filter,
         pageSize: size,
         ...(last ? { afterTime: last.start_time, afterRow: last.row_id } : {}),

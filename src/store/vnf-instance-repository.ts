@@ -252,11 +252,14 @@ export class VnfInstanceRepository {
       return `${select} ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY i.created_at, i.id LIMIT @pageSize`;
     };
     const convert = how.summary ? (r: InstanceRow) => toSummary(r) : (r: InstanceRow) => toInstance(r, how.rawJson ? rawJsonField : defineLazyJson);
+    // Prepared once: a list of 20 000 is 200 pages.
+    const first = this.db.prepare(page(false));
+    const next = this.db.prepare(page(true));
     let left = how.limit ?? Infinity;
     let last: InstanceRow | undefined;
     while (left > 0) {
       const size = Math.min(how.summary ? SUMMARY_PAGE : PAGE, left);
-      const rows = this.db.prepare(page(last !== undefined)).all({
+      const rows = (last === undefined ? first : next).all({
         ...params,
         pageSize: size,
         ...(last ? { afterTime: last.created_at, afterId: last.id } : {}),
