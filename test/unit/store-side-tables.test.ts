@@ -12,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { LcmOpOcc, PriorState, VnfInstance } from '../../src/model/lcm.js';
 import { openDatabase } from '../../src/store/database.js';
-import type { Store } from '../../src/store/index.js';
+import { RawJson, type Store } from '../../src/store/index.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { openPostgres } from '../../src/store/postgres/database.js';
 import { exportStore, importStore, linesOf, type PackageContentIo } from '../../src/store/transfer.js';
@@ -156,6 +156,12 @@ describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (
       expect(old.info().schemaVersion).toBe(Math.max(...migrations.map((m) => m.version)));
       expect(readBack(old)).toEqual(readBack(now));
       expect(old.opOccs.lockedInstances()).toEqual(['i-1']);
+      // What -o json reads: each JSON column as RawJson text (pretty-printed on SQLite, as stored on PostgreSQL) of the same value.
+      const raw = (o: object) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v instanceof RawJson ? JSON.parse(v.text) : v]));
+      expect([...old.instances.read({}, { rawJson: true })].map(raw)).toEqual(JSON.parse(readBack(now).instances));
+      expect([...old.opOccs.read({}, { rawJson: true })].map(raw)).toEqual(JSON.parse(readBack(now).ops));
+      const text = ([...old.instances.read({}, { rawJson: true })][0] as unknown as { instantiatedVnfInfo: RawJson }).instantiatedVnfInfo.text;
+      expect(text).toBe(name === 'sqlite' ? JSON.stringify(i1.instantiatedVnfInfo, null, 2) : JSON.stringify(i1.instantiatedVnfInfo));
       expect(old.instances.get('i-1').instantiatedVnfInfo?.vnfcInfo).toHaveLength(2);
       expect(([...old.instances.read({}, { summary: true })] as (VnfInstance & { vnfcCount: number | null })[]).map((i) => i.vnfcCount)).toEqual([2, null]);
       // The side rows went with the main ones; a journal step still lands.
