@@ -543,7 +543,16 @@ try {
   const kubectlCounted = kubectlWith(files.counted.kube);
   await kubectlCounted('api-resources', '-o', 'name');
   proxy.take();
-  const requests = { vnfm: (await vnfmRound(counted)).counts, kubectl: (await kubectlRound(kubectlCounted, 'bench-kubectl-counted')).counts };
+  // A counted round that fails (kubectl's waits through the proxy can time out on a loaded 2-core machine) leaves the timed figures standing.
+  const countedRound = (what, round) =>
+    round.then(
+      (r) => r.counts,
+      (err) => {
+        step(`${what}: requests not counted: ${err.message.split('\n')[0]}`);
+        return { instantiate: {}, terminate: {} };
+      },
+    );
+  const requests = { vnfm: await countedRound('vnfm', vnfmRound(counted)), kubectl: await countedRound('kubectl', kubectlRound(kubectlCounted, 'bench-kubectl-counted')) };
 
   const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
   const result = {
