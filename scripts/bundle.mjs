@@ -348,6 +348,9 @@ for (let round = 0; ; round++) {
           loader: 'ts',
         },
         outfile: join(staging, 'chunks', roomFile(name)),
+        // A room is vnfm's own code (its dependencies come from the main bundle or a chunk), written as ES modules, which
+        // are strict: kept strict as CommonJS, so a write to a frozen object (the sandbox's stored objects) throws here too.
+        banner: { js: `'use strict';\n${common.banner.js}` },
         plugins: [roomRouting(roomEntries), sharing(mainInputs, sharedUsed), chunkRouting(plans), noBindingsSearch],
         metafile: true,
       }),
