@@ -43,6 +43,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import yaml from 'js-yaml';
+import { writeCnfPackage } from './support/cnf-package.mjs';
 
 const flag = (name) => {
   const i = process.argv.indexOf(name);
@@ -152,104 +153,8 @@ const objects = {
 };
 const objectCount = Object.values(objects).reduce((n, list) => n + list.length, 0);
 
-const yamlDocs = (list) => list.map((o) => yaml.dump(o, { lineWidth: -1 })).join('---\n');
-
 function writePackage(dir) {
-  const files = join(dir, 'Files', 'kubernetes');
-  mkdirSync(files, { recursive: true });
-  mkdirSync(join(dir, 'TOSCA-Metadata'));
-  mkdirSync(join(dir, 'Definitions'));
-  for (const [name, list] of Object.entries(objects)) writeFileSync(join(files, name), yamlDocs(list));
-  writeFileSync(
-    join(dir, 'TOSCA-Metadata', 'TOSCA.meta'),
-    'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: vnfm bench\nEntry-Definitions: Definitions/bench_cnf_top.vnfd.yaml\n',
-  );
-  const imports = ['etsi_nfv_sol001_common_types.yaml', 'etsi_nfv_sol001_vnfd_types.yaml'];
-  writeFileSync(
-    join(dir, 'Definitions', 'bench_cnf_types.yaml'),
-    `tosca_definitions_version: tosca_simple_yaml_1_2
-imports: ${JSON.stringify(imports)}
-node_types:
-  vnfm.bench.Cnf50:
-    derived_from: tosca.nodes.nfv.VNF
-    properties:
-      descriptor_id: { type: string, default: ${DESCRIPTOR_ID} }
-      descriptor_version: { type: string, default: '1.0' }
-      provider: { type: string, default: vnfm bench }
-      product_name: { type: string, default: CNF of ${objectCount} objects }
-      software_version: { type: string, default: '1.0' }
-      vnfm_info: { type: list, entry_schema: { type: string }, default: [ Tacker ] }
-      flavour_id: { type: string, default: simple }
-      flavour_description: { type: string, default: '' }
-    interfaces:
-      Vnflcm:
-        type: tosca.interfaces.nfv.Vnflcm
-`,
-  );
-  const vdus = Array.from({ length: VDUS }, (_, k) => k + 1);
-  writeFileSync(
-    join(dir, 'Definitions', 'bench_cnf_df_simple.yaml'),
-    `tosca_definitions_version: tosca_simple_yaml_1_2
-imports: ${JSON.stringify([...imports, 'bench_cnf_types.yaml'])}
-topology_template:
-  substitution_mappings:
-    node_type: vnfm.bench.Cnf50
-    properties:
-      flavour_id: simple
-  node_templates:
-    VNF:
-      type: vnfm.bench.Cnf50
-      properties:
-        flavour_description: ${VDUS} Deployments, one per VDU
-${vdus
-  .map(
-    (i) => `    VDU${i}:
-      type: tosca.nodes.nfv.Vdu.Compute
-      properties:
-        name: vdu${i}
-        description: Deployment vdu${i}
-        vdu_profile: { min_number_of_instances: 1, max_number_of_instances: 1 }
-`,
-  )
-  .join('')}  policies:
-    - instantiation_levels:
-        type: tosca.policies.nfv.InstantiationLevels
-        properties:
-          levels:
-            instantiation_level_1:
-              description: One replica of each VDU
-          default_level: instantiation_level_1
-    - vdu_instantiation_levels:
-        type: tosca.policies.nfv.VduInstantiationLevels
-        properties:
-          levels:
-            instantiation_level_1:
-              number_of_instances: 1
-        targets: ${JSON.stringify(vdus.map((i) => `VDU${i}`))}
-`,
-  );
-  writeFileSync(
-    join(dir, 'Definitions', 'bench_cnf_top.vnfd.yaml'),
-    `tosca_definitions_version: tosca_simple_yaml_1_2
-description: A generated CNF of ${objectCount} Kubernetes objects, for benchmarks
-imports: ${JSON.stringify([...imports, 'bench_cnf_types.yaml', 'bench_cnf_df_simple.yaml'])}
-topology_template:
-  inputs:
-    selected_flavour:
-      type: string
-  node_templates:
-    VNF:
-      type: vnfm.bench.Cnf50
-      properties:
-        flavour_id: { get_input: selected_flavour }
-        descriptor_id: ${DESCRIPTOR_ID}
-        provider: vnfm bench
-        product_name: CNF of ${objectCount} objects
-        software_version: '1.0'
-        descriptor_version: '1.0'
-        vnfm_info: [ Tacker ]
-`,
-  );
+  writeCnfPackage(dir, { objects, descriptorId: DESCRIPTOR_ID, nodeType: 'vnfm.bench.Cnf50', prefix: 'bench_cnf' });
 }
 
 // ---- running commands -------------------------------------------------------------------------

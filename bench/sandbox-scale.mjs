@@ -24,6 +24,7 @@ import { Agent, request } from 'node:https';
 import { tmpdir, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import yaml from 'js-yaml';
+import { writeCnfPackage } from './support/cnf-package.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const bin = process.env.VNFM_BENCH_BIN ?? join(root, 'bin', 'vnfm');
@@ -234,106 +235,8 @@ function cnfObjects(n) {
 
 /** Writes a CNF package tree of `n` objects into `dir`; returns its descriptor id, VDU count and manifest folder. */
 function writePackage(dir, n) {
-  const objects = cnfObjects(n);
-  const vduCount = objects['deployments.yaml'].length;
   const descriptorId = `5e0b3d47-1c2a-4f6e-9a8b-${String(n).padStart(12, '0')}`;
-  const files = join(dir, 'Files', 'kubernetes');
-  mkdirSync(files, { recursive: true });
-  mkdirSync(join(dir, 'TOSCA-Metadata'));
-  mkdirSync(join(dir, 'Definitions'));
-  for (const [name, list] of Object.entries(objects)) writeFileSync(join(files, name), list.map((o) => yaml.dump(o, { lineWidth: -1 })).join('---\n'));
-  writeFileSync(
-    join(dir, 'TOSCA-Metadata', 'TOSCA.meta'),
-    'TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: vnfm bench\nEntry-Definitions: Definitions/scale_cnf_top.vnfd.yaml\n',
-  );
-  const imports = ['etsi_nfv_sol001_common_types.yaml', 'etsi_nfv_sol001_vnfd_types.yaml'];
-  const nodeType = `vnfm.bench.ScaleCnf${n}`;
-  writeFileSync(
-    join(dir, 'Definitions', 'scale_cnf_types.yaml'),
-    `tosca_definitions_version: tosca_simple_yaml_1_2
-imports: ${JSON.stringify(imports)}
-node_types:
-  ${nodeType}:
-    derived_from: tosca.nodes.nfv.VNF
-    properties:
-      descriptor_id: { type: string, default: ${descriptorId} }
-      descriptor_version: { type: string, default: '1.0' }
-      provider: { type: string, default: vnfm bench }
-      product_name: { type: string, default: CNF of ${n} objects }
-      software_version: { type: string, default: '1.0' }
-      vnfm_info: { type: list, entry_schema: { type: string }, default: [ Tacker ] }
-      flavour_id: { type: string, default: simple }
-      flavour_description: { type: string, default: '' }
-    interfaces:
-      Vnflcm:
-        type: tosca.interfaces.nfv.Vnflcm
-`,
-  );
-  const vdus = Array.from({ length: vduCount }, (_, i) => i + 1);
-  writeFileSync(
-    join(dir, 'Definitions', 'scale_cnf_df_simple.yaml'),
-    `tosca_definitions_version: tosca_simple_yaml_1_2
-imports: ${JSON.stringify([...imports, 'scale_cnf_types.yaml'])}
-topology_template:
-  substitution_mappings:
-    node_type: ${nodeType}
-    properties:
-      flavour_id: simple
-  node_templates:
-    VNF:
-      type: ${nodeType}
-      properties:
-        flavour_description: ${vduCount} Deployments, one per VDU
-${vdus
-  .map(
-    (i) => `    VDU${i}:
-      type: tosca.nodes.nfv.Vdu.Compute
-      properties:
-        name: vdu${i}
-        description: Deployment vdu${i}
-        vdu_profile: { min_number_of_instances: 1, max_number_of_instances: 1 }
-`,
-  )
-  .join('')}  policies:
-    - instantiation_levels:
-        type: tosca.policies.nfv.InstantiationLevels
-        properties:
-          levels:
-            instantiation_level_1:
-              description: One replica of each VDU
-          default_level: instantiation_level_1
-    - vdu_instantiation_levels:
-        type: tosca.policies.nfv.VduInstantiationLevels
-        properties:
-          levels:
-            instantiation_level_1:
-              number_of_instances: 1
-        targets: ${JSON.stringify(vdus.map((i) => `VDU${i}`))}
-`,
-  );
-  writeFileSync(
-    join(dir, 'Definitions', 'scale_cnf_top.vnfd.yaml'),
-    `tosca_definitions_version: tosca_simple_yaml_1_2
-description: A generated CNF of ${n} Kubernetes objects, for benchmarks
-imports: ${JSON.stringify([...imports, 'scale_cnf_types.yaml', 'scale_cnf_df_simple.yaml'])}
-topology_template:
-  inputs:
-    selected_flavour:
-      type: string
-  node_templates:
-    VNF:
-      type: ${nodeType}
-      properties:
-        flavour_id: { get_input: selected_flavour }
-        descriptor_id: ${descriptorId}
-        provider: vnfm bench
-        product_name: CNF of ${n} objects
-        software_version: '1.0'
-        descriptor_version: '1.0'
-        vnfm_info: [ Tacker ]
-`,
-  );
-  return { descriptorId, files: Object.keys(objects), manifests: files };
+  return { descriptorId, ...writeCnfPackage(dir, { objects: cnfObjects(n), descriptorId, nodeType: `vnfm.bench.ScaleCnf${n}`, prefix: 'scale_cnf' }) };
 }
 
 const packages = new Map();
