@@ -6,13 +6,12 @@
  * for validating what it renders, create/patch/delete of the chart's
  * objects, server-side dry runs, and CRDs from a chart's `crds/`.
  */
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { helmPath } from '../support/helm.js';
+import { runHelm, type HelmResult } from '../support/helm.js';
 import { connect, type Cluster } from './cluster.js';
 
 let c: Cluster;
@@ -20,32 +19,7 @@ let ns: string;
 let dir: string;
 let kubeconfig: string;
 
-interface HelmResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function helm(...args: string[]): Promise<HelmResult> {
-  return new Promise((resolve) => {
-    execFile(
-      helmPath(),
-      [...args, '--kubeconfig', kubeconfig],
-      // Helm's homes inside the test's directory: nothing of the user's ~/.kube or ~/.config/helm.
-      {
-        env: {
-          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-          HOME: dir,
-          HELM_CACHE_HOME: join(dir, 'cache'),
-          HELM_CONFIG_HOME: join(dir, 'config'),
-          HELM_DATA_HOME: join(dir, 'data'),
-        },
-        maxBuffer: 64 << 20,
-      },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const helm = (...args: string[]): Promise<HelmResult> => runHelm(kubeconfig, dir, args);
 
 async function helmOk(...args: string[]): Promise<string> {
   const r = await helm(...args);

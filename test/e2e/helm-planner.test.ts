@@ -5,7 +5,6 @@
  * `helm list` (the helm binary itself) agrees with the instance; refusals
  * leave no occurrence and no release.
  */
-import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -22,7 +21,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { kubeAccessOf } from '../../src/vim/access.js';
 import type { Vim } from '../../src/vim/index.js';
 import { e2eCluster, type E2eCluster } from '../support/e2e-cluster.js';
-import { helmPath } from '../support/helm.js';
+import { helmPath, runHelm, type HelmResult } from '../support/helm.js';
 
 const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/helm-cnf');
 const V2 = 'd1b9a0f4-3c2e-4d57-8a86-7e0c5b9f2a14';
@@ -64,24 +63,7 @@ async function rollback(opId: string) {
   return execute(deps, resumeOccurrence(deps, op.id, 'ROLLING_BACK'), plan, 'ROLLING_BACK', 'ROLLED_BACK', opts());
 }
 
-function helm(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      helmPath(),
-      [...args, '--kubeconfig', kubeconfig],
-      {
-        env: {
-          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-          HOME: dir,
-          HELM_CACHE_HOME: join(dir, 'cache'),
-          HELM_CONFIG_HOME: join(dir, 'config'),
-          HELM_DATA_HOME: join(dir, 'data'),
-        },
-      },
-      (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const helm = (...args: string[]): Promise<HelmResult> => runHelm(kubeconfig, dir, args);
 
 async function helmList(): Promise<{ name: string; namespace: string; revision: string; status: string; chart: string }[]> {
   const r = await helm('list', '--namespace', NS, '--all', '-o', 'json');

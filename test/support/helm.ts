@@ -37,6 +37,8 @@ export function runHelm(kubeconfig: string, dir: string, args: string[]): Promis
           HELM_CONFIG_HOME: join(dir, 'config'),
           HELM_DATA_HOME: join(dir, 'data'),
         },
+        // `helm get manifest` of a large release, `helm template` of a large chart.
+        maxBuffer: 64 << 20,
       },
       (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
