@@ -43,7 +43,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import yaml from 'js-yaml';
-import { writeCnfPackage } from './support/cnf-package.mjs';
+import { cnfObjects, writeCnfPackage } from './support/cnf-package.mjs';
 
 const flag = (name) => {
   const i = process.argv.indexOf(name);
@@ -82,75 +82,9 @@ const baseEnv = { ...process.env, VNFM_HOME: home, NO_COLOR: '1' };
 
 // ---- the package ------------------------------------------------------------------------------
 
-const UNIT = OBJECTS / 50;
-const VDUS = 10 * UNIT;
-const STATEFULSETS = 5 * UNIT;
 const DESCRIPTOR_ID = '5e0b3d47-1c2a-4f6e-9a8b-50b1ec0f0050';
 
-function deployment(i) {
-  const labels = { app: `vdu${i}` };
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: `vdu${i}`, labels },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          serviceAccountName: `sa${((i - 1) % (5 * UNIT)) + 1}`,
-          containers: [
-            {
-              name: 'web',
-              image: 'docker.io/library/nginx:1.26-alpine',
-              ports: [{ name: 'http', containerPort: 80 }],
-              envFrom: [{ configMapRef: { name: `config${i}` } }, { secretRef: { name: `secret${i}` } }],
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
-const objects = {
-  'deployments.yaml': Array.from({ length: VDUS }, (_, k) => deployment(k + 1)),
-  'services.yaml': Array.from({ length: 10 * UNIT }, (_, k) => ({
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: `svc${k + 1}` },
-    spec: { selector: { app: `vdu${k + 1}` }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
-  })),
-  'configmaps.yaml': Array.from({ length: 10 * UNIT }, (_, k) => ({
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: `config${k + 1}` },
-    data: { GREETING: `hello from ${k + 1}`, LOG_LEVEL: 'info' },
-  })),
-  'secrets.yaml': Array.from({ length: 10 * UNIT }, (_, k) => ({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: `secret${k + 1}` },
-    type: 'Opaque',
-    stringData: { API_TOKEN: `token-${k + 1}` },
-  })),
-  'serviceaccounts.yaml': Array.from({ length: 5 * UNIT }, (_, k) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: `sa${k + 1}` } })),
-  'statefulsets.yaml': Array.from({ length: STATEFULSETS }, (_, k) => {
-    const labels = { app: `store${k + 1}` };
-    return {
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      metadata: { name: `store${k + 1}`, labels },
-      spec: {
-        replicas: 1,
-        serviceName: `svc${k + 1}`,
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name: 'store', image: 'docker.io/library/busybox:1.36', command: ['sleep', 'infinity'] }] } },
-      },
-    };
-  }),
-};
+const objects = cnfObjects(OBJECTS);
 const objectCount = Object.values(objects).reduce((n, list) => n + list.length, 0);
 
 function writePackage(dir) {

@@ -24,7 +24,7 @@ import { Agent, request } from 'node:https';
 import { tmpdir, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import yaml from 'js-yaml';
-import { writeCnfPackage } from './support/cnf-package.mjs';
+import { cnfObjects, writeCnfPackage } from './support/cnf-package.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const bin = process.env.VNFM_BENCH_BIN ?? join(root, 'bin', 'vnfm');
@@ -174,64 +174,6 @@ function run(cmd, args, { env = baseEnv } = {}) {
 const vnfm = (...args) => run(process.execPath, [bin, ...args]);
 
 // ---- CNF packages ---------------------------------------------------------------------------------
-
-/** The manifests of a CNF of `n` objects (n a multiple of 50). */
-function cnfObjects(n) {
-  const k = n / 50;
-  const range = (count) => Array.from({ length: count }, (_, i) => i + 1);
-  const vdus = 10 * k;
-  return {
-    'deployments.yaml': range(vdus).map((i) => {
-      const labels = { app: `vdu${i}` };
-      return {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: `vdu${i}`, labels },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: {
-              serviceAccountName: `sa${((i - 1) % (5 * k)) + 1}`,
-              containers: [
-                {
-                  name: 'web',
-                  image: 'docker.io/library/nginx:1.26-alpine',
-                  ports: [{ name: 'http', containerPort: 80 }],
-                  envFrom: [{ configMapRef: { name: `config${i}` } }, { secretRef: { name: `secret${i}` } }],
-                },
-              ],
-            },
-          },
-        },
-      };
-    }),
-    'services.yaml': range(10 * k).map((i) => ({
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: `svc${i}` },
-      spec: { selector: { app: `vdu${i}` }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
-    })),
-    'configmaps.yaml': range(10 * k).map((i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `config${i}` }, data: { GREETING: `hello from ${i}` } })),
-    'secrets.yaml': range(10 * k).map((i) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `secret${i}` }, type: 'Opaque', stringData: { API_TOKEN: `token-${i}` } })),
-    'serviceaccounts.yaml': range(5 * k).map((i) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: `sa${i}` } })),
-    'statefulsets.yaml': range(5 * k).map((i) => {
-      const labels = { app: `store${i}` };
-      return {
-        apiVersion: 'apps/v1',
-        kind: 'StatefulSet',
-        metadata: { name: `store${i}`, labels },
-        spec: {
-          replicas: 1,
-          serviceName: `svc${i}`,
-          selector: { matchLabels: labels },
-          template: { metadata: { labels }, spec: { containers: [{ name: 'store', image: 'docker.io/library/busybox:1.36', command: ['sleep', 'infinity'] }] } },
-        },
-      };
-    }),
-  };
-}
 
 /** Writes a CNF package tree of `n` objects into `dir`; returns its descriptor id, VDU count and manifest folder. */
 function writePackage(dir, n) {

@@ -9,6 +9,73 @@ import yaml from 'js-yaml';
 export const yamlDocs = (list) => list.map((o) => yaml.dump(o, { lineWidth: -1 })).join('---\n');
 
 /**
+ * The manifests of a CNF of `n` objects (n a multiple of 50): per 50, 10
+ * Deployments (one per VDU, each with its ConfigMap, Secret and Service),
+ * 5 ServiceAccounts and 5 StatefulSets (1 replica, no VDU).
+ */
+export function cnfObjects(n) {
+  const k = n / 50;
+  const range = (count) => Array.from({ length: count }, (_, i) => i + 1);
+  const vdus = 10 * k;
+  return {
+    'deployments.yaml': range(vdus).map((i) => {
+      const labels = { app: `vdu${i}` };
+      return {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: `vdu${i}`, labels },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              serviceAccountName: `sa${((i - 1) % (5 * k)) + 1}`,
+              containers: [
+                {
+                  name: 'web',
+                  image: 'docker.io/library/nginx:1.26-alpine',
+                  ports: [{ name: 'http', containerPort: 80 }],
+                  envFrom: [{ configMapRef: { name: `config${i}` } }, { secretRef: { name: `secret${i}` } }],
+                },
+              ],
+            },
+          },
+        },
+      };
+    }),
+    'services.yaml': range(10 * k).map((i) => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: `svc${i}` },
+      spec: { selector: { app: `vdu${i}` }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+    })),
+    'configmaps.yaml': range(10 * k).map((i) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `config${i}` },
+      data: { GREETING: `hello from ${i}`, LOG_LEVEL: 'info' },
+    })),
+    'secrets.yaml': range(10 * k).map((i) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `secret${i}` }, type: 'Opaque', stringData: { API_TOKEN: `token-${i}` } })),
+    'serviceaccounts.yaml': range(5 * k).map((i) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: `sa${i}` } })),
+    'statefulsets.yaml': range(5 * k).map((i) => {
+      const labels = { app: `store${i}` };
+      return {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: `store${i}`, labels },
+        spec: {
+          replicas: 1,
+          serviceName: `svc${i}`,
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { containers: [{ name: 'store', image: 'docker.io/library/busybox:1.36', command: ['sleep', 'infinity'] }] } },
+        },
+      };
+    }),
+  };
+}
+
+/**
  * Writes the package's directory. `objects`: file name → objects, with the
  * Deployments under 'deployments.yaml'; `prefix` names the VNFD files;
  * `nodeType` the VNF's node type. Returns the files written under
