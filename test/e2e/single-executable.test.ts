@@ -6,7 +6,7 @@
  */
 import { execFile, execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -160,6 +160,16 @@ describe('the single executable, alone in an empty directory with an empty PATH'
     writeFileSync(file, 'not a shared library');
     expect((await run(['vim-list', '-o', 'json'])).code).toBe(0);
     expect(readFileSync(file).length).toBeGreaterThan(1_000_000);
+
+    // Damaged in place with its size and modification time kept: its change time still tells, and it is hashed again.
+    const good = readFileSync(file);
+    const { atime, mtime } = statSync(file);
+    const damaged = Buffer.from(good);
+    damaged.fill(0, 0, 4096);
+    writeFileSync(file, damaged);
+    utimesSync(file, atime, mtime);
+    expect((await run(['vim-list', '-o', 'json'])).code).toBe(0);
+    expect(readFileSync(file).equals(good)).toBe(true);
 
     const real = join(dir, 'addon-copy.node');
     copyFileSync(file, real);
