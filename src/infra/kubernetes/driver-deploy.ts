@@ -32,6 +32,15 @@ import { KubeDriverBase } from './driver-base.js';
 import { WatchHub } from './shared-watch.js';
 
 /** Preflight, deploy and change of package: the plan of a package's objects, their rollout rank by rank, and removing what a new package drops. */
+/** An object of the instance whose delete was sent: what waiting for it to be gone needs. */
+export interface Deleting {
+  ref: ResourceRef;
+  res: ApiResource;
+  /** The uid the delete was for: an object of the same name with another uid is a new one, and this one is gone. */
+  uid: string | undefined;
+  existing: KubeObject;
+}
+
 export abstract class DeployingDriver extends KubeDriverBase {
   async check(input: CheckInput, signal: AbortSignal = new AbortController().signal): Promise<void> {
     // Nothing is written, so there is nothing to journal or report.
@@ -364,39 +373,54 @@ export abstract class DeployingDriver extends KubeDriverBase {
    * Deletes one object of the instance and waits until it is gone; gone already counts as deleted.
    * With `hub`, the object is read from and awaited on the shared watch of its kind and namespace.
    */
-  protected async removeOne(
-    ctx: DriverContext,
-    ref: ResourceRef,
-    instanceId: string,
-    gracePeriodSeconds: number | undefined,
-    hub?: WatchHub,
-    writes: <T>(write: () => Promise<T>) => Promise<T> = (write) => write(),
-  ): Promise<void> {
+  protected async removeOne(ctx: DriverContext, ref: ResourceRef, instanceId: string, gracePeriodSeconds: number | undefined, hub?: WatchHub): Promise<void> {
+    const found = await this.findDeletable(ctx, ref, instanceId, hub);
+    if (!found) return;
+    await this.sendDelete(ctx, found, gracePeriodSeconds);
+    await this.awaitDeleted(ctx, found, gracePeriodSeconds, hub);
+  }
+
+  /**
+   * Reads an object terminate is to delete. Undefined when there is nothing
+   * to delete (journalled done and reported): the object is gone already, or
+   * it is not labelled with this instance and is left in place.
+   */
+  protected async findDeletable(ctx: DriverContext, ref: ResourceRef, instanceId: string, hub?: WatchHub): Promise<Deleting | undefined> {
     // A kind no longer served (its CRD went first) leaves no object behind.
     const res = await this.discovery.tryResolve(ref.apiVersion, ref.kind, ctx.signal);
     const existing = res && (hub ? await hub.current({ res, namespace: ref.namespace, name: ref.name }, ctx.signal) : await this.read(ctx, res, ref));
     if (!res || !existing) {
       ctx.journal.record({ action: 'delete', resource: ref, state: 'done', detail: 'already gone' });
       this.report(ctx, { resource: ref, message: 'already gone', done: true });
-      return;
+      return undefined;
     }
     if (existing.metadata.labels?.[INSTANCE_LABEL] !== instanceId) {
       // Same name, someone else's object (ours was deleted and replaced): not ours to delete.
       ctx.journal.record({ action: 'delete', resource: ref, state: 'done', detail: 'left in place: not labelled with this instance' });
       this.report(ctx, { resource: ref, message: `left in place: it is not labelled ${INSTANCE_LABEL}=${instanceId}`, done: true });
-      return;
+      return undefined;
     }
-    const uid = existing.metadata.uid as string | undefined;
+    return { ref, res, uid: existing.metadata.uid as string | undefined, existing };
+  }
+
+  /** Sends the delete of an object found deletable (journalled as intended first); one already being deleted is not deleted again. */
+  protected async sendDelete(ctx: DriverContext, { ref, res, uid, existing }: Deleting, gracePeriodSeconds: number | undefined): Promise<void> {
     ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
     if (!existing.metadata.deletionTimestamp) {
-      await writes(() =>
-        this.client.call(
-          { method: 'DELETE', path: objectPath(res, ref), body: deleteOptions(gracePeriodSeconds, uid) },
-          { what: `delete ${describeRef(ref)}`, signal: ctx.signal, accept: [404, 409] },
-        ),
+      await this.client.call(
+        { method: 'DELETE', path: objectPath(res, ref), body: deleteOptions(gracePeriodSeconds, uid) },
+        { what: `delete ${describeRef(ref)}`, signal: ctx.signal, accept: [404, 409] },
       );
     }
     this.report(ctx, { resource: ref, message: 'deleting' });
+  }
+
+  /**
+   * Waits until an object whose delete was sent is gone (journalled done);
+   * a StatefulSet's claims are deleted then, once its pods are gone.
+   */
+  protected async awaitDeleted(ctx: DriverContext, deleting: Deleting, gracePeriodSeconds: number | undefined, hub?: WatchHub): Promise<void> {
+    const { ref, res, uid, existing } = deleting;
     await this.waitGone(ctx, res, ref, uid, hub);
     ctx.journal.record({ action: 'delete', resource: ref, state: 'done' });
     this.report(ctx, { resource: ref, message: 'deleted', done: true });

@@ -14,12 +14,12 @@ import type { AwaitInput, HealInput, KubeObject, KubernetesInfraDriver, RemoveIn
 import type { KubeAccess } from './kube-api.js';
 import { createKubeTransport } from './kube-wire.js';
 import { checkOwnership, controlledBy, prepareObject, refKey, selectorString } from './objects.js';
-import { forEachLimited, removalGroups } from './order.js';
+import { forEachLimited, removalPhases } from './order.js';
 import { listObjects } from './watch.js';
 import { LiveReader, type DescribeInput, type LiveObject } from './describe.js';
 import { checkRelease, deleteOptions, FIELD_MANAGER, type Live, MAX_WRITE_ATTEMPTS, ownsPods, POD_OWNERS, stoppedWaiting } from './driver-support.js';
 import type { KubernetesDriverOptions } from './driver-base.js';
-import { DeployingDriver } from './driver-deploy.js';
+import { type Deleting, DeployingDriver } from './driver-deploy.js';
 import { WatchHub } from './shared-watch.js';
 
 export type { KubernetesDriverOptions } from './driver-base.js';
@@ -184,11 +184,15 @@ class Driver extends DeployingDriver implements KubernetesDriver {
   async remove(ctx: DriverContext, input: RemoveInput): Promise<void> {
     // One list and watch per kind and namespace tells what exists and when it is gone, not a read and a watch per object.
     const hub = new WatchHub(this.client, this.opts.watchTimeoutSeconds);
-    // The deletes are sent `limit` at a time; waiting for them to be gone costs no request, so all of a group wait at once.
-    const writes = writeLimiter(this.limit);
     try {
-      for (const group of removalGroups(input.resources, (r) => r.kind)) {
-        await forEachLimited(group, group.length, (ref) => this.removeOne(ctx, ref, input.instanceId, input.gracePeriodSeconds, hub, writes));
+      for (const phase of removalPhases(input.resources, (r) => r.kind)) {
+        // What exists is read first (one list per kind and namespace); then every delete of the phase is sent,
+        // started in removal order `limit` at a time, before anything is awaited; then all are awaited at once,
+        // which costs no request (the shared watches follow them).
+        const found = await forEachLimited(phase, this.limit, (ref) => this.findDeletable(ctx, ref, input.instanceId, hub));
+        const deleting = found.filter((d): d is Deleting => d !== undefined);
+        await forEachLimited(deleting, this.limit, (d) => this.sendDelete(ctx, d, input.gracePeriodSeconds));
+        await forEachLimited(deleting, deleting.length, (d) => this.awaitDeleted(ctx, d, input.gracePeriodSeconds, hub));
       }
     } finally {
       hub.close();
@@ -333,34 +337,4 @@ class Driver extends DeployingDriver implements KubernetesDriver {
       hub.close();
     }
   }
-}
-
-/**
- * Runs writes at most `limit` at a time. After one fails, the writes still
- * queued are not sent: they fail with the first failure (as forEachLimited
- * starts nothing new after a failure).
- */
-function writeLimiter(limit: number): <T>(write: () => Promise<T>) => Promise<T> {
-  let running = 0;
-  let failure: { err: unknown } | undefined;
-  const queue: Array<() => void> = [];
-  // A finished write hands its slot to the next one queued.
-  const release = () => {
-    const next = queue.shift();
-    if (next) next();
-    else running--;
-  };
-  return async <T>(write: () => Promise<T>): Promise<T> => {
-    if (running < limit) running++;
-    else await new Promise<void>((resolve) => queue.push(resolve));
-    try {
-      if (failure) throw failure.err;
-      return await write();
-    } catch (err) {
-      failure ??= { err };
-      throw err;
-    } finally {
-      release();
-    }
-  };
 }

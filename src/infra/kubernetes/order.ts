@@ -5,7 +5,7 @@
  * before their pods so the pods see their environment variables; workloads
  * next; then whatever refers to workloads (HPAs, PDBs, Ingresses, custom
  * resources). Objects of one rank do not depend on each other and are
- * created in parallel. Removal runs the ranks backwards.
+ * created in parallel. Removal runs the ranks backwards (removalPhases).
  */
 
 /** Kind → rank; a kind not named here is ranked with the "others", last. */
@@ -49,6 +49,28 @@ export function removalGroups<T>(items: readonly T[], kindOf: (item: T) => strin
   return groupByRank(items, kindOf)
     .reverse()
     .map((g) => g.reverse());
+}
+
+/**
+ * What terminate deletes, in phases: within a phase every delete is sent
+ * (in removal order) before any object is awaited gone, as Tacker v2's
+ * Kubernetes driver does, so the cluster's controllers and garbage collector
+ * work on all of them at once. The objects ranked with the "others" (custom
+ * resources, webhook configurations, APIServices, HPAs, Ingresses …) are a
+ * phase of their own, gone before the rest is deleted: a custom resource's
+ * finalizer is removed by its controller, which may be a workload of the same
+ * CNF, and a webhook or an aggregated API whose pods go first makes the
+ * cluster refuse or stall the deletions it serves. Everything else is one
+ * phase: a workload deleted with foreground propagation is gone only once
+ * its pods are, and Namespaces and CRDs remove what they hold themselves.
+ */
+export function removalPhases<T>(items: readonly T[], kindOf: (item: T) => string): T[][] {
+  const first: T[] = [];
+  const rest: T[] = [];
+  for (const group of removalGroups(items, kindOf)) {
+    for (const item of group) (creationRank(kindOf(item)) === OTHERS_RANK ? first : rest).push(item);
+  }
+  return [first, rest].filter((phase) => phase.length > 0);
 }
 
 /**
