@@ -553,6 +553,120 @@ describe('failures during deploy', () => {
   });
 });
 
+describe('terminate', () => {
+  /**
+   * The real transport, telling `log` of each DELETE as it is sent and as it
+   * is answered (the server has acted on it); `fail` may answer one in the
+   * server's stead (given how many DELETEs came before it).
+   */
+  function deleteLog(log: string[], fail?: (n: number) => KubeHttpResponse | undefined): KubeTransport {
+    const real = createKubeTransport(access);
+    let n = 0;
+    return {
+      async request(req) {
+        if (req.method !== 'DELETE') return real.request(req);
+        const what = req.path.split('/').slice(-2).join('/');
+        const failed = fail?.(n++);
+        if (failed) return failed;
+        log.push(`send ${what}`);
+        const answer = await real.request(req);
+        log.push(`answered ${what}`);
+        return answer;
+      },
+      stream: (req, onLine) => real.stream(req, onLine),
+      close: () => real.close(),
+    };
+  }
+
+  /** A context that also tells `log` when the driver reports an object deleted. */
+  function logged(log: string[]): TestContext {
+    const ctx = context();
+    const report = ctx.report;
+    ctx.report = (e) => {
+      report(e);
+      if (e.message === 'deleted' && e.resource) log.push(`deleted ${e.resource.kind}/${e.resource.name}`);
+    };
+    return ctx;
+  }
+
+  const cnf = (): KubeObject[] => [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'runner' } },
+    configMap('conf'),
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds' }, stringData: { password: 'x' } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } },
+    deployment('web'),
+  ];
+
+  it('sends every delete, in reverse creation order, before it awaits any object gone; objects ranked last are gone first', async () => {
+    const ns = 'term-order-1';
+    await createNamespace(ns);
+    const objects = [...cnf(), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'leader' }, spec: { holderIdentity: 'a' } }];
+    const refs = await driver.deploy(context(), { instanceId: 'inst-to', namespace: ns, objects, replicas: {} });
+    const log: string[] = [];
+    const d = createKubernetesDriver(access, { transport: deleteLog(log) });
+    const ctx = logged(log);
+    try {
+      await d.remove(ctx, { instanceId: 'inst-to', resources: refs });
+    } finally {
+      d.close();
+    }
+    const sent = log.filter((l) => l.startsWith('send ')).map((l) => l.slice('send '.length));
+    // The Lease (ranked with custom resources, last created) first, then the reverse of creation: workloads, Services, config, accounts.
+    expect(sent).toEqual(['leases/leader', 'deployments/web', 'services/web', 'secrets/creds', 'configmaps/conf', 'serviceaccounts/runner']);
+    // The Lease is gone before anything else is deleted; then every other delete is answered before any object is awaited gone.
+    expect(log.indexOf('deleted Lease/leader')).toBeLessThan(log.indexOf('send deployments/web'));
+    const lastAnswer = log.findLastIndex((l) => l.startsWith('answered '));
+    const firstGone = log.findIndex((l) => l.startsWith('deleted ') && l !== 'deleted Lease/leader');
+    expect(firstGone).toBeGreaterThan(lastAnswer);
+    // Each object journalled as intended, then done; all gone, the Deployment's pod too.
+    for (const ref of refs) {
+      expect(ctx.steps.filter((s) => s.resource.kind === ref.kind && s.resource.name === ref.name).map((s) => `${s.action}:${s.state}`)).toEqual([
+        'delete:intended',
+        'delete:done',
+      ]);
+    }
+    expect((await api('GET', `/apis/apps/v1/namespaces/${ns}/deployments/web`)).status).toBe(404);
+    expect((await api('GET', nsPath(ns, 'serviceaccounts', 'runner'))).status).toBe(404);
+    expect(await podNames(ns, 'app=web')).toEqual([]);
+  });
+
+  it('resumes after failing between two deletes: what was sent is awaited, not deleted again, and the rest is deleted', async () => {
+    const ns = 'term-resume-1';
+    await createNamespace(ns);
+    const refs = await driver.deploy(context(), { instanceId: 'inst-tr', namespace: ns, objects: cnf(), replicas: {} });
+    // The first attempt (sending one delete at a time) stops at its third delete, the Secret's, as a crash would: nothing after it is sent, nothing is awaited.
+    const first: string[] = [];
+    const broken = createKubernetesDriver(access, { concurrency: 1, transport: deleteLog(first, (n) => (n === 2 ? statusAnswer(403, 'Forbidden') : undefined)) });
+    const attempt = logged(first);
+    try {
+      await expect(broken.remove(attempt, { instanceId: 'inst-tr', resources: refs })).rejects.toMatchObject({ status: 403 });
+    } finally {
+      broken.close();
+    }
+    expect(first.filter((l) => l.startsWith('send '))).toEqual(['send deployments/web', 'send services/web']);
+    expect(first.filter((l) => l.startsWith('deleted '))).toEqual([]);
+    expect(attempt.steps.filter((s) => s.state === 'intended').map((s) => s.resource.kind)).toEqual(['Deployment', 'Service', 'Secret']);
+    expect((await api('GET', nsPath(ns, 'secrets', 'creds'))).status).toBe(200);
+
+    // The retry (the planner runs remove again with the same resources) deletes what is left and awaits all of it.
+    const again: string[] = [];
+    const d = createKubernetesDriver(access, { transport: deleteLog(again) });
+    const retry = logged(again);
+    try {
+      await d.remove(retry, { instanceId: 'inst-tr', resources: refs });
+    } finally {
+      d.close();
+    }
+    expect(again.filter((l) => l.startsWith('send '))).toEqual(['send secrets/creds', 'send configmaps/conf', 'send serviceaccounts/runner']);
+    for (const ref of refs) expect(retry.steps.filter((s) => s.resource.kind === ref.kind && s.resource.name === ref.name).at(-1)?.state).toBe('done');
+    expect(retry.steps.find((s) => s.resource.kind === 'Service')?.detail).toBe('already gone');
+    for (const path of [`/apis/apps/v1/namespaces/${ns}/deployments/web`, nsPath(ns, 'services', 'web'), nsPath(ns, 'secrets', 'creds'), nsPath(ns, 'configmaps', 'conf')]) {
+      expect((await api('GET', path)).status, path).toBe(404);
+    }
+    expect(await podNames(ns, 'app=web')).toEqual([]);
+  });
+});
+
 // The sandbox's own fault switches: a real cluster has none (holding a
 // workload back from ready is tested on both, in vnf-lifecycle.test.ts).
 if (!onRealCluster())
