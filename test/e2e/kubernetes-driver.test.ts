@@ -559,7 +559,7 @@ describe('terminate', () => {
    * is answered (the server has acted on it); `fail` may answer one in the
    * server's stead (given how many DELETEs came before it).
    */
-  function deleteLog(log: string[], fail?: (n: number) => KubeHttpResponse | undefined): KubeTransport {
+  function deleteLog(log: string[], fail?: (n: number) => KubeHttpResponse | undefined, policies: Record<string, unknown> = {}): KubeTransport {
     const real = createKubeTransport(access);
     let n = 0;
     return {
@@ -569,6 +569,7 @@ describe('terminate', () => {
         const failed = fail?.(n++);
         if (failed) return failed;
         log.push(`send ${what}`);
+        policies[what] = (req.body as { propagationPolicy?: unknown } | undefined)?.propagationPolicy;
         const answer = await real.request(req);
         log.push(`answered ${what}`);
         return answer;
@@ -603,7 +604,8 @@ describe('terminate', () => {
     const objects = [...cnf(), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'leader' }, spec: { holderIdentity: 'a' } }];
     const refs = await driver.deploy(context(), { instanceId: 'inst-to', namespace: ns, objects, replicas: {} });
     const log: string[] = [];
-    const d = createKubernetesDriver(access, { transport: deleteLog(log) });
+    const policies: Record<string, unknown> = {};
+    const d = createKubernetesDriver(access, { transport: deleteLog(log, undefined, policies) });
     const ctx = logged(log);
     try {
       await d.remove(ctx, { instanceId: 'inst-to', resources: refs });
@@ -613,6 +615,16 @@ describe('terminate', () => {
     const sent = log.filter((l) => l.startsWith('send ')).map((l) => l.slice('send '.length));
     // The Lease (ranked with custom resources, last created) first, then the reverse of creation: workloads, Services, config, accounts.
     expect(sent).toEqual(['leases/leader', 'deployments/web', 'services/web', 'secrets/creds', 'configmaps/conf', 'serviceaccounts/runner']);
+    // Foreground for what owns something of the CNF (the Deployment its pods) and what is ranked after workloads;
+    // Background for the rest, which owns nothing and so is gone at once, without a finalizer for the garbage collector to remove.
+    expect(policies).toEqual({
+      'leases/leader': 'Foreground',
+      'deployments/web': 'Foreground',
+      'services/web': 'Background',
+      'secrets/creds': 'Background',
+      'configmaps/conf': 'Background',
+      'serviceaccounts/runner': 'Background',
+    });
     // The Lease is gone before anything else is deleted; then every other delete is answered before any object is awaited gone.
     expect(log.indexOf('deleted Lease/leader')).toBeLessThan(log.indexOf('send deployments/web'));
     const lastAnswer = log.findLastIndex((l) => l.startsWith('answered '));

@@ -8,7 +8,7 @@ import type { DriverContext, ResourceRef } from '../driver.js';
 import { collectionPath, describeRef, objectPath, splitApiVersion, type ApiResource } from './discovery.js';
 import { INSTANCE_LABEL, type ChangePackageInput, type CheckInput, type DeployInput, type KubeObject, type OperationExtras } from './driver-contract.js';
 import { checkDuplicates, prepareObject, refKey, refOf, type PrepareInput } from './objects.js';
-import { forEachLimited, groupByRank, removalGroups } from './order.js';
+import { forEachLimited, groupByRank, removalGroups, removalPropagation } from './order.js';
 import { isBuiltinGroup, kindsDefinedBy, sourceKey } from './package-kinds.js';
 import type { ReadinessOverrides } from './readiness-rules.js';
 import { listObjects } from './watch.js';
@@ -408,7 +408,7 @@ export abstract class DeployingDriver extends KubeDriverBase {
     ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
     if (!existing.metadata.deletionTimestamp) {
       await this.client.call(
-        { method: 'DELETE', path: objectPath(res, ref), body: deleteOptions(gracePeriodSeconds, uid) },
+        { method: 'DELETE', path: objectPath(res, ref), body: deleteOptions(gracePeriodSeconds, uid, removalPropagation(ref.kind)) },
         { what: `delete ${describeRef(ref)}`, signal: ctx.signal, accept: [404, 409] },
       );
     }
@@ -446,7 +446,7 @@ export abstract class DeployingDriver extends KubeDriverBase {
       ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
       if (!pvc.metadata.deletionTimestamp) {
         await this.client.call(
-          { method: 'DELETE', path: objectPath(pvcRes, ref), body: deleteOptions(gracePeriodSeconds, pvcUid) },
+          { method: 'DELETE', path: objectPath(pvcRes, ref), body: deleteOptions(gracePeriodSeconds, pvcUid, removalPropagation('PersistentVolumeClaim')) },
           { what: `delete ${describeRef(ref)} (a claim of StatefulSet ${sts.metadata.name})`, signal: ctx.signal, accept: [404, 409] },
         );
       }

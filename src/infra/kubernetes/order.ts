@@ -73,6 +73,25 @@ export function removalPhases<T>(items: readonly T[], kindOf: (item: T) => strin
   return [first, rest].filter((phase) => phase.length > 0);
 }
 
+const WORKLOAD_RANK = creationRank('Deployment');
+
+/**
+ * The propagation policy terminate deletes an object of this kind with.
+ * Foreground for workloads and what is ranked after them (custom resources
+ * among others): such an object is gone only once what it owns is — a
+ * workload's pods, a Cluster API object's children. Background for the
+ * kinds created before the workloads (Namespaces, CRDs, storage, accounts,
+ * configuration, Services): they own nothing of the CNF (a Service's
+ * EndpointSlices are the cluster's), and a foreground delete would only add
+ * the foregroundDeletion finalizer, which the garbage collector must take
+ * off again, one object at a time, in the same queue as the workloads'
+ * deletions (on a real API server that queue, not the deletes, bounds a
+ * terminate's time).
+ */
+export function removalPropagation(kind: string): 'Foreground' | 'Background' {
+  return creationRank(kind) < WORKLOAD_RANK ? 'Background' : 'Foreground';
+}
+
 /**
  * Runs `fn` on every item with at most `limit` at once. On a failure no new
  * call starts; the running ones finish, then the first failure is rethrown
