@@ -2,9 +2,9 @@ import { NotFoundError, UsageError } from '../errors.js';
 import type { JournalStep } from '../model/resources.js';
 import type { LcmOpOcc, LcmOperationState, PriorState } from '../model/lcm.js';
 import type { Db } from './database.js';
-import { defineLazyJson, rawJsonField, type JsonField } from './lazy-json.js';
+import { defineLazyJson, RawJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
-import { prettyJsonColumn, type ListRead } from './vnf-instance-repository.js';
+import { prettyJsonColumn, simpleJsonObject, type ListRead } from './vnf-instance-repository.js';
 
 interface OpOccRow {
   id: string;
@@ -20,31 +20,60 @@ interface OpOccRow {
   operation_params: string | null;
   resource_changes: string | null;
   journal: string | null;
+  // a summary row's: its instance's name (null without one)
+  vnf_instance_name?: string | null;
 }
 
-/** The columns of lcm_op_occs: what a table of occurrences shows. */
+/** The columns of lcm_op_occs. */
 const COLUMNS = ['id', 'vnf_instance_id', 'operation', 'operation_state', 'state_entered_time', 'start_time', 'error', 'is_automatic_invocation', 'pid'];
-const SUMMARY = COLUMNS.join(', ');
+/** What a table of occurrences shows: the row, and its instance's name in the same query. */
+const SUMMARY_SELECT = `SELECT ${COLUMNS.map((c) => 'o.' + c).join(', ')}, i.name AS vnf_instance_name FROM lcm_op_occs o LEFT JOIN vnf_instances i ON i.id = o.vnf_instance_id`;
+/** The JSON columns, by the attribute each holds: error in lcm_op_occs, the others in lcm_op_occ_details. */
+const JSON_COLUMNS: [attribute: string, column: string][] = [
+  ['operationParams', 'd.operation_params'],
+  ['error', 'o.error'],
+  ['resourceChanges', 'd.resource_changes'],
+  ['journal', 'd.journal'],
+];
+const SCALAR_COLUMNS = COLUMNS.filter((c) => c !== 'error').map((c) => 'o.' + c);
+
 /**
- * What a read returns: the row and its details (lcm_op_occ_details, migration
- * 12), not the prior state, which only a rollback reads (priorState()).
+ * The SELECT of whole rows (the row and its details, migration 12; not the
+ * prior state, which only a rollback reads: priorState()), or of the scalar
+ * columns and the JSON columns of the attributes `keeps` names; `pretty`:
+ * those pretty-printed (ListRead.rawJson). The details are joined only when
+ * one of theirs is read.
  */
-const READ_WHOLE = `SELECT ${COLUMNS.map((c) => 'o.' + c).join(', ')}, d.operation_params, d.resource_changes, d.journal FROM lcm_op_occs o LEFT JOIN lcm_op_occ_details d ON d.id = o.id`;
-/** The same, with the JSON columns pretty-printed (ListRead.rawJson). */
-const READ_WHOLE_PRETTY = `SELECT ${COLUMNS.filter((c) => c !== 'error')
-  .map((c) => 'o.' + c)
-  .join(', ')}, ${[
-  prettyJsonColumn('o.error', 'error'),
-  prettyJsonColumn('d.operation_params', 'operation_params'),
-  prettyJsonColumn('d.resource_changes', 'resource_changes'),
-  prettyJsonColumn('d.journal', 'journal'),
-].join(', ')} FROM lcm_op_occs o LEFT JOIN lcm_op_occ_details d ON d.id = o.id`;
+function selectOf(keeps: ((attribute: string) => boolean) | undefined, pretty: boolean): string {
+  const json = JSON_COLUMNS.filter(([attribute]) => !keeps || keeps(attribute)).map(([, column]) => (pretty ? prettyJsonColumn(column, column.slice(2)) : column));
+  const join = json.some((c) => c.includes('d.')) ? ' LEFT JOIN lcm_op_occ_details d ON d.id = o.id' : '';
+  return `SELECT ${[...SCALAR_COLUMNS, ...json].join(', ')} FROM lcm_op_occs o${join}`;
+}
+const READ_WHOLE = selectOf(undefined, false);
+/**
+ * An occurrence's simple attributes as JSON (ListRead.simpleJson), in the
+ * order its JSON form prints them; vnfm cancels no operation, so SOL003's
+ * mandatory isCancelPending is false.
+ */
+const SIMPLE_JSON_SELECT = `SELECT ${simpleJsonObject(
+  [
+    { key: 'id', column: 'o.id' },
+    { key: 'operationState', column: 'o.operation_state' },
+    { key: 'stateEnteredTime', column: 'o.state_entered_time' },
+    { key: 'startTime', column: 'o.start_time' },
+    { key: 'vnfInstanceId', column: 'o.vnf_instance_id' },
+    { key: 'operation', column: 'o.operation' },
+    { key: 'isAutomaticInvocation', column: 'o.is_automatic_invocation', boolean: true },
+    { key: 'isCancelPending', column: '0', boolean: true },
+  ],
+  'item',
+)}, o.start_time FROM lcm_op_occs o`;
 /**
  * Rows per page a list reads at once: few enough that a page's text (a few
  * hundred KB) is garbage before V8 moves it out of its young generation.
  */
 const PAGE = 100;
-/** Summary rows per page: small rows, so more of them. */
+/** Summary rows (and simpleJson items) per page: small rows, so more of them. */
 const SUMMARY_PAGE = 2000;
 
 /** What op-list narrows to; `since` (inclusive) and `until` (exclusive) bound the start time, ISO 8601 in UTC as stored. */
@@ -68,11 +97,13 @@ function toOpOcc(r: OpOccRow, json: JsonField = defineLazyJson): LcmOpOcc {
   };
   // A summary row (a table's) has no operation_params, resource_changes or journal.
   if (r.operation_params !== undefined) json(o, 'operationParams', r.operation_params ?? '{}');
-  if (r.error !== null) json(o, 'error', r.error);
+  if (r.error != null) json(o, 'error', r.error);
   if (r.resource_changes != null) json(o, 'resourceChanges', r.resource_changes);
   if (r.journal !== undefined) json(o, 'journal', r.journal ?? '[]');
   o['isAutomaticInvocation'] = r.is_automatic_invocation === 1;
   if (r.pid !== null) o['pid'] = r.pid;
+  // A summary item's, for the table's VNF column ('' for an instance without a name).
+  if (r.vnf_instance_name !== undefined) o['vnfInstanceName'] = r.vnf_instance_name ?? '';
   return o as unknown as LcmOpOcc;
 }
 
@@ -127,7 +158,9 @@ export class LcmOpOccRepository {
   /**
    * The occurrences in pages of PAGE rows (oldest first), so a list of 20 000
    * never holds them all. With `summary` each carries what a table shows:
-   * not its operation parameters, resource changes or journal.
+   * not its operation parameters, resource changes or journal, and its
+   * instance's name as `vnfInstanceName` ('' for none). With `simpleJson`
+   * each is a RawJson (ListRead), not an occurrence.
    */
   *read(filter: OpOccFilter = {}, how: ListRead = {}): Generator<LcmOpOcc> {
     const where: string[] = [];
@@ -137,7 +170,10 @@ export class LcmOpOccRepository {
     if (filter.since) where.push('o.start_time >= @since');
     if (filter.until) where.push('o.start_time < @until');
     // Keyset pages (index lcm_op_occs_start): each starts after the last row of the one before.
-    const select = how.summary ? `SELECT ${SUMMARY} FROM lcm_op_occs o` : how.rawJson ? READ_WHOLE_PRETTY : READ_WHOLE;
+    const select = how.summary ? SUMMARY_SELECT : how.simpleJson ? SIMPLE_JSON_SELECT : selectOf(how.attributes, Boolean(how.rawJson));
+    const convert = how.simpleJson
+      ? (r: OpOccRow) => new RawJson((r as unknown as { item: string }).item) as unknown as LcmOpOcc
+      : (r: OpOccRow) => toOpOcc(r, how.rawJson ? rawJsonField : defineLazyJson);
     const page = (after: boolean) => {
       const conds = after ? [...where, '(o.start_time, o.rowid) > (@afterTime, @afterRow)'] : where;
       return `${select.replace('SELECT ', 'SELECT o.rowid AS row_id, ')} ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY o.start_time, o.rowid LIMIT @pageSize`;
@@ -148,13 +184,13 @@ export class LcmOpOccRepository {
     let left = how.limit ?? Infinity;
     let last: (OpOccRow & { row_id: number }) | undefined;
     while (left > 0) {
-      const size = Math.min(how.summary ? SUMMARY_PAGE : PAGE, left);
+      const size = Math.min(how.summary || how.simpleJson ? SUMMARY_PAGE : PAGE, left);
       const rows = (last === undefined ? first : next).all({
         ...filter,
         pageSize: size,
         ...(last ? { afterTime: last.start_time, afterRow: last.row_id } : {}),
       }) as (OpOccRow & { row_id: number })[];
-      for (const r of rows) yield toOpOcc(r, how.rawJson ? rawJsonField : defineLazyJson);
+      for (const r of rows) yield convert(r);
       if (rows.length < size) return;
       left -= rows.length;
       last = rows[rows.length - 1];

@@ -2,7 +2,7 @@ import { ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { VnfInstance } from '../model/lcm.js';
 import type { Db } from './database.js';
 import { byIdPrefix } from './id-prefix.js';
-import { defineLazyJson, rawJsonField, type JsonField } from './lazy-json.js';
+import { defineLazyJson, RawJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
 
 interface InstanceRow {
@@ -48,14 +48,55 @@ const COLUMNS: (keyof InstanceRow)[] = [
 ];
 const DETAIL_COLUMNS: (keyof InstanceRow)[] = ['id', 'instantiated_vnf_info', 'metadata', 'extensions', 'vnf_configurable_properties'];
 
+/**
+ * The JSON columns, by the attribute each holds: vim_connection_info in
+ * vnf_instances, the others in vnf_instance_details.
+ */
+const JSON_COLUMNS: [attribute: string, column: string][] = [
+  ['vimConnectionInfo', 'i.vim_connection_info'],
+  ['instantiatedVnfInfo', 'd.instantiated_vnf_info'],
+  ['metadata', 'd.metadata'],
+  ['extensions', 'd.extensions'],
+  ['vnfConfigurableProperties', 'd.vnf_configurable_properties'],
+];
+const SCALAR_COLUMNS = COLUMNS.filter((c) => c !== 'vim_connection_info').map((c) => 'i.' + c);
+
+/**
+ * The SELECT of whole rows, or of the scalar columns and the JSON columns of
+ * the attributes `keeps` names; `pretty`: those pretty-printed
+ * (ListRead.rawJson). The details are joined only when one of theirs is read.
+ */
+function selectOf(keeps: ((attribute: string) => boolean) | undefined, pretty: boolean): string {
+  const json = JSON_COLUMNS.filter(([attribute]) => !keeps || keeps(attribute)).map(([, column]) => {
+    const as = column.slice(2);
+    return pretty ? prettyJsonColumn(column, as) : column;
+  });
+  const join = json.some((c) => c.includes('d.')) ? ' LEFT JOIN vnf_instance_details d ON d.id = i.id' : '';
+  return `SELECT ${[...SCALAR_COLUMNS, ...json].join(', ')} FROM vnf_instances i${join}`;
+}
+
+/** An instance's simple attributes as JSON (ListRead.simpleJson), in the order toInstance gives them; a name or VIM id '' is left out, as the view leaves it out. */
+const SIMPLE_JSON_SELECT = `SELECT ${simpleJsonObject(
+  [
+    { key: 'id', column: 'i.id' },
+    { key: 'vnfInstanceName', column: 'i.name', optional: true },
+    { key: 'vnfInstanceDescription', column: 'i.description' },
+    { key: 'vnfdId', column: 'i.vnfd_id' },
+    { key: 'vnfPkgId', column: 'i.vnf_pkg_id' },
+    { key: 'vnfProvider', column: 'i.vnf_provider' },
+    { key: 'vnfProductName', column: 'i.vnf_product_name' },
+    { key: 'vnfSoftwareVersion', column: 'i.vnf_software_version' },
+    { key: 'vnfdVersion', column: 'i.vnfd_version' },
+    { key: 'instantiationState', column: 'i.instantiation_state' },
+    { key: 'vimId', column: 'i.vim_id', optional: true },
+    { key: 'createdAt', column: 'i.created_at' },
+    { key: 'updatedAt', column: 'i.updated_at' },
+  ],
+  'item',
+)}, i.created_at, i.id FROM vnf_instances i`;
+
 /** A whole instance: its row and its details. */
-const SELECT_WHOLE =
-  'SELECT i.*, d.instantiated_vnf_info, d.metadata, d.extensions, d.vnf_configurable_properties FROM vnf_instances i LEFT JOIN vnf_instance_details d ON d.id = i.id';
-const SELECT_WHOLE_PRETTY = `SELECT ${COLUMNS.filter((c) => c !== 'vim_connection_info')
-  .map((c) => 'i.' + c)
-  .join(', ')}, ${[prettyJsonColumn('i.vim_connection_info', 'vim_connection_info'), ...DETAIL_COLUMNS.filter((c) => c !== 'id').map((c) => prettyJsonColumn('d.' + c, c))].join(
-  ', ',
-)} FROM vnf_instances i LEFT JOIN vnf_instance_details d ON d.id = i.id`;
+const SELECT_WHOLE = selectOf(undefined, false);
 
 const textOf = (o: Record<string, unknown> | undefined): string | null => (o && Object.keys(o).length ? JSON.stringify(o) : null);
 
@@ -74,11 +115,11 @@ function toInstance(r: InstanceRow, json: JsonField = defineLazyJson): VnfInstan
     instantiationState: r.instantiation_state,
   });
   if (r.vim_id !== null) i['vimId'] = r.vim_id;
-  if (r.vim_connection_info !== null) json(i, 'vimConnectionInfo', r.vim_connection_info);
-  if (r.instantiated_vnf_info !== null) json(i, 'instantiatedVnfInfo', r.instantiated_vnf_info);
-  if (r.metadata !== null) json(i, 'metadata', r.metadata);
-  if (r.extensions !== null) json(i, 'extensions', r.extensions);
-  if (r.vnf_configurable_properties !== null) json(i, 'vnfConfigurableProperties', r.vnf_configurable_properties);
+  if (r.vim_connection_info != null) json(i, 'vimConnectionInfo', r.vim_connection_info);
+  if (r.instantiated_vnf_info != null) json(i, 'instantiatedVnfInfo', r.instantiated_vnf_info);
+  if (r.metadata != null) json(i, 'metadata', r.metadata);
+  if (r.extensions != null) json(i, 'extensions', r.extensions);
+  if (r.vnf_configurable_properties != null) json(i, 'vnfConfigurableProperties', r.vnf_configurable_properties);
   i['createdAt'] = r.created_at;
   i['updatedAt'] = r.updated_at;
   return i as unknown as VnfInstance;
@@ -96,6 +137,45 @@ export interface ListRead {
    * JSON, and every column on PostgreSQL, comes as stored (compact).
    */
   rawJson?: boolean;
+  /**
+   * The complex attributes (JSON columns) to read, by name
+   * (`instantiatedVnfInfo`, `operationParams`...); absent: all. The others
+   * are left out of the items, and a list that keeps none reads no side
+   * table.
+   */
+  attributes?: (attribute: string) => boolean;
+  /**
+   * Each item a RawJson, not a record: the record's simple attributes (no
+   * JSON column) as its JSON form prints them, built by the database in the
+   * same pass as the read — what a list's -o json prints by default (SOL013's
+   * complex attributes left out), with no object made per row, as
+   * JSON.stringify(value, null, 2) prints it (simpleJsonObject).
+   */
+  simpleJson?: boolean;
+}
+
+/** A member of simpleJsonObject: its key, its column; `optional`: left out where NULL or ''; `boolean`: 0/1 as false/true. */
+export interface SimpleJsonMember {
+  key: string;
+  column: string;
+  optional?: boolean;
+  boolean?: boolean;
+}
+
+/**
+ * The text of a JSON object of the members' values, in their order,
+ * pretty-printed as JSON.stringify(value, null, 2) prints it: built by
+ * concatenation (json_quote escapes each string as JSON.stringify does), so
+ * the database parses no JSON for it. The PostgreSQL dialect reads
+ * json_quote(x) as to_json(x)::text. The last member must not be optional.
+ */
+export function simpleJsonObject(members: SimpleJsonMember[], as: string): string {
+  const parts = members.map((m, n) => {
+    const value = m.boolean ? `CASE WHEN ${m.column} = 1 THEN 'true' ELSE 'false' END` : `json_quote(${m.column})`;
+    const text = `'  "${m.key}": ' || ${value}${n < members.length - 1 ? " || ',\n'" : ''}`;
+    return m.optional ? `CASE WHEN ${m.column} IS NULL OR ${m.column} = '' THEN '' ELSE ${text} END` : text;
+  });
+  return `('{\n' || ${parts.join(' || ')} || '\n}') AS ${as}`;
 }
 
 /** A JSON column as `ListRead.rawJson` reads it (the PostgreSQL dialect reads the column itself). */
@@ -110,7 +190,7 @@ export function prettyJsonColumn(column: string, as: string): string {
  * over 10 000 peaked at 95 MiB, at 50 at 70 MiB, for the same CPU).
  */
 const PAGE = 50;
-/** Summary rows per page: small rows, so more of them. */
+/** Summary rows (and simpleJson items) per page: small rows, so more of them. */
 const SUMMARY_PAGE = 2000;
 
 /**
@@ -224,6 +304,7 @@ export class VnfInstanceRepository {
    * never holds them all. With `summary` each carries what a table shows and
    * not the rest (instantiatedVnfInfo, metadata...; vimConnectionInfo only
    * where no vimId names the VIM): `vnfcCount` stands for the VNFC column.
+   * With `simpleJson` each is a RawJson (ListRead), not an instance.
    */
   *read(filter: VnfInstanceFilter = {}, how: ListRead = {}): Generator<VnfInstance> {
     const where: string[] = [];
@@ -246,19 +327,23 @@ export class VnfInstanceRepository {
       params['name'] = filter.name;
     }
     // Keyset pages (index vnf_instances_created): each starts after the last row of the one before.
-    const select = how.summary ? `SELECT ${SUMMARY_SELECT} FROM vnf_instances i` : how.rawJson ? SELECT_WHOLE_PRETTY : SELECT_WHOLE;
+    const select = how.summary ? `SELECT ${SUMMARY_SELECT} FROM vnf_instances i` : how.simpleJson ? SIMPLE_JSON_SELECT : selectOf(how.attributes, Boolean(how.rawJson));
     const page = (after: boolean) => {
       const conds = after ? [...where, '(i.created_at, i.id) > (@afterTime, @afterId)'] : where;
       return `${select} ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY i.created_at, i.id LIMIT @pageSize`;
     };
-    const convert = how.summary ? (r: InstanceRow) => toSummary(r) : (r: InstanceRow) => toInstance(r, how.rawJson ? rawJsonField : defineLazyJson);
+    const convert = how.summary
+      ? (r: InstanceRow) => toSummary(r)
+      : how.simpleJson
+        ? (r: InstanceRow) => new RawJson((r as unknown as { item: string }).item) as unknown as VnfInstance
+        : (r: InstanceRow) => toInstance(r, how.rawJson ? rawJsonField : defineLazyJson);
     // Prepared once: a list of 20 000 is 200 pages.
     const first = this.db.prepare(page(false));
     const next = this.db.prepare(page(true));
     let left = how.limit ?? Infinity;
     let last: InstanceRow | undefined;
     while (left > 0) {
-      const size = Math.min(how.summary ? SUMMARY_PAGE : PAGE, left);
+      const size = Math.min(how.summary || how.simpleJson ? SUMMARY_PAGE : PAGE, left);
       const rows = (last === undefined ? first : next).all({
         ...params,
         pageSize: size,

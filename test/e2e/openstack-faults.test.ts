@@ -40,7 +40,6 @@ interface Op {
   vnfInstanceId: string;
   operation: string;
   operationState: string;
-  error?: { detail?: string };
 }
 const opsOf = async (vnf: string): Promise<Op[]> => (JSON.parse(await ok(['op-list', '-o', 'json'])) as Op[]).filter((o) => o.vnfInstanceId === vnf);
 

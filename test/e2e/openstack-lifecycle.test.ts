@@ -167,7 +167,7 @@ describe('the heat-vnf sample on Keystone and Heat', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/Heat stack vnf-[0-9a-f-]+ ended CREATE_FAILED: .*; failed: .*\(OS::Heat::TestResource in vnf-[^)]*VDU2/);
       expect((await stack(vnf))?.stack_status).toBe('CREATE_FAILED');
-      const op = JSON.parse(await ok(['op-list', '-o', 'json'])).find((o: { vnfInstanceId: string }) => o.vnfInstanceId === vnf);
+      const op = JSON.parse(await ok(['op-list', '-o', 'json', '--fields', 'error', '--exclude-default'])).find((o: { vnfInstanceId: string }) => o.vnfInstanceId === vnf);
       expect(op.operationState).toBe('FAILED_TEMP');
       expect(op.error.detail).toMatch(/CREATE_FAILED/);
       await ok(['op-rollback', op.id]);

@@ -96,7 +96,7 @@ const run = (args: string[]) => vnfm(args, { home, env: { VNFM_MASTER_KEY: undef
 const ok = okWith((args) => run(args));
 const json = <T = any>(s: string) => JSON.parse(s) as T;
 const create = async (name: string) => json<{ id: string }>((await ok(['vnf-create', '--package', 'scripted-cnf', '--name', name, '-o', 'json'])).stdout).id;
-const ops = async (vnf: string) => json<any[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
+const ops = async (vnf: string) => json<any[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json', '--all-fields'])).stdout);
 
 beforeAll(async () => {
   sandbox = await startSandbox({ host: '127.0.0.1', port: 0, controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });

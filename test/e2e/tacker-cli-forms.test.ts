@@ -33,7 +33,7 @@ async function instanceNames(): Promise<string[]> {
   return json<{ vnfInstanceName?: string }[]>((await ok(['vnf-list', '-o', 'json'])).stdout).map((i) => i.vnfInstanceName ?? '');
 }
 
-async function occurrencesOf(vnf: string): Promise<{ operation: string; operationState: string; operationParams: Record<string, unknown> }[]> {
+async function occurrencesOf(vnf: string): Promise<{ operation: string; operationState: string }[]> {
   return json((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
 }
 

@@ -142,7 +142,7 @@ const run = (args: string[], env: Record<string, string | undefined> = {}) => vn
 const ok = okWith((args) => run(args));
 const json = <T = any>(s: string) => JSON.parse(s) as T;
 const create = async (name: string) => json<{ id: string }>((await ok(['vnf-create', '--package', 'tacker-scripted-cnf', '--name', name, '-o', 'json'])).stdout).id;
-const ops = async (vnf: string) => json<any[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
+const ops = async (vnf: string) => json<any[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json', '--all-fields'])).stdout);
 const show = async (vnf: string) => json((await ok(['vnf-show', vnf, '-o', 'json'])).stdout);
 
 beforeAll(async () => {

@@ -179,7 +179,9 @@ describe('a vnfm killed mid-instantiate', () => {
     const blocked = await vnfm(['vnf-scale', 'killed-retry', '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect'], { home });
     expect(blocked.code).toBe(4);
     expect(blocked.stderr).toMatch(/has a FAILED_TEMP INSTANTIATE occurrence/);
-    const ops = json<{ id: string; operationState: string; error: { detail: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
+    const ops = json<{ id: string; operationState: string; error: { detail: string } }[]>(
+      (await ok(['op-list', '--vnf', vnf, '-o', 'json', '--fields', 'error', '--exclude-default'])).stdout,
+    );
     expect(ops).toHaveLength(1);
     expect(ops[0]).toMatchObject({
       operationState: 'FAILED_TEMP',
@@ -230,7 +232,7 @@ describe('a vnfm killed mid-instantiate', () => {
     expect(await exited).toBe(130);
     await lift();
     expect(stderr).toMatch(/INSTANTIATE of vnf instance .* interrupted; occurrence .* is FAILED_TEMP/);
-    const [op] = json<{ id: string; error: { title: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
+    const [op] = json<{ id: string; error: { title: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json', '--fields', 'error', '--exclude-default'])).stdout);
     expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { title: 'Interrupted' } });
     expect(json((await ok(['op-rollback', op!.id, '-o', 'json'])).stdout)['operationState']).toBe('ROLLED_BACK');
     expect(await objectsOf(vnf)).toEqual([]);
@@ -252,7 +254,7 @@ describe('a vnfm killed mid-instantiate', () => {
     });
     expect(await exited).toEqual([143, null]);
     await lift();
-    const [op] = json<{ id: string; error: { title: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
+    const [op] = json<{ id: string; error: { title: string } }[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json', '--fields', 'error', '--exclude-default'])).stdout);
     expect(stderr).toContain(`error: INSTANTIATE of vnf instance ${vnf} terminated (SIGTERM); occurrence ${op!.id} is FAILED_TEMP`);
     expect(stderr).toContain(`hint: retry it: vnfm op-retry ${op!.id}; or undo it: vnfm op-rollback ${op!.id}; or give up on it: vnfm op-fail ${op!.id}`);
     expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { title: 'Terminated' } });

@@ -230,6 +230,19 @@ describe('golden output of every view', () => {
     });
   }
 
+  // The lists' whole items (SOL013 --all-fields): what -o json and -o yaml printed before they left out the complex attributes.
+  it.each([
+    ['vnf-list', 'json'],
+    ['vnf-list', 'yaml'],
+    ['op-list', 'json'],
+    ['op-list', 'yaml'],
+  ])('%s --all-fields -o %s', async (list, format) => {
+    const r = await run([list, '--all-fields', '-o', format]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    golden(`${list}-all-fields.${format}.txt`, normalise(r.stdout));
+  });
+
   it('op-show in every format', async () => {
     for (const format of FORMATS) {
       const r = await run(['op-show', ids.opScale, '-o', format]);

@@ -12,7 +12,9 @@ const WRITE_CHUNK = 1 << 16;
 
 /**
  * Writes the items' data (`toData`, read with the JSON columns as RawJson) a
- * chunk at a time, waiting for the stream to drain when it asks to.
+ * chunk at a time, waiting for the stream to drain when it asks to. An item
+ * that is a RawJson (the store's JSON of an item: ListRead.simpleJson) is
+ * written as it is, re-indented.
  */
 export async function writeJsonList<T>(out: NodeJS.WritableStream, toData: (item: T) => Record<string, unknown>, items: Iterable<T>): Promise<void> {
   let chunk = '';
@@ -22,7 +24,7 @@ export async function writeJsonList<T>(out: NodeJS.WritableStream, toData: (item
     chunk = '';
   };
   for (const item of items) {
-    chunk += (first ? '[\n' : ',\n') + prettyItem(toData(item));
+    chunk += (first ? '[\n' : ',\n') + (item instanceof RawJson ? '  ' + prettyValue(item, '  ') : prettyItem(toData(item)));
     first = false;
     if (chunk.length >= WRITE_CHUNK) await flush();
   }
@@ -40,15 +42,16 @@ function prettyItem(data: Record<string, unknown>): string {
   return fields.length ? `  {\n${fields.join(',\n')}\n  }` : '  {}';
 }
 
-function prettyValue(value: unknown): string {
+/** The value as JSON.stringify(value, null, 2) prints it, each line after the first indented by `indent`. */
+function prettyValue(value: unknown, indent = '    '): string {
   if (value instanceof RawJson) {
     // A sealed secret inside is masked (***), which takes the value itself.
-    if (value.text.includes('"sealed"')) return prettyValue(maskSealed(JSON.parse(value.text)));
+    if (value.text.includes('"sealed"')) return prettyValue(maskSealed(JSON.parse(value.text)), indent);
     // Compact JSON has no line break outside its strings (JSON.stringify escapes them): a text with one was
     // pretty-printed by the store, and only takes the list's indent.
-    return value.text.includes('\n') ? value.text.replaceAll('\n', '\n    ') : reindentJson(value.text, '    ');
+    return value.text.includes('\n') ? value.text.replaceAll('\n', '\n' + indent) : reindentJson(value.text, indent);
   }
-  return (JSON.stringify(value, null, 2) ?? 'null').replace(/\n/g, '\n    ');
+  return (JSON.stringify(value, null, 2) ?? 'null').replace(/\n/g, '\n' + indent);
 }
 
 /**

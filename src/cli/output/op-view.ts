@@ -7,6 +7,8 @@ const changes = (o: LcmOpOcc) => (o.resourceChanges?.affectedVnfcs ?? []).map((a
 
 /** SOL003 VnfLcmOpOcc, as json/yaml print it; vnfm adds the journal of driver steps. The table names the instance. */
 export function opListView(book: NameBook = {}): View<LcmOpOcc> {
+  // A list's summary item carries its instance's name (read in the same query); the book is asked only for others.
+  const instanceName = (o: LcmOpOcc) => (o as { vnfInstanceName?: string }).vnfInstanceName ?? book.instances?.get(o.vnfInstanceId);
   return {
     empty: 'No LCM operation occurrences.',
     name: (o) => o.id,
@@ -15,7 +17,7 @@ export function opListView(book: NameBook = {}): View<LcmOpOcc> {
       { header: 'ID', key: 'id', cell: (o) => shortId(o.id), full: (o) => o.id },
       { header: 'OPERATION', key: 'operation', cell: (o) => o.operation },
       { header: 'STATE', key: 'operationState', cell: (o) => o.operationState },
-      { header: 'VNF', key: 'vnf', cell: (o) => book.instances?.get(o.vnfInstanceId) || shortId(o.vnfInstanceId) },
+      { header: 'VNF', key: 'vnf', cell: (o) => instanceName(o) || shortId(o.vnfInstanceId) },
       { header: 'START', key: 'startTime', cell: (o) => shortTime(o.startTime), full: (o) => o.startTime },
       { header: 'VNF INSTANCE', key: 'vnfInstanceId', cell: (o) => o.vnfInstanceId, wide: true },
       { header: 'STATE ENTERED', key: 'stateEnteredTime', cell: (o) => shortTime(o.stateEnteredTime), full: (o) => o.stateEnteredTime, wide: true },

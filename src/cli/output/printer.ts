@@ -9,6 +9,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { RawJson, readingRawJson } from '../../store/lazy-json.js';
 import type { IO } from '../io.js';
+import { applySelector, keepsAttribute, type AttributeSelector } from './attribute-selector.js';
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'value', 'name'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number] | `jsonpath=${string}`;
@@ -28,6 +29,12 @@ export interface ListOptions {
   filter?: string;
   /** Set by a command whose own flags (--state, --vim, ...) narrowed the list: an empty one then says nothing matched. */
   narrowed?: boolean;
+  /**
+   * The attributes -o json and -o yaml print (SOL013 attribute selectors,
+   * attribute-selector.ts); absent: all. `-c` without a selector option names
+   * the attributes itself, from all of them.
+   */
+  attributes?: AttributeSelector;
 }
 
 export interface Column<T> {
@@ -61,8 +68,13 @@ export interface View<T> {
  * no more rows than it prints.
  */
 export interface ListSource<T> {
-  /** `rawJson`: items for writeJsonList, their JSON fields RawJson values (see the store's ListRead). */
-  read(how: { summary: boolean; limit?: number; rawJson?: boolean }): Iterable<T>;
+  /**
+   * `rawJson`: items for writeJsonList, their JSON fields RawJson values;
+   * `attributes`: the complex attributes to read, the others left out;
+   * `simpleJson`: each item a RawJson of its simple attributes, as -o json
+   * prints them by default (see the store's ListRead).
+   */
+  read(how: { summary: boolean; limit?: number; rawJson?: boolean; attributes?: (attribute: string) => boolean; simpleJson?: boolean }): Iterable<T>;
 }
 
 export function isOutputFormat(v: string): v is OutputFormat {
@@ -292,21 +304,29 @@ export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, un
 async function printListOf<T>(io: IO, opts: OutputOptions & ListOptions, unmasked: View<T>, source: T[] | ListSource<T>): Promise<void> {
   const view = masked(unmasked);
   const format = formatOf(opts);
+  const selector = opts.attributes && !opts.attributes.all && (opts.attributes.explicit || !opts.column?.length) ? opts.attributes : undefined;
+  const selected = (data: Record<string, unknown>) => (selector ? applySelector(selector, data, (raw) => maskSealed(JSON.parse(raw.text))) : data);
   if (!Array.isArray(source)) {
     const plain = opts.filter === undefined && !opts.sort;
     const limit = plain && opts.limit !== undefined ? { limit: opts.limit } : {};
+    // Without --filter or --sort, which look at every attribute, only the complex attributes printed are read.
+    const attributes = selector && (format === 'json' || format === 'yaml') ? { attributes: (name: string) => keepsAttribute(selector, name) } : {};
     if (plain && format === 'json') {
       const { writeJsonList } = await import('./json-list.js');
+      if (selector?.simpleOnly && !opts.column?.length) {
+        // The default: the store writes each item's JSON (its simple attributes) as it reads the row.
+        return writeJsonList(io.streams.stdout, () => ({}), source.read({ summary: false, simpleJson: true, ...limit }) as Iterable<unknown> as Iterable<RawJson>);
+      }
       const toData = (item: T) => {
-        const data = readingRawJson(() => view.toData(item));
+        const data = selected(readingRawJson(() => view.toData(item)));
         return pickKeys(data, opts.column, Object.keys(data));
       };
-      return writeJsonList(io.streams.stdout, toData, source.read({ summary: false, rawJson: true, ...limit }));
+      return writeJsonList(io.streams.stdout, toData, source.read({ summary: false, rawJson: true, ...limit, ...attributes }));
     }
     const onColumns = (opts.column ?? []).every((w) => view.columns.some((c) => c.header.toLowerCase() === w.toLowerCase() || sameName(c.key, w)));
     const summary = plain && Boolean(unmasked.summaryColumns) && onColumns && ['table', 'wide', 'value', 'name'].includes(format);
     if (summary && (format === 'table' || format === 'wide')) return printTableOf(io, opts, view, format, source.read({ summary, ...limit }));
-    source = [...source.read({ summary, ...limit })];
+    source = [...source.read({ summary, ...limit, ...(plain ? attributes : {}) })];
   }
   const all = source;
   let items = all;
@@ -318,8 +338,8 @@ async function printListOf<T>(io: IO, opts: OutputOptions & ListOptions, unmaske
   if (opts.sort) items = sortItems(view, items, opts.sort);
   if (opts.limit !== undefined) items = items.slice(0, opts.limit);
   if (format === 'json' || format === 'yaml') {
-    const keys = Object.keys(items[0] ? view.toData(items[0]) : {});
-    const data = items.map((item) => pickKeys(view.toData(item), opts.column, keys.length ? keys : view.columns.map((c) => c.key)));
+    const keys = Object.keys(items[0] ? selected(view.toData(items[0])) : {});
+    const data = items.map((item) => pickKeys(selected(view.toData(item)), opts.column, keys.length ? keys : view.columns.map((c) => c.key)));
     io.out(await encode(format, data));
     return;
   }

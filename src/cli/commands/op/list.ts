@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
+import { addSelectorOptions, attributeSelector, LCM_OP_OCC_ATTRIBUTES, type SelectorFlags } from '../../output/attribute-selector.js';
 import { addListOptions, addOutputOptions, printList, type ListOptions, type OutputOptions } from '../../output/printer.js';
 import { opListView } from '../../output/op-view.js';
 import { lcmDeps } from '../../lcm/deps.js';
@@ -10,7 +11,7 @@ import { UsageError } from '../../../errors.js';
 export const OPERATION_STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK'];
 export const OPERATIONS = ['INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'CHANGE_VNFPKG', 'MODIFY_INFO', 'CHANGE_EXT_CONN'];
 
-interface Flags extends OutputOptions, ListOptions {
+interface Flags extends OutputOptions, ListOptions, SelectorFlags {
   vnf?: string;
   state?: LcmOperationState;
   operation?: string;
@@ -44,12 +45,16 @@ export function opListCommand(ctx: Context): Command {
     .option('--until <time>', 'only those started before this time (ISO 8601) or this long ago');
   addOutputOptions(cmd);
   addListOptions(cmd);
+  addSelectorOptions(cmd, LCM_OP_OCC_ATTRIBUTES);
   withExamples(cmd, [
     ['what waits for op-retry, op-rollback or op-fail', 'vnfm op-list --state FAILED_TEMP'],
     ['the scale operations of the last day', 'vnfm op-list --operation SCALE --since 1d'],
     ['the id of the newest operation of an instance', 'vnfm op-list --vnf web --sort startTime:desc --limit 1 -q'],
+    ['the failed ones with their errors', 'vnfm op-list --state FAILED_TEMP -o json --fields error --exclude-default'],
+    ['every attribute of each, as op-show prints it', 'vnfm op-list -o json --all-fields'],
   ]);
   return cmd.action(async (flags: Flags) => {
+    const attributes = attributeSelector(flags, LCM_OP_OCC_ATTRIBUTES, flags.quiet ? 'name' : flags.output);
     const { readOpOccs } = await import('../../../lcm/instances.js');
     const { deps } = await lcmDeps(ctx);
     const now = ctx.now();
@@ -60,8 +65,14 @@ export function opListCommand(ctx: Context): Command {
       ...(flags.since ? { since: timeBound('--since', flags.since, now) } : {}),
       ...(flags.until ? { until: timeBound('--until', flags.until, now) } : {}),
     };
-    const book = { instances: deps.store.instances.names() };
+    // The table's rows carry their instance's name; the book is read only for a list that is not a table's summary (--sort...).
+    let names: Map<string, string> | undefined;
+    const book = {
+      get instances() {
+        return (names ??= deps.store.instances.names());
+      },
+    };
     const narrowed = Boolean(flags.vnf || flags.state || flags.operation || flags.since || flags.until);
-    await printList(ctx.io, { ...flags, narrowed }, opListView(book), { read: (how) => readOpOccs(deps, filter, how) });
+    await printList(ctx.io, { ...flags, narrowed, attributes }, opListView(book), { read: (how) => readOpOccs(deps, filter, how) });
   });
 }

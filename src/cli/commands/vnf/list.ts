@@ -1,12 +1,13 @@
 import { Command, Option } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
+import { addSelectorOptions, attributeSelector, VNF_INSTANCE_ATTRIBUTES, type SelectorFlags } from '../../output/attribute-selector.js';
 import { addListOptions, addOutputOptions, printList, type ListOptions, type OutputOptions } from '../../output/printer.js';
 import { vnfListView } from '../../output/vnf-view.js';
 import { lcmDeps } from '../../lcm/deps.js';
 import type { VnfInstance } from '../../../lcm/index.js';
 
-interface Flags extends OutputOptions, ListOptions {
+interface Flags extends OutputOptions, ListOptions, SelectorFlags {
   state?: VnfInstance['instantiationState'];
   vim?: string;
   package?: string;
@@ -22,13 +23,17 @@ export function vnfListCommand(ctx: Context): Command {
     .option('--name <name>', 'only those of this name (* and ? match any characters)');
   addOutputOptions(cmd);
   addListOptions(cmd);
+  addSelectorOptions(cmd, VNF_INSTANCE_ATTRIBUTES);
   withExamples(cmd, [
     ['the ids of instantiated VNFs', 'vnfm vnf-list --state INSTANTIATED -q'],
     ['id and name of those on one VIM, no header', 'vnfm vnf-list --vim edge-1 -o value -c id -c name'],
     ['the newest three, with all columns', 'vnfm vnf-list --sort createdAt:desc --limit 3 -o wide'],
     ["Tacker's filter form", 'vnfm vnf-list --filter "(eq,instantiationState,INSTANTIATED);(cont,vnfInstanceName,web)"'],
+    ['every attribute of each, as vnf-show prints it', 'vnfm vnf-list -o json --all-fields'],
+    ['the default attributes and the state of each', 'vnfm vnf-list -o json --fields instantiatedVnfInfo/vnfState --exclude-default'],
   ]);
   return cmd.action(async (flags: Flags) => {
+    const attributes = attributeSelector(flags, VNF_INSTANCE_ATTRIBUTES, flags.quiet ? 'name' : flags.output);
     const { readVnfs } = await import('../../../lcm/instances.js');
     const { deps } = await lcmDeps(ctx);
     const filter = {
@@ -39,6 +44,6 @@ export function vnfListCommand(ctx: Context): Command {
     };
     const book = { vims: deps.store.vims.names(), packages: deps.store.packages.names() };
     const narrowed = Boolean(flags.state || flags.vim || flags.package || flags.name);
-    await printList(ctx.io, { ...flags, narrowed }, vnfListView(book), { read: (how) => readVnfs(deps, filter, how) });
+    await printList(ctx.io, { ...flags, narrowed, attributes }, vnfListView(book), { read: (how) => readVnfs(deps, filter, how) });
   });
 }
