@@ -25,8 +25,11 @@
 // Rounds are interleaved (vnfm, kubectl, vnfm, ...) so machine noise hits both
 // alike; medians over RUNS rounds (default 5). kubectl works in a fresh
 // namespace each round; vnfm re-instantiates one instance in its own namespace.
-// The kubectl delete uses foreground propagation, as vnfm's terminate does, so
-// both wait until the pods are gone too. kubectl waits object by object
+// The kubectl delete uses foreground propagation, as vnfm's terminate does for
+// workloads, so both wait until the pods are gone too (vnfm deletes the kinds
+// that own nothing, ConfigMaps, Secrets, Services, ServiceAccounts, in the
+// background: they are gone at once, with no finalizer for the garbage
+// collector to remove). kubectl waits object by object
 // (each `kubectl wait` or `delete --wait` costs it about 100 ms per object
 // here, client-go's cache-sync poll), which is most of its time.
 //
@@ -326,6 +329,8 @@ try {
     ['--for=jsonpath={.status.readyReplicas}=1', 'statefulset'],
     ['--for=jsonpath={.subsets[0].addresses[0].ip}', 'endpoints'],
   ];
+  // kubectl waits object by object: 500 objects through the counting proxy on a busy 2-core machine take longer than its default 600 s.
+  const kubectlTimeout = `--timeout=${Math.max(600, 4 * objectCount)}s`;
   const warnings = new Set();
   const opMs = (occ) => (occ.startTime && occ.stateEnteredTime ? Date.parse(occ.stateEnteredTime) - Date.parse(occ.startTime) : NaN);
 
@@ -356,11 +361,11 @@ try {
     step('kubectl apply + wait');
     const t0 = process.hrtime.bigint();
     const apply = await k('apply', '-n', ns, '-f', manifests);
-    for (const [cond, kind] of waits) await k('wait', '-n', ns, '--timeout=600s', cond, kind, '--all');
+    for (const [cond, kind] of waits) await k('wait', '-n', ns, kubectlTimeout, cond, kind, '--all');
     const applyWait = Number(process.hrtime.bigint() - t0) / 1e6;
     const afterApply = proxy.take();
     step('kubectl delete --wait');
-    const del = await k('delete', '-n', ns, '-f', manifests, '--wait', '--cascade=foreground', '--timeout=600s');
+    const del = await k('delete', '-n', ns, '-f', manifests, '--wait', '--cascade=foreground', kubectlTimeout);
     const afterDelete = proxy.take();
     await k('delete', 'namespace', ns, '--wait=false');
     return { apply, applyWait, del, counts: { instantiate: afterApply, terminate: afterDelete } };
