@@ -18,6 +18,7 @@
 //
 //   node bench/sandbox-scale.mjs [--json] [--only=a,b,c]
 //   SANDBOX_PROF=DIR writes a CPU profile of each sandbox into DIR.
+//   VNFM_PROF=DIR writes a CPU profile of each `vnfm vnf-instantiate` into DIR.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
@@ -30,6 +31,7 @@ const root = resolve(import.meta.dirname, '..');
 const bin = process.env.VNFM_BENCH_BIN ?? join(root, 'bin', 'vnfm');
 const only = (process.argv.find((a) => a.startsWith('--only=')) ?? '--only=a,b,c').slice(7).split(',');
 const PROF = process.env.SANDBOX_PROF;
+const VNFM_PROF = process.env.VNFM_PROF;
 
 if (!existsSync(join(root, 'build', 'vnfm.cjs'))) {
   console.error('bench: build/vnfm.cjs is missing; running npm run build');
@@ -220,8 +222,10 @@ async function prepareInstances(sb, n, count) {
   return runs;
 }
 
+let instantiateSeq = 0;
 async function instantiate(argv) {
-  const r = await vnfm(...argv);
+  const prof = VNFM_PROF ? ['--cpu-prof', '--cpu-prof-dir', VNFM_PROF, '--cpu-prof-name', `instantiate-${++instantiateSeq}.cpuprofile`] : [];
+  const r = await run(process.execPath, [...prof, bin, ...argv]);
   const occ = JSON.parse(r.stdout);
   if (occ.operationState !== 'COMPLETED') throw new Error(`vnf-instantiate ended ${occ.operationState}:\n${r.stderr}`);
   return r.ms;
@@ -306,7 +310,11 @@ async function measureConcurrency() {
   const sb = await startSandbox();
   try {
     const runs = await prepareInstances(sb, 50, CONCURRENT + 1);
+    const aloneCpu0 = cpuMs(sb.child.pid);
+    const aloneClients0 = childrenCpuMs();
     const alone = await instantiate(runs[0]);
+    const aloneVnfmCpuMs = childrenCpuMs() - aloneClients0;
+    const aloneSandboxCpuMs = cpuMs(sb.child.pid) - aloneCpu0;
     const t0 = process.hrtime.bigint();
     const cpu0 = cpuMs(sb.child.pid);
     const clients0 = childrenCpuMs();
@@ -318,6 +326,8 @@ async function measureConcurrency() {
       cores: cpus().length,
       concurrent: CONCURRENT,
       aloneMs: alone,
+      aloneVnfmCpuMs,
+      aloneSandboxCpuMs,
       togetherMs: together,
       ratio: together / alone,
       slowestMs: Math.max(...each),
@@ -408,6 +418,8 @@ try {
     if (b) {
       row(`(b) ${b.concurrent} concurrent 50-object CNFs / one alone (wall)`, `${b.ratio.toFixed(2)}x`, `target <= 5x on ${b.cores} cores`);
       row('    one alone', `${b.aloneMs.toFixed(0)} ms`);
+      row('    one alone: vnfm CPU', `${b.aloneVnfmCpuMs.toFixed(0)} ms`);
+      row('    one alone: sandbox CPU', `${b.aloneSandboxCpuMs.toFixed(0)} ms`);
       row(`    ${b.concurrent} at once`, `${b.togetherMs.toFixed(0)} ms`);
       row('    sandbox CPU for the 20', `${b.sandboxCpuMs.toFixed(0)} ms`);
       row('    vnfm CPU for the 20 (all processes)', `${b.vnfmCpuMs.toFixed(0)} ms`);

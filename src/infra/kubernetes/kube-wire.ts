@@ -8,6 +8,7 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
+import * as tls from 'node:tls';
 import type { KubeAccess } from './kube-api.js';
 
 /** One HTTP exchange with the API server, as the driver's client sees it. */
@@ -57,11 +58,21 @@ export interface KubeTransport {
 
 interface WireOptions {
   headers: Record<string, string>;
+  /** Requests: at most REQUEST_SOCKETS connections, kept open between requests. */
   agent: http.Agent;
+  /** Watch streams: each holds its connection for as long as it lasts, so they never queue behind requests. */
+  streams: http.Agent;
   auth?: string;
   url: URL;
   secure: boolean;
 }
+
+/**
+ * Connections for requests to one API server. Each new connection costs a
+ * TLS handshake on both ends, and more than a few in flight do not make a
+ * server answer sooner: the driver's 16 parallel writes share these.
+ */
+const REQUEST_SOCKETS = 6;
 
 /**
  * The driver's seam to the API server. Plain HTTPS rather than client-node's
@@ -77,20 +88,20 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
       const url = new URL(access.server);
       const secure = url.protocol === 'https:';
       const pem = (text: string | undefined) => (text ? Buffer.from(text, 'utf8') : undefined);
-      const agentOpts = {
-        keepAlive: true,
-        ca: pem(access.caCert),
-        cert: pem(access.clientCert),
-        key: access.clientCert ? pem(access.clientKey) : undefined,
-        rejectUnauthorized: access.verifyTls,
-      };
-      const agent = secure ? new https.Agent(agentOpts) : new http.Agent({ keepAlive: true });
+      const ca = pem(access.caCert);
+      const cert = pem(access.clientCert);
+      const key = access.clientCert ? pem(access.clientKey) : undefined;
+      // One TLS context (the CA parsed, the client key loaded) for every connection, not one per connection.
+      const agentOpts = { keepAlive: true, ca, cert, key, rejectUnauthorized: access.verifyTls, ...(secure ? { secureContext: tls.createSecureContext({ ca, cert, key }) } : {}) };
+      const make = (maxSockets: number) => (secure ? new https.Agent({ ...agentOpts, maxSockets }) : new http.Agent({ keepAlive: true, maxSockets }));
+      const agent = make(REQUEST_SOCKETS);
+      const streams = make(Infinity);
       const headers: Record<string, string> = access.bearerToken ? { Authorization: `Bearer ${access.bearerToken}` } : {};
       const auth = access.username ? `${access.username}:${access.password ?? ''}` : undefined;
-      return { headers, agent, auth, url, secure };
+      return { headers, agent, streams, auth, url, secure };
     })());
 
-  const open = async (req: KubeHttpRequest, accept: string, idleTimeoutMs: number) => {
+  const open = async (req: KubeHttpRequest, accept: string, idleTimeoutMs: number, streaming = false) => {
     const w = await wireOptions();
     const path = w.url.pathname.replace(/\/$/, '') + req.path + queryString(req.query);
     const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
@@ -99,7 +110,7 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
       headers['Content-Type'] = req.contentType ?? 'application/json';
       headers['Content-Length'] = String(body.length);
     }
-    const options = { method: req.method, hostname: w.url.hostname, port: w.url.port || (w.secure ? 443 : 80), path, headers, agent: w.agent, auth: w.auth, signal: req.signal };
+    const options = { method: req.method, hostname: w.url.hostname, port: w.url.port || (w.secure ? 443 : 80), path, headers, agent: streaming ? w.streams : w.agent, auth: w.auth, signal: req.signal };
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       const r = (w.secure ? https : http).request(options, resolve);
       r.setTimeout(idleTimeoutMs, () => r.destroy(Object.assign(new Error(`no data from ${access.server} for ${idleTimeoutMs / 1000}s`), { code: 'ETIMEDOUT' })));
@@ -131,7 +142,7 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
     },
     async stream(req, onLine) {
       const serverTimeout = Number(req.query?.timeoutSeconds ?? 570);
-      const res = await open(req, 'application/json', req.idleTimeoutMs ?? (serverTimeout + 30) * 1000);
+      const res = await open(req, 'application/json', req.idleTimeoutMs ?? (serverTimeout + 30) * 1000, true);
       if ((res.statusCode ?? 0) >= 300) return readAll(res);
       return new Promise<undefined>((resolve, reject) => {
         let pending = '';
@@ -154,7 +165,10 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
       });
     },
     close() {
-      void wire?.then((w) => w.agent.destroy());
+      void wire?.then((w) => {
+        w.agent.destroy();
+        w.streams.destroy();
+      });
     },
   };
 }
