@@ -8,7 +8,9 @@
 //     the code cache it keeps under VNFM_HOME; the cold first start is shown too.
 //  2. lists of 10 000: `vnf-list` and `op-list`, table and `-o json`, over
 //     10 000 INSTANTIATED instances and 20 000 operation occurrences (goal:
-//     CPU <= 2x `vnf-list` on the empty store, peak RSS <= 80 MiB). The rows
+//     CPU <= 2x `vnf-list` on the empty store, peak RSS <= 80 MiB); -o json
+//     prints the simple attributes, as Tacker's API lists do, and `-o json
+//     --all-fields` (every attribute) is shown for reference. The rows
 //     are copies of a real instance: the basic-cnf sample instantiated on the
 //     sandbox and scaled out, so each carries the instance info, the journals
 //     and the prior state an operator's store holds.
@@ -132,6 +134,9 @@ const commands = {
   'bin/vnfm vnf-list -o json (10 000)': [process.execPath, bin, 'vnf-list', '-o', 'json'],
   'bin/vnfm op-list (20 000)': [process.execPath, bin, 'op-list'],
   'bin/vnfm op-list -o json (20 000)': [process.execPath, bin, 'op-list', '-o', 'json'],
+  // Every attribute (SOL013 --all-fields): what -o json printed before it left out the complex ones.
+  'bin/vnfm vnf-list -o json --all-fields': [process.execPath, bin, 'vnf-list', '-o', 'json', '--all-fields'],
+  'bin/vnfm op-list -o json --all-fields': [process.execPath, bin, 'op-list', '-o', 'json', '--all-fields'],
 };
 vnfm(['vim-list'], { ...env, VNFM_HOME: coldHome });
 if (existsSync(exe)) {
@@ -161,6 +166,14 @@ const TARGETS = [
     rssGoalMiB: 80,
   })),
   { target: 2, command: 'executable vnf-list (10 000)', anchor: 'executable vnf-list (empty store)', goal: 2, rssGoalMiB: 80 },
+  // Beside the same anchor, for reference: the whole items are not what the goal is about.
+  ...['vnf-list -o json --all-fields', 'op-list -o json --all-fields'].map((what) => ({
+    target: 2,
+    command: `bin/vnfm ${what}`,
+    anchor: 'bin/vnfm vnf-list (empty store)',
+    rssGoalMiB: 80,
+    reference: true,
+  })),
 ];
 
 const perfOut = join(work, 'perf.txt');
@@ -237,7 +250,7 @@ const cpuOf = (name) => rows.find((r) => r.command === name)?.cpu_ms;
 const targets = TARGETS.filter((t) => cpuOf(t.command) !== undefined).map((t) => {
   const ratio = cpuOf(t.command) / cpuOf(t.anchor);
   const rss = rows.find((r) => r.command === t.command).peak_rss_mib;
-  const met = ratio <= t.goal && (t.rssGoalMiB === undefined || !(rss > t.rssGoalMiB));
+  const met = (t.reference || ratio <= t.goal) && (t.rssGoalMiB === undefined || !(rss > t.rssGoalMiB));
   return { ...t, ratio, ...(t.rssGoalMiB === undefined ? {} : { peak_rss_mib: rss }), met };
 });
 if (process.argv.includes('--json')) {
@@ -253,6 +266,7 @@ if (process.argv.includes('--json')) {
   console.log('\ngoals: each figure beside its anchor');
   for (const t of targets) {
     const rss = t.rssGoalMiB === undefined ? '' : `, ${t.peak_rss_mib.toFixed(1)} MiB (goal <= ${t.rssGoalMiB})`;
-    console.log(`  ${t.target}. ${t.command}: ${t.ratio.toFixed(2)}x ${t.anchor} (goal <= ${t.goal}x)${rss}  ${t.met ? 'met' : 'NOT MET'}`);
+    const goal = t.reference ? 'for reference' : `goal <= ${t.goal}x`;
+    console.log(`  ${t.target}. ${t.command}: ${t.ratio.toFixed(2)}x ${t.anchor} (${goal})${rss}  ${t.met ? 'met' : 'NOT MET'}`);
   }
 }

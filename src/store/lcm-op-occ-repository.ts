@@ -26,8 +26,13 @@ interface OpOccRow {
 
 /** The columns of lcm_op_occs. */
 const COLUMNS = ['id', 'vnf_instance_id', 'operation', 'operation_state', 'state_entered_time', 'start_time', 'error', 'is_automatic_invocation', 'pid'];
-/** What a table of occurrences shows: the row, and its instance's name in the same query. */
-const SUMMARY_SELECT = `SELECT ${COLUMNS.map((c) => 'o.' + c).join(', ')}, i.name AS vnf_instance_name FROM lcm_op_occs o LEFT JOIN vnf_instances i ON i.id = o.vnf_instance_id`;
+/**
+ * What a table of occurrences shows (-o wide's columns too), and its
+ * instance's name in the same query: not isAutomaticInvocation or pid.
+ */
+const SUMMARY_SELECT = `SELECT ${COLUMNS.filter((c) => c !== 'is_automatic_invocation' && c !== 'pid')
+  .map((c) => 'o.' + c)
+  .join(', ')}, i.name AS vnf_instance_name FROM lcm_op_occs o LEFT JOIN vnf_instances i ON i.id = o.vnf_instance_id`;
 /** The JSON columns, by the attribute each holds: error in lcm_op_occs, the others in lcm_op_occ_details. */
 const JSON_COLUMNS: [attribute: string, column: string][] = [
   ['operationParams', 'd.operation_params'],
@@ -100,8 +105,9 @@ function toOpOcc(r: OpOccRow, json: JsonField = defineLazyJson): LcmOpOcc {
   if (r.error != null) json(o, 'error', r.error);
   if (r.resource_changes != null) json(o, 'resourceChanges', r.resource_changes);
   if (r.journal !== undefined) json(o, 'journal', r.journal ?? '[]');
-  o['isAutomaticInvocation'] = r.is_automatic_invocation === 1;
-  if (r.pid !== null) o['pid'] = r.pid;
+  // A summary row has neither.
+  if (r.is_automatic_invocation !== undefined) o['isAutomaticInvocation'] = r.is_automatic_invocation === 1;
+  if (r.pid != null) o['pid'] = r.pid;
   // A summary item's, for the table's VNF column ('' for an instance without a name).
   if (r.vnf_instance_name !== undefined) o['vnfInstanceName'] = r.vnf_instance_name ?? '';
   return o as unknown as LcmOpOcc;

@@ -175,12 +175,18 @@ async function jsonPath(format: string, data: unknown): Promise<string> {
 /** A table's lines, the header first: each column as wide as its widest cell. */
 function* tableLines(io: IO, headers: string[] | undefined, rows: string[][]): Generator<string> {
   const widths = (headers ?? rows[0]!).map(() => 0);
-  for (const r of headers ? [headers, ...rows] : rows) for (let i = 0; i < widths.length; i++) widths[i] = Math.max(widths[i]!, (r[i] ?? '').length);
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
-      .join('   ')
-      .trimEnd();
+  const measure = (r: string[]) => {
+    for (let i = 0; i < widths.length; i++) widths[i] = Math.max(widths[i]!, (r[i] ?? '').length);
+  };
+  if (headers) measure(headers);
+  for (const r of rows) measure(r);
+  // One string per line, built in place (a table of 20 000 rows makes no array per row).
+  const line = (cells: string[]) => {
+    let text = '';
+    const last = cells.length - 1;
+    for (let i = 0; i < last; i++) text += cells[i]!.padEnd(widths[i]!) + '   ';
+    return (text + (cells[last] ?? '')).trimEnd();
+  };
   if (headers) yield io.dataColor.bold(line(headers));
   for (const r of rows) yield line(r);
 }
