@@ -8,10 +8,10 @@
  * bin/vnfm reads chunks from build/chunks/; the single executable from its
  * embedded assets (`chunks/<file>`). Either way the same code runs.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { dirname, join } from 'node:path';
-import { compileFunction } from 'node:vm';
+import { dirname, join, resolve } from 'node:path';
+import { Script } from 'node:vm';
 
 const loaded = new Map<string, unknown>();
 /** The main bundle's modules that rooms' chunks import, by source path (scripts/bundle.mjs fills it). */
@@ -35,10 +35,62 @@ export function loadChunk(file: string): unknown {
   if (loaded.has(file)) return loaded.get(file);
   const { code, filename } = readChunk(file);
   const module = { exports: {} as unknown };
-  const run = compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename });
+  // Node's own wrapper, on one line, so the chunk's own lines keep their numbers in stack traces; a chunk's 'use strict' stays the body's first statement.
+  const wrapped = `(function (exports, require, module, __filename, __dirname) {${code}\n})`;
+  const cache = codeCache(file, code);
+  const script = new Script(wrapped, { filename, cachedData: cache?.read() });
+  if (cache && (!cache.found || script.cachedDataRejected)) process.once('exit', () => cache.write(script));
+  const run = script.runInThisContext() as (...args: unknown[]) => void;
   run.call(module.exports, module.exports, chunkRequire, module, filename, dirname(filename));
   loaded.set(file, module.exports);
   return module.exports;
+}
+
+/**
+ * V8's code cache of a chunk, kept beside bin/vnfm's cache of the bundle
+ * (VNFM_HOME/cache, made by the store, 0700): compiling the Kubernetes
+ * driver's or the sandbox's chunk from source is a large part of a command's
+ * CPU. The file is named after the chunk's content, Node's version and the
+ * architecture, so a new build or Node never reads an old cache; V8 checks
+ * it again and ignores one that does not match. Written at exit (so it holds
+ * the functions the command compiled too), only when there was none or V8
+ * rejected it, and only into a directory of this user that no one else can
+ * write. A missing or read-only home just compiles from source.
+ */
+function codeCache(file: string, code: string): { found: boolean; read(): Buffer | undefined; write(script: Script): void } | undefined {
+  const home = process.env.VNFM_HOME ? resolve(process.env.VNFM_HOME) : join(process.env.HOME || (require('node:os') as typeof import('node:os')).homedir(), '.vnfm');
+  const dir = join(home, 'cache');
+  const stem = `chunk-${file.replace(/\.cjs$/, '')}-`;
+  const name = `${stem}${process.version}-${process.arch}-${(require('node:crypto') as typeof import('node:crypto')).createHash('sha256').update(code).digest('hex').slice(0, 24)}.v8`;
+  const path = join(dir, name);
+  const trusted = (p: string, isDir: boolean) => {
+    const st = lstatSync(p);
+    const mine = typeof process.getuid !== 'function' || st.uid === process.getuid();
+    return (isDir ? st.isDirectory() : st.isFile()) && mine && (st.mode & 0o022) === 0;
+  };
+  let data: Buffer | undefined;
+  try {
+    if (trusted(dir, true) && trusted(path, false)) data = readFileSync(path);
+  } catch {
+    // No cache yet.
+  }
+  return {
+    found: data !== undefined,
+    read: () => data,
+    write(script) {
+      try {
+        if (!existsSync(home)) return;
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        if (!trusted(dir, true)) return;
+        for (const old of readdirSync(dir)) if (old.startsWith(`${stem}v`) && old.endsWith('.v8') && old !== name) rmSync(join(dir, old), { force: true });
+        const tmp = join(dir, `.${name}.${process.pid}`);
+        writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+        renameSync(tmp, path);
+      } catch {
+        // A read-only or full home: the next command compiles from source again.
+      }
+    },
+  };
 }
 
 /**

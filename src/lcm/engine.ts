@@ -248,11 +248,41 @@ export async function execute(
   if (op !== started) opts.onEvent?.({ type: 'occurrence', opOcc: op });
   const instance = deps.store.instances.get(op.vnfInstanceId);
   const steps: JournalStep[] = ops.journal(op.id);
+  // A step the driver is about to take is on disk before it returns (a crash then finds it). A step done
+  // waits for the next step or the end of this turn of the event loop, to share its write transaction
+  // with the other objects' steps: one lock and one commit of the store for many objects, not one each.
+  const unsaved: JournalStep[] = [];
+  let saving: NodeJS.Immediate | undefined;
+  let unsavable: unknown;
+  const save = () => {
+    if (saving) clearImmediate(saving);
+    saving = undefined;
+    if (unsavable !== undefined) throw unsavable;
+    if (unsaved.length === 0) return;
+    const batch = unsaved.splice(0);
+    try {
+      if (batch.length === 1) ops.appendJournal(op.id, batch[0]!);
+      else ops.exclusive(() => batch.forEach((step) => ops.appendJournal(op.id, step)));
+    } catch (err) {
+      unsaved.unshift(...batch);
+      throw err;
+    }
+  };
   const ctx: DriverContext = {
     journal: {
       record(step) {
-        ops.appendJournal(op.id, step);
+        unsaved.push(step);
         steps.push(step);
+        if (step.state !== 'done') save();
+        else
+          saving ??= setImmediate(() => {
+            try {
+              save();
+            } catch (err) {
+              // Thrown to the driver at its next step, or to the operation at its end.
+              unsavable = err;
+            }
+          });
       },
       steps: () => steps,
     },
@@ -293,6 +323,7 @@ export async function execute(
     const run = await bindDriver(deps, plan);
     if (plan.hooks) await hook(plan.hooks[0]);
     const ran = await run(ctx);
+    save();
     if (plan.hooks) await hook(plan.hooks[1], ran);
     const after = { ...withHookRecords(instance, ran, records), ...fields };
     const affectedVnfcs = diffVnfcs(instance, after);
@@ -306,6 +337,11 @@ export async function execute(
     opts.onEvent?.({ type: 'occurrence', opOcc: final });
     return { opOcc: final, vnfInstance: deps.store.instances.get(op.vnfInstanceId) };
   } catch (err) {
+    try {
+      save();
+    } catch {
+      // The store refuses writes: the state below fails with the same error.
+    }
     op = ops.exclusive(() => {
       const o = ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), { error: problemOf(err, signal), pid: null });
       ops.releaseLock(op.vnfInstanceId, op.id);
