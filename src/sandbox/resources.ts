@@ -213,11 +213,19 @@ export class ResourceRegistry {
   private readonly types: ResourceType[] = [];
   private readonly listeners: ((type: ResourceType) => void)[] = [];
 
+  private served = 0;
+
+  /** Counts the changes to what is served: discovery documents built at one count hold until the next. */
+  get revision(): number {
+    return this.served;
+  }
+
   register(type: ResourceType): void {
     if (this.find(type.group, type.version, type.plural)) {
       throw new Error(`resource ${type.plural} in ${groupVersion(type)} is already registered`);
     }
     this.types.push(type);
+    this.served++;
     for (const listener of this.listeners) listener(type);
   }
 
@@ -229,7 +237,10 @@ export class ResourceRegistry {
   /** Stops serving a resource (a CRD's version that is deleted or no longer served). */
   unregister(group: string, version: string, plural: string): void {
     const i = this.types.findIndex((t) => t.group === group && t.version === version && t.plural === plural);
-    if (i >= 0) this.types.splice(i, 1);
+    if (i >= 0) {
+      this.types.splice(i, 1);
+      this.served++;
+    }
   }
 
   find(group: string, version: string, plural: string): ResourceType | undefined {
