@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { INSTANCE_LABEL, type KubeObject } from '../../src/infra/kubernetes/driver-contract.js';
 import { parseResourceList } from '../../src/infra/kubernetes/discovery.js';
 import { checkDuplicates, checkOwnership, controlledBy, prepareObject, selectorString } from '../../src/infra/kubernetes/objects.js';
-import { creationRank, forEachLimited, groupByRank, removalGroups } from '../../src/infra/kubernetes/order.js';
+import { creationRank, forEachLimited, groupByRank, removalGroups, removalPhases, removalPropagation } from '../../src/infra/kubernetes/order.js';
 import { ConflictError, UsageError } from '../../src/errors.js';
 
 const obj = (kind: string, name: string, extra: Partial<KubeObject> = {}): KubeObject => ({ apiVersion: 'v1', kind, metadata: { name }, ...extra });
@@ -31,6 +31,28 @@ describe('creation order', () => {
   it('removes in the reverse order', () => {
     const created = ['Namespace/n', 'ConfigMap/b', 'ConfigMap/d', 'Service/s', 'Deployment/a', 'Deployment/c'];
     expect(removalGroups(created, (s) => s.split('/')[0]!)).toEqual([['Deployment/c', 'Deployment/a'], ['Service/s'], ['ConfigMap/d', 'ConfigMap/b'], ['Namespace/n']]);
+  });
+
+  it('terminates in two phases: what is ranked after workloads, then everything else, each in the reverse order', () => {
+    const kind = (s: string) => s.split('/')[0]!;
+    const created = ['Namespace/n', 'CustomResourceDefinition/c', 'ConfigMap/b', 'Service/s', 'Deployment/a', 'Cluster/x', 'ValidatingWebhookConfiguration/v'];
+    expect(removalPhases(created, kind)).toEqual([
+      ['ValidatingWebhookConfiguration/v', 'Cluster/x'],
+      ['Deployment/a', 'Service/s', 'ConfigMap/b', 'CustomResourceDefinition/c', 'Namespace/n'],
+    ]);
+    // Without custom resources (or without anything else) there is one phase: every delete is sent before any wait.
+    expect(removalPhases(['ConfigMap/b', 'Deployment/a'], kind)).toEqual([['Deployment/a', 'ConfigMap/b']]);
+    expect(removalPhases(['Cluster/x'], kind)).toEqual([['Cluster/x']]);
+    expect(removalPhases([], kind)).toEqual([]);
+  });
+
+  it('deletes workloads and custom resources in the foreground, what they use in the background', () => {
+    for (const k of ['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'Pod', 'ReplicaSet', 'Cluster', 'MachineDeployment', 'HorizontalPodAutoscaler']) {
+      expect(removalPropagation(k), k).toBe('Foreground');
+    }
+    for (const k of ['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim', 'PersistentVolume', 'ServiceAccount', 'RoleBinding', 'ConfigMap', 'Secret', 'Service']) {
+      expect(removalPropagation(k), k).toBe('Background');
+    }
   });
 });
 
