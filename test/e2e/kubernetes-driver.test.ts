@@ -615,10 +615,10 @@ describe('terminate', () => {
     const sent = log.filter((l) => l.startsWith('send ')).map((l) => l.slice('send '.length));
     // The Lease (ranked with custom resources, last created) first, then the reverse of creation: workloads, Services, config, accounts.
     expect(sent).toEqual(['leases/leader', 'deployments/web', 'services/web', 'secrets/creds', 'configmaps/conf', 'serviceaccounts/runner']);
-    // Foreground for what owns something of the CNF (the Deployment its pods) and what is ranked after workloads;
-    // Background for the rest, which owns nothing and so is gone at once, without a finalizer for the garbage collector to remove.
+    // Foreground for what owns something of the CNF (the Deployment its pods; custom resources their children);
+    // Background for the other built-in kinds, which own nothing and so are gone at once, without a finalizer for the garbage collector to remove.
     expect(policies).toEqual({
-      'leases/leader': 'Foreground',
+      'leases/leader': 'Background',
       'deployments/web': 'Foreground',
       'services/web': 'Background',
       'secrets/creds': 'Background',

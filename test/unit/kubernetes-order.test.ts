@@ -46,13 +46,34 @@ describe('creation order', () => {
     expect(removalPhases([], kind)).toEqual([]);
   });
 
-  it('deletes workloads and custom resources in the foreground, what they use in the background', () => {
-    for (const k of ['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'Pod', 'ReplicaSet', 'Cluster', 'MachineDeployment', 'HorizontalPodAutoscaler']) {
-      expect(removalPropagation(k), k).toBe('Foreground');
-    }
-    for (const k of ['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim', 'PersistentVolume', 'ServiceAccount', 'RoleBinding', 'ConfigMap', 'Secret', 'Service']) {
-      expect(removalPropagation(k), k).toBe('Background');
-    }
+  it('deletes workloads and custom resources in the foreground, every other built-in kind in the background', () => {
+    const foreground = [
+      ['apps/v1', 'Deployment'],
+      ['apps/v1', 'StatefulSet'],
+      ['apps/v1', 'DaemonSet'],
+      ['apps/v1', 'ReplicaSet'],
+      ['batch/v1', 'Job'],
+      ['batch/v1', 'CronJob'],
+      ['cluster.x-k8s.io/v1beta1', 'Cluster'],
+      ['cluster.x-k8s.io/v1beta1', 'MachineDeployment'],
+      ['example.com/v1', 'Widget'],
+    ];
+    for (const [apiVersion, kind] of foreground) expect(removalPropagation(apiVersion!, kind!), kind).toBe('Foreground');
+    const background = [
+      ['v1', 'Namespace'],
+      ['apiextensions.k8s.io/v1', 'CustomResourceDefinition'],
+      ['v1', 'PersistentVolumeClaim'],
+      ['v1', 'ServiceAccount'],
+      ['rbac.authorization.k8s.io/v1', 'RoleBinding'],
+      ['v1', 'ConfigMap'],
+      ['v1', 'Secret'],
+      ['v1', 'Service'],
+      ['v1', 'Pod'],
+      ['autoscaling/v2', 'HorizontalPodAutoscaler'],
+      ['coordination.k8s.io/v1', 'Lease'],
+      ['admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration'],
+    ];
+    for (const [apiVersion, kind] of background) expect(removalPropagation(apiVersion!, kind!), kind).toBe('Background');
   });
 });
 

@@ -408,7 +408,7 @@ export abstract class DeployingDriver extends KubeDriverBase {
     ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
     if (!existing.metadata.deletionTimestamp) {
       await this.client.call(
-        { method: 'DELETE', path: objectPath(res, ref), body: deleteOptions(gracePeriodSeconds, uid, removalPropagation(ref.kind)) },
+        { method: 'DELETE', path: objectPath(res, ref), body: deleteOptions(gracePeriodSeconds, uid, removalPropagation(ref.apiVersion, ref.kind)) },
         { what: `delete ${describeRef(ref)}`, signal: ctx.signal, accept: [404, 409] },
       );
     }
@@ -446,7 +446,7 @@ export abstract class DeployingDriver extends KubeDriverBase {
       ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
       if (!pvc.metadata.deletionTimestamp) {
         await this.client.call(
-          { method: 'DELETE', path: objectPath(pvcRes, ref), body: deleteOptions(gracePeriodSeconds, pvcUid, removalPropagation('PersistentVolumeClaim')) },
+          { method: 'DELETE', path: objectPath(pvcRes, ref), body: deleteOptions(gracePeriodSeconds, pvcUid, removalPropagation('v1', 'PersistentVolumeClaim')) },
           { what: `delete ${describeRef(ref)} (a claim of StatefulSet ${sts.metadata.name})`, signal: ctx.signal, accept: [404, 409] },
         );
       }

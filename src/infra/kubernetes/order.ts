@@ -1,3 +1,5 @@
+import { isBuiltinGroup } from './package-kinds.js';
+
 /**
  * Creation order: what other objects need must exist first. Namespaces
  * hold everything; CRDs define the kinds of custom resources; storage,
@@ -73,23 +75,23 @@ export function removalPhases<T>(items: readonly T[], kindOf: (item: T) => strin
   return [first, rest].filter((phase) => phase.length > 0);
 }
 
-const WORKLOAD_RANK = creationRank('Deployment');
+/** Built-in kinds whose objects own what terminate waits for: pods (a CronJob's Jobs). */
+const OWNERS = new Set(['Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'ReplicationController', 'Job', 'CronJob']);
 
 /**
- * The propagation policy terminate deletes an object of this kind with.
- * Foreground for workloads and what is ranked after them (custom resources
- * among others): such an object is gone only once what it owns is — a
- * workload's pods, a Cluster API object's children. Background for the
- * kinds created before the workloads (Namespaces, CRDs, storage, accounts,
- * configuration, Services): they own nothing of the CNF (a Service's
- * EndpointSlices are the cluster's), and a foreground delete would only add
- * the foregroundDeletion finalizer, which the garbage collector must take
- * off again, one object at a time, in the same queue as the workloads'
- * deletions (on a real API server that queue, not the deletes, bounds a
- * terminate's time).
+ * The propagation policy terminate deletes an object with. Foreground for
+ * the built-in workloads that own pods and for custom resources (a Cluster
+ * API object owns its children): such an object is gone only once what it
+ * owns is. Background for every other built-in kind (ConfigMaps, Secrets,
+ * Services, accounts, storage, Namespaces, CRDs, HPAs, Pods …): it owns
+ * nothing of the CNF (a Service's EndpointSlices are the cluster's), and a
+ * foreground delete would only add the foregroundDeletion finalizer, which
+ * the garbage collector must take off again, one object at a time, in the
+ * queue the workloads' deletions wait in (on a real API server that queue,
+ * not the deletes, bounds a terminate's time).
  */
-export function removalPropagation(kind: string): 'Foreground' | 'Background' {
-  return creationRank(kind) < WORKLOAD_RANK ? 'Background' : 'Foreground';
+export function removalPropagation(apiVersion: string, kind: string): 'Foreground' | 'Background' {
+  return OWNERS.has(kind) || !isBuiltinGroup(apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '') ? 'Foreground' : 'Background';
 }
 
 /**
