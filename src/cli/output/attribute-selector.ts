@@ -80,7 +80,7 @@ export function addSelectorOptions(cmd: Command, rules: AttributeRules): Command
     .option('--all-fields', `-o json/yaml: every attribute, as ${rules.show} prints each (by default the complex ones are left out)`)
     .option('--fields <names>', '-o json/yaml: the mandatory attributes and these (comma-separated; a/b for a nested one)')
     .option('--exclude-fields <names>', '-o json/yaml: every attribute but these (comma-separated; a/b for a nested one)')
-    .option('--exclude-default', `-o json/yaml: leave out ${rules.defaultExclude.join(', ')} (the default); with --fields, all but those not named`);
+    .option('--exclude-default', `-o json/yaml: leave out ${rules.defaultExclude.join(', ')} (the default); with --fields, the default and the attributes named`);
 }
 
 const pathsOf = (flag: string, value: string): string[][] =>
@@ -136,7 +136,7 @@ export function attributeSelector(flags: SelectorFlags, rules: AttributeRules, f
 const samePath = (a: string[], b: string[]) => a.length === b.length && a.every((k, i) => k === b[i]);
 
 /**
- * The top-level paths `apply` leaves out of `keys`: the excluded ones, or,
+ * The top-level paths applySelector leaves out of `keys`: the excluded ones, or,
  * with --fields alone, every key not named whole by a field (a nested field
  * puts its part back afterwards), as Tacker's AttributeSelector does.
  */
@@ -148,7 +148,7 @@ function excludedPaths(sel: AttributeSelector, keys: Iterable<string>): string[]
 }
 
 /**
- * Whether `apply` may keep some of the top-level attribute `name`: a list
+ * Whether applySelector may keep some of the top-level attribute `name`: a list
  * reads the stored JSON columns of those alone.
  */
 export function keepsAttribute(sel: AttributeSelector, name: string): boolean {
