@@ -16,6 +16,7 @@ import { vnfInstanceView, vnfListView } from '../../src/cli/output/vnf-view.js';
 import { opListView, opOccView } from '../../src/cli/output/op-view.js';
 import { applySelector, attributeSelector, keepsAttribute, LCM_OP_OCC_ATTRIBUTES, VNF_INSTANCE_ATTRIBUTES, type SelectorFlags } from '../../src/cli/output/attribute-selector.js';
 import { main } from '../../src/cli/main.js';
+import { shortTime } from '../../src/cli/output/names.js';
 import { STORE_BACKENDS, tempHome, useStoreBackend } from '../support/store-backends.js';
 import { packageRecord } from '../support/store-records.js';
 
@@ -338,5 +339,17 @@ describe('through the CLI', () => {
       expect(r.code).toBe(0);
       expect(r.stdout).toBe('[]\n');
     }
+  });
+});
+
+describe('shortTime', () => {
+  it.each([
+    ['2026-01-02T03:04:05.678Z', '2026-01-02 03:04:05'],
+    ['2026-01-02T03:04:05Z', '2026-01-02 03:04:05'],
+    ['2026-01-02T03:04:05.1Z', '2026-01-02 03:04:05'],
+    ['2026-01-02T03:04:05.678+01:00', '2026-01-02 03:04:05.678+01:00'],
+    ['', ''],
+  ])('%s reads %s in a table', (iso, shown) => {
+    expect(shortTime(iso)).toBe(shown);
   });
 });
