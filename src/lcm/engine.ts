@@ -146,6 +146,23 @@ async function preflight<D>(deps: LcmDeps, plan: Plan<D>, signal: AbortSignal | 
   await plan.check(driver, signal ?? new AbortController().signal);
 }
 
+/**
+ * The plan with one connection to its VIM for the preflight and the run: one
+ * set of TLS connections and one discovery of the API server, not two.
+ */
+function oneConnection<D>(plan: Plan<D>): Plan<D> {
+  let driver: Promise<D> | undefined;
+  return {
+    ...plan,
+    connect: (deps, vim) => {
+      if (vim !== plan.vim) return plan.connect(deps, vim);
+      driver ??= plan.connect(deps, vim);
+      driver.catch(() => (driver = undefined));
+      return driver;
+    },
+  };
+}
+
 /** Keeps what the hooks recorded (and what earlier operations did) in the instance's metadata. */
 function withHookRecords(before: VnfInstance, after: VnfInstance, records: Record<string, unknown>): VnfInstance {
   const info = after.instantiatedVnfInfo;
@@ -181,7 +198,7 @@ export async function runOperation(deps: LcmDeps, instance: VnfInstance, makePla
   // An inline VIM was checked as the request was read.
   if (!made.vim.inline) await checkRegisteredVim(deps, made.vim);
   throwIfAborted(opts.signal);
-  const plan = await prepared(deps, made, opts);
+  const plan = oneConnection(await prepared(deps, made, opts));
   await preflight(deps, plan, opts.signal);
   throwIfAborted(opts.signal);
   const ops = deps.store.opOccs;
