@@ -55,6 +55,27 @@ export function generateNameSuffix(): string {
  * it changes. A custom resource without a status subresource has no status
  * of its own, so a change to `status` bumps it too, as the real server does.
  */
+/**
+ * What an update compares of the stored object, kept beside it: a stored object is frozen to the
+ * bottom (store.ts, deepFreeze), so the text stays true for as long as the object lives, and the
+ * controllers' many writes to one object do not serialize its stored copy again each time.
+ */
+const storedText = new WeakMap<object, { spec?: { type: ResourceType; text: string }; comparable?: string; ownership?: string }>();
+function remembered<K extends 'comparable' | 'ownership'>(obj: KubeObject, key: K, make: () => string): string {
+  if (!Object.isFrozen(obj)) return make();
+  let texts = storedText.get(obj);
+  if (!texts) storedText.set(obj, (texts = {}));
+  return (texts[key] ??= make());
+}
+
+function storedSpecPart(type: ResourceType, obj: KubeObject): string {
+  if (!Object.isFrozen(obj)) return specPart(type, obj);
+  let texts = storedText.get(obj);
+  if (!texts) storedText.set(obj, (texts = {}));
+  if (texts.spec?.type !== type) texts.spec = { type, text: specPart(type, obj) };
+  return texts.spec.text;
+}
+
 function specPart(type: ResourceType, obj: KubeObject): string {
   const { metadata: _m, status, kind: _k, apiVersion: _a, ...rest } = obj;
   const statusCounts = type.custom !== undefined && !type.subresources?.some((s) => s.name === 'status');
@@ -263,7 +284,7 @@ export class ObjectApi {
     }
     if (!next.metadata.generateName) delete next.metadata.generateName;
     if (next.metadata.finalizers?.length === 0) delete next.metadata.finalizers;
-    const sameSpec = !!type.generation && specPart(type, next) === specPart(type, old);
+    const sameSpec = !!type.generation && specPart(type, next) === storedSpecPart(type, old);
     if (type.generation && !sameSpec) next.metadata.generation = Number(old.metadata.generation ?? 0) + 1;
 
     if (old.metadata.deletionTimestamp) {
@@ -276,7 +297,7 @@ export class ObjectApi {
     }
     this.validate(type, next, opts.subresource ? undefined : old);
     next.metadata.resourceVersion = old.metadata.resourceVersion;
-    if (comparable(next) === comparable(old) && ownership(next) === ownership(old)) return old;
+    if (comparable(next) === remembered(old, 'comparable', () => comparable(old)) && ownership(next) === remembered(old, 'ownership', () => ownership(old))) return old;
     // recordUpdate never changes the entries it reads: those it leaves alone are shared with the stored revision.
     if (opts.manager && !opts.keepManagedFields) recordUpdate(type, old, next, opts.manager, this.now(), opts.subresource);
     if (opts.dryRun) return next;
