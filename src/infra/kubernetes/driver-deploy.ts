@@ -31,7 +31,6 @@ import {
 import { KubeDriverBase } from './driver-base.js';
 import { WatchHub } from './shared-watch.js';
 
-/** Preflight, deploy and change of package: the plan of a package's objects, their rollout rank by rank, and removing what a new package drops. */
 /** An object of the instance whose delete was sent: what waiting for it to be gone needs. */
 export interface Deleting {
   ref: ResourceRef;
@@ -41,6 +40,7 @@ export interface Deleting {
   existing: KubeObject;
 }
 
+/** Preflight, deploy and change of package: the plan of a package's objects, their rollout rank by rank, and removing what a new package drops. */
 export abstract class DeployingDriver extends KubeDriverBase {
   async check(input: CheckInput, signal: AbortSignal = new AbortController().signal): Promise<void> {
     // Nothing is written, so there is nothing to journal or report.
