@@ -266,7 +266,8 @@ try {
   /** Where the server is (server, token, caPem) and the kubeconfig and vim-config that reach it directly. */
   let endpoint;
   if (SERVER === 'real') {
-    cluster = await support.startRealCluster();
+    // The stand-in kubelet survives a failed request on one Pod, but that Pod then waits for its next event: say so, or a stuck round looks like kubectl's fault.
+    cluster = await support.startRealCluster({ onKubeletError: (err) => step(`stand-in kubelet: ${err.message.split('\n')[0]}`) });
     endpoint = { server: cluster.server, token: cluster.token, caPem: cluster.caPem };
   } else {
     sandbox = await startSandbox();
