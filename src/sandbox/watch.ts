@@ -90,8 +90,21 @@ export class WatchHub {
     res.flushHeaders();
 
     let first = true;
+    // The events of one turn of the event loop (a controller's pass over its queue, the initial list) leave
+    // together: one TLS record and one system call for the lot, not one for each event.
+    let corked = false;
+    const uncork = (): void => {
+      corked = false;
+      res.uncork();
+    };
     const write = (type: string, object: unknown): void => {
-      if (!res.writableEnded) res.write(`${JSON.stringify({ type, object })}\n`);
+      if (res.writableEnded) return;
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(uncork);
+      }
+      res.write(`${JSON.stringify({ type, object })}\n`);
     };
     const timers: NodeJS.Timeout[] = [];
     const watcher: Watcher = {
