@@ -191,7 +191,9 @@ export async function startStandInKubelet(endpoint: KubeEndpoint, opts: StandInK
       restartCount: 0,
       state: done ? { terminated: { exitCode: 0, reason: 'Completed', startedAt, finishedAt: startedAt } } : { running: { startedAt } },
     });
-    const podIp = `10.244.${node.index}.${node.nextIp++}`;
+    // Node i's pods get 10.244.i.2-255, then 10.244.(i+16).0-255 and so on: a long run (a 500-object CNF, again and again) never makes an invalid address.
+    const n = node.nextIp++;
+    const podIp = `10.244.${node.index + 16 * Math.floor(n / 256)}.${n % 256}`;
     const condition = (type: string, status = 'True'): any => ({ type, status, lastProbeTime: null, lastTransitionTime: startedAt });
     const status = {
       phase: ownedByJob ? 'Succeeded' : 'Running',
