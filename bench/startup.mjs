@@ -23,6 +23,9 @@
 // (median of RSS_RUNS runs, default 5), when /usr/bin/time is there.
 //
 //   node bench/startup.mjs [--json]     (npm run bench builds first)
+//
+// VNFM_BENCH_STORE=DIR keeps the stores in DIR: built there on the first run,
+// used as they are by the next ones (the 10 000 rows take minutes to make).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -35,7 +38,9 @@ const ROWS = 10_000;
 const root = resolve(import.meta.dirname, '..');
 const bin = join(root, 'bin', 'vnfm');
 const exe = join(root, 'dist', `vnfm-${process.platform}-${process.arch}`);
-const work = mkdtempSync(join(tmpdir(), 'vnfm-bench-'));
+const kept = process.env.VNFM_BENCH_STORE ? resolve(process.env.VNFM_BENCH_STORE) : undefined;
+const work = kept ?? mkdtempSync(join(tmpdir(), 'vnfm-bench-'));
+const reused = kept !== undefined && existsSync(join(kept, 'home', 'vnfm.db'));
 const home = join(work, 'home');
 const emptyHome = join(work, 'empty-home');
 const coldHome = join(work, 'cold-home');
@@ -49,74 +54,76 @@ if (!existsSync(join(root, 'build', 'vnfm.cjs'))) {
 const vnfm = (args, e = env) => execFileSync(process.execPath, [bin, ...args], { env: e, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 // A store with a few VIMs, so vim-list reads real rows; an empty one for the start-up figures.
-const vimConfig = join(root, 'templates', 'vim-config-kubernetes.yaml');
-for (let i = 0; i < 5; i++) vnfm(['vim-register', '--no-check', '--config-file', vimConfig, `vim-${i}`]);
-vnfm(['vim-list'], emptyEnv);
+if (!reused) {
+  const vimConfig = join(root, 'templates', 'vim-config-kubernetes.yaml');
+  for (let i = 0; i < 5; i++) vnfm(['vim-register', '--no-check', '--config-file', vimConfig, `vim-${i}`]);
+  vnfm(['vim-list'], emptyEnv);
 
-// One real instance: basic-cnf instantiated on the sandbox, then scaled out.
-{
-  const sandbox = await new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [bin, 'sandbox', '--listen', '127.0.0.1:0', '-o', 'json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => {
-      out += d;
-      try {
-        resolvePromise({ child, ...JSON.parse(out) });
-      } catch {
-        // not the whole document yet
-      }
+  // One real instance: basic-cnf instantiated on the sandbox, then scaled out.
+  {
+    const sandbox = await new Promise((resolvePromise, reject) => {
+      const child = spawn(process.execPath, [bin, 'sandbox', '--listen', '127.0.0.1:0', '-o', 'json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d) => {
+        out += d;
+        try {
+          resolvePromise({ child, ...JSON.parse(out) });
+        } catch {
+          // not the whole document yet
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`vnfm sandbox exited (${code}) before listening`)));
     });
-    child.on('exit', (code) => reject(new Error(`vnfm sandbox exited (${code}) before listening`)));
-  });
-  try {
-    const sample = join(root, 'csar-samples', 'basic-cnf');
-    vnfm(['vim-register', '--is-default', '--config-file', sandbox.vim_config, 'sandbox']);
-    vnfm(['vnfpkg-onboard', join(sample, 'package'), '--name', 'bench']);
-    const { id } = JSON.parse(vnfm(['vnf-create', '--package', 'bench', '--name', 'vnf-template', '-o', 'json']));
-    vnfm(['vnf-instantiate', id, '--request-file', join(sample, 'requests', 'instantiate.json')]);
-    vnfm(['vnf-scale', id, '--request-file', join(sample, 'requests', 'scale-out.json')]);
-  } finally {
-    sandbox.child.removeAllListeners('exit');
-    sandbox.child.kill('SIGTERM');
-    await new Promise((r) => sandbox.child.once('exit', r));
-  }
-}
-
-// ... copied to 10 000 instances, each with its two operation occurrences.
-{
-  const { createRequire } = await import('node:module');
-  const Database = createRequire(import.meta.url)('better-sqlite3');
-  const db = new Database(join(home, 'vnfm.db'));
-  const copier = (table, rows) => {
-    if (!rows.length) throw new Error(`bench: the template has no ${table} row`);
-    const cols = Object.keys(rows[0]);
-    const insert = db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => '@' + c).join(', ')})`);
-    return (changes) => rows.forEach((row) => insert.run({ ...row, ...changes(row) }));
-  };
-  const instance = db.prepare("SELECT * FROM vnf_instances WHERE name = 'vnf-template'").get();
-  const ops = db.prepare('SELECT * FROM lcm_op_occs WHERE vnf_instance_id = ? ORDER BY start_time').all(instance.id);
-  if (instance.instantiation_state !== 'INSTANTIATED' || ops.length !== 2) throw new Error('bench: the template instance did not instantiate and scale');
-  // Each row's large JSON columns, in the side tables keyed by its id.
-  const sides = (table, id) => db.prepare(`SELECT * FROM ${table} WHERE id = ?`).all(id);
-  const copyInstance = copier('vnf_instances', [instance]);
-  const copyDetails = copier('vnf_instance_details', sides('vnf_instance_details', instance.id));
-  const copyOps = ops.map((op) => [
-    copier('lcm_op_occs', [op]),
-    copier('lcm_op_occ_details', sides('lcm_op_occ_details', op.id)),
-    copier('lcm_op_occ_prior_states', sides('lcm_op_occ_prior_states', op.id)),
-  ]);
-  db.transaction(() => {
-    for (let i = 1; i < ROWS; i++) {
-      const id = randomUUID();
-      copyInstance(() => ({ id, name: `vnf-${String(i).padStart(5, '0')}` }));
-      copyDetails(() => ({ id }));
-      for (const copies of copyOps) {
-        const opId = randomUUID();
-        for (const copy of copies) copy((row) => ({ id: opId, ...('vnf_instance_id' in row ? { vnf_instance_id: id } : {}) }));
-      }
+    try {
+      const sample = join(root, 'csar-samples', 'basic-cnf');
+      vnfm(['vim-register', '--is-default', '--config-file', sandbox.vim_config, 'sandbox']);
+      vnfm(['vnfpkg-onboard', join(sample, 'package'), '--name', 'bench']);
+      const { id } = JSON.parse(vnfm(['vnf-create', '--package', 'bench', '--name', 'vnf-template', '-o', 'json']));
+      vnfm(['vnf-instantiate', id, '--request-file', join(sample, 'requests', 'instantiate.json')]);
+      vnfm(['vnf-scale', id, '--request-file', join(sample, 'requests', 'scale-out.json')]);
+    } finally {
+      sandbox.child.removeAllListeners('exit');
+      sandbox.child.kill('SIGTERM');
+      await new Promise((r) => sandbox.child.once('exit', r));
     }
-  })();
-  db.close();
+  }
+
+  // ... copied to 10 000 instances, each with its two operation occurrences.
+  {
+    const { createRequire } = await import('node:module');
+    const Database = createRequire(import.meta.url)('better-sqlite3');
+    const db = new Database(join(home, 'vnfm.db'));
+    const copier = (table, rows) => {
+      if (!rows.length) throw new Error(`bench: the template has no ${table} row`);
+      const cols = Object.keys(rows[0]);
+      const insert = db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => '@' + c).join(', ')})`);
+      return (changes) => rows.forEach((row) => insert.run({ ...row, ...changes(row) }));
+    };
+    const instance = db.prepare("SELECT * FROM vnf_instances WHERE name = 'vnf-template'").get();
+    const ops = db.prepare('SELECT * FROM lcm_op_occs WHERE vnf_instance_id = ? ORDER BY start_time').all(instance.id);
+    if (instance.instantiation_state !== 'INSTANTIATED' || ops.length !== 2) throw new Error('bench: the template instance did not instantiate and scale');
+    // Each row's large JSON columns, in the side tables keyed by its id.
+    const sides = (table, id) => db.prepare(`SELECT * FROM ${table} WHERE id = ?`).all(id);
+    const copyInstance = copier('vnf_instances', [instance]);
+    const copyDetails = copier('vnf_instance_details', sides('vnf_instance_details', instance.id));
+    const copyOps = ops.map((op) => [
+      copier('lcm_op_occs', [op]),
+      copier('lcm_op_occ_details', sides('lcm_op_occ_details', op.id)),
+      copier('lcm_op_occ_prior_states', sides('lcm_op_occ_prior_states', op.id)),
+    ]);
+    db.transaction(() => {
+      for (let i = 1; i < ROWS; i++) {
+        const id = randomUUID();
+        copyInstance(() => ({ id, name: `vnf-${String(i).padStart(5, '0')}` }));
+        copyDetails(() => ({ id }));
+        for (const copies of copyOps) {
+          const opId = randomUUID();
+          for (const copy of copies) copy((row) => ({ id: opId, ...('vnf_instance_id' in row ? { vnf_instance_id: id } : {}) }));
+        }
+      }
+    })();
+    db.close();
+  }
 }
 
 const commands = {
@@ -236,7 +243,7 @@ for (let i = 0; i < RUNS; i++) {
   }
 }
 for (let i = 0; i < RSS_RUNS; i++) for (const [name, c] of Object.entries(commands)) results[name].rss.push(peakRss(spec(c)));
-rmSync(work, { recursive: true, force: true });
+if (!kept) rmSync(work, { recursive: true, force: true });
 
 const base = median(results['node -e 0'].cpu);
 const rows = Object.entries(results).map(([name, r]) => ({

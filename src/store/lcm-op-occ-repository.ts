@@ -4,6 +4,7 @@ import type { LcmOpOcc, LcmOperationState, PriorState } from '../model/lcm.js';
 import type { Db } from './database.js';
 import { defineLazyJson, RawJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
+import { shortTimeSql, storedTimeSql, tableText, uuidSql, type TableRead, type TableText } from './table-text.js';
 import { prettyJsonColumn, simpleJsonObject, type ListRead } from './vnf-instance-repository.js';
 
 interface OpOccRow {
@@ -90,6 +91,16 @@ export interface OpOccFilter {
   until?: string;
 }
 
+function whereOf(filter: OpOccFilter): string[] {
+  const where: string[] = [];
+  if (filter.vnfInstanceId) where.push('o.vnf_instance_id = @vnfInstanceId');
+  if (filter.state) where.push('o.operation_state = @state');
+  if (filter.operation) where.push('o.operation = @operation');
+  if (filter.since) where.push('o.start_time >= @since');
+  if (filter.until) where.push('o.start_time < @until');
+  return where;
+}
+
 function toOpOcc(r: OpOccRow, json: JsonField = defineLazyJson): LcmOpOcc {
   // Built in the order the fields are printed; the JSON blobs (the journal above all) parsed when first read.
   const o: Record<string, unknown> = {
@@ -169,12 +180,7 @@ export class LcmOpOccRepository {
    * each is a RawJson (ListRead), not an occurrence.
    */
   *read(filter: OpOccFilter = {}, how: ListRead = {}): Generator<LcmOpOcc> {
-    const where: string[] = [];
-    if (filter.vnfInstanceId) where.push('o.vnf_instance_id = @vnfInstanceId');
-    if (filter.state) where.push('o.operation_state = @state');
-    if (filter.operation) where.push('o.operation = @operation');
-    if (filter.since) where.push('o.start_time >= @since');
-    if (filter.until) where.push('o.start_time < @until');
+    const where = whereOf(filter);
     // Keyset pages (index lcm_op_occs_start): each starts after the last row of the one before.
     const select = how.summary ? SUMMARY_SELECT : how.simpleJson ? SIMPLE_JSON_SELECT : selectOf(how.attributes, Boolean(how.rawJson));
     const convert = how.simpleJson
@@ -201,6 +207,38 @@ export class LcmOpOccRepository {
       left -= rows.length;
       last = rows[rows.length - 1];
     }
+  }
+
+  /**
+   * op-list's table (opListView's columns, -o wide's too) as SQLite writes
+   * it (TableText), or undefined where the printer's table must print it.
+   */
+  tableText(filter: OpOccFilter, how: TableRead): TableText | undefined {
+    const nameless = "(i.name IS NULL OR i.name = '')";
+    const vnf = `CASE WHEN ${nameless} THEN substr(o.vnf_instance_id, 1, 8) ELSE i.name END`;
+    // An instance without a name shown by its short id: not a uuid, it is shown whole.
+    const odd = [`(${nameless} AND NOT ${uuidSql('o.vnf_instance_id')})`];
+    const error = "CASE WHEN json_valid(o.error) AND json_type(o.error, '$.title') = 'text' THEN json_extract(o.error, '$.title') END";
+    const cells = how.wide
+      ? ['o.id', 'o.operation', 'o.operation_state', vnf, 'o.start_time', 'o.vnf_instance_id', 'o.state_entered_time', `CASE WHEN o.error IS NULL THEN '' ELSE ${error} END`]
+      : ['substr(o.id, 1, 8)', 'o.operation', 'o.operation_state', vnf, shortTimeSql('o.start_time')];
+    if (how.wide) {
+      // An error JSON.parse reads otherwise than SQLite: no string title, or a surrogate escaped.
+      odd.push(`(o.error IS NOT NULL AND (${error}) IS NULL)`, "instr(lower(o.error), '\\ud') > 0");
+    } else {
+      odd.push(`NOT ${uuidSql('o.id')}`, `NOT ${storedTimeSql('o.start_time')}`);
+    }
+    const where = whereOf(filter);
+    const from = `lcm_op_occs o LEFT JOIN vnf_instances i ON i.id = o.vnf_instance_id${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
+    return tableText(this.db, {
+      cells,
+      odd,
+      from,
+      order: 'o.start_time, o.rowid',
+      params: { ...filter },
+      ...(how.limit === undefined ? {} : { limit: how.limit }),
+      trim: how.wide,
+    });
   }
 
   /** By id, or by a unique id prefix (at least 8 characters), as uuids are long to type. */

@@ -13,6 +13,7 @@ export function opListView(book: NameBook = {}): View<LcmOpOcc> {
     empty: 'No LCM operation occurrences.',
     name: (o) => o.id,
     summaryColumns: true,
+    // LcmOpOccRepository.tableText writes these cells in SQL, in this order (test/unit/list-table-text.test.ts holds them equal).
     columns: [
       { header: 'ID', key: 'id', cell: (o) => shortId(o.id), full: (o) => o.id },
       { header: 'OPERATION', key: 'operation', cell: (o) => o.operation },

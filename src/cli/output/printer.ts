@@ -8,6 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { RawJson, readingRawJson } from '../../store/lazy-json.js';
+import type { TableRead, TableText } from '../../store/table-text.js';
 import type { IO } from '../io.js';
 import { applySelector, keepsAttribute, type AttributeSelector } from './attribute-selector.js';
 
@@ -75,6 +76,12 @@ export interface ListSource<T> {
    * prints them by default (see the store's ListRead).
    */
   read(how: { summary: boolean; limit?: number; rawJson?: boolean; attributes?: (attribute: string) => boolean; simpleJson?: boolean }): Iterable<T>;
+  /**
+   * The table of the summary items (the view's table or wide columns) as the
+   * store writes it, the same bytes as the printer's; undefined where the
+   * store cannot (the printer then reads the items).
+   */
+  table?(how: TableRead): TableText | undefined;
 }
 
 export function isOutputFormat(v: string): v is OutputFormat {
@@ -331,7 +338,11 @@ async function printListOf<T>(io: IO, opts: OutputOptions & ListOptions, unmaske
     }
     const onColumns = (opts.column ?? []).every((w) => view.columns.some((c) => c.header.toLowerCase() === w.toLowerCase() || sameName(c.key, w)));
     const summary = plain && Boolean(unmasked.summaryColumns) && onColumns && ['table', 'wide', 'value', 'name'].includes(format);
-    if (summary && (format === 'table' || format === 'wide')) return printTableOf(io, opts, view, format, source.read({ summary, ...limit }));
+    if (summary && (format === 'table' || format === 'wide')) {
+      const text = opts.column?.length ? undefined : source.table?.({ wide: format === 'wide', ...limit });
+      if (text) return printTableText(io, opts, visibleColumns(view, format), text);
+      return printTableOf(io, opts, view, format, source.read({ summary, ...limit }));
+    }
     source = [...source.read({ summary, ...limit, ...(plain ? attributes : {}) })];
   }
   const all = source;
@@ -400,6 +411,17 @@ function printTableOf<T>(io: IO, opts: OutputOptions & ListOptions, view: View<T
     }
   }
   if (chunk) io.out(chunk);
+}
+
+/** A table the store wrote: the header line (as tableLines makes it) over its pages. */
+function printTableText<T>(io: IO, opts: OutputOptions, cols: Column<T>[], text: TableText): void {
+  const headers = opts.headers === false ? undefined : cols.map((c) => c.header);
+  const widths = headers ? text.widths.map((w, n) => Math.max(w, headers[n]!.length)) : text.widths;
+  if (headers) {
+    const [header] = tableLines(io, headers, [widths.map((w) => ' '.repeat(w))]);
+    io.out(header! + '\n');
+  }
+  for (const page of text.pages(widths)) io.out(page + '\n');
 }
 
 export async function printResource<T>(io: IO, opts: OutputOptions, unmasked: View<T>, item: T): Promise<void> {

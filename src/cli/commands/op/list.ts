@@ -7,6 +7,8 @@ import { opListView } from '../../output/op-view.js';
 import { lcmDeps } from '../../lcm/deps.js';
 import type { LcmOperationState } from '../../../lcm/index.js';
 import { UsageError } from '../../../errors.js';
+import type { TableRead } from '../../../store/table-text.js';
+import type { ListRead } from '../../../store/vnf-instance-repository.js';
 
 export const OPERATION_STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK'];
 export const OPERATIONS = ['INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'CHANGE_VNFPKG', 'MODIFY_INFO', 'CHANGE_EXT_CONN'];
@@ -73,6 +75,15 @@ export function opListCommand(ctx: Context): Command {
       },
     };
     const narrowed = Boolean(flags.vnf || flags.state || flags.operation || flags.since || flags.until);
-    await printList(ctx.io, { ...flags, narrowed, attributes }, opListView(book), { read: (how) => readOpOccs(deps, filter, how) });
+    const source = {
+      read: (how: ListRead) => readOpOccs(deps, filter, how),
+      table: (how: TableRead) => {
+        // Resolves --vnf and sweeps stale locks, as a read does.
+        readOpOccs(deps, filter, { summary: true });
+        const { vnf, ...rest } = filter;
+        return deps.store.opOccs.tableText({ ...rest, ...(vnf ? { vnfInstanceId: deps.store.instances.get(vnf).id } : {}) }, how);
+      },
+    };
+    await printList(ctx.io, { ...flags, narrowed, attributes }, opListView(book), source);
   });
 }

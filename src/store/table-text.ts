@@ -1,0 +1,85 @@
+/**
+ * Tables of thousands written by SQLite: see TableText.
+ */
+import type { Db } from './database.js';
+
+/**
+ * A table's text as SQLite writes it, for a list of thousands: the cells
+ * shortened, padded and joined by the database, so no object is made per row.
+ * The printer's own table (printer.ts) is the reference; each line is the
+ * same bytes.
+ */
+export interface TableText {
+  /** Each column's widest cell, in UTF-16 code units as String.length counts them. */
+  widths: number[];
+  /** The lines, each column as wide as given (at least its widest cell), joined by newlines: one page (a table of 20 000 is some 1.5 MB). */
+  pages(widths: number[]): Iterable<string>;
+}
+
+/** What a table's text needs: -o wide's columns, and --limit's rows. */
+export interface TableRead {
+  wide: boolean;
+  limit?: number;
+}
+
+const HEX = '[0-9a-fA-F]';
+const UUID_GLOB = [8, 4, 4, 4, 12].map((n) => HEX.repeat(n)).join('-');
+const STORED_TIME_GLOB = '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z';
+/** The characters String.prototype.trimEnd removes (Unicode White_Space, line terminators and the BOM). */
+const JS_WHITESPACE = 'char(9, 10, 11, 12, 13, 32, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198, 8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288, 65279)';
+
+/** Is `column` a uuid, as names.ts's shortId tells one (then shortened to its first 8 characters)? */
+export const uuidSql = (column: string): string => `${column} GLOB '${UUID_GLOB}'`;
+/** Is `column` a time in the form the store keeps (names.ts's shortTime then cuts it)? */
+export const storedTimeSql = (column: string): string => `${column} GLOB '${STORED_TIME_GLOB}'`;
+/** names.ts's shortTime in SQL, for a time in the form the store keeps. */
+export const shortTimeSql = (column: string): string => `substr(${column}, 1, 10) || ' ' || substr(${column}, 12, 8)`;
+
+/** A table's text: its cells (SQL over the rows `from` selects, in `order`), and the rows SQLite cannot write as JavaScript would. */
+export interface TableSql {
+  /** One SQL expression per column; each may assume no row is odd. */
+  cells: string[];
+  /** Conditions that make a row odd (a cell the expression would get wrong): the printer's table prints the list then. */
+  odd: string[];
+  from: string;
+  order: string;
+  params: Record<string, unknown>;
+  limit?: number;
+  /** The last cell may be empty or end in white space: each line is trimmed as the printer trims it. */
+  trim: boolean;
+}
+
+/**
+ * A table's text, or undefined where the printer's own table must print it:
+ * on PostgreSQL, for no rows, and where a row is odd or a cell has a
+ * character beyond the BMP (String.length counts it twice, SQLite's length
+ * once) or a NUL (where SQLite's length stops). Two passes over the rows: the
+ * widths, then the lines.
+ */
+export function tableText(db: Db, t: TableSql): TableText | undefined {
+  if (typeof (db as { pragma?: unknown }).pragma !== 'function') return undefined;
+  const all = t.cells.map((_, n) => `c${n}`).join(' || ');
+  // An ASCII row (as many bytes as characters) has neither; only others are searched.
+  const unlike = `CASE WHEN length(CAST(${all} AS BLOB)) = length(${all}) THEN 0 ELSE (${all}) GLOB '*[\u{10000}-\u{10FFFF}]*' OR instr(${all}, char(0)) > 0 END`;
+  const ordered = t.limit === undefined ? '' : ` ORDER BY ${t.order} LIMIT ${t.limit}`;
+  const rows = (more = '') => `SELECT ${t.cells.map((c, n) => `${c} AS c${n}`).join(', ')}, ${t.odd.length ? t.odd.join(' OR ') : '0'} AS odd${more} FROM ${t.from}`;
+  const measure = db
+    .prepare(`SELECT count(*) AS n, max(odd OR ${unlike}) AS odd, ${t.cells.map((_, n) => `max(length(c${n})) AS w${n}`).join(', ')} FROM (${rows()}${ordered})`)
+    .get(t.params) as Record<string, number | null>;
+  if (!measure['n'] || measure['odd']) return undefined;
+  const last = t.cells.length - 1;
+  const padded = t.cells.slice(0, last).map((_, n) => `c${n} || printf('%*s', @w${n} - length(c${n}), '') || '   '`);
+  const line = [...padded, `c${last}`].join(' || ');
+  // The lines in the rows' order (the subquery's, which SQLite keeps: said again to group_concat, whose order is otherwise arbitrary).
+  const keys = t.order.split(',').map((k, n) => [k.trim(), `k${n}`] as const);
+  const lines = t.trim ? `rtrim(${line}, ${JS_WHITESPACE})` : line;
+  const text = db
+    .prepare(
+      `SELECT group_concat(${lines}, char(10) ORDER BY ${keys.map(([, as]) => as).join(', ')}) FROM (${rows(keys.map(([k, as]) => `, ${k} AS ${as}`).join(''))}${ordered || ` ORDER BY ${t.order}`})`,
+    )
+    .pluck();
+  return {
+    widths: t.cells.map((_, n) => measure[`w${n}`]!),
+    pages: (widths) => [text.get({ ...t.params, ...Object.fromEntries(widths.slice(0, last).map((w, n) => [`w${n}`, w])) }) as string],
+  };
+}

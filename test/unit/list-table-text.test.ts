@@ -1,0 +1,219 @@
+/**
+ * op-list's table written by SQLite (TableText) is the printer's own table,
+ * byte for byte, in every form a table has (table, wide, --no-headers,
+ * --limit, filters, with and without colour), over awkward rows: absent and
+ * empty names, long and multi-byte names, every state and operation, errors
+ * with and without a title. Rows SQLite cannot write as JavaScript would (a
+ * character beyond the BMP, an id that is not a uuid, a time not in the
+ * stored form, an error without a string title) send the table back to the
+ * printer; on PostgreSQL the printer always prints it.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LcmOpOcc, VnfInstance } from '../../src/lcm/index.js';
+import { connectStore, openStore, type Store } from '../../src/store/index.js';
+import type { OpOccFilter } from '../../src/store/lcm-op-occ-repository.js';
+import type { TableRead } from '../../src/store/table-text.js';
+import { opListView } from '../../src/cli/output/op-view.js';
+import { printList, type ListOptions, type OutputOptions } from '../../src/cli/output/printer.js';
+import { IO } from '../../src/cli/io.js';
+import { packageRecord } from '../support/store-records.js';
+import { startPostgres, type PgServer } from '../support/postgres.js';
+
+const STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK'] as const;
+const OPERATIONS = ['INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'CHANGE_VNFPKG', 'MODIFY_INFO', 'CHANGE_EXT_CONN'] as const;
+/** Names as awkward as a table meets: absent, empty, long, multi-byte (within the BMP), ending in white space JavaScript trims. */
+const NAMES: (string | undefined)[] = [undefined, '', 'web', 'x'.repeat(70), 'ß-日本語-café', 'tail\u00a0', 'sp  ace ', 'tab\tname'];
+const ERRORS: (LcmOpOcc['error'] | undefined)[] = [
+  undefined,
+  { status: 500, title: 'Driver failed', detail: 'd' },
+  { status: 500, title: '', detail: 'an empty title: the wide line ends trimmed' },
+  { status: 409, title: 'ends in white space \u3000 ', detail: 'd' },
+  { status: 422, title: 'ünïcode — “quoted” \\ back', detail: 'd' },
+] as never;
+
+const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 50, (n * 37) % 1000)).toISOString();
+
+function instance(id: string, name: string | undefined): VnfInstance {
+  return {
+    id,
+    ...(name === undefined ? {} : { vnfInstanceName: name }),
+    vnfInstanceDescription: '',
+    vnfdId: 'vnfd-1',
+    vnfPkgId: 'p1',
+    vnfProvider: 'ACME',
+    vnfProductName: 'cnf',
+    vnfSoftwareVersion: '1.0',
+    vnfdVersion: '1.0',
+    instantiationState: 'NOT_INSTANTIATED',
+    createdAt: at(0),
+    updatedAt: at(0),
+  } as unknown as VnfInstance;
+}
+
+function op(id: string, vnfInstanceId: string, n: number, more: Partial<LcmOpOcc> = {}): LcmOpOcc {
+  const error = ERRORS[n % ERRORS.length];
+  return {
+    id,
+    vnfInstanceId,
+    operation: OPERATIONS[n % OPERATIONS.length]!,
+    operationState: STATES[n % STATES.length]!,
+    stateEnteredTime: at(n + 3),
+    startTime: at(n),
+    operationParams: {} as LcmOpOcc['operationParams'],
+    journal: [],
+    isAutomaticInvocation: false,
+    ...(error ? { error } : {}),
+    ...more,
+  } as LcmOpOcc;
+}
+
+/** Instances of every awkward name, and operations of each in every state; `extra` adds the rows of one case. */
+function seed(store: Store, extra: (store: Store, instanceIds: string[]) => void = () => {}): void {
+  store.packages.insert(packageRecord());
+  const ids = NAMES.map(() => randomUUID());
+  ids.forEach((id, n) => store.instances.insert(instance(id, NAMES[n])));
+  const prior = { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never;
+  for (let n = 0; n < 60; n++) store.opOccs.insert(op(randomUUID(), ids[n % ids.length]!, n), prior);
+  extra(store, ids);
+}
+
+function capture(colour: boolean) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  if (colour) Object.assign(stdout, { isTTY: true });
+  let out = '';
+  let err = '';
+  stdout.on('data', (d: Buffer) => (out += d.toString()));
+  stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const io = new IO({ stdin: new PassThrough(), stdout, stderr }, colour ? {} : { NO_COLOR: '1' });
+  return { io, out: () => out, err: () => err };
+}
+
+const FORMS: { flags: Partial<OutputOptions & ListOptions>; filter: OpOccFilter }[] = [
+  { flags: {}, filter: {} },
+  { flags: { output: 'wide' }, filter: {} },
+  { flags: { headers: false }, filter: {} },
+  { flags: { output: 'wide', headers: false }, filter: {} },
+  { flags: { limit: 3 }, filter: {} },
+  { flags: { output: 'wide', limit: 7 }, filter: {} },
+  { flags: {}, filter: { state: 'FAILED_TEMP' } },
+  { flags: { output: 'wide' }, filter: { operation: 'SCALE', since: at(10), until: at(40) } },
+  { flags: {}, filter: { state: 'FAILED', operation: 'INSTANTIATE' } },
+];
+
+/** Each form printed by SQLite's table and by the printer's own: how many SQLite wrote, and how many had rows. */
+async function compare(store: Store): Promise<{ written: number; tables: number }> {
+  let written = 0;
+  let tables = 0;
+  for (const { flags, filter } of FORMS) {
+    for (const colour of [false, true]) {
+      const opts = { output: 'table' as const, ...flags, narrowed: Object.keys(filter).length > 0 };
+      const plain = capture(colour);
+      await printList(plain.io, opts, opListView(), { read: (how) => store.opOccs.read(filter, how) });
+      const sql = capture(colour);
+      const table = (how: TableRead) => {
+        const text = store.opOccs.tableText(filter, how);
+        if (text) written++;
+        return text;
+      };
+      await printList(sql.io, opts, opListView(), { read: (how) => store.opOccs.read(filter, how), table });
+      expect({ flags, filter, colour, out: sql.out(), err: sql.err() }).toEqual({ flags, filter, colour, out: plain.out(), err: plain.err() });
+      if (plain.out() !== '') tables++;
+    }
+  }
+  return { written, tables };
+}
+
+const sqlite = (extra?: (store: Store, ids: string[]) => void) => {
+  const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'));
+  seed(store, extra);
+  return store;
+};
+
+/** Rows SQLite does not write: each sends the whole table back to the printer. */
+const ODD: [string, (store: Store, ids: string[]) => void][] = [
+  [
+    'a name beyond the BMP',
+    (store) => {
+      const id = randomUUID();
+      store.instances.insert(instance(id, 'emoji-😀'));
+      store.opOccs.insert(op(randomUUID(), id, 4), {} as never);
+    },
+  ],
+  ['an operation id that is not a uuid', (store, ids) => store.opOccs.insert(op('op-not-a-uuid', ids[2]!, 5), {} as never)],
+  [
+    'a nameless instance whose id is not a uuid',
+    (store) => {
+      store.instances.insert(instance('inline-instance', undefined));
+      store.opOccs.insert(op(randomUUID(), 'inline-instance', 6), {} as never);
+    },
+  ],
+  ['a start time not in the stored form', (store, ids) => store.opOccs.insert(op(randomUUID(), ids[2]!, 7, { startTime: '2026-01-01T00:00:09Z' }), {} as never)],
+  ['an error without a title', (store, ids) => store.opOccs.insert(op(randomUUID(), ids[2]!, 8, { error: { status: 500, detail: 'no title' } as never }), {} as never)],
+  [
+    'an error title beyond the BMP',
+    (store, ids) => store.opOccs.insert(op(randomUUID(), ids[2]!, 9, { error: { status: 500, title: 'rocket 🚀', detail: 'd' } as never }), {} as never),
+  ],
+];
+
+describe('op-list table written by SQLite', () => {
+  it('is the printer’s table, byte for byte, in every form, over awkward names, states and errors', async () => {
+    const store = sqlite();
+    try {
+      // Every table of the clean store is SQLite's; one filter matches nothing.
+      const { written, tables } = await compare(store);
+      expect(tables).toBeGreaterThanOrEqual(FORMS.length * 2 - 2);
+      expect(written).toBe(tables);
+    } finally {
+      store.close();
+    }
+  });
+
+  it.each(ODD)('is the printer’s own with %s', async (_, extra) => {
+    const store = sqlite(extra);
+    try {
+      await compare(store);
+      const { wide } = { wide: _.startsWith('an error') };
+      expect(store.opOccs.tableText({}, { wide } as TableRead)).toBeUndefined();
+    } finally {
+      store.close();
+    }
+  });
+
+  it('says nothing for no rows: the printer says the list is empty', async () => {
+    const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'));
+    try {
+      expect(store.opOccs.tableText({}, { wide: false })).toBeUndefined();
+      await compare(store);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('op-list table on PostgreSQL', () => {
+  let server: PgServer;
+  beforeAll(async () => {
+    server = await startPostgres();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('is the printer’s own, the same bytes as on SQLite', async () => {
+    const db = await server.createDatabase();
+    const store = await connectStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'), { databaseUrl: server.url(db) });
+    try {
+      seed(store);
+      expect(store.opOccs.tableText({}, { wide: false })).toBeUndefined();
+      expect(await compare(store)).toMatchObject({ written: 0 });
+    } finally {
+      store.close();
+    }
+  });
+});
