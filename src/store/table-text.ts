@@ -30,6 +30,8 @@ const JS_WHITESPACE = 'char(9, 10, 11, 12, 13, 32, 160, 5760, 8192, 8193, 8194, 
 
 /** Is `column` a uuid, as names.ts's shortId tells one (then shortened to its first 8 characters)? */
 export const uuidSql = (column: string): string => `${column} GLOB '${UUID_GLOB}'`;
+/** names.ts's shortId in SQL: a uuid's first 8 characters, anything else whole. */
+export const shortIdSql = (column: string): string => `CASE WHEN ${uuidSql(column)} THEN substr(${column}, 1, 8) ELSE ${column} END`;
 /** Is `column` a time in the form the store keeps (names.ts's shortTime then cuts it)? */
 export const storedTimeSql = (column: string): string => `${column} GLOB '${STORED_TIME_GLOB}'`;
 /** names.ts's shortTime in SQL, for a time in the form the store keeps. */
@@ -51,7 +53,7 @@ export interface TableSql {
 
 /**
  * A table's text, or undefined where the printer's own table must print it:
- * on PostgreSQL, for no rows, and where a row is odd or a cell has a
+ * on PostgreSQL, for no rows, and where a row is odd, a cell is null, or a cell has a
  * character beyond the BMP (String.length counts it twice, SQLite's length
  * once) or a NUL (where SQLite's length stops). Two passes over the rows: the
  * widths, then the lines.
@@ -60,7 +62,7 @@ export function tableText(db: Db, t: TableSql): TableText | undefined {
   if (typeof (db as { pragma?: unknown }).pragma !== 'function') return undefined;
   const all = t.cells.map((_, n) => `c${n}`).join(' || ');
   // An ASCII row (as many bytes as characters) has neither; only others are searched.
-  const unlike = `CASE WHEN length(CAST(${all} AS BLOB)) = length(${all}) THEN 0 ELSE (${all}) GLOB '*[\u{10000}-\u{10FFFF}]*' OR instr(${all}, char(0)) > 0 END`;
+  const unlike = `CASE WHEN (${all}) IS NULL THEN 1 WHEN length(CAST(${all} AS BLOB)) = length(${all}) THEN 0 ELSE (${all}) GLOB '*[\u{10000}-\u{10FFFF}]*' OR instr(${all}, char(0)) > 0 END`;
   const ordered = t.limit === undefined ? '' : ` ORDER BY ${t.order} LIMIT ${t.limit}`;
   const rows = (more = '') => `SELECT ${t.cells.map((c, n) => `${c} AS c${n}`).join(', ')}, ${t.odd.length ? t.odd.join(' OR ') : '0'} AS odd${more} FROM ${t.from}`;
   const measure = db

@@ -4,6 +4,7 @@ import type { Db } from './database.js';
 import { byIdPrefix } from './id-prefix.js';
 import { defineLazyJson, RawJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
+import { shortIdSql, tableText, uuidSql, type TableRead, type TableText } from './table-text.js';
 
 interface InstanceRow {
   id: string;
@@ -278,6 +279,29 @@ export interface VnfInstanceFilter {
   name?: string;
 }
 
+function whereOf(filter: VnfInstanceFilter): { where: string[]; params: Record<string, string | number> } {
+  const where: string[] = [];
+  const params: Record<string, string | number> = {};
+  if (filter.state) {
+    where.push('i.instantiation_state = @state');
+    params['state'] = filter.state;
+  }
+  if (filter.vimId) {
+    // The VIM named at instantiation, or one given inline in vimConnectionInfo.
+    where.push("(i.vim_id = @vimId OR EXISTS (SELECT 1 FROM json_each(vim_connection_info) WHERE json_extract(value, '$.vimId') = @vimId))");
+    params['vimId'] = filter.vimId;
+  }
+  if (filter.vnfPkgId) {
+    where.push('i.vnf_pkg_id = @vnfPkgId');
+    params['vnfPkgId'] = filter.vnfPkgId;
+  }
+  if (filter.name) {
+    where.push(/[*?[]/.test(filter.name) ? 'i.name GLOB @name' : 'i.name = @name');
+    params['name'] = filter.name;
+  }
+  return { where, params };
+}
+
 /**
  * VNF instances. A package's usage state follows its instances: creating one
  * makes the package IN_USE, deleting its last one NOT_IN_USE, in the same
@@ -307,25 +331,7 @@ export class VnfInstanceRepository {
    * With `simpleJson` each is a RawJson (ListRead), not an instance.
    */
   *read(filter: VnfInstanceFilter = {}, how: ListRead = {}): Generator<VnfInstance> {
-    const where: string[] = [];
-    const params: Record<string, string | number> = {};
-    if (filter.state) {
-      where.push('instantiation_state = @state');
-      params['state'] = filter.state;
-    }
-    if (filter.vimId) {
-      // The VIM named at instantiation, or one given inline in vimConnectionInfo.
-      where.push("(i.vim_id = @vimId OR EXISTS (SELECT 1 FROM json_each(vim_connection_info) WHERE json_extract(value, '$.vimId') = @vimId))");
-      params['vimId'] = filter.vimId;
-    }
-    if (filter.vnfPkgId) {
-      where.push('vnf_pkg_id = @vnfPkgId');
-      params['vnfPkgId'] = filter.vnfPkgId;
-    }
-    if (filter.name) {
-      where.push(/[*?[]/.test(filter.name) ? 'name GLOB @name' : 'name = @name');
-      params['name'] = filter.name;
-    }
+    const { where, params } = whereOf(filter);
     // Keyset pages (index vnf_instances_created): each starts after the last row of the one before.
     const select = how.summary ? `SELECT ${SUMMARY_SELECT} FROM vnf_instances i` : how.simpleJson ? SIMPLE_JSON_SELECT : selectOf(how.attributes, Boolean(how.rawJson));
     const page = (after: boolean) => {
@@ -354,6 +360,24 @@ export class VnfInstanceRepository {
       left -= rows.length;
       last = rows[rows.length - 1];
     }
+  }
+
+  /**
+   * vnf-list's table (vnfListView's columns, -o wide's too) as SQLite writes
+   * it (TableText), or undefined where the printer's table must print it.
+   */
+  tableText(filter: VnfInstanceFilter, how: TableRead): TableText | undefined {
+    // The VIM named at instantiation (its name, else its short id); a VIM given inline goes through the printer.
+    const vim = `CASE WHEN i.vim_id IS NULL OR i.vim_id = '' THEN '' WHEN v.id IS NOT NULL THEN v.name ELSE ${shortIdSql('i.vim_id')} END`;
+    const pkg = 'CASE WHEN p.id IS NOT NULL THEN coalesce(p.name, p.vnf_product_name) ELSE i.vnf_product_name END';
+    const vnfcs = "coalesce(CAST(i.vnfc_count AS TEXT), '')";
+    const head = [how.wide ? 'i.id' : 'substr(i.id, 1, 8)', "coalesce(i.name, '')", 'i.instantiation_state', vim, pkg, vnfcs];
+    const wide = ["coalesce(i.vim_id, '')", 'i.vnf_pkg_id', 'i.vnf_product_name', 'i.vnf_software_version', 'i.vnfd_id', 'i.created_at'];
+    const odd = ['(i.vim_id IS NULL AND i.vim_connection_info IS NOT NULL)', ...(how.wide ? [] : [`NOT ${uuidSql('i.id')}`])];
+    const { where, params } = whereOf(filter);
+    const from = `vnf_instances i LEFT JOIN vims v ON v.id = i.vim_id LEFT JOIN vnf_packages p ON p.id = i.vnf_pkg_id${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
+    const cells = how.wide ? [...head, ...wide] : head;
+    return tableText(this.db, { cells, odd, from, order: 'i.created_at, i.id', params, ...(how.limit === undefined ? {} : { limit: how.limit }), trim: true });
   }
 
   /** Each instance's name by id (empty for none), without reading the instances' JSON: for tables that name them. */

@@ -1,5 +1,5 @@
 /**
- * op-list's table written by SQLite (TableText) is the printer's own table,
+ * op-list's and vnf-list's tables written by SQLite (TableText) are the printer's own table,
  * byte for byte, in every form a table has (table, wide, --no-headers,
  * --limit, filters, with and without colour), over awkward rows: absent and
  * empty names, long and multi-byte names, every state and operation, errors
@@ -17,8 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LcmOpOcc, VnfInstance } from '../../src/lcm/index.js';
 import { connectStore, openStore, type Store } from '../../src/store/index.js';
 import type { OpOccFilter } from '../../src/store/lcm-op-occ-repository.js';
+import type { VnfInstanceFilter } from '../../src/store/vnf-instance-repository.js';
+import type { Vim } from '../../src/model/vim.js';
 import type { TableRead } from '../../src/store/table-text.js';
 import { opListView } from '../../src/cli/output/op-view.js';
+import { vnfListView } from '../../src/cli/output/vnf-view.js';
 import { printList, type ListOptions, type OutputOptions } from '../../src/cli/output/printer.js';
 import { IO } from '../../src/cli/io.js';
 import { packageRecord } from '../support/store-records.js';
@@ -212,6 +215,145 @@ describe('op-list table on PostgreSQL', () => {
       seed(store);
       expect(store.opOccs.tableText({}, { wide: false })).toBeUndefined();
       expect(await compare(store)).toMatchObject({ written: 0 });
+    } finally {
+      store.close();
+    }
+  });
+});
+
+const VIM_ID = randomUUID();
+const vimRecord = (id: string, name: string): Vim => ({
+  id,
+  name,
+  description: '',
+  isDefault: false,
+  status: 'PENDING',
+  createdAt: at(0),
+  updatedAt: at(0),
+  spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: true },
+  secretNames: [],
+});
+
+/** Instances of every awkward name and state, on a VIM (its id a uuid or not) or none, of a named package or not. */
+function seedInstances(store: Store, extra: (store: Store) => void = () => {}): void {
+  store.packages.insert(packageRecord());
+  store.packages.insert(packageRecord({ id: 'p2', vnfdId: 'vnfd-2', name: 'pkg-名前' } as never));
+  store.vims.insert(vimRecord(VIM_ID, 'edge-ß'), undefined);
+  store.vims.insert(vimRecord('vim-label', 'a VIM whose id is no uuid'), undefined);
+  const vims = [undefined, VIM_ID, 'vim-label'];
+  for (let n = 0; n < 40; n++) {
+    const i = instance(randomUUID(), NAMES[n % NAMES.length]) as unknown as Record<string, unknown>;
+    const vimId = vims[n % vims.length];
+    Object.assign(i, {
+      vnfPkgId: n % 3 ? 'p1' : 'p2',
+      vnfProductName: n % 4 ? 'cnf' : 'a product name longer than the others',
+      createdAt: at(n),
+      ...(vimId === undefined ? {} : { vimId }),
+      ...(n % 2
+        ? {
+            instantiationState: 'INSTANTIATED',
+            instantiatedVnfInfo: { flavourId: 'simple', vnfState: 'STARTED', vnfcInfo: Array.from({ length: n % 13 }, (_, k) => ({ id: `c${k}` })) },
+          }
+        : {}),
+    });
+    store.instances.insert(i as unknown as VnfInstance);
+  }
+  extra(store);
+}
+
+const VNF_FORMS: { flags: Partial<OutputOptions & ListOptions>; filter: VnfInstanceFilter }[] = [
+  { flags: {}, filter: {} },
+  { flags: { output: 'wide' }, filter: {} },
+  { flags: { headers: false }, filter: {} },
+  { flags: { output: 'wide', headers: false, limit: 9 }, filter: {} },
+  { flags: { limit: 4 }, filter: {} },
+  { flags: {}, filter: { state: 'NOT_INSTANTIATED' } },
+  { flags: { output: 'wide' }, filter: { vimId: VIM_ID } },
+  { flags: {}, filter: { vnfPkgId: 'p2', name: 'w*' } },
+  { flags: {}, filter: { name: 'nothing-of-this-name' } },
+];
+
+async function compareInstances(store: Store): Promise<{ written: number; tables: number }> {
+  let written = 0;
+  let tables = 0;
+  const book = { vims: store.vims.names(), packages: store.packages.names() };
+  for (const { flags, filter } of VNF_FORMS) {
+    for (const colour of [false, true]) {
+      const opts = { output: 'table' as const, ...flags, narrowed: Object.keys(filter).length > 0 };
+      const plain = capture(colour);
+      await printList(plain.io, opts, vnfListView(book), { read: (how) => store.instances.read(filter, how) });
+      const sql = capture(colour);
+      const table = (how: TableRead) => {
+        const text = store.instances.tableText(filter, how);
+        if (text) written++;
+        return text;
+      };
+      await printList(sql.io, opts, vnfListView(book), { read: (how) => store.instances.read(filter, how), table });
+      expect({ flags, filter, colour, out: sql.out(), err: sql.err() }).toEqual({ flags, filter, colour, out: plain.out(), err: plain.err() });
+      if (plain.out() !== '') tables++;
+    }
+  }
+  return { written, tables };
+}
+
+const ODD_INSTANCES: [string, (store: Store) => void][] = [
+  ['a name beyond the BMP', (store) => store.instances.insert(instance(randomUUID(), 'emoji-😀'))],
+  ['an id that is not a uuid', (store) => store.instances.insert(instance('inst-not-a-uuid', 'x'))],
+  [
+    'a VIM given inline',
+    (store) =>
+      store.instances.insert({
+        ...instance(randomUUID(), 'inline'),
+        vimConnectionInfo: { vim1: { vimId: 'inline-vim', vimType: 'kubernetes' } },
+      } as unknown as VnfInstance),
+  ],
+];
+
+describe('vnf-list table written by SQLite', () => {
+  const sqliteInstances = (extra?: (store: Store) => void) => {
+    const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'));
+    seedInstances(store, extra);
+    return store;
+  };
+
+  it('is the printer’s table, byte for byte, in every form, over awkward names, VIMs, packages and VNFC counts', async () => {
+    const store = sqliteInstances();
+    try {
+      const { written, tables } = await compareInstances(store);
+      expect(tables).toBeGreaterThanOrEqual(VNF_FORMS.length * 2 - 2);
+      expect(written).toBe(tables);
+    } finally {
+      store.close();
+    }
+  });
+
+  it.each(ODD_INSTANCES)('is the printer’s own with %s', async (what, extra) => {
+    const store = sqliteInstances(extra);
+    try {
+      await compareInstances(store);
+      expect(store.instances.tableText({}, { wide: what.includes('VIM') })).toBeUndefined();
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('vnf-list table on PostgreSQL', () => {
+  let server: PgServer;
+  beforeAll(async () => {
+    server = await startPostgres();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('is the printer’s own, the same bytes as on SQLite', async () => {
+    const db = await server.createDatabase();
+    const store = await connectStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'), { databaseUrl: server.url(db) });
+    try {
+      seedInstances(store);
+      expect(store.instances.tableText({}, { wide: false })).toBeUndefined();
+      expect(await compareInstances(store)).toMatchObject({ written: 0 });
     } finally {
       store.close();
     }

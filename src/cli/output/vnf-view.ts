@@ -22,6 +22,7 @@ export function vnfListView(book: NameBook = {}): View<VnfInstance> {
     empty: 'No VNF instances. Create one with: vnfm vnf-create --vnfd-id VNFD_ID --name NAME',
     name: (i) => i.id,
     summaryColumns: true,
+    // VnfInstanceRepository.tableText writes these cells in SQL, in this order (test/unit/list-table-text.test.ts holds them equal).
     columns: [
       { header: 'ID', key: 'id', cell: (i) => shortId(i.id), full: (i) => i.id },
       { header: 'NAME', key: 'vnfInstanceName', cell: (i) => i.vnfInstanceName ?? '' },

@@ -6,6 +6,8 @@ import { addListOptions, addOutputOptions, printList, type ListOptions, type Out
 import { vnfListView } from '../../output/vnf-view.js';
 import { lcmDeps } from '../../lcm/deps.js';
 import type { VnfInstance } from '../../../lcm/index.js';
+import type { TableRead } from '../../../store/table-text.js';
+import type { ListRead } from '../../../store/vnf-instance-repository.js';
 
 interface Flags extends OutputOptions, ListOptions, SelectorFlags {
   state?: VnfInstance['instantiationState'];
@@ -44,6 +46,20 @@ export function vnfListCommand(ctx: Context): Command {
     };
     const book = { vims: deps.store.vims.names(), packages: deps.store.packages.names() };
     const narrowed = Boolean(flags.state || flags.vim || flags.package || flags.name);
-    await printList(ctx.io, { ...flags, narrowed, attributes }, vnfListView(book), { read: (how) => readVnfs(deps, filter, how) });
+    const source = {
+      read: (how: ListRead) => readVnfs(deps, filter, how),
+      table: (how: TableRead) => {
+        // Resolves --vim and --package (an unknown package fails here), as a read does.
+        readVnfs(deps, filter);
+        const { vim, package: pkg, ...rest } = filter;
+        const resolved = {
+          ...rest,
+          ...(vim ? { vimId: deps.store.vims.find(vim)?.id ?? vim } : {}),
+          ...(pkg ? { vnfPkgId: deps.store.packages.get(pkg).id } : {}),
+        };
+        return deps.store.instances.tableText(resolved, how);
+      },
+    };
+    await printList(ctx.io, { ...flags, narrowed, attributes }, vnfListView(book), source);
   });
 }
