@@ -81,7 +81,8 @@ function seed(store: Store, extra: (store: Store, instanceIds: string[]) => void
   const ids = NAMES.map(() => randomUUID());
   ids.forEach((id, n) => store.instances.insert(instance(id, NAMES[n])));
   const prior = { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never;
-  for (let n = 0; n < 60; n++) store.opOccs.insert(op(randomUUID(), ids[n % ids.length]!, n), prior);
+  // Upper-case uuids are uuids too (shortened).
+  for (let n = 0; n < 60; n++) store.opOccs.insert(op(n % 9 ? randomUUID() : randomUUID().toUpperCase(), ids[n % ids.length]!, n), prior);
   extra(store, ids);
 }
 
@@ -149,6 +150,8 @@ const ODD: [string, (store: Store, ids: string[]) => void][] = [
     },
   ],
   ['an operation id that is not a uuid', (store, ids) => store.opOccs.insert(op('op-not-a-uuid', ids[2]!, 5), {} as never)],
+  ['an operation id of a uuid’s shape, its dashes elsewhere', (store, ids) => store.opOccs.insert(op('abcdef01-2345-6789-abcd-ef0123456-78', ids[2]!, 5), {} as never)],
+  ['an operation id of a uuid’s shape, not hex', (store, ids) => store.opOccs.insert(op('abcdef01-2345-6789-abcd-ef012345678g', ids[2]!, 5), {} as never)],
   [
     'a nameless instance whose id is not a uuid',
     (store) => {
