@@ -4,6 +4,9 @@
  * discovery (apidiscovery.k8s.io/v2 APIGroupDiscoveryList), which kubectl
  * 1.26+ asks for first at /api and /apis.
  */
+import yaml from 'js-yaml';
+import type { DiscoveryRequest } from './request-info.js';
+import { resourceNotFound } from './status.js';
 import { groupVersion, storageVersionHash, type ResourceRegistry, type ResourceType } from './resources.js';
 
 /** The media type a server answers aggregated discovery with. */
@@ -114,4 +117,72 @@ function groupDiscovery(registry: ResourceRegistry, name: string, versions: stri
 export function aggregatedDiscovery(registry: ResourceRegistry, core: boolean): object {
   const items = core ? [groupDiscovery(registry, '', registry.coreVersions())] : registry.groups().map((g) => groupDiscovery(registry, g.name, g.versions));
   return { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items };
+}
+
+/** A discovery document as sent: its text and content type. */
+export interface DiscoveryAnswer {
+  text: string;
+  contentType: string;
+}
+
+/** Each registry's discovery answers as sent, while what it serves stays the same (every client asks for the same few). */
+const discoveryAnswers = new WeakMap<ResourceRegistry, { revision: number; answers: Map<string, DiscoveryAnswer> }>();
+
+/**
+ * The discovery document asked for, serialized, from the registry's cache while
+ * what it serves is unchanged; undefined for a group nobody serves (the
+ * plain-text not-found page).
+ */
+export function discoveryAnswer(
+  registry: ResourceRegistry,
+  serverAddress: string,
+  request: DiscoveryRequest,
+  aggregated: boolean,
+  encoding: 'json' | 'yaml',
+): DiscoveryAnswer | undefined {
+  let cache = discoveryAnswers.get(registry);
+  if (cache?.revision !== registry.revision) discoveryAnswers.set(registry, (cache = { revision: registry.revision, answers: new Map() }));
+  const key = JSON.stringify([request, aggregated, encoding, serverAddress]);
+  let answer = cache.answers.get(key);
+  if (!answer) {
+    answer = buildDiscoveryAnswer(registry, serverAddress, request, aggregated, encoding);
+    if (answer) cache.answers.set(key, answer);
+  }
+  return answer;
+}
+
+function buildDiscoveryAnswer(
+  registry: ResourceRegistry,
+  serverAddress: string,
+  request: DiscoveryRequest,
+  aggregated: boolean,
+  encoding: 'json' | 'yaml',
+): DiscoveryAnswer | undefined {
+  const serialized = (doc: object, contentType: string) => ({ text: encoding === 'yaml' ? yaml.dump(doc, { noRefs: true }) : JSON.stringify(doc), contentType });
+  if (aggregated) return { text: JSON.stringify(aggregatedDiscovery(registry, request.type === 'core-versions')), contentType: AGGREGATED_DISCOVERY_CONTENT_TYPE };
+  let doc: object | undefined;
+  switch (request.type) {
+    case 'core-versions':
+      doc = apiVersions(registry, serverAddress);
+      break;
+    case 'groups':
+      doc = apiGroupList(registry);
+      break;
+    case 'group':
+      doc = apiGroup(registry, request.group);
+      break;
+    case 'core-resources':
+      doc = apiResourceList(registry, '', request.version);
+      break;
+    case 'group-resources':
+      doc = apiResourceList(registry, request.group, request.version);
+      break;
+  }
+  if (!doc) {
+    // No handler at all for a group nobody serves: the plain-text not-found page, as for its resources.
+    const group = request.type === 'group' || request.type === 'group-resources' ? request.group : '';
+    if (group && !registry.groups().some((g) => g.name === group)) return undefined;
+    throw resourceNotFound();
+  }
+  return serialized(doc, encoding === 'yaml' ? 'application/yaml' : 'application/json');
 }

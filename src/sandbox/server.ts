@@ -22,7 +22,7 @@ import { generateSandboxCerts } from './certs.js';
 import { loadSandboxIdentity, newSandboxToken } from './identity.js';
 import { INITIAL_NAMESPACES, registerBuiltins, registerLocalApiServices } from './builtin-resources.js';
 import { reviewKinds } from './kinds/review-kinds.js';
-import { AGGREGATED_DISCOVERY_CONTENT_TYPE, aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import { discoveryAnswer } from './discovery.js';
 import { startNamespaceController } from './namespace-controller.js';
 import { customResourceDefinitions, startCrdController } from './crds.js';
 import { bootstrapCluster, startControllers, type ControllerOptions } from './controllers/index.js';
@@ -227,59 +227,12 @@ function send(res: ServerResponse, code: number, body: unknown, encoding: Encodi
   res.end(res.req.method === 'HEAD' ? undefined : text);
 }
 
-/** Each registry's discovery answers as sent, while what it serves stays the same (every client asks for the same few). */
-const discoveryAnswers = new WeakMap<ResourceRegistry, { revision: number; answers: Map<string, { text: string; contentType: string }> }>();
-
 function serveDiscovery(res: ServerResponse, registry: ResourceRegistry, serverAddress: string, request: DiscoveryRequest, accept: MediaRange[]): void {
   const aggregatable = request.type === 'core-versions' || request.type === 'groups';
   const { aggregated, encoding } = negotiateDiscovery(accept, aggregatable);
-  let cache = discoveryAnswers.get(registry);
-  if (cache?.revision !== registry.revision) discoveryAnswers.set(registry, (cache = { revision: registry.revision, answers: new Map() }));
-  const key = JSON.stringify([request, aggregated, encoding, serverAddress]);
-  let answer = cache.answers.get(key);
-  if (!answer) {
-    answer = discoveryAnswer(registry, serverAddress, request, aggregated, encoding);
-    if (!answer) return send(res, 404, '404 page not found\n');
-    cache.answers.set(key, answer);
-  }
+  const answer = discoveryAnswer(registry, serverAddress, request, aggregated, encoding);
+  if (!answer) return send(res, 404, '404 page not found\n');
   send(res, 200, answer.text, encoding, answer.contentType);
-}
-
-/** The discovery document asked for, serialized; undefined for a group nobody serves (the plain-text not-found page). */
-function discoveryAnswer(
-  registry: ResourceRegistry,
-  serverAddress: string,
-  request: DiscoveryRequest,
-  aggregated: boolean,
-  encoding: Encoding,
-): { text: string; contentType: string } | undefined {
-  const serialized = (doc: object, contentType: string) => ({ text: encoding === 'yaml' ? yaml.dump(doc, { noRefs: true }) : JSON.stringify(doc), contentType });
-  if (aggregated) return { text: JSON.stringify(aggregatedDiscovery(registry, request.type === 'core-versions')), contentType: AGGREGATED_DISCOVERY_CONTENT_TYPE };
-  let doc: object | undefined;
-  switch (request.type) {
-    case 'core-versions':
-      doc = apiVersions(registry, serverAddress);
-      break;
-    case 'groups':
-      doc = apiGroupList(registry);
-      break;
-    case 'group':
-      doc = apiGroup(registry, request.group);
-      break;
-    case 'core-resources':
-      doc = apiResourceList(registry, '', request.version);
-      break;
-    case 'group-resources':
-      doc = apiResourceList(registry, request.group, request.version);
-      break;
-  }
-  if (!doc) {
-    // No handler at all for a group nobody serves: the plain-text not-found page, as for its resources.
-    const group = request.type === 'group' || request.type === 'group-resources' ? request.group : '';
-    if (group && !registry.groups().some((g) => g.name === group)) return undefined;
-    throw resourceNotFound();
-  }
-  return serialized(doc, encoding === 'yaml' ? 'application/yaml' : 'application/json');
 }
 
 /** A request fault rule for this request: throws its error, or resets the connection (true); false when none applies. */
