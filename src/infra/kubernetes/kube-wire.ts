@@ -110,7 +110,16 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
       headers['Content-Type'] = req.contentType ?? 'application/json';
       headers['Content-Length'] = String(body.length);
     }
-    const options = { method: req.method, hostname: w.url.hostname, port: w.url.port || (w.secure ? 443 : 80), path, headers, agent: streaming ? w.streams : w.agent, auth: w.auth, signal: req.signal };
+    const options = {
+      method: req.method,
+      hostname: w.url.hostname,
+      port: w.url.port || (w.secure ? 443 : 80),
+      path,
+      headers,
+      agent: streaming ? w.streams : w.agent,
+      auth: w.auth,
+      signal: req.signal,
+    };
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       const r = (w.secure ? https : http).request(options, resolve);
       r.setTimeout(idleTimeoutMs, () => r.destroy(Object.assign(new Error(`no data from ${access.server} for ${idleTimeoutMs / 1000}s`), { code: 'ETIMEDOUT' })));
