@@ -1,4 +1,5 @@
 /** Records the store tests insert, with the fields a repository requires. */
+import type { VnfInstance } from '../../src/lcm/index.js';
 import type { VnfPackage } from '../../src/model/package.js';
 
 /** An onboarded package record (id p1, vnfdId vnfd-1), created and updated at 2026-01-01T00:00:00Z. */
@@ -22,4 +23,23 @@ export function packageRecord(over: Partial<VnfPackage> = {}): VnfPackage {
     updatedAt: at,
     ...over,
   };
+}
+
+/** A NOT_INSTANTIATED instance record of package p1 (vnfdId vnfd-1), without a name unless given, created and updated at 2026-01-01T00:00:00Z. */
+export function instanceRecord(over: Partial<VnfInstance> = {}): VnfInstance {
+  const at = '2026-01-01T00:00:00.000Z';
+  return {
+    id: 'inst-1',
+    vnfInstanceDescription: '',
+    vnfdId: 'vnfd-1',
+    vnfPkgId: 'p1',
+    vnfProvider: 'ACME',
+    vnfProductName: 'cnf',
+    vnfSoftwareVersion: '1.0',
+    vnfdVersion: '1.0',
+    instantiationState: 'NOT_INSTANTIATED',
+    createdAt: at,
+    updatedAt: at,
+    ...over,
+  } as VnfInstance;
 }

@@ -18,7 +18,7 @@ import { applySelector, attributeSelector, keepsAttribute, LCM_OP_OCC_ATTRIBUTES
 import { main } from '../../src/cli/main.js';
 import { shortTime } from '../../src/cli/output/names.js';
 import { STORE_BACKENDS, tempHome, useStoreBackend } from '../support/store-backends.js';
-import { packageRecord } from '../support/store-records.js';
+import { instanceRecord, packageRecord } from '../support/store-records.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
 
@@ -49,19 +49,7 @@ const web: VnfInstance = {
 } as unknown as VnfInstance;
 
 /** No name, no VIM, nothing instantiated. */
-const idle: VnfInstance = {
-  id: 'inst-2',
-  vnfInstanceDescription: '',
-  vnfdId: 'vnfd-1',
-  vnfPkgId: 'p1',
-  vnfProvider: 'ACME',
-  vnfProductName: 'cnf',
-  vnfSoftwareVersion: '1.0',
-  vnfdVersion: '1.0',
-  instantiationState: 'NOT_INSTANTIATED',
-  createdAt: '2026-01-01T00:00:02.000Z',
-  updatedAt: NOW,
-} as unknown as VnfInstance;
+const idle = instanceRecord({ id: 'inst-2', createdAt: '2026-01-01T00:00:02.000Z', updatedAt: NOW });
 
 const failed: LcmOpOcc = {
   id: 'op-1',

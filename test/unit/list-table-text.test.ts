@@ -24,7 +24,7 @@ import { opListView } from '../../src/cli/output/op-view.js';
 import { vnfListView } from '../../src/cli/output/vnf-view.js';
 import { printList, type ListOptions, type OutputOptions } from '../../src/cli/output/printer.js';
 import { IO } from '../../src/cli/io.js';
-import { packageRecord } from '../support/store-records.js';
+import { instanceRecord, packageRecord } from '../support/store-records.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
 
 const STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK'] as const;
@@ -42,20 +42,7 @@ const ERRORS: (LcmOpOcc['error'] | undefined)[] = [
 const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 50, (n * 37) % 1000)).toISOString();
 
 function instance(id: string, name: string | undefined): VnfInstance {
-  return {
-    id,
-    ...(name === undefined ? {} : { vnfInstanceName: name }),
-    vnfInstanceDescription: '',
-    vnfdId: 'vnfd-1',
-    vnfPkgId: 'p1',
-    vnfProvider: 'ACME',
-    vnfProductName: 'cnf',
-    vnfSoftwareVersion: '1.0',
-    vnfdVersion: '1.0',
-    instantiationState: 'NOT_INSTANTIATED',
-    createdAt: at(0),
-    updatedAt: at(0),
-  } as unknown as VnfInstance;
+  return instanceRecord({ id, ...(name === undefined ? {} : { vnfInstanceName: name }), createdAt: at(0), updatedAt: at(0) });
 }
 
 function op(id: string, vnfInstanceId: string, n: number, more: Partial<LcmOpOcc> = {}): LcmOpOcc {
