@@ -99,8 +99,9 @@ export function describeCapiCnfs<T extends CapiTarget>(start: () => Promise<T>, 
   const machines = async (md: string) =>
     (await items(`${CAPI}/namespaces/default/machines?labelSelector=${encodeURIComponent(`cluster.x-k8s.io/deployment-name=${md}`)}`)).filter((m) => !m.metadata.deletionTimestamp);
 
+  /** Every attribute of the instance's operation occurrences (a list leaves the complex ones out by default). */
   async function occurrences(vnf: string): Promise<any[]> {
-    return json<any[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout);
+    return json<any[]>((await ok(['op-list', '--vnf', vnf, '-o', 'json', '--all-fields'])).stdout);
   }
 
   async function createVnf(pkg: string, name: string): Promise<string> {
