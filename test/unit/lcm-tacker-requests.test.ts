@@ -157,6 +157,8 @@ describe('inline credentials', () => {
   });
 
   it('take username and password, or a client certificate and key', async () => {
+    // Not a run of base64url characters: a sealed value (random ciphertext) could hold one by chance.
+    const KEY = 'a private key!';
     const basic = await resolveVimConnection(
       'r',
       { v: { interfaceInfo: { endpoint: 'https://h:6443', ssl_ca_cert: 'None' }, accessInfo: { username: 'admin', password: 'pw' } } },
@@ -164,10 +166,10 @@ describe('inline credentials', () => {
       noDefault,
     );
     expect(basic).toMatchObject({ spec: { auth: { method: 'basic', username: 'admin' }, verifyTls: false }, secrets: { password: 'pw' } });
-    const cert = await resolveVimConnection('r', { v: { interfaceInfo: { endpoint: 'https://h:6443' }, accessInfo: { client_cert: CA, client_key: 'KEY' } } }, noVims, noDefault);
-    expect(cert).toMatchObject({ spec: { auth: { method: 'client-certificate' } }, secrets: { clientCert: CA, clientKey: 'KEY' } });
-    const kept = await recordedVim({ seal }, cert, { v: { interfaceInfo: { endpoint: 'https://h:6443' }, accessInfo: { client_cert: CA, client_key: 'KEY' } } });
-    expect(JSON.stringify(kept)).not.toContain('KEY');
+    const cert = await resolveVimConnection('r', { v: { interfaceInfo: { endpoint: 'https://h:6443' }, accessInfo: { client_cert: CA, client_key: KEY } } }, noVims, noDefault);
+    expect(cert).toMatchObject({ spec: { auth: { method: 'client-certificate' } }, secrets: { clientCert: CA, clientKey: KEY } });
+    const kept = await recordedVim({ seal }, cert, { v: { interfaceInfo: { endpoint: 'https://h:6443' }, accessInfo: { client_cert: CA, client_key: KEY } } });
+    expect(JSON.stringify(kept)).not.toContain(KEY);
   });
 
   it('sealed without a keyring to open them is refused, not sent in the clear', async () => {
