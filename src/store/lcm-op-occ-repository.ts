@@ -5,7 +5,8 @@ import type { Db } from './database.js';
 import { defineLazyJson, RawJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
 import { shortTimeSql, storedTimeSql, tableText, uuidSql, type TableRead, type TableText } from './table-text.js';
-import { prettyJsonColumn, simpleJsonObject, type ListRead } from './vnf-instance-repository.js';
+import { jsonListText } from './json-text.js';
+import { prettyJsonColumn, simpleJsonObject, type ListRead, type SimpleJsonMember } from './vnf-instance-repository.js';
 
 interface OpOccRow {
   id: string;
@@ -61,19 +62,17 @@ const READ_WHOLE = selectOf(undefined, false);
  * order its JSON form prints them; vnfm cancels no operation, so SOL003's
  * mandatory isCancelPending is false.
  */
-const SIMPLE_JSON_SELECT = `SELECT ${simpleJsonObject(
-  [
-    { key: 'id', column: 'o.id' },
-    { key: 'operationState', column: 'o.operation_state' },
-    { key: 'stateEnteredTime', column: 'o.state_entered_time' },
-    { key: 'startTime', column: 'o.start_time' },
-    { key: 'vnfInstanceId', column: 'o.vnf_instance_id' },
-    { key: 'operation', column: 'o.operation' },
-    { key: 'isAutomaticInvocation', column: 'o.is_automatic_invocation', boolean: true },
-    { key: 'isCancelPending', column: '0', boolean: true },
-  ],
-  'item',
-)}, o.start_time FROM lcm_op_occs o`;
+const SIMPLE_JSON: SimpleJsonMember[] = [
+  { key: 'id', column: 'o.id' },
+  { key: 'operationState', column: 'o.operation_state' },
+  { key: 'stateEnteredTime', column: 'o.state_entered_time' },
+  { key: 'startTime', column: 'o.start_time' },
+  { key: 'vnfInstanceId', column: 'o.vnf_instance_id' },
+  { key: 'operation', column: 'o.operation' },
+  { key: 'isAutomaticInvocation', column: 'o.is_automatic_invocation', boolean: true },
+  { key: 'isCancelPending', column: '0', boolean: true },
+];
+const SIMPLE_JSON_SELECT = `SELECT ${simpleJsonObject(SIMPLE_JSON, 'item')}, o.start_time FROM lcm_op_occs o`;
 /**
  * Rows per page a list reads at once: few enough that a page's text (a few
  * hundred KB) is garbage before V8 moves it out of its young generation.
@@ -238,6 +237,23 @@ export class LcmOpOccRepository {
       params: { ...filter },
       ...(how.limit === undefined ? {} : { limit: how.limit }),
       trim: how.wide,
+    });
+  }
+
+  /**
+   * op-list's default -o json (each occurrence's simple attributes, ListRead.simpleJson's
+   * items) as SQLite writes it (jsonListText), or undefined on PostgreSQL.
+   */
+  jsonText(filter: OpOccFilter, how: { limit?: number }): Iterable<string> | undefined {
+    const where = whereOf(filter);
+    const item = simpleJsonObject(SIMPLE_JSON, 'item', '  ').replace(/ AS item$/, '');
+    return jsonListText(this.db, {
+      item,
+      from: 'lcm_op_occs o',
+      where,
+      keys: ['o.start_time', 'o.rowid'],
+      params: { ...filter },
+      ...(how.limit === undefined ? {} : { limit: how.limit }),
     });
   }
 

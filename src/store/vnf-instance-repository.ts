@@ -4,6 +4,7 @@ import type { Db } from './database.js';
 import { byIdPrefix } from './id-prefix.js';
 import { defineLazyJson, RawJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
+import { jsonListText } from './json-text.js';
 import { shortIdSql, tableText, uuidSql, type TableRead, type TableText } from './table-text.js';
 
 interface InstanceRow {
@@ -77,24 +78,22 @@ function selectOf(keeps: ((attribute: string) => boolean) | undefined, pretty: b
 }
 
 /** An instance's simple attributes as JSON (ListRead.simpleJson), in the order toInstance gives them; a name or VIM id '' is left out, as the view leaves it out. */
-const SIMPLE_JSON_SELECT = `SELECT ${simpleJsonObject(
-  [
-    { key: 'id', column: 'i.id' },
-    { key: 'vnfInstanceName', column: 'i.name', optional: true },
-    { key: 'vnfInstanceDescription', column: 'i.description' },
-    { key: 'vnfdId', column: 'i.vnfd_id' },
-    { key: 'vnfPkgId', column: 'i.vnf_pkg_id' },
-    { key: 'vnfProvider', column: 'i.vnf_provider' },
-    { key: 'vnfProductName', column: 'i.vnf_product_name' },
-    { key: 'vnfSoftwareVersion', column: 'i.vnf_software_version' },
-    { key: 'vnfdVersion', column: 'i.vnfd_version' },
-    { key: 'instantiationState', column: 'i.instantiation_state' },
-    { key: 'vimId', column: 'i.vim_id', optional: true },
-    { key: 'createdAt', column: 'i.created_at' },
-    { key: 'updatedAt', column: 'i.updated_at' },
-  ],
-  'item',
-)}, i.created_at, i.id FROM vnf_instances i`;
+const SIMPLE_JSON: SimpleJsonMember[] = [
+  { key: 'id', column: 'i.id' },
+  { key: 'vnfInstanceName', column: 'i.name', optional: true },
+  { key: 'vnfInstanceDescription', column: 'i.description' },
+  { key: 'vnfdId', column: 'i.vnfd_id' },
+  { key: 'vnfPkgId', column: 'i.vnf_pkg_id' },
+  { key: 'vnfProvider', column: 'i.vnf_provider' },
+  { key: 'vnfProductName', column: 'i.vnf_product_name' },
+  { key: 'vnfSoftwareVersion', column: 'i.vnf_software_version' },
+  { key: 'vnfdVersion', column: 'i.vnfd_version' },
+  { key: 'instantiationState', column: 'i.instantiation_state' },
+  { key: 'vimId', column: 'i.vim_id', optional: true },
+  { key: 'createdAt', column: 'i.created_at' },
+  { key: 'updatedAt', column: 'i.updated_at' },
+];
+const SIMPLE_JSON_SELECT = `SELECT ${simpleJsonObject(SIMPLE_JSON, 'item')}, i.created_at, i.id FROM vnf_instances i`;
 
 /** A whole instance: its row and its details. */
 const SELECT_WHOLE = selectOf(undefined, false);
@@ -170,13 +169,13 @@ export interface SimpleJsonMember {
  * the database parses no JSON for it. The PostgreSQL dialect reads
  * json_quote(x) as to_json(x)::text. The last member must not be optional.
  */
-export function simpleJsonObject(members: SimpleJsonMember[], as: string): string {
+export function simpleJsonObject(members: SimpleJsonMember[], as: string, indent = ''): string {
   const parts = members.map((m, n) => {
     const value = m.boolean ? `CASE WHEN ${m.column} = 1 THEN 'true' ELSE 'false' END` : `json_quote(${m.column})`;
-    const text = `'  "${m.key}": ' || ${value}${n < members.length - 1 ? " || ',\n'" : ''}`;
+    const text = `'${indent}  "${m.key}": ' || ${value}${n < members.length - 1 ? " || ',\n'" : ''}`;
     return m.optional ? `CASE WHEN ${m.column} IS NULL OR ${m.column} = '' THEN '' ELSE ${text} END` : text;
   });
-  return `('{\n' || ${parts.join(' || ')} || '\n}') AS ${as}`;
+  return `('${indent}{\n' || ${parts.join(' || ')} || '\n${indent}}') AS ${as}`;
 }
 
 /** A JSON column as `ListRead.rawJson` reads it (the PostgreSQL dialect reads the column itself). */
@@ -378,6 +377,16 @@ export class VnfInstanceRepository {
     const from = `vnf_instances i LEFT JOIN vims v ON v.id = i.vim_id LEFT JOIN vnf_packages p ON p.id = i.vnf_pkg_id${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
     const cells = how.wide ? [...head, ...wide] : head;
     return tableText(this.db, { cells, odd, from, order: 'i.created_at, i.id', params, ...(how.limit === undefined ? {} : { limit: how.limit }), trim: true });
+  }
+
+  /**
+   * vnf-list's default -o json (each instance's simple attributes, ListRead.simpleJson's
+   * items) as SQLite writes it (jsonListText), or undefined on PostgreSQL.
+   */
+  jsonText(filter: VnfInstanceFilter, how: { limit?: number }): Iterable<string> | undefined {
+    const { where, params } = whereOf(filter);
+    const item = simpleJsonObject(SIMPLE_JSON, 'item', '  ').replace(/ AS item$/, '');
+    return jsonListText(this.db, { item, from: 'vnf_instances i', where, keys: ['i.created_at', 'i.id'], params, ...(how.limit === undefined ? {} : { limit: how.limit }) });
   }
 
   /** Each instance's name by id (empty for none), without reading the instances' JSON: for tables that name them. */

@@ -32,6 +32,16 @@ export async function writeJsonList<T>(out: NodeJS.WritableStream, toData: (item
   await flush();
 }
 
+/** A list's items as the store joined them, a page at a time (ListSource.json), between the list's brackets. */
+export async function writeJsonText(out: NodeJS.WritableStream, pages: Iterable<string>): Promise<void> {
+  let first = true;
+  for (const page of pages) {
+    if (!out.write((first ? '[\n' : ',\n') + page)) await new Promise<void>((resolve) => out.once('drain', resolve));
+    first = false;
+  }
+  out.write(first ? '[]\n' : '\n]\n');
+}
+
 /** One item of the list at the list's indent; its RawJson fields copied re-indented. */
 function prettyItem(data: Record<string, unknown>): string {
   const fields: string[] = [];

@@ -82,6 +82,13 @@ export interface ListSource<T> {
    * store cannot (the printer then reads the items).
    */
   table?(how: TableRead): TableText | undefined;
+  /**
+   * The default `-o json` (each item's simple attributes, as `simpleJson`
+   * reads them) as the store writes it, a page of items at a time: the items
+   * joined, without the brackets; no page for none; undefined where the store
+   * cannot (the printer then reads the items).
+   */
+  json?(how: { limit?: number }): Iterable<string> | undefined;
 }
 
 export function isOutputFormat(v: string): v is OutputFormat {
@@ -325,9 +332,11 @@ async function printListOf<T>(io: IO, opts: OutputOptions & ListOptions, unmaske
     // Without --filter or --sort, which look at every attribute, only the complex attributes printed are read.
     const attributes = selector && (format === 'json' || format === 'yaml') ? { attributes: (name: string) => keepsAttribute(selector, name) } : {};
     if (plain && format === 'json') {
-      const { writeJsonList } = await import('./json-list.js');
+      const { writeJsonList, writeJsonText } = await import('./json-list.js');
       if (selector?.simpleOnly && !opts.column?.length) {
-        // The default: the store writes each item's JSON (its simple attributes) as it reads the row.
+        // The default: the store writes the list's JSON (its items' simple attributes) whole, or each item's as it reads the row.
+        const text = source.json?.(limit);
+        if (text !== undefined) return writeJsonText(io.streams.stdout, text);
         return writeJsonList(io.streams.stdout, () => ({}), source.read({ summary: false, simpleJson: true, ...limit }) as Iterable<unknown> as Iterable<RawJson>);
       }
       const toData = (item: T) => {

@@ -75,14 +75,16 @@ export function opListCommand(ctx: Context): Command {
       },
     };
     const narrowed = Boolean(flags.vnf || flags.state || flags.operation || flags.since || flags.until);
+    const resolved = () => {
+      // Resolves --vnf and sweeps stale locks, as a read does.
+      readOpOccs(deps, filter, { summary: true });
+      const { vnf, ...rest } = filter;
+      return { ...rest, ...(vnf ? { vnfInstanceId: deps.store.instances.get(vnf).id } : {}) };
+    };
     const source = {
       read: (how: ListRead) => readOpOccs(deps, filter, how),
-      table: (how: TableRead) => {
-        // Resolves --vnf and sweeps stale locks, as a read does.
-        readOpOccs(deps, filter, { summary: true });
-        const { vnf, ...rest } = filter;
-        return deps.store.opOccs.tableText({ ...rest, ...(vnf ? { vnfInstanceId: deps.store.instances.get(vnf).id } : {}) }, how);
-      },
+      table: (how: TableRead) => deps.store.opOccs.tableText(resolved(), how),
+      json: (how: { limit?: number }) => deps.store.opOccs.jsonText(resolved(), how),
     };
     await printList(ctx.io, { ...flags, narrowed, attributes }, opListView(book), source);
   });

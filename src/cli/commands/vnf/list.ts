@@ -46,19 +46,20 @@ export function vnfListCommand(ctx: Context): Command {
     };
     const book = { vims: deps.store.vims.names(), packages: deps.store.packages.names() };
     const narrowed = Boolean(flags.state || flags.vim || flags.package || flags.name);
+    const resolved = () => {
+      // Resolves --vim and --package (an unknown package fails here), as a read does.
+      readVnfs(deps, filter);
+      const { vim, package: pkg, ...rest } = filter;
+      return {
+        ...rest,
+        ...(vim ? { vimId: deps.store.vims.find(vim)?.id ?? vim } : {}),
+        ...(pkg ? { vnfPkgId: deps.store.packages.get(pkg).id } : {}),
+      };
+    };
     const source = {
       read: (how: ListRead) => readVnfs(deps, filter, how),
-      table: (how: TableRead) => {
-        // Resolves --vim and --package (an unknown package fails here), as a read does.
-        readVnfs(deps, filter);
-        const { vim, package: pkg, ...rest } = filter;
-        const resolved = {
-          ...rest,
-          ...(vim ? { vimId: deps.store.vims.find(vim)?.id ?? vim } : {}),
-          ...(pkg ? { vnfPkgId: deps.store.packages.get(pkg).id } : {}),
-        };
-        return deps.store.instances.tableText(resolved, how);
-      },
+      table: (how: TableRead) => deps.store.instances.tableText(resolved(), how),
+      json: (how: { limit?: number }) => deps.store.instances.jsonText(resolved(), how),
     };
     await printList(ctx.io, { ...flags, narrowed, attributes }, vnfListView(book), source);
   });
