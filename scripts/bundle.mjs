@@ -11,7 +11,7 @@
 //   node scripts/bundle.mjs [--metafile]   (--metafile: build/vnfm.meta.json, for esbuild's analyzer)
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { isBuiltin } from 'node:module';
+import { createRequire, isBuiltin } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 
@@ -292,6 +292,59 @@ function sharedRegistry(used) {
   };
 }
 
+/**
+ * Node's own modules that the main bundle loads at first use rather than at
+ * start. esbuild hoists a module's imports into its initialiser, and the
+ * entry's import graph initialises most modules at start, so without this
+ * `vnfm --version` would load crypto, child_process (with net and dgram),
+ * readline, zlib, worker_threads and the streams: a third of its start-up CPU.
+ * Each `require("node:X")` of the main bundle becomes a stand-in object with
+ * one getter per export of X (its names taken from the Node that builds),
+ * which loads X on the first read; `import * as` and default imports
+ * (esbuild's __toESM copies getters, never values) stay lazy too. A module that
+ * reads a property at top level (`class A extends stream.Transform`) just loads
+ * X then. The chunks require Node's modules themselves, untouched.
+ */
+export const LAZY_BUILTINS = [
+  'node:child_process',
+  'node:crypto',
+  'node:fs/promises',
+  'node:os',
+  'node:readline',
+  'node:stream',
+  'node:stream/promises',
+  'node:timers/promises',
+  'node:v8',
+  'node:worker_threads',
+  'node:zlib',
+];
+
+/** Rewrites the main bundle's requires of LAZY_BUILTINS to stand-ins (see above). */
+function lazyBuiltins(file) {
+  const req = createRequire(import.meta.url);
+  let code = readFileSync(file, 'utf8');
+  const keys = {};
+  for (const id of LAZY_BUILTINS) {
+    const call = `require(${JSON.stringify(id)})`;
+    if (!code.includes(call)) continue;
+    keys[id] = Object.getOwnPropertyNames(req(id)).filter((k) => k !== '__esModule');
+    code = code.split(call).join(`__vnfm_lazy(${JSON.stringify(id)})`);
+  }
+  const helper = [
+    `var __vnfm_lazy_keys = ${JSON.stringify(keys)};`,
+    'function __vnfm_lazy(id) {',
+    '  let real;',
+    '  const load = () => (real ??= require(id));',
+    '  const o = {};',
+    '  for (const k of __vnfm_lazy_keys[id]) Object.defineProperty(o, k, { get: () => load()[k], set: (v) => { load()[k] = v; }, enumerable: true, configurable: true });',
+    '  return o;',
+    '}',
+  ].join('\n');
+  // After the banner's line: defined before any module of the bundle runs.
+  const nl = code.indexOf('\n') + 1;
+  writeFileSync(file, code.slice(0, nl) + helper + '\n' + code.slice(nl));
+}
+
 // Built beside the current output and swapped in by rename: a vnfm started
 // during the build (another terminal, a test run) sees the old files or the
 // new ones, never half of either.
@@ -402,6 +455,8 @@ const builds = await Promise.all([
     external: [...common.external, 'pg-native'],
   }),
 ]);
+
+lazyBuiltins(join(staging, 'vnfm.cjs'));
 
 const size = statSync(join(staging, 'vnfm.cjs')).size;
 if (size > MAIN_BUNDLE_BUDGET) {

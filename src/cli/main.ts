@@ -6,7 +6,7 @@ import { CommanderError } from 'commander';
 import { CancelledError, clip, ExitCode, MAX_MESSAGE_CHARS, VnfmError } from '../errors.js';
 import { createContext } from './context.js';
 import { IO, type Streams } from './io.js';
-import { buildProgram } from './program.js';
+import { VERSION } from './version.js';
 
 export interface MainOptions {
   env?: Record<string, string | undefined>;
@@ -16,7 +16,14 @@ export interface MainOptions {
 
 export async function main(argv: string[], opts: MainOptions = {}): Promise<number> {
   const env = opts.env ?? process.env;
-  const streams = opts.streams ?? { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+  const streams = opts.streams ?? standardStreams();
+  // `vnfm --version` answers before the command tree is built: the same line commander prints.
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
+    streams.stdout.write(`${VERSION}\n`);
+    return ExitCode.ok;
+  }
+  // The command tree, with every command's definition, is evaluated only for a command.
+  const { buildProgram } = await import('./program.js');
   // Colour and debug are known before commander parses, so its own messages follow them too.
   const io = new IO(streams, env, { noColor: argv.includes('--no-color') });
   io.debug = argv.includes('--debug') || env['VNFM_DEBUG'] === '1';
@@ -30,6 +37,20 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<numb
   } finally {
     ctx.close();
   }
+}
+
+/**
+ * The process's streams, stdin taken at its first use: Node sets up process.stdin (and, for a
+ * file or a pipe, its stream classes and fs/promises) when it is first read, which most commands never do.
+ */
+function standardStreams(): Streams {
+  return {
+    get stdin() {
+      return process.stdin;
+    },
+    stdout: process.stdout,
+    stderr: process.stderr,
+  };
 }
 
 export function reportError(io: IO, err: unknown): number {

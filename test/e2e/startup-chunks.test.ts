@@ -29,6 +29,17 @@ process.on('exit', () => fs.writeFileSync(process.env.CHUNK_RECORD, JSON.stringi
 `,
 );
 
+// Records the Node modules the process loaded (process.moduleLoadList), written out at exit.
+const modulesPreload = join(work, 'record-modules.cjs');
+writeFileSync(
+  modulesPreload,
+  `process.on('exit', () => {
+  const names = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice('NativeModule '.length));
+  require('node:fs').writeFileSync(process.env.MODULE_RECORD, JSON.stringify(names));
+});
+`,
+);
+
 function chunksRead(args: string[], home: string): { code: number | null; chunks: string[]; stdout: string } {
   const record = join(work, `record-${Math.random().toString(36).slice(2)}.json`);
   const r = spawnSync(process.execPath, ['--require', preload, BIN, ...args], {
@@ -45,6 +56,39 @@ describe('start-up', () => {
     const r = chunksRead(args, home);
     expect(r.code).toBe(0);
     expect(r.chunks).toEqual([]);
+  });
+
+  // Node's own modules that only some commands use: scripts/bundle.mjs gives the main bundle stand-ins
+  // that load them at first use, and main() takes stdin only when a command reads it.
+  const HEAVY_BUILTINS = ['crypto', 'child_process', 'readline', 'worker_threads', 'zlib', 'dgram', 'fs/promises', 'timers/promises'];
+  it.each([[['--version']], [['vim-list']], [['vnf-list']]])('vnfm %j loads none of the heavy Node modules', (args) => {
+    const record = join(work, `modules-${Math.random().toString(36).slice(2)}.json`);
+    const r = spawnSync(process.execPath, ['--require', modulesPreload, BIN, ...args], {
+      env: { PATH: process.env['PATH'], HOME: work, VNFM_HOME: home, MODULE_RECORD: record, NO_COLOR: '1' },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    const loaded = JSON.parse(readFileSync(record, 'utf8')) as string[];
+    // The recorder itself sees modules (so an empty list is not a silent failure).
+    expect(loaded).toContain('fs');
+    expect(loaded.filter((m) => HEAVY_BUILTINS.includes(m) || m.startsWith('internal/crypto/') || m.startsWith('internal/readline/'))).toEqual([]);
+  });
+
+  it('the stand-ins load a module when a command uses it: vnfpkg-validate hashes with crypto', () => {
+    const record = join(work, `modules-${Math.random().toString(36).slice(2)}.json`);
+    const r = spawnSync(process.execPath, ['--require', modulesPreload, BIN, 'vnfpkg-validate', join(root, 'csar-samples', 'basic-cnf', 'package')], {
+      env: { PATH: process.env['PATH'], HOME: work, VNFM_HOME: home, MODULE_RECORD: record, NO_COLOR: '1' },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(readFileSync(record, 'utf8'))).toContain('crypto');
+  });
+
+  it('--version prints what commander printed: the version alone', () => {
+    const r = spawnSync(process.execPath, [BIN, '--version'], { env: { PATH: process.env['PATH'], HOME: work, VNFM_HOME: home }, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`${JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version}\n`);
+    expect(r.stderr).toBe('');
   });
 
   it('sandbox --help reads no chunk; validating a package reads the YAML chunk (so the recorder sees chunks)', () => {
