@@ -342,7 +342,11 @@ function lazyBuiltins(file) {
   ].join('\n');
   // After the banner's line: defined before any module of the bundle runs.
   const nl = code.indexOf('\n') + 1;
-  writeFileSync(file, code.slice(0, nl) + helper + '\n' + code.slice(nl));
+  code = code.slice(0, nl) + helper + '\n' + code.slice(nl);
+  // esbuild escapes what is not ASCII in code, but keeps some comments as they are: escaped
+  // there too, an ASCII bundle is read by bin/vnfm without decoding UTF-8.
+  code = code.replace(/^(\s*(?:\/\/|\/\*).*)$/gm, (line) => line.replace(/[^\x00-\x7f]/gu, (c) => `\\u{${c.codePointAt(0).toString(16)}}`));
+  writeFileSync(file, code);
 }
 
 // Built beside the current output and swapped in by rename: a vnfm started
