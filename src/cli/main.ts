@@ -28,7 +28,7 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<numb
   const io = new IO(streams, env, { noColor: argv.includes('--no-color') });
   io.debug = argv.includes('--debug') || env['VNFM_DEBUG'] === '1';
   const ctx = createContext(io, env, opts.cwd ?? process.cwd());
-  const program = buildProgram(ctx);
+  const program = buildProgram(ctx, argv);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;

@@ -53,7 +53,25 @@ import { vnfTerminateCommand } from './commands/vnf/terminate.js';
 import { vnfChangeExtConnCommand, vnfUpdateCommand } from './commands/vnf/update.js';
 import { VERSION } from './version.js';
 
-export function buildProgram(ctx: Context): Command {
+/**
+ * The command word of argv: its first word after the program's own options, undefined when an option
+ * the program does not take comes first (`--help`, `--version`: those need the whole tree).
+ */
+function commandWord(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--debug' || a === '--no-color' || a.startsWith('--database-url=')) continue;
+    if (a === '--database-url') {
+      i++;
+      continue;
+    }
+    return a.startsWith('-') ? undefined : a;
+  }
+  return undefined;
+}
+
+/** The program; with argv, only the command argv names is defined (every command when it names none). */
+export function buildProgram(ctx: Context, argv: readonly string[] = []): Command {
   const program = new Command('vnfm')
     .description('A standalone, Tacker-compatible VNF manager: VIMs, ETSI NFV packages and VNF lifecycle, from one command line.')
     .version(VERSION, '-v, --version', 'print the vnfm version')
@@ -74,56 +92,61 @@ export function buildProgram(ctx: Context): Command {
       const url = program.opts<{ databaseUrl?: string }>().databaseUrl;
       if (url !== undefined) ctx.useDatabaseUrl(url);
     });
-  const commands = [
-    vimRegisterCommand(ctx),
-    vimListCommand(ctx),
-    vimShowCommand(ctx),
-    vimCheckCommand(ctx),
-    vimUpdateCommand(ctx),
-    vimDeleteCommand(ctx),
-    vnfpkgValidateCommand(ctx),
-    vnfpkgBuildCommand(ctx),
-    vnfpkgOnboardCommand(ctx),
-    vnfpkgListCommand(ctx),
-    vnfpkgShowCommand(ctx),
-    vnfpkgUpdateCommand(ctx),
-    vnfpkgDeleteCommand(ctx),
-    vnfpkgDownloadCommand(ctx),
-    vnfpkgVnfdCommand(ctx),
-    vnfCreateCommand(ctx),
-    vnfListCommand(ctx),
-    vnfShowCommand(ctx),
-    vnfDescribeCommand(ctx),
-    vnfSyncCommand(ctx),
-    vnfInstantiateCommand(ctx),
-    vnfScaleCommand(ctx),
-    vnfHealCommand(ctx),
-    vnfChangePackageCommand(ctx),
-    vnfUpdateCommand(ctx),
-    vnfChangeExtConnCommand(ctx),
-    vnfTerminateCommand(ctx),
-    vnfDeleteCommand(ctx),
-    vnfKubeconfigCommand(ctx),
-    opListCommand(ctx),
-    opShowCommand(ctx),
-    opLogCommand(ctx),
-    opWatchCommand(ctx),
-    opRetryCommand(ctx),
-    opRollbackCommand(ctx),
-    opFailCommand(ctx),
-    keyRotateCommand(ctx),
-    keyGenerateCommand(ctx),
-    storeInfoCommand(ctx),
-    storeExportCommand(ctx),
-    storeImportCommand(ctx),
-    sandboxCommand(ctx),
-    demoCommand(ctx),
-    sampleListCommand(ctx),
-    sampleExportCommand(ctx),
-    versionCommand(ctx),
-    completionCommand(ctx),
+  const commands: Array<[string, (ctx: Context) => Command]> = [
+    ['vim-register', vimRegisterCommand],
+    ['vim-list', vimListCommand],
+    ['vim-show', vimShowCommand],
+    ['vim-check', vimCheckCommand],
+    ['vim-update', vimUpdateCommand],
+    ['vim-delete', vimDeleteCommand],
+    ['vnfpkg-validate', vnfpkgValidateCommand],
+    ['vnfpkg-build', vnfpkgBuildCommand],
+    ['vnfpkg-onboard', vnfpkgOnboardCommand],
+    ['vnfpkg-list', vnfpkgListCommand],
+    ['vnfpkg-show', vnfpkgShowCommand],
+    ['vnfpkg-update', vnfpkgUpdateCommand],
+    ['vnfpkg-delete', vnfpkgDeleteCommand],
+    ['vnfpkg-download', vnfpkgDownloadCommand],
+    ['vnfpkg-vnfd', vnfpkgVnfdCommand],
+    ['vnf-create', vnfCreateCommand],
+    ['vnf-list', vnfListCommand],
+    ['vnf-show', vnfShowCommand],
+    ['vnf-describe', vnfDescribeCommand],
+    ['vnf-sync', vnfSyncCommand],
+    ['vnf-instantiate', vnfInstantiateCommand],
+    ['vnf-scale', vnfScaleCommand],
+    ['vnf-heal', vnfHealCommand],
+    ['vnf-change-package', vnfChangePackageCommand],
+    ['vnf-update', vnfUpdateCommand],
+    ['vnf-change-ext-conn', vnfChangeExtConnCommand],
+    ['vnf-terminate', vnfTerminateCommand],
+    ['vnf-delete', vnfDeleteCommand],
+    ['vnf-kubeconfig', vnfKubeconfigCommand],
+    ['op-list', opListCommand],
+    ['op-show', opShowCommand],
+    ['op-log', opLogCommand],
+    ['op-watch', opWatchCommand],
+    ['op-retry', opRetryCommand],
+    ['op-rollback', opRollbackCommand],
+    ['op-fail', opFailCommand],
+    ['key-rotate', keyRotateCommand],
+    ['key-generate', keyGenerateCommand],
+    ['store-info', storeInfoCommand],
+    ['store-export', storeExportCommand],
+    ['store-import', storeImportCommand],
+    ['sandbox', sandboxCommand],
+    ['demo', demoCommand],
+    ['sample-list', sampleListCommand],
+    ['sample-export', sampleExportCommand],
+    ['version', versionCommand],
+    ['completion', completionCommand],
   ];
-  for (const cmd of commands) {
+  // One command asked for by name: only its definition is built (what the others' flags cost at every start);
+  // anything else (help, an unknown word, completion) gets the whole tree.
+  const only = commands.find(([name]) => name === commandWord(argv));
+  for (const [name, define] of only ? [only] : commands) {
+    const cmd = define(ctx);
+    if (cmd.name() !== name) throw new Error(`internal: the command table names ${name} for ${cmd.name()}`);
     // Subcommands inherit the error handling and output routing of the program.
     program.addCommand(cmd.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError('(run with --help for usage)'));
   }
