@@ -2,7 +2,7 @@
  * The terminal: where data goes (stdout), where everything else goes
  * (stderr), and whether colour and prompts are allowed.
  */
-import { Chalk, type ChalkInstance } from 'chalk';
+import { colors, type Colors } from './colors.js';
 
 export interface Streams {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
@@ -11,9 +11,9 @@ export interface Streams {
 }
 
 export class IO {
-  readonly color: ChalkInstance;
+  readonly color: Colors;
   /** Colour on stdout (tables), only when stdout itself is a terminal. */
-  readonly dataColor: ChalkInstance;
+  readonly dataColor: Colors;
   debug = false;
 
   constructor(
@@ -22,8 +22,8 @@ export class IO {
     opts: { noColor?: boolean } = {},
   ) {
     const allowed = !opts.noColor && env['NO_COLOR'] === undefined && env['TERM'] !== 'dumb';
-    this.color = new Chalk({ level: allowed && streams.stderr.isTTY ? 1 : 0 });
-    this.dataColor = new Chalk({ level: allowed && streams.stdout.isTTY ? 1 : 0 });
+    this.color = colors(allowed && Boolean(streams.stderr.isTTY));
+    this.dataColor = colors(allowed && Boolean(streams.stdout.isTTY));
   }
 
   get stdoutIsTTY(): boolean {
