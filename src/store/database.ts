@@ -32,13 +32,10 @@ export function openDatabase(home: string, opts: { migrations?: Migration[] } = 
   // the -wal and -shm files the mode of the database file.
   closeSync(openSync(file, 'a', 0o600));
   const db = new Database(file, addonOptions(home));
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  // better-sqlite3 builds SQLite with a 16 MiB page cache; a command reads a list of 10 000 once, so such a cache
-  // only adds to its RSS. SQLite's own default (2 MiB) holds what other commands read again.
-  db.pragma('cache_size = -2000');
+  // One statement list, run at every start of every command. better-sqlite3 builds SQLite with a 16 MiB page cache;
+  // a command reads a list of 10 000 once, so such a cache only adds to its RSS. SQLite's own default (2 MiB)
+  // holds what other commands read again.
+  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -2000`);
   migrate(db, opts.migrations ?? migrations);
   return db;
 }
@@ -78,11 +75,14 @@ export function ensurePrivateDir(dir: string): void {
 export function migrate(db: SqliteDb, all: Migration[]): void {
   const latest = all.reduce((max, m) => Math.max(max, m.version), 0);
   const current = () => db.pragma('user_version', { simple: true }) as number;
-  if (current() > latest) {
-    throw new VnfmError(`the store was written by a newer vnfm (schema ${current()}, this vnfm knows ${latest})`, {
+  const found = current();
+  if (found > latest) {
+    throw new VnfmError(`the store was written by a newer vnfm (schema ${found}, this vnfm knows ${latest})`, {
       hint: 'upgrade vnfm, or point VNFM_HOME at another directory',
     });
   }
+  // Up to date, as at nearly every start: nothing to read again per migration.
+  if (found === latest) return;
   for (const m of [...all].sort((a, b) => a.version - b.version)) {
     if (current() >= m.version) continue;
     // SQLite changes this setting only outside a transaction; the checks below stand for it meanwhile.

@@ -14,7 +14,8 @@
  */
 import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as sea from 'node:sea';
 import { VnfmError } from '../errors.js';
 
@@ -40,16 +41,30 @@ export function runningAsSingleExecutable(): boolean {
 
 function loadInstalledAddon(): object {
   const require = createRequire(import.meta.url);
-  let file: string;
-  try {
-    file = join(dirname(require.resolve('better-sqlite3')), '..', 'build', 'Release', 'better_sqlite3.node');
-  } catch (cause) {
-    throw new VnfmError('better-sqlite3 is not installed', { hint: 'run npm ci in the vnfm directory', cause });
+  let file = installedAddonBesideBundle();
+  if (file === undefined) {
+    try {
+      file = join(dirname(require.resolve('better-sqlite3')), '..', 'build', 'Release', 'better_sqlite3.node');
+    } catch (cause) {
+      throw new VnfmError('better-sqlite3 is not installed', { hint: 'run npm ci in the vnfm directory', cause });
+    }
   }
   if (!existsSync(file)) {
     throw new VnfmError(`better-sqlite3's native addon is missing (${file})`, { hint: 'run npm rebuild better-sqlite3' });
   }
   return require(file) as object;
+}
+
+/**
+ * bin/vnfm's bundle is build/vnfm.cjs, with the project's node_modules beside build/: the addon is
+ * there, found without Node's package resolution (a walk and a package.json read at every start).
+ * Elsewhere (the source tree under test, another layout) undefined, and the resolution decides.
+ */
+function installedAddonBesideBundle(): string | undefined {
+  const bundle = fileURLToPath(import.meta.url);
+  if (basename(bundle) !== 'vnfm.cjs') return undefined;
+  const file = join(dirname(bundle), '..', 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+  return existsSync(file) ? file : undefined;
 }
 
 function loadEmbeddedAddon(home: string): object {
