@@ -314,6 +314,7 @@ export const LAZY_BUILTINS = [
   'node:stream',
   'node:stream/promises',
   'node:timers/promises',
+  'node:tty',
   'node:v8',
   'node:worker_threads',
   'node:zlib',

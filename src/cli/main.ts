@@ -4,6 +4,7 @@
  */
 import { ExitCode } from '../errors.js';
 import type { Streams } from './io.js';
+import { processStreams } from './stdio.js';
 import { VERSION } from './version.js';
 
 export interface MainOptions {
@@ -13,7 +14,7 @@ export interface MainOptions {
 }
 
 export async function main(argv: string[], opts: MainOptions = {}): Promise<number> {
-  const streams = opts.streams ?? standardStreams();
+  const streams = opts.streams ?? processStreams();
   // `vnfm --version` answers before the command tree is built: the same line commander prints.
   if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
     streams.stdout.write(`${VERSION}\n`);
@@ -22,18 +23,4 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<numb
   // The command line (commander, the colours, the context) and the command tree are evaluated only for a command.
   const { run } = await import('./run.js');
   return run(argv, streams, opts.env ?? process.env, opts.cwd ?? process.cwd());
-}
-
-/**
- * The process's streams, stdin taken at its first use: Node sets up process.stdin (and, for a
- * file or a pipe, its stream classes and fs/promises) when it is first read, which most commands never do.
- */
-function standardStreams(): Streams {
-  return {
-    get stdin() {
-      return process.stdin;
-    },
-    stdout: process.stdout,
-    stderr: process.stderr,
-  };
 }

@@ -59,8 +59,9 @@ describe('start-up', () => {
   });
 
   // Node's own modules that only some commands use: scripts/bundle.mjs gives the main bundle stand-ins
-  // that load them at first use, and main() takes stdin only when a command reads it.
-  const HEAVY_BUILTINS = ['crypto', 'child_process', 'readline', 'worker_threads', 'zlib', 'dgram', 'fs/promises', 'timers/promises'];
+  // that load them at first use, main() takes stdin only when a command reads it, and stdout and stderr
+  // are written to their descriptors (src/cli/stdio.ts) without Node's stream, socket or terminal classes.
+  const HEAVY_BUILTINS = ['crypto', 'child_process', 'readline', 'worker_threads', 'zlib', 'dgram', 'fs/promises', 'timers/promises', 'stream', 'net', 'tty'];
   it.each([[['--version']], [['vim-list']], [['vnf-list']]])('vnfm %j loads none of the heavy Node modules', (args) => {
     const record = join(work, `modules-${Math.random().toString(36).slice(2)}.json`);
     const r = spawnSync(process.execPath, ['--require', modulesPreload, BIN, ...args], {
@@ -123,7 +124,7 @@ describe('the code cache under VNFM_HOME', () => {
     expect(existsSync(home)).toBe(false);
     expect(run(['vim-list'], home).status).toBe(0);
     const [file] = cacheFiles(home);
-    expect(file).toMatch(new RegExp(`^vnfm-${process.version}-${process.arch}-\\d+-\\d+\\.v8$`));
+    expect(file).toMatch(new RegExp(`^vnfm-${process.version}-${process.arch}-\\d+-\\d+-vim-list\\.v8$`));
     const path = join(home, 'cache', file!);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     const before = statSync(path).mtimeMs;
@@ -133,12 +134,27 @@ describe('the code cache under VNFM_HOME', () => {
     expect(statSync(path).mtimeMs).toBe(before);
   });
 
+  it("each command keeps its own cache; a usage error writes none; another build's caches are removed", () => {
+    const home = join(work, 'cc-commands');
+    expect(run(['vim-list'], home).status).toBe(0);
+    expect(run(['--no-color', 'vnf-list', '-o', 'json'], home).status).toBe(0);
+    expect(run(['vnf-lsit'], home).status).toBe(2);
+    expect(run(['vnf-list', '--output', 'xml'], home).status).toBe(2);
+    const names = cacheFiles(home).map((f) => f.replace(/^vnfm-.*-\d+-\d+-/, ''));
+    expect(names.sort()).toEqual(['vim-list.v8', 'vnf-list.v8']);
+    const stale = join(home, 'cache', `vnfm-${process.version}-${process.arch}-1-1-vim-list.v8`);
+    writeFileSync(stale, 'an older build', { mode: 0o600 });
+    expect(run(['op-list'], home).status).toBe(0);
+    expect(existsSync(stale)).toBe(false);
+    expect(cacheFiles(home)).toHaveLength(3);
+  });
+
   it('a damaged or writable-by-others cache is not used, and is replaced', () => {
     const home = join(work, 'cc-bad');
     expect(run(['vim-list'], home).status).toBe(0);
     const path = join(home, 'cache', cacheFiles(home)[0]!);
     writeFileSync(path, 'not a code cache');
-    const r = run(['vnf-list', '-o', 'json'], home);
+    const r = run(['vim-list', '-o', 'json'], home);
     expect(r.status).toBe(0);
     expect(r.stdout.trim()).toBe('[]');
     expect(readFileSync(path).length).toBeGreaterThan(1000);

@@ -308,17 +308,48 @@ export function maskSealed(v: unknown): unknown {
  * bin/vnfm writes that cache at exit; a changed flag would make the next
  * start refuse it and compile the bundle again.
  */
-async function withSmallYoungGeneration<R>(fn: () => Promise<R>): Promise<R> {
-  setFlagsFromString('--semi-space-growth-factor=1');
+async function withSmallYoungGeneration<T, R>(source: ListSource<T>, fn: (source: ListSource<T>) => Promise<R>): Promise<R> {
+  // Set when the first row comes: an empty list (a new store) leaves V8's flags, and Node's v8 module, alone.
+  let set = false;
+  const small = () => {
+    if (set) return;
+    set = true;
+    setFlagsFromString('--semi-space-growth-factor=1');
+  };
+  const watched = <I>(items: Iterable<I>): Iterable<I> => ({
+    *[Symbol.iterator]() {
+      for (const item of items) {
+        small();
+        yield item;
+      }
+    },
+  });
+  const table = source.table?.bind(source);
+  const json = source.json?.bind(source);
   try {
-    return await fn();
+    return await fn({
+      read: (how) => watched(source.read(how)),
+      ...(table && {
+        table: (how: TableRead) => {
+          const text = table(how);
+          if (text) small();
+          return text;
+        },
+      }),
+      ...(json && {
+        json: (how: { limit?: number }) => {
+          const pages = json(how);
+          return pages && watched(pages);
+        },
+      }),
+    });
   } finally {
-    setFlagsFromString('--semi-space-growth-factor=2');
+    if (set) setFlagsFromString('--semi-space-growth-factor=2');
   }
 }
 
 export async function printList<T>(io: IO, opts: OutputOptions & ListOptions, unmasked: View<T>, source: T[] | ListSource<T>): Promise<void> {
-  return Array.isArray(source) ? printListOf(io, opts, unmasked, source) : withSmallYoungGeneration(() => printListOf(io, opts, unmasked, source));
+  return Array.isArray(source) ? printListOf(io, opts, unmasked, source) : withSmallYoungGeneration(source, (watched) => printListOf(io, opts, unmasked, watched));
 }
 
 async function printListOf<T>(io: IO, opts: OutputOptions & ListOptions, unmasked: View<T>, source: T[] | ListSource<T>): Promise<void> {
