@@ -20,7 +20,6 @@ import { fstatSync, writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import type { Streams } from './io.js';
 
-type Name = 'stdout' | 'stderr';
 type Out = Streams['stdout'];
 
 /** Linux's character devices of major 1 (/dev/null, /dev/zero, /dev/full...): never a terminal. */
@@ -51,12 +50,12 @@ class DescriptorWriter {
 
   constructor(
     private readonly fd: number,
-    private readonly name: Name,
+    private readonly build: () => Out,
   ) {}
 
   /** The Node stream, built now, and every later write through it. */
   real(): Out {
-    this.stream ??= process[this.name];
+    this.stream ??= this.build();
     return this.stream;
   }
 
@@ -89,9 +88,12 @@ class DescriptorWriter {
   }
 }
 
-/** A writer that is the stream for anything but `write` and `isTTY` (building it on that first use). */
-function descriptorStream(fd: number, name: Name): Out {
-  const writer = new DescriptorWriter(fd, name);
+/**
+ * A writer to `fd` that is the stream `build` makes for anything but `write`
+ * and `isTTY` (building it on that first use, or when the descriptor refuses a write).
+ */
+export function descriptorStream(fd: number, build: () => Out): Out {
+  const writer = new DescriptorWriter(fd, build);
   return new Proxy(writer, {
     get(target, key) {
       if (key === 'write') return target.write.bind(target);
@@ -115,8 +117,8 @@ export function processStreams(): Streams {
     get stdin() {
       return process.stdin;
     },
-    stdout: descriptorStream(1, 'stdout'),
-    stderr: descriptorStream(2, 'stderr'),
+    stdout: descriptorStream(1, () => process.stdout),
+    stderr: descriptorStream(2, () => process.stderr),
   };
 }
 
