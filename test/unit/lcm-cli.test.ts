@@ -3,9 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseDuration, readRequestFile } from '../../src/cli/lcm/run.js';
-import { createProgress } from '../../src/cli/lcm/progress.js';
+import { createProgress, PLAIN_FLUSH_MS } from '../../src/cli/lcm/progress.js';
 import { IO } from '../../src/cli/io.js';
 import type { LcmEvent, LcmOpOcc } from '../../src/lcm/index.js';
 
@@ -49,18 +49,47 @@ describe('readRequestFile', () => {
 });
 
 describe('progress', () => {
-  it('writes timestamped lines when stderr is not a terminal', () => {
+  const plainLines = [
+    '2026-01-01T00:00:00.000Z INSTANTIATE PROCESSING (occurrence op-1)',
+    '2026-01-01T00:00:00.000Z Deployment/vdu1 (default): waiting for 0/1 replicas ready',
+    '2026-01-01T00:00:00.000Z Deployment/vdu1 (default): ready',
+    '',
+  ].join('\n');
+
+  it('writes timestamped lines when stderr is not a terminal, a burst in one write', () => {
     const t = io(false);
+    const writes: string[] = [];
+    t.io.streams.stderr.on('data', (d: Buffer) => writes.push(d.toString()));
     const p = createProgress(t.io, () => new Date('2026-01-01T00:00:00.000Z'));
     events.forEach((e) => p.onEvent(e));
-    expect(t.text()).toBe(
-      [
-        '2026-01-01T00:00:00.000Z INSTANTIATE PROCESSING (occurrence op-1)',
-        '2026-01-01T00:00:00.000Z Deployment/vdu1 (default): waiting for 0/1 replicas ready',
-        '2026-01-01T00:00:00.000Z Deployment/vdu1 (default): ready',
-        '',
-      ].join('\n'),
-    );
+    expect(writes).toEqual([]);
+    p.stop();
+    expect(t.text()).toBe(plainLines);
+    expect(writes).toEqual([plainLines]);
+  });
+
+  it('writes the plain lines of a burst PLAIN_FLUSH_MS after its first line, without waiting for the end', () => {
+    vi.useFakeTimers();
+    try {
+      const t = io(false);
+      const p = createProgress(t.io, () => new Date('2026-01-01T00:00:00.000Z'));
+      events.forEach((e) => p.onEvent(e));
+      vi.advanceTimersByTime(PLAIN_FLUSH_MS - 1);
+      expect(t.text()).toBe('');
+      vi.advanceTimersByTime(1);
+      expect(t.text()).toBe(plainLines);
+      p.stop();
+      expect(t.text()).toBe(plainLines);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('writes each plain line at once given plainFlushMs 0', () => {
+    const t = io(false);
+    const p = createProgress(t.io, () => new Date('2026-01-01T00:00:00.000Z'), { plainFlushMs: 0 });
+    events.forEach((e) => p.onEvent(e));
+    expect(t.text()).toBe(plainLines);
   });
 
   it('redraws one line per resource on a terminal, without colour under NO_COLOR', () => {

@@ -82,12 +82,16 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
       const scriptIsolation = () => (isolation ??= resolveScriptIsolation({ uid: process.getuid?.(), user: ctx.env['VNFM_SCRIPT_USER'], hide: [ctx.home], path: ctx.env['PATH'] }));
       return createManagementDriver({ ...managementServices(ctx, store, secretReader), scriptIsolation });
     }));
+  // A hook the VNFD's flavour does not implement asks nothing of the drivers (nor does an operation
+  // none of whose hooks it implements): their chunk of the bundle is not loaded for it.
   deps.mgmt = {
     async prepare(input) {
+      if (!input.hooks.some((h) => input.implementations[h])) return input.request;
       const d = await driver();
       return d.prepare ? d.prepare(input) : input.request;
     },
     async runHook(hookCtx) {
+      if (!hookCtx.implementation) return;
       return (await driver()).runHook(hookCtx);
     },
   };
