@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import type { KubeAccess } from '../../infra/kubernetes/index.js';
+import type { KubeAccess, KubeTransport } from '../../infra/kubernetes/index.js';
 import type { LcmDeps, VimConnection } from '../../lcm/index.js';
 import type { KeystoneCredentials } from '../../infra/openstack/index.js';
 import type { ManagementDriver, ManagementServices, ScriptIsolation, WorkloadVimRegistry } from '../../mgmt/index.js';
@@ -18,6 +18,22 @@ import { keystoneCredentialsOf as keystoneCredentialsFor, kubeAccessOf as kubeAc
 export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): void }> {
   const store = await ctx.store();
   const drivers: { close(): void }[] = [];
+  // A Kubernetes VIM is checked before the operation, then driven: the first driver made with the same
+  // access goes on over the check's connection (one TLS context and handshake on both ends, not two).
+  const checked = new Map<string, KubeTransport>();
+  const checkTransport = async (access: KubeAccess) => {
+    const { createKubeTransport } = await import('../../infra/kubernetes/kube-api.js');
+    const transport = createKubeTransport(access);
+    drivers.push(transport);
+    checked.set(JSON.stringify(access), transport);
+    return transport;
+  };
+  const adoptTransport = (access: KubeAccess) => {
+    const key = JSON.stringify(access);
+    const transport = checked.get(key);
+    checked.delete(key);
+    return transport;
+  };
   const secretReader = async (vim: VimConnection) => {
     const { createSecretReader } = await import('../../infra/kubernetes/secrets.js');
     return createSecretReader(await kubeAccessOf(vim));
@@ -32,7 +48,9 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
     },
     async kubernetesDriver(vim) {
       const { createKubernetesDriver } = await import('../../infra/kubernetes/index.js');
-      const driver = createKubernetesDriver(await kubeAccessOf(vim), deps.sleep ? { retry: { sleep: deps.sleep } } : {});
+      const access = await kubeAccessOf(vim);
+      const transport = adoptTransport(access);
+      const driver = createKubernetesDriver(access, { ...(deps.sleep ? { retry: { sleep: deps.sleep } } : {}), ...(transport ? { transport } : {}) });
       drivers.push(driver);
       return driver;
     },
@@ -57,6 +75,12 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
       return (await ctx.keyring()).decrypt(value.sealed, value.keyId);
     },
     async checkInlineVim(vim) {
+      if (vim.spec.type === 'kubernetes') {
+        // As checkVim asks a Kubernetes VIM, over a connection the driver then takes over.
+        const [{ checkKubernetesAccess }, access] = await Promise.all([import('../../infra/kubernetes/kube-api.js'), kubeAccessOf(vim)]);
+        await checkKubernetesAccess(access, { transport: await checkTransport(access) });
+        return;
+      }
       const { checkVim } = await import('../../vim/check.js');
       await checkVim(vim.spec, vim.secrets);
     },

@@ -5,7 +5,7 @@
  * to a cluster; makeKubeConfig, the one use of it left, loads it at first call.
  */
 import type * as K8s from '@kubernetes/client-node';
-import { createKubeTransport } from './kube-wire.js';
+import { createKubeTransport, type KubeTransport } from './kube-wire.js';
 import { VimCheckError } from '../../errors.js';
 
 /** Everything needed to talk to one API server. */
@@ -63,9 +63,10 @@ export async function makeKubeConfig(access: KubeAccess): Promise<K8s.KubeConfig
  * Over the driver's own wire (kube-wire.ts), so that checking a VIM before
  * an operation does not load @kubernetes/client-node.
  */
-export async function checkKubernetesAccess(access: KubeAccess, opts: { timeoutMs?: number } = {}): Promise<KubeCheckResult> {
+export async function checkKubernetesAccess(access: KubeAccess, opts: { timeoutMs?: number; transport?: KubeTransport } = {}): Promise<KubeCheckResult> {
   const timeoutMs = opts.timeoutMs ?? 15_000;
-  const transport = createKubeTransport(access);
+  // A transport given is the caller's to close (a driver goes on over the connection the check opened).
+  const transport = opts.transport ?? createKubeTransport(access);
   const ask = async <T>(path: string, what: string): Promise<T> => {
     const answer = await withTimeout(transport.request({ method: 'GET', path, idleTimeoutMs: timeoutMs }), timeoutMs, access.server).catch((err: unknown) => {
       throw explain(err, access, what);
@@ -81,7 +82,7 @@ export async function checkKubernetesAccess(access: KubeAccess, opts: { timeoutM
       namespaces: (list?.items ?? []).map((ns) => ns.metadata?.name ?? '').filter(Boolean),
     };
   } finally {
-    transport.close();
+    if (!opts.transport) transport.close();
   }
 }
 
