@@ -204,6 +204,10 @@ const common = {
   },
   banner: { js: `const __vnfm_import_meta_url = require('node:url').pathToFileURL(__filename).href;` },
   legalComments: 'none',
+  // Less text to read and compile at every start (the main bundle 985 -> 731 KB, the Kubernetes
+  // client's chunk 16 -> 6 MB). Names stay as written, so stack traces (--debug) still name functions.
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: 'warning',
 };
 
