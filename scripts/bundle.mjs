@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { createRequire, isBuiltin } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
+import { LAUNCHER_WRAPPER } from './launcher-wrapper.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const buildDir = join(root, 'build');
@@ -354,6 +355,11 @@ function lazyBuiltins(file) {
   writeFileSync(file, code);
 }
 
+/** Node's CommonJS wrapper around the main bundle, for bin/vnfm (see launcher-wrapper.mjs). */
+function wrapForLauncher(file) {
+  writeFileSync(file, LAUNCHER_WRAPPER[0] + readFileSync(file, 'latin1') + LAUNCHER_WRAPPER[1], 'latin1');
+}
+
 // Built beside the current output and swapped in by rename: a vnfm started
 // during the build (another terminal, a test run) sees the old files or the
 // new ones, never half of either.
@@ -466,6 +472,7 @@ const builds = await Promise.all([
 ]);
 
 lazyBuiltins(join(staging, 'vnfm.cjs'));
+wrapForLauncher(join(staging, 'vnfm.cjs'));
 
 const size = statSync(join(staging, 'vnfm.cjs')).size;
 if (size > MAIN_BUNDLE_BUDGET) {

@@ -15,6 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
+import { LAUNCHER_WRAPPER } from './launcher-wrapper.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
@@ -102,11 +103,20 @@ const assets = {
 };
 for (const file of readdirSync(chunkDir)) assets[`chunks/${file}`] = join(chunkDir, file);
 
+// The executable's Node wraps its main script itself: the bundle without the wrapper bin/vnfm's copy carries.
+const seaMain = join(work, 'vnfm-main.cjs');
+const wrappedText = readFileSync(bundle, 'latin1');
+if (!wrappedText.startsWith(LAUNCHER_WRAPPER[0]) || !wrappedText.endsWith(LAUNCHER_WRAPPER[1])) {
+  console.error('dist: build/vnfm.cjs is not the wrapped bundle scripts/bundle.mjs writes; run npm run build');
+  process.exit(1);
+}
+writeFileSync(seaMain, wrappedText.slice(LAUNCHER_WRAPPER[0].length, -LAUNCHER_WRAPPER[1].length), 'latin1');
+
 const blob = join(work, 'sea-prep.blob');
 const seaConfig = join(work, 'sea-config.json');
 writeFileSync(
   seaConfig,
-  JSON.stringify({ main: bundle, output: blob, disableExperimentalSEAWarning: true, useCodeCache: process.env.VNFM_SEA_CODE_CACHE !== '0', assets }, null, 2),
+  JSON.stringify({ main: seaMain, output: blob, disableExperimentalSEAWarning: true, useCodeCache: process.env.VNFM_SEA_CODE_CACHE !== '0', assets }, null, 2),
 );
 execFileSync(process.execPath, ['--experimental-sea-config', seaConfig], { stdio: ['ignore', 'ignore', 'inherit'] });
 
