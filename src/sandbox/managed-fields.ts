@@ -123,18 +123,58 @@ function fromFieldsV1(tree: JsonObject, prefix: Path = [], out = new Set<string>
 interface Owned {
   /** Never changed in place: it may be a stored (frozen) object's entry. */
   entry: ManagedFieldsEntry;
+  /** The fields; read from the entry, the set fieldSets keeps for its tree: changed only through `editable`. */
   fields: Set<string>;
   /** Read from the object and left as it was: written back as the same entry, shared with the previous revision. */
   kept?: boolean;
+  /** `fields` is no longer the entry's tree's: written back as a new tree. */
+  edited?: boolean;
+}
+
+/**
+ * The field set of each FieldsV1 tree read or written, for as long as the
+ * tree lives: the entries an update leaves alone are shared between an
+ * object's revisions, so each controller write would otherwise read every
+ * entry's tree again. The sets are never changed (Owned copies one before it
+ * edits it), as the trees are not.
+ */
+const fieldSets = new WeakMap<JsonObject, Set<string>>();
+/** The trees written here (toFieldsV1, keys in order): one whose fields stay the same is written again as it is. */
+const builtTrees = new WeakSet<JsonObject>();
+
+function fieldsOf(tree: JsonObject | undefined): Set<string> {
+  if (!tree) return new Set();
+  let set = fieldSets.get(tree);
+  if (!set) fieldSets.set(tree, (set = fromFieldsV1(tree)));
+  return set;
+}
+
+/** The owner's field set, made its own to change. */
+function editable(o: Owned): Set<string> {
+  if (!o.edited) {
+    o.fields = new Set(o.fields);
+    o.edited = true;
+  }
+  return o.fields;
 }
 
 function readManaged(obj: KubeObject): Owned[] {
   const entries = (obj.metadata.managedFields as ManagedFieldsEntry[] | undefined) ?? [];
-  return entries.map((entry) => ({ entry, fields: fromFieldsV1(entry.fieldsV1 ?? {}), kept: true }));
+  return entries.map((entry) => ({ entry, fields: fieldsOf(entry.fieldsV1), kept: true }));
 }
 
 function writeManaged(obj: KubeObject, owned: Owned[]): void {
-  const entries = owned.filter((o) => o.fields.size > 0).map((o) => (o.kept ? o.entry : { ...o.entry, fieldsV1: toFieldsV1([...o.fields].sort()) }));
+  const entries = owned
+    .filter((o) => o.fields.size > 0)
+    .map((o) => {
+      if (o.kept) return o.entry;
+      // Its time changed but not its fields: the same tree.
+      if (!o.edited && builtTrees.has(o.entry.fieldsV1)) return { ...o.entry };
+      const fieldsV1 = toFieldsV1([...o.fields].sort());
+      fieldSets.set(fieldsV1, o.fields);
+      builtTrees.add(fieldsV1);
+      return { ...o.entry, fieldsV1 };
+    });
   if (entries.length) obj.metadata.managedFields = entries;
   else delete obj.metadata.managedFields;
 }
@@ -166,19 +206,23 @@ export function recordUpdate(type: ResourceType, old: KubeObject | undefined, ne
   const removed = [...before.keys()].filter((k) => !after.has(k));
   const owned = old ? readManaged(old) : [];
   for (const o of owned) {
-    for (const k of [...changed, ...removed]) if (o.fields.delete(k)) o.kept = false;
+    for (const k of [...changed, ...removed]) {
+      if (!o.fields.has(k)) continue;
+      editable(o).delete(k);
+      o.kept = false;
+    }
   }
   if (changed.length > 0) {
     const sub = subresource === 'status' || subresource === 'scale' ? subresource : undefined;
     let mine = owned.find((o) => o.entry.manager === manager && o.entry.operation === 'Update' && o.entry.subresource === sub);
     if (!mine) {
-      mine = { entry: { manager, operation: 'Update', apiVersion: groupVersion(type), time: '', fieldsType: 'FieldsV1', fieldsV1: {} }, fields: new Set() };
+      mine = { entry: { manager, operation: 'Update', apiVersion: groupVersion(type), time: '', fieldsType: 'FieldsV1', fieldsV1: {} }, fields: new Set(), edited: true };
       if (sub) mine.entry.subresource = sub;
       owned.push(mine);
     }
     mine.entry = { ...mine.entry, time: rfc3339(now) };
     mine.kept = false;
-    for (const k of changed) mine.fields.add(k);
+    for (const k of changed) if (!mine.fields.has(k)) editable(mine).add(k);
   }
   writeManaged(next, owned);
 }
@@ -251,7 +295,7 @@ export function apply(type: ResourceType, live: KubeObject | undefined, applied:
 
   if (!live) {
     const obj = body;
-    writeManaged(obj, [{ entry: entry(), fields: new Set(appliedValues.keys()) }]);
+    writeManaged(obj, [{ entry: entry(), fields: new Set(appliedValues.keys()), edited: true }]);
     return { object: obj, created: true };
   }
 
@@ -271,7 +315,7 @@ export function apply(type: ResourceType, live: KubeObject | undefined, applied:
   }
   if (conflicts.length > 0 && !force) throw applyConflict(conflicts);
   for (const t of taken) {
-    t.owner.fields.delete(t.field);
+    editable(t.owner).delete(t.field);
     t.owner.kept = false;
   }
 
@@ -294,7 +338,7 @@ export function apply(type: ResourceType, live: KubeObject | undefined, applied:
   merged.metadata = mergeApplied(type, next.metadata, { ...appliedMeta, resourceVersion: next.metadata.resourceVersion }, 'metadata') as KubeObject['metadata'];
   if (appliedMeta.resourceVersion !== undefined) merged.metadata.resourceVersion = appliedMeta.resourceVersion;
   const others = owned.filter((o) => o !== mine);
-  writeManaged(merged, [...others, { entry: entry(), fields: new Set(appliedValues.keys()) }]);
+  writeManaged(merged, [...others, { entry: entry(), fields: new Set(appliedValues.keys()), edited: true }]);
   return { object: merged, created: false };
 }
 
