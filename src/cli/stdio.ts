@@ -69,17 +69,24 @@ class DescriptorWriter {
     const done = typeof encoding === 'function' ? encoding : cb;
     if (this.stream) return this.stream.write(chunk as string, encoding as BufferEncoding, done);
     if (!this.closed) {
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk;
+      let bytes: Uint8Array | undefined = typeof chunk === 'string' ? undefined : chunk;
       let at = 0;
       try {
-        while (at < bytes.length) at += writeSync(this.fd, bytes, at, bytes.length - at);
+        if (typeof chunk === 'string') {
+          // Text goes as it is (Node encodes it into the write): a Buffer only for what a short write leaves.
+          const how = typeof encoding === 'string' ? encoding : 'utf8';
+          at = writeSync(this.fd, chunk, null, how);
+          if (at < Buffer.byteLength(chunk, how)) bytes = Buffer.from(chunk, how);
+        }
+        while (bytes && at < bytes.length) at += writeSync(this.fd, bytes, at, bytes.length - at);
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EPIPE') {
           this.closed = true;
         } else {
           // A descriptor Node's stream handles otherwise (non-blocking, EAGAIN): the rest goes through the stream.
-          return this.real().write(bytes.subarray(at), done);
+          const rest = bytes ?? Buffer.from(chunk as string, typeof encoding === 'string' ? encoding : 'utf8');
+          return this.real().write(rest.subarray(at), done);
         }
       }
     }
