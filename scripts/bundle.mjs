@@ -199,11 +199,12 @@ const common = {
   define: {
     __VNFM_COMMIT__: JSON.stringify(gitCommit()),
     // import.meta is empty in CommonJS: give code that uses it its file's location.
-    'import.meta.url': '__vnfm_import_meta_url',
+    'import.meta.url': '__vnfm_import_meta.url',
     'import.meta.dirname': '__dirname',
     'import.meta.filename': '__filename',
   },
-  banner: { js: `const __vnfm_import_meta_url = require('node:url').pathToFileURL(__filename).href;` },
+  // Worked out when first read (a URL costs a little at every start, and few commands read it).
+  banner: { js: `const __vnfm_import_meta = { get url() { return require('node:url').pathToFileURL(__filename).href; } };` },
   legalComments: 'none',
   // Less text to read and compile at every start (the main bundle 985 -> 731 KB, the Kubernetes
   // client's chunk 16 -> 6 MB). Names stay as written, so stack traces (--debug) still name functions.
@@ -338,12 +339,15 @@ function lazyBuiltins(file) {
   }
   const helper = [
     `var __vnfm_lazy_keys = ${JSON.stringify(keys)};`,
+    // One stand-in per module, whichever of the bundle's modules import it.
+    'var __vnfm_lazy_made = {};',
     'function __vnfm_lazy(id) {',
+    '  if (__vnfm_lazy_made[id]) return __vnfm_lazy_made[id];',
     '  let real;',
     '  const load = () => (real ??= require(id));',
     '  const o = {};',
     '  for (const k of __vnfm_lazy_keys[id]) Object.defineProperty(o, k, { get: () => load()[k], set: (v) => { load()[k] = v; }, enumerable: true, configurable: true });',
-    '  return o;',
+    '  return (__vnfm_lazy_made[id] = o);',
     '}',
   ].join('\n');
   // After the banner's line: defined before any module of the bundle runs.
