@@ -13,6 +13,7 @@ import { sourceKey } from '../infra/kubernetes/package-kinds.js';
 import { CREATE_ONLY_KINDS, loadVnfd, type Vnfd } from '../vnfd/index.js';
 import type { PackageView } from './requests.js';
 import type { PackageFiles } from '../model/package-files.js';
+import type { ManifestCache } from './manifest-cache.js';
 
 export interface OnboardedPackage extends PackageView {
   pkg: VnfPackage;
@@ -78,31 +79,39 @@ export async function openOnboarded(from: PackageSource | string, pkg: VnfPackag
 }
 
 /** The objects of the definition files, in file then document order. */
-export async function readObjects(zip: string, defFiles: string[]): Promise<KubeObject[]> {
-  return (await readPackageObjects(zip, defFiles)).objects;
+export async function readObjects(zip: string, defFiles: string[], cache?: ManifestCache): Promise<KubeObject[]> {
+  return (await readPackageObjects(zip, defFiles, cache)).objects;
 }
 
-/** The objects, and the file each came from (`<group>/<Kind>/<name>` → path) for the driver's messages. */
-export async function readPackageObjects(zip: string, defFiles: string[]): Promise<{ objects: KubeObject[]; sources: Record<string, string> }> {
+/**
+ * The objects, and the file each came from (`<group>/<Kind>/<name>` → path)
+ * for the driver's messages; each file parsed as before when `cache` has it
+ * (manifest-cache.ts).
+ */
+export async function readPackageObjects(zip: string, defFiles: string[], cache?: ManifestCache): Promise<{ objects: KubeObject[]; sources: Record<string, string> }> {
   const files = await openStoredZip(zip);
   try {
-    return await objectsOf(files, defFiles);
+    return await objectsOf(files, defFiles, cache);
   } finally {
     await files.close();
   }
 }
 
-async function objectsOf(files: PackageFiles, defFiles: string[]): Promise<{ objects: KubeObject[]; sources: Record<string, string> }> {
+async function objectsOf(files: PackageFiles, defFiles: string[], cache: ManifestCache | undefined): Promise<{ objects: KubeObject[]; sources: Record<string, string> }> {
   const objects: KubeObject[] = [];
   const sources: Record<string, string> = {};
   for (const file of defFiles) {
     if (!files.has(file)) throw new ValidationError(file, undefined, `is not in the package (${files.origin})`);
     const text = await files.readText(file, files.size(file));
-    let docs: unknown[];
-    try {
-      docs = yaml.loadAll(text, undefined, { schema: yaml.DEFAULT_SCHEMA });
-    } catch (err) {
-      throw new ValidationError(file, undefined, `is not valid YAML: ${(err as Error).message}`);
+    let docs = cache?.load(text);
+    if (!docs) {
+      try {
+        docs = yaml.loadAll(text, undefined, { schema: yaml.DEFAULT_SCHEMA });
+      } catch (err) {
+        throw new ValidationError(file, undefined, `is not valid YAML: ${(err as Error).message}`);
+      }
+      // Before the checks below fill in what they fill in.
+      cache?.save(text, docs);
     }
     docs.forEach((doc, i) => {
       if (doc === null || doc === undefined) return;

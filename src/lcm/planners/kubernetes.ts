@@ -19,6 +19,7 @@ import type {
   VimConnectionInfo,
   VnfInstance,
 } from '../../model/lcm.js';
+import { manifestCache } from '../manifest-cache.js';
 import { openOnboarded, packageOf, readPackageObjects } from '../package-content.js';
 import { carriedScaleLevels, levelReplicas } from '../replicas.js';
 import { checkChangePackage, checkChangePackageShape, checkHealRequest, checkInstantiateRequest, checkScaleRequest, checkTerminateRequest, flavourOf } from '../requests.js';
@@ -41,7 +42,7 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
   const request = checked.request;
   const lookup = vimLookup(deps);
   const vim = await checkedInline(deps, await resolveVimConnection(source, request.vimConnectionInfo, lookup, () => defaultVim(source, lookup)));
-  const { objects: own, sources } = await readPackageObjects(pkg.zip, checked.defFiles);
+  const { objects: own, sources } = await readPackageObjects(pkg.zip, checked.defFiles, manifestCache(deps.home));
   const namespace = chooseNamespace(source, checked.namespace, own, vim, checked.defFiles);
   const objects = withNamespace(own, namespace);
   const level = levelReplicas(checked.flavour, request.instantiationLevelId);
@@ -105,7 +106,7 @@ export async function current(deps: LcmDeps, instance: VnfInstance, source: stri
   const vim = given
     ? await checkedInline(deps, await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source, kubernetesVims)))
     : await instanceVim(deps, instance, source, kubernetesVims);
-  const read = await readPackageObjects(pkg.zip, info.metadata['lcm-kubernetes-def-files']);
+  const read = await readPackageObjects(pkg.zip, info.metadata['lcm-kubernetes-def-files'], manifestCache(deps.home));
   // The namespace recorded at instantiate, whatever the manifests say.
   const objects = withNamespace(read.objects, info.metadata.namespace);
   const targets = vduTargets(flavour, objects, info.metadata.namespace);
@@ -215,7 +216,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
   const newPkg = await openOnboarded(deps, newPkgRecord);
   const checked = checkChangePackage(source, request, instance, newPkg.vnfd, newPkg);
-  const read = await readPackageObjects(newPkg.zip, checked.defFiles);
+  const read = await readPackageObjects(newPkg.zip, checked.defFiles, manifestCache(deps.home));
   const sources = read.sources;
   const namespace = checked.namespace ?? cur.info.metadata.namespace;
   const objects = withNamespace(read.objects, namespace);
@@ -280,7 +281,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
   const flavour = flavourOf(instance, pkg.vnfd);
   const prior = deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo ?? info;
-  const read = await readPackageObjects(pkg.zip, prior.metadata['lcm-kubernetes-def-files']);
+  const read = await readPackageObjects(pkg.zip, prior.metadata['lcm-kubernetes-def-files'], manifestCache(deps.home));
   const sources = read.sources;
   const objects = withNamespace(read.objects, prior.metadata.namespace);
   const targets = vduTargets(flavour, objects, prior.metadata.namespace);
