@@ -116,6 +116,41 @@ export function describeDriverCapi(start: () => Promise<DriverCapiTarget>): void
       expect(vnfcs.map((v) => v.metadata?.version)).toEqual(['v1.32.2', 'v1.32.2']);
     });
 
+    it('terminate deletes the Cluster first and waits until it is gone: what it owns goes with it, the rest after', async () => {
+      const ns = 'capi-whole';
+      const files = ['cloud-config.yaml', 'cluster.yaml', 'control-plane.yaml', 'workers.yaml'];
+      const objects: KubeObject[] = [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+        ...files.flatMap((f) => load(join(SAMPLES, 'capi-capo-workload/package/Files/kubernetes', f))),
+      ];
+      await driver.deploy(context(), {
+        instanceId: 'whole',
+        namespace: ns,
+        objects,
+        replicas: { 'MachineDeployment/capo-cluster-1-md-0': 1 },
+        vdus: [{ vduId: 'worker', resource: { ...MD, namespace: ns } }],
+      });
+      const from = writes.length;
+      const refs = objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.kind === 'Namespace' ? {} : { namespace: ns }) }));
+      await driver.remove(context(), { instanceId: 'whole', resources: refs });
+      const deletes = writes
+        .slice(from)
+        .filter((w) => w.method === 'DELETE')
+        .map((w) => w.path.split('?')[0]!.split('/').slice(-2).join('/'));
+      expect(deletes[0]).toBe('clusters/capo-cluster-1');
+      // What the Cluster owns went with it, as Cluster API takes it down: none of it is deleted on its own.
+      for (const owned of ['kubeadmcontrolplanes/', 'openstackclusters/', 'machinedeployments/']) expect(deletes.filter((d) => d.startsWith(owned))).toEqual([]);
+      expect(deletes.slice(1).sort()).toEqual(
+        [
+          'kubeadmconfigtemplates/capo-cluster-1-md-0',
+          'openstackmachinetemplates/capo-cluster-1-control-plane',
+          'openstackmachinetemplates/capo-cluster-1-md-0',
+          'secrets/capo-cluster-1-cloud-config',
+          `namespaces/${ns}`,
+        ].sort(),
+      );
+    }, 120_000);
+
     it('removes the workers, then the CRDs', async () => {
       const v2 = load(join(SAMPLES, 'capi-capo-workload/package-v2/Files/new_kubernetes/workers.yaml'));
       await driver.remove(context(), {

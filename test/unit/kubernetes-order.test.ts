@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { INSTANCE_LABEL, type KubeObject } from '../../src/infra/kubernetes/driver-contract.js';
 import { parseResourceList } from '../../src/infra/kubernetes/discovery.js';
 import { checkDuplicates, checkOwnership, controlledBy, prepareObject, selectorString } from '../../src/infra/kubernetes/objects.js';
-import { creationRank, forEachLimited, groupByRank, removalGroups, removalPhases, removalPropagation } from '../../src/infra/kubernetes/order.js';
+import { creationRank, forEachLimited, groupByRank, isClusterApiCluster, removalGroups, removalPhases, removalPropagation } from '../../src/infra/kubernetes/order.js';
 import { ConflictError, UsageError } from '../../src/errors.js';
 
 const obj = (kind: string, name: string, extra: Partial<KubeObject> = {}): KubeObject => ({ apiVersion: 'v1', kind, metadata: { name }, ...extra });
@@ -44,6 +44,32 @@ describe('creation order', () => {
     expect(removalPhases(['ConfigMap/b', 'Deployment/a'], kind)).toEqual([['Deployment/a', 'ConfigMap/b']]);
     expect(removalPhases(['Cluster/x'], kind)).toEqual([['Cluster/x']]);
     expect(removalPhases([], kind)).toEqual([]);
+  });
+
+  it('deletes a Cluster API Cluster first, on its own, then the rest of the Cluster API objects with the other custom resources', () => {
+    type Ref = { apiVersion: string; kind: string; name: string };
+    const ref = (apiVersion: string, kind: string, name: string): Ref => ({ apiVersion, kind, name });
+    const created = [
+      ref('v1', 'Secret', 'cloud'),
+      ref('cluster.x-k8s.io/v1beta1', 'Cluster', 'wc'),
+      ref('infrastructure.cluster.x-k8s.io/v1beta1', 'DockerCluster', 'wc'),
+      ref('controlplane.cluster.x-k8s.io/v1beta1', 'KubeadmControlPlane', 'wc-cp'),
+      ref('cluster.x-k8s.io/v1beta1', 'MachineDeployment', 'wc-md'),
+      // Another group's kind named Cluster is a custom resource like the rest.
+      ref('example.com/v1', 'Cluster', 'other'),
+    ];
+    const names = (phases: Ref[][]) => phases.map((p) => p.map((r) => `${r.kind}/${r.name}`));
+    expect(
+      names(
+        removalPhases(
+          created,
+          (r) => r.kind,
+          (r) => isClusterApiCluster(r.apiVersion, r.kind),
+        ),
+      ),
+    ).toEqual([['Cluster/wc'], ['Cluster/other', 'MachineDeployment/wc-md', 'KubeadmControlPlane/wc-cp', 'DockerCluster/wc'], ['Secret/cloud']]);
+    expect(isClusterApiCluster('cluster.x-k8s.io/v1beta2', 'Cluster')).toBe(true);
+    expect(isClusterApiCluster('cluster.x-k8s.io/v1beta1', 'Machine')).toBe(false);
   });
 
   it('deletes workloads and custom resources in the foreground, every other built-in kind in the background', () => {

@@ -14,7 +14,7 @@ import type { AwaitInput, HealInput, KubeObject, KubernetesInfraDriver, RemoveIn
 import type { KubeAccess } from './kube-api.js';
 import { createKubeTransport } from './kube-wire.js';
 import { checkOwnership, controlledBy, prepareObject, refKey, selectorString } from './objects.js';
-import { forEachLimited, removalPhases } from './order.js';
+import { forEachLimited, isClusterApiCluster, removalPhases } from './order.js';
 import { listObjects } from './watch.js';
 import { LiveReader, type DescribeInput, type LiveObject } from './describe.js';
 import { checkRelease, deleteOptions, FIELD_MANAGER, type Live, MAX_WRITE_ATTEMPTS, ownsPods, POD_OWNERS, stoppedWaiting } from './driver-support.js';
@@ -185,7 +185,11 @@ class Driver extends DeployingDriver implements KubernetesDriver {
     // One list and watch per kind and namespace tells what exists and when it is gone, not a read and a watch per object.
     const hub = new WatchHub(this.client, this.opts.watchTimeoutSeconds);
     try {
-      for (const phase of removalPhases(input.resources, (r) => r.kind)) {
+      for (const phase of removalPhases(
+        input.resources,
+        (r) => r.kind,
+        (r) => isClusterApiCluster(r.apiVersion, r.kind),
+      )) {
         // What exists is read first (one list per kind and namespace); then every delete of the phase is sent,
         // started in removal order `limit` at a time, before anything is awaited; then all are awaited at once,
         // which costs no request (the shared watches follow them).

@@ -65,14 +65,28 @@ export function removalGroups<T>(items: readonly T[], kindOf: (item: T) => strin
  * cluster refuse or stall the deletions it serves. Everything else is one
  * phase: a workload deleted with foreground propagation is gone only once
  * its pods are, and Namespaces and CRDs remove what they hold themselves.
+ * What `leads` picks (Cluster API Clusters) is a phase before all of these.
  */
-export function removalPhases<T>(items: readonly T[], kindOf: (item: T) => string): T[][] {
+export function removalPhases<T>(items: readonly T[], kindOf: (item: T) => string, leads: (item: T) => boolean = () => false): T[][] {
+  const lead: T[] = [];
   const first: T[] = [];
   const rest: T[] = [];
   for (const group of removalGroups(items, kindOf)) {
-    for (const item of group) (creationRank(kindOf(item)) === OTHERS_RANK ? first : rest).push(item);
+    for (const item of group) (leads(item) ? lead : creationRank(kindOf(item)) === OTHERS_RANK ? first : rest).push(item);
   }
-  return [first, rest].filter((phase) => phase.length > 0);
+  return [lead, first, rest].filter((phase) => phase.length > 0);
+}
+
+/**
+ * A Cluster API Cluster: terminate deletes it, and waits until it is gone,
+ * before the rest of the CNF's objects, as Cluster API asks ("always delete
+ * the Cluster object"): its controllers then take down the control plane, the
+ * machines and the infrastructure they made, in their order. The CNF's other
+ * Cluster API objects (templates, configurations) are deleted after it, those
+ * it took along already gone.
+ */
+export function isClusterApiCluster(apiVersion: string, kind: string): boolean {
+  return kind === 'Cluster' && apiVersion.startsWith('cluster.x-k8s.io/');
 }
 
 /** Built-in kinds whose objects own what terminate waits for: pods (a CronJob's Jobs). */
