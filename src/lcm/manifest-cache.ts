@@ -6,9 +6,11 @@
  * of an instantiate of 50 objects where JSON.parse takes a few hundredths of
  * that. Named by the text itself, an entry never goes stale. Only documents
  * that JSON gives back exactly are kept: plain objects, arrays, strings,
- * booleans, null and finite numbers (not -0), with no object reached twice
- * (a YAML alias shares it, a copy would not); a file with a timestamp (a
- * Date) or binary data is parsed every time. Entries are read only from a
+ * booleans, null and finite numbers (not -0); a file with a timestamp (a
+ * Date) or binary data is parsed every time. An object a YAML alias reaches
+ * twice is one object in what js-yaml gives (a change to it shows at both
+ * places), so the entry lists where each such object is reached again and
+ * the copies JSON makes there are made that object again. Entries are read only from a
  * directory and files of vnfm's own user that no one else can write, as the
  * launcher's code cache is; any failure to read or write one is ignored.
  */
@@ -26,6 +28,15 @@ export interface ManifestCache {
   save(text: string, docs: readonly unknown[]): void;
 }
 
+/** Keys and indexes from the list of documents down to a value. */
+type Path = (string | number)[];
+
+/** An entry: the documents, and where an object already met is reached again (`[where, first]`). */
+interface Entry {
+  docs: unknown[];
+  links: [Path, Path][];
+}
+
 /** The cache under `home` (written only into a VNFM_HOME that exists). */
 export function manifestCache(home: string): ManifestCache {
   const dir = join(home, 'cache', 'manifests');
@@ -35,20 +46,22 @@ export function manifestCache(home: string): ManifestCache {
       try {
         const file = fileOf(text);
         if (!trusted(dir, true) || !trusted(file, false)) return undefined;
-        const docs = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-        return Array.isArray(docs) ? docs : undefined;
+        const entry = JSON.parse(readFileSync(file, 'utf8')) as Partial<Entry>;
+        if (!Array.isArray(entry.docs) || !Array.isArray(entry.links)) return undefined;
+        return relinked(entry.docs, entry.links);
       } catch {
         return undefined;
       }
     },
     save(text, docs) {
       try {
-        if (!existsSync(home) || !jsonExact(docs)) return;
+        const links: [Path, Path][] = [];
+        if (!existsSync(home) || !jsonExact(docs, [], new Map(), links)) return;
         mkdirSync(dir, { recursive: true, mode: 0o700 });
         if (!trusted(dir, true)) return;
         const file = fileOf(text);
         const tmp = `${file}.${process.pid}.tmp`;
-        writeFileSync(tmp, JSON.stringify(docs), { mode: 0o600 });
+        writeFileSync(tmp, JSON.stringify({ docs, links }), { mode: 0o600 });
         renameSync(tmp, file);
       } catch {
         // A cache: the next operation parses the file again.
@@ -64,22 +77,47 @@ function trusted(path: string, isDir: boolean): boolean {
   return (typeof process.getuid !== 'function' || st.uid === process.getuid()) && (st.mode & 0o022) === 0;
 }
 
-/** Whether JSON.parse(JSON.stringify(value)) is a copy of `value` that no use can tell from it. */
-export function jsonExact(value: unknown, seen = new Set<object>()): boolean {
+/**
+ * Whether JSON.parse(JSON.stringify(value)) is a copy of `value` that no use
+ * can tell from it, once the objects `links` lists are made one again: each
+ * object or array met a second time is listed with the path it was first met
+ * at (and not walked again).
+ */
+export function jsonExact(value: unknown, path: Path = [], seen = new Map<object, Path>(), links: [Path, Path][] = []): boolean {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
   if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0);
   if (typeof value !== 'object') return false;
-  if (seen.has(value)) return false;
-  seen.add(value);
+  const first = seen.get(value);
+  if (first) {
+    links.push([path, first]);
+    return true;
+  }
+  seen.set(value, path);
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!(i in value) || !jsonExact(value[i], seen)) return false;
+    for (let i = 0; i < value.length; i++) if (!(i in value) || !jsonExact(value[i], [...path, i], seen, links)) return false;
     return true;
   }
   if (Object.getPrototypeOf(value) !== Object.prototype) return false;
   for (const key of Reflect.ownKeys(value)) {
     if (typeof key !== 'string') return false;
     const d = Object.getOwnPropertyDescriptor(value, key)!;
-    if (!d.enumerable || !('value' in d) || !jsonExact(d.value, seen)) return false;
+    if (!d.enumerable || !('value' in d) || !jsonExact(d.value, [...path, key], seen, links)) return false;
   }
   return true;
+}
+
+/** The documents with each listed place holding the object first met at its other path again; undefined if a path leads nowhere. */
+function relinked(docs: unknown[], links: [Path, Path][]): unknown[] | undefined {
+  const at = (path: Path): unknown =>
+    path.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string | number, unknown>)[key] : undefined), docs);
+  for (const link of links) {
+    if (!Array.isArray(link) || !Array.isArray(link[0]) || !Array.isArray(link[1]) || link[0].length === 0) return undefined;
+    const [where, first] = link;
+    const target = at(first);
+    const parent = at(where.slice(0, -1));
+    const key = where[where.length - 1]!;
+    if (target === null || typeof target !== 'object' || parent === null || typeof parent !== 'object' || !Object.hasOwn(parent, key)) return undefined;
+    Object.defineProperty(parent, key, { value: target, writable: true, enumerable: true, configurable: true });
+  }
+  return docs;
 }
