@@ -132,18 +132,26 @@ const OP_FORMS: { filter: OpOccFilter; limit?: number }[] = [
   { filter: { state: 'FAILED', operation: 'HEAL' } },
 ];
 
+/** A list's forms (filters and limits), its view and its store's reads. */
+interface Compared<T, F> {
+  forms: { filter: F; limit?: number }[];
+  attributes: ReturnType<typeof attributeSelector>;
+  view: View<T>;
+  read(filter: F, how: Parameters<ListSource<T>['read']>[0]): Iterable<T>;
+  json(filter: F, how: { limit?: number }): Iterable<string> | undefined;
+  list(filter: F): T[];
+}
+
 /** Each form on the store's pages, the item-by-item writer and JSON.stringify of the whole records as the view shows them; the pages written. */
-async function compareOps(store: Store): Promise<number> {
-  const attributes = attributeSelector({}, LCM_OP_OCC_ATTRIBUTES, 'json');
-  const view = opListView();
+async function compare<T, F>(c: Compared<T, F>): Promise<number> {
   let pages = 0;
-  for (const { filter, limit } of OP_FORMS) {
-    const source: ListSource<LcmOpOcc> = { read: (how) => store.opOccs.read(filter, how), json: (how) => store.opOccs.jsonText(filter, how) };
-    const out = await printed(view, attributes, source, limit);
-    const records = store.opOccs.list(filter).slice(0, limit);
+  for (const { filter, limit } of c.forms) {
+    const source: ListSource<T> = { read: (how) => c.read(filter, how), json: (how) => c.json(filter, how) };
+    const out = await printed(c.view, c.attributes, source, limit);
+    const records = c.list(filter).slice(0, limit);
     const expected =
       JSON.stringify(
-        records.map((r) => applySelector(attributes, view.toData(r))),
+        records.map((r) => applySelector(c.attributes, c.view.toData(r))),
         null,
         2,
       ) + '\n';
@@ -153,6 +161,16 @@ async function compareOps(store: Store): Promise<number> {
   }
   return pages;
 }
+
+const compareOps = (store: Store): Promise<number> =>
+  compare<LcmOpOcc, OpOccFilter>({
+    forms: OP_FORMS,
+    attributes: attributeSelector({}, LCM_OP_OCC_ATTRIBUTES, 'json'),
+    view: opListView(),
+    read: (filter, how) => store.opOccs.read(filter, how),
+    json: (filter, how) => store.opOccs.jsonText(filter, how),
+    list: (filter) => store.opOccs.list(filter),
+  });
 
 const VNF_FORMS: { filter: VnfInstanceFilter; limit?: number }[] = [
   { filter: {} },
@@ -162,26 +180,15 @@ const VNF_FORMS: { filter: VnfInstanceFilter; limit?: number }[] = [
   { filter: { name: 'nothing-of-this-name' } },
 ];
 
-async function compareInstances(store: Store): Promise<number> {
-  const attributes = attributeSelector({}, VNF_INSTANCE_ATTRIBUTES, 'json');
-  const view = vnfListView({ vims: store.vims.names(), packages: store.packages.names() });
-  let pages = 0;
-  for (const { filter, limit } of VNF_FORMS) {
-    const source: ListSource<VnfInstance> = { read: (how) => store.instances.read(filter, how), json: (how) => store.instances.jsonText(filter, how) };
-    const out = await printed(view, attributes, source, limit);
-    const records = store.instances.list(filter).slice(0, limit);
-    const expected =
-      JSON.stringify(
-        records.map((r) => applySelector(attributes, view.toData(r))),
-        null,
-        2,
-      ) + '\n';
-    expect({ filter, limit, out: out.sql }).toEqual({ filter, limit, out: expected });
-    expect({ filter, limit, out: out.items }).toEqual({ filter, limit, out: expected });
-    pages += out.pages;
-  }
-  return pages;
-}
+const compareInstances = (store: Store): Promise<number> =>
+  compare<VnfInstance, VnfInstanceFilter>({
+    forms: VNF_FORMS,
+    attributes: attributeSelector({}, VNF_INSTANCE_ATTRIBUTES, 'json'),
+    view: vnfListView({ vims: store.vims.names(), packages: store.packages.names() }),
+    read: (filter, how) => store.instances.read(filter, how),
+    json: (filter, how) => store.instances.jsonText(filter, how),
+    list: (filter) => store.instances.list(filter),
+  });
 
 const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-json-text-')), 'home');
 
