@@ -15,6 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
+import { Script } from 'node:vm';
 import { LAUNCHER_WRAPPER } from './launcher-wrapper.mjs';
 
 const root = resolve(import.meta.dirname, '..');
@@ -103,14 +104,26 @@ const assets = {
 };
 for (const file of readdirSync(chunkDir)) assets[`chunks/${file}`] = join(chunkDir, file);
 
-// The executable's Node wraps its main script itself: the bundle without the wrapper bin/vnfm's copy carries.
-const seaMain = join(work, 'vnfm-main.cjs');
+// The executable's main (scripts/sea-main.cjs) compiles the bundle, an asset, with V8's code cache as bin/vnfm
+// does (bin/code-cache.cjs, put in front of it), and until a command has a cache of its own, with one made here
+// by this Node, the executable's own.
 const wrappedText = readFileSync(bundle, 'latin1');
 if (!wrappedText.startsWith(LAUNCHER_WRAPPER[0]) || !wrappedText.endsWith(LAUNCHER_WRAPPER[1])) {
   console.error('dist: build/vnfm.cjs is not the wrapped bundle scripts/bundle.mjs writes; run npm run build');
   process.exit(1);
 }
-writeFileSync(seaMain, wrappedText.slice(LAUNCHER_WRAPPER[0].length, -LAUNCHER_WRAPPER[1].length), 'latin1');
+assets['vnfm.cjs'] = bundle;
+writeFileSync(join(work, 'vnfm.v8'), new Script(wrappedText, { filename: bundle }).createCachedData());
+assets['vnfm.v8'] = join(work, 'vnfm.v8');
+const seaMain = join(work, 'vnfm-main.cjs');
+writeFileSync(
+  seaMain,
+  [
+    `const vnfmBuild = ${JSON.stringify(sha256(Buffer.from(wrappedText, 'latin1')).slice(0, 16))};`,
+    `const codeCache = (() => { const module = { exports: {} };\n${readFileSync(join(root, 'bin', 'code-cache.cjs'), 'utf8')}\nreturn module.exports; })();`,
+    readFileSync(join(root, 'scripts', 'sea-main.cjs'), 'utf8'),
+  ].join('\n'),
+);
 
 const blob = join(work, 'sea-prep.blob');
 const seaConfig = join(work, 'sea-config.json');

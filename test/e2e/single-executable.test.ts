@@ -101,6 +101,32 @@ describe('the single executable, alone in an empty directory with an empty PATH'
     expect(file).toMatch(new RegExp(`better_sqlite3-${digest}\\.node$`));
   });
 
+  it('keeps a code cache per command under VNFM_HOME, used as it is by the next run; --version without a home writes nothing', async () => {
+    const fresh = join(dir, 'cache-home');
+    expect((await run(['--version'], fresh)).code).toBe(0);
+    expect(() => statSync(fresh)).toThrow();
+    expect((await run(['vim-list'], fresh)).code).toBe(0);
+    expect((await run(['vnf-list'], fresh)).code).toBe(0);
+    expect((await run(['no-such-command'], fresh)).code).toBe(2);
+    const caches = () => readdirSync(join(fresh, 'cache')).filter((f) => f.endsWith('.v8'));
+    expect(
+      caches()
+        .map((f) => f.replace(/^vnfm-exe-v[\d.]+-\w+-[0-9a-f]{16}-/, ''))
+        .sort(),
+    ).toEqual(['vim-list.v8', 'vnf-list.v8']);
+    const file = join(
+      fresh,
+      'cache',
+      caches().find((f) => f.endsWith('-vim-list.v8'))!,
+    );
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const before = statSync(file).mtimeMs;
+    const again = await run(['vim-list'], fresh);
+    expect(again).toMatchObject({ code: 0, stderr: expect.stringContaining('No VIMs registered') });
+    // Rewritten only when V8 refuses it: an unchanged file means the cache was taken.
+    expect(statSync(file).mtimeMs).toBe(before);
+  });
+
   it('runs the sandbox, registers it as a VIM and lists it', async () => {
     const sandbox = spawn(exe, ['sandbox', '--listen', '127.0.0.1:0', '-o', 'json'], { cwd: dir, env: env(), stdio: ['pipe', 'pipe', 'pipe'] });
     children.push(sandbox);
