@@ -64,7 +64,10 @@ function nodeAt(address: string): TestNode {
  */
 async function clusterNodes(): Promise<Array<{ name: string; uid: string; controlPlane: boolean }>> {
   const master = nodeAt(masterAddress);
-  const conf = JSON.parse(master.file('/etc/kubernetes/admin.conf')!) as { clusters: [{ cluster: Record<string, string> }]; users: [{ user: { token: string } }] };
+  const text = master.file('/etc/kubernetes/admin.conf');
+  // A master without it was booted anew (its server replaced, or taken for gone): say what the watcher saw.
+  if (text === undefined) throw new Error(`no /etc/kubernetes/admin.conf on the master ${masterAddress}; the stack's servers: ${watcher!.events().join('; ')}`);
+  const conf = JSON.parse(text) as { clusters: [{ cluster: Record<string, string> }]; users: [{ user: { token: string } }] };
   const server = new URL(conf.clusters[0].cluster['server']!);
   const ca = Buffer.from(conf.clusters[0].cluster['certificate-authority-data']!, 'base64').toString();
   const body = await new Promise<string>((resolveBody, reject) => {

@@ -140,6 +140,9 @@ export function watchStackNodes(net: NodeNetwork, opts: WatchOptions): StackNode
 
   async function pollOnce(): Promise<void> {
     const list = await heatGet<{ resources: HeatResource[] }>(`${access.url}/stacks/${encodeURIComponent(opts.stackName)}/resources?nested_depth=10`);
+    // Not found: the stack is gone (terminate), or one of its nested stacks went while Heat listed them (a scale in
+    // deletes one). Only the first means no servers; taking the second for it would stop every node and boot them anew.
+    if (!list && (await heatGet(`${access.url}/stacks/${encodeURIComponent(opts.stackName)}`))) return;
     const resources = list?.resources ?? [];
     const servers = resources.filter((r) => r.resource_type === 'OS::Nova::Server' && r.physical_resource_id && !r.resource_status.startsWith('DELETE_'));
     const present = new Set(servers.map((r) => r.physical_resource_id));
