@@ -8,10 +8,11 @@
  * bin/vnfm reads chunks from build/chunks/; the single executable from its
  * embedded assets (`chunks/<file>`). Either way the same code runs.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { Script } from 'node:vm';
+import { trustedCachePath } from '../src/cache-files.js';
 
 const loaded = new Map<string, unknown>();
 /** The main bundle's modules that rooms' chunks import, by source path (scripts/bundle.mjs fills it). */
@@ -63,14 +64,9 @@ function codeCache(file: string, code: string): { found: boolean; read(): Buffer
   const stem = `chunk-${file.replace(/\.cjs$/, '')}-`;
   const name = `${stem}${process.version}-${process.arch}-${(require('node:crypto') as typeof import('node:crypto')).createHash('sha256').update(code).digest('hex').slice(0, 24)}.v8`;
   const path = join(dir, name);
-  const trusted = (p: string, isDir: boolean) => {
-    const st = lstatSync(p);
-    const mine = typeof process.getuid !== 'function' || st.uid === process.getuid();
-    return (isDir ? st.isDirectory() : st.isFile()) && mine && (st.mode & 0o022) === 0;
-  };
   let data: Buffer | undefined;
   try {
-    if (trusted(dir, true) && trusted(path, false)) data = readFileSync(path);
+    if (trustedCachePath(dir, true) && trustedCachePath(path, false)) data = readFileSync(path);
   } catch {
     // No cache yet.
   }
@@ -81,7 +77,7 @@ function codeCache(file: string, code: string): { found: boolean; read(): Buffer
       try {
         if (!existsSync(home)) return;
         mkdirSync(dir, { recursive: true, mode: 0o700 });
-        if (!trusted(dir, true)) return;
+        if (!trustedCachePath(dir, true)) return;
         for (const old of readdirSync(dir)) if (old.startsWith(`${stem}v`) && old.endsWith('.v8') && old !== name) rmSync(join(dir, old), { force: true });
         const tmp = join(dir, `.${name}.${process.pid}`);
         writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });

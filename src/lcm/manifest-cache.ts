@@ -15,8 +15,9 @@
  * launcher's code cache is; any failure to read or write one is ignored.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { trustedCachePath } from '../cache-files.js';
 
 /** Names the parse: a change to what parsing yields (schema, loader) changes it, and with it every entry's name. */
 const FORMAT = 'js-yaml 4 DEFAULT_SCHEMA loadAll, v1';
@@ -45,7 +46,7 @@ export function manifestCache(home: string): ManifestCache {
     load(text) {
       try {
         const file = fileOf(text);
-        if (!trusted(dir, true) || !trusted(file, false)) return undefined;
+        if (!trustedCachePath(dir, true) || !trustedCachePath(file, false)) return undefined;
         const entry = JSON.parse(readFileSync(file, 'utf8')) as Partial<Entry>;
         if (!Array.isArray(entry.docs) || !Array.isArray(entry.links)) return undefined;
         return relinked(entry.docs, entry.links);
@@ -58,7 +59,7 @@ export function manifestCache(home: string): ManifestCache {
         const links: [Path, Path][] = [];
         if (!existsSync(home) || !jsonExact(docs, [], new Map(), links)) return;
         mkdirSync(dir, { recursive: true, mode: 0o700 });
-        if (!trusted(dir, true)) return;
+        if (!trustedCachePath(dir, true)) return;
         const file = fileOf(text);
         const tmp = `${file}.${process.pid}.tmp`;
         writeFileSync(tmp, JSON.stringify({ docs, links }), { mode: 0o600 });
@@ -68,13 +69,6 @@ export function manifestCache(home: string): ManifestCache {
       }
     },
   };
-}
-
-/** Ours, of the kind wanted, and writable by no one else. */
-function trusted(path: string, isDir: boolean): boolean {
-  const st = lstatSync(path, { throwIfNoEntry: false });
-  if (!st || (isDir ? !st.isDirectory() : !st.isFile())) return false;
-  return (typeof process.getuid !== 'function' || st.uid === process.getuid()) && (st.mode & 0o022) === 0;
 }
 
 /**

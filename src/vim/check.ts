@@ -7,20 +7,31 @@
 import { SecretKeyError } from '../errors.js';
 import type { VimRepository } from '../store/index.js';
 import type { Vim, VimSecrets, VimSpec } from '../model/vim.js';
+import type { KubeAccess, KubeTransport } from '../infra/kubernetes/index.js';
 
 export interface VimCheckReport {
   /** One line for the user, e.g. "Kubernetes v1.32.0, 4 namespaces". */
   summary: string;
 }
 
-/** Contacts the VIM; throws VimCheckError saying which credential or certificate failed. */
-export type VimChecker = (spec: VimSpec, secrets: VimSecrets) => Promise<VimCheckReport>;
+/**
+ * How a check reaches a Kubernetes VIM: over the transport `kubeTransport`
+ * gives for its access (the caller's to close: a driver can go on over it),
+ * else over one of its own.
+ */
+export interface VimCheckOptions {
+  kubeTransport?(access: KubeAccess): Promise<KubeTransport>;
+}
 
-export const checkVim: VimChecker = async (spec, secrets) => {
+/** Contacts the VIM; throws VimCheckError saying which credential or certificate failed. */
+export type VimChecker = (spec: VimSpec, secrets: VimSecrets, opts?: VimCheckOptions) => Promise<VimCheckReport>;
+
+export const checkVim: VimChecker = async (spec, secrets, opts = {}) => {
   const { kubeAccessOf, keystoneCredentialsOf } = await import('./access.js');
   if (spec.type === 'kubernetes') {
     const { checkKubernetesAccess } = await import('../infra/kubernetes/kube-api.js');
-    const result = await checkKubernetesAccess(await kubeAccessOf(spec, secrets));
+    const access = await kubeAccessOf(spec, secrets);
+    const result = await checkKubernetesAccess(access, opts.kubeTransport ? { transport: await opts.kubeTransport(access) } : {});
     const ns = spec.projectName ?? 'default';
     const nsNote = result.namespaces.includes(ns) ? '' : `; namespace "${ns}" does not exist yet`;
     return { summary: `Kubernetes ${result.gitVersion}, ${result.namespaces.length} namespaces${nsNote}` };

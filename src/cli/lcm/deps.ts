@@ -75,14 +75,9 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
       return (await ctx.keyring()).decrypt(value.sealed, value.keyId);
     },
     async checkInlineVim(vim) {
-      if (vim.spec.type === 'kubernetes') {
-        // As checkVim asks a Kubernetes VIM, over a connection the driver then takes over.
-        const [{ checkKubernetesAccess }, access] = await Promise.all([import('../../infra/kubernetes/kube-api.js'), kubeAccessOf(vim)]);
-        await checkKubernetesAccess(access, { transport: await checkTransport(access) });
-        return;
-      }
       const { checkVim } = await import('../../vim/check.js');
-      await checkVim(vim.spec, vim.secrets);
+      // A Kubernetes VIM is asked over a connection the driver then takes over.
+      await checkVim(vim.spec, vim.secrets, { kubeTransport: checkTransport });
     },
   };
   // Helm (planners/helm.ts) only when an operation on a Helm CNF needs it: helm from VNFM_HELM or PATH.
