@@ -254,6 +254,7 @@ export class LcmOpOccRepository {
       keys: ['o.start_time', 'o.rowid'],
       params: { ...filter },
       ...(how.limit === undefined ? {} : { limit: how.limit }),
+      kept: { from: 'lcm_op_occ_json_items', keys: ['start_time', 'row_id'] },
     });
   }
 

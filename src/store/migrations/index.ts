@@ -10,6 +10,7 @@
  * on both.
  */
 import { listSideTables } from './v12-list-side-tables.js';
+import { listJsonItems } from './v13-list-json-items.js';
 
 export interface Migration {
   version: number;
@@ -428,4 +429,5 @@ export const migrations: Migration[] = [
     `,
   },
   listSideTables,
+  listJsonItems,
 ];

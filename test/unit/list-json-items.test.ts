@@ -1,0 +1,155 @@
+/**
+ * The items vnf-list -o json and op-list -o json read as kept (migration 13's
+ * tables, kept by triggers) are, row for row and in the same order, the text
+ * the repositories build from the rows themselves (the read a filtered list
+ * takes): after the migration fills them from rows written before it, and
+ * after every kind of write since — inserts, updates of what an item shows
+ * and of what it does not, renames, a change of start time, deletes and the
+ * deletes of a cascade.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import type { LcmOpOcc } from '../../src/lcm/index.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { instanceRecord, packageRecord } from '../support/store-records.js';
+
+const NAMES = ['', 'web', 'a "quoted" \\ name', 'tab\there\u2028', 'emoji 😀', 'lone \ud800', 'ß-日本語'];
+const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 5, 0)).toISOString();
+const PKG = 'p1';
+
+function seed(store: Store, count: number): { instances: string[]; ops: string[] } {
+  store.packages.insert(packageRecord({ id: PKG }));
+  store.db
+    .prepare(
+      "INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES (?, ?, 'kubernetes', 0, 'https://h', 'bearer-token', 1, 'PENDING', 'now', 'now')",
+    )
+    .run('vim-a', 'a');
+  const instances: string[] = [];
+  const ops: string[] = [];
+  for (let n = 0; n < count; n++) {
+    const id = n % 3 ? randomUUID() : `inst-${n}-${NAMES[n % NAMES.length]}`;
+    const name = NAMES[n % NAMES.length]!;
+    store.instances.insert(
+      instanceRecord({
+        id,
+        ...(n % 4 === 1 ? {} : { vnfInstanceName: name }),
+        vnfInstanceDescription: NAMES[(n + 2) % NAMES.length]!,
+        vnfSoftwareVersion: NAMES[(n + 3) % NAMES.length]!,
+        ...(n % 2 ? { vimId: 'vim-a' } : {}),
+        createdAt: at(n),
+        updatedAt: at(n + 1),
+      }),
+    );
+    instances.push(id);
+    for (let k = 0; k < 2; k++) {
+      const op = {
+        id: `${id}-op-${k}`,
+        vnfInstanceId: id,
+        operation: k ? 'SCALE' : 'INSTANTIATE',
+        operationState: 'PROCESSING',
+        stateEnteredTime: at(n + k),
+        startTime: at(n + k),
+        operationParams: {},
+        journal: [],
+        isAutomaticInvocation: (n + k) % 3 === 0,
+      } as unknown as LcmOpOcc;
+      store.opOccs.insert(op, {} as never);
+      ops.push(op.id);
+    }
+  }
+  return { instances, ops };
+}
+
+const text = (pages: Iterable<string> | undefined) => [...pages!].join(',\n');
+
+/** Each list as kept, beside the same list built from the rows (a filter that keeps every row takes that path); and the kept rows counted. */
+function lists(store: Store) {
+  const db = store.db as unknown as Database.Database;
+  const count = (table: string) => (db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number) ?? 0;
+  return {
+    instances: { kept: text(store.instances.jsonText({}, {})), built: text(store.instances.jsonText({ vnfPkgId: PKG }, {})) },
+    ops: { kept: text(store.opOccs.jsonText({}, {})), built: text(store.opOccs.jsonText({ since: '0' }, {})) },
+    rows: { instances: count('vnf_instances'), instanceItems: count('vnf_instance_json_items'), ops: count('lcm_op_occs'), opItems: count('lcm_op_occ_json_items') },
+  };
+}
+
+function expectSame(store: Store): ReturnType<typeof lists> {
+  const l = lists(store);
+  expect(l.instances.kept).toBe(l.instances.built);
+  expect(l.ops.kept).toBe(l.ops.built);
+  expect(l.rows.instanceItems).toBe(l.rows.instances);
+  expect(l.rows.opItems).toBe(l.rows.ops);
+  return l;
+}
+
+const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-json-items-')), 'home');
+
+describe('list items kept by triggers (migration 13)', () => {
+  it('are filled from the rows a store held before the migration', () => {
+    const h = home();
+    let store = openStore(h);
+    seed(store, 40);
+    const before = expectSame(store);
+    // The store as migration 12 left it: no kept items, no triggers.
+    const db = store.db as unknown as Database.Database;
+    db.exec(`
+      DROP TRIGGER vnf_instance_json_item_insert; DROP TRIGGER vnf_instance_json_item_update; DROP TRIGGER vnf_instance_json_item_delete;
+      DROP TRIGGER lcm_op_occ_json_item_insert; DROP TRIGGER lcm_op_occ_json_item_update; DROP TRIGGER lcm_op_occ_json_item_delete;
+      DROP TABLE vnf_instance_json_items; DROP TABLE lcm_op_occ_json_items;
+      PRAGMA user_version = 12;
+    `);
+    store.close();
+    store = openStore(h);
+    try {
+      const after = expectSame(store);
+      expect(after.instances.kept).toBe(before.instances.kept);
+      expect(after.ops.kept).toBe(before.ops.kept);
+      expect(after.rows).toMatchObject({ instances: 40, ops: 80 });
+      expect(JSON.parse(after.instances.kept ? `[${after.instances.kept}]` : '[]')).toHaveLength(40);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('follow every write: updates, renames, state changes, a new start time, deletes and cascades', () => {
+    const store = openStore(home());
+    try {
+      const { instances, ops } = seed(store, 30);
+      expectSame(store);
+      // Updates of what an item shows: a rename (to none and to an awkward one), a state, the updated time.
+      for (const [n, id] of instances.slice(0, 10).entries()) {
+        const i = store.instances.get(id);
+        const { vnfInstanceName: _name, ...unnamed } = i;
+        store.instances.update({
+          ...(n % 2 ? unnamed : { ...i, vnfInstanceName: `renamed "${n}" 😀` }),
+          instantiationState: 'INSTANTIATED',
+          updatedAt: at(n + 30),
+        } as typeof i);
+      }
+      // Operations: state changes (what an item shows), an error and a pid alone (what it does not).
+      for (const [n, id] of ops.slice(0, 20).entries()) store.opOccs.setState(id, n % 2 ? 'COMPLETED' : 'FAILED_TEMP', at(n + 40));
+      store.opOccs.setState(ops[20]!, 'FAILED_TEMP', at(50), { error: { status: 500, title: 'boom', detail: 'x' } as never, pid: 4242 });
+      // A start time moved (the item moves in the list's order with it).
+      const db = store.db as unknown as Database.Database;
+      db.prepare('UPDATE lcm_op_occs SET start_time = ? WHERE id = ?').run('2020-01-01T00:00:00.000Z', ops[25]);
+      const moved = expectSame(store);
+      expect((JSON.parse(`[${moved.ops.kept}]`) as { id: string }[])[0]!.id).toBe(store.opOccs.get(ops[25]!).id);
+      const listed = JSON.parse(`[${moved.instances.kept}]`) as { id: string; vnfInstanceName?: string; instantiationState: string }[];
+      expect(listed.find((i) => i.id === instances[0])).toMatchObject({ vnfInstanceName: 'renamed "0" 😀', instantiationState: 'INSTANTIATED' });
+      expect(listed.find((i) => i.id === instances[1])).not.toHaveProperty('vnfInstanceName');
+      // Deletes: an instance (its operations go by cascade), and an operation alone.
+      const gone = instances.slice(20, 25);
+      for (const id of gone) store.instances.delete(id, at(60));
+      db.prepare('DELETE FROM lcm_op_occs WHERE id = ?').run(ops[0]);
+      const after = expectSame(store);
+      expect(after.rows).toMatchObject({ instances: 25, ops: 60 - 10 - 1 });
+      expect(gone.some((id) => after.instances.kept.includes(JSON.stringify(id)) || after.ops.kept.includes(JSON.stringify(id)))).toBe(false);
+    } finally {
+      store.close();
+    }
+  });
+});
