@@ -231,6 +231,8 @@ export class LcmOpOccRepository {
     const from = `lcm_op_occs o LEFT JOIN vnf_instances i ON i.id = o.vnf_instance_id${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
     return tableText(this.db, {
       cells,
+      // Operations and states are the schema's (CHECK), short ids and times ASCII unless the row is odd.
+      anyText: how.wide ? [0, 3, 4, 5, 6, 7] : [3],
       odd,
       from,
       order: 'o.start_time, o.rowid',

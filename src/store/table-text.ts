@@ -44,6 +44,13 @@ export const shortTimeSql = (column: string): string => `substr(${column}, 1, 10
 export interface TableSql {
   /** One SQL expression per column; each may assume no row is odd. */
   cells: string[];
+  /**
+   * The cells that may be NULL or hold characters beyond ASCII, by index:
+   * only these are searched for what SQLite counts otherwise than
+   * JavaScript. The others are ASCII and never NULL wherever no row is odd
+   * (the schema's NOT NULL and CHECK constraints, the odd conditions).
+   */
+  anyText: number[];
   /** Conditions that make a row odd (a cell the expression would get wrong): the printer's table prints the list then. */
   odd: string[];
   from: string;
@@ -63,7 +70,7 @@ export interface TableSql {
  */
 export function tableText(db: Db, t: TableSql): TableText | undefined {
   if (typeof (db as { pragma?: unknown }).pragma !== 'function') return undefined;
-  const all = t.cells.map((_, n) => `c${n}`).join(' || ');
+  const all = t.anyText.map((n) => `c${n}`).join(' || ') || "''";
   // An ASCII row (as many bytes as characters) has neither; only others are searched.
   const unlike = `CASE WHEN (${all}) IS NULL THEN 1 WHEN length(CAST(${all} AS BLOB)) = length(${all}) THEN 0 ELSE (${all}) GLOB '*[\u{10000}-\u{10FFFF}]*' OR instr(${all}, char(0)) > 0 END`;
   const ordered = t.limit === undefined ? '' : ` ORDER BY ${t.order} LIMIT ${t.limit}`;
@@ -75,16 +82,11 @@ export function tableText(db: Db, t: TableSql): TableText | undefined {
   const last = t.cells.length - 1;
   const padded = t.cells.slice(0, last).map((_, n) => `c${n} || printf('%*s', @w${n} - length(c${n}), '') || '   '`);
   const line = [...padded, `c${last}`].join(' || ');
-  // The lines in the rows' order (the subquery's, which SQLite keeps: said again to group_concat, whose order is otherwise arbitrary).
-  const keys = t.order.split(',').map((k, n) => [k.trim(), `k${n}`] as const);
+  // The lines in the rows' order, joined here: group_concat would have to be told the order again and sort them.
   const lines = t.trim ? `rtrim(${line}, ${JS_WHITESPACE})` : line;
-  const text = db
-    .prepare(
-      `SELECT group_concat(${lines}, char(10) ORDER BY ${keys.map(([, as]) => as).join(', ')}) FROM (${rows(keys.map(([k, as]) => `, ${k} AS ${as}`).join(''))}${ordered || ` ORDER BY ${t.order}`})`,
-    )
-    .pluck();
+  const text = db.prepare(`SELECT ${lines} FROM (${rows()} ORDER BY ${t.order}${t.limit === undefined ? '' : ` LIMIT ${t.limit}`})`).pluck();
   return {
     widths: t.cells.map((_, n) => measure[`w${n}`]!),
-    pages: (widths) => [text.get({ ...t.params, ...Object.fromEntries(widths.slice(0, last).map((w, n) => [`w${n}`, w])) }) as string],
+    pages: (widths) => [(text.all({ ...t.params, ...Object.fromEntries(widths.slice(0, last).map((w, n) => [`w${n}`, w])) }) as string[]).join('\n')],
   };
 }

@@ -376,7 +376,9 @@ export class VnfInstanceRepository {
     const { where, params } = whereOf(filter);
     const from = `vnf_instances i LEFT JOIN vims v ON v.id = i.vim_id LEFT JOIN vnf_packages p ON p.id = i.vnf_pkg_id${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
     const cells = how.wide ? [...head, ...wide] : head;
-    return tableText(this.db, { cells, odd, from, order: 'i.created_at, i.id', params, ...(how.limit === undefined ? {} : { limit: how.limit }), trim: true });
+    // The state is the schema's (CHECK), the VNFC count digits, the short id ASCII unless the row is odd.
+    const anyText = cells.map((_, n) => n).filter((n) => n !== 2 && n !== 5 && (how.wide || n !== 0));
+    return tableText(this.db, { cells, anyText, odd, from, order: 'i.created_at, i.id', params, ...(how.limit === undefined ? {} : { limit: how.limit }), trim: true });
   }
 
   /**
