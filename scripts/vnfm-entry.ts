@@ -7,4 +7,10 @@ quietOnClosedPipe();
 
 main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;
+  // The command is done. With nothing left to wait for (no handle, timer or request: a stream still writing,
+  // a socket or a child keep the usual ending), the process ends now: letting the event loop run dry first
+  // makes Node drain V8's pending tasks (a scavenge of the start-up's garbage, background compiles), 6-8 ms
+  // of a short command's 80. vnfm awaits all its work, so nothing of it is cut; the exit handlers run either
+  // way (the code cache is written in one).
+  if (process.getActiveResourcesInfo().length === 0) process.exit();
 });
