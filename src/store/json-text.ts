@@ -3,22 +3,19 @@
  */
 import type { Db, SqliteDb } from './database.js';
 
-/** A list's items as JSON text: each item's text, over the rows of `from` that `where` keeps, in the order of `keys`. */
+/** A list's items as JSON text: each row's kept item, over the rows of `from` that `where` keeps, in the kept table's order. */
 export interface JsonListSql {
-  /** Each item's text at the list's indent, as simpleJsonObject writes it with indent '  '. */
-  item: string;
+  /**
+   * Where the items are kept ready (a table of each row's item text at the
+   * list's indent, kept by triggers: migration 13), read as `k`: its name,
+   * the columns it is ordered by (unique together: keyset pages start after
+   * the last row of the one before), and how its rows meet those of `from`.
+   */
+  kept: { table: string; keys: string[]; on: string };
   from: string;
   where: string[];
-  /** The columns the rows are ordered by, unique together (keyset pages: each starts after the last row of the one before). */
-  keys: string[];
   params: Record<string, unknown>;
   limit?: number;
-  /**
-   * Where the items are kept ready (a table of each row's item text, kept by
-   * triggers: migration 13), with that table's keys in the same order: read
-   * there when no condition narrows the list.
-   */
-  kept?: { from: string; keys: string[] };
 }
 
 /** Items per page: some 350 KB of text. */
@@ -27,10 +24,10 @@ const PAGE = 1000;
 /**
  * The items of a list's `-o json` joined as JSON.stringify(items, null, 2)
  * joins them (',\n' between, without the brackets), a page at a time, each
- * item's text written by SQLite (or, for the whole list, read as kept), so no
- * object is made per item in JavaScript: no page for no items; undefined on
- * PostgreSQL, where the items are read one by one. The items' text is the one
- * the item-by-item read gives (the same SQL), so the bytes are the same.
+ * item's text as SQLite keeps it, so no object is made per item in
+ * JavaScript: no page for no items; undefined on PostgreSQL, where the items
+ * are read one by one. The kept text is the one the item-by-item read builds
+ * (test/unit/list-json-items.test.ts), so the bytes are the same.
  * Joined here rather than by group_concat, which must be told the order
  * again and then sorts the page's text once more. Each page reads only the
  * items, and the keys of its last row apart, in the same transaction: keys
@@ -39,7 +36,12 @@ const PAGE = 1000;
 export function jsonListText(db: Db, t: JsonListSql): Iterable<string> | undefined {
   if (typeof (db as { pragma?: unknown }).pragma !== 'function') return undefined;
   const sqlite = db as SqliteDb;
-  const { item, from, keys } = t.kept && t.where.length === 0 ? { item: 'item', ...t.kept } : t;
+  // The kept items: the table alone for the whole list, joined to the rows the conditions look at otherwise
+  // (read in the kept table's order, the join costs less than building each item: vnf-list --state INSTANTIATED
+  // -o json over 10 000 317 -> 199 ms).
+  const item = 'k.item';
+  const keys = t.kept.keys.map((k) => `k.${k}`);
+  const from = t.where.length ? `${t.kept.table} k JOIN ${t.from} ON ${t.kept.on}` : `${t.kept.table} k`;
   const order = keys.join(', ');
   const after = `(${order}) > (${keys.map((_, n) => `@a${n}`).join(', ')})`;
   // Keyset pages: each starts after the last row of the one before.

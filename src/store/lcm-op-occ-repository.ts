@@ -247,16 +247,12 @@ export class LcmOpOccRepository {
    * items) as SQLite writes it (jsonListText), or undefined on PostgreSQL.
    */
   jsonText(filter: OpOccFilter, how: { limit?: number }): Iterable<string> | undefined {
-    const where = whereOf(filter);
-    const item = simpleJsonObject(SIMPLE_JSON, 'item', '  ').replace(/ AS item$/, '');
     return jsonListText(this.db, {
-      item,
+      kept: { table: 'lcm_op_occ_json_items', keys: ['start_time', 'row_id'], on: 'o.rowid = k.row_id' },
       from: 'lcm_op_occs o',
-      where,
-      keys: ['o.start_time', 'o.rowid'],
+      where: whereOf(filter),
       params: { ...filter },
       ...(how.limit === undefined ? {} : { limit: how.limit }),
-      kept: { from: 'lcm_op_occ_json_items', keys: ['start_time', 'row_id'] },
     });
   }
 

@@ -387,15 +387,12 @@ export class VnfInstanceRepository {
    */
   jsonText(filter: VnfInstanceFilter, how: { limit?: number }): Iterable<string> | undefined {
     const { where, params } = whereOf(filter);
-    const item = simpleJsonObject(SIMPLE_JSON, 'item', '  ').replace(/ AS item$/, '');
     return jsonListText(this.db, {
-      item,
+      kept: { table: 'vnf_instance_json_items', keys: ['created_at', 'id'], on: 'i.id = k.id' },
       from: 'vnf_instances i',
       where,
-      keys: ['i.created_at', 'i.id'],
       params,
       ...(how.limit === undefined ? {} : { limit: how.limit }),
-      kept: { from: 'vnf_instance_json_items', keys: ['created_at', 'id'] },
     });
   }
 

@@ -1,8 +1,8 @@
 /**
  * The items vnf-list -o json and op-list -o json read as kept (migration 13's
- * tables, kept by triggers) are, row for row and in the same order, the text
- * the repositories build from the rows themselves (the read a filtered list
- * takes): after the migration fills them from rows written before it, and
+ * tables, kept by triggers), whole or narrowed, are, row for row and in the
+ * same order, the text the repositories build from each row as they read it
+ * (ListRead.simpleJson, the PostgreSQL store's way): after the migration fills them from rows written before it, and
  * after every kind of write since — inserts, updates of what an item shows
  * and of what it does not, renames, a change of start time, deletes and the
  * deletes of a cascade.
@@ -15,6 +15,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { LcmOpOcc } from '../../src/lcm/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import type { RawJson } from '../../src/store/lazy-json.js';
 import { instanceRecord, packageRecord } from '../support/store-records.js';
 
 const NAMES = ['', 'web', 'a "quoted" \\ name', 'tab\there\u2028', 'emoji 😀', 'lone \ud800', 'ß-日本語'];
@@ -66,13 +67,20 @@ function seed(store: Store, count: number): { instances: string[]; ops: string[]
 
 const text = (pages: Iterable<string> | undefined) => [...pages!].join(',\n');
 
-/** Each list as kept, beside the same list built from the rows (a filter that keeps every row takes that path); and the kept rows counted. */
+/** Items read one by one with each built from its row (ListRead.simpleJson), at the list's indent and joined as the kept pages join them. */
+const built = (items: Iterable<unknown>) => [...items].map((item) => '  ' + (item as RawJson).text.replaceAll('\n', '\n  ')).join(',\n');
+
+/** Each list as kept (whole, and narrowed by a condition that keeps every row: the kept table joined to the rows), beside the same list built row by row; and the kept rows counted. */
 function lists(store: Store) {
   const db = store.db as unknown as Database.Database;
   const count = (table: string) => (db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number) ?? 0;
   return {
-    instances: { kept: text(store.instances.jsonText({}, {})), built: text(store.instances.jsonText({ vnfPkgId: PKG }, {})) },
-    ops: { kept: text(store.opOccs.jsonText({}, {})), built: text(store.opOccs.jsonText({ since: '0' }, {})) },
+    instances: {
+      kept: text(store.instances.jsonText({}, {})),
+      narrowed: text(store.instances.jsonText({ vnfPkgId: PKG }, {})),
+      built: built(store.instances.read({}, { simpleJson: true })),
+    },
+    ops: { kept: text(store.opOccs.jsonText({}, {})), narrowed: text(store.opOccs.jsonText({ since: '0' }, {})), built: built(store.opOccs.read({}, { simpleJson: true })) },
     rows: { instances: count('vnf_instances'), instanceItems: count('vnf_instance_json_items'), ops: count('lcm_op_occs'), opItems: count('lcm_op_occ_json_items') },
   };
 }
@@ -80,7 +88,9 @@ function lists(store: Store) {
 function expectSame(store: Store): ReturnType<typeof lists> {
   const l = lists(store);
   expect(l.instances.kept).toBe(l.instances.built);
+  expect(l.instances.narrowed).toBe(l.instances.built);
   expect(l.ops.kept).toBe(l.ops.built);
+  expect(l.ops.narrowed).toBe(l.ops.built);
   expect(l.rows.instanceItems).toBe(l.rows.instances);
   expect(l.rows.opItems).toBe(l.rows.ops);
   return l;
@@ -133,8 +143,12 @@ describe('list items kept by triggers (migration 13)', () => {
       // Operations: state changes (what an item shows), an error and a pid alone (what it does not).
       for (const [n, id] of ops.slice(0, 20).entries()) store.opOccs.setState(id, n % 2 ? 'COMPLETED' : 'FAILED_TEMP', at(n + 40));
       store.opOccs.setState(ops[20]!, 'FAILED_TEMP', at(50), { error: { status: 500, title: 'boom', detail: 'x' } as never, pid: 4242 });
-      // A start time moved (the item moves in the list's order with it).
+      // Single columns written by SQL alone, as any later write path may write them.
       const db = store.db as unknown as Database.Database;
+      db.prepare('UPDATE vnf_instances SET name = ? WHERE id = ?').run('by SQL', instances[2]);
+      db.prepare("UPDATE lcm_op_occs SET operation_state = 'ROLLED_BACK' WHERE id = ?").run(ops[3]);
+      db.prepare('UPDATE lcm_op_occs SET is_automatic_invocation = 1 - is_automatic_invocation WHERE id = ?').run(ops[4]);
+      // A start time moved (the item moves in the list's order with it).
       db.prepare('UPDATE lcm_op_occs SET start_time = ? WHERE id = ?').run('2020-01-01T00:00:00.000Z', ops[25]);
       const moved = expectSame(store);
       expect((JSON.parse(`[${moved.ops.kept}]`) as { id: string }[])[0]!.id).toBe(store.opOccs.get(ops[25]!).id);
