@@ -107,8 +107,8 @@ describe('list items kept by triggers (migration 13)', () => {
     // The store as migration 12 left it: no kept items, no triggers.
     const db = store.db as unknown as Database.Database;
     db.exec(`
-      DROP TRIGGER vnf_instance_json_item_insert; DROP TRIGGER vnf_instance_json_item_update; DROP TRIGGER vnf_instance_json_item_delete;
-      DROP TRIGGER lcm_op_occ_json_item_insert; DROP TRIGGER lcm_op_occ_json_item_update; DROP TRIGGER lcm_op_occ_json_item_delete;
+      DROP TRIGGER vnf_instance_json_items_insert; DROP TRIGGER vnf_instance_json_items_update; DROP TRIGGER vnf_instance_json_items_delete;
+      DROP TRIGGER lcm_op_occ_json_items_insert; DROP TRIGGER lcm_op_occ_json_items_update; DROP TRIGGER lcm_op_occ_json_items_delete;
       DROP TABLE vnf_instance_json_items; DROP TABLE lcm_op_occ_json_items;
       PRAGMA user_version = 12;
     `);

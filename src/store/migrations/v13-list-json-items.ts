@@ -29,9 +29,41 @@ const opItem = (r: string) => `'  {
     "isCancelPending": false
   }'`;
 
-const INSTANCE_ITEM_COLUMNS =
-  'id, name, description, vnfd_id, vnf_pkg_id, vnf_provider, vnf_product_name, vnf_software_version, vnfd_version, instantiation_state, vim_id, created_at, updated_at';
-const OP_ITEM_COLUMNS = 'id, operation_state, state_entered_time, start_time, vnf_instance_id, operation, is_automatic_invocation';
+/** A kept list: its table, the table whose rows it follows, the two keys it is ordered by, and what an item shows. */
+interface KeptList {
+  table: string;
+  source: string;
+  /** The two key columns, each with its SQL type and its value in a row `r` of the source. */
+  keys: [name: string, type: string, of: (r: string) => string][];
+  item: (r: string) => string;
+  /** The source's columns the item shows: an update of any of them writes the item again. */
+  shown: string;
+}
+
+/** The table of a list's kept items, filled from the rows there are, and the triggers that keep it with every write. */
+function keptList(k: KeptList): string {
+  const names = k.keys.map(([name]) => name).join(', ');
+  const values = (r: string) => k.keys.map(([, , of]) => of(r)).join(', ');
+  const matches = (r: string) => k.keys.map(([name, , of]) => `${name} = ${of(r)}`).join(' AND ');
+  const insert = `INSERT INTO ${k.table} (${names}, item) VALUES (${values('NEW')}, ${k.item('NEW')});`;
+  return `
+    CREATE TABLE ${k.table} (
+      ${k.keys.map(([name, type]) => `${name} ${type} NOT NULL,`).join('\n      ')}
+      item TEXT NOT NULL,
+      PRIMARY KEY (${names})
+    ) WITHOUT ROWID;
+    INSERT INTO ${k.table} (${names}, item) SELECT ${values('r')}, ${k.item('r')} FROM ${k.source} r;
+    CREATE TRIGGER ${k.table}_insert AFTER INSERT ON ${k.source} BEGIN
+      ${insert}
+    END;
+    CREATE TRIGGER ${k.table}_update AFTER UPDATE OF ${k.shown} ON ${k.source} BEGIN
+      DELETE FROM ${k.table} WHERE ${matches('OLD')};
+      ${insert}
+    END;
+    CREATE TRIGGER ${k.table}_delete AFTER DELETE ON ${k.source} BEGIN
+      DELETE FROM ${k.table} WHERE ${matches('OLD')};
+    END;`;
+}
 
 /**
  * Migration 13: each instance's and each operation's item of a list's
@@ -47,45 +79,30 @@ const OP_ITEM_COLUMNS = 'id, operation_state, state_entered_time, start_time, vn
 export const listJsonItems: Migration = {
   version: 13,
   name: 'list-json-items',
-  sql: `
-    -- vnf-list -o json's items, in its order (oldest first)
-    CREATE TABLE vnf_instance_json_items (
-      created_at TEXT NOT NULL,
-      id         TEXT NOT NULL,
-      item       TEXT NOT NULL,
-      PRIMARY KEY (created_at, id)
-    ) WITHOUT ROWID;
-    INSERT INTO vnf_instance_json_items (created_at, id, item) SELECT i.created_at, i.id, ${instanceItem('i')} FROM vnf_instances i;
-    CREATE TRIGGER vnf_instance_json_item_insert AFTER INSERT ON vnf_instances BEGIN
-      INSERT INTO vnf_instance_json_items (created_at, id, item) VALUES (NEW.created_at, NEW.id, ${instanceItem('NEW')});
-    END;
-    CREATE TRIGGER vnf_instance_json_item_update AFTER UPDATE OF ${INSTANCE_ITEM_COLUMNS} ON vnf_instances BEGIN
-      DELETE FROM vnf_instance_json_items WHERE created_at = OLD.created_at AND id = OLD.id;
-      INSERT INTO vnf_instance_json_items (created_at, id, item) VALUES (NEW.created_at, NEW.id, ${instanceItem('NEW')});
-    END;
-    CREATE TRIGGER vnf_instance_json_item_delete AFTER DELETE ON vnf_instances BEGIN
-      DELETE FROM vnf_instance_json_items WHERE created_at = OLD.created_at AND id = OLD.id;
-    END;
-
-    -- op-list -o json's items, in its order (by start time, then as recorded)
-    CREATE TABLE lcm_op_occ_json_items (
-      start_time TEXT NOT NULL,
-      row_id     INTEGER NOT NULL,
-      item       TEXT NOT NULL,
-      PRIMARY KEY (start_time, row_id)
-    ) WITHOUT ROWID;
-    INSERT INTO lcm_op_occ_json_items (start_time, row_id, item) SELECT o.start_time, o.rowid, ${opItem('o')} FROM lcm_op_occs o;
-    CREATE TRIGGER lcm_op_occ_json_item_insert AFTER INSERT ON lcm_op_occs BEGIN
-      INSERT INTO lcm_op_occ_json_items (start_time, row_id, item) VALUES (NEW.start_time, NEW.rowid, ${opItem('NEW')});
-    END;
-    CREATE TRIGGER lcm_op_occ_json_item_update AFTER UPDATE OF ${OP_ITEM_COLUMNS} ON lcm_op_occs BEGIN
-      DELETE FROM lcm_op_occ_json_items WHERE start_time = OLD.start_time AND row_id = OLD.rowid;
-      INSERT INTO lcm_op_occ_json_items (start_time, row_id, item) VALUES (NEW.start_time, NEW.rowid, ${opItem('NEW')});
-    END;
-    CREATE TRIGGER lcm_op_occ_json_item_delete AFTER DELETE ON lcm_op_occs BEGIN
-      DELETE FROM lcm_op_occ_json_items WHERE start_time = OLD.start_time AND row_id = OLD.rowid;
-    END;
-  `,
+  sql: [
+    // vnf-list -o json's items, in its order (oldest first)
+    keptList({
+      table: 'vnf_instance_json_items',
+      source: 'vnf_instances',
+      keys: [
+        ['created_at', 'TEXT', (r) => `${r}.created_at`],
+        ['id', 'TEXT', (r) => `${r}.id`],
+      ],
+      item: instanceItem,
+      shown: 'id, name, description, vnfd_id, vnf_pkg_id, vnf_provider, vnf_product_name, vnf_software_version, vnfd_version, instantiation_state, vim_id, created_at, updated_at',
+    }),
+    // op-list -o json's items, in its order (by start time, then as recorded)
+    keptList({
+      table: 'lcm_op_occ_json_items',
+      source: 'lcm_op_occs',
+      keys: [
+        ['start_time', 'TEXT', (r) => `${r}.start_time`],
+        ['row_id', 'INTEGER', (r) => `${r}.rowid`],
+      ],
+      item: opItem,
+      shown: 'id, operation_state, state_entered_time, start_time, vnf_instance_id, operation, is_automatic_invocation',
+    }),
+  ].join('\n'),
   postgres: `
     -- nothing: on PostgreSQL the lists' items are built as they are read
     SELECT 1;
