@@ -275,10 +275,11 @@ if (process.argv.includes('--json')) {
   console.log(JSON.stringify({ node: process.version, runs: RUNS, cpu: method, results: rows, targets }, null, 2));
 } else {
   console.log(`start-up and lists, ${RUNS} runs each, medians (node ${process.version}; CPU from ${method}; peak RSS over ${RSS_RUNS} runs)`);
-  console.log('command'.padEnd(40) + 'wall ms'.padStart(10) + 'cpu ms'.padStart(10) + 'rss MiB'.padStart(10) + '  cpu vs node -e 0');
+  const width = Math.max(40, ...rows.map((r) => r.command.length + 1));
+  console.log('command'.padEnd(width) + 'wall ms'.padStart(10) + 'cpu ms'.padStart(10) + 'rss MiB'.padStart(10) + '  cpu vs node -e 0');
   for (const r of rows) {
     console.log(
-      r.command.padEnd(40) + r.wall_ms.toFixed(1).padStart(10) + r.cpu_ms.toFixed(1).padStart(10) + r.peak_rss_mib.toFixed(1).padStart(10) + `  ${r.cpu_vs_node.toFixed(2)}x`,
+      r.command.padEnd(width) + r.wall_ms.toFixed(1).padStart(10) + r.cpu_ms.toFixed(1).padStart(10) + r.peak_rss_mib.toFixed(1).padStart(10) + `  ${r.cpu_vs_node.toFixed(2)}x`,
     );
   }
   console.log('\ngoals: each figure beside its anchor');
