@@ -1,6 +1,7 @@
 /**
  * store-export / store-import on each backend (store/transfer.ts with the
- * package zips of csar/packages.ts): a round trip keeps every row and zip;
+ * package zips of csar/packages.ts): a round trip keeps every row and zip
+ * (and, on SQLite, the lists' kept items follow the imported rows);
  * a document cut short, a zip that does not match its record, a key that
  * does not open the secrets and a non-empty target leave the target as it
  * was; --merge skips and lists what the target has.
@@ -11,9 +12,11 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { onboardPackage, packageContentIo } from '../../src/csar/packages.js';
 import { ConflictError, SecretKeyError, UsageError, VnfmError } from '../../src/errors.js';
+import type { LcmOpOcc } from '../../src/lcm/index.js';
 import type { Store } from '../../src/store/index.js';
 import { exportStore, importStore, linesOf, type ImportOptions } from '../../src/store/transfer.js';
 import { STORE_BACKENDS, tempHome, useStoreBackend } from '../support/store-backends.js';
+import { instanceRecord } from '../support/store-records.js';
 
 const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf/package');
 const homeOf = (s: Store) => (s as Store & { home?: string }).home!;
@@ -37,6 +40,9 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
       )
       .run();
     store.db.prepare("INSERT INTO ssh_host_keys (server_id, address, key_type, fingerprint, pinned_at) VALUES ('srv-1', '10.0.0.1', 'ssh-ed25519', 'SHA256:x', 't0')").run();
+    store.instances.insert(instanceRecord({ id: 'inst-1', vnfInstanceName: 'web "1"', vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
+    const op = { id: 'op-1', vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', operationState: 'COMPLETED', stateEnteredTime: 't1', startTime: 't0' };
+    store.opOccs.insert({ ...op, operationParams: {}, journal: [], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
     return { store, pkgId: pkg.id };
   }
 
@@ -62,7 +68,8 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
 
   const rows = (s: Store, table: string) => (s.db.prepare(`SELECT * FROM ${table} ORDER BY 1`).all() as Record<string, unknown>[]).map(({ rowid: _r, ...r }) => r);
   const nothingIn = (s: Store) => {
-    for (const t of ['vims', 'vnf_packages', 'ssh_host_keys', 'package_contents']) expect(rows(s, t)).toEqual([]);
+    const kept = s.backend === 'sqlite' ? ['vnf_instance_json_items', 'lcm_op_occ_json_items'] : [];
+    for (const t of ['vims', 'vnf_packages', 'ssh_host_keys', 'package_contents', 'vnf_instances', 'lcm_op_occs', ...kept]) expect(rows(s, t)).toEqual([]);
     const dir = join(homeOf(s), 'packages');
     expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
   };
@@ -76,7 +83,11 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     const r = await load(target, file, { checkSealed: (token, keyId) => void checked.push(`${keyId}:${token}`) });
     expect(checked).toEqual(['key-1:sealed-token']);
     expect(r).toMatchObject({ imported: { vims: 1, vnf_packages: 1, ssh_host_keys: 1 }, skipped: [], packageContents: 1 });
-    for (const t of ['vims', 'vnf_packages', 'ssh_host_keys']) expect(rows(target, t)).toEqual(rows(store, t));
+    for (const t of ['vims', 'vnf_packages', 'ssh_host_keys', 'vnf_instances', 'lcm_op_occs']) expect(rows(target, t)).toEqual(rows(store, t));
+    // The lists' kept -o json items (SQLite) are made again from the imported rows.
+    const json = (s: Store) => [s.instances.jsonText({}, {}), s.opOccs.jsonText({}, {})].map((pages) => pages && [...pages].join(''));
+    expect(json(target)).toEqual(json(store));
+    if (name === 'sqlite') expect(json(target).every((text) => text?.includes('"id": "'))).toBe(true);
     const zip = readFileSync(join(homeOf(store), 'packages', pkgId, 'package.zip'));
     const back: Buffer[] = [];
     for await (const c of io(target).read(pkgId)!) back.push(Buffer.from(c));
