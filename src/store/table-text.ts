@@ -82,9 +82,15 @@ export function tableText(db: Db, t: TableSql): TableText | undefined {
   const last = t.cells.length - 1;
   const padded = t.cells.slice(0, last).map((_, n) => `c${n} || printf('%*s', @w${n} - length(c${n}), '') || '   '`);
   const line = [...padded, `c${last}`].join(' || ');
-  // The lines in the rows' order, joined here: group_concat would have to be told the order again and sort them.
+  // The lines in the rows' order (the order keys carried out of the subquery, which SQLite then flattens into a
+  // walk of the index), joined here: group_concat would have to be told the order again and sort them.
+  const keys = t.order.split(',').map((k, n) => [k.trim(), `k${n}`] as const);
   const lines = t.trim ? `rtrim(${line}, ${JS_WHITESPACE})` : line;
-  const text = db.prepare(`SELECT ${lines} FROM (${rows()} ORDER BY ${t.order}${t.limit === undefined ? '' : ` LIMIT ${t.limit}`})`).pluck();
+  const text = db
+    .prepare(
+      `SELECT ${lines} FROM (${rows(keys.map(([k, as]) => `, ${k} AS ${as}`).join(''))}) ORDER BY ${keys.map(([, as]) => as).join(', ')}${t.limit === undefined ? '' : ` LIMIT ${t.limit}`}`,
+    )
+    .pluck();
   return {
     widths: t.cells.map((_, n) => measure[`w${n}`]!),
     pages: (widths) => [(text.all({ ...t.params, ...Object.fromEntries(widths.slice(0, last).map((w, n) => [`w${n}`, w])) }) as string[]).join('\n')],
