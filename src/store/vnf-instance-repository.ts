@@ -169,13 +169,13 @@ export interface SimpleJsonMember {
  * the database parses no JSON for it. The PostgreSQL dialect reads
  * json_quote(x) as to_json(x)::text. The last member must not be optional.
  */
-export function simpleJsonObject(members: SimpleJsonMember[], as: string, indent = ''): string {
+export function simpleJsonObject(members: SimpleJsonMember[], as: string): string {
   const parts = members.map((m, n) => {
     const value = m.boolean ? `CASE WHEN ${m.column} = 1 THEN 'true' ELSE 'false' END` : `json_quote(${m.column})`;
-    const text = `'${indent}  "${m.key}": ' || ${value}${n < members.length - 1 ? " || ',\n'" : ''}`;
+    const text = `'  "${m.key}": ' || ${value}${n < members.length - 1 ? " || ',\n'" : ''}`;
     return m.optional ? `CASE WHEN ${m.column} IS NULL OR ${m.column} = '' THEN '' ELSE ${text} END` : text;
   });
-  return `('${indent}{\n' || ${parts.join(' || ')} || '\n${indent}}') AS ${as}`;
+  return `('{\n' || ${parts.join(' || ')} || '\n}') AS ${as}`;
 }
 
 /** A JSON column as `ListRead.rawJson` reads it (the PostgreSQL dialect reads the column itself). */

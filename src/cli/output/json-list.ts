@@ -36,8 +36,7 @@ export async function writeJsonList<T>(out: NodeJS.WritableStream, toData: (item
 export async function writeJsonText(out: NodeJS.WritableStream, pages: Iterable<string>): Promise<void> {
   let first = true;
   for (const page of pages) {
-    out.write(first ? '[\n' : ',\n');
-    if (!out.write(page)) await new Promise<void>((resolve) => out.once('drain', resolve));
+    if (!out.write((first ? '[\n' : ',\n') + page)) await new Promise<void>((resolve) => out.once('drain', resolve));
     first = false;
   }
   out.write(first ? '[]\n' : '\n]\n');

@@ -84,7 +84,7 @@ export interface ListSource<T> {
   table?(how: TableRead): TableText | undefined;
   /**
    * The default `-o json` (each item's simple attributes, as `simpleJson`
-   * reads them) as the store writes it, a page of items at a time, the items
+   * reads them) as the store writes it, a page of items at a time: the items
    * joined, without the brackets; no page for none; undefined where the store
    * cannot (the printer then reads the items).
    */

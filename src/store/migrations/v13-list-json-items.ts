@@ -1,6 +1,6 @@
 import type { Migration } from './index.js';
 
-/** An instance's item of vnf-list's default -o json, from the row `r` (NEW or OLD in a trigger, i in the fill). */
+/** An instance's item of vnf-list's default -o json, from the row `r` (NEW in a trigger, each row in the fill). */
 const instanceItem = (r: string) => `'  {
     "id": ' || json_quote(${r}.id) || ',
 ' || CASE WHEN ${r}.name IS NULL OR ${r}.name = '' THEN '' ELSE '    "vnfInstanceName": ' || json_quote(${r}.name) || ',
