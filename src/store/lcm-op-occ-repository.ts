@@ -35,12 +35,22 @@ const COLUMNS = ['id', 'vnf_instance_id', 'operation', 'operation_state', 'state
 const SUMMARY_SELECT = `SELECT ${COLUMNS.filter((c) => c !== 'is_automatic_invocation' && c !== 'pid')
   .map((c) => 'o.' + c)
   .join(', ')}, i.name AS vnf_instance_name FROM lcm_op_occs o LEFT JOIN vnf_instances i ON i.id = o.vnf_instance_id`;
-/** The JSON columns, by the attribute each holds: error in lcm_op_occs, the others in lcm_op_occ_details. */
-const JSON_COLUMNS: [attribute: string, column: string][] = [
-  ['operationParams', 'd.operation_params'],
-  ['error', 'o.error'],
-  ['resourceChanges', 'd.resource_changes'],
-  ['journal', 'd.journal'],
+/**
+ * An operation's journal as one JSON array: its steps' text (migration 14,
+ * a row a step) joined in their order. `op` is the SQL of the operation's id.
+ */
+export const journalText = (op: string): string =>
+  `(SELECT '[' || coalesce(group_concat(s.step, ',' ORDER BY s.seq), '') || ']' FROM lcm_op_occ_journal_steps s WHERE s.op_id = ${op})`;
+/** Appends a step (its JSON text) to an operation's journal: the parameters are the operation's id, twice, and the step. */
+export const APPEND_JOURNAL_STEP =
+  'INSERT INTO lcm_op_occ_journal_steps (op_id, seq, step) SELECT ?, coalesce(max(seq) + 1, 0), ? FROM lcm_op_occ_journal_steps WHERE op_id = ?';
+
+/** The JSON columns, by the attribute each holds: error in lcm_op_occs, the journal in its steps, the others in lcm_op_occ_details. */
+const JSON_COLUMNS: [attribute: string, column: string, as: string][] = [
+  ['operationParams', 'd.operation_params', 'operation_params'],
+  ['error', 'o.error', 'error'],
+  ['resourceChanges', 'd.resource_changes', 'resource_changes'],
+  ['journal', journalText('o.id'), 'journal'],
 ];
 const SCALAR_COLUMNS = COLUMNS.filter((c) => c !== 'error').map((c) => 'o.' + c);
 
@@ -52,8 +62,12 @@ const SCALAR_COLUMNS = COLUMNS.filter((c) => c !== 'error').map((c) => 'o.' + c)
  * one of theirs is read.
  */
 function selectOf(keeps: ((attribute: string) => boolean) | undefined, pretty: boolean): string {
-  const json = JSON_COLUMNS.filter(([attribute]) => !keeps || keeps(attribute)).map(([, column]) => (pretty ? prettyJsonColumn(column, column.slice(2)) : column));
-  const join = json.some((c) => c.includes('d.')) ? ' LEFT JOIN lcm_op_occ_details d ON d.id = o.id' : '';
+  const read = JSON_COLUMNS.filter(([attribute]) => !keeps || keeps(attribute));
+  // The journal is JSON as its steps were written (JSON.stringify's): valid, and printed as it is.
+  const json = read.map(([attribute, column, as]) =>
+    !pretty ? `${column} AS ${as}` : attribute === 'journal' ? `json_pretty(${column}, '  ') AS ${as}` : prettyJsonColumn(column, as),
+  );
+  const join = read.some(([, column]) => column.startsWith('d.')) ? ' LEFT JOIN lcm_op_occ_details d ON d.id = o.id' : '';
   return `SELECT ${[...SCALAR_COLUMNS, ...json].join(', ')} FROM lcm_op_occs o${join}`;
 }
 const READ_WHOLE = selectOf(undefined, false);
@@ -289,8 +303,9 @@ export class LcmOpOccRepository {
       pid: op.pid ?? null,
     });
     this.db
-      .prepare('INSERT INTO lcm_op_occ_details (id, operation_params, resource_changes, journal) VALUES (?, ?, ?, ?)')
-      .run(op.id, JSON.stringify(op.operationParams), op.resourceChanges ? JSON.stringify(op.resourceChanges) : null, JSON.stringify(op.journal));
+      .prepare('INSERT INTO lcm_op_occ_details (id, operation_params, resource_changes) VALUES (?, ?, ?)')
+      .run(op.id, JSON.stringify(op.operationParams), op.resourceChanges ? JSON.stringify(op.resourceChanges) : null);
+    for (const step of op.journal) this.appendStep(op.id, JSON.stringify(step));
     this.db.prepare('INSERT INTO lcm_op_occ_prior_states (id, prior_state) VALUES (?, ?)').run(op.id, JSON.stringify(prior));
   }
 
@@ -323,13 +338,18 @@ export class LcmOpOccRepository {
     return this.get(id);
   }
 
+  /** One step more in the occurrence's journal: a row of its own, whatever the journal holds already (migration 14). */
   appendJournal(id: string, step: JournalStep): void {
-    this.db.prepare("UPDATE lcm_op_occ_details SET journal = json_insert(journal, '$[#]', json(?)) WHERE id = ?").run(JSON.stringify(step), id);
+    this.appendStep(id, JSON.stringify(step));
+  }
+
+  private appendStep(id: string, text: string): void {
+    this.db.prepare(APPEND_JOURNAL_STEP).run(id, text, id);
   }
 
   journal(id: string): JournalStep[] {
-    const row = this.db.prepare('SELECT journal FROM lcm_op_occ_details WHERE id = ?').get(id) as { journal: string } | undefined;
-    return row ? (JSON.parse(row.journal) as JournalStep[]) : [];
+    const rows = this.db.prepare('SELECT step FROM lcm_op_occ_journal_steps WHERE op_id = ? ORDER BY seq').all(id) as { step: string }[];
+    return rows.map((r) => JSON.parse(r.step) as JournalStep);
   }
 
   priorState(id: string): PriorState | undefined {

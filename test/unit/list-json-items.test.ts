@@ -104,12 +104,13 @@ describe('list items kept by triggers (migration 13)', () => {
     let store = openStore(h);
     seed(store, 40);
     const before = expectSame(store);
-    // The store as migration 12 left it: no kept items, no triggers.
+    // The store as migration 12 left it: no kept items, no triggers, the journals in their details (migration 14 moves them again).
     const db = store.db as unknown as Database.Database;
     db.exec(`
       DROP TRIGGER vnf_instance_json_items_insert; DROP TRIGGER vnf_instance_json_items_update; DROP TRIGGER vnf_instance_json_items_delete;
       DROP TRIGGER lcm_op_occ_json_items_insert; DROP TRIGGER lcm_op_occ_json_items_update; DROP TRIGGER lcm_op_occ_json_items_delete;
       DROP TABLE vnf_instance_json_items; DROP TABLE lcm_op_occ_json_items;
+      DROP TABLE lcm_op_occ_journal_steps; ALTER TABLE lcm_op_occ_details ADD COLUMN journal TEXT NOT NULL DEFAULT '[]';
       PRAGMA user_version = 12;
     `);
     store.close();

@@ -68,7 +68,7 @@ describe('JSON columns read on first use', () => {
     const store = seeded();
     try {
       store.db.prepare("UPDATE vnf_instance_details SET instantiated_vnf_info = '{damaged' WHERE id = 'inst-1'").run();
-      store.db.prepare("UPDATE lcm_op_occ_details SET journal = '[damaged' WHERE id = 'op-1'").run();
+      store.db.prepare("INSERT INTO lcm_op_occ_journal_steps (op_id, seq, step) VALUES ('op-1', 0, '{damaged')").run();
       const [listed] = store.instances.list();
       expect([listed!.id, listed!.vnfInstanceName, listed!.instantiationState, listed!.metadata]).toEqual(['inst-1', 'web', 'INSTANTIATED', { owner: 'ops' }]);
       expect(() => listed!.instantiatedVnfInfo).toThrow(SyntaxError);

@@ -61,7 +61,12 @@ const op = (id: string, vnfInstanceId: string, over: Partial<LcmOpOcc> = {}): Lc
     startTime: T0,
     operationParams: { type: 'SCALE_OUT', aspectId: 'web', numberOfSteps: 1 },
     resourceChanges: { affectedVnfcs: [{ id: 'c2', changeType: 'ADDED' }] },
-    journal: [{ step: 'apply Deployment web', state: 'done' }],
+    // several steps, in an order that is not their text's (migration 14 gives each a row and keeps the order)
+    journal: [
+      { step: 'apply Deployment web', state: 'intended' },
+      { step: 'apply Deployment web', state: 'done', detail: 'a "quoted" \\ é' },
+      { step: 'apply ConfigMap app', state: 'done' },
+    ],
     isAutomaticInvocation: false,
     ...over,
   }) as LcmOpOcc;

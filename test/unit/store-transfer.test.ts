@@ -20,6 +20,12 @@ import { instanceRecord } from '../support/store-records.js';
 
 const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf/package');
 const homeOf = (s: Store) => (s as Store & { home?: string }).home!;
+/** An operation's journal: a step written with the operation, then two appended (one with text JSON escapes). */
+const JOURNAL = [
+  { action: 'create', resource: { kind: 'Deployment', name: 'web' }, state: 'intended' },
+  { action: 'create', resource: { kind: 'Deployment', name: 'web' }, state: 'done', detail: 'quote " backslash \\ tab \t é ☃' },
+  { action: 'wait', resource: { kind: 'Deployment', name: 'web' }, state: 'done' },
+] as never[];
 
 describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
   const backend = useStoreBackend(name);
@@ -42,7 +48,8 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     store.db.prepare("INSERT INTO ssh_host_keys (server_id, address, key_type, fingerprint, pinned_at) VALUES ('srv-1', '10.0.0.1', 'ssh-ed25519', 'SHA256:x', 't0')").run();
     store.instances.insert(instanceRecord({ id: 'inst-1', vnfInstanceName: 'web "1"', vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
     const op = { id: 'op-1', vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', operationState: 'COMPLETED', stateEnteredTime: 't1', startTime: 't0' };
-    store.opOccs.insert({ ...op, operationParams: {}, journal: [], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
+    store.opOccs.insert({ ...op, operationParams: {}, journal: [JOURNAL[0]], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
+    for (const step of JOURNAL.slice(1)) store.opOccs.appendJournal('op-1', step);
     return { store, pkgId: pkg.id };
   }
 
@@ -83,7 +90,14 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     const r = await load(target, file, { checkSealed: (token, keyId) => void checked.push(`${keyId}:${token}`) });
     expect(checked).toEqual(['key-1:sealed-token']);
     expect(r).toMatchObject({ imported: { vims: 1, vnf_packages: 1, ssh_host_keys: 1 }, skipped: [], packageContents: 1 });
-    for (const t of ['vims', 'vnf_packages', 'ssh_host_keys', 'vnf_instances', 'lcm_op_occs']) expect(rows(target, t)).toEqual(rows(store, t));
+    for (const t of ['vims', 'vnf_packages', 'ssh_host_keys', 'vnf_instances', 'lcm_op_occs', 'lcm_op_occ_details', 'lcm_op_occ_journal_steps']) {
+      expect(rows(target, t)).toEqual(rows(store, t));
+    }
+    // The journal travels as one JSON array in its operation's details row (the document's shape from before migration 14), and comes back step by step.
+    const details = (JSON.parse(readFileSync(file, 'utf8')) as { tables: Record<string, Record<string, unknown>[]> }).tables['lcm_op_occ_details']!;
+    expect(details.map((d) => [d['id'], JSON.parse(String(d['journal']))])).toEqual([['op-1', JOURNAL]]);
+    expect(target.opOccs.journal('op-1')).toEqual(JOURNAL);
+    expect(target.opOccs.get('op-1').journal).toEqual(JOURNAL);
     // The lists' kept -o json items (SQLite) are made again from the imported rows.
     const json = (s: Store) => [s.instances.jsonText({}, {}), s.opOccs.jsonText({}, {})].map((pages) => pages && [...pages].join(''));
     expect(json(target)).toEqual(json(store));
@@ -117,6 +131,17 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     const t2 = await open();
     await expect(load(t2, bad)).rejects.toThrow(/contents in the export do not match its record/);
     nothingIn(t2);
+
+    // A journal that is not a JSON array: named, and nothing written.
+    const detailsLine = lines.findIndex((l) => l.includes('"journal":"['));
+    const noArray = [...lines];
+    noArray[detailsLine] = noArray[detailsLine]!.replace(/"journal":"\[/, '"journal":"{');
+    const notArray = `${file}.journal`;
+    writeFileSync(notArray, noArray.join('\n'));
+    const t4 = await open();
+    await expect(load(t4, notArray)).rejects.toThrow(/the journal of operation op-1 is not a JSON array/);
+    nothingIn(t4);
+    expect(rows(t4, 'lcm_op_occ_journal_steps')).toEqual([]);
 
     const t3 = await open();
     await expect(

@@ -11,6 +11,7 @@
  */
 import { listSideTables } from './v12-list-side-tables.js';
 import { listJsonItems } from './v13-list-json-items.js';
+import { journalSteps } from './v14-journal-steps.js';
 
 export interface Migration {
   version: number;
@@ -430,4 +431,5 @@ export const migrations: Migration[] = [
   },
   listSideTables,
   listJsonItems,
+  journalSteps,
 ];

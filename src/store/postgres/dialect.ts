@@ -8,12 +8,12 @@
  * - camelCase column aliases keep their case (PostgreSQL folds unquoted names);
  * - `name GLOB pattern` becomes a regular-expression match (vnfm_glob_regex, a
  *   function the PostgreSQL migrations create);
- * - JSON: a column pretty-printed (json_pretty) is read as stored; a list's
+ * - JSON: a column pretty-printed (json_pretty) is read as stored, and so is
+ *   a journal built from its steps (a subquery); group_concat is string_agg
+ *   (both take `ORDER BY` inside the call); a list's
  *   string quoted as JSON (json_quote) with to_json;
  *   `json_each(col)` / `json_extract(value, '$.key')` /
- *   `json_array_length(col, '$.key')` over a TEXT column,
- *   and appending to a JSON array with `json_insert(col, '$[#]', json(?))`,
- *   done on the text so the stored JSON keeps its key order;
+ *   `json_array_length(col, '$.key')` over a TEXT column;
  * - the catalogue (`sqlite_master`, `PRAGMA table_info`) read from
  *   information_schema.
  *
@@ -36,10 +36,11 @@ const REWRITES: [RegExp, string][] = [
   // A JSON column pretty-printed (a list's -o json, vnf-instance-repository.ts): PostgreSQL has no json_pretty that
   // keeps the key order, so the column comes as stored and the list's writer re-indents it.
   [/CASE WHEN json_valid\(([\w.]+)\) THEN json_pretty\(\1, ' {2}'\) ELSE \1 END/g, '$1'],
+  // An operation's journal from its steps (lcm-op-occ-repository.ts: journalText), pretty-printed on SQLite.
+  [/json_pretty\((\(SELECT '\[' \|\| [^]*? FROM lcm_op_occ_journal_steps s WHERE s\.op_id = [\w.]+\)), ' {2}'\)/g, '$1'],
+  [/\bgroup_concat\(/g, 'string_agg('],
   // A string as a JSON text (a list's simple attributes, simpleJsonObject).
   [/json_quote\(([\w.]+)\)/g, '(to_json($1)::text)'],
-  // Appends one element to a JSON array kept as text: '[' + step + ']', or the array without its ']' + ',' + step + ']'.
-  [/json_insert\((\w+), '\$\[#\]', json\(\?\)\)/g, "left($1, length($1) - 1) || CASE WHEN $1 = '[]' THEN '' ELSE ',' END || ? || ']'"],
   [/json_each\((\w+)\)/g, 'json_each(($1)::json)'],
   [/json_array_length\((\w+), '\$\.(\w+)'\)/g, "json_array_length(($1)::json -> '$2')"],
   [/json_extract\(value, '\$\.(\w+)'\)/g, "(value ->> '$1')"],
