@@ -424,8 +424,8 @@ try {
       row('    one alone: vnfm CPU', `${b.aloneVnfmCpuMs.toFixed(0)} ms`);
       row('    one alone: sandbox CPU', `${b.aloneSandboxCpuMs.toFixed(0)} ms`);
       row(`    ${b.concurrent} at once`, `${b.togetherMs.toFixed(0)} ms`);
-      row('    sandbox CPU for the 20', `${b.sandboxCpuMs.toFixed(0)} ms`);
-      row('    vnfm CPU for the 20 (all processes)', `${b.vnfmCpuMs.toFixed(0)} ms`);
+      row('    sandbox CPU for the 20', `${b.sandboxCpuMs.toFixed(0)} ms`, `${(b.sandboxCpuMs / b.concurrent).toFixed(0)} ms a CNF (alone ${b.aloneSandboxCpuMs.toFixed(0)})`);
+      row('    vnfm CPU for the 20 (all processes)', `${b.vnfmCpuMs.toFixed(0)} ms`, `${(b.vnfmCpuMs / b.concurrent).toFixed(0)} ms a CNF (alone ${b.aloneVnfmCpuMs.toFixed(0)})`);
       row(`    CPU floor: (sandbox + vnfm CPU) / ${b.cores} cores`, `${b.cpuFloorMs.toFixed(0)} ms`, `${(b.cpuFloorMs / b.aloneMs).toFixed(2)}x one alone`);
     }
     const c = result.cnfCpu;

@@ -71,7 +71,7 @@ describe('journal steps (migration 14)', () => {
       PRAGMA user_version = 13;
     `);
     db.prepare("UPDATE lcm_op_occ_details SET journal = ? WHERE id = 'o1'").run(JSON.stringify(steps));
-    db.prepare("UPDATE lcm_op_occ_details SET journal = '{\"not\": \"an array\"}' WHERE id = 'o2'").run();
+    db.prepare('UPDATE lcm_op_occ_details SET journal = \'{"not": "an array"}\' WHERE id = \'o2\'').run();
     store.close();
     store = openStore(h);
     try {
