@@ -83,6 +83,9 @@ describe(`${N} Deployments, ${N} ConfigMaps and ${N} Services in one namespace`,
     const ns = 'requests-1';
     expect((await kubeRequest({ server: sandbox.url, token: sandbox.token, caPem: sandbox.caPem }, 'POST', '/api/v1/namespaces', { metadata: { name: ns } })).status).toBe(201);
 
+    const versionNow = async () =>
+      BigInt((await kubeRequest({ server: sandbox.url, token: sandbox.token, caPem: sandbox.caPem }, 'GET', `/api/v1/namespaces/${ns}/configmaps`)).json.metadata.resourceVersion);
+    const before = await versionNow();
     seen = [];
     const ctx = context();
     const refs = await driver.deploy(ctx, { instanceId: 'inst-req', namespace: ns, objects: objects(), replicas: {} });
@@ -121,6 +124,18 @@ describe(`${N} Deployments, ${N} ConfigMaps and ${N} Services in one namespace`,
       pods: 1,
     });
     expect(seen.filter((s) => s.verb === 'GET')).toEqual([]);
+    // A kind the deploy's watches followed is listed no older than the latest version they saw of it (which the API server
+    // answers from its watch cache of that kind): a version this deploy's objects made, not beyond the server's. ReplicaSets
+    // were not watched: no version of theirs is known, and they are read as they are.
+    const now = await versionNow();
+    const asked = (kind: string) => seen.filter((s) => s.verb === 'LIST' && s.target === kind).map((s) => s.query.get('resourceVersion'));
+    for (const kind of ['deployments', 'pods']) {
+      const [rv] = asked(kind);
+      expect(rv, kind).toMatch(/^[1-9]\d*$/);
+      expect(BigInt(rv!), kind).toBeGreaterThan(before);
+      expect(BigInt(rv!), kind).toBeLessThanOrEqual(now);
+    }
+    expect(asked('replicasets')).toEqual([null]);
 
     seen = [];
     const removal = context();

@@ -14,7 +14,7 @@ import { byAge, machineOf, MACHINE_GROUP, ownedSetUids } from './machines.js';
 import { assessReadiness, podReady } from './readiness.js';
 import type { ReadinessOverrides } from './readiness-rules.js';
 import { listObjects, watchUntil, withKind, type WatchCheck } from './watch.js';
-import type { WatchHub } from './shared-watch.js';
+import { resourceKey, type WatchHub } from './shared-watch.js';
 import { ruleFor } from './readiness-rules.js';
 import {
   APPLY_PATCH,
@@ -48,6 +48,13 @@ export abstract class KubeDriverBase {
   protected readonly limit: number;
   /** `<plural>.<group>/<version>` → whether its schema has `spec.template.metadata.labels`. */
   protected readonly templateSchemas = new Map<string, Promise<boolean>>();
+  /**
+   * By resource, the latest resourceVersion this driver's watches saw: a
+   * list made after a wait asks for a state no older than the one the wait
+   * ended on, which the API server answers from its watch cache of that
+   * resource instead of reading etcd.
+   */
+  private readonly seen = new Map<string, bigint>();
 
   constructor(
     protected readonly client: KubeClient,
@@ -59,6 +66,18 @@ export abstract class KubeDriverBase {
 
   close(): void {
     this.client.close();
+  }
+
+  /** Ends a hub's watches, keeping the latest version of each resource they saw. */
+  protected closeHub(hub: WatchHub): void {
+    for (const [kind, rv] of hub.seenVersions()) if (!(rv <= (this.seen.get(kind) ?? -1n))) this.seen.set(kind, rv);
+    hub.close();
+  }
+
+  /** The version a list of `res` need be no older than, when this driver's watches saw one (closeHub). */
+  protected seenVersion(res: ApiResource): string | undefined {
+    const rv = this.seen.get(resourceKey(res));
+    return rv === undefined ? undefined : String(rv);
   }
 
   /**

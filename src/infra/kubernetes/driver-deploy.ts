@@ -214,7 +214,7 @@ export abstract class DeployingDriver extends KubeDriverBase {
     } catch (err) {
       throw ctx.signal.aborted ? stoppedWaiting(ctx.signal, [...awaited.values()]) : err;
     } finally {
-      hub.close();
+      this.closeHub(hub);
       waits.abort();
       ctx.signal.removeEventListener('abort', stop);
     }

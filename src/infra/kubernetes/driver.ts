@@ -199,7 +199,7 @@ class Driver extends DeployingDriver implements KubernetesDriver {
         await forEachLimited(deleting, deleting.length, (d) => this.awaitDeleted(ctx, d, input.gracePeriodSeconds, hub));
       }
     } finally {
-      hub.close();
+      this.closeHub(hub);
     }
   }
 
@@ -214,7 +214,7 @@ class Driver extends DeployingDriver implements KubernetesDriver {
       const key = `${res.group}/${res.version}/${res.plural}|${namespace ?? ''}`;
       let items = lists.get(key);
       if (!items) {
-        items = listObjects(this.client, { res, namespace }, ctx.signal).then((l) => l.items);
+        items = listObjects(this.client, { res, namespace }, ctx.signal, this.seenVersion(res)).then((l) => l.items);
         lists.set(key, items);
       }
       return items;
@@ -277,7 +277,7 @@ class Driver extends DeployingDriver implements KubernetesDriver {
     const owners = await this.ownerUids(ctx, workload, listed);
     const items = listed
       ? await listed(podRes, workload.metadata.namespace)
-      : (await listObjects(this.client, { res: podRes, namespace: workload.metadata.namespace, labelSelector: selector }, ctx.signal)).items;
+      : (await listObjects(this.client, { res: podRes, namespace: workload.metadata.namespace, labelSelector: selector }, ctx.signal, this.seenVersion(podRes))).items;
     return items
       .filter((p) => controlledBy(p, owners) && !p.metadata.deletionTimestamp)
       .sort((a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')) || a.metadata.name.localeCompare(b.metadata.name));
@@ -321,7 +321,7 @@ class Driver extends DeployingDriver implements KubernetesDriver {
     } catch (err) {
       throw ctx.signal.aborted ? stoppedWaiting(ctx.signal, [...awaited.values()]) : err;
     } finally {
-      hub.close();
+      this.closeHub(hub);
     }
     return live.map((l) => l.ref);
   }
@@ -338,7 +338,7 @@ class Driver extends DeployingDriver implements KubernetesDriver {
         this.report(ctx, { resource: ref, message: 'deleted', done: true });
       });
     } finally {
-      hub.close();
+      this.closeHub(hub);
     }
   }
 }

@@ -14,6 +14,9 @@ import { abortError, type KubeClient } from './client.js';
 import type { ApiResource } from './discovery.js';
 import { watchUntil, withKind, type WatchCheck } from './watch.js';
 
+/** A resource's key in seenVersions(). */
+export const resourceKey = (res: ApiResource): string => `${res.group}/${res.plural}`;
+
 const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 /**
@@ -56,6 +59,8 @@ class Feed {
     private readonly signal: AbortSignal,
     private readonly timeoutSeconds: number | undefined,
     private readonly onEnd: (err: unknown) => void,
+    /** Told the version of every object the feed delivers. */
+    private readonly onSeen: (rv: bigint | undefined) => void,
     /** The resourceVersion to watch from; lowered by joins until the feed starts. */
     public from?: bigint,
   ) {
@@ -90,6 +95,8 @@ class Feed {
     let listed = this.from === undefined;
     const follow: WatchCheck<never> = (objects, changed) => {
       this.state = objects;
+      if (changed === undefined) for (const o of objects.values()) this.onSeen(numericVersion(o));
+      else this.onSeen(numericVersion(changed));
       if (changed === undefined) {
         // Starting from a version there is nothing listed yet; the waiters keep their write answers.
         if (!listed) {
@@ -148,6 +155,8 @@ export class WatchHub {
   private readonly stop = new AbortController();
   /** One abort listener per caller's signal, however many waits it has here. */
   private readonly aborts = new Map<AbortSignal, Set<() => void>>();
+  /** By resource (`<group>/<plural>`), the latest version of an object its feeds delivered. */
+  private readonly latest = new Map<string, bigint>();
 
   constructor(
     private readonly client: KubeClient,
@@ -171,6 +180,10 @@ export class WatchHub {
         () => {
           // A feed that failed is forgotten: the next wait on its kind starts a new one.
           if (this.feeds.get(key) === made) this.feeds.delete(key);
+        },
+        (rv) => {
+          const kind = resourceKey(res);
+          if (rv !== undefined && !(rv <= (this.latest.get(kind) ?? -1n))) this.latest.set(kind, rv);
         },
         from,
       );
@@ -273,6 +286,16 @@ export class WatchHub {
         },
       );
     });
+  }
+
+  /**
+   * By resource (`<group>/<plural>`), the latest resourceVersion of an object
+   * its feeds delivered: what the server's watch cache of that resource had
+   * reached when it told the state these waits ended on. Only the resource's
+   * own: the API server keeps a cache a resource, each at its own version.
+   */
+  seenVersions(): ReadonlyMap<string, bigint> {
+    return this.latest;
   }
 
   /** Ends every feed. */

@@ -63,9 +63,16 @@ function query(target: WatchTarget): Record<string, string | undefined> {
   };
 }
 
-export async function listObjects(client: KubeClient, target: WatchTarget, signal: AbortSignal): Promise<{ items: KubeObject[]; resourceVersion: string }> {
+/**
+ * Lists `target`. With `notOlderThan` (a resourceVersion this client has
+ * seen), the list is at least that recent, and the API server may answer it
+ * from its watch cache instead of reading etcd (the API's "not older than"
+ * list, every Kubernetes version; a server whose cache is behind that version
+ * waits for it, and its 504 in the end is retried as any other).
+ */
+export async function listObjects(client: KubeClient, target: WatchTarget, signal: AbortSignal, notOlderThan?: string): Promise<{ items: KubeObject[]; resourceVersion: string }> {
   const list = await client.json<{ items?: KubeObject[]; metadata?: { resourceVersion?: string } }>(
-    { method: 'GET', path: collectionPath(target.res, target.namespace), query: query(target) },
+    { method: 'GET', path: collectionPath(target.res, target.namespace), query: { ...query(target), resourceVersion: notOlderThan } },
     { what: `list ${target.res.plural}${target.namespace ? ` in namespace ${target.namespace}` : ''}`, signal },
   );
   return { items: (list.items ?? []).map((o) => withKind(target.res, o)), resourceVersion: list.metadata?.resourceVersion ?? '' };
