@@ -42,7 +42,7 @@ const SUMMARY_SELECT = `SELECT ${COLUMNS.filter((c) => c !== 'is_automatic_invoc
 export const journalText = (op: string): string =>
   `(SELECT '[' || coalesce(group_concat(s.step, ',' ORDER BY s.seq), '') || ']' FROM lcm_op_occ_journal_steps s WHERE s.op_id = ${op})`;
 /** Appends a step (its JSON text) to an operation's journal: the parameters are the operation's id, twice, and the step. */
-export const APPEND_JOURNAL_STEP = 'INSERT INTO lcm_op_occ_journal_steps (op_id, seq, step) SELECT ?, coalesce(max(seq) + 1, 0), ? FROM lcm_op_occ_journal_steps WHERE op_id = ?';
+const APPEND_JOURNAL_STEP = 'INSERT INTO lcm_op_occ_journal_steps (op_id, seq, step) SELECT ?, coalesce(max(seq) + 1, 0), ? FROM lcm_op_occ_journal_steps WHERE op_id = ?';
 
 /** The JSON columns, by the attribute each holds: error in lcm_op_occs, the journal in its steps, the others in lcm_op_occ_details. */
 const JSON_COLUMNS: [attribute: string, column: string, as: string][] = [

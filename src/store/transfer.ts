@@ -16,24 +16,25 @@ import { createHash } from 'node:crypto';
 import { ConflictError, UsageError, VnfmError } from '../errors.js';
 import type { Store } from './index.js';
 import { migrations } from './migrations/index.js';
-import { APPEND_JOURNAL_STEP, journalText } from './lcm-op-occ-repository.js';
+import type { JournalStep } from '../model/resources.js';
+import { journalText } from './lcm-op-occ-repository.js';
 
 export const EXPORT_FORMAT_VERSION = 1;
 
 /**
  * The tables exported, in the order rows are inserted (a row's references
- * first), the column that names a row, and what a row carries besides its
- * table's columns.
+ * first), the column that names a row, and whether a row carries its
+ * operation's journal (one JSON array, as it was kept before its steps had
+ * rows of their own, migration 14).
  */
-export const EXPORTED_TABLES: readonly { table: string; key: string; byKey?: boolean; extra?: string }[] = [
+export const EXPORTED_TABLES: readonly { table: string; key: string; byKey?: boolean; journal?: boolean }[] = [
   { table: 'vims', key: 'id' },
   { table: 'vnf_packages', key: 'id' },
   { table: 'vnf_instances', key: 'id' },
   { table: 'lcm_op_occs', key: 'id' },
   // the large JSON columns of the two above (migration 12)
   { table: 'vnf_instance_details', key: 'id' },
-  // with the operation's journal as one JSON array, as it was kept before its steps had rows of their own (migration 14)
-  { table: 'lcm_op_occ_details', key: 'id', extra: `${journalText('lcm_op_occ_details.id')} AS journal` },
+  { table: 'lcm_op_occ_details', key: 'id', journal: true },
   { table: 'lcm_op_occ_prior_states', key: 'id' },
   { table: 'ssh_host_keys', key: 'server_id' },
   // no rowid on PostgreSQL: read in the order of its names
@@ -140,7 +141,9 @@ export async function exportStore(store: Store, out: Writable, opts: ExportOptio
 /** A table's rows in insertion order (or its key's), in pages, without the backend's own row id. */
 function readRows(store: Store, t: (typeof EXPORTED_TABLES)[number]): Row[] {
   const order = t.byKey ? t.key : 'rowid';
-  const page = store.db.prepare(`SELECT ${order} AS vnfm_export_page, *${t.extra ? `, ${t.extra}` : ''} FROM ${t.table} WHERE ${order} > ? ORDER BY ${order} LIMIT 500`);
+  const page = store.db.prepare(
+    `SELECT ${order} AS vnfm_export_page, *${t.journal ? `, ${journalText(`${t.table}.${t.key}`)} AS journal` : ''} FROM ${t.table} WHERE ${order} > ? ORDER BY ${order} LIMIT 500`,
+  );
   const rows: Row[] = [];
   let after: unknown = t.byKey ? '' : 0;
   for (;;) {
@@ -283,13 +286,13 @@ function assertEmpty(store: Store, source: string): void {
 function insertRows(store: Store, tables: Map<string, Row[]>): Omit<ImportResult, 'packageContents'> {
   const imported: Record<string, number> = {};
   const skipped: string[] = [];
-  for (const { table, key } of EXPORTED_TABLES) {
+  for (const { table, key, journal: withJournal } of EXPORTED_TABLES) {
     const rows = tables.get(table) ?? [];
     const columns = new Set((store.db.prepare(`PRAGMA table_info("${table}")`).all() as { name: string }[]).map((c) => c.name));
     const exists = store.db.prepare(`SELECT 1 FROM ${table} WHERE ${key} = ?`);
     imported[table] = 0;
     for (const row of rows) {
-      const journal = table === 'lcm_op_occ_details' ? journalSteps(row) : [];
+      const journal = withJournal ? journalSteps(row) : [];
       const names = Object.keys(row);
       const unknown = names.find((n) => !columns.has(n) || n === 'rowid');
       if (unknown)
@@ -301,15 +304,15 @@ function insertRows(store: Store, tables: Map<string, Row[]>): Omit<ImportResult
         continue;
       }
       store.db.prepare(`INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`).run(...names.map((n) => row[n]));
-      for (const step of journal) store.db.prepare(APPEND_JOURNAL_STEP).run(row[key], step, row[key]);
+      for (const step of journal) store.opOccs.appendJournal(String(row[key]), step);
       imported[table]++;
     }
   }
   return { imported, skipped };
 }
 
-/** Takes an operation's journal (a JSON array) out of its details row: the text of each step, in order. */
-function journalSteps(row: Row): string[] {
+/** Takes an operation's journal (a JSON array) out of its details row: its steps, in order. */
+function journalSteps(row: Row): JournalStep[] {
   const text = row['journal'];
   delete row['journal'];
   if (text === undefined || text === null) return [];
@@ -324,7 +327,7 @@ function journalSteps(row: Row): string[] {
       hint: 'export the store again with store-export; the document was changed after it was written',
     });
   }
-  return steps.map((step) => JSON.stringify(step));
+  return steps as JournalStep[];
 }
 
 interface ContentEntry {

@@ -70,7 +70,7 @@ export abstract class KubeDriverBase {
 
   /** Ends a hub's watches, keeping the latest version of each resource they saw. */
   protected closeHub(hub: WatchHub): void {
-    for (const [kind, rv] of hub.seenVersions()) if (!(rv <= (this.seen.get(kind) ?? -1n))) this.seen.set(kind, rv);
+    for (const [kind, rv] of hub.seenVersions()) if (rv > (this.seen.get(kind) ?? -1n)) this.seen.set(kind, rv);
     hub.close();
   }
 

@@ -183,7 +183,7 @@ export class WatchHub {
         },
         (rv) => {
           const kind = resourceKey(res);
-          if (rv !== undefined && !(rv <= (this.latest.get(kind) ?? -1n))) this.latest.set(kind, rv);
+          if (rv !== undefined && rv > (this.latest.get(kind) ?? -1n)) this.latest.set(kind, rv);
         },
         from,
       );

@@ -8,8 +8,8 @@
  * - camelCase column aliases keep their case (PostgreSQL folds unquoted names);
  * - `name GLOB pattern` becomes a regular-expression match (vnfm_glob_regex, a
  *   function the PostgreSQL migrations create);
- * - JSON: a column pretty-printed (json_pretty) is read as stored, and so is
- *   a journal built from its steps (a subquery); group_concat is string_agg
+ * - JSON: a column pretty-printed (json_pretty) is read as stored, and JSON
+ *   a subquery builds as built; group_concat is string_agg
  *   (both take `ORDER BY` inside the call); a list's
  *   string quoted as JSON (json_quote) with to_json;
  *   `json_each(col)` / `json_extract(value, '$.key')` /
@@ -36,8 +36,8 @@ const REWRITES: [RegExp, string][] = [
   // A JSON column pretty-printed (a list's -o json, vnf-instance-repository.ts): PostgreSQL has no json_pretty that
   // keeps the key order, so the column comes as stored and the list's writer re-indents it.
   [/CASE WHEN json_valid\(([\w.]+)\) THEN json_pretty\(\1, ' {2}'\) ELSE \1 END/g, '$1'],
-  // An operation's journal from its steps (lcm-op-occ-repository.ts: journalText), pretty-printed on SQLite.
-  [/json_pretty\((\(SELECT '\[' \|\| [^]*? FROM lcm_op_occ_journal_steps s WHERE s\.op_id = [\w.]+\)), ' {2}'\)/g, '$1'],
+  // JSON a subquery builds, pretty-printed (an operation's journal from its steps, lcm-op-occ-repository.ts): read as built.
+  [/json_pretty\((\(SELECT [^]*?\)), ' {2}'\)/g, '$1'],
   [/\bgroup_concat\(/g, 'string_agg('],
   // A string as a JSON text (a list's simple attributes, simpleJsonObject).
   [/json_quote\(([\w.]+)\)/g, '(to_json($1)::text)'],
