@@ -354,18 +354,20 @@ export async function execute(
     opts.onEvent?.({ type: 'occurrence', opOcc: final });
     return { opOcc: final, vnfInstance: deps.store.instances.get(op.vnfInstanceId) };
   } catch (err) {
+    // A wait on the shared store ended by a signal or the deadline throws before the signal's handler or the timer has run.
+    const stop = !signal.aborted && (err instanceof InterruptedError || err instanceof TimeoutError) ? AbortSignal.abort(err) : signal;
     try {
       save();
     } catch {
       // The store refuses writes: the state below fails with the same error.
     }
     op = ops.exclusive(() => {
-      const o = ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), { error: problemOf(err, signal), pid: null });
+      const o = ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), { error: problemOf(err, stop), pid: null });
       ops.releaseLock(op.vnfInstanceId, op.id);
       return o;
     });
     opts.onEvent?.({ type: 'occurrence', opOcc: op });
-    throw explainFailure(err, op, signal, running === 'ROLLING_BACK');
+    throw explainFailure(err, op, stop, running === 'ROLLING_BACK');
   }
 }
 

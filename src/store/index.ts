@@ -49,6 +49,13 @@ export interface Store {
   readonly secrets: SecretRepository;
   /** What `store-info` shows: backend, where, schema version, who holds locks. */
   info(): StoreInfo;
+  /**
+   * A command's deadline (epoch ms) for waits on the shared store, which
+   * block the main thread and so its timers: a wait still going on then ends
+   * with the error `error` makes. Nothing on SQLite, whose waits are bounded
+   * by its busy timeout.
+   */
+  setDeadline(at: number | undefined, error?: () => Error): void;
   close(): void;
 }
 
@@ -127,6 +134,7 @@ export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
       engineVersion: pg ? `PostgreSQL ${pg.serverVersion()}` : `SQLite ${db.prepare('SELECT sqlite_version()').pluck().get() as string}`,
       locks: lockInfo(opOccs, secrets),
     }),
+    setDeadline: (at, error) => pg?.setDeadline(at, error),
     close: () => {
       opOccs.stopHeartbeats();
       secrets.stopHeartbeats();

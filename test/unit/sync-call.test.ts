@@ -1,10 +1,10 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SyncCaller } from '../../src/store/postgres/sync-call.js';
+import { FLAG_SLOTS, INTERRUPT_GRACE_MS, SyncCaller } from '../../src/store/postgres/sync-call.js';
 
 /** A worker answering each numbered request as the store's worker does (answer, number, wake-up), with `extra` added to its body. */
 function workerWith(extra: string): { caller: SyncCaller<unknown, unknown>; worker: Worker } {
-  const signal = new SharedArrayBuffer(4);
+  const signal = new SharedArrayBuffer(4 * FLAG_SLOTS);
   const { port1, port2 } = new MessageChannel();
   const body = `
     const { workerData } = require('node:worker_threads');
@@ -54,5 +54,44 @@ describe('a synchronous call to the store worker', () => {
     workers.push(worker);
     expect(caller.call('slow', 50)).toBeUndefined();
     expect(caller.call('next', 10_000)).toEqual({ answer: { to: 'next' } });
+  });
+
+  it('stops waiting when the worker reports a signal the main thread handles, within the grace, and reports which', () => {
+    // The worker never answers 'stuck'; 100 ms after it arrives, it reports SIGTERM as the store's worker does (sync-call.ts signalled()).
+    const { caller, worker } = workerWith(`
+      port.on('message', ({ seq, req }) => {
+        if (req === 'stuck') setTimeout(() => { if (Atomics.load(flag, 2) & 2) { Atomics.store(flag, 1, 15); Atomics.notify(flag, 0); } }, 100);
+        else reply(seq, { to: req });
+      });`);
+    workers.push(worker);
+    caller.handles({ SIGTERM: true });
+    const got = caller.call('stuck', 60_000);
+    expect(got).toMatchObject({ interrupted: { signal: 'SIGTERM' } });
+    const waited = (got as { waitedMs: number }).waitedMs;
+    // Not the call's own 60 s timeout: the signal's grace ended it.
+    expect(waited).toBeGreaterThanOrEqual(INTERRUPT_GRACE_MS);
+    expect(waited).toBeLessThan(60_000);
+    expect(caller.interruption).toEqual({ signal: 'SIGTERM' });
+    // A quick statement after the interruption (recording FAILED_TEMP) is still answered.
+    expect(caller.call('quick', 60_000)).toEqual({ answer: { to: 'quick' } });
+  });
+
+  it("stops a wait at its deadline, as the operation's timer would", () => {
+    const { caller, worker } = workerWith(`port.on('message', () => {});`);
+    workers.push(worker);
+    caller.setDeadline(Date.now() + 50);
+    expect(caller.call('stuck', 60_000)).toMatchObject({ interrupted: { deadline: true } });
+  });
+
+  it('takes the answer that comes within the grace after a signal', () => {
+    const { caller, worker } = workerWith(`
+      port.on('message', ({ seq, req }) => {
+        Atomics.store(flag, 1, 2); Atomics.notify(flag, 0);
+        setTimeout(() => reply(seq, { to: req }), 200);
+      });`);
+    workers.push(worker);
+    caller.handles({ SIGINT: true });
+    expect(caller.call('slow', 60_000)).toEqual({ answer: { to: 'slow' } });
+    expect(caller.interruption).toEqual({ signal: 'SIGINT' });
   });
 });

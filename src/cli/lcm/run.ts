@@ -171,6 +171,8 @@ export async function runLcmCommand(
   // SIGTERM (kill, systemd, docker stop) stops the operation as Ctrl-C does, so it too ends FAILED_TEMP and says so.
   const onSigterm = () => controller.abort(new TerminatedError('terminated (SIGTERM)'));
   const timer = setTimeout(() => controller.abort(new TimeoutError(`timed out after ${flags.timeout}`)), seconds * 1000);
+  // A wait on the shared store blocks the timer: the store stops it at the same moment.
+  deps.store.setDeadline(Date.now() + seconds * 1000, () => new TimeoutError(`timed out after ${flags.timeout}`));
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigterm);
   // -q and the formats for programs want the result alone: no live view on a terminal (the plain lines elsewhere stay).
@@ -199,6 +201,7 @@ export async function runLcmCommand(
     throw err;
   } finally {
     clearTimeout(timer);
+    deps.store.setDeadline(undefined);
     process.removeListener('SIGINT', onSigint);
     process.removeListener('SIGTERM', onSigterm);
     close();

@@ -21,13 +21,13 @@ import { dirname, join } from 'node:path';
 import * as sea from 'node:sea';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { ConflictError, StoreUnreachableError, VnfmError } from '../../errors.js';
+import { ConflictError, InterruptedError, StoreUnreachableError, TerminatedError, TimeoutError, VnfmError } from '../../errors.js';
 import type { RunResult, Statement, StoreDb, Transaction } from '../db.js';
 import type { Migration } from '../migrations/index.js';
 import { parseDatabaseUrl, redact, type DatabaseTarget } from './connection.js';
 import { bindValues, toPostgres, type Translated } from './dialect.js';
 import type { Params, PgFailure, Request, Response } from './protocol.js';
-import { SyncCaller } from './sync-call.js';
+import { FLAG_SLOTS, SyncCaller, type Interruption } from './sync-call.js';
 
 /** The worker bundled for bin/vnfm and the single executable (scripts/bundle.mjs), as a file under build/chunks/ and an asset. */
 export const WORKER_CHUNK = 'pg-worker.cjs';
@@ -51,10 +51,18 @@ export class PostgresDb implements StoreDb {
   #depth = 0;
   #locked = false;
   #closed = false;
+  #deadlineError: (() => Error) | undefined;
+  /** newListener comes before the listener is added: the event it names counts as handled. */
+  readonly #onNewListener = (event: string | symbol) => {
+    if (event === 'SIGINT' || event === 'SIGTERM') this.#tellHandled(event);
+  };
+  readonly #onRemoveListener = (event: string | symbol) => {
+    if (event === 'SIGINT' || event === 'SIGTERM') this.#tellHandled();
+  };
 
   constructor(url: string) {
     this.target = parseDatabaseUrl(url);
-    const signal = new SharedArrayBuffer(4);
+    const signal = new SharedArrayBuffer(4 * FLAG_SLOTS);
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
     this.#caller = new SyncCaller(port1, signal);
@@ -62,7 +70,28 @@ export class PostgresDb implements StoreDb {
     // A command that ends without closing the store still exits.
     this.#worker.unref();
     this.#port.unref();
+    // Which signals the main thread handles, kept current for the worker (sync-call.ts).
+    this.#tellHandled();
+    process.on('newListener', this.#onNewListener);
+    process.on('removeListener', this.#onRemoveListener);
     this.call({ kind: 'connect' }, this.target.config.connectTimeoutMs * 2 + 30_000);
+  }
+
+  #tellHandled(adding?: 'SIGINT' | 'SIGTERM'): void {
+    this.#caller.handles({
+      SIGINT: adding === 'SIGINT' || process.listenerCount('SIGINT') > 0,
+      SIGTERM: adding === 'SIGTERM' || process.listenerCount('SIGTERM') > 0,
+    });
+  }
+
+  /**
+   * Waits for the database stop at `at` (epoch ms) with the error `error`
+   * makes, as the operation's own timer would stop it if the main thread
+   * were not blocked on an answer; undefined lifts it.
+   */
+  setDeadline(at: number | undefined, error?: () => Error): void {
+    this.#caller.setDeadline(at);
+    this.#deadlineError = error;
   }
 
   /** The URL as it may be shown (password masked). */
@@ -73,6 +102,10 @@ export class PostgresDb implements StoreDb {
   private call(req: Request, timeoutMs = ANSWER_TIMEOUT_MS): Ok {
     if (this.#closed) throw new VnfmError('internal: the store was used after it was closed');
     const got = this.#caller.call(req, timeoutMs);
+    if (got && 'interrupted' in got) {
+      this.#caller.post({ kind: 'abandon' });
+      throw this.interruptedError(got.interrupted, got.waitedMs);
+    }
     if (!got) {
       throw new StoreUnreachableError(`the database ${this.display} did not answer within ${Math.round(timeoutMs / 1000)} s`, {
         hint: 'check the network to the database server; connect_timeout in the URL bounds a connection attempt',
@@ -81,6 +114,20 @@ export class PostgresDb implements StoreDb {
     const res = got.answer;
     if (!res.ok) throw this.errorOf(res.error);
     return res;
+  }
+
+  /** A wait for the database ended by a signal or the deadline: the error the signal's handler or the timer would have raised. */
+  private interruptedError(why: Interruption, waitedMs: number): Error {
+    const waited = `while waiting ${(waitedMs / 1000).toFixed(1)} s for the database ${this.display}`;
+    const hint =
+      "another client may hold the shared store's write lock (vnfm store-info shows the locks); what this command could not record is left to its lease: " +
+      'an operation it ran becomes FAILED_TEMP once its holder is found gone, or when the lease runs out (VNFM_LEASE_TIMEOUT)';
+    if ('deadline' in why) {
+      const base = this.#deadlineError?.();
+      return new TimeoutError(`${base?.message ?? 'timed out'} ${waited}`, { hint, ...(base ? { cause: base } : {}) });
+    }
+    if (why.signal === 'SIGTERM') return new TerminatedError(`terminated (SIGTERM) ${waited}`, { hint });
+    return new InterruptedError(`interrupted ${waited}`, { hint });
   }
 
   private errorOf(f: PgFailure): Error {
@@ -216,6 +263,8 @@ export class PostgresDb implements StoreDb {
       // Closing a connection that is gone: nothing to do.
     }
     this.#closed = true;
+    process.removeListener('newListener', this.#onNewListener);
+    process.removeListener('removeListener', this.#onRemoveListener);
     this.#port.close();
     void this.#worker.terminate();
   }

@@ -32,6 +32,8 @@ export type Request =
   | { kind: 'batch'; steps: { sql: string; params: Params }[]; retry: boolean; rollbackOnError: boolean; resultStep?: number }
   /** Several statements in one string, no parameters (migrations). */
   | { kind: 'exec'; sql: string }
+  /** The main thread stopped waiting: cancel what runs and drop the connection (posted without waiting for an answer). */
+  | { kind: 'abandon' }
   | { kind: 'end' };
 
 export interface PgFailure {

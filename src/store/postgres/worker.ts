@@ -15,7 +15,7 @@ import { workerData, type MessagePort } from 'node:worker_threads';
 import pg from 'pg';
 import { findPassword } from './pgpass.js';
 import type { PgClientConfig, PgFailure, Request, Response } from './protocol.js';
-import { answer, type Numbered } from './sync-call.js';
+import { answer, signalled, WATCHED_SIGNALS, type Numbered, type WatchedSignal } from './sync-call.js';
 
 const { signal, port, config } = workerData as { signal: SharedArrayBuffer; port: MessagePort; config: PgClientConfig };
 
@@ -144,6 +144,9 @@ async function handle(req: Request): Promise<Response> {
     case 'connect':
       await open();
       return { ok: true, rows: [], fields: [], rowCount: 0 };
+    case 'abandon':
+      abandon();
+      return { ok: true, rows: [], fields: [], rowCount: 0 };
     case 'end':
       await client?.end().catch(() => undefined);
       client = undefined;
@@ -182,8 +185,60 @@ async function handle(req: Request): Promise<Response> {
   }
 }
 
+/**
+ * The main thread gave up waiting (a signal, its deadline): the statement
+ * still running is cancelled on the server (a wait for the write lock ends
+ * at once, its transaction rolled back) and its connection closed; the next
+ * request opens a new one.
+ */
+function abandon(): void {
+  const victim = client;
+  client = undefined;
+  if (!victim) return;
+  const { activeQuery: pending, processID } = victim as unknown as { activeQuery?: unknown; processID: number | null };
+  if (pending && processID !== null) {
+    const canceller = new pg.Client(clientConfig(false)) as unknown as { cancel(c: pg.Client, q: unknown): void; connection: { on(e: string, f: () => void): void } };
+    canceller.connection.on('error', () => undefined);
+    canceller.cancel(victim, pending);
+  }
+  void victim.end().catch(() => undefined);
+}
+
+/**
+ * SIGINT and SIGTERM, watched here for the main thread, which cannot see
+ * them while it blocks on an answer (sync-call.ts). Node's signal watcher of
+ * a worker is its internal one (there is no process.on for signals in a
+ * worker); where this Node has none, signals reach the main thread only
+ * between statements, as before.
+ */
+function watchSignals(): void {
+  let Signal: new () => { onsignal: () => void; start(n: number): number; close(): void; unref(): void };
+  const quiet = process.noDeprecation;
+  try {
+    process.noDeprecation = true;
+    Signal = (process as unknown as { binding(name: string): { Signal: typeof Signal } }).binding('signal_wrap').Signal;
+  } catch {
+    return;
+  } finally {
+    process.noDeprecation = quiet;
+  }
+  for (const name of Object.keys(WATCHED_SIGNALS) as WatchedSignal[]) {
+    const watcher = new Signal();
+    watcher.unref();
+    watcher.onsignal = () => {
+      if (signalled(signal, name)) return;
+      // The main thread does not handle it: the signal does what it does by default, as without this watcher.
+      watcher.close();
+      process.kill(process.pid, name);
+    };
+    watcher.start(WATCHED_SIGNALS[name]);
+  }
+}
+
+watchSignals();
+
 port.on('message', ({ seq, req }: Numbered<Request>) => {
-  void handle(req)
-    .catch((err: unknown): Response => ({ ok: false, error: failure(err) }))
-    .then((res) => answer(port, signal, seq, res));
+  const done = handle(req).catch((err: unknown): Response => ({ ok: false, error: failure(err) }));
+  // Seq 0: posted without waiting for an answer (abandon).
+  if (seq !== 0) void done.then((res) => answer(port, signal, seq, res));
 });
