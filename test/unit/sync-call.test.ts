@@ -1,6 +1,6 @@
-import { MessageChannel, Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FLAG_SLOTS, INTERRUPT_GRACE_MS, SyncCaller } from '../../src/store/postgres/sync-call.js';
+import { answer, FLAG_SLOTS, INTERRUPT_GRACE_MS, SyncCaller } from '../../src/store/postgres/sync-call.js';
 
 /** A worker answering each numbered request as the store's worker does (answer, number, wake-up), with `extra` added to its body. */
 function workerWith(extra: string): { caller: SyncCaller<unknown, unknown>; worker: Worker } {
@@ -93,5 +93,22 @@ describe('a synchronous call to the store worker', () => {
     caller.handles({ SIGINT: true });
     expect(caller.call('slow', 60_000)).toEqual({ answer: { to: 'slow' } });
     expect(caller.interruption).toEqual({ signal: 'SIGINT' });
+  });
+
+  it('never moves the answered number back: a late answer to an abandoned request does not hide a later one', () => {
+    const signal = new SharedArrayBuffer(4 * FLAG_SLOTS);
+    const { port1, port2 } = new MessageChannel();
+    answer(port2, signal, 7, 'seventh');
+    answer(port2, signal, 6, 'sixth, late');
+    expect(new Int32Array(signal)[0]).toBe(7);
+    // Across the wrap from the largest number to 1.
+    answer(port2, signal, 0x7fffffff, 'last');
+    answer(port2, signal, 1, 'first again');
+    answer(port2, signal, 0x7ffffffe, 'late');
+    expect(new Int32Array(signal)[0]).toBe(1);
+    const got: unknown[] = [];
+    for (let m = receiveMessageOnPort(port1); m; m = receiveMessageOnPort(port1)) got.push((m.message as { req: unknown }).req);
+    expect(got).toEqual(['seventh', 'sixth, late', 'last', 'first again', 'late']);
+    port1.close();
   });
 });
