@@ -102,6 +102,7 @@ describe('a synchronous call to the store worker', () => {
     answer(port2, signal, 6, 'sixth, late');
     expect(new Int32Array(signal)[0]).toBe(7);
     // Across the wrap from the largest number to 1.
+    new Int32Array(signal)[0] = 0x7ffffff0;
     answer(port2, signal, 0x7fffffff, 'last');
     answer(port2, signal, 1, 'first again');
     answer(port2, signal, 0x7ffffffe, 'late');
