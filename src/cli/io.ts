@@ -1,8 +1,11 @@
 /**
  * The terminal: where data goes (stdout), where everything else goes
- * (stderr), and whether colour and prompts are allowed.
+ * (stderr), and whether colour and prompts are allowed. Messages reach
+ * stderr with their control characters escaped (terminal-text.ts): they
+ * quote names and descriptions that others wrote.
  */
 import { colors, type Colors } from './colors.js';
+import { terminalSafe } from './terminal-text.js';
 
 export interface Streams {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
@@ -35,33 +38,43 @@ export class IO {
     return Boolean(this.streams.stdin.isTTY && this.streams.stderr.isTTY);
   }
 
-  /** Data for stdout: tables, JSON, YAML. */
+  /** Data for stdout, written as it is: JSON, YAML, a table already made safe. */
   out(text: string): void {
     this.streams.stdout.write(text.endsWith('\n') ? text : text + '\n');
   }
 
-  /** A progress or result message, on stderr. */
-  info(message: string): void {
-    this.streams.stderr.write(message + '\n');
+  /**
+   * Text for stdout that a program may read (-o value, name, jsonpath; a
+   * file's content): exact in a pipe or a file, its control characters
+   * escaped on a terminal.
+   */
+  outText(text: string): void {
+    this.out(this.stdoutIsTTY ? terminalSafe(text) : text);
+  }
+
+  /** A progress or result message, on stderr; `style` on a terminal that takes colour. */
+  info(message: string, style?: 'dim' | 'bold'): void {
+    const text = terminalSafe(message);
+    this.streams.stderr.write((style ? this.color[style](text) : text) + '\n');
   }
 
   success(message: string): void {
-    this.streams.stderr.write(this.color.green(message) + '\n');
+    this.streams.stderr.write(this.color.green(terminalSafe(message)) + '\n');
   }
 
   warn(message: string): void {
-    this.streams.stderr.write(this.color.yellow('warning: ') + message + '\n');
+    this.streams.stderr.write(this.color.yellow('warning: ') + terminalSafe(message) + '\n');
   }
 
   error(message: string): void {
-    this.streams.stderr.write(this.color.red('error: ') + message + '\n');
+    this.streams.stderr.write(this.color.red('error: ') + terminalSafe(message) + '\n');
   }
 
   hint(message: string): void {
-    this.streams.stderr.write(this.color.dim('hint: ') + message + '\n');
+    this.streams.stderr.write(this.color.dim('hint: ') + terminalSafe(message) + '\n');
   }
 
   debugLog(message: string): void {
-    if (this.debug) this.streams.stderr.write(this.color.dim('debug: ' + message) + '\n');
+    if (this.debug) this.streams.stderr.write(this.color.dim('debug: ' + terminalSafe(message)) + '\n');
   }
 }

@@ -8,6 +8,6 @@ export async function packageDeps(ctx: Context): Promise<PackageDeps> {
     contents: store.packageContents,
     home: ctx.home,
     now: () => ctx.now(),
-    onEvent: (e) => (e.type === 'warning' ? ctx.io.warn(e.message) : ctx.io.info(ctx.io.color.dim(e.message))),
+    onEvent: (e) => (e.type === 'warning' ? ctx.io.warn(e.message) : ctx.io.info(e.message, 'dim')),
   };
 }

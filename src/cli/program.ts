@@ -51,6 +51,7 @@ import { vnfDescribeCommand } from './commands/vnf/describe.js';
 import { vnfSyncCommand } from './commands/vnf/sync.js';
 import { vnfTerminateCommand } from './commands/vnf/terminate.js';
 import { vnfChangeExtConnCommand, vnfUpdateCommand } from './commands/vnf/update.js';
+import { terminalSafe } from './terminal-text.js';
 import { VERSION } from './version.js';
 
 /**
@@ -85,7 +86,8 @@ export function buildProgram(ctx: Context, argv: readonly string[] = []): Comman
     .configureOutput({
       writeOut: (s) => ctx.io.streams.stdout.write(s),
       writeErr: (s) => ctx.io.streams.stderr.write(s),
-      outputError: (s, write) => write(ctx.io.color.red(s)),
+      // Its messages quote the command line's arguments: shown as every message is (terminal-text.ts).
+      outputError: (s, write) => write(ctx.io.color.red(terminalSafe(s))),
     })
     .exitOverride()
     .hook('preAction', () => {

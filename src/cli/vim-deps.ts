@@ -19,6 +19,6 @@ export async function vimDeps(ctx: Context, opts: { writesSecrets: boolean }): P
     },
     check: checkVim,
     now: () => ctx.now(),
-    onEvent: (e) => (e.type === 'warning' ? ctx.io.warn(e.message) : ctx.io.info(ctx.io.color.dim(e.message))),
+    onEvent: (e) => (e.type === 'warning' ? ctx.io.warn(e.message) : ctx.io.info(e.message, 'dim')),
   };
 }

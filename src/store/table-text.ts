@@ -62,17 +62,27 @@ export interface TableSql {
 }
 
 /**
+ * The characters the printer shows escaped in a table (the cli's
+ * terminal-text.ts: the C0 controls but tab, DEL, the C1 controls, the
+ * bidirectional controls), as GLOB classes: the ASCII ones, and all. NUL is
+ * left to instr, as GLOB's pattern is a C string.
+ */
+const ASCII_CONTROLS = '\x01-\x08\x0a-\x1f\x7f';
+const TERMINAL_CONTROLS = `${ASCII_CONTROLS}\x80-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069`;
+
+/**
  * A table's text, or undefined where the printer's own table must print it:
  * on PostgreSQL, for no rows, and where a row is odd, a cell is null, or a cell has a
  * character beyond the BMP (String.length counts it twice, SQLite's length
- * once) or a NUL (where SQLite's length stops). Two passes over the rows: the
- * widths, then the lines.
+ * once), a NUL (where SQLite's length stops) or a character a terminal would
+ * act on (the printer escapes it, which widens the cell). Two passes over the
+ * rows: the widths, then the lines.
  */
 export function tableText(db: Db, t: TableSql): TableText | undefined {
   if (typeof (db as { pragma?: unknown }).pragma !== 'function') return undefined;
   const all = t.anyText.map((n) => `c${n}`).join(' || ') || "''";
-  // An ASCII row (as many bytes as characters) has neither; only others are searched.
-  const unlike = `CASE WHEN (${all}) IS NULL THEN 1 WHEN length(CAST(${all} AS BLOB)) = length(${all}) THEN 0 ELSE (${all}) GLOB '*[\u{10000}-\u{10FFFF}]*' OR instr(${all}, char(0)) > 0 END`;
+  // An ASCII row (as many bytes as characters) has neither a character beyond the BMP nor a NUL: only its C0 controls and DEL are searched.
+  const unlike = `CASE WHEN (${all}) IS NULL THEN 1 WHEN length(CAST(${all} AS BLOB)) = length(${all}) THEN (${all}) GLOB '*[${ASCII_CONTROLS}]*' ELSE (${all}) GLOB '*[${TERMINAL_CONTROLS}\u{10000}-\u{10FFFF}]*' OR instr(${all}, char(0)) > 0 END`;
   const ordered = t.limit === undefined ? '' : ` ORDER BY ${t.order} LIMIT ${t.limit}`;
   const rows = (more = '') => `SELECT ${t.cells.map((c, n) => `${c} AS c${n}`).join(', ')}, ${t.odd.length ? t.odd.join(' OR ') : '0'} AS odd${more} FROM ${t.from}`;
   const measure = db

@@ -7,16 +7,20 @@
  * crashes, hangs or writes more than the limits allow.
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import yaml from 'js-yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { readHeatEnvironments } from '../../src/lcm/heat-files.js';
 import { clip, echo, UsageError } from '../../src/errors.js';
 import { parseSize } from '../../src/cli/commands/vnfpkg/limits.js';
+import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
+import { openStore } from '../../src/store/index.js';
+import { onTerminal } from '../support/cli.js';
 import { buildZip, goodPackageMembers, zeroBomb, type RawEntry } from '../support/zip-builder.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'vnfm-hostile-'));
@@ -278,3 +282,201 @@ describe('hostile inputs through the command line', () => {
     console.info(`hostile-inputs: ${seen.length} inputs, ${refused} refused with exit 2, ${crashes} crashes, slowest ${Math.max(...seen.map((s) => s.ms))} ms`);
   });
 });
+
+/**
+ * Terminal escapes in what others wrote: a VIM's or an instance's name and
+ * description (another client of the shared store, an import, an old
+ * version may have written what vnf-create now refuses), the messages that
+ * quote them, and what a package script printed. On their way to a person
+ * (tables always, messages on stderr always, -o value and op-log on a
+ * terminal) OSC 52 (clipboard), OSC 0 (title), ED (clear screen), a lone
+ * carriage return and U+202E are shown escaped; -o json and yaml, and -o
+ * value or op-log in a pipe, keep the exact bytes.
+ */
+describe('terminal escapes in names, descriptions, messages and script output', () => {
+  const OSC52 = '\x1b]52;c;ZWNobyBwd25lZA==\x07';
+  const OSC0 = '\x1b]0;owned\x07';
+  const HOSTILE = `a${OSC52}${OSC0}\x1b[2JFAILED\rok\u202eb`;
+  const SHOWN = 'a\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\x1b]0;owned\\x07\\x1b[2JFAILED\\rok\\u202eb';
+  /** What must never reach a screen raw: ESC (OSC and CSI alike, colour is off), CR, the C1 CSI, the bidi overrides. */
+  const RAW = /[\x1b\r\u009b\u202a-\u202e\u2066-\u2069]/;
+  const VIM_NAME = `edge${OSC0}\u202e`;
+  const VIM_SHOWN = 'edge\\x1b]0;owned\\x07\\u202e';
+  const VNF_NAME = `web${OSC52}\x1b[2J`;
+  const VNF_SHOWN = 'web\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\x1b[2J';
+  // Prints the issue's sequences as a script would, its own file ASCII (printf's octal escapes).
+  const EVIL_SH = "#!/bin/sh\nprintf 'before \\033]52;c;ZWNobyBwd25lZA==\\007 \\033]0;owned\\007 \\033[2J FAILED\\rok \\342\\200\\256 after\\n'\n";
+  // The hook runner reads its output by lines, and a carriage return ends one: two lines, each shown escaped.
+  const EVIL_RAW = [`before ${OSC52} ${OSC0} \x1b[2J FAILED`, 'ok \u202e after'];
+  const EVIL_SHOWN = ['before \\x1b]52;c;ZWNobyBwd25lZA==\\x07 \\x1b]0;owned\\x07 \\x1b[2J FAILED', 'ok \\u202e after'];
+
+  let sandbox: Sandbox;
+  let home: string;
+  let vnfId = '';
+
+  /** main() in-process; `tty` flags the streams as a terminal's (as Node does), colour off so that every ESC is a finding. */
+  async function runOn(argv: string[], tty: { stdout?: boolean; stderr?: boolean } = {}) {
+    const stream = (isTTY?: boolean) => Object.assign(new PassThrough(), isTTY ? { isTTY: true, columns: 400, rows: 60 } : {});
+    const out = stream(tty.stdout);
+    const err = stream(tty.stderr);
+    let stdout = '';
+    let stderr = '';
+    out.on('data', (d: Buffer) => (stdout += d.toString()));
+    err.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await main(argv, { env: { VNFM_HOME: home, HOME: tmp, NO_COLOR: '1' }, cwd: tmp, streams: { stdin: new PassThrough(), stdout: out, stderr: err } });
+    return { code, stdout, stderr };
+  }
+  const ok = async (argv: string[], tty: { stdout?: boolean; stderr?: boolean } = {}) => {
+    const r = await runOn(argv, tty);
+    if (r.code !== 0) throw new Error(`vnfm ${argv.join(' ')} exited ${r.code}\n${r.stderr}`);
+    return r;
+  };
+
+  /** The basic CNF with an instantiate_end hook that prints escape sequences. */
+  function evilPackage(): string {
+    const pkg = join(tmp, 'evil-cnf');
+    cpSync(SAMPLE, pkg, { recursive: true });
+    mkdirSync(join(pkg, 'Scripts'));
+    writeFileSync(join(pkg, 'Scripts/evil.sh'), EVIL_SH);
+    const hash = createHash('sha256').update(EVIL_SH).digest('hex');
+    appendFileSync(join(pkg, 'TOSCA-Metadata/TOSCA.meta'), `\nName: Scripts/evil.sh\nContent-Type: text/x-shellscript\nAlgorithm: SHA-256\nHash: ${hash}\n`);
+    const df = join(
+      pkg,
+      'Definitions',
+      readdirSync(join(pkg, 'Definitions')).find((f) => f.includes('_df_'))!,
+    );
+    const hook = [
+      '      interfaces:',
+      '        Vnflcm:',
+      '          instantiate_end: {implementation: evil}',
+      '      artifacts:',
+      '        evil:',
+      '          type: tosca.artifacts.Implementation.Bash',
+      '          file: ../Scripts/evil.sh',
+      '',
+    ].join('\n');
+    const text = readFileSync(df, 'utf8').replace(/( {4}VNF:\n {6}type: vnfm\.samples\.BasicCnf\n)/, `$1${hook}`);
+    expect(text).toContain('implementation: evil');
+    writeFileSync(df, text);
+    return pkg;
+  }
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ host: '127.0.0.1', port: 0, controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
+    home = join(mkdtempSync(join(tmp, 'esc-')), 'home');
+    const vimConfig = join(tmp, 'esc-vim-config.yaml');
+    writeSandboxConfigs(sandbox, { vimConfigPath: vimConfig, kubeconfigPath: join(tmp, 'esc-kubeconfig') });
+    await ok(['vim-register', '--config-file', vimConfig, 'edge', '--description', HOSTILE]);
+    await ok(['vnfpkg-onboard', evilPackage(), '--name', 'evil-cnf']);
+    vnfId = (JSON.parse((await ok(['vnf-create', '--package', 'evil-cnf', '--name', 'web', '--description', HOSTILE, '-o', 'json'])).stdout) as { id: string }).id;
+    // Names vnfm refuses to write, as an older version or another writer of the shared store may leave them.
+    const store = openStore(home);
+    try {
+      store.db.prepare('UPDATE vims SET name = ? WHERE name = ?').run(VIM_NAME, 'edge');
+      store.db.prepare('UPDATE vnf_instances SET name = ? WHERE id = ?').run(VNF_NAME, vnfId);
+    } finally {
+      store.close();
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  it('vim-list and vim-show tables show a hostile name and description escaped, in a pipe too; -o json and yaml keep them exact', async () => {
+    const list = await ok(['vim-list']);
+    expect(list.stdout).toContain(VIM_SHOWN);
+    expect(list.stdout).not.toMatch(RAW);
+    // Escaped before measured: the columns still line up.
+    const [header, row] = list.stdout.split('\n');
+    expect(row!.indexOf('kubernetes')).toBe(header!.indexOf('TYPE'));
+    const show = await ok(['vim-show', vimIdOf()]);
+    expect(show.stdout).toMatch(new RegExp(`^name +${escapeRe(VIM_SHOWN)}$`, 'm'));
+    expect(show.stdout).toMatch(new RegExp(`^description +${escapeRe(SHOWN)}$`, 'm'));
+    expect(show.stdout).not.toMatch(RAW);
+    const json = JSON.parse((await ok(['vim-list', '-o', 'json'])).stdout) as Array<{ name: string; description: string }>;
+    expect(json[0]).toMatchObject({ name: VIM_NAME, description: HOSTILE });
+    const yamlText = (await ok(['vim-show', vimIdOf(), '-o', 'yaml'], { stdout: true })).stdout;
+    expect(yaml.load(yamlText)).toMatchObject({ name: VIM_NAME, description: HOSTILE });
+  });
+
+  it('vnf-list (the table SQLite writes) and vnf-show show a hostile instance name and description escaped; -o json keeps them exact', async () => {
+    for (const argv of [['vnf-list'], ['vnf-list', '-o', 'wide']]) {
+      const list = await ok(argv);
+      expect(list.stdout).toContain(VNF_SHOWN);
+      expect(list.stdout).not.toMatch(RAW);
+      const [header, row] = list.stdout.split('\n');
+      expect(row!.search(/\bNOT_INSTANTIATED\b/)).toBe(header!.indexOf('STATE'));
+    }
+    const show = await ok(['vnf-show', vnfId]);
+    expect(show.stdout).toMatch(new RegExp(`^vnfInstanceName +${escapeRe(VNF_SHOWN)}$`, 'm'));
+    expect(show.stdout).toMatch(new RegExp(`^vnfInstanceDescription +${escapeRe(SHOWN)}$`, 'm'));
+    expect(show.stdout).not.toMatch(RAW);
+    const json = JSON.parse((await ok(['vnf-show', vnfId, '-o', 'json'], { stdout: true })).stdout) as Record<string, unknown>;
+    expect(json).toMatchObject({ vnfInstanceName: VNF_NAME, vnfInstanceDescription: HOSTILE });
+    expect(JSON.parse((await ok(['vnf-list', '-o', 'json'])).stdout)).toMatchObject([{ vnfInstanceName: VNF_NAME, vnfInstanceDescription: HOSTILE }]);
+  });
+
+  it('-o value, name and jsonpath are exact in a pipe, escaped on a terminal', async () => {
+    const field = ['vnf-show', vnfId, '-o', 'value', '-c', 'vnfInstanceDescription'];
+    expect((await ok(field)).stdout).toBe(`${HOSTILE}\n`);
+    expect((await ok(field, { stdout: true })).stdout).toBe(`${SHOWN}\n`);
+    const names = ['vnf-list', '-o', 'value', '-c', 'name'];
+    expect((await ok(names)).stdout).toBe(`${VNF_NAME}\n`);
+    expect((await ok(names, { stdout: true })).stdout).toBe(`${VNF_SHOWN}\n`);
+    const path = ['vim-list', '-o', 'jsonpath={.items[0].description}'];
+    expect((await ok(path)).stdout).toBe(`${HOSTILE}\n`);
+    expect((await ok(path, { stdout: true })).stdout).toBe(`${SHOWN}\n`);
+  });
+
+  it('an error message quoting a hostile name is escaped, on a terminal or not', async () => {
+    for (const tty of [{}, { stderr: true }]) {
+      const r = await runOn(['vim-show', `ghost${OSC52}\x1b[2J\u202e`], tty);
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain('error: vim "ghost\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\x1b[2J\\u202e" not found');
+      expect(r.stderr).not.toMatch(RAW);
+    }
+    // A message naming the VIM as the store holds it.
+    const updated = await ok(['vim-update', vimIdOf(), '--description', HOSTILE]);
+    expect(updated.stderr).toContain(`vim "${VIM_SHOWN}" updated`);
+    expect(updated.stderr).not.toMatch(RAW);
+  });
+
+  it("a package script's escapes: escaped in the live view and in op-log on a terminal, exact in op-log's pipe", async () => {
+    const request = join(tmp, 'esc-instantiate.json');
+    writeFileSync(request, readFileSync(resolve(SAMPLE, '../requests/instantiate.json')));
+    const run = await ok(['vnf-instantiate', vnfId, '--request-file', request, '--allow-package-scripts', '--timeout', '60s'], { stderr: true });
+    // The live view redraws with its own cursor codes (ESC [ n F, ESC [ J); nothing else of ESC reaches the screen.
+    for (const line of EVIL_SHOWN) expect(run.stderr).toContain(`│ Scripts/evil.sh: ${line}\n`);
+    expect(run.stderr.replace(/\x1b\[\d+F\x1b\[J/g, '')).not.toMatch(RAW);
+    const opId = (JSON.parse((await ok(['op-list', '--vnf', vnfId, '-o', 'json'])).stdout) as Array<{ id: string }>)[0]!.id;
+    const shown = await ok(['op-log', opId], { stdout: true });
+    for (const line of EVIL_SHOWN) expect(shown.stdout).toContain(`[instantiate_end] Scripts/evil.sh: ${line}\n`);
+    expect(shown.stdout).not.toMatch(RAW);
+    const piped = await ok(['op-log', opId]);
+    for (const line of EVIL_RAW) expect(piped.stdout).toContain(`[instantiate_end] Scripts/evil.sh: ${line}\n`);
+  }, 60_000);
+
+  it('a consent question naming a hostile VIM shows it escaped on the terminal (the real program on a pseudo-terminal)', async () => {
+    const asked = await onTerminal(['vim-delete', vimIdOf()], home, 'n', tmp);
+    expect(asked.screen).toContain(`Delete vim "${VIM_SHOWN}" and its stored credentials?`);
+    expect(asked.screen).not.toContain(OSC0);
+    expect(asked.screen).not.toContain('\u202e');
+    expect(asked.screen).toContain('nothing deleted');
+  }, 30_000);
+
+  let vimId = '';
+  function vimIdOf(): string {
+    if (!vimId) {
+      const store = openStore(home);
+      try {
+        vimId = store.vims.get(VIM_NAME).id;
+      } finally {
+        store.close();
+      }
+    }
+    return vimId;
+  }
+});
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

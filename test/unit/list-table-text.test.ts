@@ -126,6 +126,21 @@ const sqlite = (extra?: (store: Store, ids: string[]) => void) => {
   return store;
 };
 
+/**
+ * A name the repositories refuse to write (control characters), as an older
+ * version or another writer of a shared store may leave it.
+ */
+function rename(store: Store, table: 'vnf_instances' | 'vnf_packages', id: string, name: string): void {
+  store.db.prepare(`UPDATE ${table} SET name = ? WHERE id = ?`).run(name, id);
+}
+
+/** A new instance, then given `name` as rename gives it. */
+function renamed(store: Store, name: string): void {
+  const id = randomUUID();
+  store.instances.insert(instance(id, 'hostile'));
+  rename(store, 'vnf_instances', id, name);
+}
+
 /** Rows SQLite does not write: each sends the whole table back to the printer. */
 const ODD: [string, (store: Store, ids: string[]) => void][] = [
   [
@@ -148,6 +163,28 @@ const ODD: [string, (store: Store, ids: string[]) => void][] = [
   ],
   ['a start time not in the stored form', (store, ids) => store.opOccs.insert(op(randomUUID(), ids[2]!, 7, { startTime: '2026-01-01T00:00:09Z' }), {} as never)],
   ['an error without a title', (store, ids) => store.opOccs.insert(op(randomUUID(), ids[2]!, 8, { error: { status: 500, detail: 'no title' } as never }), {} as never)],
+  [
+    'a name holding an escape sequence (ASCII), which the printer shows escaped',
+    (store) => {
+      const id = randomUUID();
+      store.instances.insert(instance(id, 'hostile'));
+      rename(store, 'vnf_instances', id, 'web\x1b]0;title\x07\x1b[2J');
+      store.opOccs.insert(op(randomUUID(), id, 4), {} as never);
+    },
+  ],
+  [
+    'a name holding a right-to-left override',
+    (store) => {
+      const id = randomUUID();
+      store.instances.insert(instance(id, 'hostile'));
+      rename(store, 'vnf_instances', id, 'web\u202etxt.exe');
+      store.opOccs.insert(op(randomUUID(), id, 4), {} as never);
+    },
+  ],
+  [
+    'an error title holding a C1 control',
+    (store, ids) => store.opOccs.insert(op(randomUUID(), ids[2]!, 9, { error: { status: 500, title: 'csi \u009b2J', detail: 'd' } as never }), {} as never),
+  ],
   [
     'an error title beyond the BMP',
     (store, ids) => store.opOccs.insert(op(randomUUID(), ids[2]!, 9, { error: { status: 500, title: 'rocket 🚀', detail: 'd' } as never }), {} as never),
@@ -289,6 +326,16 @@ async function compareInstances(store: Store): Promise<{ written: number; tables
 const ODD_INSTANCES: [string, (store: Store) => void][] = [
   ['a name beyond the BMP', (store) => store.instances.insert(instance(randomUUID(), 'emoji-😀'))],
   ['an id that is not a uuid', (store) => store.instances.insert(instance('inst-not-a-uuid', 'x'))],
+  ['a name holding an escape sequence (ASCII), which the printer shows escaped', (store) => renamed(store, 'web\x1b]52;c;aGk=\x07\rok')],
+  ['a name holding a right-to-left override', (store) => renamed(store, 'web\u202etxt.exe')],
+  [
+    'a package named with a C1 control',
+    (store) => {
+      store.packages.insert(packageRecord({ id: 'p3', vnfdId: 'vnfd-3', name: 'pkg-3' } as never));
+      rename(store, 'vnf_packages', 'p3', 'pkg\u009b2J');
+      store.instances.insert({ ...instance(randomUUID(), 'of-p3'), vnfPkgId: 'p3' });
+    },
+  ],
   [
     'a VIM given inline',
     (store) =>

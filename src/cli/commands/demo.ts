@@ -74,7 +74,7 @@ export function demoCommand(ctx: Context): Command {
         closeSandbox = () => sandbox.close();
         const vimConfig = join(work, 'vim-config.yaml');
         writeSandboxConfigs(sandbox, { vimConfigPath: vimConfig, kubeconfigPath: join(work, 'kubeconfig') });
-        ctx.io.info(ctx.io.color.bold(`sandbox: ${sandbox.url} (kubeconfig ${join(work, 'kubeconfig')}); VNFM_HOME ${join(work, 'home')}`));
+        ctx.io.info(`sandbox: ${sandbox.url} (kubeconfig ${join(work, 'kubeconfig')}); VNFM_HOME ${join(work, 'home')}`, 'bold');
         const { registerVim } = await import('../../vim/register.js');
         const vim = await registerVim(await vimDeps(demoCtx, { writesSecrets: true }), {
           name: 'demo-sandbox',
@@ -128,7 +128,7 @@ async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seco
   const onboarded: VnfPackage[] = [];
   let total = opts.keep ? 4 : 9;
   const step = async <T>(name: string, fn: () => Promise<T>, describe: (t: T) => string): Promise<T> => {
-    io.info(io.color.bold(`[${results.length + 1}/${total}] ${name}`));
+    io.info(`[${results.length + 1}/${total}] ${name}`, 'bold');
     const started = Date.now();
     const value = await fn();
     const result = describe(value);

@@ -10,6 +10,7 @@
  */
 import type { LcmEvent } from '../../lcm/index.js';
 import type { IO } from '../io.js';
+import { terminalSafe } from '../terminal-text.js';
 
 export interface Progress {
   onEvent(event: LcmEvent): void;
@@ -34,7 +35,18 @@ export const OUTPUT_TAIL_LINES = 5;
 
 const resourceName = (r: { kind: string; name: string; namespace?: string }) => `${r.kind}/${r.name}${r.namespace ? ` (${r.namespace})` : ''}`;
 
-function describe(event: LcmEvent): { key?: string; text: string; done?: boolean } {
+/**
+ * The event's step and text, safe for a terminal (terminal-text.ts): they
+ * quote names, VIM messages and script output. `oneLine` for the live view,
+ * whose lines are counted to be redrawn.
+ */
+function describe(event: LcmEvent, oneLine: boolean): { key?: string; text: string; done?: boolean } {
+  const d = described(event);
+  const safe = (text: string) => terminalSafe(text, { oneLine });
+  return { ...d, ...(d.key !== undefined ? { key: safe(d.key) } : {}), text: safe(d.text) };
+}
+
+function described(event: LcmEvent): { key?: string; text: string; done?: boolean } {
   switch (event.type) {
     case 'occurrence':
       return { text: `${event.opOcc.operation} ${event.opOcc.operationState} (occurrence ${event.opOcc.id})` };
@@ -90,7 +102,7 @@ export function createProgress(io: IO, now: () => Date, opts: ProgressOptions = 
       onEvent(event) {
         // Script output is in the operation's log (vnfm op-log); the plain lines stay as they were.
         if (event.type === 'output') return;
-        const d = describe(event);
+        const d = describe(event, false);
         pending += `${now().toISOString()} ${d.key ? `${d.key}: ` : ''}${d.text}\n`;
         if (timer || opts.plainFlushMs === 0) {
           if (!timer) flush();
@@ -157,22 +169,22 @@ export function createProgress(io: IO, now: () => Date, opts: ProgressOptions = 
       const at = t();
       begun ??= at;
       if (event.type === 'output') {
-        tail.push(event.line);
+        tail.push(terminalSafe(event.line, { oneLine: true }));
         if (tail.length > OUTPUT_TAIL_LINES) tail.shift();
       } else if (event.type === 'hook') {
         endHook(at);
-        hook = `hook ${event.hook}`;
+        hook = describe(event, true).text;
         lastHook = hook;
         steps.set(hook, { text: 'running', done: false, started: at });
         tail.length = 0;
       } else if (event.type === 'occurrence') {
-        header = describe(event).text;
+        header = describe(event, true).text;
         if (['COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK'].includes(event.opOcc.operationState)) {
           endHook(at);
           finished = at;
         }
       } else {
-        const d = describe(event);
+        const d = describe(event, true);
         if (d.key) {
           endHook(at);
           const step = steps.get(d.key);

@@ -2,8 +2,11 @@
  * How vnf-describe shows an instance's live state: a tree of objects (or
  * Heat resources) with READY and REASON columns, then the events of those
  * not ready and every drift; json/yaml/jsonpath print the VnfLiveState.
+ * What the VIM said (names, reasons, event messages) is shown as tables are,
+ * safe for a terminal and on one line (terminal-text.ts).
  */
 import type { IO } from '../io.js';
+import { terminalSafe } from '../terminal-text.js';
 import type { LiveNode, VnfLiveState } from '../../model/live.js';
 import type { View } from './printer.js';
 
@@ -22,7 +25,8 @@ interface Row {
   node: LiveNode;
 }
 
-const label = (n: LiveNode) => `${n.kind}/${n.name}`;
+const safe = (text: string) => terminalSafe(text, { oneLine: true });
+const label = (n: LiveNode) => safe(`${n.kind}/${n.name}`);
 
 function rows(nodes: readonly LiveNode[], prefix: string, depth: number): Row[] {
   return nodes.flatMap((n, i) => {
@@ -31,8 +35,8 @@ function rows(nodes: readonly LiveNode[], prefix: string, depth: number): Row[] 
     const row: Row = {
       object: `${prefix}${branch}${label(n)}`,
       ready: n.exists && n.ready ? 'True' : 'False',
-      reason: n.ready && n.exists ? '' : n.reason,
-      drift: n.drift.join('; '),
+      reason: n.ready && n.exists ? '' : safe(n.reason),
+      drift: safe(n.drift.join('; ')),
       node: n,
     };
     const childPrefix = depth === 0 ? '' : `${prefix}${last ? '  ' : '│ '}`;
@@ -44,7 +48,7 @@ function rows(nodes: readonly LiveNode[], prefix: string, depth: number): Row[] 
 export function renderLive(io: IO, s: VnfLiveState, opts: { wide: boolean; headers: boolean }): string {
   const table = rows(s.objects, '', 0);
   const headers = ['OBJECT', 'READY', 'REASON', 'DRIFT'];
-  const cells = table.map((r) => [r.object + (opts.wide && (r.node.namespace || r.node.id) ? ` (${r.node.namespace ?? r.node.id})` : ''), r.ready, r.reason, r.drift]);
+  const cells = table.map((r) => [r.object + (opts.wide && (r.node.namespace || r.node.id) ? ` (${safe(r.node.namespace ?? r.node.id ?? '')})` : ''), r.ready, r.reason, r.drift]);
   const all = opts.headers ? [headers, ...cells] : cells;
   const widths = headers.map((_, i) => Math.max(...all.map((c) => (c[i] ?? '').length)));
   const line = (c: string[]) =>
@@ -55,7 +59,7 @@ export function renderLive(io: IO, s: VnfLiveState, opts: { wide: boolean; heade
   const colour = (c: string[], text: string) => (c[1] === 'False' ? io.dataColor.red(text) : text);
   const out: string[] = [];
   const where = s.stack ? `stack ${s.stack}` : `namespace ${s.namespace ?? ''}`;
-  out.push(`vnf instance ${s.vnfInstanceName ?? s.vnfInstanceId} (${s.vimType}, ${where}, VIM ${s.vim})`);
+  out.push(safe(`vnf instance ${s.vnfInstanceName ?? s.vnfInstanceId} (${s.vimType}, ${where}, VIM ${s.vim})`));
   if (opts.headers) out.push(io.dataColor.bold(line(headers)));
   cells.forEach((c) => out.push(colour(c, line(c))));
   const withEvents = flatten(s.objects).filter((n) => n.events.length > 0);
@@ -63,13 +67,13 @@ export function renderLive(io: IO, s: VnfLiveState, opts: { wide: boolean; heade
     out.push('', 'Events of what is not ready:');
     for (const n of withEvents) {
       out.push(`  ${label(n)}:`);
-      for (const e of n.events) out.push(`    ${e.time ? `${e.time}  ` : ''}${e.type}  ${e.reason}${e.count > 1 ? ` (x${e.count})` : ''}: ${e.message}`);
+      for (const e of n.events) out.push(`    ${safe(`${e.time ? `${e.time}  ` : ''}${e.type}  ${e.reason}${e.count > 1 ? ` (x${e.count})` : ''}: ${e.message}`)}`);
     }
   }
   out.push('');
   if (s.drift.length > 0) {
     out.push('Drift from what vnfm recorded:');
-    for (const d of s.drift) out.push(`  ${d}`);
+    for (const d of s.drift) out.push(`  ${safe(d)}`);
   } else out.push('No drift from what vnfm recorded.');
   const notReady = flatten(s.objects).filter((n) => !n.exists || !n.ready).length;
   out.push(notReady === 0 ? 'Everything is ready.' : `${notReady} not ready.`);

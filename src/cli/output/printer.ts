@@ -10,6 +10,7 @@ import { UsageError } from '../../errors.js';
 import { RawJson, readingRawJson } from '../../store/lazy-json.js';
 import type { TableRead, TableText } from '../../store/table-text.js';
 import type { IO } from '../io.js';
+import { terminalSafe } from '../terminal-text.js';
 import { applySelector, keepsAttribute, type AttributeSelector } from './attribute-selector.js';
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'value', 'name'] as const;
@@ -186,11 +187,20 @@ async function jsonPath(format: string, data: unknown): Promise<string> {
   return out.endsWith('\n') || out === '' ? out : out + '\n';
 }
 
-/** A table's lines, the header first: each column as wide as its widest cell. */
+/**
+ * A table's lines, the header first: each column as wide as its widest cell.
+ * A table is for people, in a pipe too (read on a terminal later): each cell
+ * is made safe for one and kept to one line (terminal-text.ts) before it is measured.
+ */
 function* tableLines(io: IO, headers: string[] | undefined, rows: string[][]): Generator<string> {
   const widths = (headers ?? rows[0]!).map(() => 0);
   const measure = (r: string[]) => {
-    for (let i = 0; i < widths.length; i++) widths[i] = Math.max(widths[i]!, (r[i] ?? '').length);
+    for (let i = 0; i < widths.length; i++) {
+      const cell = r[i];
+      if (cell === undefined) continue;
+      r[i] = terminalSafe(cell, { oneLine: true });
+      widths[i] = Math.max(widths[i]!, r[i]!.length);
+    }
   };
   if (headers) measure(headers);
   for (const r of rows) measure(r);
@@ -392,18 +402,19 @@ async function printListOf<T>(io: IO, opts: OutputOptions & ListOptions, unmaske
     io.out(await encode(format, data));
     return;
   }
+  // For programs: exact, but made safe on a terminal (outText).
   if (format.startsWith('jsonpath=')) {
     const out = await jsonPath(format, { kind: 'List', items: items.map((i) => view.toData(i)) });
-    if (out) io.streams.stdout.write(out);
+    if (out) io.outText(out);
     return;
   }
   if (format === 'name') {
-    if (items.length) io.out(items.map((i) => idOf(view, i)).join('\n'));
+    if (items.length) io.outText(items.map((i) => idOf(view, i)).join('\n'));
     return;
   }
   const cols = pickColumns(view, opts.column, format, items[0]);
   if (format === 'value') {
-    if (items.length) io.out(items.map((item) => cols.map((c) => (c.full ?? c.cell)(item)).join(' ')).join('\n'));
+    if (items.length) io.outText(items.map((item) => cols.map((c) => (c.full ?? c.cell)(item)).join(' ')).join('\n'));
     return;
   }
   if (items.length === 0) {
@@ -461,12 +472,12 @@ export async function printResource<T>(io: IO, opts: OutputOptions, unmasked: Vi
   const all = view.toData(item);
   const format = formatOf(opts);
   if (format === 'name') {
-    io.out(idOf(view, item));
+    io.outText(idOf(view, item));
     return;
   }
   if (format.startsWith('jsonpath=')) {
     const out = await jsonPath(format, all);
-    if (out) io.streams.stdout.write(out);
+    if (out) io.outText(out);
     return;
   }
   const data = pickKeys(all, opts.column, Object.keys(all));
@@ -475,7 +486,7 @@ export async function printResource<T>(io: IO, opts: OutputOptions, unmasked: Vi
     return;
   }
   if (format === 'value') {
-    io.out(Object.values(data).map(formatValue).join('\n'));
+    io.outText(Object.values(data).map(formatValue).join('\n'));
     return;
   }
   io.out(

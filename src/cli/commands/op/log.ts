@@ -3,6 +3,23 @@ import { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { lcmDeps } from '../../lcm/deps.js';
+import { terminalSafe } from '../../terminal-text.js';
+
+/**
+ * The log on a terminal: what the scripts printed may hold escape sequences
+ * (a title, the clipboard, a cleared screen), shown escaped (terminal-text.ts);
+ * a carriage return at a chunk's end waits for the next, where a newline may
+ * follow it.
+ */
+async function printSafely(path: string, out: NodeJS.WritableStream): Promise<void> {
+  let held = '';
+  for await (const chunk of createReadStream(path, { encoding: 'utf8' })) {
+    const text = held + (chunk as string);
+    held = text.endsWith('\r') ? '\r' : '';
+    out.write(terminalSafe(held ? text.slice(0, -1) : text));
+  }
+  if (held) out.write(terminalSafe(held));
+}
 
 export function opLogCommand(ctx: Context): Command {
   const cmd = new Command('op-log')
@@ -12,7 +29,9 @@ export function opLogCommand(ctx: Context): Command {
       `
 Every attempt (the first run, each op-retry) appends to the same log,
 VNFM_HOME/logs/<occurrence id>.log; each line starts with its time and
-the hook. An occurrence whose hooks logged nothing prints nothing.`,
+the hook. An occurrence whose hooks logged nothing prints nothing. On a
+terminal, control characters the scripts printed are shown escaped (\\x1b);
+in a pipe or a file the log is printed as it is.`,
     )
     .argument('<op>', 'occurrence id (or its first 8+ characters)');
   withExamples(cmd, [
@@ -25,6 +44,7 @@ the hook. An occurrence whose hooks logged nothing prints nothing.`,
     const path = findOpLog(ctx.home, op.id);
     if (!path) return;
     const out = ctx.io.streams.stdout;
+    if (ctx.io.stdoutIsTTY) return printSafely(path, out);
     await new Promise<void>((resolve, reject) => {
       const input = createReadStream(path);
       input.on('error', reject);

@@ -33,7 +33,7 @@ export function storeExportCommand(ctx: Context): Command {
     if (file === '-') {
       if (ctx.io.stdoutIsTTY) throw new UsageError('refusing to write the export to a terminal', { hint: 'give a FILE, or redirect stdout: vnfm store-export > state.json' });
       const r = await exportStore(store, ctx.io.streams.stdout as Writable, opts);
-      ctx.io.info(ctx.io.color.dim(`exported ${summary(r.rows)}, ${r.packageContents} package zip(s)`));
+      ctx.io.info(`exported ${summary(r.rows)}, ${r.packageContents} package zip(s)`, 'dim');
       return;
     }
     if (!flags.force && fs.existsSync(file)) throw new ConflictError(`${file} already exists`, { hint: 'choose another file, or pass --force to overwrite it' });

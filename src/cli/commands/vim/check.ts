@@ -26,7 +26,7 @@ export async function checkVimsNow(ctx: Context, refs: string[]): Promise<{ heal
   const healths = await checkVims({ vims: store.vims, openSecrets: async (vim) => openSecrets(store.vims, await ctx.keyring(), vim), check: checkVim, now: () => ctx.now() }, refs);
   const down = healths.filter((h) => h.status !== 'REACHABLE');
   for (const h of healths) {
-    if (h.previous !== h.status) ctx.io.info(ctx.io.color.dim(`vim "${h.vim.name}": ${h.previous} -> ${h.status}`));
+    if (h.previous !== h.status) ctx.io.info(`vim "${h.vim.name}": ${h.previous} -> ${h.status}`, 'dim');
   }
   if (down.length === 0) return { healths };
   const failure = new VimCheckError(`${down.length} of ${healths.length} VIM(s) did not answer: ${down.map((h) => `"${h.vim.name}" (${h.detail})`).join('; ')}`, {

@@ -3,6 +3,7 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addOutputOptions, printResource, type OutputOptions, type View } from '../../output/printer.js';
 import { lcmDeps } from '../../lcm/deps.js';
+import { terminalSafe } from '../../terminal-text.js';
 import type { SyncResult } from '../../../lcm/sync.js';
 
 interface Flags extends OutputOptions {
@@ -58,11 +59,12 @@ or was brought in sync (or would be, with --dry-run).`,
         return;
       }
       const name = result.vnfInstance.vnfInstanceName ?? result.vnfInstance.id;
+      // Lines for people, as a table is: safe for a terminal whatever reads them (terminal-text.ts).
       if (result.changes.length === 0) {
-        ctx.io.out(`vnf instance ${name}: in sync`);
+        ctx.io.out(terminalSafe(`vnf instance ${name}: in sync`));
         return;
       }
-      for (const c of result.changes) ctx.io.out(c.message);
+      for (const c of result.changes) ctx.io.out(terminalSafe(c.message));
       if (result.written) ctx.io.success(`vnf instance ${name}: ${result.changes.length} change(s) recorded`);
       else ctx.io.info(`vnf instance ${name}: ${result.changes.length} change(s) found, nothing recorded (--dry-run)`);
     } finally {

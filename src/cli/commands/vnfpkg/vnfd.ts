@@ -16,6 +16,7 @@ export function vnfpkgVnfdCommand(ctx: Context): Command {
     const { readVnfdFiles } = await import('../../../csar/packages.js');
     const { files } = await readVnfdFiles(await packageDeps(ctx), ref);
     const chosen = flags.all ? files : files.slice(0, 1);
-    ctx.io.out(chosen.map((f) => (flags.all ? `# ${f.path}\n${f.text.replace(/^---\s*\n/, '')}` : f.text)).join(flags.all ? '\n---\n' : ''));
+    // The package's own text: exact in a pipe, its control characters escaped on a terminal.
+    ctx.io.outText(chosen.map((f) => (flags.all ? `# ${f.path}\n${f.text.replace(/^---\s*\n/, '')}` : f.text)).join(flags.all ? '\n---\n' : ''));
   });
 }
