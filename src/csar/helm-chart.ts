@@ -7,10 +7,12 @@
  * chart's shape); rendering and `helm lint` are the renderer's, when Helm is
  * there (see ChartRenderer).
  */
-import { gunzipSync } from 'node:zlib';
 import type { Finding, PackageFiles } from '../model/package-files.js';
+import { ChartArchiveError, readTarArchive } from './chart-archive.js';
 import { isMapping } from '../yaml.js';
 import { parseYaml } from '../vnfd/yaml-source.js';
+
+export { ChartArchiveError, readTarGz, type TarEntry } from './chart-archive.js';
 
 /** A chart of the package. */
 export interface PackageChart {
@@ -24,67 +26,8 @@ export interface PackageChart {
 
 /** An archive larger than this (compressed) is not opened for checks. */
 const MAX_ARCHIVE_BYTES = 16 * 1024 * 1024;
-/** Unpacked bytes an archive may expand to. */
-const MAX_UNPACKED_BYTES = 64 * 1024 * 1024;
 
 const ARCHIVE = /^Files\/.+\.(tgz|tar\.gz)$/i;
-
-/** One regular file of a tar archive. */
-export interface TarEntry {
-  name: string;
-  data: Buffer;
-}
-
-/**
- * The regular files of a gzipped tar (ustar, with GNU long names and pax
- * `path` records, as `helm package` writes them). Bounded: at most
- * `maxBytes` unpacked. Throws an Error with a plain message on a broken archive.
- */
-export function readTarGz(gz: Buffer, maxBytes = MAX_UNPACKED_BYTES): TarEntry[] {
-  let tar: Buffer;
-  try {
-    tar = gunzipSync(gz, { maxOutputLength: maxBytes });
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'ERR_BUFFER_TOO_LARGE' || /larger than/i.test(e.message)) throw new Error(`unpacks to more than ${maxBytes} bytes`);
-    throw new Error(`is not a gzip archive (${e.message})`);
-  }
-  const entries: TarEntry[] = [];
-  let offset = 0;
-  let longName: string | undefined;
-  while (offset + 512 <= tar.length) {
-    const header = tar.subarray(offset, offset + 512);
-    if (header.every((b) => b === 0)) break;
-    const field = (start: number, len: number) =>
-      header
-        .subarray(start, start + len)
-        .toString('utf8')
-        .replace(/\0.*$/s, '');
-    const size = parseInt(field(124, 12).trim() || '0', 8);
-    if (!Number.isFinite(size) || size < 0) throw new Error('is not a tar archive (a header has no size)');
-    const type = String.fromCharCode(header[156] ?? 0);
-    const magic = field(257, 6);
-    const prefix = magic.startsWith('ustar') ? field(345, 155) : '';
-    const body = tar.subarray(offset + 512, offset + 512 + size);
-    if (body.length < size) throw new Error('is truncated');
-    offset += 512 + Math.ceil(size / 512) * 512;
-    if (type === 'L') {
-      longName = body.toString('utf8').replace(/\0.*$/s, '');
-      continue;
-    }
-    if (type === 'x') {
-      const m = /(?:^|\n)\d+ path=([^\n]*)\n/.exec(body.toString('utf8'));
-      if (m) longName = m[1];
-      continue;
-    }
-    if (type === 'g') continue;
-    const name = longName ?? (prefix ? `${prefix}/${field(0, 100)}` : field(0, 100));
-    longName = undefined;
-    if (type !== '0' && type !== '\0' && type !== '7') continue;
-    entries.push({ name: name.replace(/^\.\//, ''), data: Buffer.from(body) });
-  }
-  return entries;
-}
 
 /** The members of a package that make up its charts, archives first. */
 export function findCharts(files: PackageFiles): PackageChart[] {
@@ -114,16 +57,22 @@ export async function chartFiles(files: PackageFiles, chart: PackageChart): Prom
     return out;
   }
   if (files.size(chart.path) > MAX_ARCHIVE_BYTES) throw new Error(`is larger than ${MAX_ARCHIVE_BYTES} bytes`);
-  const entries = readTarGz(await readMember(files, chart.path));
+  const { entries, refused } = readTarArchive(await readMember(files, chart.path));
+  // A tarball that is no chart is not judged as one; a chart's refused members are (Chart.yaml itself may be one).
+  if (refused.length > 0 && [...entries.map((e) => e.name), ...refused.map((p) => p.member ?? '')].some(isChartYaml)) throw new ChartArchiveError(refused);
   const tops = new Set(entries.map((e) => e.name.split('/')[0]));
   // helm package writes every file under one directory named after the chart.
   const top = tops.size === 1 ? [...tops][0]! : undefined;
+  // The reader refused every name that could escape: what is left is relative and has no '..'.
   for (const e of entries) {
     const rel = top && e.name.startsWith(`${top}/`) ? e.name.slice(top.length + 1) : e.name;
-    if (rel !== '' && !rel.split('/').includes('..')) out.set(rel, e.data);
+    if (rel !== '') out.set(rel, e.data);
   }
   return out;
 }
+
+/** A `Chart.yaml` at any depth, however the archive spells the path: an archive holding one is judged as a chart. */
+const isChartYaml = (name: string): boolean => /(^|[\\/])Chart\.yaml$/.test(name);
 
 async function readMember(files: PackageFiles, path: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -147,6 +96,11 @@ export async function checkChart(files: PackageFiles, chart: PackageChart): Prom
   try {
     content = await chartFiles(files, chart);
   } catch (err) {
+    if (err instanceof ChartArchiveError) {
+      // Each member refused is named, as the zip reader names a package's.
+      for (const p of err.problems) fail(p.code, p.message, p.hint);
+      return findings;
+    }
     fail(
       'helm-chart-unreadable',
       `cannot be read as a Helm chart archive: it ${(err as Error).message}`,

@@ -12,6 +12,10 @@ import { HelmError, HelmNotFoundError } from '../infra/helm/errors.js';
 import type { PackageChart } from './helm-chart.js';
 import type { ChartRenderer, ChartRendering } from './validate.js';
 
+/** The release and namespace a chart is rendered as for validation. */
+const RENDER_RELEASE = 'vnfpkg-validate';
+const RENDER_NAMESPACE = 'vnfpkg-validate';
+
 /** Writes a chart's files (relative to its root) under a new private directory; returns the chart's path there. */
 export function writeChart(files: Map<string, Buffer>, name = 'chart'): { chart: string; remove(): void } {
   const root = mkdtempSync(join(tmpdir(), 'vnfm-chart-'));
@@ -39,8 +43,12 @@ export function createChartRenderer(tool: HelmChartTool): ChartRenderer {
         };
         const lint = await attempt(() => tool.lint(written.chart));
         if (!lint.ok) return { lint };
-        const template = await attempt(() => tool.template(written.chart, { release: 'vnfpkg-validate' }));
-        return { lint, template: { ok: template.ok, manifest: template.ok ? template.output : '', output: template.ok ? '' : template.output } };
+        // With the chart's crds/, as helm install creates them; in a namespace of its own, so objects the chart places elsewhere show.
+        const template = await attempt(() => tool.template(written.chart, { release: RENDER_RELEASE, namespace: RENDER_NAMESPACE, includeCrds: true }));
+        return {
+          lint,
+          template: { ok: template.ok, manifest: template.ok ? template.output : '', output: template.ok ? '' : template.output, namespace: RENDER_NAMESPACE },
+        };
       } finally {
         written.remove();
       }

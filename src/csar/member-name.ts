@@ -10,20 +10,30 @@ interface NameCheck {
 
 const SLIP_HINT = 'rebuild the package with paths relative to its root (vnfm vnfpkg-build does this)';
 
+/**
+ * Why a member name could land outside the folder it is unpacked in
+ * (`root`, in the message), or undefined when it cannot: a NUL byte, an
+ * absolute path, a drive letter, a `..` segment (backslashes counting as
+ * separators).
+ */
+export function nameEscape(raw: string, root = 'the package root'): string | undefined {
+  if (raw.includes('\0')) return 'contains a NUL byte';
+  const name = raw.replace(/\\/g, '/');
+  if (name.startsWith('/')) return 'is an absolute path';
+  if (/^[A-Za-z]:/.test(name)) return 'starts with a drive letter';
+  if (name.split('/').includes('..')) return `has a '..' segment, which could land outside ${root}`;
+  return undefined;
+}
+
 /** Validates and normalises a member name; every escape is a `zip-slip` finding. */
 export function checkMemberName(raw: string): NameCheck {
-  const slip = (why: string): NameCheck => ({
-    isDir: false,
-    backslash: false,
-    finding: { severity: 'error', code: 'zip-slip', message: `member name ${JSON.stringify(raw)} ${why}`, hint: SLIP_HINT },
-  });
-  if (raw.includes('\0')) return slip('contains a NUL byte');
+  const why = nameEscape(raw);
+  if (why !== undefined) {
+    return { isDir: false, backslash: false, finding: { severity: 'error', code: 'zip-slip', message: `member name ${JSON.stringify(raw)} ${why}`, hint: SLIP_HINT } };
+  }
   const backslash = raw.includes('\\');
   const name = raw.replace(/\\/g, '/');
-  if (name.startsWith('/')) return slip('is an absolute path');
-  if (/^[A-Za-z]:/.test(name)) return slip('starts with a drive letter');
   const segments = name.split('/');
-  if (segments.includes('..')) return slip("has a '..' segment, which could land outside the package root");
   const isDir = name.endsWith('/');
   const kept = segments.filter((s) => s !== '' && s !== '.');
   if (kept.length === 0) {

@@ -27,7 +27,8 @@ export interface PackageValidation {
 /** What Helm said about a chart: `helm lint`, then `helm template` when the lint passed. */
 export interface ChartRendering {
   lint: { ok: boolean; output: string };
-  template?: { ok: boolean; manifest: string; output: string };
+  /** `namespace`: the one the chart was rendered in (its objects without one go there). */
+  template?: { ok: boolean; manifest: string; output: string; namespace?: string };
 }
 
 /**
@@ -47,6 +48,11 @@ export interface ValidateOptions extends CheckStructureOptions {
    * not there, which a note says.
    */
   chartRenderer?: ChartRenderer | null;
+  /**
+   * A rendered chart's objects that reach beyond the instance (cluster-scoped,
+   * or in another namespace) are errors, not warnings (--strict).
+   */
+  strict?: boolean;
 }
 
 /** Opens and validates a package; the opened files are handed to `use` while still open, when given. */
@@ -71,7 +77,7 @@ export async function validatePackage(
   }
 }
 
-export async function validateFiles(files: PackageFiles, opts: CheckStructureOptions & Pick<ValidateOptions, 'chartRenderer'> = {}): Promise<PackageValidation> {
+export async function validateFiles(files: PackageFiles, opts: CheckStructureOptions & Pick<ValidateOptions, 'chartRenderer' | 'strict'> = {}): Promise<PackageValidation> {
   const structure = await checkCsarStructure(files, opts);
   const findings = [...structure.findings];
   let vnfd: Vnfd | undefined;
@@ -87,7 +93,7 @@ export async function validateFiles(files: PackageFiles, opts: CheckStructureOpt
     if (!found) continue;
     helmCharts.push(chart);
     findings.push(...found);
-    if (found.length === 0 && opts.chartRenderer) findings.push(...(await renderChart(files, chart, opts.chartRenderer)));
+    if (found.length === 0 && opts.chartRenderer) findings.push(...(await renderChart(files, chart, opts.chartRenderer, opts.strict === true)));
     else if (found.length === 0 && opts.chartRenderer === null) {
       findings.push({
         severity: 'info',
@@ -118,8 +124,11 @@ export async function validateFiles(files: PackageFiles, opts: CheckStructureOpt
   };
 }
 
-/** helm lint, then helm template, of a well-formed chart; the rendered objects go through the removed-apiVersion lint. */
-async function renderChart(files: PackageFiles, chart: PackageChart, renderer: ChartRenderer): Promise<Finding[]> {
+/**
+ * helm lint, then helm template, of a well-formed chart; the rendered objects go through the removed-apiVersion lint,
+ * and those that reach beyond the instance are warned of (refused when `strict`).
+ */
+async function renderChart(files: PackageFiles, chart: PackageChart, renderer: ChartRenderer, strict: boolean): Promise<Finding[]> {
   const rendering = await renderer.render(chart, await chartFiles(files, chart));
   const said = (output: string) =>
     output
@@ -152,7 +161,7 @@ async function renderChart(files: PackageFiles, chart: PackageChart, renderer: C
       },
     ];
   }
-  return lintRenderedChart(chart.path, template.manifest);
+  return lintRenderedChart(chart.path, template.manifest, { namespace: template.namespace ?? 'default', strict });
 }
 
 /** YAML members under Files/ that declare Kubernetes objects. */

@@ -36,6 +36,8 @@ export interface HelmDeployment {
   aspectReplicaValues?: Record<string, string>;
   /** additionalParams.vnfm_create_namespace: create the namespace when the cluster lacks it (instantiate only; not recorded). */
   createNamespace?: boolean;
+  /** additionalParams.vnfm_strict: refuse a chart whose objects reach beyond the instance (cluster-scoped, another namespace) instead of warning (not recorded). */
+  strict?: boolean;
 }
 
 const V2_PARAMS = ['helm_chart_path', 'helm_value_names', 'helm_parameters'];
@@ -115,8 +117,20 @@ export function checkHelmRequest(
       hint: 'true creates the namespace when the cluster lacks it (as helm install --create-namespace); absent or false refuses to instantiate into a missing namespace',
     });
   }
+  const strict = strictParam(source, p);
   const deployment = v1.length > 0 ? checkV1(source, p, opts, namespace) : checkV2(source, p, opts, namespace);
-  return create === true ? { ...deployment, createNamespace: true } : deployment;
+  return { ...deployment, ...(create === true ? { createNamespace: true } : {}), ...(strict ? { strict: true } : {}) };
+}
+
+/** additionalParams.vnfm_strict (vnf-instantiate --strict): true, false or absent. */
+export function strictParam(source: string, params: Json | undefined): boolean {
+  const strict = params?.['vnfm_strict'];
+  if (strict !== undefined && typeof strict !== 'boolean') {
+    throw new ValidationError(source, 'additionalParams.vnfm_strict', `${echo(strict)} is not true or false`, {
+      hint: "true refuses a chart whose objects reach beyond the instance (cluster-scoped, or in another namespace than the instance's); absent or false warns of them",
+    });
+  }
+  return strict === true;
 }
 
 function checkV2(source: string, p: Json, opts: { instanceId: string; flavour: Flavour; pkg: ChartChoices }, namespace: string): HelmDeployment {

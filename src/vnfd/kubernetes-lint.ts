@@ -12,6 +12,7 @@ import type { Finding, PackageFiles } from '../model/package-files.js';
 import { isMapping } from '../yaml.js';
 import type { Vnfd } from '../model/vnfd.js';
 import { lineOf, parseYaml, splitYamlDocuments } from './yaml-source.js';
+import { reachBeyond, reachFinding, type ReachObject } from './kubernetes-reach.js';
 
 /** An apiVersion (for some kinds, or all) that Kubernetes no longer serves. */
 export interface RemovedApi {
@@ -239,28 +240,58 @@ export async function lintKubernetesDefinitions(files: PackageFiles, paths: stri
   return findings;
 }
 
+/** How a rendered chart's reach beyond its instance is judged: the namespace it was rendered in, and whether reaching is refused. */
+export interface RenderedReach {
+  namespace: string;
+  strict?: boolean;
+}
+
 /**
  * The lint of a Helm chart's rendered manifests (`helm template` output):
- * each object parses and uses no apiVersion Kubernetes removed. Findings
- * name the chart and the template each object came from (Helm's
+ * each object parses and uses no apiVersion Kubernetes removed; with
+ * `reach`, each object that is cluster-scoped or in another namespace than
+ * the one the chart was rendered in is a warning (an error when strict).
+ * Findings name the chart and the template each object came from (Helm's
  * `# Source:` comments).
  */
-export function lintRenderedChart(chartPath: string, rendered: string): Finding[] {
+export function lintRenderedChart(chartPath: string, rendered: string, reach?: RenderedReach): Finding[] {
   const findings: Finding[] = [];
   const objects: ManifestObject[] = [];
   const scalable = new Map<string, boolean>();
+  const docs: Array<{ doc: ReachObject; at: ManifestObject }> = [];
   // helm template starts each template's documents with "---" then "# Source: <chart>/templates/<file>".
   const parts = rendered.split(/^(?=---\s*\n# Source: )/m);
   for (const part of parts) {
     const source = /^# Source: (.+)$/m.exec(part)?.[1]?.trim();
     if (splitYamlDocuments(part).length === 0) continue;
-    lintFile(source ? `${chartPath} (${source})` : chartPath, part, objects, findings, scalable);
+    lintFile(source ? `${chartPath} (${source})` : chartPath, part, objects, findings, scalable, (doc, at) => docs.push({ doc, at }));
+  }
+  if (reach) {
+    const beyond = reachBeyond(
+      docs.map((d) => d.doc),
+      reach.namespace,
+      'the namespace the chart is installed in',
+    );
+    for (const r of beyond) {
+      const at = docs.find((d) => d.doc.kind === r.kind && d.doc.metadata.name === r.name && (r.namespace === undefined || d.doc.metadata.namespace === r.namespace))?.at;
+      findings.push(reachFinding(r, at?.file ?? chartPath, at?.line, reach.strict === true));
+    }
   }
   return findings;
 }
 
-/** `scalable`: `<apiVersion>/<Kind>` → whether the package's CRD gives that version a /scale subresource. */
-function lintFile(path: string, text: string, objects: ManifestObject[], findings: Finding[], scalable: Map<string, boolean>): void {
+/**
+ * `scalable`: `<apiVersion>/<Kind>` → whether the package's CRD gives that version a /scale subresource.
+ * `seen`: given each named object's document, with where it is.
+ */
+function lintFile(
+  path: string,
+  text: string,
+  objects: ManifestObject[],
+  findings: Finding[],
+  scalable: Map<string, boolean>,
+  seen?: (doc: ReachObject, at: ManifestObject) => void,
+): void {
   const docs = splitYamlDocuments(text);
   if (docs.length === 0) {
     findings.push({
@@ -331,6 +362,7 @@ function lintFile(path: string, text: string, objects: ManifestObject[], finding
       namespace: typeof metadata.namespace === 'string' ? metadata.namespace : undefined,
     };
     objects.push(object);
+    seen?.(doc as unknown as ReachObject, object);
     if (object.kind === 'CustomResourceDefinition' && isMapping(doc.spec)) recordScale(doc.spec, scalable);
     const removed = findRemovedApi(object.apiVersion, object.kind);
     if (removed) findings.push(removedApiFinding(object, removed, at(['apiVersion'])));

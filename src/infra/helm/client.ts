@@ -349,7 +349,7 @@ export function createHelmChartTool(options: { executable?: string; env?: NodeJS
           command: ['template'],
           subject: `chart ${chart}`,
           signal: o.signal,
-          args: (d) => [o.release ?? 'release-name', chart, '--namespace', o.namespace ?? 'default', ...valuesArgs(d, o.set)],
+          args: (d) => [o.release ?? 'release-name', chart, '--namespace', o.namespace ?? 'default', ...(o.includeCrds ? ['--include-crds'] : []), ...valuesArgs(d, o.set)],
         },
         offline,
       );

@@ -153,8 +153,11 @@ export interface HelmChartTool {
   version(opts?: HelmCallOptions): Promise<string>;
   /** `helm lint`: resolves with the findings text when the chart passes, throws HelmError (reason render) when it fails. */
   lint(chart: string, opts?: HelmCallOptions & { set?: HelmSetValues }): Promise<string>;
-  /** `helm template`: the rendered multi-document YAML; throws HelmError (reason render) when a template fails. */
-  template(chart: string, opts?: HelmCallOptions & { release?: string; namespace?: string; set?: HelmSetValues }): Promise<string>;
+  /**
+   * `helm template`: the rendered multi-document YAML; throws HelmError (reason render) when a template fails.
+   * `includeCrds`: with the chart's crds/ (`--include-crds`), which helm install creates too.
+   */
+  template(chart: string, opts?: HelmCallOptions & { release?: string; namespace?: string; set?: HelmSetValues; includeCrds?: boolean }): Promise<string>;
 }
 
 /** Why a helm command failed, as far as its message tells. */

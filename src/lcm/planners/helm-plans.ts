@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { ConflictError, echo, UsageError, ValidationError } from '../../errors.js';
 import type { HelmRelease } from '../../infra/helm/contract.js';
 import { isMapping } from '../../yaml.js';
-import type { LcmDeps, Plan } from '../engine.js';
-import { checkHelmRequest } from '../helm-request.js';
+import type { LcmDeps, OperationOptions, Plan } from '../engine.js';
+import { checkHelmRequest, strictParam } from '../helm-request.js';
 import type { ChangeCurrentVnfPkgRequest, InstantiateVnfRequest, InstantiatedVnfInfo, LcmOpOcc, ScaleVnfRequest, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
 import { openOnboarded, packageOf } from '../package-content.js';
 import { carriedScaleLevels, levelReplicas } from '../replicas.js';
@@ -50,7 +50,10 @@ type HelmPlan = Plan<HelmDrivers>;
 // ---------------------------------------------------------------------------
 // Plans
 
-async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<HelmPlan> {
+/** Warnings of a plan, as the operation's notices. */
+const noticeOf = (opts: OperationOptions | undefined) => (message: string) => opts?.onEvent?.({ type: 'notice', message });
+
+async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean, opts?: OperationOptions): Promise<HelmPlan> {
   if (instance.instantiationState === 'INSTANTIATED') {
     throw new ConflictError(`vnf instance ${instance.id} is already INSTANTIATED`, { hint: `terminate it first (vnfm vnf-terminate ${instance.id}), or create another instance` });
   }
@@ -85,6 +88,7 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
     replicaValues: helm.replicaValues,
     replicas: level.replicas,
     field: replicaField(helm, flavour),
+    reach: { strict: helm.strict === true, notice: noticeOf(opts) },
   });
   const vimType = Object.values(request.vimConnectionInfo ?? {})[0]?.vimType ?? 'kubernetes';
   const vimRecord = await recordedVim(deps, vim, request.vimConnectionInfo, vimType);
@@ -270,8 +274,9 @@ async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown
   };
 }
 
-async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<HelmPlan> {
+async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean, opts?: OperationOptions): Promise<HelmPlan> {
   const request = checkChangePackageShape(source, body, instance);
+  const strict = strictParam(source, request.additionalParams);
   const record = deps.store.packages.find(request.vnfdId);
   if (!record || record.vnfdId !== request.vnfdId)
     throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, {
@@ -315,6 +320,7 @@ async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unk
     replicaValues: cur.helm.replicaValues,
     replicas,
     field: replicaField(cur.helm, flavour),
+    reach: { strict, notice: noticeOf(opts) },
   });
   const ref = releaseRef(cur.helm.releaseName, cur.helm.namespace);
   return {

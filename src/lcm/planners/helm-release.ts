@@ -13,7 +13,7 @@ import { HelmError } from '../../infra/helm/errors.js';
 import type { KubeObject, VduTarget } from '../../infra/kubernetes/driver-contract.js';
 import { checkChart, findCharts } from '../../csar/helm-chart.js';
 import { openPackage } from '../../csar/open-package.js';
-import type { Flavour } from '../../vnfd/index.js';
+import { reachBeyond, reachHint, type Flavour } from '../../vnfd/index.js';
 import { isMapping } from '../../yaml.js';
 import { parseYaml, splitYamlDocuments } from '../../vnfd/yaml-source.js';
 import type { LcmDeps } from '../engine.js';
@@ -115,10 +115,14 @@ export async function rehearse(
     replicaValues: Record<string, string>;
     replicas: Record<string, number>;
     field: (vduId: string) => string;
+    /** Installs or replaces the chart: its objects beyond the instance are warned of through `notice`, or refused when `strict`. */
+    reach?: { strict: boolean; notice: (message: string) => void };
   },
   signal?: AbortSignal,
 ): Promise<VduTarget[]> {
   const tool = await services(deps).chartTool();
+  // With the chart's crds/, which helm install creates too: what the chart brings is judged whole.
+  const includeCrds = input.reach !== undefined;
   let rendered: string;
   // A second rendering with a distinct number in each replica value tells a value the chart reads from one it ignores (whose default may equal the wanted count).
   const probes = Object.fromEntries(
@@ -128,7 +132,8 @@ export async function rehearse(
   );
   let probed: string;
   try {
-    const render = (set: HelmSetValues) => tool.template(input.chart, { release: input.release, namespace: input.namespace, set, ...(signal ? { signal } : {}) });
+    const render = (set: HelmSetValues) =>
+      tool.template(input.chart, { release: input.release, namespace: input.namespace, set, ...(includeCrds ? { includeCrds } : {}), ...(signal ? { signal } : {}) });
     const probeSet = { ...input.set, ...Object.fromEntries(Object.entries(probes).map(([vduId, n]) => [input.replicaValues[vduId]!, n])) };
     // The two renderings are independent: side by side, they cost one helm start.
     const renderings = Object.keys(probes).length > 0 ? Promise.all([render(input.set), render(probeSet)]) : render(input.set).then((r) => [r, r] as const);
@@ -144,6 +149,7 @@ export async function rehearse(
     throw err;
   }
   const objects = manifestObjects(rendered, `${input.chartPath} (rendered)`);
+  if (input.reach) checkReach(source, input.chartPath, objects, input.namespace, input.reach);
   const targets = vduTargets(input.flavour, objects, input.release, input.namespace);
   const probedObjects = manifestObjects(probed, `${input.chartPath} (rendered)`);
   for (const [vduId, path] of Object.entries(input.replicaValues)) {
@@ -170,6 +176,30 @@ export async function rehearse(
     }
   }
   return targets;
+}
+
+/**
+ * The rendered objects that reach beyond the instance in `namespace`
+ * (cluster-scoped, or in another namespace): one warning each, or, when
+ * `strict` (additionalParams.vnfm_strict, vnf-instantiate --strict), a
+ * refusal naming them all before anything is installed.
+ */
+function checkReach(source: string, chartPath: string, objects: KubeObject[], namespace: string, reach: { strict: boolean; notice: (message: string) => void }): void {
+  const beyond = reachBeyond(objects, namespace);
+  if (beyond.length === 0) return;
+  const codes = beyond.map((r) => r.code);
+  if (reach.strict) {
+    const listed = beyond.slice(0, 20).map((r) => r.label);
+    const more = beyond.length > listed.length ? `; and ${beyond.length - listed.length} more` : '';
+    throw new ValidationError(
+      source,
+      undefined,
+      `the chart ${chartPath} creates objects beyond the instance's namespace ${namespace}, which --strict refuses: ${listed.join('; ')}${more}`,
+      { hint: `nothing was installed or changed; ${reachHint(codes, true)}` },
+    );
+  }
+  for (const r of beyond) reach.notice(`warning: the chart ${chartPath} creates ${r.what}`);
+  reach.notice(`hint: ${reachHint(codes, false)}`);
 }
 
 /** Reads the release's objects (from Helm, unless given) and watches them until ready; returns their references. */

@@ -23,7 +23,8 @@ op-rollback or op-fail it.`,
     .argument('<vnf>', 'instance id or name')
     .argument('[file]', "the InstantiateVnfRequest (JSON or YAML), as Tacker's openstack vnflcm instantiate VNF FILE takes it")
     .option('--request-file <file>', 'or the InstantiateVnfRequest this way (not both)')
-    .option('--create-namespace', 'Kubernetes VIMs: create the namespace when the cluster lacks it (sets additionalParams.vnfm_create_namespace)');
+    .option('--create-namespace', 'Kubernetes VIMs: create the namespace when the cluster lacks it (sets additionalParams.vnfm_create_namespace)')
+    .option('--strict', STRICT_HELP);
   addRunOptions(cmd);
   addHeatEnvironmentOption(cmd);
   withExamples(cmd, [
@@ -31,20 +32,25 @@ op-rollback or op-fail it.`,
     ['the same, the request file given as Tacker takes it', 'vnfm vnf-instantiate web csar-samples/basic-cnf/requests/instantiate.json'],
     ['a package whose hooks run its own scripts, from a pipeline', 'vnfm vnf-instantiate web --request-file instantiate.json --allow-package-scripts'],
   ]);
-  return cmd.action(async (ref: string, positional: string | undefined, flags: RunFlags & { requestFile?: string; createNamespace?: boolean }) => {
+  return cmd.action(async (ref: string, positional: string | undefined, flags: RunFlags & { requestFile?: string; createNamespace?: boolean; strict?: boolean }) => {
     const file = requestFileOf(positional, flags.requestFile, 'vnfm vnf-instantiate VNF FILE (or --request-file FILE)');
     const read = await readRequestFile(file);
-    const request = flags.createNamespace ? withCreateNamespace(read, file) : read;
+    const created = flags.createNamespace ? withAdditionalParam(read, file, 'vnfm_create_namespace') : read;
+    const request = flags.strict ? withAdditionalParam(created, file, 'vnfm_strict') : created;
     const { instantiateVnf } = await import('../../../lcm/index.js');
     await runLcmCommand(ctx, flags, (deps, opts) => instantiateVnf(deps, ref, request, opts), file, `vnf instance ${ref}`);
   });
 }
 
-/** The request with additionalParams.vnfm_create_namespace set, as --create-namespace asks. */
-function withCreateNamespace(request: unknown, file: string): unknown {
+/** --strict of the commands that install a chart. */
+export const STRICT_HELP =
+  "Helm charts: refuse (exit 2, nothing installed) a chart that renders objects beyond the instance — cluster-scoped ones (ClusterRole, ClusterRoleBinding, CRD, Namespace, StorageClass, webhook configurations…) or ones in another namespace than the instance's — instead of warning (sets additionalParams.vnfm_strict)";
+
+/** The request with additionalParams[`key`] set to true, as a flag asks (--create-namespace, --strict). */
+export function withAdditionalParam(request: unknown, file: string, key: string): unknown {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) return request;
   const body = request as Record<string, unknown>;
   const params = body['additionalParams'] ?? {};
   if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new ValidationError(file, 'additionalParams', 'must be an object');
-  return { ...body, additionalParams: { ...params, vnfm_create_namespace: true } };
+  return { ...body, additionalParams: { ...params, [key]: true } };
 }
