@@ -17,8 +17,9 @@ import {
   type OperationResult,
   type Plan,
 } from './engine.js';
-import type { LcmOperation, VnfInstance } from '../model/lcm.js';
+import type { InstantiateVnfRequest, LcmOperation, VnfInstance } from '../model/lcm.js';
 import { planOf, plannerOf } from './planners/index.js';
+import { instantiateWarnings } from './replicas.js';
 import { normalizeRequest } from './requests.js';
 import { packageScriptRefusal, packageScriptsOf } from '../mgmt/hook-scripts.js';
 
@@ -31,7 +32,12 @@ function start(operation: LcmOperation) {
       instance,
       async () => {
         const body = normalizeRequest(source, request);
-        return planOf(plannerOf(deps, instance, body), operation)(deps, instance, body, source, false, opts);
+        const plan = await planOf(plannerOf(deps, instance, body), operation)(deps, instance, body, source, false, opts);
+        if (operation === 'INSTANTIATE' && plan.flavour) {
+          const levelId = (plan.params as InstantiateVnfRequest).instantiationLevelId;
+          for (const message of instantiateWarnings(plan.flavour, levelId)) opts.onEvent?.({ type: 'notice', message });
+        }
+        return plan;
       },
       opts,
     );

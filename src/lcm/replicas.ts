@@ -3,8 +3,10 @@
  * VduInstantiationLevels for a level, else VduInitialDelta plus the scaling
  * aspects' VduScalingAspectDeltas for each step up to the scale level.
  */
-import type { Flavour, ScalingAspect } from '../vnfd/index.js';
+import { aspectDelta, outsideProfile, vduInstancesAt, type Flavour } from '../vnfd/index.js';
 import type { ScaleInfo } from '../model/lcm.js';
+
+export { aspectDelta };
 
 export interface LevelReplicas {
   /** VDU node name → replicas. */
@@ -16,38 +18,46 @@ export interface LevelReplicas {
   instantiationLevelId?: string;
 }
 
-/**
- * The instances a VDU gains when its aspect goes from `from` to `to`
- * (negative going down). Step k (from level k to k+1) uses step_deltas[k],
- * the last delta repeating when there are fewer deltas than levels.
- */
-export function aspectDelta(aspect: ScalingAspect, vduId: string, from: number, to: number): number {
-  const perDelta = aspect.vduDeltas[vduId];
-  if (!perDelta || aspect.stepDeltas.length === 0) return 0;
-  const step = (k: number) => perDelta[aspect.stepDeltas[Math.min(k, aspect.stepDeltas.length - 1)]!] ?? 0;
-  let sum = 0;
-  for (let k = Math.min(from, to); k < Math.max(from, to); k++) sum += step(k);
-  return to >= from ? sum : -sum;
-}
-
 /** Replicas and scale status at an instantiation level (the default level when none is given). */
 export function levelReplicas(flavour: Flavour, instantiationLevelId?: string): LevelReplicas {
   const levelId = instantiationLevelId ?? flavour.defaultLevel;
   const level = levelId ? flavour.instantiationLevels[levelId] : undefined;
   const scaleStatus = Object.keys(flavour.aspects).map((aspectId) => ({ aspectId, scaleLevel: level?.scaleInfo[aspectId]?.scaleLevel ?? 0 }));
   const maxScaleLevels = Object.values(flavour.aspects).map((a) => ({ aspectId: a.id, scaleLevel: a.maxScaleLevel }));
-  const replicas: Record<string, number> = {};
-  for (const [vduId, vdu] of Object.entries(flavour.vdus)) {
-    const fixed = level?.vduInstances[vduId];
-    if (fixed !== undefined) {
-      replicas[vduId] = fixed;
-      continue;
-    }
-    let n = flavour.initialDeltas[vduId] ?? vdu.vduProfile.minNumberOfInstances;
-    for (const s of scaleStatus) n += aspectDelta(flavour.aspects[s.aspectId]!, vduId, 0, s.scaleLevel);
-    replicas[vduId] = n;
-  }
+  const replicas = Object.fromEntries(Object.keys(flavour.vdus).map((vduId) => [vduId, vduInstancesAt(flavour, vduId, levelId).count]));
   return { replicas, scaleStatus, maxScaleLevels, ...(level ? { instantiationLevelId: levelId } : {}) };
+}
+
+/**
+ * What an instantiate of `flavour` (at `instantiationLevelId`, else its
+ * default level) does where the VNFD breaks its own rules and Tacker goes
+ * ahead all the same, one warning each (vnfpkg-validate and onboarding
+ * warned of the same): a flavour id its VNF type does not list, a VDU given
+ * instances outside its vdu_profile, an initial delta outside it.
+ */
+export function instantiateWarnings(flavour: Flavour, instantiationLevelId?: string): string[] {
+  const warnings: string[] = [];
+  if (flavour.typeAllowsOnly) {
+    warnings.push(
+      `warning: flavour ${flavour.id} is not one of the flavour_id values its VNF node type allows (${flavour.typeAllowsOnly.join(', ')}): instantiated all the same, as Tacker does`,
+    );
+  }
+  const levelId = instantiationLevelId ?? flavour.defaultLevel;
+  const at = levelId ? ` at ${levelId}` : '';
+  for (const [vduId, vdu] of Object.entries(flavour.vdus)) {
+    const { count, from } = vduInstancesAt(flavour, vduId, levelId);
+    const range = `${vdu.vduProfile.minNumberOfInstances}..${vdu.vduProfile.maxNumberOfInstances}`;
+    const why = from === 'level' ? `VduInstantiationLevels${at}, as Tacker v2 grants them` : `its initial delta plus the aspects' deltas${at}, as Tacker v1 counts them`;
+    const delta = flavour.initialDeltas[vduId];
+    if (outsideProfile(flavour, vduId, count)) {
+      warnings.push(
+        `warning: ${vduId} gets ${count} instance${count === 1 ? '' : 's'} (${why}), outside its vdu_profile ${range}: created all the same; a scale that would leave ${vduId} outside ${range} is refused, as in Tacker`,
+      );
+    } else if (delta !== undefined && outsideProfile(flavour, vduId, delta)) {
+      warnings.push(`warning: the initial delta of ${vduId} (${delta}) is outside its vdu_profile ${range}; ${vduId} gets ${count} instance${count === 1 ? '' : 's'} (${why})`);
+    }
+  }
+  return warnings;
 }
 
 /**

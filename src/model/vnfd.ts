@@ -172,6 +172,12 @@ export interface Flavour {
   /** `tosca.groups.nfv.PlacementGroup` name → members. */
   placementGroups: Record<string, string[]>;
   hooks: Partial<Record<LcmHook, HookImplementation>>;
+  /**
+   * The flavour_id values the VNF node type allows (valid_values or equal),
+   * set only when this flavour's id is not among them: a SOL001 slip that
+   * Tacker onboards and instantiates all the same, and so does vnfm, warning.
+   */
+  typeAllowsOnly?: string[];
 }
 
 /** The whole descriptor. */

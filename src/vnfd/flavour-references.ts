@@ -6,6 +6,7 @@
  * come in that order.
  */
 import type { Flavour } from '../model/vnfd.js';
+import { outsideProfile, vduInstancesAt } from './vdu-instances.js';
 
 /** The policies of a flavour kept for the reference checks, by kind. */
 export interface FlavourPolicies {
@@ -164,12 +165,14 @@ function checkLevels(site: FlavourSite, f: Flavour, policies: FlavourPolicies): 
       }
       for (const t of p.targets) {
         const vdu = f.vdus[t];
-        if (vdu && (n < vdu.vduProfile.minNumberOfInstances || n > vdu.vduProfile.maxNumberOfInstances)) {
-          site.add(
+        if (vdu && outsideProfile(f, t, n)) {
+          const range = profileRange(f, t);
+          // Tacker onboards these (many of its v1 test packages give a VDU of 1..1 three instances at instantiation_level_2); its v2 grants the level's number.
+          site.warn(
             'level-instances-out-of-range',
             ['policies', p.name, 'properties', 'levels', levelId, 'number_of_instances'],
-            `level ${levelId} gives ${t} ${n} instances, outside its vdu_profile ${vdu.vduProfile.minNumberOfInstances}..${vdu.vduProfile.maxNumberOfInstances}`,
-            `use a number between ${vdu.vduProfile.minNumberOfInstances} and ${vdu.vduProfile.maxNumberOfInstances}, or widen the vdu_profile of ${t}`,
+            `level ${levelId} gives ${t} ${n} instances, outside its vdu_profile ${range}; vnfm creates ${n} at that level all the same, as Tacker v2 does, and refuses a scale that would leave ${t} outside ${range}, as Tacker does`,
+            `to make the VNFD consistent, use a number in ${range}, or widen the vdu_profile of ${t}`,
           );
         }
       }
@@ -177,18 +180,39 @@ function checkLevels(site: FlavourSite, f: Flavour, policies: FlavourPolicies): 
   }
   for (const p of policies.initialDeltaPolicies) {
     for (const t of p.targets) {
-      const vdu = f.vdus[t];
       const n = f.initialDeltas[t];
-      if (vdu && n !== undefined && (n < vdu.vduProfile.minNumberOfInstances || n > vdu.vduProfile.maxNumberOfInstances)) {
-        site.add(
-          'level-instances-out-of-range',
-          ['policies', p.name, 'properties', 'initial_delta'],
-          `initial delta ${p.name} gives ${t} ${n} instances, outside its vdu_profile ${vdu.vduProfile.minNumberOfInstances}..${vdu.vduProfile.maxNumberOfInstances}`,
-          `use a number between ${vdu.vduProfile.minNumberOfInstances} and ${vdu.vduProfile.maxNumberOfInstances}`,
+      if (f.vdus[t] && n !== undefined && outsideProfile(f, t, n)) {
+        // Tacker onboards and instantiates these (its v1 test_cnf_heal gives VDU1 an initial delta of 1 and a vdu_profile of 2..3).
+        site.warn(
+          'initial-delta-out-of-range',
+          ['policies', p.name, 'properties', 'initial_delta', 'number_of_instances'],
+          `initial delta ${p.name} gives ${t} ${n} instance${n === 1 ? '' : 's'}, outside its vdu_profile ${profileRange(f, t)}; vnfm, as Tacker, accepts it: ${initialDeltaUse(f, t)}`,
+          `to make the VNFD consistent, use a number in ${profileRange(f, t)}`,
         );
       }
     }
   }
+}
+
+const profileRange = (f: Flavour, vduId: string) => `${f.vdus[vduId]!.vduProfile.minNumberOfInstances}..${f.vdus[vduId]!.vduProfile.maxNumberOfInstances}`;
+
+/** What an instantiate does with a VDU's initial delta: each level's count (or the count without levels), and whether the delta counts in it. */
+function initialDeltaUse(f: Flavour, vduId: string): string {
+  // A request without instantiationLevelId takes default_level; without one, the aspects stay at level 0.
+  const cases: Array<[label: string, levelId: string | undefined]> = Object.keys(f.instantiationLevels).map((id) => [`at ${id}`, id]);
+  if (f.defaultLevel === undefined || !f.instantiationLevels[f.defaultLevel]) cases.push(['without instantiationLevelId', undefined]);
+  const counts = cases.map(([label, id]) => ({ label, ...vduInstancesAt(f, vduId, id) }));
+  const said = (list: typeof counts) => list.map((c) => `${c.count} ${c.label}`).join(', ');
+  if (counts.every((c) => c.from === 'level')) {
+    return `an instantiate does not use it, the instantiation levels set ${vduId}'s instances (${said(counts)}), as Tacker v2 grants them`;
+  }
+  const fromDelta = counts.filter((c) => c.from === 'initial-delta');
+  const range = profileRange(f, vduId);
+  const outside = fromDelta.some((c) => outsideProfile(f, vduId, c.count));
+  return (
+    `an instantiate gives ${vduId} the initial delta plus the aspects' deltas at the level, as Tacker v1 does (${said(fromDelta)})` +
+    (outside ? `, and a scale that would leave ${vduId} outside ${range} is refused, as in Tacker` : '')
+  );
 }
 
 /** Connection points bind to a VDU and link to a virtual link of this flavour. */

@@ -53,13 +53,16 @@ export function readFlavours(r: VnfdReading, vnfNode: VnfNode | undefined): Reco
         hint: 'use the same flavour_id in both places, or drop it from the VNF node in the flavour file',
       });
     }
-    if (allowed && !allowed.includes(id)) {
+    const notAllowed = allowed && !allowed.includes(id);
+    if (notAllowed) {
+      // Tacker onboards such a package and instantiates the flavour (its own v1 test_cnf names a flavour vdumap its type does not list).
       r.add({
-        code: 'flavour-id-mismatch',
+        severity: 'warning',
+        code: 'flavour-id-not-allowed',
         file: source.path,
         line: idLine,
-        message: `flavour ${id} is not one of the flavour_id values node type ${vnfNode!.type} allows (${allowed.join(', ')})`,
-        hint: `add ${id} to the flavour_id valid_values in ${r.nodeTypeFile(vnfNode!.type) ?? 'the types file'}, or fix the flavour_id here`,
+        message: `flavour ${id} is not one of the flavour_id values node type ${vnfNode!.type} allows (${allowed.join(', ')}); vnfm, as Tacker, onboards the package and instantiates flavour ${id} when a request names it`,
+        hint: `to make the VNFD consistent, add ${id} to the flavour_id valid_values in ${r.nodeTypeFile(vnfNode!.type) ?? 'the types file'}, or fix the flavour_id here`,
       });
     }
     if (flavours[id]) {
@@ -72,7 +75,9 @@ export function readFlavours(r: VnfdReading, vnfNode: VnfNode | undefined): Reco
       });
       continue;
     }
-    flavours[id] = readFlavour(r, source, id, localVnf, vnfNode);
+    const flavour = readFlavour(r, source, id, localVnf, vnfNode);
+    if (notAllowed) flavour.typeAllowsOnly = allowed;
+    flavours[id] = flavour;
   }
 
   // A single-file VNFD may omit substitution_mappings and carry its topology beside the VNF node.

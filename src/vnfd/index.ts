@@ -33,3 +33,4 @@ export {
 } from './kubernetes-lint.js';
 export { CLUSTER_SCOPED_KINDS, reachBeyond, reachHint, type Reach, type ReachObject } from './kubernetes-reach.js';
 export { SOL001_VERSION, isSol001TypeFile } from './sol001-types.js';
+export { aspectDelta, outsideProfile, vduInstancesAt, type VduInstances } from './vdu-instances.js';

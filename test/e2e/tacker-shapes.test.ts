@@ -5,12 +5,15 @@
  * through the real program. What Tacker accepts validates and onboards with
  * notes, not errors: VDUs without a workload in the package, one object in
  * alternative files, access and token reviews without metadata.name, SOL004
- * manifest metadata at column 0. What Tacker's TOSCA parser refuses is
- * refused. On the sandbox, an instantiate deploys only what its request
- * names: one bare Pod of a six-VDU flavour, or a ConfigMap alone; the scale
- * shape runs with each of its alternative workload files, the heal shape
- * heals a Deployment's pod and a bare Pod, and unnamed reviews are created
- * and answered.
+ * manifest metadata at column 0; and with warnings saying what vnfm does: a
+ * flavour id the VNF type does not list (test_cnf's vdumap), an initial delta
+ * outside its VDU's vdu_profile (test_cnf_heal). What Tacker's TOSCA parser
+ * refuses is refused. On the sandbox, an instantiate deploys only what its
+ * request names: one bare Pod of a six-VDU flavour, or a ConfigMap alone; the
+ * scale shape runs with each of its alternative workload files, the heal
+ * shape heals a Deployment's pod and a bare Pod, unnamed reviews are created
+ * and answered, the vdumap flavour is instantiated and scaled, and an initial
+ * delta outside the vdu_profile gives the count it says, each with a warning.
  */
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,13 +31,15 @@ interface Finding {
   file?: string;
 }
 
-/** Each package and the notes (`code file`) its validation reports. */
-const PACKAGES: Array<[name: string, notes: string[]]> = [
-  ['v1-cnf-scale', []],
-  ['v1-cnf-heal', []],
-  ['v1-cnf', ['vdu-resource-missing Definitions/toolbox_df_simple.yaml']],
-  ['v1-cnf-multi-ns', []],
-  ['v2-instantiate-cnf-resources', ['kubernetes-object-alternative Files/kubernetes/deployment_fail_test.yaml', 'vdu-resource-missing Definitions/stack_df_simple.yaml']],
+/** Each package, the notes and the warnings (`code file`) its validation reports. */
+const PACKAGES: Array<[name: string, notes: string[], warnings: string[]]> = [
+  ['v1-cnf-scale', [], []],
+  // Tacker's test_cnf_heal gives VDU1 an initial delta of 1 and a vdu_profile of 2..3: Tacker onboards it, vnfm warns.
+  ['v1-cnf-heal', [], ['initial-delta-out-of-range Definitions/mender_df_simple.yaml']],
+  // Tacker's test_cnf has a flavour vdumap its VNF type does not list: Tacker onboards and instantiates it, vnfm warns.
+  ['v1-cnf', ['vdu-resource-missing Definitions/toolbox_df_simple.yaml'], ['flavour-id-not-allowed Definitions/toolbox_df_vdumap.yaml']],
+  ['v1-cnf-multi-ns', [], []],
+  ['v2-instantiate-cnf-resources', ['kubernetes-object-alternative Files/kubernetes/deployment_fail_test.yaml', 'vdu-resource-missing Definitions/stack_df_simple.yaml'], []],
   [
     'v2-change-vnf-pkg-with-deployment',
     [
@@ -44,29 +49,62 @@ const PACKAGES: Array<[name: string, notes: string[]]> = [
       'vdu-resource-missing Definitions/swap_df_simple.yaml',
       'vdu-resource-missing Definitions/swap_df_simple.yaml',
     ],
+    [],
   ],
 ];
 
 describe('Tacker-shaped packages', () => {
-  it.each(PACKAGES)('%s validates (exit 0, notes only) and onboards', async (name, notes) => {
+  it.each(PACKAGES)('%s validates (exit 0, notes and warnings only) and onboards', async (name, notes, warnings) => {
     const home = newHome();
     const v = await vnfm(['vnfpkg-validate', join(SHAPES, name), '-o', 'json'], { home });
     expect(v.code, v.stdout + v.stderr).toBe(0);
     const report = JSON.parse(v.stdout) as { valid: boolean; findings: Finding[] };
     expect(report.valid).toBe(true);
-    expect(report.findings.filter((f) => f.severity !== 'info')).toEqual([]);
-    expect(report.findings.map((f) => `${f.code} ${f.file}`).sort()).toEqual([...notes].sort());
+    expect(report.findings.filter((f) => f.severity === 'error')).toEqual([]);
+    const said = (severity: string) => report.findings.filter((f) => f.severity === severity).map((f) => `${f.code} ${f.file}`);
+    expect(said('info').sort()).toEqual([...notes].sort());
+    expect(said('warning').sort()).toEqual([...warnings].sort());
 
-    // The table form shows the notes and still exits 0.
+    // The table form shows the notes and warnings and still exits 0.
     const table = await vnfm(['vnfpkg-validate', join(SHAPES, name)], { home });
     expect(table.code).toBe(0);
-    for (const note of notes) expect(table.stdout).toContain(note.split(' ')[0]);
+    for (const finding of [...notes, ...warnings]) expect(table.stdout).toContain(finding.split(' ')[0]);
 
     const on = await vnfm(['vnfpkg-onboard', join(SHAPES, name), '--name', name, '-o', 'json'], { home });
     expect(on.code, on.stderr).toBe(0);
     expect(JSON.parse(on.stdout)).toMatchObject({ onboardingState: 'ONBOARDED' });
-    // Onboarding reports the same notes, on stderr.
+    // Onboarding reports the same notes and warnings, on stderr.
     expect(on.stderr.split('\n').filter((l) => l.startsWith('note: '))).toHaveLength(notes.length);
+    expect(on.stderr.split('\n').filter((l) => l.startsWith('warning: '))).toHaveLength(warnings.length);
+  });
+});
+
+describe("what Tacker onboards against the VNFD's own rules: a warning saying what vnfm does", () => {
+  const warningOf = async (name: string, code: string) => {
+    const v = await vnfm(['vnfpkg-validate', join(SHAPES, name), '-o', 'json'], { home: newHome() });
+    expect(v.code, v.stderr).toBe(0);
+    return (JSON.parse(v.stdout) as { findings: Array<Finding & { message: string; line?: number }> }).findings.find((f) => f.code === code)!;
+  };
+
+  it('an initial delta outside the vdu_profile: the levels set the count (Tacker v2), so the delta is not used', async () => {
+    expect(await warningOf('v1-cnf-heal', 'initial-delta-out-of-range')).toMatchObject({
+      severity: 'warning',
+      file: 'Definitions/mender_df_simple.yaml',
+      message:
+        "initial delta VDU1_initial_delta gives VDU1 1 instance, outside its vdu_profile 2..3; vnfm, as Tacker, accepts it: an instantiate does not use it, the instantiation levels set VDU1's instances (2 at instantiation_level_1, 3 at instantiation_level_2), as Tacker v2 grants them",
+    });
+    const on = await vnfm(['vnfpkg-onboard', join(SHAPES, 'v1-cnf-heal')], { home: newHome() });
+    expect(on.stderr).toContain('warning: Definitions/mender_df_simple.yaml: initial delta VDU1_initial_delta gives VDU1 1 instance, outside its vdu_profile 2..3');
+  });
+
+  it('a flavour id its VNF type does not list: onboarded, and instantiated when a request names it', async () => {
+    expect(await warningOf('v1-cnf', 'flavour-id-not-allowed')).toMatchObject({
+      severity: 'warning',
+      file: 'Definitions/toolbox_df_vdumap.yaml',
+      message: expect.stringContaining(
+        'flavour vdumap is not one of the flavour_id values node type example.edge.Toolbox allows (simple); vnfm, as Tacker, onboards the package and instantiates flavour vdumap',
+      ),
+    });
   });
 });
 
@@ -131,8 +169,8 @@ describe('instantiate deploys only what the request names (sandbox)', () => {
     return path;
   };
   /** Tacker v2's minimal instantiate request: a registered VIM by id or name, the files to deploy. */
-  const instantiateBody = (files: string[]) => ({
-    flavourId: 'simple',
+  const instantiateBody = (files: string[], flavourId = 'simple') => ({
+    flavourId,
     vimConnectionInfo: { vim1: { vimId: 'edge', vimType: 'kubernetes' } },
     additionalParams: { 'lcm-kubernetes-def-files': files, namespace: cluster.namespace },
   });
@@ -230,7 +268,16 @@ describe('instantiate deploys only what the request names (sandbox)', () => {
 
   it('the heal shape: one pod of the Deployment and the bare Pod healed by VNFC id, then all', async () => {
     await ok(['vnf-create', '--package', 'mender', '--name', 'mender']);
-    await ok(['vnf-instantiate', 'mender', '--request-file', request('mender', instantiateBody(['Files/kubernetes/deployment_mender.yaml', 'Files/kubernetes/pod_mender.yaml']))]);
+    const inst = await ok([
+      'vnf-instantiate',
+      'mender',
+      '--request-file',
+      request('mender', instantiateBody(['Files/kubernetes/deployment_mender.yaml', 'Files/kubernetes/pod_mender.yaml'])),
+    ]);
+    // VDU1's initial delta (1) is outside its vdu_profile (2..3): the default level's VduInstantiationLevels (2) sets the count, and the instantiate says so.
+    expect(inst.stderr).toContain(
+      'warning: the initial delta of VDU1 (1) is outside its vdu_profile 2..3; VDU1 gets 2 instances (VduInstantiationLevels at instantiation_level_1, as Tacker v2 grants them)',
+    );
     type Vnfc = { id: string; vduId: string; vnfcResourceInfoId: string };
     const vnfcs = async () => JSON.parse((await ok(['vnf-show', 'mender', '-o', 'json'])).stdout).instantiatedVnfInfo.vnfcInfo as Vnfc[];
     const before = await vnfcs();
@@ -248,6 +295,59 @@ describe('instantiate deploys only what the request names (sandbox)', () => {
     await ok(['vnf-heal', 'mender']);
     expect((await vnfcs()).map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU1', 'VDU2']);
     await ok(['vnf-terminate', 'mender', '--yes']);
+  });
+
+  it("the heal shape without VDU1's VduInstantiationLevels: the initial delta outside the vdu_profile is what is created, as Tacker v1 does", async () => {
+    const dir = copyOf('v1-cnf-heal');
+    // A descriptor of its own, beside the shape onboarded as it is.
+    for (const file of ['mender_top.vnfd.yaml', 'mender_types.yaml']) {
+      const path = join(dir, 'Definitions', file);
+      writeFileSync(path, readFileSync(path, 'utf8').replaceAll('5b0e8c52-8f0e-4b51-9a63-0c7c1e0a1a02', '5b0e8c52-8f0e-4b51-9a63-0c7c1e0a1b02'));
+    }
+    const df = join(dir, 'Definitions/mender_df_simple.yaml');
+    const text = readFileSync(df, 'utf8');
+    writeFileSync(df, text.slice(0, text.indexOf('    - VDU1_instantiation_levels:')) + text.slice(text.indexOf('    - VDU2_instantiation_levels:')));
+    await ok(['vnfpkg-onboard', dir, '--name', 'mender-delta']);
+    await ok(['vnf-create', '--package', 'mender-delta', '--name', 'mender-delta']);
+    const inst = await vnfm(
+      ['vnf-instantiate', 'mender-delta', '--request-file', request('mender-delta', instantiateBody(['Files/kubernetes/deployment_mender.yaml'])), '-o', 'json'],
+      {
+        home,
+      },
+    );
+    expect(inst.code, inst.stderr).toBe(0);
+    expect(JSON.parse(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
+    expect(inst.stderr).toContain(
+      "warning: VDU1 gets 1 instance (its initial delta plus the aspects' deltas at instantiation_level_1, as Tacker v1 counts them), outside its vdu_profile 2..3: created all the same; a scale that would leave VDU1 outside 2..3 is refused, as in Tacker",
+    );
+    const replicas = async () =>
+      ((await cluster.request('GET', `/apis/apps/v1/namespaces/${cluster.namespace}/deployments/mender-web`)).json as { spec: { replicas: number } }).spec.replicas;
+    // The manifest says 2; the initial delta at scale level 0 says 1, and 1 it is.
+    expect(await replicas()).toBe(1);
+    const scaleIn = await vnfm(['vnf-scale', 'mender-delta', '--type', 'SCALE_IN', '--aspect-id', 'mender_aspect'], { home });
+    expect(scaleIn.code).toBe(2);
+    expect(scaleIn.stderr).toMatch(/would give VDU1 0 instances, outside its vdu_profile \(2\.\.3\)/);
+    await ok(['vnf-scale', 'mender-delta', '--type', 'SCALE_OUT', '--aspect-id', 'mender_aspect']);
+    expect(await replicas()).toBe(2);
+    await ok(['vnf-terminate', 'mender-delta', '--yes']);
+  });
+
+  it("a flavour its VNF type does not list (Tacker's vdumap): instantiated with a warning, scaled, terminated", async () => {
+    await ok(['vnf-create', '--package', 'toolbox', '--name', 'toolbox-vdumap']);
+    const inst = await vnfm(
+      ['vnf-instantiate', 'toolbox-vdumap', '--request-file', request('vdumap', instantiateBody(['Files/kubernetes/deployment_vdumap.yaml'], 'vdumap')), '-o', 'json'],
+      {
+        home,
+      },
+    );
+    expect(inst.code, inst.stderr).toBe(0);
+    expect(inst.stderr).toContain('warning: flavour vdumap is not one of the flavour_id values its VNF node type allows (simple): instantiated all the same, as Tacker does');
+    const shown = JSON.parse((await ok(['vnf-show', 'toolbox-vdumap', '-o', 'json'])).stdout);
+    expect(shown.instantiatedVnfInfo).toMatchObject({ flavourId: 'vdumap' });
+    await ok(['vnf-scale', 'toolbox-vdumap', '--type', 'SCALE_OUT', '--aspect-id', 'mapped_aspect']);
+    const deployment = (await cluster.request('GET', `/apis/apps/v1/namespaces/${cluster.namespace}/deployments/toolbox-mapped`)).json as { spec: { replicas: number } };
+    expect(deployment.spec.replicas).toBe(2);
+    await ok(['vnf-terminate', 'toolbox-vdumap', '--yes']);
   });
 
   it('a ConfigMap alone: instantiated with no VNFC, terminated', async () => {

@@ -264,13 +264,14 @@ const broken: BrokenCase[] = [
     hint: /substitution_mappings/,
   },
   {
-    name: 'flavour_id not allowed by the VNF type',
+    name: 'flavour_id not allowed by the VNF type (Tacker instantiates it: a warning)',
     fixture: 'cnf',
     break: (m) => edit(m, CNF_DF, '      flavour_id: simple\n', '      flavour_id: complex\n'),
-    code: 'flavour-id-mismatch',
+    code: 'flavour-id-not-allowed',
     file: CNF_DF,
     lineOf: 'flavour_id: complex',
     hint: /valid_values in Definitions\/sample_cnf_types.yaml/,
+    severity: 'warning',
   },
   {
     name: 'top VNFD names a flavour no file defines',
@@ -414,13 +415,30 @@ const broken: BrokenCase[] = [
     hint: /min_number_of_instances: 1/,
   },
   {
-    name: 'level instances outside vdu_profile',
+    name: 'level instances outside vdu_profile (Tacker onboards it: a warning)',
     fixture: 'cnf',
     break: (m) => edit(m, CNF_DF, '              number_of_instances: 4\n', '              number_of_instances: 7\n'),
     code: 'level-instances-out-of-range',
     file: CNF_DF,
     lineOf: 'number_of_instances: 7',
-    hint: /between 1 and 4/,
+    hint: /a number in 1\.\.4/,
+    severity: 'warning',
+  },
+  {
+    name: 'initial delta outside vdu_profile (Tacker instantiates it: a warning)',
+    fixture: 'cnf',
+    break: (m) =>
+      edit(
+        m,
+        CNF_DF,
+        'initial_delta:\n            number_of_instances: 1\n        targets: [ VDU1 ]',
+        'initial_delta:\n            number_of_instances: 5\n        targets: [ VDU1 ]',
+      ),
+    code: 'initial-delta-out-of-range',
+    file: CNF_DF,
+    lineOf: 'number_of_instances: 5',
+    hint: /a number in 1\.\.4/,
+    severity: 'warning',
   },
   {
     name: 'VduInstantiationLevels names an undefined level',
@@ -591,5 +609,57 @@ describe('loadVnfd on broken descriptors', () => {
       expect.stringContaining('instantiate_end'),
       expect.stringContaining('heal_end'),
     ]);
+  });
+});
+
+describe('what Tacker onboards and instantiates is a warning that says what vnfm does', () => {
+  const warningsOf = (findings: Finding[], code: string) => findings.filter((f) => f.code === code);
+
+  test('a flavour id outside the type’s valid_values: the flavour is read and marked, no error', async () => {
+    const members = edit(await fixture('cnf'), CNF_DF, '      flavour_id: simple\n', '      flavour_id: vdumap\n');
+    const { vnfd, findings } = await loadVnfd(memoryPackage(members), CNF_TOP);
+    expect(errors(findings)).toEqual([]);
+    expect(warningsOf(findings, 'flavour-id-not-allowed')).toEqual([
+      expect.objectContaining({
+        severity: 'warning',
+        message: expect.stringMatching(
+          /flavour vdumap is not one of the flavour_id values .* allows \(simple\); vnfm, as Tacker, onboards the package and instantiates flavour vdumap/,
+        ),
+      }),
+    ]);
+    expect(vnfd!.flavours['vdumap']).toMatchObject({ typeAllowsOnly: ['simple'] });
+    expect(Object.keys(vnfd!.flavours['vdumap']!.vdus)).toEqual(['VDU1', 'VDU2']);
+  });
+
+  test('an initial delta outside vdu_profile that the levels override: the message says the levels set the count', async () => {
+    const members = edit(
+      await fixture('cnf'),
+      CNF_DF,
+      'initial_delta:\n            number_of_instances: 1\n        targets: [ VDU1 ]',
+      'initial_delta:\n            number_of_instances: 5\n        targets: [ VDU1 ]',
+    );
+    const { findings } = await loadVnfd(memoryPackage(members), CNF_TOP);
+    expect(errors(findings)).toEqual([]);
+    const [w] = warningsOf(findings, 'initial-delta-out-of-range');
+    expect(w!.message).toBe(
+      "initial delta web_initial_delta gives VDU1 5 instances, outside its vdu_profile 1..4; vnfm, as Tacker, accepts it: an instantiate does not use it, the instantiation levels set VDU1's instances (1 at instantiation_level_1, 4 at instantiation_level_2), as Tacker v2 grants them",
+    );
+  });
+
+  test('an initial delta outside vdu_profile that an instantiate uses: the counts per level, and the scale rule', async () => {
+    let members = edit(
+      await fixture('cnf'),
+      CNF_DF,
+      'initial_delta:\n            number_of_instances: 1\n        targets: [ VDU1 ]',
+      'initial_delta:\n            number_of_instances: 0\n        targets: [ VDU1 ]',
+    );
+    const webLevels = members[CNF_DF]!.slice(members[CNF_DF]!.indexOf('    - web_instantiation_levels:'), members[CNF_DF]!.indexOf('    - cache_instantiation_levels:'));
+    members = edit(members, CNF_DF, webLevels, '');
+    const { vnfd, findings } = await loadVnfd(memoryPackage(members), CNF_TOP);
+    expect(errors(findings)).toEqual([]);
+    expect(warningsOf(findings, 'initial-delta-out-of-range').map((f) => f.message)).toEqual([
+      "initial delta web_initial_delta gives VDU1 0 instances, outside its vdu_profile 1..4; vnfm, as Tacker, accepts it: an instantiate gives VDU1 the initial delta plus the aspects' deltas at the level, as Tacker v1 does (0 at instantiation_level_1, 3 at instantiation_level_2), and a scale that would leave VDU1 outside 1..4 is refused, as in Tacker",
+    ]);
+    expect(vnfd!.flavours['simple']!.initialDeltas['VDU1']).toBe(0);
   });
 });
