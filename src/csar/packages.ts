@@ -6,10 +6,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { echo, ConflictError, NotFoundError, UsageError, VnfmError } from '../errors.js';
 import type { PackageContentRepository, PackageFilter, PackageRepository } from '../store/index.js';
 import type { PackageContentIo, StagedContent } from '../store/transfer.js';
+import { atProcessEnd } from '../infra/helm/process-end.js';
 import { buildCsar } from './build.js';
 import { hashFileOffThread } from './hashes.js';
 import type { Finding } from '../model/package-files.js';
@@ -143,6 +144,11 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
  * Writes the zip into the shared store chunk by chunk as it is read (never
  * whole in memory), checking that the bytes sent are the bytes hashed.
  * Returns the upload, to be finished with the package's record.
+ *
+ * Until it is finished or aborted, the upload is removed if the process
+ * ends (Ctrl-C, SIGTERM, SIGHUP, an exit): its chunks do not wait an hour
+ * for the next onboarding to find them abandoned. Only a process killed
+ * outright (SIGKILL, a crash) leaves them to that.
  */
 async function uploadContents(
   deps: PackageDeps,
@@ -153,6 +159,14 @@ async function uploadContents(
   const contents = deps.contents!;
   deps.onEvent?.({ type: 'progress', message: `writing the package (${formatBytes(expected.size)}) into the shared store` });
   const upload = contents.begin(id);
+  // `ending` is false where the program handles the signal itself and goes on: the upload then ends its own way.
+  const release = atProcessEnd((ending?: boolean) => {
+    if (ending !== false) upload.abort();
+  });
+  const abort = () => {
+    release();
+    upload.abort();
+  };
   try {
     const hash = createHash('sha256');
     let size = 0;
@@ -163,9 +177,15 @@ async function uploadContents(
     }
     const sha256 = hash.digest('hex');
     if (sha256 !== expected.hash || size !== expected.size) throw new VnfmError(`${zip} changed while it was written into the shared store`, { hint: 'onboard the package again' });
-    return { finish: (withRecord) => upload.finish(sha256, size, withRecord), abort: () => upload.abort() };
+    return {
+      finish: (withRecord) => {
+        upload.finish(sha256, size, withRecord);
+        release();
+      },
+      abort,
+    };
   } catch (err) {
-    upload.abort();
+    abort();
     throw err;
   }
 }
@@ -277,13 +297,18 @@ export function packageContentIo(deps: Pick<PackageDeps, 'home' | 'contents'>): 
       const zip = packageZip(deps.home, id);
       return existsSync(zip) ? createReadStream(zip, { highWaterMark: CONTENT_CHUNK_BYTES }) : undefined;
     },
-    stage: (id) => (deps.contents ? stageInStore(deps.contents, id) : stageInHome(deps.home, id)),
+    stage: async (id) => {
+      // The package's directory is made of the id: one that cannot be is refused before anything is staged.
+      const dir = packageDir(deps.home, id);
+      return deps.contents ? stageInStore(deps.contents, id) : stageInHome(deps.home, dir);
+    },
   };
 }
 
-function mismatch(id: string, got: { hash: string; size: number }, expected: { sha256: string; sizeBytes: number }): VnfmError | undefined {
+/** A zip in an export document that is not the one its record describes: the document is bad (exit 2). */
+function mismatch(id: string, got: { hash: string; size: number }, expected: { sha256: string; sizeBytes: number }): UsageError | undefined {
   if (got.hash === expected.sha256 && got.size === expected.sizeBytes) return undefined;
-  return new VnfmError(
+  return new UsageError(
     `package ${id}'s contents in the export do not match its record (SHA-256 ${got.hash}, ${got.size} bytes; recorded ${expected.sha256}, ${expected.sizeBytes} bytes)`,
     {
       hint: 'export the store again; nothing was imported',
@@ -323,7 +348,7 @@ async function checkReadable(zip: string): Promise<void> {
   await files.close();
 }
 
-async function stageInHome(home: string, id: string): Promise<StagedContent> {
+async function stageInHome(home: string, dir: string): Promise<StagedContent> {
   await removeAbandoned(home);
   const staging = join(packagesDir(home), `.staging-${process.pid}-import-${randomUUID()}`);
   await mkdir(staging, { recursive: true, mode: 0o700 });
@@ -339,15 +364,15 @@ async function stageInHome(home: string, id: string): Promise<StagedContent> {
     },
     close: async (expected) => {
       await new Promise<void>((ok, fail) => out.end((err?: Error | null) => (err ? fail(err) : ok())));
-      const bad = mismatch(id, { hash: hash.digest('hex'), size }, expected);
+      const bad = mismatch(basename(dir), { hash: hash.digest('hex'), size }, expected);
       if (bad) throw bad;
       await checkReadable(zip);
     },
     commit: () => undefined,
     publish: async () => {
       // A directory left by a package of that id deleted from the records only: the imported one replaces it.
-      await rm(packageDir(home, id), { recursive: true, force: true });
-      await rename(staging, packageDir(home, id));
+      await rm(dir, { recursive: true, force: true });
+      await rename(staging, dir);
     },
     discard: async () => {
       out.destroy();
@@ -373,9 +398,11 @@ export function setOperationalState(deps: PackageDeps, ref: string, state: Opera
 /** Deletes the record (refused while IN_USE) with the zip in the shared store, then the zip under VNFM_HOME. */
 export async function deletePackage(deps: PackageDeps, ref: string): Promise<VnfPackage> {
   const pkg = deps.packages.get(ref);
+  // Before anything is deleted: an id that cannot be a package's directory refuses the whole delete.
+  const dir = packageDir(deps.home, pkg.id);
   if (deps.contents) deps.contents.deleteWith(pkg.id, () => deps.packages.delete(pkg.id));
   else deps.packages.delete(pkg.id);
-  await rm(packageDir(deps.home, pkg.id), { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true });
   return pkg;
 }
 

@@ -19,11 +19,29 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { echo, VnfmError } from '../errors.js';
+import { isUuid } from '../model/ids.js';
 import type { PackageFiles } from '../model/package-files.js';
 import { openPackage, type OpenedPackage, type PackageLimits } from './open-package.js';
 
 export const packagesDir = (home: string) => join(home, 'packages');
-export const packageDir = (home: string, id: string) => join(packagesDir(home), id);
+
+/**
+ * A package's directory: the one place a package id becomes a path, for
+ * every path of a package (its zip, onboarding, fetching, importing,
+ * deleting). The id must be a UUID, as vnfm makes them: one name inside
+ * `packages/`, never `..` or a path of its own. A record of another form
+ * (a row another client wrote into the shared store) is refused before any
+ * file is touched.
+ */
+export function packageDir(home: string, id: string): string {
+  if (!isUuid(id)) {
+    throw new VnfmError(`package id ${echo(id)} is not a UUID: refusing to make a path of it (nothing was read, written or removed)`, {
+      hint: "vnfm never makes such an id: the record was written by something else; remove it from the store's vnf_packages table by hand",
+    });
+  }
+  return join(packagesDir(home), id);
+}
 /** The package as onboarded (a zip): the one copy the store keeps, what vnfpkg-download returns. */
 export const packageZip = (home: string, id: string) => join(packageDir(home, id), 'package.zip');
 /** Where stores written before the zip alone was kept also hold its members unpacked (removed on first use). */

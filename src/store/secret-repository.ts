@@ -117,6 +117,20 @@ function mapSealed(value: unknown, fn: (v: { sealed: string; keyId: string }, pa
   return value;
 }
 
+/**
+ * The sealed values in a JSON value (a column's text, parsed), with their
+ * JSON paths: what a rotation finds there (store-import checks each opens
+ * before it writes).
+ */
+export function sealedValuesIn(value: unknown): { path: string; token: string; keyId: string }[] {
+  const found: { path: string; token: string; keyId: string }[] = [];
+  mapSealed(value, (v, path) => {
+    found.push({ path, token: v.sealed, keyId: v.keyId });
+    return undefined;
+  });
+  return found;
+}
+
 interface JsonColumn {
   table: string;
   column: string;

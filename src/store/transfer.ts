@@ -11,40 +11,29 @@
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { createInterface } from 'node:readline';
 import { createHash } from 'node:crypto';
-import { ConflictError, UsageError, VnfmError } from '../errors.js';
+import { ConflictError, echo, UsageError, VnfmError } from '../errors.js';
 import type { Store } from './index.js';
 import { migrations } from './migrations/index.js';
 import type { JournalStep } from '../model/resources.js';
 import { journalText } from './lcm-op-occ-repository.js';
+import {
+  DEFAULT_IMPORT_LIMITS,
+  DocumentReader,
+  EXPORT_FORMAT_VERSION,
+  EXPORTED_TABLES,
+  type ContentEntry,
+  type DocumentTables,
+  type ExportHeader,
+  type ImportLimits,
+  type Row,
+} from './export-document.js';
+import { checkRows, rowPlace, sealedValues } from './import-checks.js';
 
-export const EXPORT_FORMAT_VERSION = 1;
-
-/**
- * The tables exported, in the order rows are inserted (a row's references
- * first), the column that names a row, and whether a row carries its
- * operation's journal (one JSON array, as it was kept before its steps had
- * rows of their own, migration 14).
- */
-export const EXPORTED_TABLES: readonly { table: string; key: string; byKey?: boolean; journal?: boolean }[] = [
-  { table: 'vims', key: 'id' },
-  { table: 'vnf_packages', key: 'id' },
-  { table: 'vnf_instances', key: 'id' },
-  { table: 'lcm_op_occs', key: 'id' },
-  // the large JSON columns of the two above (migration 12)
-  { table: 'vnf_instance_details', key: 'id' },
-  { table: 'lcm_op_occ_details', key: 'id', journal: true },
-  { table: 'lcm_op_occ_prior_states', key: 'id' },
-  { table: 'ssh_host_keys', key: 'server_id' },
-  // no rowid on PostgreSQL: read in the order of its names
-  { table: 'store_settings', key: 'name', byKey: true },
-];
+export { DEFAULT_IMPORT_LIMITS, EXPORT_FORMAT_VERSION, EXPORTED_TABLES, linesOf, MAX_LINE_BYTES, type ExportHeader, type ImportLimits } from './export-document.js';
 
 /** Tables whose rows make a store non-empty (settings alone do not). */
 const STATE_TABLES = ['vims', 'vnf_packages', 'vnf_instances', 'lcm_op_occs', 'ssh_host_keys'];
-
-type Row = Record<string, unknown>;
 
 /** Where package zips come from and go to: the package directories or the shared store (csar/packages.ts). */
 export interface PackageContentIo {
@@ -64,15 +53,6 @@ export interface StagedContent {
   publish(): Promise<void>;
   /** The import failed: removes what was staged. */
   discard(): Promise<void>;
-}
-
-export interface ExportHeader {
-  vnfmExport: number;
-  exportedAt: string;
-  source: { backend: string; schemaVersion: number };
-  /** One sealed value of the store, for import to check its master key opens it before writing anything. */
-  sealedCheck: { keyId: string; token: string } | null;
-  withPackageContents: boolean;
 }
 
 export interface ExportOptions {
@@ -162,10 +142,15 @@ export interface ImportOptions {
   /** Adds to a store that has state, skipping rows whose ids it has; without it such a store is refused. */
   merge: boolean;
   contents: PackageContentIo;
-  /** Throws unless this side's master key opens the token (SecretKeyError). */
-  checkSealed: (token: string, keyId: string) => void | Promise<void>;
+  /**
+   * Throws unless this side's master key opens the token (SecretKeyError);
+   * `place` says where the token is in the document (`line 4: vims "ID": secrets_token`).
+   */
+  checkSealed: (token: string, keyId: string, place: string) => void | Promise<void>;
   /** Where the document came from, for messages. */
   source: string;
+  /** How much of the document is held at once (DEFAULT_IMPORT_LIMITS where not given); the line's is linesOf's. */
+  limits?: Partial<ImportLimits>;
 }
 
 export interface ImportResult {
@@ -177,14 +162,17 @@ export interface ImportResult {
 
 /**
  * Reads the document and writes every row in one transaction: all of it or
- * nothing. Before anything is written, the master key must open the sealed
- * value the document carries, and the store must be empty (unless `merge`).
- * Package zips are staged as they are read (never whole in memory) and made
- * visible with the rows.
+ * nothing. Before anything is written: the store must be empty (unless
+ * `merge`); every row must have its form (export-document.ts) and hold what
+ * its columns take, with nothing the schema keeps unique given twice
+ * (import-checks.ts); and the master key must open every sealed value of
+ * the document. Package zips are staged as they are read (never whole in
+ * memory), each checked against its package's record, and made visible with
+ * the rows.
  */
 export async function importStore(store: Store, lines: AsyncIterable<string>, opts: ImportOptions): Promise<ImportResult> {
   if (!opts.merge) assertEmpty(store, opts.source);
-  const reader = new DocumentReader(lines, opts.source);
+  const reader = new DocumentReader(lines, opts.source, { ...DEFAULT_IMPORT_LIMITS, ...opts.limits });
   const header = await reader.header();
   const known = migrations.reduce((max, m) => Math.max(max, m.version), 0);
   if (header.source.schemaVersion > known) {
@@ -192,28 +180,18 @@ export async function importStore(store: Store, lines: AsyncIterable<string>, op
       hint: 'import it with the vnfm version that exported it, or a newer one',
     });
   }
-  if (header.sealedCheck) await opts.checkSealed(header.sealedCheck.token, header.sealedCheck.keyId);
-  const tables = await reader.tables();
-  if (header.source.schemaVersion < 12) splitDetails(tables);
-  const existingPackages = new Set(opts.merge ? store.packages.ids() : []);
+  if (header.sealedCheck) await opts.checkSealed(header.sealedCheck.token, header.sealedCheck.keyId, 'line 1: sealedCheck');
+  const doc = await reader.tables();
+  checkRows(doc, opts.source);
+  for (const sealed of sealedValues(doc)) await opts.checkSealed(sealed.token, sealed.keyId, sealed.place);
+  if (header.source.schemaVersion < 12) splitDetails(doc.tables);
   const staged: StagedContent[] = [];
   try {
-    for await (const entry of reader.packageContents()) {
-      const known = tables.get('vnf_packages')?.some((r) => r['id'] === entry.packageId);
-      if (!known || existingPackages.has(entry.packageId)) {
-        // Read past what is not imported.
-        for await (const chunk of entry.chunks) void chunk;
-        continue;
-      }
-      const target = await opts.contents.stage(entry.packageId);
-      staged.push(target);
-      for await (const chunk of entry.chunks) await target.write(chunk);
-      await target.close(entry);
-    }
+    await stageContents(store, reader, doc, opts, staged);
     const result = store.db
       .transaction(() => {
         if (!opts.merge) assertEmpty(store, opts.source);
-        const out = insertRows(store, tables);
+        const out = insertRows(store, doc, opts.source);
         for (const s of staged) s.commit();
         return out;
       })
@@ -225,6 +203,62 @@ export async function importStore(store: Store, lines: AsyncIterable<string>, op
     throw err;
   }
 }
+
+/**
+ * Stages each package's zip the document carries (into `staged`). A zip is
+ * the one its record describes (the row's checksum_hash and size_bytes, the
+ * entry's, and the bytes' own), or the document is refused: an imported
+ * package never reports a hash its contents do not have.
+ */
+async function stageContents(store: Store, reader: DocumentReader, doc: DocumentTables, opts: ImportOptions, staged: StagedContent[]): Promise<void> {
+  const records = new Map((doc.tables.get('vnf_packages') ?? []).map((r) => [r['id'] as string, r]));
+  const existing = new Set(opts.merge ? store.packages.ids() : []);
+  const seen = new Set<string>();
+  for await (const entry of reader.packageContents()) {
+    const row = records.get(entry.packageId);
+    if (!row) reader.fail(`the contents of package ${entry.packageId}, which the document has no record of`, { line: entry.line });
+    if (seen.has(entry.packageId)) reader.fail(`the contents of package ${entry.packageId} a second time`, { line: entry.line });
+    seen.add(entry.packageId);
+    checkRecorded(reader, doc, opts.source, row, entry);
+    if (existing.has(entry.packageId)) {
+      // Read past what is not imported.
+      for await (const chunk of entry.chunks) void chunk;
+      continue;
+    }
+    const target = await opts.contents.stage(entry.packageId);
+    staged.push(target);
+    const sum = hashingCounter();
+    let size = 0;
+    for await (const chunk of entry.chunks) {
+      size += chunk.length;
+      if (size > entry.sizeBytes) reader.fail(`package ${entry.packageId}'s zip runs past the ${entry.sizeBytes} bytes its record gives`, { hint: RECORD_HINT });
+      sum.update(chunk);
+      await target.write(chunk);
+    }
+    const got = sum.result();
+    if (got.sha256 !== entry.sha256 || got.sizeBytes !== entry.sizeBytes) {
+      reader.fail(
+        `package ${entry.packageId}'s zip is not the one its record describes (the chunks from line ${entry.line + 1}: SHA-256 ${got.sha256}, ${got.sizeBytes} bytes; ` +
+          `recorded: SHA-256 ${entry.sha256}, ${entry.sizeBytes} bytes)`,
+        { hint: RECORD_HINT },
+      );
+    }
+    await target.close(entry);
+  }
+}
+
+/** The entry's hash and size must be the package row's (the zip's own are checked against them as it is read). */
+function checkRecorded(reader: DocumentReader, doc: DocumentTables, source: string, row: Row, entry: ContentEntry): void {
+  const recorded = { algorithm: row['checksum_algorithm'], sha256: row['checksum_hash'], sizeBytes: Number(row['size_bytes']) };
+  if (recorded.sha256 === entry.sha256 && recorded.sizeBytes === entry.sizeBytes && /^sha-?256$/i.test(String(recorded.algorithm))) return;
+  reader.fail(
+    `package ${entry.packageId}'s zip (SHA-256 ${entry.sha256}, ${entry.sizeBytes} bytes) is not the one its record describes ` +
+      `(${rowPlace(doc, source, 'vnf_packages', row)}: checksum ${echo(recorded.algorithm)} ${echo(recorded.sha256)}, size_bytes ${echo(row['size_bytes'])})`,
+    { line: entry.line, hint: RECORD_HINT },
+  );
+}
+
+const RECORD_HINT = "export the store again with store-export: a package's record and zip travel as they were onboarded";
 
 /**
  * An export from a store before migration 12 carries the large JSON columns
@@ -283,11 +317,11 @@ function assertEmpty(store: Store, source: string): void {
   }
 }
 
-function insertRows(store: Store, tables: Map<string, Row[]>): Omit<ImportResult, 'packageContents'> {
+function insertRows(store: Store, doc: DocumentTables, source: string): Omit<ImportResult, 'packageContents'> {
   const imported: Record<string, number> = {};
   const skipped: string[] = [];
   for (const { table, key, journal: withJournal } of EXPORTED_TABLES) {
-    const rows = tables.get(table) ?? [];
+    const rows = doc.tables.get(table) ?? [];
     const columns = new Set((store.db.prepare(`PRAGMA table_info("${table}")`).all() as { name: string }[]).map((c) => c.name));
     const exists = store.db.prepare(`SELECT 1 FROM ${table} WHERE ${key} = ?`);
     imported[table] = 0;
@@ -303,12 +337,39 @@ function insertRows(store: Store, tables: Map<string, Row[]>): Omit<ImportResult
         skipped.push(`${table}/${String(row[key])}`);
         continue;
       }
-      store.db.prepare(`INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`).run(...names.map((n) => row[n]));
+      try {
+        store.db.prepare(`INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`).run(...names.map((n) => row[n]));
+      } catch (err) {
+        throw refusedRow(err, rowPlace(doc, source, table, row));
+      }
       for (const step of journal) store.opOccs.appendJournal(String(row[key]), step);
       imported[table]++;
     }
   }
   return { imported, skipped };
+}
+
+/**
+ * A row the store refused, named: one that takes what a row of this store
+ * holds (a name, the default VIM, a vnfdId: --merge) is a conflict (exit 4);
+ * one the schema refuses (a missing column, a value out of its CHECK, a
+ * reference to a row that is nowhere) is a bad document (exit 2).
+ */
+function refusedRow(err: unknown, place: string): unknown {
+  if (err instanceof VnfmError || !(err instanceof Error)) return err;
+  if (/^UNIQUE constraint failed/.test(err.message)) {
+    return new ConflictError(`${place}: this store has a row that holds the same value (${err.message})`, {
+      hint: 'change or delete that row here (or the one in the document), then import again: nothing was imported',
+      cause: err,
+    });
+  }
+  if (/constraint|violates|invalid input|out of range|bind|mismatch/i.test(err.message)) {
+    return new UsageError(`${place}: refused by the store: ${err.message}`, {
+      hint: 'give the document as store-export wrote it, or export the store again; nothing was imported',
+      cause: err,
+    });
+  }
+  return err;
 }
 
 /** Takes an operation's journal (a JSON array) out of its details row: its steps, in order. */
@@ -328,105 +389,6 @@ function journalSteps(row: Row): JournalStep[] {
     });
   }
   return steps as JournalStep[];
-}
-
-interface ContentEntry {
-  packageId: string;
-  sha256: string;
-  sizeBytes: number;
-  chunks: AsyncIterable<Buffer>;
-}
-
-/** Reads the document line by line, as exportStore writes it. */
-class DocumentReader {
-  readonly #it: AsyncIterator<string>;
-  #line = 0;
-
-  constructor(
-    lines: AsyncIterable<string>,
-    private readonly source: string,
-  ) {
-    this.#it = lines[Symbol.asyncIterator]();
-  }
-
-  private fail(why: string): never {
-    throw new UsageError(`${this.source} line ${this.#line}: ${why}`, { hint: 'give a file written by vnfm store-export, unchanged' });
-  }
-
-  private async next(): Promise<string> {
-    const r = await this.#it.next();
-    this.#line++;
-    if (r.done) this.fail('the document ends early (was the export cut short?)');
-    return r.value;
-  }
-
-  private parse(text: string): unknown {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return this.fail('not a line of a vnfm export document');
-    }
-  }
-
-  async header(): Promise<ExportHeader> {
-    const first = await this.next();
-    if (!first.endsWith(',')) this.fail('not a vnfm export document (it starts with {"vnfmExport": …} on a line of its own)');
-    const h = this.parse(`${first.slice(0, -1)}}`) as Partial<ExportHeader>;
-    if (typeof h.vnfmExport !== 'number') this.fail('not a vnfm export document (no "vnfmExport")');
-    if (h.vnfmExport !== EXPORT_FORMAT_VERSION) this.fail(`export format ${h.vnfmExport}; this vnfm reads format ${EXPORT_FORMAT_VERSION}`);
-    if (!h.source || typeof h.source.schemaVersion !== 'number') this.fail('the header has no source schema version');
-    return h as ExportHeader;
-  }
-
-  async tables(): Promise<Map<string, Row[]>> {
-    if ((await this.next()) !== '"tables":{') this.fail('expected "tables":{');
-    const tables = new Map<string, Row[]>();
-    for (;;) {
-      const line = await this.next();
-      if (line === '},') return tables;
-      const m = /^,?"(\w+)":\[$/.exec(line);
-      if (!m) this.fail('expected a table');
-      if (!EXPORTED_TABLES.some((t) => t.table === m[1])) this.fail(`unknown table ${m[1]}`);
-      const rows: Row[] = [];
-      tables.set(m[1]!, rows);
-      for (let row = await this.next(); row !== ']' && row !== '],'; row = await this.next()) {
-        const value = this.parse(row.endsWith(',') ? row.slice(0, -1) : row);
-        if (value === null || typeof value !== 'object' || Array.isArray(value)) this.fail(`a row of ${m[1]} is not an object`);
-        rows.push(value as Row);
-      }
-    }
-  }
-
-  async *packageContents(): AsyncGenerator<ContentEntry> {
-    if ((await this.next()) !== '"packageContents":[') this.fail('expected "packageContents":[');
-    for (;;) {
-      const line = await this.next();
-      if (line === ']') {
-        if ((await this.next()) !== '}') this.fail('expected the end of the document');
-        return;
-      }
-      const head = line.startsWith(',') ? line.slice(1) : line;
-      if (!head.endsWith('"chunks":[')) this.fail("expected a package's contents");
-      const e = this.parse(`${head}]}`) as Partial<ContentEntry>;
-      if (typeof e.packageId !== 'string' || typeof e.sha256 !== 'string' || typeof e.sizeBytes !== 'number') this.fail("a package's contents lack packageId, sha256 or sizeBytes");
-      let done = false;
-      const chunks = async function* (this: DocumentReader): AsyncGenerator<Buffer> {
-        for (let c = await this.next(); c !== ']}' && c !== ']},'; c = await this.next()) {
-          const text = this.parse(c.endsWith(',') ? c.slice(0, -1) : c);
-          if (typeof text !== 'string') this.fail('a chunk is not a base64 string');
-          yield Buffer.from(text, 'base64');
-        }
-        done = true;
-      }.call(this);
-      yield { packageId: e.packageId, sha256: e.sha256, sizeBytes: e.sizeBytes, chunks };
-      if (!done) this.fail("a package's chunks were not read");
-    }
-  }
-}
-
-/** The lines of a stream (a file), none held beyond its own. */
-export function linesOf(input: NodeJS.ReadableStream): AsyncIterable<string> {
-  return createInterface({ input, crlfDelay: Infinity });
 }
 
 /** The SHA-256 and size of bytes as they pass: what a staged zip checks itself against. */

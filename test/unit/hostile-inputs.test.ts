@@ -5,6 +5,11 @@
  * file is expected, values megabytes long, a blank ssl_ca_cert. Every one is
  * refused with exit 2 and a message naming the file and the fix; none
  * crashes, hangs or writes more than the limits allow.
+ *
+ * The corpus of store-import documents (ids that are paths, a row sealed
+ * under another key, a zip that is not its record's, lines past the bound,
+ * ids twice, two default VIMs) is store-import-hostile.test.ts, run on both
+ * store backends.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';

@@ -20,6 +20,12 @@ import { STORE_BACKENDS, tempHome, useStoreBackend } from '../support/store-back
 import { packageRecord } from '../support/store-records.js';
 
 const T0 = '2026-01-01T00:00:00.000Z';
+/** vnfm's ids are UUIDs (store-import refuses others): the package, the two instances and the two operations. */
+const PKG = '00000000-0000-4000-8000-000000000001';
+const I1 = '00000000-0000-4000-8000-0000000000a1';
+const I2 = '00000000-0000-4000-8000-0000000000a2';
+const O1 = '00000000-0000-4000-8000-0000000000b1';
+const O2 = '00000000-0000-4000-8000-0000000000b2';
 const T1 = '2026-01-01T00:01:00.000Z';
 
 const instance = (id: string, over: Partial<VnfInstance> = {}): VnfInstance =>
@@ -28,7 +34,7 @@ const instance = (id: string, over: Partial<VnfInstance> = {}): VnfInstance =>
     vnfInstanceName: `vnf-${id}`,
     vnfInstanceDescription: 'edge web',
     vnfdId: 'vnfd-1',
-    vnfPkgId: 'p1',
+    vnfPkgId: PKG,
     vnfProvider: 'ACME',
     vnfProductName: 'cnf',
     vnfSoftwareVersion: '1.0',
@@ -79,7 +85,7 @@ function readBack(store: Store) {
   return {
     instances: JSON.stringify(store.instances.list()),
     summaries: JSON.stringify([...store.instances.read({}, { summary: true })]),
-    shown: JSON.stringify(store.instances.get('vnf-i-1')),
+    shown: JSON.stringify(store.instances.get(`vnf-${I1}`)),
     ops: JSON.stringify(ops),
     opSummaries: JSON.stringify([...store.opOccs.read({}, { summary: true })]),
     journals: ops.map((o) => store.opOccs.journal(o.id)),
@@ -110,14 +116,14 @@ function oldRows(i: VnfInstance, ops: LcmOpOcc[]): string[] {
 
 describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (name) => {
   const backend = useStoreBackend(name);
-  const i1 = instance('i-1');
-  const i2 = instance('i-2', { instantiationState: 'NOT_INSTANTIATED', instantiatedVnfInfo: undefined, metadata: undefined, createdAt: T1 });
-  const ops = [op('o-1', 'i-1', { operation: 'INSTANTIATE', startTime: T0 }), op('o-2', 'i-1', { startTime: T1 })];
+  const i1 = instance(I1);
+  const i2 = instance(I2, { instantiationState: 'NOT_INSTANTIATED', instantiatedVnfInfo: undefined, metadata: undefined, createdAt: T1 });
+  const ops = [op(O1, I1, { operation: 'INSTANTIATE', startTime: T0 }), op(O2, I1, { startTime: T1 })];
 
   /** A store written now, with the records. */
   async function current(): Promise<Store> {
     const store = await backend.open();
-    store.packages.insert(packageRecord());
+    store.packages.insert(packageRecord({ id: PKG }));
     store.instances.insert(i1);
     store.instances.insert(i2);
     for (const o of ops) store.opOccs.insert(o, prior(i1));
@@ -128,7 +134,7 @@ describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (
   async function migrated(): Promise<Store> {
     const home = tempHome();
     const statements = [...oldRows(i1, ops), ...oldRows(i2, [])];
-    const lock = "INSERT INTO vnf_locks (vnf_instance_id, op_id, pid, acquired_at) VALUES ('i-1', 'o-2', 1, 't')";
+    const lock = `INSERT INTO vnf_locks (vnf_instance_id, op_id, pid, acquired_at) VALUES ('${I1}', '${O2}', 1, 't')`;
     let url: string | undefined;
     const withPackage = (exec: (sql: string) => void, insertPackage: () => void) => {
       insertPackage();
@@ -160,29 +166,29 @@ describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (
     try {
       expect(old.info().schemaVersion).toBe(Math.max(...migrations.map((m) => m.version)));
       expect(readBack(old)).toEqual(readBack(now));
-      expect(old.opOccs.lockedInstances()).toEqual(['i-1']);
+      expect(old.opOccs.lockedInstances()).toEqual([I1]);
       // What -o json reads: each JSON column as RawJson text (pretty-printed on SQLite, as stored on PostgreSQL) of the same value.
       const raw = (o: object) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v instanceof RawJson ? JSON.parse(v.text) : v]));
       expect([...old.instances.read({}, { rawJson: true })].map(raw)).toEqual(JSON.parse(readBack(now).instances));
       expect([...old.opOccs.read({}, { rawJson: true })].map(raw)).toEqual(JSON.parse(readBack(now).ops));
       const text = ([...old.instances.read({}, { rawJson: true })][0] as unknown as { instantiatedVnfInfo: RawJson }).instantiatedVnfInfo.text;
       expect(text).toBe(name === 'sqlite' ? JSON.stringify(i1.instantiatedVnfInfo, null, 2) : JSON.stringify(i1.instantiatedVnfInfo));
-      expect(old.instances.get('i-1').instantiatedVnfInfo?.vnfcInfo).toHaveLength(2);
+      expect(old.instances.get(I1).instantiatedVnfInfo?.vnfcInfo).toHaveLength(2);
       expect(([...old.instances.read({}, { summary: true })] as (VnfInstance & { vnfcCount: number | null })[]).map((i) => i.vnfcCount)).toEqual([2, null]);
       // The side rows went with the main ones; a journal step still lands.
-      old.opOccs.appendJournal('o-2', { step: 'checked', state: 'done' } as never);
-      expect(old.opOccs.journal('o-2')).toEqual([...ops[1]!.journal, { step: 'checked', state: 'done' }]);
-      old.opOccs.setState('o-2', 'FAILED_TEMP', T1, { resourceChanges: { affectedVnfcs: [] } });
-      expect(old.opOccs.get('o-2').resourceChanges).toEqual({ affectedVnfcs: [] });
-      old.opOccs.releaseLock('i-1', 'o-2');
-      old.instances.update({ ...old.instances.get('i-1'), instantiationState: 'NOT_INSTANTIATED', instantiatedVnfInfo: undefined } as VnfInstance);
+      old.opOccs.appendJournal(O2, { step: 'checked', state: 'done' } as never);
+      expect(old.opOccs.journal(O2)).toEqual([...ops[1]!.journal, { step: 'checked', state: 'done' }]);
+      old.opOccs.setState(O2, 'FAILED_TEMP', T1, { resourceChanges: { affectedVnfcs: [] } });
+      expect(old.opOccs.get(O2).resourceChanges).toEqual({ affectedVnfcs: [] });
+      old.opOccs.releaseLock(I1, O2);
+      old.instances.update({ ...old.instances.get(I1), instantiationState: 'NOT_INSTANTIATED', instantiatedVnfInfo: undefined } as VnfInstance);
       expect(([...old.instances.read({ state: 'NOT_INSTANTIATED' }, { summary: true })] as unknown as { vnfcCount: number | null }[]).map((i) => i.vnfcCount)).toEqual([
         null,
         null,
       ]);
-      old.instances.delete('i-1', T1);
+      old.instances.delete(I1, T1);
       for (const table of ['vnf_instance_details', 'lcm_op_occ_details', 'lcm_op_occ_prior_states']) {
-        expect(old.db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all()).toEqual(table === 'vnf_instance_details' ? ['i-2'] : []);
+        expect(old.db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all()).toEqual(table === 'vnf_instance_details' ? [I2] : []);
       }
     } finally {
       old.close();
@@ -262,7 +268,7 @@ describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (
 
 /** The package the records use, as a schema-11 row. */
 function pkgInsert(): string {
-  const p = packageRecord();
+  const p = packageRecord({ id: PKG });
   return `INSERT INTO vnf_packages (id, vnfd_id, onboarding_state, operational_state, usage_state, checksum_algorithm, checksum_hash, size_bytes, created_at, updated_at)
     VALUES ('${p.id}', '${p.vnfdId}', 'ONBOARDED', 'ENABLED', 'IN_USE', 'SHA-256', '${p.checksum.hash}', 10, '${T0}', '${T0}')`;
 }

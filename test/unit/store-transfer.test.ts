@@ -19,6 +19,10 @@ import { STORE_BACKENDS, tempHome, useStoreBackend } from '../support/store-back
 import { instanceRecord } from '../support/store-records.js';
 
 const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf/package');
+/** vnfm's ids are UUIDs (store-import refuses others): the seeded VIM, instance and operation. */
+const VIM = '00000000-0000-4000-8000-00000000000a';
+const INST = '00000000-0000-4000-8000-00000000000b';
+const OP = '00000000-0000-4000-8000-00000000000c';
 const homeOf = (s: Store) => (s as Store & { home?: string }).home!;
 /** An operation's journal: a step written with the operation, then two appended (one with text JSON escapes). */
 const JOURNAL = [
@@ -42,14 +46,14 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     const { pkg } = await onboardPackage({ packages: store.packages, contents: store.packageContents, home: homeOf(store), now: () => new Date() }, { path: SAMPLE });
     store.db
       .prepare(
-        "INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, secrets_token, secrets_key_id, created_at, updated_at) VALUES ('vim-1', 'edge', 'kubernetes', 1, 'https://h', 'bearer-token', 1, 'REACHABLE', 'sealed-token', 'key-1', 't0', 't0')",
+        `INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, secrets_token, secrets_key_id, created_at, updated_at) VALUES ('${VIM}', 'edge', 'kubernetes', 1, 'https://h', 'bearer-token', 1, 'REACHABLE', 'sealed-token', 'key-1', 't0', 't0')`,
       )
       .run();
     store.db.prepare("INSERT INTO ssh_host_keys (server_id, address, key_type, fingerprint, pinned_at) VALUES ('srv-1', '10.0.0.1', 'ssh-ed25519', 'SHA256:x', 't0')").run();
-    store.instances.insert(instanceRecord({ id: 'inst-1', vnfInstanceName: 'web "1"', vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
-    const op = { id: 'op-1', vnfInstanceId: 'inst-1', operation: 'INSTANTIATE', operationState: 'COMPLETED', stateEnteredTime: 't1', startTime: 't0' };
+    store.instances.insert(instanceRecord({ id: INST, vnfInstanceName: 'web-1', vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
+    const op = { id: OP, vnfInstanceId: INST, operation: 'INSTANTIATE', operationState: 'COMPLETED', stateEnteredTime: 't1', startTime: 't0' };
     store.opOccs.insert({ ...op, operationParams: {}, journal: [JOURNAL[0]], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
-    for (const step of JOURNAL.slice(1)) store.opOccs.appendJournal('op-1', step);
+    for (const step of JOURNAL.slice(1)) store.opOccs.appendJournal(OP, step);
     return { store, pkgId: pkg.id };
   }
 
@@ -87,17 +91,18 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ vnfmExport: 1, sealedCheck: { token: 'sealed-token', keyId: 'key-1' }, source: { backend: name } });
     const target = await open();
     const checked: string[] = [];
-    const r = await load(target, file, { checkSealed: (token, keyId) => void checked.push(`${keyId}:${token}`) });
-    expect(checked).toEqual(['key-1:sealed-token']);
+    const r = await load(target, file, { checkSealed: (token, keyId, place) => void checked.push(`${keyId}:${token} at ${place}`) });
+    // The header's sample first, then every sealed value of the document, each named by its line, row and field.
+    expect(checked).toEqual(['key-1:sealed-token at line 1: sealedCheck', `key-1:sealed-token at line 4: vims "${VIM}": secrets_token`]);
     expect(r).toMatchObject({ imported: { vims: 1, vnf_packages: 1, ssh_host_keys: 1 }, skipped: [], packageContents: 1 });
     for (const t of ['vims', 'vnf_packages', 'ssh_host_keys', 'vnf_instances', 'lcm_op_occs', 'lcm_op_occ_details', 'lcm_op_occ_journal_steps']) {
       expect(rows(target, t)).toEqual(rows(store, t));
     }
     // The journal travels as one JSON array in its operation's details row (the document's shape from before migration 14), and comes back step by step.
     const details = (JSON.parse(readFileSync(file, 'utf8')) as { tables: Record<string, Record<string, unknown>[]> }).tables['lcm_op_occ_details']!;
-    expect(details.map((d) => [d['id'], JSON.parse(String(d['journal']))])).toEqual([['op-1', JOURNAL]]);
-    expect(target.opOccs.journal('op-1')).toEqual(JOURNAL);
-    expect(target.opOccs.get('op-1').journal).toEqual(JOURNAL);
+    expect(details.map((d) => [d['id'], JSON.parse(String(d['journal']))])).toEqual([[OP, JOURNAL]]);
+    expect(target.opOccs.journal(OP)).toEqual(JOURNAL);
+    expect(target.opOccs.get(OP).journal).toEqual(JOURNAL);
     // The lists' kept -o json items (SQLite) are made again from the imported rows.
     const json = (s: Store) => [s.instances.jsonText({}, {}), s.opOccs.jsonText({}, {})].map((pages) => pages && [...pages].join(''));
     expect(json(target)).toEqual(json(store));
@@ -109,7 +114,7 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
 
     const again = await load(target, file, { merge: true });
     expect(again).toMatchObject({ imported: { vims: 0, vnf_packages: 0 }, packageContents: 0 });
-    expect(again.skipped).toEqual(expect.arrayContaining(['vims/vim-1', `vnf_packages/${pkgId}`, 'ssh_host_keys/srv-1']));
+    expect(again.skipped).toEqual(expect.arrayContaining([`vims/${VIM}`, `vnf_packages/${pkgId}`, 'ssh_host_keys/srv-1']));
     await expect(load(target, file)).rejects.toThrow(ConflictError);
   });
 
@@ -129,7 +134,8 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     const bad = `${file}.bad`;
     writeFileSync(bad, altered.join('\n'));
     const t2 = await open();
-    await expect(load(t2, bad)).rejects.toThrow(/contents in the export do not match its record/);
+    await expect(load(t2, bad)).rejects.toThrow(/line \d+: package [-0-9a-f]{36}'s zip is not the one its record describes/);
+    await expect(load(t2, bad)).rejects.toThrow(UsageError);
     nothingIn(t2);
 
     // A journal that is not a JSON array: named, and nothing written.
@@ -139,7 +145,7 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     const notArray = `${file}.journal`;
     writeFileSync(notArray, noArray.join('\n'));
     const t4 = await open();
-    await expect(load(t4, notArray)).rejects.toThrow(/the journal of operation op-1 is not a JSON array/);
+    await expect(load(t4, notArray)).rejects.toThrow(new RegExp(`the journal of operation ${OP} is not a JSON array`));
     nothingIn(t4);
     expect(rows(t4, 'lcm_op_occ_journal_steps')).toEqual([]);
 

@@ -40,7 +40,7 @@ export function parseSize(flag: string, value: string): number {
   return bytes;
 }
 
-function parseCount(flag: string, value: string): number {
+export function parseCount(flag: string, value: string): number {
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
     throw new UsageError(`${flag} "${value}" is not a positive whole number`, { hint: `e.g. ${flag} 20000` });
   }
