@@ -9,10 +9,11 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import yaml from 'js-yaml';
-import { UsageError, ValidationError, VnfmError } from '../errors.js';
+import { echo, UsageError, ValidationError, VnfmError } from '../errors.js';
 import { FileReadError, readInputText } from '../input-file.js';
 import type { HeatTemplates } from '../infra/openstack/driver-contract.js';
 import { openStoredZip } from '../csar/index.js';
+import { isUuid } from '../model/ids.js';
 import type { PackageFiles } from '../model/package-files.js';
 
 /** Heat environments read from disk, ready to merge into a stack's files. */
@@ -165,7 +166,17 @@ function parseYaml(path: string, text: string): unknown {
   }
 }
 
-const heatDir = (home: string, instanceId: string) => join(home, 'instances', instanceId, 'heat');
+/** An instance's folder under VNFM_HOME, made only of an id of vnfm's own form (the store may hold a row something else wrote). */
+function instanceDir(home: string, instanceId: string): string {
+  if (!isUuid(instanceId)) {
+    throw new VnfmError(`vnf instance id ${echo(instanceId)} is not a UUID: refusing to make a path of it (nothing was read, written or removed)`, {
+      hint: 'vnfm never makes such an id: the record was written by something else',
+    });
+  }
+  return join(home, 'instances', instanceId);
+}
+
+const heatDir = (home: string, instanceId: string) => join(instanceDir(home, instanceId), 'heat');
 
 /** Keeps the environments an instance's stack was made with. */
 export async function saveInstanceEnvironments(home: string, instanceId: string, envs: HeatEnvironments): Promise<void> {
@@ -204,5 +215,5 @@ export function isAbsent(err: unknown): boolean {
 }
 
 export async function dropInstanceEnvironments(home: string, instanceId: string): Promise<void> {
-  await rm(join(home, 'instances', instanceId), { recursive: true, force: true });
+  await rm(instanceDir(home, instanceId), { recursive: true, force: true });
 }

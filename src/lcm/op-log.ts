@@ -6,13 +6,21 @@
  */
 import { appendFileSync, mkdirSync, openSync, closeSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { echo, VnfmError } from '../errors.js';
+import { isUuid } from '../model/ids.js';
 
 export interface OpLog {
   readonly path: string;
   write(line: string): void;
 }
 
+/** The log's path, made only of an id of vnfm's own form (the store may hold a row something else wrote). */
 export function opLogPath(home: string, opId: string): string {
+  if (!isUuid(opId)) {
+    throw new VnfmError(`occurrence id ${echo(opId)} is not a UUID: refusing to make a path of it`, {
+      hint: 'vnfm never makes such an id: the record was written by something else',
+    });
+  }
   return join(home, 'logs', `${opId}.log`);
 }
 
