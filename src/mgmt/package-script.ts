@@ -20,7 +20,9 @@
  * read VNFM_HOME, with `package_dir` a read-only copy of the package.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { constants as os } from 'node:os';
 import { extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ValidationError, VnfmError } from '../errors.js';
@@ -28,6 +30,7 @@ import type { VnfInstance } from '../model/lcm.js';
 import type { HookImplementation, LcmHook } from '../model/vnfd.js';
 import type { HookContext, HookOutcome, InstanceFields, PackageScriptUse } from './index.js';
 import { createScriptWorkspace, describeIsolation, isolatedCommand, type ScriptIsolation, type ScriptWorkspace } from './script-isolation.js';
+import { RUN_MARKER, ScriptProcesses } from './script-processes.js';
 import { openSealed, sealedStrings, type Open } from './sealed.js';
 import { createSessionRedactor } from './ssh/redact.js';
 import {
@@ -49,7 +52,7 @@ export interface PackageScriptOptions {
   open: Open;
   /** Where PATH, HOME and LANG are taken from (the process's environment by default); nothing else of it reaches the script. */
   env?: Record<string, string | undefined>;
-  /** After SIGTERM on abort, how long the script's process group has before SIGKILL (default 5000 ms). */
+  /** After SIGTERM on abort, how long the script's process group has before it and all it started get SIGKILL (default 5000 ms). */
   killGraceMs?: number;
   /** Whom the script runs as and what it cannot see (default: vnfm's own user, as is). */
   isolation?: ScriptIsolation;
@@ -216,7 +219,8 @@ interface ScriptLaunch {
 /**
  * Runs the hook's package script and waits for it. Fails with the script's
  * exit code and last output lines; on abort (Ctrl-C, --timeout) its whole
- * process group is stopped.
+ * process group is stopped. However it ends, nothing it started is left
+ * running (script-processes.ts).
  */
 export async function runPackageScript(ctx: HookContext, impl: HookImplementation, opts: PackageScriptOptions): Promise<HookOutcome> {
   const file = impl.artifactFile;
@@ -273,21 +277,24 @@ async function runScript(
   const name = `package script ${file} (hook ${ctx.hook}, artifact ${impl.implementation})`;
   const env = scriptEnvironment(opts.env ?? process.env, ctx);
   if (workspace && iso.kind === 'other-user') Object.assign(env, { HOME: workspace.home, TMPDIR: workspace.home, USER: iso.user.name, LOGNAME: iso.user.name });
+  // What the script starts inherits it: how vnfm knows those processes when nothing else tells (script-processes.ts).
+  env[RUN_MARKER] = randomUUID();
   const launch = isolatedCommand(iso, command, args);
   const tacker = launchSpec.contract === 'tacker-pickle';
 
   ctx.report(`${ctx.hook}: running package script ${file}`);
   const shown = tacker ? `python3 ${path} (Tacker's contract: a pickled dict on stdin and stdout)` : [command, ...args].join(' ');
-  ctx.log(`running ${file}: ${shown} in ${packageDir}${iso.kind === 'same-user' ? '' : ` ${describeIsolation(iso)}`}`);
+  ctx.log(`running ${file}: ${shown} in ${packageDir} ${describeIsolation(iso)}`);
   const child = spawn(launch.command, launch.args, {
     cwd: packageDir,
     env,
     ...(launch.uid !== undefined ? { uid: launch.uid, gid: launch.gid } : {}),
     // Tacker's contract: the wrapper reports the script's unpickled output on fd 3.
     stdio: tacker ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
-    // Its own process group, so an abort stops whatever it started too.
+    // Its own session and process group, so an abort stops whatever it started too.
     detached: true,
   });
+  const processes = child.pid !== undefined ? new ScriptProcesses(child.pid, launch.processes, `${RUN_MARKER}=${env[RUN_MARKER]}`) : undefined;
   const tail: string[] = [];
   let lastStdout: string | undefined;
   const keep = (line: string, stream: 'stdout' | 'stderr') => {
@@ -327,32 +334,29 @@ async function runScript(
   child.stdin!.end(launchSpec.stdin);
 
   let killTimer: NodeJS.Timeout | undefined;
-  const killGroup = (sig: NodeJS.Signals) => {
-    try {
-      if (child.pid) process.kill(-child.pid, sig);
-    } catch {
-      // Already gone.
-    }
-  };
   const onAbort = () => {
     ctx.log(`${file}: stopping it (${(ctx.signal.reason as Error | undefined)?.message ?? 'aborted'})`);
-    killGroup('SIGTERM');
-    killTimer = setTimeout(() => killGroup('SIGKILL'), opts.killGraceMs ?? 5000);
+    processes?.terminate();
+    killTimer = setTimeout(() => processes?.kill(), opts.killGraceMs ?? 5000);
     killTimer.unref();
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   let exit: { code: number | null; signal: NodeJS.Signals | null };
+  let left = 0;
   try {
     exit = await new Promise((resolveExit, reject) => {
       child.once('error', (err) => reject(new VnfmError(`${name} could not be started: ${err.message}`, { hint: `is ${command} installed?` })));
       child.once('exit', (code, signal) => resolveExit({ code, signal }));
     });
-    // Output still buffered is read; a process the script left behind holding its output does not hold the hook up.
-    await Promise.race([Promise.all(streams), new Promise((r) => setTimeout(r, 1000).unref())]);
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
     if (killTimer) clearTimeout(killTimer);
+    // Whatever the script left running ends with it: the hook is over.
+    left = (await processes?.end()) ?? 0;
   }
+  // Output still buffered is read; a process that escaped holding the script's output does not hold the hook up.
+  await Promise.race([Promise.all(streams), new Promise((r) => setTimeout(r, 1000).unref())]);
+  if (left) ctx.log(`${file}: stopped ${left} process${left === 1 ? '' : 'es'} it left running`);
   if (ctx.signal.aborted) {
     const reason = ctx.signal.reason as unknown;
     const why = reason instanceof Error ? reason.message : 'interrupted';
@@ -365,7 +369,7 @@ async function runScript(
     outcome = tackerOutcome(ctx, file, launchSpec.tacker, result, reportTooBig, redact);
   }
   if (exit.code !== 0) {
-    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    const how = exitDescription(exit, launch.processes === 'pid-namespace');
     const output = tail.length ? `; its last output:\n${tail.map((l) => `  ${l}`).join('\n')}` : '; it printed nothing';
     ctx.log(`${file}: ${how}`);
     throw new VnfmError(`hook ${ctx.hook}: ${name} ${how}${output}`, {
@@ -380,6 +384,16 @@ async function runScript(
   if (tacker) return outcome;
   const record = recordOf(lastStdout);
   return record ? { record: { [`package-script:${impl.implementation}`]: record } } : {};
+}
+
+/**
+ * How the script ended. In a PID namespace its init, which cannot die by a
+ * signal it does not handle, exits 128+N for a script killed by signal N.
+ */
+function exitDescription(exit: { code: number | null; signal: NodeJS.Signals | null }, init: boolean): string {
+  if (exit.signal) return `was killed by ${exit.signal}`;
+  const sig = init && exit.code !== null && exit.code > 128 ? Object.entries(os.signals).find(([, n]) => n === exit.code! - 128)?.[0] : undefined;
+  return sig ? `exited with code ${exit.code} (as one killed by ${sig} does)` : `exited with code ${exit.code}`;
 }
 
 /** Reads a Tacker script's output into the instance's record, logging what was ignored, as Tacker ignores it. */

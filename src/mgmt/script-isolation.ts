@@ -16,12 +16,18 @@
  *   on Linux keeps a process from reading files, and the start-up
  *   environment in `/proc/<pid>/environ`, of another process of its own
  *   user: consenting to a script is trusting it with vnfm's secrets.
+ *
+ * Either way, what the script starts ends with it (script-processes.ts): a
+ * PID namespace of its own where one can be made (as root; as another user
+ * inside a user namespace), else a Perl supervisor that is its subreaper,
+ * else vnfm follows its processes in /proc.
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, chmodSync, chownSync, constants, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { PRCTL_SYSCALL, SUPERVISOR, type ProcessContainment } from './script-processes.js';
 
 /** The account a script runs as. */
 export interface ScriptUser {
@@ -30,9 +36,19 @@ export interface ScriptUser {
   gid: number;
 }
 
+/**
+ * How what a script starts is made to end with it (script-processes.ts);
+ * absent: vnfm follows its processes in /proc (`tracked`).
+ */
+export type ScriptProcesses =
+  /** A PID namespace: made by root, or (`userNamespace`) by the script's own user inside a user namespace of its own. */
+  | { kind: 'pid-namespace'; unshare: string; setpriv: string; userNamespace: boolean; env?: string }
+  /** A Perl supervisor, the script's child subreaper; `prctl` is the architecture's system call number. */
+  | { kind: 'subreaper'; perl: string; prctl: number };
+
 /** How package scripts are run; see the module's comment. */
 export type ScriptIsolation =
-  | { kind: 'same-user' }
+  | { kind: 'same-user'; processes?: ScriptProcesses }
   | {
       kind: 'other-user';
       user: ScriptUser;
@@ -40,6 +56,7 @@ export type ScriptIsolation =
       hide: readonly string[];
       /** `unshare` and `setpriv`, when a private mount namespace can be made; else the user is switched alone. */
       namespace?: { unshare: string; setpriv: string };
+      processes?: ScriptProcesses;
     };
 
 export interface ScriptIsolationInput {
@@ -92,10 +109,52 @@ function findProgram(name: string, path: string | undefined): string | undefined
   return undefined;
 }
 
+/** Whether `command args` runs and exits 0 (as `as`, when given). */
+function works(command: string, args: readonly string[], as?: { uid: number; gid: number }): boolean {
+  const r = spawnSync(command, args, { stdio: 'ignore', timeout: 10_000, ...(as ? { uid: as.uid, gid: as.gid } : {}) });
+  return !r.error && r.status === 0;
+}
+
 /** Whether this host lets vnfm make a mount namespace (a container without CAP_SYS_ADMIN does not). */
 function canUnshare(unshare: string): boolean {
-  const r = spawnSync(unshare, ['--mount', '--propagation', 'private', '--', 'true'], { stdio: 'ignore', timeout: 10_000 });
-  return !r.error && r.status === 0;
+  return works(unshare, ['--mount', '--propagation', 'private', '--', 'true']);
+}
+
+/** unshare's options for a PID namespace whose init dies with unshare, with its own /proc. */
+const PID_NAMESPACE = ['--pid', '--fork', '--kill-child', '--mount-proc'];
+
+/**
+ * How what the script starts is made to end with it, on this host, for a
+ * script run as `as` (vnfm's own user when undefined): a PID namespace where
+ * one can be made (`root`: by vnfm as root; `user`: by the script's user in
+ * a user namespace), else a Perl supervisor that can become a child
+ * subreaper, else none (tracked).
+ */
+function processContainment(path: string | undefined, can: { root: boolean; user: boolean }, as?: { uid: number; gid: number }): ScriptProcesses | undefined {
+  // Namespaces, prctl numbers and /proc as these know them are Linux's.
+  if (process.platform !== 'linux') return undefined;
+  const unshare = findProgram('unshare', path);
+  const setpriv = findProgram('setpriv', path);
+  if (unshare && setpriv && works(setpriv, ['--pdeathsig', 'KILL', '--', 'true'])) {
+    // The init's `&` leaves SIGINT and SIGQUIT ignored for the script: env puts them back where it can.
+    const env = findProgram('env', path);
+    const withEnv = env && works(env, ['--default-signal=INT,QUIT', 'true']) ? { env } : {};
+    if (can.root && works(unshare, [...PID_NAMESPACE, '--mount', '--propagation', 'private', '--', 'true'])) {
+      return { kind: 'pid-namespace', unshare, setpriv, userNamespace: false, ...withEnv };
+    }
+    if (can.user && works(unshare, ['--map-current-user', ...PID_NAMESPACE, '--', 'true'], as)) {
+      return { kind: 'pid-namespace', unshare, setpriv, userNamespace: true, ...withEnv };
+    }
+  }
+  const perl = findProgram('perl', path);
+  const prctl = PRCTL_SYSCALL[process.arch];
+  if (perl && prctl !== undefined && works(perl, ['-e', SUPERVISOR, String(prctl), 'true'], as)) return { kind: 'subreaper', perl, prctl };
+  return undefined;
+}
+
+/** `{ processes }` when the host offers a containment, else nothing (tracked). */
+function contained(processes: ScriptProcesses | undefined): { processes?: ScriptProcesses } {
+  return processes ? { processes } : {};
 }
 
 /**
@@ -106,8 +165,10 @@ function canUnshare(unshare: string): boolean {
 export function resolveScriptIsolation(input: ScriptIsolationInput): ScriptIsolation {
   const wanted = input.user?.trim() || undefined;
   if (input.uid === undefined) return { kind: 'same-user' };
-  const user = wanted ?? (input.uid === 0 ? DEFAULT_SCRIPT_USER : undefined);
-  if (user === undefined) return { kind: 'same-user' };
+  const root = input.uid === 0;
+  const user = wanted ?? (root ? DEFAULT_SCRIPT_USER : undefined);
+  const own = () => contained(processContainment(input.path, { root, user: true }));
+  if (user === undefined) return { kind: 'same-user', ...own() };
   const found = lookupUser(user);
   if (!found && !wanted) {
     throw new UsageError(`vnfm runs as root, so package scripts run as ${DEFAULT_SCRIPT_USER}, but this host has no user ${DEFAULT_SCRIPT_USER}`, {
@@ -119,7 +180,7 @@ export function resolveScriptIsolation(input: ScriptIsolationInput): ScriptIsola
       hint: `name an existing unprivileged user (e.g. ${DEFAULT_SCRIPT_USER}), or create one for package scripts`,
     });
   }
-  if (found.uid === input.uid) return { kind: 'same-user' };
+  if (found.uid === input.uid) return { kind: 'same-user', ...own() };
   if (input.uid !== 0) {
     throw new UsageError(`${SCRIPT_USER_ENV}=${user}: only vnfm running as root can run package scripts as another user (vnfm runs as uid ${input.uid})`, {
       hint: `unset ${SCRIPT_USER_ENV} to run them as vnfm's own user, or run vnfm as root`,
@@ -127,19 +188,24 @@ export function resolveScriptIsolation(input: ScriptIsolationInput): ScriptIsola
   }
   const unshare = findProgram('unshare', input.path);
   const setpriv = findProgram('setpriv', input.path);
-  return {
-    kind: 'other-user',
-    user: found,
-    hide: input.hide,
-    ...(unshare && setpriv && canUnshare(unshare) ? { namespace: { unshare, setpriv } } : {}),
-  };
+  const namespace = unshare && setpriv && canUnshare(unshare) ? { unshare, setpriv } : undefined;
+  // With a mount namespace, root makes the PID namespace too; without, the script's user makes one in a user namespace, where it can.
+  const processes = processContainment(input.path, { root: Boolean(namespace), user: !namespace }, found);
+  return { kind: 'other-user', user: found, hide: input.hide, ...(namespace ? { namespace } : {}), ...contained(processes) };
 }
 
 /** One line for the operation's log: whom the script runs as and what it cannot see. */
 export function describeIsolation(iso: ScriptIsolation): string {
-  if (iso.kind === 'same-user') return "as vnfm's own user";
+  const processes = describeProcesses(iso.processes);
+  if (iso.kind === 'same-user') return `as vnfm's own user, ${processes}`;
   const who = `as ${iso.user.name} (uid ${iso.user.uid})`;
-  return iso.namespace ? `${who} in a private mount namespace hiding ${iso.hide.join(', ')}` : `${who} (no mount namespace on this host)`;
+  return iso.namespace ? `${who} in a private mount namespace hiding ${iso.hide.join(', ')}, ${processes}` : `${who} (no mount namespace on this host), ${processes}`;
+}
+
+function describeProcesses(p: ScriptProcesses | undefined): string {
+  if (!p) return 'what it starts followed in /proc and stopped with it';
+  if (p.kind === 'subreaper') return 'what it starts stopped with it by a supervisor (no PID namespace on this host)';
+  return `in a PID namespace of its own${p.userNamespace ? ' (in a user namespace)' : ''}: what it starts ends with it`;
 }
 
 /** Where a script run as another user works: a copy of the package and a HOME of its own. */
@@ -191,38 +257,37 @@ function copyTree(from: string, to: string): void {
   }
 }
 
-/** The program and arguments that run `command args` under the isolation, and the spawn options it needs. */
-export function isolatedCommand(iso: ScriptIsolation, command: string, args: readonly string[]): { command: string; args: string[]; uid?: number; gid?: number } {
-  if (iso.kind === 'same-user') return { command, args: [...args] };
-  const { uid, gid } = iso.user;
-  if (!iso.namespace) return { command, args: [...args], uid, gid };
-  // Root inside the new mount namespace covers each hidden directory, then
-  // becomes the script's user for good: `exec` keeps one process, so the
-  // script's parent is vnfm (root) and its process group is the one vnfm stops.
-  const mounts = iso.hide.map((_, i) => `if [ -d "$${i + 1}" ]; then mount -t tmpfs -o size=64k,mode=0755 vnfm-hidden "$${i + 1}"; fi`);
-  const shell = ['set -e', ...mounts, `shift ${iso.hide.length}`, 'exec "$@"'].join('\n');
-  return {
-    command: iso.namespace.unshare,
-    args: [
-      '--mount',
-      '--propagation',
-      'private',
-      '--',
-      '/bin/sh',
-      '-c',
-      shell,
-      'vnfm-script',
-      ...iso.hide,
-      iso.namespace.setpriv,
-      `--reuid=${uid}`,
-      `--regid=${gid}`,
-      '--clear-groups',
-      '--inh-caps=-all',
-      '--bounding-set=-all',
-      '--no-new-privs',
-      '--',
-      command,
-      ...args,
-    ],
-  };
+/** The init of a script's PID namespace: it starts the script (stdin kept: an asynchronous list's is /dev/null) and exits as it did. */
+const INIT = ['exec 9<&0', '"$@" 0<&9 9<&- &', 'wait $!'];
+
+/** The program and arguments that run `command args` under the isolation, the spawn options it needs, and how its processes are contained. */
+export function isolatedCommand(
+  iso: ScriptIsolation,
+  command: string,
+  args: readonly string[],
+): { command: string; args: string[]; uid?: number; gid?: number; processes: ProcessContainment } {
+  const p = iso.processes;
+  const inner = p?.kind === 'pid-namespace' && p.env ? [p.env, '--default-signal=INT,QUIT', command, ...args] : [command, ...args];
+  const as = iso.kind === 'other-user' ? { uid: iso.user.uid, gid: iso.user.gid } : {};
+  // Root makes both namespaces at once, covers each hidden directory, then becomes the script's user for good.
+  if (iso.kind === 'other-user' && iso.namespace) {
+    const { uid, gid } = iso.user;
+    const pid = p?.kind === 'pid-namespace' && !p.userNamespace ? p : undefined;
+    const mounts = iso.hide.map((_, i) => `if [ -d "$${i + 1}" ]; then mount -t tmpfs -o size=64k,mode=0755 vnfm-hidden "$${i + 1}"; fi`);
+    // Without a PID namespace, `exec` keeps one process: the script's parent is vnfm and its process group the one vnfm stops.
+    const shell = ['set -e', ...mounts, `shift ${iso.hide.length}`, ...(pid ? INIT : ['exec "$@"'])].join('\n');
+    const setuid = [iso.namespace.setpriv, `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
+    const unshare = [iso.namespace.unshare, '--mount', '--propagation', 'private', ...(pid ? PID_NAMESPACE : []), '--', '/bin/sh', '-c', shell, 'vnfm-script', ...iso.hide];
+    if (!pid) {
+      const supervisor = p?.kind === 'subreaper' ? [p.perl, '-e', SUPERVISOR, String(p.prctl)] : [];
+      return { command: unshare[0]!, args: [...unshare.slice(1), ...setuid, ...supervisor, command, ...args], processes: supervisor.length ? 'subreaper' : 'tracked' };
+    }
+    return { command: pid.setpriv, args: ['--pdeathsig', 'KILL', '--', ...unshare, ...setuid, ...inner], processes: 'pid-namespace' };
+  }
+  if (p?.kind === 'pid-namespace') {
+    const unshare = [p.unshare, ...(p.userNamespace ? ['--map-current-user'] : []), ...PID_NAMESPACE, '--', '/bin/sh', '-c', INIT.join('\n'), 'vnfm-script'];
+    return { command: p.setpriv, args: ['--pdeathsig', 'KILL', '--', ...unshare, ...inner], ...as, processes: 'pid-namespace' };
+  }
+  if (p?.kind === 'subreaper') return { command: p.perl, args: ['-e', SUPERVISOR, String(p.prctl), command, ...args], ...as, processes: 'subreaper' };
+  return { command, args: [...args], ...as, processes: 'tracked' };
 }

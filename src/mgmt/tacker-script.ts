@@ -46,7 +46,8 @@ export const TACKER_OUTPUT_LIMIT = 16 * 1024 * 1024;
  * The wrapper: `python3 -c WRAPPER <script>`. Reads vnfm's JSON document on
  * stdin, pickles it to the script's stdin, lets the script's stderr through
  * (it goes to the operation's log), reads at most TACKER_OUTPUT_LIMIT bytes
- * of its stdout, and writes `{"returncode", "output"?, "ignored"?, "error"?}`
+ * of its stdout (until it has exited: a process it left holding its stdout
+ * is not waited for), and writes `{"returncode", "output"?, "ignored"?, "error"?}`
  * as JSON on fd 3. It exits with the script's exit code.
  */
 export const TACKER_WRAPPER = String.raw`
@@ -69,20 +70,26 @@ def main():
             pass
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()
-    chunks, size, too_big = [], 0, False
-    while True:
-        chunk = child.stdout.read(65536)
-        if not chunk:
-            break
-        if size + len(chunk) > LIMIT:
-            too_big = True
-        else:
-            chunks.append(chunk)
-            size += len(chunk)
+    chunks, state = [], {'size': 0, 'too_big': False}
+    def drain():
+        while True:
+            chunk = child.stdout.read1(65536)
+            if not chunk:
+                break
+            if state['size'] + len(chunk) > LIMIT:
+                state['too_big'] = True
+            else:
+                chunks.append(chunk)
+                state['size'] += len(chunk)
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
     code = child.wait()
+    # What the script wrote is in the pipe once it has exited; a process it left holding its stdout does not hold this up.
+    reader.join(1)
     writer.join(5)
+    too_big = state['too_big']
     out = {'returncode': code}
-    raw = b''.join(chunks)
+    raw = b''.join(chunks[:])
     if too_big:
         out['ignored'] = 'its output is larger than %d bytes' % LIMIT
     else:

@@ -9,15 +9,20 @@
  * runs it again only with the flag. vnfm running as root (as these tests
  * do) runs the script as nobody in a namespace hiding VNFM_HOME: it reads
  * neither the master key (vnfm's environment) nor the key file nor the
- * database.
+ * database. What the script starts (nohup, setsid, a double fork) is gone
+ * when its hook ends, fails or times out, and when vnfm is stopped or
+ * killed — with namespaces, with processes tracked in /proc (no util-linux
+ * nor Perl on the PATH), and with vnfm run by nobody.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { appendFileSync, chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
-import { newHome, onTerminal, vnfm, okWith } from '../support/cli.js';
+import { BIN, newHome, onTerminal, vnfm, okWith } from '../support/cli.js';
+import { kubeRequest } from '../support/kube-http.js';
 
 const BASIC = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');
 
@@ -38,6 +43,16 @@ if [ -n "$home" ]; then
   echo "probe database: $(head -c 15 "$home/vnfm.db" 2>&1)"
   echo "probe home: [$(ls -A "$home" 2>&1 | tr '\\n' ' ')]"
   echo "probe open in home: $(for f in /proc/$$/fd/*; do readlink "$f"; done | grep -c "^$home" || true)"
+fi
+token=$(param leave_token)
+if [ -n "$token" ]; then
+  # Leaves three behind, marked with the token: nohup, setsid, and a double fork into a session of its own.
+  nohup sleep 300.$token >/dev/null 2>&1 &
+  setsid sleep 301.$token &
+  ( setsid sh -c 'sleep "$1" >/dev/null 2>&1 &' sh 302.$token & )
+  while [ "$(pgrep -fc "^sleep 30[0-9]\\.$token")" -lt 3 ]; do sleep 0.05; done
+  echo "left 3 behind"
+  if [ "$(param hang)" = yes ]; then sleep 300; fi
 fi
 marker=$(param fail_while)
 if [ -n "$marker" ] && [ -e "$marker" ]; then
@@ -264,4 +279,224 @@ describe('package scripts', () => {
     expect(unknown.code).toBe(3);
     expect(unknown.stdout).toBe('');
   });
+});
+
+/** The leftovers of a run: `sleep 30N.<token>` processes running (a zombie has ended). */
+function leftovers(token: string): number[] {
+  return readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .filter((n) => {
+      try {
+        const cmd = readFileSync(`/proc/${n}/cmdline`, 'utf8');
+        const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
+        return /^sleep\x0030\d\./.test(cmd) && cmd.endsWith(`.${token}\x00`) && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Waits (at most `ms`) until `cond` holds; returns whether it does. */
+async function until(cond: () => boolean, ms = 20_000): Promise<boolean> {
+  for (let waited = 0; !cond() && waited < ms; waited += 50) await new Promise((r) => setTimeout(r, 50));
+  return cond();
+}
+
+/** A namespace of its own for each instance these tests leave behind (instantiated, or FAILED_TEMP). */
+async function namespace(name: string): Promise<string> {
+  const r = await kubeRequest({ server: sandbox.url, token: sandbox.token, caPem: sandbox.caPem }, 'POST', '/api/v1/namespaces', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name },
+  });
+  expect(r.status).toBe(201);
+  return name;
+}
+
+let tokens = 0;
+const newToken = () => `${process.pid}${++tokens}`;
+
+/** vnfm started in the background (as `uid` when given), to be signalled. */
+function startVnfm(args: string[], opts: { home: string; env?: Record<string, string | undefined>; uid?: number }) {
+  const node = [process.execPath, BIN, ...args];
+  const [command, ...argv] = opts.uid === undefined ? node : ['setpriv', `--reuid=${opts.uid}`, `--regid=${opts.uid}`, '--clear-groups', '--', ...node];
+  const child = spawn(command!, argv, {
+    cwd: dirname(opts.home),
+    env: { PATH: process.env['PATH'], HOME: dirname(opts.home), VNFM_HOME: opts.home, VNFM_MASTER_KEY: undefined, ...opts.env } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; stdout: string }>((done) =>
+    child.on('close', (code, signal) => done({ code, signal, stderr, stdout })),
+  );
+  return { child, exited };
+}
+
+/**
+ * Stops vnfm with `sig` while its script runs with three processes left
+ * behind, and returns how vnfm ended and what of them is left once it has
+ * (at once for the signals vnfm handles; after a moment for those it dies
+ * of, whose clean-up is the kernel's or a supervisor's).
+ */
+async function stopWhileScriptRuns(vnf: string, sig: NodeJS.Signals, opts: { home: string; env?: Record<string, string | undefined>; uid?: number }) {
+  const token = newToken();
+  const bg = startVnfm(
+    [
+      'vnf-instantiate',
+      vnf,
+      '--request-file',
+      request({ namespace: await namespace(`p-${token}`), leave_token: token, hang: 'yes' }),
+      '--allow-package-scripts',
+      '--timeout',
+      '120s',
+    ],
+    opts,
+  );
+  const seen = await until(() => leftovers(token).length === 3, 60_000);
+  bg.child.kill(sig);
+  const ended = await bg.exited;
+  const atExit = leftovers(token);
+  await until(() => leftovers(token).length === 0);
+  return { seen, ended, atExit, after: leftovers(token) };
+}
+
+describe('what a package script starts ends with it, through the program (processes left: 0)', () => {
+  it('after the hook, after a failing hook, and at --timeout', async () => {
+    const done = newToken();
+    const vnf = await create('leaves-ok');
+    await ok(['vnf-instantiate', vnf, '--request-file', request({ namespace: await namespace(`p-${done}`), leave_token: done }), '--allow-package-scripts', '--timeout', '60s']);
+    expect(leftovers(done)).toEqual([]);
+    const [op] = await ops(vnf);
+    const log = (await ok(['op-log', op.id])).stdout;
+    expect(log).toContain('[instantiate_end] Scripts/record.sh: left 3 behind');
+    if (process.getuid?.() === 0) expect(log).toContain('in a PID namespace of its own: what it starts ends with it');
+
+    const failed = newToken();
+    const marker = join(work, 'leaves-not-ready');
+    writeFileSync(marker, '');
+    const bad = await run([
+      'vnf-instantiate',
+      await create('leaves-fail'),
+      '--request-file',
+      request({ namespace: await namespace(`p-${failed}`), leave_token: failed, fail_while: marker }),
+      '--allow-package-scripts',
+      '--timeout',
+      '60s',
+    ]);
+    expect(bad.code, bad.stderr).toBe(1);
+    expect(bad.stderr).toContain('exited with code 7');
+    expect(leftovers(failed)).toEqual([]);
+
+    const hung = newToken();
+    const late = await run([
+      'vnf-instantiate',
+      await create('leaves-hang'),
+      '--request-file',
+      request({ namespace: await namespace(`p-${hung}`), leave_token: hung, hang: 'yes' }),
+      '--allow-package-scripts',
+      '--timeout',
+      '8s',
+    ]);
+    expect(late.code, late.stderr).toBe(124);
+    expect(late.stderr).toContain('was stopped: timed out after 8s');
+    expect(leftovers(hung)).toEqual([]);
+  }, 120_000);
+
+  it('when vnfm is stopped while the script runs: Ctrl-C, SIGTERM, SIGHUP, even SIGKILL', async () => {
+    for (const [sig, code] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+      ['SIGHUP', null],
+      ['SIGKILL', null],
+    ] as const) {
+      const r = await stopWhileScriptRuns(await create(`leaves-${sig.toLowerCase()}`), sig, { home });
+      expect(r.seen, sig).toBe(true);
+      if (code !== null) {
+        expect(r.ended.code, `${sig}: ${r.ended.stderr}`).toBe(code);
+        // The hook ended the script before vnfm ended.
+        expect(r.atExit, sig).toEqual([]);
+      } else expect(r.ended.signal).toBe(sig);
+      expect(r.after, sig).toEqual([]);
+    }
+  }, 240_000);
+
+  it('without util-linux or Perl on the PATH (processes tracked in /proc): after the hook, at SIGTERM and SIGHUP', async () => {
+    // A PATH with what the script uses and nothing that makes a namespace or a supervisor.
+    const bin = join(work, 'bare-bin');
+    mkdirSync(bin, { recursive: true });
+    for (const tool of ['bash', 'sh', 'cat', 'sed', 'sleep', 'setsid', 'nohup', 'pgrep', 'wc']) {
+      const at = ['/usr/bin', '/bin'].map((d) => join(d, tool)).find((f) => existsSync(f))!;
+      if (!existsSync(join(bin, tool))) symlinkSync(at, join(bin, tool));
+    }
+    const env = { VNFM_MASTER_KEY: undefined, PATH: bin };
+    const token = newToken();
+    const vnf = await create('tracked-ok');
+    const r = await vnfm(
+      ['vnf-instantiate', vnf, '--request-file', request({ namespace: await namespace(`p-${token}`), leave_token: token }), '--allow-package-scripts', '--timeout', '60s'],
+      { home, env },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(leftovers(token)).toEqual([]);
+    const log = (await ok(['op-log', (await ops(vnf))[0].id])).stdout;
+    expect(log).toContain('what it starts followed in /proc and stopped with it');
+    expect(log).toContain('[instantiate_end] Scripts/record.sh: stopped 3 processes it left running');
+    for (const [sig, code] of [
+      ['SIGTERM', 143],
+      ['SIGHUP', null],
+    ] as const) {
+      const stopped = await stopWhileScriptRuns(await create(`tracked-${sig.toLowerCase()}`), sig, { home, env });
+      expect(stopped.seen, sig).toBe(true);
+      if (code !== null) expect(stopped.ended.code, stopped.ended.stderr).toBe(code);
+      else expect(stopped.ended.signal).toBe(sig);
+      // vnfm stops them itself, before it ends.
+      expect(stopped.atExit, sig).toEqual([]);
+    }
+  }, 180_000);
+
+  const root = process.getuid?.() === 0;
+  it.skipIf(!root)(
+    `vnfm run by an unprivileged user (nobody): a PID namespace in a user namespace${root ? '' : ' (skipped: needs root to start vnfm as nobody; run as non-root, the cases above are that path)'}`,
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'vnfm-nobody-'));
+      chownSync(dir, 65534, 65534);
+      const nobodyHome = join(dir, 'home');
+      const vimConfig = join(dir, 'vim-config.yaml');
+      cpSync(join(work, 'vim-config.yaml'), vimConfig);
+      chownSync(vimConfig, 65534, 65534);
+      const asNobody = async (args: string[]) => {
+        const bg = startVnfm(args, { home: nobodyHome, uid: 65534 });
+        const ended = await bg.exited;
+        if (ended.code !== 0) throw new Error(`vnfm ${args.join(' ')} as nobody exited ${ended.code}\n${ended.stderr}`);
+        return ended.stdout;
+      };
+      await asNobody(['vim-register', '--config-file', vimConfig, 'sandbox']);
+      await asNobody(['vnfpkg-onboard', join(work, 'scripted-cnf'), '--name', 'scripted-cnf']);
+      await asNobody(['vnf-create', '--package', 'scripted-cnf', '--name', 'nobody-ok']);
+      const token = newToken();
+      await asNobody([
+        'vnf-instantiate',
+        'nobody-ok',
+        '--request-file',
+        request({ namespace: await namespace(`p-${token}`), leave_token: token }),
+        '--allow-package-scripts',
+        '--timeout',
+        '60s',
+      ]);
+      expect(leftovers(token)).toEqual([]);
+      const [op] = json<{ id: string }[]>(await asNobody(['op-list', '--vnf', 'nobody-ok', '-o', 'json']));
+      const log = await asNobody(['op-log', op!.id]);
+      expect(log).toContain("as vnfm's own user, in a PID namespace of its own (in a user namespace): what it starts ends with it");
+      expect(log).toContain('[instantiate_end] Scripts/record.sh: left 3 behind');
+      await asNobody(['vnf-create', '--package', 'scripted-cnf', '--name', 'nobody-killed']);
+      const killed = await stopWhileScriptRuns('nobody-killed', 'SIGKILL', { home: nobodyHome, uid: 65534 });
+      expect(killed.seen).toBe(true);
+      expect(killed.ended.signal).toBe('SIGKILL');
+      expect(killed.after).toEqual([]);
+    },
+    180_000,
+  );
 });

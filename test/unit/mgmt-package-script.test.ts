@@ -204,7 +204,9 @@ describe('runPackageScript', () => {
     });
     const c = ctx(dir, 'Scripts/configure.py');
     expect(await runPackageScript(c, impl(c), { open })).toEqual({ record: { 'package-script:configure': { hook: 'instantiate_end', vnfcs: 2 } } });
-    expect(c.logs[0]).toBe(`running Scripts/configure.py: /usr/bin/env python3 ${join(dir, 'Scripts/configure.py')} in ${dir}`);
+    expect(c.logs[0]).toBe(
+      `running Scripts/configure.py: /usr/bin/env python3 ${join(dir, 'Scripts/configure.py')} in ${dir} as vnfm's own user, what it starts followed in /proc and stopped with it`,
+    );
   });
 
   it('refuses a file that is neither *.sh, *.py nor executable', async () => {

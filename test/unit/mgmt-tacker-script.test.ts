@@ -7,13 +7,13 @@
  * hook, and python3 missing refused before the operation.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ValidationError, VnfmError } from '../../src/errors.js';
 import type { VimConnection, VnfInstance } from '../../src/lcm/index.js';
-import { runPackageScript, type HookContext } from '../../src/mgmt/index.js';
+import { resolveScriptIsolation, runPackageScript, type HookContext } from '../../src/mgmt/index.js';
 import { checkPackageScripts } from '../../src/mgmt/package-script.js';
 import { mergeTackerOutput, scriptContract, TACKER_WRAPPER } from '../../src/mgmt/tacker-script.js';
 import type { HookImplementation } from '../../src/vnfd/index.js';
@@ -233,6 +233,45 @@ describe('runPackageScript with a Tacker script', () => {
     expect(JSON.stringify(logs)).not.toContain('pw-must-not-be-kept');
   });
 
+  it('leaves nothing running that the script started: a setsid child, a double-forked daemon (as vnfm runs it here)', async () => {
+    const token = String(Date.now() % 1_000_000);
+    const d = dir({
+      'sample.py': tackerScript(
+        [
+          'import subprocess',
+          `subprocess.Popen(["setsid", "sleep", "300.${token}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)`,
+          'if os.fork() == 0:',
+          '    os.setsid()',
+          '    if os.fork() == 0:',
+          `        os.execvp("sleep", ["sleep", "301.${token}"])`,
+          '    os._exit(0)',
+          'os.wait()',
+          'import time',
+          'def mine():',
+          '    found = []',
+          '    for p in filter(str.isdigit, os.listdir("/proc")):',
+          '        try:',
+          `            if b".${token}" in open("/proc/%s/cmdline" % p, "rb").read(): found.append(p)`,
+          '        except OSError:',
+          '            pass',
+          '    return found',
+          'while len(mine()) < 2:',
+          '    time.sleep(0.02)',
+          'sys.stderr.write("left %d\\n" % len(mine()))',
+          'sys.stdout.buffer.write(pickle.dumps({"vnf_instance": {"metadata": {"left": "two"}}}))',
+        ].join('\n'),
+      ),
+    });
+    const logs: string[] = [];
+    const c = ctx(d, 'instantiate_end', { ...inst }, logs);
+    const isolation = resolveScriptIsolation({ uid: process.getuid?.(), hide: [], path: process.env['PATH'] });
+    const out = await runPackageScript(c, c.implementation as HookImplementation, { open, isolation });
+    // The script saw both running as it ended; its output was read through whatever contains it.
+    expect(logs, logs.join('\n')).toContain('Scripts/sample.py [stderr]: left 2');
+    expect(out).toEqual({ record: { 'tacker-script': { vnf_instance: { metadata: { left: 'two' } } } }, instanceFields: { metadata: { left: 'two' } } });
+    expect(running(`.${token}`)).toEqual([]);
+  });
+
   it('refuses a Python script before the operation when python3 is not on the PATH', () => {
     const d = dir({ 'sample.py': script });
     const use = [{ hook: 'instantiate_start' as const, artifact: 'sample-script', file: 'Scripts/sample.py', artifactType: PY }];
@@ -243,3 +282,17 @@ describe('runPackageScript with a Tacker script', () => {
     expect(() => checkPackageScripts('req.json', d, use, { PATH: process.env['PATH'] })).not.toThrow();
   });
 });
+
+/** The pids of the processes running (not zombies) with `text` in their command line. */
+function running(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .filter((n) => {
+      try {
+        return readFileSync(`/proc/${n}/cmdline`, 'utf8').includes(text) && readFileSync(`/proc/${n}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}

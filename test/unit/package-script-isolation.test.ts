@@ -101,7 +101,7 @@ describe('package scripts run by vnfm as root', () => {
     const { home, packageDir } = vnfmHome(PROBE);
     const iso = resolveScriptIsolation({ uid: process.getuid?.(), hide: [home], path: process.env['PATH'] });
     if (!root) {
-      expect(iso).toEqual({ kind: 'same-user' });
+      expect(iso).toMatchObject({ kind: 'same-user' });
       return;
     }
     expect(iso).toMatchObject({
@@ -111,7 +111,6 @@ describe('package scripts run by vnfm as root', () => {
       namespace: { unshare: expect.stringMatching(/unshare$/), setpriv: expect.stringMatching(/setpriv$/) },
     });
     const c = ctx(packageDir, 'Scripts/probe.sh', { additionalParams: { home } });
-    const before = readdirSync(tmpdir()).filter((f) => f.startsWith('vnfm-script-')).length;
     await runPackageScript(c, c.implementation!, { open, env: { PATH: process.env['PATH'], HOME: '/root', VNFM_MASTER_KEY: 'env-master-key' }, isolation: iso });
     const out = c.logs.filter((l) => l.startsWith('Scripts/probe.sh: ')).map((l) => l.slice('Scripts/probe.sh: '.length));
     expect(out).toEqual([
@@ -130,15 +129,17 @@ describe('package scripts run by vnfm as root', () => {
     expect(c.logs[0]).toMatch(
       /^running Scripts\/probe\.sh: \/bin\/bash \S+\/vnfm-script-\w+\/package\/Scripts\/probe\.sh in \S+\/package as nobody \(uid 65534\) in a private mount namespace hiding /,
     );
+    expect(c.logs[0]).toMatch(/, in a PID namespace of its own: what it starts ends with it$/);
     expect(c.logs.join('\n')).not.toMatch(/env-master-key|MASTER-KEY-LINE|DATABASE-CONTENT/);
-    // The copy and the script's HOME are gone; the package itself is as it was.
-    expect(readdirSync(tmpdir()).filter((f) => f.startsWith('vnfm-script-')).length).toBe(before);
+    // The copy and the script's HOME are gone (other files' scripts may have theirs meanwhile); the package itself is as it was.
+    const workspace = / (\S+\/vnfm-script-\w+)\/package\//.exec(c.logs[0]!)![1]!;
+    expect(existsSync(workspace)).toBe(false);
     expect(existsSync(join(packageDir, 'Files', 'new'))).toBe(false);
   });
 
   it('without a mount namespace the user is still switched (spawn uid/gid)', async () => {
     const iso: ScriptIsolation = { kind: 'other-user', user: { name: 'nobody', uid: 65534, gid: 65534 }, hide: ['/x'] };
-    expect(isolatedCommand(iso, '/bin/bash', ['s.sh'])).toEqual({ command: '/bin/bash', args: ['s.sh'], uid: 65534, gid: 65534 });
+    expect(isolatedCommand(iso, '/bin/bash', ['s.sh'])).toEqual({ command: '/bin/bash', args: ['s.sh'], uid: 65534, gid: 65534, processes: 'tracked' });
     if (!root) return;
     const { home, packageDir } = vnfmHome(PROBE);
     const c = ctx(packageDir, 'Scripts/probe.sh', { additionalParams: { home } });
@@ -146,38 +147,36 @@ describe('package scripts run by vnfm as root', () => {
     const out = c.logs.filter((l) => l.startsWith('Scripts/probe.sh: ')).map((l) => l.slice('Scripts/probe.sh: '.length));
     // The key file stays unreadable by its mode; the database left 0644 in a 0755 home is what the namespace is for.
     expect(out.slice(0, 5)).toEqual(['uid=65534', 'parent-environ=denied', '0', '0', 'key-file=unreadable']);
-    expect(c.logs[0]).toContain('as nobody (uid 65534) (no mount namespace on this host)');
+    expect(c.logs[0]).toContain('as nobody (uid 65534) (no mount namespace on this host), what it starts followed in /proc and stopped with it');
   });
 });
 
 describe('an abort', () => {
   it('stops a script run as another user, and what it started', async () => {
-    const { home, packageDir } = vnfmHome('sleep 300 &\necho "pids $$ $!"\nwait\n');
+    const token = String(Date.now() % 1_000_000);
+    const { home, packageDir } = vnfmHome(`sleep 300.${token} &\nuntil grep -q ${token} /proc/$!/cmdline; do sleep 0.02; done\necho started\nwait\n`);
     const iso = resolveScriptIsolation({ uid: process.getuid?.(), hide: [home], path: process.env['PATH'] });
     const controller = new AbortController();
-    let pids: number[] = [];
+    let seen: number[] = [];
     const c = ctx(packageDir, 'Scripts/probe.sh', {});
     const run = runPackageScript(
       {
         ...c,
         signal: controller.signal,
         log: (l) => {
-          const m = /pids (\d+) (\d+)$/.exec(l);
-          if (m) {
-            pids = [Number(m[1]), Number(m[2])];
-            controller.abort(new Error('timed out after 5s'));
-          }
+          if (!l.endsWith(': started')) return;
+          // In its PID namespace the script knows other pids than these: the sleep is found by its command line.
+          seen = running(`.${token}`);
+          controller.abort(new Error('timed out after 5s'));
         },
       },
       c.implementation!,
       { open, env: { PATH: process.env['PATH'] }, isolation: iso, killGraceMs: 2000 },
     );
     await expect(run).rejects.toThrow('package script Scripts/probe.sh (hook instantiate_end, artifact configure) was stopped: timed out after 5s');
-    expect(pids).toHaveLength(2);
-    for (const pid of pids) {
-      for (let i = 0; i < 250 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
-      expect(alive(pid)).toBe(false);
-    }
+    expect(seen).toHaveLength(1);
+    expect(seen.filter(alive)).toEqual([]);
+    expect(running(`.${token}`)).toEqual([]);
     expect(readdirSync(tmpdir()).filter((f) => f.startsWith('vnfm-script-') && existsSync(join(tmpdir(), f, 'package', 'Scripts', 'probe.sh')))).toEqual([]);
   });
 });
@@ -191,9 +190,23 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The pids of the processes running with `text` in their command line. */
+function running(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text) && alive(pid);
+      } catch {
+        return false;
+      }
+    });
+}
+
 describe('resolveScriptIsolation', () => {
   it("vnfm not root: scripts run as vnfm's user; another VNFM_SCRIPT_USER is refused", () => {
-    expect(resolveScriptIsolation({ uid: 1000, hide: ['/h'] })).toEqual({ kind: 'same-user' });
+    expect(resolveScriptIsolation({ uid: 1000, hide: ['/h'] })).toMatchObject({ kind: 'same-user' });
     const err = (() => {
       try {
         return resolveScriptIsolation({ uid: 1000, user: 'nobody', hide: ['/h'] });
@@ -206,7 +219,7 @@ describe('resolveScriptIsolation', () => {
   });
 
   it('vnfm as root: VNFM_SCRIPT_USER picks the user (root itself means no switch); an unknown user is refused', () => {
-    expect(resolveScriptIsolation({ uid: 0, user: 'root', hide: ['/h'] })).toEqual({ kind: 'same-user' });
+    expect(resolveScriptIsolation({ uid: 0, user: 'root', hide: ['/h'] })).toMatchObject({ kind: 'same-user' });
     expect(resolveScriptIsolation({ uid: 0, user: '65534', hide: ['/h'] })).toMatchObject({ kind: 'other-user', user: { name: 'nobody', uid: 65534 } });
     expect(() => resolveScriptIsolation({ uid: 0, user: 'no-such-user-vnfm', hide: ['/h'] })).toThrow(/^VNFM_SCRIPT_USER=no-such-user-vnfm: no such user$/);
   });
