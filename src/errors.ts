@@ -94,6 +94,9 @@ export class VimCheckError extends VnfmError {
   override readonly exitCode = ExitCode.vimCheck;
 }
 
+/** A VIM answered with a TLS certificate that the CA given (or the system's trusted CAs) does not verify. */
+export class TlsVerifyError extends VimCheckError {}
+
 /** The shared store's database (VNFM_DATABASE_URL) did not answer, refused the login or failed TLS verification: nothing was changed. */
 export class StoreUnreachableError extends VnfmError {
   override readonly exitCode = ExitCode.vimCheck;

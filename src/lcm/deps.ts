@@ -49,6 +49,15 @@ export interface LcmDeps {
    * (a VIM's status from registration or vim-check may be stale).
    */
   checkInlineVim?(vim: VimConnection): Promise<void>;
+  /**
+   * --insecure-inline-vims: the operator accepts Tacker's behaviour for an
+   * inline Kubernetes VIM without interfaceInfo.ssl_ca_cert whose certificate
+   * neither the CA of a registered VIM with the same endpoint nor the
+   * system's trusted CAs verify: it is used without TLS verification, and
+   * `warn` is told so, naming the endpoint, each time. Absent: such a VIM is
+   * refused (exit 6) with the fix.
+   */
+  insecureInlineVims?: { warn(message: string): void };
   /** The pid recorded in locks (this process's by default); its host, boot and start time are read from this host. */
   pid?: number;
   /** How a lock's holder is checked: this host's facts by default (see lock-holder.ts). */

@@ -6,7 +6,7 @@
  * for a VIM that is gone, missing or of the wrong kind. Each planner reads
  * VIMs of its kind through a VimKind (planners/planner.ts).
  */
-import { echo, NotFoundError, UsageError, ValidationError } from '../errors.js';
+import { echo, NotFoundError, TlsVerifyError, UsageError, ValidationError, VimCheckError } from '../errors.js';
 import { isSealed, openSealed, sealFields, type Open, type Seal } from '../mgmt/sealed.js';
 import type { Vim, VimSecrets, VimSpec } from '../vim/index.js';
 import { unfoldPem } from '../vim/pem.js';
@@ -216,14 +216,85 @@ export async function recordedVim(
   return { [key]: { vimId: vim.id!, vimType } };
 }
 
+/** What trying an inline VIM needs: the check, and the registered VIMs whose CA an inline one without its own may take. */
+export type InlineCheckDeps = Pick<LcmDeps, 'checkInlineVim' | 'insecureInlineVims'> & Partial<Pick<LcmDeps, 'store' | 'openVimSecrets'>>;
+
 /**
  * Credentials given inline are tried before anything is recorded: wrong
  * ones are refused (VimCheckError, exit 6) rather than recorded on an
- * occurrence that fails.
+ * occurrence that fails. An inline Kubernetes VIM without ssl_ca_cert is
+ * verified against the CA of a registered VIM with the same endpoint, else
+ * the system's trusted CAs; Tacker turns verification off for it
+ * (kubernetes_utils.py AuthContextManager), vnfm only when the operator
+ * says so (--insecure-inline-vims), with a warning each time. Returns the
+ * VIM as it was reached.
  */
-export async function checkedInline(deps: { checkInlineVim?(vim: VimConnection): Promise<void> }, vim: VimConnection): Promise<VimConnection> {
-  if (vim.inline) await deps.checkInlineVim?.(vim);
-  return vim;
+export async function checkedInline(deps: InlineCheckDeps, vim: VimConnection): Promise<VimConnection> {
+  if (!vim.inline) return vim;
+  if (!withoutCa(vim)) {
+    await deps.checkInlineVim?.(vim);
+    return vim;
+  }
+  const { tried, registered } = await withRegisteredCa(deps, vim);
+  try {
+    await deps.checkInlineVim?.(tried);
+    return tried;
+  } catch (err) {
+    if (!(err instanceof TlsVerifyError)) throw err;
+    if (!deps.insecureInlineVims) throw unverifiedInline(vim, err, registered);
+    deps.insecureInlineVims.warn(
+      `inline VIM ${vim.spec.authUrl} is used without TLS verification (--insecure-inline-vims), as Tacker uses an inline VIM without ssl_ca_cert: its certificate is not checked, and its credentials go to whoever answers there`,
+    );
+    const insecure: VimConnection = { ...vim, spec: { ...vim.spec, verifyTls: false } };
+    await deps.checkInlineVim?.(insecure);
+    return insecure;
+  }
+}
+
+/** An inline Kubernetes VIM that verifies TLS and was given no CA of its own (interfaceInfo without ssl_ca_cert). */
+const withoutCa = (vim: VimConnection) => vim.inline && vim.spec.type === 'kubernetes' && vim.spec.verifyTls && vim.secrets.caCert === undefined;
+
+/** The inline VIM without a CA of its own with the CA of a registered VIM at its endpoint, when there is one (`registered` names it). */
+async function withRegisteredCa(deps: InlineCheckDeps, vim: VimConnection): Promise<{ tried: VimConnection; registered?: string }> {
+  if (!withoutCa(vim)) return { tried: vim };
+  const found = await registeredCa(deps, vim.spec.authUrl);
+  return found ? { tried: { ...vim, secrets: { ...vim.secrets, caCert: found.caCert } }, registered: found.name } : { tried: vim };
+}
+
+/** The CA of a registered Kubernetes VIM at `endpoint` (the same scheme, host, port and path), the first registered that has one. */
+async function registeredCa(deps: InlineCheckDeps, endpoint: string): Promise<{ name: string; caCert: string } | undefined> {
+  if (!deps.store || !deps.openVimSecrets) return undefined;
+  const key = endpointKey(endpoint);
+  for (const vim of deps.store.vims.list({ type: 'kubernetes' })) {
+    if (!vim.secretNames.includes('caCert') || endpointKey(vim.spec.authUrl) !== key) continue;
+    const caCert = (await deps.openVimSecrets(vim)).caCert;
+    if (caCert) return { name: vim.name, caCert };
+  }
+  return undefined;
+}
+
+/** An endpoint as compared: scheme, host (lower case), port (the scheme's default when absent) and path without a trailing slash. */
+function endpointKey(endpoint: string): string {
+  try {
+    const u = new URL(endpoint);
+    return `${u.protocol}//${u.hostname}:${u.port || (u.protocol === 'https:' ? '443' : '80')}${u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return endpoint;
+  }
+}
+
+/** The refusal of an inline VIM without ssl_ca_cert whose certificate nothing vnfm may use verifies, with the three ways out. */
+function unverifiedInline(vim: VimConnection, err: TlsVerifyError, registered: string | undefined): VimCheckError {
+  const tried = registered
+    ? `the CA of registered VIM "${registered}", which has the same endpoint, does not verify it either`
+    : "no registered VIM has this endpoint to take a CA from, and the system's trusted CAs do not verify it";
+  return new VimCheckError(`inline VIM ${vim.spec.authUrl}: ${err.message}: the request gives no interfaceInfo.ssl_ca_cert, and ${tried}`, {
+    hint:
+      'add "ssl_ca_cert": "<the cluster CA in PEM>" to the vimConnectionInfo entry\'s interfaceInfo (certificate-authority-data of its kubeconfig, base64-decoded); ' +
+      `or register the VIM with its CA (vnfm vim-register --config-file FILE NAME, auth_url ${vim.spec.authUrl}), whose CA inline VIMs at that endpoint then take; ` +
+      'or, to skip verification as Tacker does, give --insecure-inline-vims to the command',
+    cause: err,
+  });
 }
 
 /** vimConnectionInfo as it may be stored: no accessInfo (secrets), and no CA (Tacker treats it as secret). */
@@ -348,7 +419,7 @@ export async function instanceVim(deps: LcmDeps, instance: VnfInstance, source: 
     // Kept sealed with the instance since it was instantiated with them.
     if (keepsCredentials(entry)) {
       const vim = await openInlineVim(source, key, entry, deps.open, reader);
-      return tried ? checkedInline(deps, vim) : vim;
+      return tried ? checkedInline(deps, vim) : (await withRegisteredCa(deps, vim)).tried;
     }
     const endpoint = entry.interfaceInfo?.['endpoint'];
     throw new UsageError(`vnf instance ${instance.id} runs on an inline VIM (${String(endpoint)}) whose credentials it does not keep (it was instantiated by an older vnfm)`, {

@@ -7,7 +7,11 @@
  * reach the cluster with the credentials kept, sealed, with the instance.
  * The request's namespace wins over the manifests' and is used by every
  * operation. A wrong inline token is refused (exit 6) before anything is
- * recorded; a request mixing the v1 and v2 forms is refused (exit 2).
+ * recorded; a request mixing the v1 and v2 forms is refused (exit 2). A v2
+ * inline VIM without ssl_ca_cert, which Tacker uses without TLS
+ * verification, takes the CA of a registered VIM with the same endpoint;
+ * without one it is refused (exit 6) with the fix, and with
+ * --insecure-inline-vims it is used unverified, a warning each time.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -232,5 +236,73 @@ describe('bad input', () => {
     expect(r.stderr).toMatch(/vimConnectionInfo\[0\]\.extra: .*mixes the v1 and v2 forms/);
     expect(r.stderr).toMatch(/v1 array .*v2 map/);
     expect(json((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout)).toEqual([]);
+  });
+});
+
+describe('a v2 inline VIM without ssl_ca_cert (Tacker does not verify it; vnfm does, or is told not to)', () => {
+  /** Tacker v2's inline VIM, as its functional tests write it when the cluster's CA is left out. */
+  const v2VimWithoutCa = (token: string) => {
+    const { ssl_ca_cert: _ca, ...interfaceInfo } = v2Vim(token).vim1.interfaceInfo;
+    return { vim1: { ...v2Vim(token).vim1, interfaceInfo } };
+  };
+
+  it('takes the CA of the registered VIM at the same endpoint: instantiate, scale, terminate', async () => {
+    const own = newHome();
+    const run = okWith((args) => vnfm(args, { home: own }));
+    const vimConfig = join(dir, 'registered-vim.yaml');
+    cluster.writeVimConfig(vimConfig, NS);
+    await run(['vim-register', '--config-file', vimConfig, 'edge']);
+    await run(['vnfpkg-onboard', join(dir, 'package'), '--name', 'basic-cnf']);
+    const vnf = json<{ id: string }>((await run(['vnf-create', '--package', 'basic-cnf', '--name', 'inline-no-ca', '-o', 'json'])).stdout).id;
+    const inst = await run(['vnf-instantiate', 'inline-no-ca', write('inline-no-ca.json', instantiateBody(v2VimWithoutCa(cluster.token))), '-o', 'json']);
+    expect(json(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
+    expect(inst.stderr).not.toMatch(/without TLS verification/);
+    expect(await objectsOf(vnf)).toHaveLength(4);
+    // The instance keeps the inline VIM (no CA of its own); the operations after instantiate take the registered CA again.
+    const shown = json<{ vimId?: string; vimConnectionInfo: Record<string, { interfaceInfo: Record<string, unknown> }> }>((await run(['vnf-show', vnf, '-o', 'json'])).stdout);
+    expect(shown.vimId).toBeUndefined();
+    expect(shown.vimConnectionInfo['vim1']!.interfaceInfo).toEqual({ endpoint: cluster.server });
+    await run(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
+    await run(['vnf-terminate', vnf, '--yes', '--termination-type', 'FORCEFUL']);
+    expect(await objectsOf(vnf)).toEqual([]);
+  });
+
+  it('without a registered VIM at that endpoint: refused (exit 6) with the fix, before anything is recorded', async () => {
+    expect(json((await ok(['vim-list', '-o', 'json'])).stdout)).toEqual([]);
+    const vnf = json<{ id: string }>((await ok(['vnf-create', '--package', 'basic-cnf', '--name', 'no-ca-refused', '-o', 'json'])).stdout).id;
+    const r = await vnfm(['vnf-instantiate', 'no-ca-refused', write('no-ca-refused.json', instantiateBody(v2VimWithoutCa(cluster.token)))], { home });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain(`inline VIM ${cluster.server}: the TLS certificate of ${cluster.server} could not be verified`);
+    expect(r.stderr).toMatch(/no interfaceInfo\.ssl_ca_cert, and no registered VIM has this endpoint/);
+    expect(r.stderr).toContain('add "ssl_ca_cert": "<the cluster CA in PEM>" to the vimConnectionInfo entry\'s interfaceInfo');
+    expect(r.stderr).toContain(`register the VIM with its CA (vnfm vim-register --config-file FILE NAME, auth_url ${cluster.server})`);
+    expect(r.stderr).toContain('give --insecure-inline-vims to the command');
+    expect(r.stderr).not.toContain(cluster.token);
+    expect(json((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout)).toEqual([]);
+    expect(json((await ok(['vnf-show', vnf, '-o', 'json'])).stdout)).toMatchObject({ instantiationState: 'NOT_INSTANTIATED' });
+    expect(await objectsOf(vnf)).toEqual([]);
+  });
+
+  it('with --insecure-inline-vims: used without verification, as Tacker does, a warning naming the endpoint each time', async () => {
+    const vnf = json<{ id: string }>((await ok(['vnf-create', '--package', 'basic-cnf', '--name', 'no-ca-insecure', '-o', 'json'])).stdout).id;
+    const warning = `warning: inline VIM ${cluster.server} is used without TLS verification (--insecure-inline-vims)`;
+    const inst = await ok([
+      'vnf-instantiate',
+      'no-ca-insecure',
+      write('no-ca-insecure.json', instantiateBody(v2VimWithoutCa(cluster.token))),
+      '--insecure-inline-vims',
+      '-o',
+      'json',
+    ]);
+    expect(json(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
+    expect(inst.stderr).toContain(warning);
+    expect(await objectsOf(vnf)).toHaveLength(4);
+    // Each command decides again: without the flag the kept inline VIM is refused, with it the warning comes again.
+    const refusedScale = await vnfm(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect'], { home });
+    expect(refusedScale.code).toBe(6);
+    expect(refusedScale.stderr).toContain('--insecure-inline-vims');
+    expect((await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect', '--insecure-inline-vims'])).stderr).toContain(warning);
+    expect((await ok(['vnf-terminate', vnf, '--yes', '--termination-type', 'FORCEFUL', '--insecure-inline-vims'])).stderr).toContain(warning);
+    expect(await objectsOf(vnf)).toEqual([]);
   });
 });

@@ -3,7 +3,10 @@
  * array and the v2 map (a request mixing them refused), inline credentials
  * sealed where they are kept and opened again for later operations, heal by
  * v1 or v2 VNFC ids, the Helm driver's parameters refused, and Tacker v2's
- * namespace rule.
+ * namespace rule. An inline Kubernetes VIM without ssl_ca_cert (which Tacker
+ * uses unverified) is verified with the CA of a registered VIM at the same
+ * endpoint, else refused with the fix, or used unverified with a warning
+ * when the operator says so.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,14 +14,27 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openPackage } from '../../src/csar/index.js';
 import { loadKeyring } from '../../src/crypto/index.js';
-import { ExitCode, ValidationError } from '../../src/errors.js';
+import { ExitCode, TlsVerifyError, ValidationError, VimCheckError } from '../../src/errors.js';
 import type { KubeObject } from '../../src/infra/kubernetes/driver-contract.js';
-import type { VimConnection, VnfInstance } from '../../src/lcm/index.js';
+import type { LcmDeps, VimConnection, VnfInstance } from '../../src/lcm/index.js';
 import { levelReplicas } from '../../src/lcm/index.js';
 import { chooseNamespace } from '../../src/lcm/planners/kubernetes.js';
 import { checkHealRequest, checkInstantiateRequest, normalizeRequest, normalizeVimConnectionInfo } from '../../src/lcm/requests.js';
-import { keepsCredentials, openInlineVim, recordedVim, resolveVimConnection, sealVimConnectionInfo, type VimLookup } from '../../src/lcm/vim-connection.js';
+import {
+  checkedInline,
+  instanceVim,
+  keepsCredentials,
+  kubernetesVims,
+  openInlineVim,
+  recordedVim,
+  resolveVimConnection,
+  sealVimConnectionInfo,
+  type InlineCheckDeps,
+  type VimLookup,
+} from '../../src/lcm/vim-connection.js';
 import type { Open, Seal } from '../../src/mgmt/sealed.js';
+import { openStore } from '../../src/store/index.js';
+import { openSecrets, sealSecrets, type Vim } from '../../src/vim/index.js';
 import { loadVnfd, type Vnfd } from '../../src/vnfd/index.js';
 
 let vnfd: Vnfd;
@@ -236,5 +252,117 @@ describe('namespaces as Tacker v2 decides them', () => {
   it('leaves objects in namespaces the files create themselves where they are (packages of cluster controllers)', () => {
     const objects = [obj('Namespace', 'ctl-a'), obj('Namespace', 'ctl-b'), obj('Deployment', 'a', 'ctl-a'), obj('Deployment', 'b', 'ctl-b')];
     expect(chooseNamespace('r', undefined, objects, vim, DEFS)).toBe('ctl-a');
+  });
+});
+
+describe('an inline Kubernetes VIM without ssl_ca_cert (Tacker skips verification; vnfm does not unasked)', () => {
+  const CLUSTER_CA = '-----BEGIN CERTIFICATE-----\nMIIBclusterCA\n-----END CERTIFICATE-----\n';
+  const OTHER_CA = '-----BEGIN CERTIFICATE-----\nMIIBotherCA\n-----END CERTIFICATE-----\n';
+  const entry = (endpoint: string) => ({ vim1: { vimType: 'ETSINFV.KUBERNETES.V_1', interfaceInfo: { endpoint }, accessInfo: { bearer_token: 'tok' } } });
+  const registered = (name: string, authUrl: string, caCert?: string): Vim => ({
+    id: `vim-${name}`,
+    name,
+    description: '',
+    isDefault: false,
+    spec: { type: 'kubernetes', authUrl, auth: { method: 'bearer-token' }, verifyTls: true },
+    secretNames: caCert ? ['bearerToken', 'caCert'] : ['bearerToken'],
+    status: 'REACHABLE',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  });
+
+  /** A real store holding `vims`, and a cluster at https://10.0.0.7:6443 whose certificate CLUSTER_CA alone verifies. */
+  function setup(vims: Array<[Vim, string | undefined]>, insecure = false) {
+    const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-inline-ca-')), 'home'));
+    for (const [vim, ca] of vims) store.vims.insert(vim, sealSecrets(keyring, { bearerToken: 'registered-token', ...(ca ? { caCert: ca } : {}) }));
+    const checked: VimConnection[] = [];
+    const warnings: string[] = [];
+    const deps: InlineCheckDeps = {
+      store,
+      openVimSecrets: async (vim) => openSecrets(store.vims, keyring, vim),
+      async checkInlineVim(vim) {
+        checked.push(vim);
+        if (vim.spec.verifyTls && vim.secrets.caCert !== CLUSTER_CA) {
+          throw new TlsVerifyError(`the TLS certificate of ${vim.spec.authUrl} could not be verified (SELF_SIGNED_CERT_IN_CHAIN)`);
+        }
+      },
+      ...(insecure ? { insecureInlineVims: { warn: (m: string) => warnings.push(m) } } : {}),
+    };
+    return { deps, checked, warnings };
+  }
+  const inline = (endpoint: string) => resolveVimConnection('r.json', entry(endpoint), noVims, noDefault);
+
+  it('takes the CA of a registered VIM at the same endpoint (default port and trailing slash aside), and verifies with it', async () => {
+    const { deps, checked, warnings } = setup([
+      [registered('elsewhere', 'https://10.0.0.8:6443', OTHER_CA), OTHER_CA],
+      [registered('no-ca', 'https://10.0.0.7:6443', undefined), undefined],
+      [registered('edge', 'https://10.0.0.7:6443/', CLUSTER_CA), CLUSTER_CA],
+    ]);
+    const vim = await checkedInline(deps, await inline('https://10.0.0.7:6443'));
+    expect(vim).toMatchObject({ inline: true, spec: { verifyTls: true }, secrets: { bearerToken: 'tok', caCert: CLUSTER_CA } });
+    expect(checked).toHaveLength(1);
+    expect(warnings).toEqual([]);
+    // The same for the operations after instantiate, which reopen the inline VIM the instance keeps.
+    const kept = await recordedVim({ seal }, vim, entry('https://10.0.0.7:6443'));
+    const instance: VnfInstance = { ...instantiated, vimConnectionInfo: kept };
+    const again = await instanceVim({ ...(deps as LcmDeps), open }, instance, 'scale.json', kubernetesVims);
+    expect(again.secrets.caCert).toBe(CLUSTER_CA);
+    // A registered VIM on port 443 is the same endpoint as one without a port.
+    const { deps: d443 } = setup([[registered('edge', 'https://10.0.0.7:443', CLUSTER_CA), CLUSTER_CA]]);
+    expect((await checkedInline(d443, await inline('https://10.0.0.7'))).secrets.caCert).toBe(CLUSTER_CA);
+  });
+
+  it('without one whose CA verifies it, is refused (exit 6) with the three ways out', async () => {
+    const { deps } = setup([[registered('elsewhere', 'https://10.0.0.8:6443', CLUSTER_CA), CLUSTER_CA]]);
+    const err = await checkedInline(deps, await inline('https://10.0.0.7:6443')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VimCheckError);
+    expect((err as VimCheckError).exitCode).toBe(ExitCode.vimCheck);
+    expect((err as VimCheckError).message).toMatch(
+      /inline VIM https:\/\/10\.0\.0\.7:6443: the TLS certificate .* could not be verified .*no interfaceInfo\.ssl_ca_cert, and no registered VIM has this endpoint/,
+    );
+    const hint = (err as VimCheckError).hint!;
+    expect(hint).toMatch(/add "ssl_ca_cert": "<the cluster CA in PEM>" to the vimConnectionInfo entry's interfaceInfo/);
+    expect(hint).toMatch(/register the VIM with its CA \(vnfm vim-register --config-file FILE NAME, auth_url https:\/\/10\.0\.0\.7:6443\)/);
+    expect(hint).toMatch(/--insecure-inline-vims/);
+    // A registered VIM at the endpoint whose CA does not verify it is named.
+    const { deps: wrong } = setup([[registered('stale', 'https://10.0.0.7:6443', OTHER_CA), OTHER_CA]]);
+    const stale = await checkedInline(wrong, await inline('https://10.0.0.7:6443')).catch((e: unknown) => e);
+    expect((stale as VimCheckError).message).toMatch(/the CA of registered VIM "stale", which has the same endpoint, does not verify it either/);
+  });
+
+  it('with --insecure-inline-vims, is used without verification, a warning naming the endpoint each time', async () => {
+    const { deps, checked, warnings } = setup([], true);
+    const first = await checkedInline(deps, await inline('https://10.0.0.7:6443'));
+    expect(first.spec.verifyTls).toBe(false);
+    await checkedInline(deps, await inline('https://10.0.0.7:6443'));
+    expect(warnings).toEqual([
+      expect.stringMatching(/^inline VIM https:\/\/10\.0\.0\.7:6443 is used without TLS verification \(--insecure-inline-vims\)/),
+      expect.stringMatching(/^inline VIM https:\/\/10\.0\.0\.7:6443 is used without TLS verification/),
+    ]);
+    // Verification was tried first each time, then turned off.
+    expect(checked.map((v) => v.spec.verifyTls)).toEqual([true, false, true, false]);
+    // A registered CA that verifies still wins: no warning.
+    const withCa = setup([[registered('edge', 'https://10.0.0.7:6443', CLUSTER_CA), CLUSTER_CA]], true);
+    expect((await checkedInline(withCa.deps, await inline('https://10.0.0.7:6443'))).spec.verifyTls).toBe(true);
+    expect(withCa.warnings).toEqual([]);
+  });
+
+  it('leaves alone an inline VIM with its own CA, or with ssl_ca_cert "None"', async () => {
+    const { deps, warnings } = setup([[registered('edge', 'https://10.0.0.7:6443', OTHER_CA), OTHER_CA]], true);
+    const own = await resolveVimConnection(
+      'r',
+      { v: { interfaceInfo: { endpoint: 'https://10.0.0.7:6443', ssl_ca_cert: CLUSTER_CA }, accessInfo: { bearer_token: 't' } } },
+      noVims,
+      noDefault,
+    );
+    expect((await checkedInline(deps, own)).secrets.caCert).toBe(CLUSTER_CA);
+    const none = await resolveVimConnection(
+      'r',
+      { v: { interfaceInfo: { endpoint: 'https://10.0.0.7:6443', ssl_ca_cert: 'None' }, accessInfo: { bearer_token: 't' } } },
+      noVims,
+      noDefault,
+    );
+    expect(await checkedInline(deps, none)).toMatchObject({ spec: { verifyTls: false }, secrets: { bearerToken: 't' } });
+    expect(warnings).toEqual([]);
   });
 });

@@ -24,6 +24,8 @@ export interface RunFlags extends OutputOptions {
   acceptHostKey?: string[];
   /** --heat-environment, on the commands that create or update a Heat stack. */
   heatEnvironment?: string[];
+  /** Accepts Tacker's unverified TLS for inline Kubernetes VIMs without ssl_ca_cert that nothing else verifies. */
+  insecureInlineVims?: boolean;
 }
 
 const DEFAULT_TIMEOUT = '10m';
@@ -39,6 +41,10 @@ export function addRunOptions(cmd: Command): Command {
     '--accept-host-key <server>',
     'a server (VNFC id or address) whose SSH host key changed since vnfm pinned it: accept and pin the new key (repeatable)',
     (v: string, prev: string[] = []) => [...prev, v],
+  );
+  cmd.option(
+    '--insecure-inline-vims',
+    "Kubernetes VIMs given inline (vimConnectionInfo with interfaceInfo.endpoint) without ssl_ca_cert: when neither the CA of a registered VIM with the same endpoint nor the system's trusted CAs verify the API server, skip TLS verification, as Tacker does (a warning names the endpoint each time). Without it such a VIM is refused (exit 6)",
   );
   return cmd.addHelpText(
     'after',
@@ -164,6 +170,7 @@ export async function runLcmCommand(
   const seconds = parseDuration(flags.timeout);
   // Before the timer and the signal handlers: a refused store or key must not leave them keeping the process alive.
   const { deps, close } = await lcmDeps(ctx);
+  if (flags.insecureInlineVims) deps.insecureInlineVims = { warn: (message) => ctx.io.warn(message) };
   const controller = new AbortController();
   // The driver hangs one listener per request and watch on this signal.
   setMaxListeners(0, controller.signal);

@@ -6,7 +6,7 @@
  */
 import type * as K8s from '@kubernetes/client-node';
 import { createKubeTransport, type KubeTransport } from './kube-wire.js';
-import { VimCheckError } from '../../errors.js';
+import { TlsVerifyError, VimCheckError } from '../../errors.js';
 
 /** Everything needed to talk to one API server. */
 export interface KubeAccess {
@@ -143,7 +143,7 @@ function explain(err: unknown, access: KubeAccess, what: string): VimCheckError 
   }
   const code = errorCode(err);
   if (code && TLS_CODES.has(code)) {
-    return new VimCheckError(`the TLS certificate of ${server} could not be verified (${code})`, {
+    return new TlsVerifyError(`the TLS certificate of ${server} could not be verified (${code})`, {
       hint: access.caCert
         ? 'ssl_ca_cert is not the CA that signed the API server certificate: use the cluster CA (certificate-authority-data in its kubeconfig)'
         : 'give the cluster CA as ssl_ca_cert, or ssl_ca_cert: None to skip verification',
