@@ -7,8 +7,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { echo, ConflictError, NotFoundError, UsageError, VnfmError } from '../errors.js';
+import { ConflictError, NotFoundError, UsageError, VnfmError } from '../errors.js';
 import type { PackageContentRepository, PackageFilter, PackageRepository } from '../store/index.js';
+import { checkName } from '../store/names.js';
 import type { PackageContentIo, StagedContent } from '../store/transfer.js';
 import { atProcessEnd } from '../infra/helm/process-end.js';
 import { buildCsar } from './build.js';
@@ -64,9 +65,7 @@ export interface OnboardResult {
  * from the zip in place.
  */
 export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): Promise<OnboardResult> {
-  if (opts.name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(opts.name)) {
-    throw new UsageError(`${echo(opts.name)} is not a usable package name`, { hint: 'use letters, digits, ".", "_" and "-" (at most 128)' });
-  }
+  if (opts.name !== undefined) checkName('package', opts.name);
   if (opts.name && deps.packages.find(opts.name)) {
     throw new ConflictError(`a package named "${opts.name}" already exists`, { hint: 'choose another --name' });
   }

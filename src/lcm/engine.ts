@@ -8,7 +8,7 @@
  * occurrence blocks the instance until it is retried, rolled back or failed.
  */
 import { randomUUID } from 'node:crypto';
-import { ConflictError, InterruptedError, NotFoundError, TerminatedError, TimeoutError, UsageError, VimCheckError, VnfmError } from '../errors.js';
+import { ConflictError, echo, InterruptedError, NotFoundError, TerminatedError, TimeoutError, UsageError, VimCheckError, VnfmError } from '../errors.js';
 import type { DriverContext, JournalStep, ResourceRef } from '../infra/driver.js';
 import type { KubernetesInfraDriver } from '../infra/kubernetes/driver-contract.js';
 import type { OpenStackInfraDriver } from '../infra/openstack/driver-contract.js';
@@ -19,6 +19,7 @@ import type { Vim } from '../vim/index.js';
 import type { Flavour, LcmHook } from '../vnfd/index.js';
 import type { AffectedVnfc, LcmOpOcc, LcmOperation, LcmRequest, PriorState, ProblemDetails, VimConnection, VnfInstance } from '../model/lcm.js';
 import { vnfcsOf } from '../model/vnfcs.js';
+import { nameProblem } from '../model/names.js';
 import type { LcmDeps, LcmEvent } from './deps.js';
 import { assertInstanceFree, lockFor, nowIso, pidOf, resolutionHint, sweepStaleLock } from './locks.js';
 
@@ -173,6 +174,22 @@ function withHookRecords(before: VnfInstance, after: VnfInstance, records: Recor
   return { ...after, instantiatedVnfInfo: { ...info, metadata: Object.keys(merged).length ? { ...metadata, mgmt: merged } : metadata } };
 }
 
+/**
+ * The fields the hooks set, less a vnfInstanceName (a Tacker script's
+ * vnf_instance) that breaks the rules vnf-create applies or that another
+ * instance holds: the instance keeps the name it had, and the log says why.
+ */
+function keptHookFields(deps: LcmDeps, fields: InstanceFields, instanceId: string, note: (message: string) => void): InstanceFields {
+  const name = fields.vnfInstanceName;
+  if (name === undefined) return fields;
+  const why =
+    nameProblem('instance', name) !== undefined ? 'it is not a usable instance name' : deps.store.instances.isNameFree(name, instanceId) ? undefined : 'another instance has it';
+  if (!why) return fields;
+  note(`the name ${echo(name)} a hook gave the instance was not taken: ${why}`);
+  const { vnfInstanceName: _n, ...kept } = fields;
+  return kept;
+}
+
 /** Asks a registered VIM whether it answers, and records what it said as its status (as vim-check does). */
 async function checkRegisteredVim(deps: LcmDeps, vim: VimConnection): Promise<void> {
   if (!deps.checkInlineVim) return;
@@ -310,6 +327,10 @@ export async function execute(
   const records: Record<string, unknown> = {};
   const fields: InstanceFields = {};
   const log = openOpLog(deps.home, op.id, () => deps.now());
+  const note = (message: string) => {
+    log.write(message);
+    opts.onEvent?.({ type: 'notice', message });
+  };
   const hook = async (name: LcmHook, result?: VnfInstance) => {
     opts.onEvent?.({ type: 'hook', hook: name });
     const outcome = await mgmt.runHook({
@@ -342,11 +363,13 @@ export async function execute(
     const ran = await run(ctx);
     save();
     if (plan.hooks) await hook(plan.hooks[1], ran);
-    const after = { ...withHookRecords(instance, ran, records), ...fields };
-    const affectedVnfcs = diffVnfcs(instance, after);
     const final = ops.exclusive(() => {
       const now = nowIso(deps);
-      deps.store.instances.update({ ...after, updatedAt: now });
+      // A name a hook set is checked under the write lock, where no other client can take it before the write.
+      const after = { ...withHookRecords(instance, ran, records), ...keptHookFields(deps, fields, instance.id, note) };
+      const affectedVnfcs = diffVnfcs(instance, after);
+      // A new name (a modify request's) is checked again as it is written: another client may have taken it since the plan.
+      deps.store.instances.update({ ...after, updatedAt: now }, { checkName: true });
       const o = ops.setState(op.id, done, now, { error: null, resourceChanges: { affectedVnfcs }, pid: null });
       ops.releaseLock(op.vnfInstanceId, op.id);
       return o;

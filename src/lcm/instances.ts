@@ -8,6 +8,7 @@ import { ConflictError, UsageError } from '../errors.js';
 import { assertFailedTemp, assertInstanceFree, describeHolder, lockStatus, sweepStaleLock, type LcmDeps } from './engine.js';
 import type { HolderStatus } from './lock-holder.js';
 import type { VnfLock } from '../store/index.js';
+import { checkName } from '../store/names.js';
 import type { ListRead } from '../store/vnf-instance-repository.js';
 import type { LcmOpOcc, LcmOperationState, VnfInstance } from '../model/lcm.js';
 import { packageIdentity } from '../model/package.js';
@@ -23,7 +24,8 @@ export interface CreateVnfOptions {
 /** Creates a NOT_INSTANTIATED instance of an onboarded, enabled package; the package becomes IN_USE. */
 export function createVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
   const instance = draftVnf(deps, opts);
-  deps.store.instances.insert(instance);
+  // Its name checked again under the write lock: another client may have taken it since.
+  deps.store.instances.insert(instance, { checkName: true });
   return instance;
 }
 
@@ -48,11 +50,9 @@ export function draftVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
   if (pkg.operationalState !== 'ENABLED') {
     throw new ConflictError(`package ${pkg.id} is DISABLED`, { hint: `enable it: vnfm vnfpkg-update ${pkg.id} --operational-state ENABLED` });
   }
-  if (opts.name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(opts.name)) {
-    throw new UsageError(`"${opts.name}" is not a usable instance name`, { hint: 'use letters, digits, ".", "_" and "-" (at most 128)' });
-  }
-  if (opts.name && deps.store.instances.find(opts.name)) {
-    throw new ConflictError(`a VNF instance named "${opts.name}" already exists`, { hint: 'choose another --name' });
+  if (opts.name !== undefined) {
+    checkName('instance', opts.name);
+    deps.store.instances.assertNameFree(opts.name);
   }
   const now = deps.now().toISOString();
   const instance: VnfInstance = {

@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { ConflictError, echo, UsageError, ValidationError } from '../errors.js';
 import type { HookContext, ManagementDriver } from '../mgmt/index.js';
 import { noopManagementDriver } from '../mgmt/noop.js';
+import { checkName } from '../store/names.js';
 import { packageIdentity, type VnfPackage } from '../model/package.js';
 import {
   assertFailedTemp,
@@ -94,6 +95,8 @@ export function checkModifyRequest(source: string, body: unknown): VnfInfoModifi
     const v = body[key];
     if (v !== undefined && v !== null && typeof v !== 'string') throw new ValidationError(source, key, `must be a string (or null), not ${echo(JSON.stringify(v))}`);
   }
+  // The rules vnf-create applies (null removes the name).
+  if (typeof body['vnfInstanceName'] === 'string') checkName('instance', body['vnfInstanceName'], { file: source, field: 'vnfInstanceName' });
   for (const key of ['vnfdId', 'vnfPkgId']) {
     const v = body[key];
     if (v !== undefined && (typeof v !== 'string' || v === '')) throw new ValidationError(source, key, 'must be a non-empty string (it cannot be removed)');
@@ -172,6 +175,12 @@ function targetPackage(deps: LcmDeps, source: string, request: VnfInfoModificati
   return pkg;
 }
 
+/** A new vnfInstanceName must be free before anything is recorded (exit 4); the instance's write checks it again in its transaction. */
+function checkNameFree(deps: LcmDeps, request: VnfInfoModificationRequest, instance: VnfInstance): void {
+  const name = request.vnfInstanceName;
+  if (typeof name === 'string' && name !== instance.vnfInstanceName) deps.store.instances.assertNameFree(name, instance.id);
+}
+
 /** The instance's recorded attributes after the request (what Tacker's modify_info_process sets). */
 function modified(instance: VnfInstance, request: VnfInfoModificationRequest, pkg: VnfPackage | undefined): VnfInstance {
   const out: VnfInstance = { ...instance };
@@ -236,6 +245,7 @@ interface ModifyPlan {
 async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, onNotice?: (message: string) => void): Promise<ModifyPlan> {
   const request = checkModifyRequest(source, body);
   checkVnfcIds(source, request, instance);
+  checkNameFree(deps, request, instance);
   if (instance.instantiationState !== 'INSTANTIATED')
     throw new ConflictError(`vnf instance ${instance.id} is no longer INSTANTIATED`, { hint: 'give up on the occurrence: vnfm op-fail OP' });
   const pkgRecord = targetPackage(deps, source, request, instance);
@@ -344,6 +354,7 @@ function modifyRecordOnly(deps: LcmDeps, instance: VnfInstance, body: unknown, s
     });
   }
   checkVnfcIds(source, request, instance);
+  checkNameFree(deps, request, instance);
   const pkg = targetPackage(deps, source, request, instance);
   const ops = deps.store.opOccs;
   const op = ops.exclusive(() => {
@@ -363,7 +374,7 @@ function modifyRecordOnly(deps: LcmDeps, instance: VnfInstance, body: unknown, s
       isAutomaticInvocation: false,
     };
     ops.insert(occ, { vnfPkgId: current.vnfPkgId, vnfdId: current.vnfdId, instantiationState: current.instantiationState });
-    deps.store.instances.update({ ...modified(current, request, pkg), updatedAt: now });
+    deps.store.instances.update({ ...modified(current, request, pkg), updatedAt: now }, { checkName: true });
     return ops.get(occ.id);
   });
   opts.onEvent?.({ type: 'occurrence', opOcc: op });

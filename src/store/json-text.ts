@@ -1,5 +1,6 @@
 /**
- * A list's default `-o json` written by SQLite: see jsonListText.
+ * A list's default `-o json` written by SQLite (see jsonListText), and the
+ * SQL that builds an item's JSON text in the same pass as the read.
  */
 import type { Db, SqliteDb } from './database.js';
 
@@ -68,4 +69,33 @@ export function jsonListText(db: Db, t: JsonListSql): Iterable<string> | undefin
       last = page.last;
     }
   })();
+}
+
+/** A member of simpleJsonObject: its key, its column; `optional`: left out where NULL or ''; `boolean`: 0/1 as false/true. */
+export interface SimpleJsonMember {
+  key: string;
+  column: string;
+  optional?: boolean;
+  boolean?: boolean;
+}
+
+/**
+ * The text of a JSON object of the members' values, in their order,
+ * pretty-printed as JSON.stringify(value, null, 2) prints it: built by
+ * concatenation (json_quote escapes each string as JSON.stringify does), so
+ * the database parses no JSON for it. The PostgreSQL dialect reads
+ * json_quote(x) as to_json(x)::text. The last member must not be optional.
+ */
+export function simpleJsonObject(members: SimpleJsonMember[], as: string): string {
+  const parts = members.map((m, n) => {
+    const value = m.boolean ? `CASE WHEN ${m.column} = 1 THEN 'true' ELSE 'false' END` : `json_quote(${m.column})`;
+    const text = `'  "${m.key}": ' || ${value}${n < members.length - 1 ? " || ',\n'" : ''}`;
+    return m.optional ? `CASE WHEN ${m.column} IS NULL OR ${m.column} = '' THEN '' ELSE ${text} END` : text;
+  });
+  return `('{\n' || ${parts.join(' || ')} || '\n}') AS ${as}`;
+}
+
+/** A JSON column as `ListRead.rawJson` reads it (the PostgreSQL dialect reads the column itself). */
+export function prettyJsonColumn(column: string, as: string): string {
+  return `CASE WHEN json_valid(${column}) THEN json_pretty(${column}, '  ') ELSE ${column} END AS ${as}`;
 }

@@ -5,8 +5,8 @@ import type { Db } from './database.js';
 import { defineLazyJson, RawJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
 import { shortTimeSql, storedTimeSql, tableText, uuidSql, type TableRead, type TableText } from './table-text.js';
-import { jsonListText } from './json-text.js';
-import { prettyJsonColumn, simpleJsonObject, type ListRead, type SimpleJsonMember } from './vnf-instance-repository.js';
+import { jsonListText, prettyJsonColumn, simpleJsonObject, type SimpleJsonMember } from './json-text.js';
+import type { ListRead } from './vnf-instance-repository.js';
 
 interface OpOccRow {
   id: string;

@@ -2,9 +2,10 @@ import { ConflictError, NotFoundError, UsageError } from '../errors.js';
 import type { VnfInstance } from '../model/lcm.js';
 import type { Db } from './database.js';
 import { byIdPrefix } from './id-prefix.js';
+import { checkName } from './names.js';
 import { defineLazyJson, RawJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
-import { jsonListText } from './json-text.js';
+import { jsonListText, prettyJsonColumn, simpleJsonObject, type SimpleJsonMember } from './json-text.js';
 import { shortIdSql, tableText, uuidSql, type TableRead, type TableText } from './table-text.js';
 
 interface InstanceRow {
@@ -152,35 +153,6 @@ export interface ListRead {
    * JSON.stringify(value, null, 2) prints it (simpleJsonObject).
    */
   simpleJson?: boolean;
-}
-
-/** A member of simpleJsonObject: its key, its column; `optional`: left out where NULL or ''; `boolean`: 0/1 as false/true. */
-export interface SimpleJsonMember {
-  key: string;
-  column: string;
-  optional?: boolean;
-  boolean?: boolean;
-}
-
-/**
- * The text of a JSON object of the members' values, in their order,
- * pretty-printed as JSON.stringify(value, null, 2) prints it: built by
- * concatenation (json_quote escapes each string as JSON.stringify does), so
- * the database parses no JSON for it. The PostgreSQL dialect reads
- * json_quote(x) as to_json(x)::text. The last member must not be optional.
- */
-export function simpleJsonObject(members: SimpleJsonMember[], as: string): string {
-  const parts = members.map((m, n) => {
-    const value = m.boolean ? `CASE WHEN ${m.column} = 1 THEN 'true' ELSE 'false' END` : `json_quote(${m.column})`;
-    const text = `'  "${m.key}": ' || ${value}${n < members.length - 1 ? " || ',\n'" : ''}`;
-    return m.optional ? `CASE WHEN ${m.column} IS NULL OR ${m.column} = '' THEN '' ELSE ${text} END` : text;
-  });
-  return `('{\n' || ${parts.join(' || ')} || '\n}') AS ${as}`;
-}
-
-/** A JSON column as `ListRead.rawJson` reads it (the PostgreSQL dialect reads the column itself). */
-export function prettyJsonColumn(column: string, as: string): string {
-  return `CASE WHEN json_valid(${column}) THEN json_pretty(${column}, '  ') ELSE ${column} END AS ${as}`;
 }
 
 /**
@@ -427,10 +399,39 @@ export class VnfInstanceRepository {
     return found;
   }
 
-  /** Inserts the instance and marks its package IN_USE. */
-  insert(instance: VnfInstance): void {
+  /** The instance but `exceptId` that has this name, or has it as its id. */
+  private holderOf(name: string, exceptId: string): { id: string; name: string | null } | undefined {
+    return this.db.prepare('SELECT id, name FROM vnf_instances WHERE (name = ? OR id = ?) AND id <> ? LIMIT 1').get(name, name, exceptId) as
+      { id: string; name: string | null } | undefined;
+  }
+
+  /** Whether no instance but `exceptId` has this name (or has it as its id). Inside a write transaction the answer holds until the write. */
+  isNameFree(name: string, exceptId = ''): boolean {
+    return this.holderOf(name, exceptId) === undefined;
+  }
+
+  /** Throws ConflictError (exit 4) where isNameFree is false. */
+  assertNameFree(name: string, exceptId = ''): void {
+    const other = this.holderOf(name, exceptId);
+    const what = other?.name === name ? `a VNF instance named "${name}" already exists (${other.id})` : `"${name}" is the id of another VNF instance`;
+    if (other) throw new ConflictError(what, { hint: 'choose another name (vnfm vnf-list shows the names taken)' });
+  }
+
+  /** A name being set: the rules (exit 2) and uniqueness (exit 4), checked in the write's own transaction. */
+  private checkNewName(instance: VnfInstance): void {
+    if (instance.vnfInstanceName === undefined) return;
+    checkName('instance', instance.vnfInstanceName);
+    this.assertNameFree(instance.vnfInstanceName, instance.id);
+  }
+
+  /**
+   * Inserts the instance and marks its package IN_USE. `checkName` (the use cases): its name must be usable and free,
+   * checked in the insert's transaction, so no other client takes it between check and write.
+   */
+  insert(instance: VnfInstance, opts: { checkName?: boolean } = {}): void {
     this.db
       .transaction(() => {
+        if (opts.checkName) this.checkNewName(instance);
         const row = this.rowOf(instance);
         this.db.prepare(`INSERT INTO vnf_instances (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(pick(row, COLUMNS));
         this.db.prepare(`INSERT INTO vnf_instance_details (${DETAIL_COLUMNS.join(', ')}) VALUES (${DETAIL_COLUMNS.map((c) => '@' + c).join(', ')})`).run(pick(row, DETAIL_COLUMNS));
@@ -442,15 +443,17 @@ export class VnfInstanceRepository {
   /**
    * Writes every field. When the package changed (change of package), the old
    * package becomes NOT_IN_USE if no other instance uses it, and the new one
-   * IN_USE. Callers run it inside their own transaction where it must go
-   * with other writes.
+   * IN_USE. `checkName`: a name other than the stored one must be usable
+   * and free, as insert checks it (a name kept is not checked again). Callers
+   * run it inside their own transaction where it must go with other writes.
    */
-  update(instance: VnfInstance): void {
-    // Its own transaction (a savepoint inside the caller's): the key check and the write go together.
+  update(instance: VnfInstance, opts: { checkName?: boolean } = {}): void {
+    // Its own transaction (a savepoint inside the caller's): the key and name checks and the write go together.
     this.db
       .transaction(() => {
-        const before = this.db.prepare('SELECT vnf_pkg_id FROM vnf_instances WHERE id = ?').get(instance.id) as { vnf_pkg_id: string } | undefined;
+        const before = this.db.prepare('SELECT vnf_pkg_id, name FROM vnf_instances WHERE id = ?').get(instance.id) as { vnf_pkg_id: string; name: string | null } | undefined;
         if (!before) throw new NotFoundError(`vnf instance "${instance.id}" not found`);
+        if (opts.checkName && (instance.vnfInstanceName ?? null) !== before.name) this.checkNewName(instance);
         const row = this.rowOf(instance);
         const sets = COLUMNS.filter((c) => c !== 'id' && c !== 'created_at').map((c) => `${c} = @${c}`);
         this.db.prepare(`UPDATE vnf_instances SET ${sets.join(', ')} WHERE id = @id`).run(pick(row, COLUMNS));

@@ -4,8 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Keyring } from '../crypto/index.js';
-import { echo, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import type { VimRepository } from '../store/index.js';
+import { checkName } from '../store/names.js';
 import type { VimChecker } from './check.js';
 import { readCloudsYaml } from './clouds-yaml.js';
 import { readKubeconfig } from './kubeconfig.js';
@@ -53,12 +54,9 @@ export interface RegisterVimOptions {
   check?: boolean;
 }
 
+/** A VIM name by the rules every path that names a VIM applies (store/names.ts). */
 export function validateVimName(name: string): void {
-  if (!name || name.length > 255 || /[\u0000-\u001f\u007f]/.test(name) || name.trim() !== name) {
-    throw new UsageError(`${echo(name)} is not a usable VIM name`, {
-      hint: 'use 1-255 printable characters without leading or trailing spaces, e.g. vim-k8s',
-    });
-  }
+  checkName('vim', name);
 }
 
 export async function registerVim(deps: VimDeps, opts: RegisterVimOptions): Promise<Vim> {

@@ -151,6 +151,32 @@ describe('vnf-update', () => {
     expect(vnf.instantiatedVnfInfo.metadata['lcm-kubernetes-def-files']).toContain(CONFIG2);
   });
 
+  it("vnf-create's name rules and uniqueness: a bad name exit 2, a taken one exit 4, nothing recorded; both names still find their instance", async () => {
+    await ok(['vnf-create', '--package', 'other-vendor', '--name', 'db']);
+    try {
+      const count = (await occurrences('web-2')).length;
+      for (const [file, body, code, says] of [
+        ['escape.json', { vnfInstanceName: 'web\u001b]0;pwned\u0007' }, 2, /escape\.json: vnfInstanceName: "web\\u001b\]0;pwned\\u0007" is not a usable instance name/],
+        ['newline.json', { vnfInstanceName: 'web\nroot' }, 2, /newline\.json: vnfInstanceName: "web\\nroot" is not a usable instance name/],
+        ['empty.json', { vnfInstanceName: '' }, 2, /empty\.json: vnfInstanceName: "" is not a usable instance name/],
+        ['taken.json', { vnfInstanceName: 'db' }, 4, /a VNF instance named "db" already exists/],
+      ] as const) {
+        const r = await run(['vnf-update', 'web-2', writeRequest(file, body)]);
+        expect(r.code, r.stderr).toBe(code);
+        expect(r.stderr).toMatch(says);
+      }
+      // The instance not yet instantiated is held to the same rules.
+      const idle = await run(['vnf-update', 'db', writeRequest('taken-2.json', { vnfInstanceName: 'web-2' })]);
+      expect(idle.code, idle.stderr).toBe(4);
+      expect(await occurrences('web-2')).toHaveLength(count);
+      expect(await occurrences('db')).toHaveLength(0);
+      expect(json((await ok(['vnf-show', 'web-2', '-o', 'json'])).stdout)).toMatchObject({ vnfInstanceName: 'web-2' });
+      expect(json((await ok(['vnf-show', 'db', '-o', 'json'])).stdout)).toMatchObject({ vnfInstanceName: 'db' });
+    } finally {
+      await ok(['vnf-delete', 'db', '--yes']);
+    }
+  });
+
   it('vnf-change-ext-conn on a Kubernetes VNF: refused (exit 2), as Tacker refuses it', async () => {
     const r = await run(['vnf-change-ext-conn', 'web-2', writeRequest('ext.json', { extVirtualLinks: [] })]);
     expect(r.code).toBe(2);

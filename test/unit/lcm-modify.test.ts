@@ -309,7 +309,8 @@ describe("vnf-update: Tacker's functional-test bodies", () => {
       deps,
       vnf.id,
       {
-        vnfInstanceName: 'new name',
+        // Tacker's body says "new name": vnfm's instance names take no space (vnf-create's rules, the same for every path).
+        vnfInstanceName: 'new-name',
         vnfInstanceDescription: 'new description',
         vnfdId: V11,
         vnfConfigurableProperties: { 'dummy-key': 'dummy-value' },
@@ -330,7 +331,7 @@ describe("vnf-update: Tacker's functional-test bodies", () => {
     );
     expect(r.opOcc.operationState).toBe('COMPLETED');
     expect(r.vnfInstance).toMatchObject({
-      vnfInstanceName: 'new name',
+      vnfInstanceName: 'new-name',
       vnfInstanceDescription: 'new description',
       vnfdId: V11,
       vimId: 'vim-k8s',
@@ -383,6 +384,89 @@ describe('vnf-update: bad requests', () => {
     expect(jsonMergePatch({ a: 'b', c: { d: 'e', f: 'g' } }, { a: 'z', c: { f: null } })).toEqual({ a: 'z', c: { d: 'e' } });
     expect(jsonMergePatch({ a: [1] }, { a: [2] })).toEqual({ a: [2] });
     expect(jsonMergePatch({ a: 1 }, 'x')).toBe('x');
+  });
+});
+
+describe('vnf-update: the name rules and uniqueness of vnf-create', () => {
+  const occurrencesOf = (id: string) => listOpOccs(deps, { vnf: id }).length;
+
+  it.each([
+    ['a control character', 'web\x1b[2J'],
+    ['a newline', 'web\nname'],
+    ['a bidi override', 'web\u202egnp'],
+    ['a space', 'web 2'],
+    ['shell syntax', 'zz$(touch PWNED)'],
+    ['an empty name', ''],
+    ['129 characters', 'w'.repeat(129)],
+  ])('%s: refused (exit 2) naming the field, nothing recorded, on an instantiated and a NOT_INSTANTIATED instance', async (_, name) => {
+    const web = await instantiated();
+    const idle = createVnf(deps, { vnfdId: V1, name: 'idle' });
+    for (const vnf of [web, idle]) {
+      const before = occurrencesOf(vnf.id);
+      const err = await modifyVnfInfo(deps, vnf.id, { vnfInstanceName: name }, { source: 'rename.json' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).exitCode).toBe(ExitCode.usage);
+      expect((err as Error).message).toMatch(/^rename\.json: vnfInstanceName: .* is not a usable instance name/);
+      expect(occurrencesOf(vnf.id)).toBe(before);
+      expect(getVnf(deps, vnf.id).vnfInstanceName).toBe(vnf.vnfInstanceName);
+    }
+  });
+
+  it("another instance's name: refused (exit 4), nothing recorded, and vnf-show by either name still finds one instance", async () => {
+    const web = await instantiated();
+    const idle = createVnf(deps, { vnfdId: V1, name: 'idle' });
+    for (const [vnf, taken] of [
+      [web, 'idle'],
+      [idle, 'web'],
+      [web, idle.id],
+    ] as const) {
+      const before = occurrencesOf(vnf.id);
+      const err = await modifyVnfInfo(deps, vnf.id, { vnfInstanceName: taken }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConflictError);
+      expect((err as ConflictError).exitCode).toBe(ExitCode.conflict);
+      expect(occurrencesOf(vnf.id)).toBe(before);
+    }
+    expect(getVnf(deps, 'web').id).toBe(web.id);
+    expect(getVnf(deps, 'idle').id).toBe(idle.id);
+    // Its own name again is no change.
+    expect((await modifyVnfInfo(deps, web.id, { vnfInstanceName: 'web' })).opOcc.operationState).toBe('COMPLETED');
+  });
+
+  it('the write checks the name again in its own transaction: another client that took it after the check still wins', () => {
+    const idle = createVnf(deps, { vnfdId: V1, name: 'idle' });
+    // Another client of the same store takes the name between this one's check and its write.
+    const other = openStore(home);
+    try {
+      store.instances.assertNameFree('busy', idle.id);
+      createVnf({ ...deps, store: other }, { vnfdId: V1, name: 'busy' });
+      expect(() => store.instances.update({ ...getVnf(deps, idle.id), vnfInstanceName: 'busy' }, { checkName: true })).toThrow(ConflictError);
+      expect(() => store.instances.insert({ ...getVnf(deps, idle.id), id: 'another-id', vnfInstanceName: 'busy' }, { checkName: true })).toThrow(ConflictError);
+      expect(() => store.instances.update({ ...getVnf(deps, idle.id), vnfInstanceName: 'bad name' }, { checkName: true })).toThrow(UsageError);
+    } finally {
+      other.close();
+    }
+    expect(getVnf(deps, idle.id).vnfInstanceName).toBe('idle');
+    expect(store.instances.list().filter((i) => i.vnfInstanceName === 'busy')).toHaveLength(1);
+  });
+
+  it("a name a hook gives (a Tacker script's vnf_instance) is kept only when usable and free; the occurrence completes either way", async () => {
+    const web = await instantiated();
+    createVnf(deps, { vnfdId: V1, name: 'idle' });
+    const notices: string[] = [];
+    for (const [given, kept] of [
+      ['web\x1b]52;c;cHduZWQ=\x07', 'web'],
+      ['idle', 'web'],
+      ['web-from-script', 'web-from-script'],
+    ] as const) {
+      deps.mgmt = { runHook: async (ctx: HookContext) => (ctx.hook === 'modify_information_end' ? { instanceFields: { vnfInstanceName: given } } : undefined) };
+      const r = await modifyVnfInfo(deps, web.id, { vnfInstanceDescription: given }, { onEvent: (e) => void (e.type === 'notice' && notices.push(e.message)) });
+      expect(r.opOcc.operationState).toBe('COMPLETED');
+      expect(getVnf(deps, web.id).vnfInstanceName).toBe(kept);
+    }
+    expect(notices).toEqual([
+      'the name "web\\u001b]52;c;cHduZWQ=\\u0007" a hook gave the instance was not taken: it is not a usable instance name',
+      'the name "idle" a hook gave the instance was not taken: another instance has it',
+    ]);
   });
 });
 
