@@ -2,17 +2,24 @@
  * `vnfm __complete -- WORD...` (hidden): what the shell completion scripts
  * (`vnfm completion bash|zsh|fish`) ask for the word being typed. The first
  * line says what the shell adds itself (`:files`, `:dirs` or `:none`); each
- * further line is a candidate, `value<TAB>description`. Commands and options
- * come from the command tree; values from the choices of an option and from
- * the store (VIMs, packages, instances, occurrences, and the aspects and
- * VNFCs of the instance named on the line). It reads the store only, loads
- * no driver, and says nothing on stderr: a completion that fails offers
- * nothing.
+ * further line is a candidate, `value<TAB>description`, as it is: zsh and
+ * fish quote what they insert. bash does not, so its script gives the line
+ * as typed instead (`--line`, `--word`): vnfm splits it by bash's rules and
+ * prints each candidate quoted for the quote the cursor is in
+ * (shell-words.ts). Commands and options come from the command tree; values
+ * from the choices of an option and from the store (VIMs, packages,
+ * instances, occurrences, and the aspects and VNFCs of the instance named on
+ * the line). A value holding a control character (which no name may hold;
+ * the line protocol could not carry it either) is not offered. It reads the
+ * store only, loads no driver, and says nothing on stderr: a completion that
+ * fails offers nothing.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, type Option } from 'commander';
 import type { Context } from '../context.js';
+import { hasUnprintable } from '../../model/names.js';
+import { bashReplacements, splitBashWords } from './shell-words.js';
 
 export type Directive = 'files' | 'dirs' | 'none';
 
@@ -24,6 +31,8 @@ export interface Candidate {
 export interface Completion {
   directive: Directive;
   candidates: Candidate[];
+  /** What the word being typed holds before the values (`--output=`): the whole word is this and a value. */
+  prefix?: string;
 }
 
 /** The values the store offers, read only when asked for. */
@@ -132,8 +141,7 @@ export function completeWords(program: Command, words: string[], values: Complet
     const [flag, partial] = cur.split(/=(.*)/s) as [string, string];
     const o = findOption(sub.options, flag);
     if (!o || !takesValue(o)) return { directive: 'none', candidates: [] };
-    const found = valuesOf(o, vnf, values);
-    return finish({ ...found, candidates: found.candidates }, partial);
+    return { ...finish(valuesOf(o, vnf, values), partial), prefix: `${flag}=` };
   }
   if (!afterDashDash && cur.startsWith('-')) return finish({ directive: 'none', candidates: optionCandidates([...sub.options, ...globals]) }, cur);
   if (variadic) return finish(valuesOf(variadic, vnf, values), cur);
@@ -173,10 +181,10 @@ function lookup(kind: ValueKind, vnf: string | undefined, values: CompletionValu
   }
 }
 
-/** Those that start with what is typed, each value once. */
+/** Those that start with what is typed, each value once; none with a control character (names cannot hold one: another client wrote it). */
 function finish(c: Completion, typed: string): Completion {
   const seen = new Set<string>();
-  const candidates = c.candidates.filter((x) => x.value.startsWith(typed) && !seen.has(x.value) && seen.add(x.value));
+  const candidates = c.candidates.filter((x) => x.value.startsWith(typed) && !hasUnprintable(x.value) && !seen.has(x.value) && seen.add(x.value));
   return { directive: c.directive, candidates };
 }
 
@@ -213,18 +221,35 @@ export function completeCommand(ctx: Context, root: () => Command): Command {
   return new Command('__complete')
     .description('Candidates for shell completion (used by the scripts of vnfm completion)')
     .argument('[words...]', 'the words after vnfm, the last one being typed')
+    .option('--line <text>', 'instead of the words (bash): the command line up to the cursor, as typed')
+    .option('--word <text>', "with --line: the text readline replaces (the completion function's $2)")
     .helpOption(false)
-    .action(async (words: string[] = []) => {
+    .action(async (words: string[] = [], flags: { line?: string; word?: string }) => {
+      const line = flags.line === undefined ? undefined : splitBashWords(flags.line);
+      const typed = line ? [...line.words.slice(1), ...(line.open ? [] : [''])] : words;
       let result: Completion;
       try {
-        result = completeWords(root(), words.length ? words : [''], await storeValues(ctx));
+        result = completeWords(root(), typed.length ? typed : [''], await storeValues(ctx));
       } catch {
         // A store that cannot be read (a malformed key, a locked file) offers nothing rather than an error in the middle of a command line.
         result = { directive: 'none', candidates: [] };
       }
-      const lines = result.candidates.map((c) => (c.description ? `${c.value}\t${oneLine(c.description)}` : c.value));
+      const lines =
+        flags.line === undefined
+          ? result.candidates.map((c) => (c.description ? `${c.value}\t${oneLine(c.description)}` : c.value))
+          : bashReplacements(
+              flags.line,
+              flags.word ?? '',
+              result.candidates.map((c) => (result.prefix ?? '') + c.value),
+            );
       ctx.io.out([`:${result.directive}`, ...lines].join('\n'));
     });
 }
 
-const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+/** A description on one line, a control character in it (from a name another client wrote) shown as "?". */
+const oneLine = (s: string) =>
+  [...s]
+    .map((c) => (hasUnprintable(c) && !/\s/.test(c) ? '?' : c))
+    .join('')
+    .replace(/\s+/g, ' ')
+    .trim();

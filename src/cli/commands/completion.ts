@@ -34,27 +34,25 @@ where a file is asked for.`,
   });
 }
 
-// The line is split by the shell's own rules; `--` keeps vnfm from reading the words as its options.
+// `--` keeps vnfm from reading the words as its options. Values come from the store, where anyone who can write a name
+// can plant `$(…)` in one: bash inserts a candidate as it is given, so vnfm reads the line itself and quotes each one
+// for bash; zsh and fish get the words as they read them and quote what they insert themselves.
 const SCRIPTS: Record<Shell, string> = {
   bash: `# bash completion for vnfm (vnfm completion bash)
 _vnfm() {
-  local cur=\${COMP_WORDS[COMP_CWORD]} line=\${COMP_LINE:0:COMP_POINT} out directive l pre=""
-  local -a words lines
-  # COMP_WORDS splits at "=" and ":"; the line split at blanks keeps --flag=value whole.
-  read -ra words <<< "$line"
-  [[ $line =~ [[:space:]]$ ]] && words+=("")
-  # Right after "--flag=", the word bash replaces is the "=" itself.
-  [[ $cur == "=" ]] && cur="" && pre="="
-  out=$(command vnfm __complete -- "\${words[@]:1}" 2>/dev/null) || return 0
+  local out l
+  local -a lines
+  # The line up to the cursor as typed, and the text readline replaces ($2): each candidate comes back as the text to put
+  # in its place, quoted for bash (and for the quote the cursor is in).
+  out=$(command vnfm __complete --line="\${COMP_LINE:0:COMP_POINT}" --word="$2" 2>/dev/null) || return 0
   mapfile -t lines <<< "$out"
-  directive=\${lines[0]}
   COMPREPLY=()
   for l in "\${lines[@]:1}"; do
-    [[ -n $l ]] && COMPREPLY+=("$pre\${l%%$'\\t'*}")
+    [[ -n $l ]] && COMPREPLY+=("$l")
   done
-  case $directive in
-    :files) compopt -o filenames 2>/dev/null; mapfile -t -O "\${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur") ;;
-    :dirs) compopt -o filenames 2>/dev/null; mapfile -t -O "\${#COMPREPLY[@]}" COMPREPLY < <(compgen -d -- "$cur") ;;
+  case \${lines[0]} in
+    :files) compopt -o filenames 2>/dev/null; mapfile -t -O "\${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$2") ;;
+    :dirs) compopt -o filenames 2>/dev/null; mapfile -t -O "\${#COMPREPLY[@]}" COMPREPLY < <(compgen -d -- "$2") ;;
   esac
 }
 complete -F _vnfm vnfm
@@ -62,18 +60,23 @@ complete -F _vnfm vnfm
   zsh: `#compdef vnfm
 # zsh completion for vnfm (vnfm completion zsh)
 _vnfm() {
-  local out directive l
+  local out directive l v cur=$PREFIX
   local -a lines cands
-  out=$(command vnfm __complete -- "\${(@)words[2,CURRENT]}" 2>/dev/null) || return 1
+  # The words as zsh reads them (quotes and backslashes removed), the one being typed up to the cursor.
+  [[ $compstate[quote] == "'" ]] || cur=\${(Q)PREFIX}
+  out=$(command vnfm __complete -- "\${(@Q)words[2,CURRENT-1]}" "$cur" 2>/dev/null) || return 1
   lines=("\${(@f)out}")
   directive=\${lines[1]}
   for l in "\${(@)lines[2,-1]}"; do
     [[ -n $l ]] || continue
-    # _describe reads value:description; a colon in the value is escaped.
+    # _describe reads value:description, a backslash escaping the next character: a backslash and a colon in the value
+    # are escaped. zsh quotes what it inserts.
+    v=\${\${l%%$'\\t'*}//\\\\/\\\\\\\\}
+    v=\${v//:/\\\\:}
     if [[ $l == *$'\\t'* ]]; then
-      cands+=("\${\${l%%$'\\t'*}//:/\\\\:}:\${l#*$'\\t'}")
+      cands+=("$v:\${l#*$'\\t'}")
     else
-      cands+=("\${l//:/\\\\:}")
+      cands+=("$v")
     fi
   done
   # After --flag=, the values complete the part after "=".
@@ -89,7 +92,9 @@ compdef _vnfm vnfm 2>/dev/null || _vnfm "$@"
 `,
   fish: `# fish completion for vnfm (vnfm completion fish)
 function __vnfm_complete
-    set -l tok (commandline -ct)
+    # The words as fish reads them (quotes and escapes removed), the one being typed last (-o with -c gives nothing).
+    set -l tok (commandline -ot)
+    set -q tok[1]; or set tok ''
     set -l words (commandline -opc) $tok
     set -e words[1]
     set -l out (command vnfm __complete -- $words 2>/dev/null)
@@ -97,8 +102,15 @@ function __vnfm_complete
     # After --flag=, fish matches the whole token: the values get the flag in front.
     set -l pre ''
     string match -qr -- '^--[^=]*=' $tok; and set pre (string replace -r -- '=.*' '=' $tok)
+    # fish escapes what it inserts, but for a leading "~" (its home directory): a value starting with one is offered
+    # once the token starts with "\\~" or a quote.
+    set -l raw (commandline -ct)
     for l in $out[2..-1]
-        test -n "$l"; and printf '%s%s\\n' $pre $l
+        test -n "$l"; or continue
+        if test -z "$pre"; and string match -q -- '~*' $l; and not string match -qr -- '^(\\\\\\\\~|[\\'"])' "$raw"
+            continue
+        end
+        printf '%s%s\\n' $pre $l
     end
     switch "$out[1]"
         case :files
