@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
-import { parseDuration, readRequestFile } from '../../src/cli/lcm/run.js';
+import { durationText, parseDuration, readRequestFile } from '../../src/cli/lcm/run.js';
 import { createProgress, PLAIN_FLUSH_MS } from '../../src/cli/lcm/progress.js';
 import { IO } from '../../src/cli/io.js';
 import type { LcmEvent, LcmOpOcc } from '../../src/lcm/index.js';
@@ -33,6 +33,14 @@ describe('parseDuration', () => {
     ['1m30s', 90],
   ])('%s is %i s', (v, s) => expect(parseDuration(v)).toBe(s));
   it.each(['', '0', 'soon', '5d', '-1'])('refuses %j', (v) => expect(() => parseDuration(v)).toThrow(/--timeout/));
+  // What "timed out after ..." says: never a bare number.
+  it.each([
+    ['40', '40s'],
+    [' 300 ', '300s'],
+    ['90s', '90s'],
+    ['5m', '5m'],
+    ['1h30m', '1h30m'],
+  ])('%j is said %j', (v, said) => expect(durationText(v)).toBe(said));
 });
 
 describe('readRequestFile', () => {

@@ -76,6 +76,12 @@ export function parseDuration(value: string): number {
   return seconds;
 }
 
+/** A --timeout as messages say it: with its unit (`40` is `40s`; `5m`, `1h30m` as given). */
+export function durationText(value: string): string {
+  const given = value.trim();
+  return /^\d+$/.test(given) ? `${given}s` : given;
+}
+
 /** Largest request file read; real ones are a few KiB, with inline certificates or keys a few dozen. */
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
@@ -177,9 +183,10 @@ export async function runLcmCommand(
   const onSigint = () => controller.abort(new InterruptedError('interrupted'));
   // SIGTERM (kill, systemd, docker stop) stops the operation as Ctrl-C does, so it too ends FAILED_TEMP and says so.
   const onSigterm = () => controller.abort(new TerminatedError('terminated (SIGTERM)'));
-  const timer = setTimeout(() => controller.abort(new TimeoutError(`timed out after ${flags.timeout}`)), seconds * 1000);
+  const timedOut = () => new TimeoutError(`timed out after ${durationText(flags.timeout)}`);
+  const timer = setTimeout(() => controller.abort(timedOut()), seconds * 1000);
   // A wait on the shared store blocks the timer: the store stops it at the same moment.
-  deps.store.setDeadline(Date.now() + seconds * 1000, () => new TimeoutError(`timed out after ${flags.timeout}`));
+  deps.store.setDeadline(Date.now() + seconds * 1000, timedOut);
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigterm);
   // -q and the formats for programs want the result alone: no live view on a terminal (the plain lines elsewhere stay).
