@@ -123,6 +123,7 @@ async function session(shell: Shell, run: (type: (home: string, typed: Typed) =>
   }
 }
 
+// A line is a completion and a run of the real program: some 30 lines a test, a few hundred ms each.
 const SHELLS: Shell[] = ['bash', 'zsh', 'fish'];
 
 describe.each(SHELLS)('completion in %s', (shell) => {
@@ -134,7 +135,7 @@ describe.each(SHELLS)('completion in %s', (shell) => {
         await type(storeWith(name), { line: `vim-show ${dashes.map((d) => d + ' ').join('')}${typedChar(shell, [...name][0]!)}`, args: ['vim-show', ...dashes, name] });
       }
     });
-  });
+  }, 300_000);
 
   it('inserts a name at the start of a word, nothing typed', async () => {
     await session(shell, async (type) => {
@@ -146,7 +147,7 @@ describe.each(SHELLS)('completion in %s', (shell) => {
       }
       if (shell === 'fish') await type(storeWith('~root'), { line: 'vnf-create \\~', args: ['vnf-create', '~root'] });
     });
-  });
+  }, 300_000);
 
   it('completes inside the quote the word was begun with', async () => {
     const quotes = shell === 'bash' ? ["'", '"', "$'"] : ["'", '"'];

@@ -21,7 +21,10 @@ The script completes commands, options and their values: VIM, package,
 instance and occurrence names and ids from the store (VNFM_HOME as set when
 you press TAB), the aspects and VNFCs of the instance named on the line, the
 choices of options such as --type SCALE_OUT|SCALE_IN, and file names only
-where a file is asked for.`,
+where a file is asked for. Names are inserted quoted for the shell, so a
+name holding spaces, quotes or $(...) reaches vnfm as itself and runs
+nothing; one holding a control character is not offered. A script saved
+from an older vnfm should be written again.`,
     );
   withExamples(cmd, [
     ['enable completion in the current bash', 'source <(vnfm completion bash)'],
