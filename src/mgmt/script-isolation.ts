@@ -109,6 +109,9 @@ function findProgram(name: string, path: string | undefined): string | undefined
   return undefined;
 }
 
+/** What the probes below run: a program by its path, whatever the PATH holds. */
+const NOTHING = ['/bin/sh', '-c', 'exit 0'];
+
 /** Whether `command args` runs and exits 0 (as `as`, when given). */
 function works(command: string, args: readonly string[], as?: { uid: number; gid: number }): boolean {
   const r = spawnSync(command, args, { stdio: 'ignore', timeout: 10_000, ...(as ? { uid: as.uid, gid: as.gid } : {}) });
@@ -117,7 +120,7 @@ function works(command: string, args: readonly string[], as?: { uid: number; gid
 
 /** Whether this host lets vnfm make a mount namespace (a container without CAP_SYS_ADMIN does not). */
 function canUnshare(unshare: string): boolean {
-  return works(unshare, ['--mount', '--propagation', 'private', '--', 'true']);
+  return works(unshare, ['--mount', '--propagation', 'private', '--', ...NOTHING]);
 }
 
 /** unshare's options for a PID namespace whose init dies with unshare, with its own /proc. */
@@ -135,20 +138,20 @@ function processContainment(path: string | undefined, can: { root: boolean; user
   if (process.platform !== 'linux') return undefined;
   const unshare = findProgram('unshare', path);
   const setpriv = findProgram('setpriv', path);
-  if (unshare && setpriv && works(setpriv, ['--pdeathsig', 'KILL', '--', 'true'])) {
+  if (unshare && setpriv && works(setpriv, ['--pdeathsig', 'KILL', '--', ...NOTHING])) {
     // The init's `&` leaves SIGINT and SIGQUIT ignored for the script: env puts them back where it can.
     const env = findProgram('env', path);
-    const withEnv = env && works(env, ['--default-signal=INT,QUIT', 'true']) ? { env } : {};
-    if (can.root && works(unshare, [...PID_NAMESPACE, '--mount', '--propagation', 'private', '--', 'true'])) {
+    const withEnv = env && works(env, ['--default-signal=INT,QUIT', ...NOTHING]) ? { env } : {};
+    if (can.root && works(unshare, [...PID_NAMESPACE, '--mount', '--propagation', 'private', '--', ...NOTHING])) {
       return { kind: 'pid-namespace', unshare, setpriv, userNamespace: false, ...withEnv };
     }
-    if (can.user && works(unshare, ['--map-current-user', ...PID_NAMESPACE, '--', 'true'], as)) {
+    if (can.user && works(unshare, ['--map-current-user', ...PID_NAMESPACE, '--', ...NOTHING], as)) {
       return { kind: 'pid-namespace', unshare, setpriv, userNamespace: true, ...withEnv };
     }
   }
   const perl = findProgram('perl', path);
   const prctl = PRCTL_SYSCALL[process.arch];
-  if (perl && prctl !== undefined && works(perl, ['-e', SUPERVISOR, String(prctl), 'true'], as)) return { kind: 'subreaper', perl, prctl };
+  if (perl && prctl !== undefined && works(perl, ['-e', SUPERVISOR, String(prctl), ...NOTHING], as)) return { kind: 'subreaper', perl, prctl };
   return undefined;
 }
 

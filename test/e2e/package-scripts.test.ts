@@ -457,6 +457,30 @@ describe('what a package script starts ends with it, through the program (proces
     }
   }, 180_000);
 
+  it('with Perl but no util-linux on the PATH (the subreaper supervisor): after the hook, and when vnfm is killed by SIGKILL', async () => {
+    const bin = join(work, 'perl-bin');
+    mkdirSync(bin, { recursive: true });
+    for (const tool of ['bash', 'sh', 'cat', 'sed', 'sleep', 'setsid', 'nohup', 'pgrep', 'wc', 'perl']) {
+      const at = ['/usr/bin', '/bin'].map((d) => join(d, tool)).find((f) => existsSync(f))!;
+      if (!existsSync(join(bin, tool))) symlinkSync(at, join(bin, tool));
+    }
+    const env = { VNFM_MASTER_KEY: undefined, PATH: bin };
+    const token = newToken();
+    const vnf = await create('subreaper-ok');
+    const r = await vnfm(
+      ['vnf-instantiate', vnf, '--request-file', request({ namespace: await namespace(`p-${token}`), leave_token: token }), '--allow-package-scripts', '--timeout', '60s'],
+      { home, env },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(leftovers(token)).toEqual([]);
+    expect((await ok(['op-log', (await ops(vnf))[0].id])).stdout).toContain('what it starts stopped with it by a supervisor (no PID namespace on this host)');
+    // The supervisor outlives vnfm just long enough to kill what the script started.
+    const killed = await stopWhileScriptRuns(await create('subreaper-sigkill'), 'SIGKILL', { home, env });
+    expect(killed.seen).toBe(true);
+    expect(killed.ended.signal).toBe('SIGKILL');
+    expect(killed.after).toEqual([]);
+  }, 120_000);
+
   const root = process.getuid?.() === 0;
   it.skipIf(!root)(
     `vnfm run by an unprivileged user (nobody): a PID namespace in a user namespace${root ? '' : ' (skipped: needs root to start vnfm as nobody; run as non-root, the cases above are that path)'}`,
