@@ -12,28 +12,39 @@
  */
 import { echo, ValidationError } from '../errors.js';
 import type { Flavour } from '../vnfd/index.js';
-import type { VimConnection } from '../model/lcm.js';
+import type { VduMappingEntry, VimConnection } from '../model/lcm.js';
 import { truthy } from './planners/helm.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** One Helm release of a VNF instance, whichever form the request took. */
+/** One chart of a request, installed as a release of its own. */
+export interface HelmChartRelease {
+  releaseName: string;
+  /** The chart in the package: a `.tgz` member or a chart directory. */
+  chartPath: string;
+  /** Values set on install (helm_parameters; v1 helmparameter `key=value`). */
+  parameters: Record<string, unknown>;
+}
+
+/** A VNF instance's Helm deployment, whichever form the request took. */
 export interface HelmDeployment {
   /** Which of Tacker's request forms it came from. */
   form: 'v2' | 'v1';
-  /** The chart in the package: a `.tgz` member or a chart directory. */
-  chartPath: string;
-  releaseName: string;
+  /**
+   * The releases, in the request's order: installed in it, uninstalled in
+   * reverse. One, but for a v1 using_helm_install_param of several entries.
+   */
+  releases: HelmChartRelease[];
   namespace: string;
-  /** Values set on install (helm_parameters; v1 helmparameter `key=value`). */
-  parameters: Record<string, unknown>;
-  /** VDU id → the dotted value path of its replica count (v2 helm_value_names; v1 from helm_replica_values through the aspects). */
+  /** VDU id → the dotted value path of its replica count (v2 helm_value_names; v1 from helm_replica_values through the aspects), set in the release holding the VDU. */
   replicaValues: Record<string, string>;
   /** v2: helm_value_names as given, for the instance's metadata. */
   valueNames?: Record<string, { replica?: string }>;
   /** v1: helm_replica_values as given (aspect → value path). */
   aspectReplicaValues?: Record<string, string>;
+  /** v1: vdu_mapping as given: VDU → its workload (kind, name) and the release holding it. */
+  vduMapping?: Record<string, VduMappingEntry>;
   /** additionalParams.vnfm_create_namespace: create the namespace when the cluster lacks it (instantiate only; not recorded). */
   createNamespace?: boolean;
   /** additionalParams.vnfm_strict: refuse a chart whose objects reach beyond the instance (cluster-scoped, another namespace) instead of warning (not recorded). */
@@ -42,6 +53,9 @@ export interface HelmDeployment {
 
 const V2_PARAMS = ['helm_chart_path', 'helm_value_names', 'helm_parameters'];
 const V1_PARAMS = ['use_helm', 'using_helm_install_param', 'helm_replica_values'];
+
+/** The kinds a vdu_mapping entry may name: those whose pods are a VDU's VNFCs. */
+export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
 
 /** Helm's release names: DNS-1123 labels of at most 53 characters. */
 const RELEASE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -154,12 +168,15 @@ function checkV2(source: string, p: Json, opts: { instanceId: string; flavour: F
   }
   const parameters = p['helm_parameters'] ?? {};
   if (!isObject(parameters)) throw new ValidationError(source, 'additionalParams.helm_parameters', 'must be an object: value path → value');
+  if (p['vdu_mapping'] !== undefined) {
+    throw new ValidationError(source, 'additionalParams.vdu_mapping', "is Tacker v1's, in a request of v2's form (helm_chart_path): Tacker v2 finds a VDU's workload by its name", {
+      hint: "drop vdu_mapping, and name each VDU's workload after its properties.name (or that name, '-' and a suffix)",
+    });
+  }
   return {
     form: 'v2',
-    chartPath: chart,
-    releaseName: releaseNameOf(opts.instanceId),
+    releases: [{ releaseName: releaseNameOf(opts.instanceId), chartPath: chart, parameters }],
     namespace,
-    parameters,
     replicaValues,
     valueNames: rawNames as Record<string, { replica?: string }>,
   };
@@ -174,46 +191,72 @@ function checkV1(source: string, p: Json, opts: { flavour: Flavour; pkg: ChartCh
   const installs = p['using_helm_install_param'];
   const field = 'additionalParams.using_helm_install_param';
   if (!Array.isArray(installs) || installs.length === 0) {
-    throw new ValidationError(source, field, 'is required with use_helm: a list with one entry (exthelmchart, helmchartfile_path, helmreleasename)');
+    throw new ValidationError(source, field, 'is required with use_helm: a list of charts, each {exthelmchart, helmchartfile_path, helmreleasename, helmparameter}');
   }
-  if (installs.length > 1) {
-    throw new ValidationError(source, field, `has ${installs.length} entries; vnfm installs one chart per VNF instance`, {
-      hint: 'give one entry, or make one VNF instance per chart',
-    });
-  }
-  const entry = installs[0];
-  if (!isObject(entry)) throw new ValidationError(source, `${field}[0]`, 'must be an object');
+  const releases: HelmChartRelease[] = [];
+  installs.forEach((entry: unknown, i) => {
+    const release = checkInstallParam(source, `${field}[${i}]`, entry, opts.pkg);
+    const twin = releases.findIndex((r) => r.releaseName === release.releaseName);
+    if (twin >= 0) {
+      throw new ValidationError(
+        source,
+        `${field}[${i}].helmreleasename`,
+        `${echo(release.releaseName)} is the release name of entry ${twin} too: each chart is a release of its own`,
+        {
+          hint: 'give each entry its own helmreleasename',
+        },
+      );
+    }
+    releases.push(release);
+  });
+  const { replicaValues, aspectReplicaValues } = checkReplicaValues(source, p, opts.flavour);
+  const vduMapping = checkVduMapping(source, p['vdu_mapping'], opts.flavour, releases);
+  return { form: 'v1', releases, namespace, replicaValues, aspectReplicaValues, ...(vduMapping ? { vduMapping } : {}) };
+}
+
+/** One entry of using_helm_install_param: a chart of the package and its release (tacker/vnfm/infra_drivers/kubernetes/kubernetes_driver.py _pre_helm_install). */
+function checkInstallParam(source: string, at: string, entry: unknown, pkg: ChartChoices): HelmChartRelease {
+  if (!isObject(entry)) throw new ValidationError(source, at, 'must be an object: {exthelmchart, helmchartfile_path, helmreleasename, helmparameter}');
   if (truthy(entry['exthelmchart'])) {
+    const repo = entry['helmrepositoryname'];
+    const name = entry['helmchartname'];
+    const chart = typeof repo === 'string' && typeof name === 'string' ? ` ${echo(`${repo}/${name}`)}` : '';
+    const url = typeof entry['exthelmrepo_url'] === 'string' ? ` from ${echo(entry['exthelmrepo_url'])}` : '';
     throw new ValidationError(
       source,
-      `${field}[0].exthelmchart`,
-      'asks for a chart from an external Helm repository, which vnfm does not fetch: it runs the charts of the onboarded package only',
+      `${at}.exthelmchart`,
+      `asks for the chart${chart}${url}, an external Helm repository, which vnfm does not fetch: it runs the charts of the onboarded package only`,
       {
         hint: 'put the chart in the package (helm pull REPO/CHART, then Files/kubernetes/CHART-VERSION.tgz) and set "exthelmchart": "false" with helmchartfile_path',
       },
     );
   }
-  const chart = chartPath(source, `${field}[0].helmchartfile_path`, entry['helmchartfile_path'], opts.pkg);
+  const chart = chartPath(source, `${at}.helmchartfile_path`, entry['helmchartfile_path'], pkg);
   const name = entry['helmreleasename'];
-  if (typeof name !== 'string' || name === '') throw new ValidationError(source, `${field}[0].helmreleasename`, 'is required: the name of the Helm release');
+  if (typeof name !== 'string' || name === '') throw new ValidationError(source, `${at}.helmreleasename`, 'is required: the name of the Helm release');
   const parameters: Record<string, unknown> = {};
   const raw = entry['helmparameter'] ?? [];
-  if (!Array.isArray(raw)) throw new ValidationError(source, `${field}[0].helmparameter`, 'must be a list of "key=value" strings');
-  raw.forEach((kv, i) => {
-    const at = typeof kv === 'string' ? kv.indexOf('=') : -1;
-    if (typeof kv !== 'string' || at <= 0) throw new ValidationError(source, `${field}[0].helmparameter[${i}]`, `${echo(kv)} is not "key=value"`);
-    parameters[kv.slice(0, at)] = kv.slice(at + 1);
+  if (!Array.isArray(raw)) throw new ValidationError(source, `${at}.helmparameter`, 'must be a list of "key=value" strings');
+  raw.forEach((kv: unknown, i) => {
+    const eq = typeof kv === 'string' ? kv.indexOf('=') : -1;
+    if (typeof kv !== 'string' || eq <= 0) throw new ValidationError(source, `${at}.helmparameter[${i}]`, `${echo(kv)} is not "key=value"`);
+    parameters[kv.slice(0, eq)] = kv.slice(eq + 1);
   });
+  return { releaseName: releaseName(source, `${at}.helmreleasename`, name), chartPath: chart, parameters };
+}
+
+/** helm_replica_values: aspect → the chart value of its VDU's replica count. */
+function checkReplicaValues(source: string, p: Json, flavour: Flavour): { replicaValues: Record<string, string>; aspectReplicaValues: Record<string, string> } {
   const rawValues = p['helm_replica_values'] ?? {};
   if (!isObject(rawValues)) throw new ValidationError(source, 'additionalParams.helm_replica_values', 'must be an object: aspect id → value path');
   const replicaValues: Record<string, string> = {};
   const aspectReplicaValues: Record<string, string> = {};
   for (const [aspectId, path] of Object.entries(rawValues)) {
     const at = `additionalParams.helm_replica_values.${aspectId}`;
-    const aspect = opts.flavour.aspects[aspectId];
+    const aspect = flavour.aspects[aspectId];
     if (!aspect)
-      throw new ValidationError(source, at, `${echo(aspectId)} is not a scaling aspect of flavour ${opts.flavour.id}`, {
-        hint: `its aspects: ${Object.keys(opts.flavour.aspects).join(', ') || '(none)'}`,
+      throw new ValidationError(source, at, `${echo(aspectId)} is not a scaling aspect of flavour ${flavour.id}`, {
+        hint: `its aspects: ${Object.keys(flavour.aspects).join(', ') || '(none)'}`,
       });
     if (typeof path !== 'string' || path === '') throw new ValidationError(source, at, 'must be the dotted path of a chart value (replicaCount)');
     const vdus = Object.keys(aspect.vduDeltas);
@@ -225,5 +268,46 @@ function checkV1(source: string, p: Json, opts: { flavour: Flavour; pkg: ChartCh
     aspectReplicaValues[aspectId] = path;
     for (const vduId of vdus) replicaValues[vduId] = path;
   }
-  return { form: 'v1', chartPath: chart, releaseName: releaseName(source, `${field}[0].helmreleasename`, name), namespace, parameters, replicaValues, aspectReplicaValues };
+  return { replicaValues, aspectReplicaValues };
+}
+
+/**
+ * vdu_mapping (Tacker v1): VDU → {name, kind, helmreleasename}, the workload
+ * whose pods are the VDU's VNFCs and the release that holds it. With several
+ * releases each entry names its release, as Tacker's scale and heal find the
+ * release of a VDU through it.
+ */
+function checkVduMapping(source: string, raw: unknown, flavour: Flavour, releases: HelmChartRelease[]): Record<string, VduMappingEntry> | undefined {
+  if (raw === undefined) return undefined;
+  const field = 'additionalParams.vdu_mapping';
+  if (!isObject(raw)) throw new ValidationError(source, field, 'must be an object: VDU id → {"name": WORKLOAD, "kind": KIND, "helmreleasename": RELEASE}');
+  const names = releases.map((r) => r.releaseName);
+  const out: Record<string, VduMappingEntry> = {};
+  for (const [vduId, entry] of Object.entries(raw)) {
+    const at = `${field}.${vduId}`;
+    if (!flavour.vdus[vduId]) {
+      throw new ValidationError(source, at, `${echo(vduId)} is not a VDU of flavour ${flavour.id}`, { hint: `its VDUs: ${Object.keys(flavour.vdus).join(', ') || '(none)'}` });
+    }
+    if (!isObject(entry)) throw new ValidationError(source, at, 'must be an object: {"name": WORKLOAD, "kind": KIND, "helmreleasename": RELEASE}');
+    const { name, kind, helmreleasename: release } = entry;
+    if (typeof name !== 'string' || name === '') throw new ValidationError(source, `${at}.name`, "is required: the name of the VDU's workload (metadata.name)");
+    if (typeof kind !== 'string' || !WORKLOAD_KINDS.has(kind)) {
+      throw new ValidationError(source, `${at}.kind`, `${echo(kind)} is not a kind whose pods are VNFCs`, { hint: `one of: ${[...WORKLOAD_KINDS].join(', ')}` });
+    }
+    if (release === undefined && releases.length > 1) {
+      throw new ValidationError(
+        source,
+        `${at}.helmreleasename`,
+        `is required: using_helm_install_param installs ${releases.length} releases, and the VDU's workload is in one of them`,
+        {
+          hint: `one of: ${names.join(', ')}`,
+        },
+      );
+    }
+    if (release !== undefined && (typeof release !== 'string' || !names.includes(release))) {
+      throw new ValidationError(source, `${at}.helmreleasename`, `${echo(release)} is not a helmreleasename of using_helm_install_param`, { hint: `one of: ${names.join(', ')}` });
+    }
+    out[vduId] = { name, kind, ...(typeof release === 'string' ? { helmreleasename: release } : {}) };
+  }
+  return out;
 }

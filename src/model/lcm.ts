@@ -51,7 +51,7 @@ export interface InstantiatedVnfInfo {
     mgmt?: Record<string, unknown>;
     /** The request's additionalParams.vnfm_readiness, for the operations that follow. */
     vnfm_readiness?: ReadinessOverrides;
-    /** A Helm deployment (planners/helm.ts), under Tacker v2's names: the release (in `namespace`) and its revision now. */
+    /** A Helm deployment (planners/helm.ts) of one release, under Tacker v2's names: the release (in `namespace`) and its revision now. */
     release_name?: string;
     revision?: number;
     /** The chart in the package (helm_chart_path, v1 helmchartfile_path). */
@@ -64,7 +64,34 @@ export interface InstantiatedVnfInfo {
     helm_replica_values?: Record<string, string>;
     /** VDU → the chart value of its replicas, from either. */
     helm_replica_paths?: Record<string, string>;
+    /**
+     * A Helm deployment of several releases (Tacker v1's using_helm_install_param of several entries), in install order;
+     * release_name, revision, helm_chart_path and helm_parameters are then absent (each release has its own).
+     */
+    helm_releases?: HelmReleaseRecord[];
+    /** v1: the request's vdu_mapping (VDU → its workload and release). */
+    vdu_mapping?: Record<string, VduMappingEntry>;
   };
+}
+
+/** One release of a Helm deployment of several, as the instance records it. */
+export interface HelmReleaseRecord {
+  release_name: string;
+  /** Its revision now. */
+  revision: number;
+  /** The chart in the package (helmchartfile_path). */
+  helm_chart_path: string;
+  /** Values given on install (helmparameter). */
+  helm_parameters: Record<string, unknown>;
+  /** The VDUs whose workloads it holds: its replica values are set in it, its VNFCs are its pods. */
+  vdus: string[];
+}
+
+/** An entry of Tacker v1's vdu_mapping: the workload whose pods are a VDU's VNFCs, and the Helm release holding it. */
+export interface VduMappingEntry {
+  name: string;
+  kind: string;
+  helmreleasename?: string;
 }
 
 /** SOL003 VnfInstance as vnfm keeps it. */

@@ -38,6 +38,17 @@ export interface LiveNode {
   children: LiveNode[];
 }
 
+/** A Helm release of an instance, as the instance records it. */
+export interface LiveRelease {
+  name: string;
+  namespace: string;
+  revision: number;
+  /** The chart in the package. */
+  chart: string;
+  /** The VDUs whose workloads it holds. */
+  vdus: string[];
+}
+
 export interface VnfLiveState {
   vnfInstanceId: string;
   vnfInstanceName?: string;
@@ -50,6 +61,8 @@ export interface VnfLiveState {
   /** Kubernetes: the instance's namespace; Heat: the stack's name. */
   namespace?: string;
   stack?: string;
+  /** Helm: the releases the instance records, in install order (their objects are in `objects`). */
+  releases?: LiveRelease[];
   objects: LiveNode[];
   /** Every difference, one line each, `Kind/name: what` (the drift of every node and of the recorded VDUs). */
   drift: string[];

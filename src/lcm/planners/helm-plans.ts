@@ -10,48 +10,48 @@
  */
 import { join } from 'node:path';
 import { ConflictError, echo, UsageError, ValidationError } from '../../errors.js';
-import type { HelmRelease } from '../../infra/helm/contract.js';
+import type { DriverContext, ResourceRef } from '../../infra/driver.js';
+import type { HelmRelease, HelmSetValues } from '../../infra/helm/contract.js';
 import { isMapping } from '../../yaml.js';
+import type { Flavour } from '../../vnfd/index.js';
 import type { LcmDeps, OperationOptions, Plan } from '../engine.js';
-import { checkHelmRequest, strictParam } from '../helm-request.js';
-import type { ChangeCurrentVnfPkgRequest, InstantiateVnfRequest, InstantiatedVnfInfo, LcmOpOcc, ScaleVnfRequest, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
-import { openOnboarded, packageOf } from '../package-content.js';
-import { carriedScaleLevels, levelReplicas } from '../replicas.js';
-import { checkChangePackageShape, checkHealRequest, checkScaleRequest, checkTerminateRequest, flavourOf } from '../requests.js';
+import { checkHelmRequest, type HelmChartRelease, type HelmDeployment } from '../helm-request.js';
+import type { InstantiateVnfRequest, InstantiatedVnfInfo, LcmOpOcc, ScaleVnfRequest, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
+import { packageOf } from '../package-content.js';
+import { levelReplicas } from '../replicas.js';
+import { checkHealRequest, checkScaleRequest, checkTerminateRequest, flavourOf } from '../requests.js';
 import { checkedInline, defaultVim, instanceVim, kubernetesVims, recordedVim, resolveVimConnection, vimLookup } from '../vim-connection.js';
-import { packageIdentity } from '../../model/package.js';
 import { vnfcsOf } from '../../model/vnfcs.js';
 import type { HelmDrivers } from './helm.js';
-import type { Planner } from './planner.js';
+import { planChangePackage } from './helm-change-package.js';
+import { deploymentOf, helmMetadata, vduReleases, withRevisions, type RecordedRelease } from './helm-deployment.js';
 import {
-  assertReleaseFree,
-  checkNamespace,
+  assignVdus,
   connect,
-  deploymentOf,
-  helmMetadata,
+  current,
+  holds,
   manifestObjects,
+  noticeOf,
   packageCharts,
-  prepareNamespace,
-  recoverPending,
+  pickOf,
   refOf,
   rehearse,
   releaseRef,
+  releaseReplicaValues,
   replicaField,
   report,
   setValues,
   settle,
-  uninstall,
-  vduTargets,
+  standing,
   vnfcsNow,
 } from './helm-release.js';
+import { assertReleaseFree, checkNamespace, journaledReleases, prepareNamespace, recoverPending, uninstallAll } from './helm-release-state.js';
+import type { Planner } from './planner.js';
 
 type HelmPlan = Plan<HelmDrivers>;
 
 // ---------------------------------------------------------------------------
 // Plans
-
-/** Warnings of a plan, as the operation's notices. */
-const noticeOf = (opts: OperationOptions | undefined) => (message: string) => opts?.onEvent?.({ type: 'notice', message });
 
 async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean, opts?: OperationOptions): Promise<HelmPlan> {
   if (instance.instantiationState === 'INSTANTIATED') {
@@ -76,23 +76,9 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
   const params = isMapping(request.additionalParams) ? request.additionalParams : undefined;
   const helm = checkHelmRequest(source, params, { instanceId: instance.id, flavour, pkg: { helmCharts: await packageCharts(pkg.zip) }, vim });
   const level = levelReplicas(flavour, levelId);
-  const chart = join(await pkg.workDir(helm.chartPath), helm.chartPath);
-  const set = setValues(helm, level.replicas);
-  await rehearse(deps, source, {
-    chart,
-    chartPath: helm.chartPath,
-    release: helm.releaseName,
-    namespace: helm.namespace,
-    set,
-    flavour,
-    replicaValues: helm.replicaValues,
-    replicas: level.replicas,
-    field: replicaField(helm, flavour),
-    reach: { strict: helm.strict === true, notice: noticeOf(opts) },
-  });
+  const releases = await plannedReleases(deps, source, helm, flavour, level.replicas, pkg.workDir, noticeOf(opts));
   const vimType = Object.values(request.vimConnectionInfo ?? {})[0]?.vimType ?? 'kubernetes';
   const vimRecord = await recordedVim(deps, vim, request.vimConnectionInfo, vimType);
-  const ref = releaseRef(helm.releaseName, helm.namespace);
   return {
     operation: 'INSTANTIATE',
     connect,
@@ -101,38 +87,52 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
     flavour,
     packageDir: pkg.workDir,
     hooks: ['instantiate_start', 'instantiate_end'],
-    // A retry finds its own release (Tacker upgrades it then); a new instantiate takes no one's.
+    // A retry finds its own releases (Tacker upgrades them then); a new instantiate takes no one's.
     check: retry
       ? undefined
       : async (d, signal) => {
-          await assertReleaseFree(d, helm.releaseName, helm.namespace, signal);
+          for (const r of releases) await assertReleaseFree(d, r.releaseName, helm.namespace, signal);
           await checkNamespace(d, vim, helm.namespace, helm.createNamespace === true, signal);
         },
     async run(d, ctx) {
-      if (retry) await recoverPending(d, ctx, helm.releaseName, helm.namespace);
-      const existing = retry ? await d.helm.status({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal }) : undefined;
-      if (!retry) await assertReleaseFree(d, helm.releaseName, helm.namespace, ctx.signal);
       await prepareNamespace(d, ctx, vim, helm.namespace, helm.createNamespace === true);
-      ctx.journal.record({ action: existing ? 'update' : 'create', resource: ref, state: 'intended' });
-      const opts = { release: helm.releaseName, chart, namespace: helm.namespace, set, signal: ctx.signal };
-      const release: HelmRelease = existing ? await d.helm.upgrade({ ...opts, resetValues: true }) : await d.helm.install(opts);
-      ctx.journal.record({ action: existing ? 'update' : 'create', resource: ref, state: 'done', detail: `revision ${release.revision}` });
-      report(ctx, ref, `${existing ? 'upgraded' : 'installed'} chart ${release.chart} (revision ${release.revision})`);
-      const { resources, targets } = await settle(d, ctx, {
-        release: helm.releaseName,
-        namespace: helm.namespace,
-        flavour,
-        ...(release.manifest !== undefined ? { manifest: release.manifest } : {}),
-      });
+      // In the request's order, as Tacker installs them; each release is waited for once all are installed.
+      const installed: HelmRelease[] = [];
+      for (const r of releases) installed.push(await installRelease(d, ctx, { ...r, namespace: helm.namespace, set: setValues(r, helm.replicaValues, level.replicas), retry }));
+      const settled = await Promise.all(
+        releases.map((r, i) =>
+          settle(d, ctx, {
+            release: r.releaseName,
+            namespace: helm.namespace,
+            flavour,
+            pick: pickOf(helm, r),
+            ...(installed[i]!.manifest !== undefined ? { manifest: installed[i]!.manifest } : {}),
+          }),
+        ),
+      );
       const info: InstantiatedVnfInfo = {
         flavourId: flavour.id,
         ...(level.instantiationLevelId ? { instantiationLevelId: level.instantiationLevelId } : {}),
         vnfState: 'STARTED',
         scaleStatus: level.scaleStatus,
         maxScaleLevels: level.maxScaleLevels,
-        ...(await vnfcsNow(d, ctx, targets, vim.id)),
-        resources,
-        metadata: { namespace: helm.namespace, 'lcm-kubernetes-def-files': [], vduReplicas: level.replicas, ...helmMetadata(helm, release.revision) },
+        ...(await vnfcsNow(d, ctx, settled, vim.id)),
+        resources: settled.flatMap((s) => s.resources),
+        metadata: {
+          namespace: helm.namespace,
+          'lcm-kubernetes-def-files': [],
+          vduReplicas: level.replicas,
+          ...helmMetadata(
+            helm,
+            releases.map((r, i) => ({
+              releaseName: r.releaseName,
+              chartPath: r.chartPath,
+              parameters: r.parameters,
+              revision: installed[i]!.revision,
+              ...(r.vdus ? { vdus: r.vdus } : {}),
+            })),
+          ),
+        },
       };
       const { vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
       return { ...rest, instantiationState: 'INSTANTIATED', ...(vim.inline ? { vimConnectionInfo: vimRecord } : { vimId: vim.id! }), instantiatedVnfInfo: info };
@@ -140,17 +140,71 @@ async function planInstantiate(deps: LcmDeps, instance: VnfInstance, body: unkno
   };
 }
 
-async function current(deps: LcmDeps, instance: VnfInstance, source: string, given: Record<string, VimConnectionInfo> | undefined) {
-  const info = instance.instantiatedVnfInfo;
-  if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
-  const pkg = await packageOf(deps, instance.vnfPkgId);
-  const flavour = flavourOf(instance, pkg.vnfd);
-  const lookup = vimLookup(deps);
-  const vim = given
-    ? await checkedInline(deps, await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source, kubernetesVims)))
-    : await instanceVim(deps, instance, source, kubernetesVims);
-  const helm = deploymentOf(instance);
-  return { info, pkg, flavour, vim, helm, params: given ? { vimConnectionInfo: await recordedVim(deps, vim, given) } : {} };
+/**
+ * The request's releases with the VDUs each holds and its chart on disk,
+ * each chart rendered with the values it will be installed with (in
+ * parallel; the warnings and the first refusal in the request's order).
+ */
+async function plannedReleases(
+  deps: LcmDeps,
+  source: string,
+  helm: HelmDeployment,
+  flavour: Flavour,
+  replicas: Record<string, number>,
+  workDir: (prefix: string) => Promise<string>,
+  notice: (message: string) => void,
+): Promise<Array<HelmChartRelease & { chart: string; vdus?: string[] }>> {
+  const charts = await Promise.all(helm.releases.map(async (r) => join(await workDir(r.chartPath), r.chartPath)));
+  const field = replicaField(helm, flavour);
+  const owned = await assignVdus(deps, source, helm, flavour, field, charts);
+  const releases = helm.releases.map((r, i) => ({ ...r, chart: charts[i]!, ...(owned[i] ? { vdus: owned[i] } : {}) }));
+  const notices = releases.map(() => [] as string[]);
+  const rehearsed = await Promise.allSettled(
+    releases.map((r, i) =>
+      rehearse(deps, source, {
+        chart: r.chart,
+        chartPath: r.chartPath,
+        release: r.releaseName,
+        namespace: helm.namespace,
+        set: setValues(r, helm.replicaValues, replicas),
+        flavour,
+        replicaValues: releaseReplicaValues(r, helm.replicaValues),
+        replicas,
+        field,
+        pick: pickOf(helm, r),
+        reach: { strict: helm.strict === true, notice: (m) => notices[i]!.push(m) },
+      }),
+    ),
+  );
+  for (const [i, r] of rehearsed.entries()) {
+    notices[i]!.forEach(notice);
+    if (r.status === 'rejected') throw r.reason;
+  }
+  return releases;
+}
+
+/**
+ * Installs one release of an instantiate, journaled. A retry takes up a
+ * release its earlier runs journaled (recovered when left pending, then
+ * upgraded with the request's values, as Tacker does) and no other: a
+ * release of that name it never installed is someone else's.
+ */
+async function installRelease(
+  d: HelmDrivers,
+  ctx: DriverContext,
+  r: { releaseName: string; chart: string; namespace: string; set: HelmSetValues; retry: boolean },
+): Promise<HelmRelease> {
+  const ref = releaseRef(r.releaseName, r.namespace);
+  const mine = r.retry && journaledReleases(ctx.journal.steps()).has(r.releaseName);
+  if (mine) await recoverPending(d, ctx, r.releaseName, r.namespace);
+  else await assertReleaseFree(d, r.releaseName, r.namespace, ctx.signal);
+  const existing = mine ? await d.helm.status({ release: r.releaseName, namespace: r.namespace, signal: ctx.signal }) : undefined;
+  ctx.journal.record({ action: existing ? 'update' : 'create', resource: ref, state: 'intended' });
+  const opts = { release: r.releaseName, chart: r.chart, namespace: r.namespace, set: r.set, signal: ctx.signal };
+  const release = existing ? await d.helm.upgrade({ ...opts, resetValues: true }) : await d.helm.install(opts);
+  ctx.journal.record({ action: existing ? 'update' : 'create', resource: ref, state: 'done', detail: `revision ${release.revision}` });
+  report(ctx, ref, `${existing ? 'upgraded' : 'installed'} chart ${release.chart} (revision ${release.revision})`);
+  return release;
 }
 
 async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean): Promise<HelmPlan> {
@@ -158,33 +212,53 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
   const checked = checkScaleRequest(source, body, instance, cur.flavour);
   const aspect = cur.flavour.aspects[checked.request.aspectId]!;
   const moving = Object.keys(aspect.vduDeltas).filter((vduId) => checked.replicas[vduId] !== cur.info.metadata.vduReplicas[vduId]);
+  const field = replicaField(cur.helm, cur.flavour);
   for (const vduId of moving) {
     if (!cur.helm.replicaValues[vduId]) {
-      const field = cur.helm.form === 'v2' ? `helm_value_names.${vduId}.replica` : `helm_replica_values.${aspect.id}`;
+      const named = cur.helm.form === 'v2' ? `helm_value_names.${vduId}.replica` : `helm_replica_values.${aspect.id}`;
       throw new ValidationError(
         source,
         'aspectId',
-        `aspect ${aspect.id} scales ${vduId}, and the instance was instantiated without ${field}: vnfm does not know which chart value holds its replicas`,
+        `aspect ${aspect.id} scales ${vduId}, and the instance was instantiated without ${named}: vnfm does not know which chart value holds its replicas`,
         {
-          hint: `instantiate with additionalParams.${field} naming the chart value (Tacker refuses this scale too: HelmParameterNotFound)`,
+          hint: `instantiate with additionalParams.${named} naming the chart value (Tacker refuses this scale too: HelmParameterNotFound)`,
         },
       );
     }
+    if (!cur.helm.releases.some((r) => holds(r, vduId))) {
+      throw new ValidationError(source, 'aspectId', `aspect ${aspect.id} scales ${vduId}, whose workload none of the instance's releases holds`, {
+        hint: `see its releases and VDUs: vnfm vnf-show ${instance.id} (instantiatedVnfInfo.metadata.helm_releases)`,
+      });
+    }
   }
-  const chart = join(await cur.pkg.workDir(cur.helm.chartPath), cur.helm.chartPath);
-  const moves = Object.fromEntries(moving.map((vduId) => [cur.helm.replicaValues[vduId]!, checked.replicas[vduId]!]));
-  await rehearse(deps, source, {
-    chart,
-    chartPath: cur.helm.chartPath,
-    release: cur.helm.releaseName,
-    namespace: cur.helm.namespace,
-    set: setValues(cur.helm, checked.replicas),
-    flavour: cur.flavour,
-    replicaValues: Object.fromEntries(moving.map((v) => [v, cur.helm.replicaValues[v]!])),
-    replicas: checked.replicas,
-    field: replicaField(cur.helm, cur.flavour),
-  });
-  const ref = releaseRef(cur.helm.releaseName, cur.helm.namespace);
+  // Each release holding a VDU that moves is upgraded with its new replica counts (in install order).
+  const groups = await Promise.all(
+    cur.helm.releases
+      .filter((r) => moving.some((v) => holds(r, v)))
+      .map(async (r) => {
+        const vdus = moving.filter((v) => holds(r, v));
+        return {
+          r,
+          vdus,
+          chart: join(await cur.pkg.workDir(r.chartPath), r.chartPath),
+          moves: Object.fromEntries(vdus.map((v) => [cur.helm.replicaValues[v]!, checked.replicas[v]!])),
+        };
+      }),
+  );
+  for (const g of groups) {
+    await rehearse(deps, source, {
+      chart: g.chart,
+      chartPath: g.r.chartPath,
+      release: g.r.releaseName,
+      namespace: cur.helm.namespace,
+      set: setValues(g.r, cur.helm.replicaValues, checked.replicas),
+      flavour: cur.flavour,
+      replicaValues: Object.fromEntries(g.vdus.map((v) => [v, cur.helm.replicaValues[v]!])),
+      replicas: checked.replicas,
+      field,
+      pick: pickOf(cur.helm, g.r),
+    });
+  }
   return {
     operation: 'SCALE',
     connect,
@@ -194,33 +268,35 @@ async function planScale(deps: LcmDeps, instance: VnfInstance, body: unknown, so
     packageDir: cur.pkg.workDir,
     hooks: ['scale_start', 'scale_end'],
     async run(d, ctx) {
-      if (retry) await recoverPending(d, ctx, cur.helm.releaseName, cur.helm.namespace);
-      ctx.journal.record({ action: 'scale', resource: ref, state: 'intended', detail: JSON.stringify(moves) });
-      const release = await d.helm.upgrade({ release: cur.helm.releaseName, chart, namespace: cur.helm.namespace, reuseValues: true, set: moves, signal: ctx.signal });
-      ctx.journal.record({ action: 'scale', resource: ref, state: 'done', detail: `revision ${release.revision}` });
-      report(
-        ctx,
-        ref,
-        `upgraded with ${Object.entries(moves)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(', ')} (revision ${release.revision})`,
+      const upgraded = new Map<string, HelmRelease>();
+      for (const { r, chart, moves } of groups) {
+        const ref = releaseRef(r.releaseName, cur.helm.namespace);
+        if (retry) await recoverPending(d, ctx, r.releaseName, cur.helm.namespace);
+        ctx.journal.record({ action: 'scale', resource: ref, state: 'intended', detail: JSON.stringify(moves) });
+        const release = await d.helm.upgrade({ release: r.releaseName, chart, namespace: cur.helm.namespace, reuseValues: true, set: moves, signal: ctx.signal });
+        ctx.journal.record({ action: 'scale', resource: ref, state: 'done', detail: `revision ${release.revision}` });
+        const set = Object.entries(moves).map(([k, v]) => `${k}=${v}`);
+        report(ctx, ref, `upgraded with ${set.join(', ')} (revision ${release.revision})`);
+        upgraded.set(r.releaseName, release);
+      }
+      const states = await Promise.all(
+        cur.helm.releases.map((r) => {
+          const release = upgraded.get(r.releaseName);
+          if (!release) return standing(d, ctx, cur.flavour, cur.helm, r, cur.info.resources);
+          const manifest = release.manifest !== undefined ? { manifest: release.manifest } : {};
+          const vdus = groups.find((g) => g.r === r)!.vdus;
+          return settle(d, ctx, { release: r.releaseName, namespace: cur.helm.namespace, flavour: cur.flavour, pick: pickOf(cur.helm, r), info: cur.info, vdus, ...manifest });
+        }),
       );
-      const { resources, targets } = await settle(d, ctx, {
-        release: cur.helm.releaseName,
-        namespace: cur.helm.namespace,
-        flavour: cur.flavour,
-        info: cur.info,
-        vdus: moving,
-        ...(release.manifest !== undefined ? { manifest: release.manifest } : {}),
-      });
+      const revisions = Object.fromEntries([...upgraded].map(([name, release]) => [name, release.revision]));
       return {
         ...instance,
         instantiatedVnfInfo: {
           ...cur.info,
           scaleStatus: cur.info.scaleStatus.map((s) => (s.aspectId === aspect.id ? { ...s, scaleLevel: checked.toLevel } : s)),
-          ...(await vnfcsNow(d, ctx, targets, cur.vim.id)),
-          resources,
-          metadata: { ...cur.info.metadata, vduReplicas: checked.replicas, revision: release.revision },
+          ...(await vnfcsNow(d, ctx, states, cur.vim.id)),
+          resources: states.flatMap((s) => s.resources),
+          metadata: withRevisions({ ...cur.info.metadata, vduReplicas: checked.replicas }, revisions),
         },
       };
     },
@@ -232,6 +308,7 @@ async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, sou
   const checked = checkHealRequest(source, body, instance, retry);
   const wanted = new Set(checked.vnfcs.map((v) => v.id));
   const vnfcs = vnfcsOf(cur.info).filter((v) => wanted.has(v.id));
+  const releaseOf = vduReleases(cur.info, Object.keys(cur.flavour.vdus));
   return {
     operation: 'HEAL',
     connect,
@@ -241,15 +318,19 @@ async function planHeal(deps: LcmDeps, instance: VnfInstance, body: unknown, sou
     packageDir: cur.pkg.workDir,
     hooks: ['heal_start', 'heal_end'],
     async run(d, ctx) {
-      await d.kube.heal(ctx, {
-        instanceId: instance.id,
-        vnfcs,
-        barePods: {},
-        release: cur.helm.releaseName,
-        ...(cur.info.metadata.vnfm_readiness ? { readiness: cur.info.metadata.vnfm_readiness } : {}),
-      });
-      const manifest = await d.helm.getManifest({ release: cur.helm.releaseName, namespace: cur.helm.namespace, signal: ctx.signal });
-      const targets = vduTargets(cur.flavour, manifestObjects(manifest, `the manifest of release ${cur.helm.releaseName}`), cur.helm.releaseName, cur.helm.namespace);
+      // The pods of each release's workloads, release by release: the driver checks each workload is that release's.
+      for (const r of cur.helm.releases) {
+        const mine = vnfcs.filter((v) => (releaseOf[v.vduId] ?? cur.helm.releases[0]!.releaseName) === r.releaseName);
+        if (mine.length === 0) continue;
+        await d.kube.heal(ctx, {
+          instanceId: instance.id,
+          vnfcs: mine,
+          barePods: {},
+          release: r.releaseName,
+          ...(cur.info.metadata.vnfm_readiness ? { readiness: cur.info.metadata.vnfm_readiness } : {}),
+        });
+      }
+      const targets = await Promise.all(cur.helm.releases.map((r) => standing(d, ctx, cur.flavour, cur.helm, r, [])));
       return { ...instance, instantiatedVnfInfo: { ...cur.info, ...(await vnfcsNow(d, ctx, targets, cur.vim.id)) } };
     },
   };
@@ -267,113 +348,25 @@ async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown
     packageDir: cur.pkg.workDir,
     hooks: ['terminate_start', 'terminate_end'],
     async run(d, ctx) {
-      await uninstall(d, ctx, cur.helm.releaseName, cur.helm.namespace, cur.info.resources);
+      await uninstallAll(
+        d,
+        ctx,
+        cur.helm.releases.map((r) => r.releaseName),
+        cur.helm.namespace,
+        cur.info.resources,
+      );
       const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
       return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
     },
   };
 }
 
-async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean, opts?: OperationOptions): Promise<HelmPlan> {
-  const request = checkChangePackageShape(source, body, instance);
-  const strict = strictParam(source, request.additionalParams);
-  const record = deps.store.packages.find(request.vnfdId);
-  if (!record || record.vnfdId !== request.vnfdId)
-    throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, {
-      hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list',
-    });
-  if (record.onboardingState !== 'ONBOARDED' || record.operationalState !== 'ENABLED') {
-    throw new ValidationError(source, 'vnfdId', `package ${record.id} is ${record.onboardingState}/${record.operationalState}`, {
-      hint: `enable it: vnfm vnfpkg-update ${record.id} --operational-state ENABLED`,
-    });
-  }
-  const cur = await current(deps, instance, source, request.vimConnectionInfo);
-  const newPkg = await openOnboarded(deps, record);
-  const flavour = newPkg.vnfd.flavours[cur.info.flavourId];
-  if (!flavour) {
-    throw new ValidationError(source, 'vnfdId', `VNFD ${newPkg.vnfd.id} has no flavour ${echo(cur.info.flavourId)}, the flavour vnf instance ${instance.id} runs`, {
-      hint: `its flavours: ${Object.keys(newPkg.vnfd.flavours).join(', ')}`,
-    });
-  }
-  const given = request.additionalParams?.['helm_chart_path'];
-  const charts = await packageCharts(newPkg.zip);
-  const chartPath = typeof given === 'string' ? given.replace(/\/+$/, '') : cur.helm.chartPath;
-  if (!charts.includes(chartPath)) {
-    throw new ValidationError(
-      source,
-      'additionalParams.helm_chart_path',
-      `${echo(chartPath)} is not a Helm chart of package ${record.id}${given === undefined ? " (the chart path the instance runs; give the new package's in helm_chart_path)" : ''}`,
-      {
-        hint: charts.length ? `its charts: ${charts.join(', ')}` : 'that package has no Helm chart',
-      },
-    );
-  }
-  const chart = join(await newPkg.workDir(chartPath), chartPath);
-  const replicas = cur.info.metadata.vduReplicas;
-  const targets = await rehearse(deps, source, {
-    chart,
-    chartPath,
-    release: cur.helm.releaseName,
-    namespace: cur.helm.namespace,
-    set: setValues(cur.helm, replicas),
-    flavour,
-    replicaValues: cur.helm.replicaValues,
-    replicas,
-    field: replicaField(cur.helm, flavour),
-    reach: { strict, notice: noticeOf(opts) },
-  });
-  const ref = releaseRef(cur.helm.releaseName, cur.helm.namespace);
-  return {
-    operation: 'CHANGE_VNFPKG',
-    connect,
-    params: { ...request, ...cur.params } as ChangeCurrentVnfPkgRequest,
-    vim: cur.vim,
-    flavour,
-    packageDir: newPkg.workDir,
-    hooks: ['change_current_package_start', 'change_current_package_end'],
-    async run(d, ctx) {
-      if (retry) await recoverPending(d, ctx, cur.helm.releaseName, cur.helm.namespace);
-      ctx.journal.record({ action: 'update', resource: ref, state: 'intended', detail: chartPath });
-      // The new chart's defaults with the values the instance was given: --reuse-values would keep the old chart's defaults (Helm 3 reuses the whole old values).
-      const release = await d.helm.upgrade({
-        release: cur.helm.releaseName,
-        chart,
-        namespace: cur.helm.namespace,
-        resetValues: true,
-        set: setValues(cur.helm, replicas),
-        signal: ctx.signal,
-      });
-      ctx.journal.record({ action: 'update', resource: ref, state: 'done', detail: `revision ${release.revision}` });
-      report(ctx, ref, `upgraded to chart ${release.chart} (revision ${release.revision})`);
-      const settled = await settle(d, ctx, {
-        release: cur.helm.releaseName,
-        namespace: cur.helm.namespace,
-        flavour,
-        info: cur.info,
-        vdus: targets.map((t) => t.vduId),
-        ...(release.manifest !== undefined ? { manifest: release.manifest } : {}),
-      });
-      const kept = new Set(settled.resources.map((r) => `${r.kind}|${r.namespace ?? ''}|${r.name}`));
-      await d.kube.awaitGone(ctx, { resources: cur.info.resources.filter((r) => !kept.has(`${r.kind}|${r.namespace ?? ''}|${r.name}`)) });
-      return {
-        ...instance,
-        ...packageIdentity(record),
-        instantiatedVnfInfo: {
-          ...cur.info,
-          ...carriedScaleLevels(flavour, cur.info.scaleStatus),
-          ...(await vnfcsNow(d, ctx, settled.targets, cur.vim.id)),
-          resources: settled.resources,
-          metadata: { ...cur.info.metadata, revision: release.revision, helm_chart_path: chartPath },
-        },
-      };
-    },
-  };
-}
-
 /**
- * The way back: an instantiate is uninstalled; a scale out or a change of
- * package is `helm rollback` to the revision the instance records (it
- * changes only when an operation completes), then watched as an upgrade is.
+ * The way back: an instantiate's releases are uninstalled (those its journal
+ * shows it installed, in reverse order); a scale out or a change of package
+ * is `helm rollback` of each release to the revision the instance records
+ * (it changes only when an operation completes), then watched as an upgrade
+ * is.
  */
 async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, source: string): Promise<HelmPlan> {
   const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo>; additionalParams?: Record<string, unknown> };
@@ -389,7 +382,10 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
     return {
       ...base,
       async run(d, ctx) {
-        await uninstall(d, ctx, helm.releaseName, helm.namespace, []);
+        // Only what this occurrence installed: a release of the same name it never touched is someone else's.
+        const ours = journaledReleases(ctx.journal.steps());
+        const names = helm.releases.map((r) => r.releaseName).filter((name) => ours.has(name));
+        await uninstallAll(d, ctx, names, helm.namespace, []);
         const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
         return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
       },
@@ -399,36 +395,55 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
   const flavour = flavourOf(instance, pkg.vnfd);
   const helm = deploymentOf(instance);
-  const ref = releaseRef(helm.releaseName, helm.namespace);
   return {
     ...base,
     flavour,
     async run(d, ctx) {
-      const now = await d.helm.status({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal });
-      let revision = helm.revision;
-      // What the failed operation's revision has, for the objects the rollback removes.
-      const before = now
-        ? manifestObjects(
-            await d.helm.getManifest({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal }),
-            `the manifest of release ${helm.releaseName}`,
-          ).map((o) => ({ ...refOf(o), namespace: o.metadata.namespace ?? helm.namespace }))
-        : [];
-      if (now && now.revision !== helm.revision) {
-        ctx.journal.record({ action: 'update', resource: ref, state: 'intended', detail: `rollback to revision ${helm.revision}` });
-        await d.helm.rollback({ release: helm.releaseName, namespace: helm.namespace, revision: helm.revision, signal: ctx.signal });
-        revision = (await d.helm.status({ release: helm.releaseName, namespace: helm.namespace, signal: ctx.signal }))?.revision ?? helm.revision;
-        ctx.journal.record({ action: 'update', resource: ref, state: 'done', detail: `revision ${revision}` });
-        report(ctx, ref, `rolled back to revision ${helm.revision} (now revision ${revision})`);
-      }
-      const settled = await settle(d, ctx, { release: helm.releaseName, namespace: helm.namespace, flavour, info });
-      const kept = new Set(settled.resources.map((r) => `${r.kind}|${r.namespace ?? ''}|${r.name}`));
-      await d.kube.awaitGone(ctx, { resources: before.filter((r) => !kept.has(`${r.kind}|${r.namespace ?? ''}|${r.name}`)) });
+      const back = await Promise.all(helm.releases.map((r) => rollBackRelease(d, ctx, helm.namespace, r)));
+      // A release the failed operation never changed stands as it is; the others are watched as after an upgrade.
+      const settled = await Promise.all(
+        helm.releases.map((r, i) =>
+          back[i]!.changed || helm.releases.length === 1
+            ? settle(d, ctx, { release: r.releaseName, namespace: helm.namespace, flavour, pick: pickOf(helm, r), info })
+            : standing(d, ctx, flavour, helm, r, info.resources),
+        ),
+      );
+      const kept = new Set(settled.flatMap((s) => s.resources).map((r) => `${r.kind}|${r.namespace ?? ''}|${r.name}`));
+      await d.kube.awaitGone(ctx, { resources: back.flatMap((b) => b.before).filter((r) => !kept.has(`${r.kind}|${r.namespace ?? ''}|${r.name}`)) });
+      const revisions = Object.fromEntries(helm.releases.map((r, i) => [r.releaseName, back[i]!.revision]));
       return {
         ...instance,
-        instantiatedVnfInfo: { ...info, ...(await vnfcsNow(d, ctx, settled.targets, vim.id)), resources: settled.resources, metadata: { ...info.metadata, revision } },
+        instantiatedVnfInfo: {
+          ...info,
+          ...(await vnfcsNow(d, ctx, settled, vim.id)),
+          resources: settled.flatMap((s) => s.resources),
+          metadata: withRevisions(info.metadata, revisions),
+        },
       };
     },
   };
+}
+
+/**
+ * `helm rollback` of one release to the revision the instance records, when
+ * it is at another; returns the objects the failed operation's revision has
+ * (for those the rollback removes), the revision now and whether it was
+ * rolled back.
+ */
+async function rollBackRelease(d: HelmDrivers, ctx: DriverContext, namespace: string, r: RecordedRelease): Promise<{ before: ResourceRef[]; revision: number; changed: boolean }> {
+  const release = r.releaseName;
+  const ref = releaseRef(release, namespace);
+  const now = await d.helm.status({ release, namespace, signal: ctx.signal });
+  // Not rolled back: nothing of it goes away.
+  if (!now || now.revision === r.revision) return { before: [], revision: r.revision, changed: false };
+  const manifest = await d.helm.getManifest({ release, namespace, signal: ctx.signal });
+  const before = manifestObjects(manifest, `the manifest of release ${release}`).map((o) => ({ ...refOf(o), namespace: o.metadata.namespace ?? namespace }));
+  ctx.journal.record({ action: 'update', resource: ref, state: 'intended', detail: `rollback to revision ${r.revision}` });
+  await d.helm.rollback({ release, namespace, revision: r.revision, signal: ctx.signal });
+  const revision = (await d.helm.status({ release, namespace, signal: ctx.signal }))?.revision ?? r.revision;
+  ctx.journal.record({ action: 'update', resource: ref, state: 'done', detail: `revision ${revision}` });
+  report(ctx, ref, `rolled back to revision ${r.revision} (now revision ${revision})`);
+  return { before, revision, changed: true };
 }
 
 /** The plans of the Helm planner (helm.ts loads them when an operation needs them). */

@@ -1,12 +1,13 @@
 /**
  * What the Helm planner's plans share: the release as a journal entry, the
- * package's charts, the chart rendered before the release is touched
- * (rehearse), the release's manifest watched until ready (settle), its
- * uninstall, the deployment an instance records, and the ways a retry finds
- * the release and its namespace as it needs them (recoverPending,
- * checkNamespace, ensureNamespace).
+ * package's charts, which release holds which VDU and where its workload
+ * is (assignVdus, vduTargets), the chart rendered before a release is
+ * touched (rehearse), a release's manifest watched until ready (settle) or
+ * read as it stands, the VNFCs of the releases' VDUs, and what an operation
+ * on an instantiated instance starts from (current). A release's state and
+ * uninstall are helm-release-state.ts.
  */
-import { ConflictError, echo, UsageError, ValidationError, VimCheckError } from '../../errors.js';
+import { ConflictError, echo, UsageError, ValidationError } from '../../errors.js';
 import type { DriverContext, ResourceRef } from '../../infra/driver.js';
 import type { HelmSetValues } from '../../infra/helm/contract.js';
 import { HelmError } from '../../infra/helm/errors.js';
@@ -16,13 +17,15 @@ import { openPackage } from '../../csar/open-package.js';
 import { reachBeyond, reachHint, type Flavour } from '../../vnfd/index.js';
 import { isMapping } from '../../yaml.js';
 import { parseYaml, splitYamlDocuments } from '../../vnfd/yaml-source.js';
-import type { LcmDeps } from '../engine.js';
-import type { HelmDeployment } from '../helm-request.js';
-import type { InstantiatedVnfInfo, VimConnection, VnfInstance } from '../../model/lcm.js';
+import type { LcmDeps, OperationOptions } from '../engine.js';
+import { WORKLOAD_KINDS, type HelmChartRelease, type HelmDeployment } from '../helm-request.js';
+import type { VduMappingEntry, VimConnection, VimConnectionInfo, VnfInstance, InstantiatedVnfInfo } from '../../model/lcm.js';
 import { vnfcRecords } from '../../model/vnfcs.js';
+import { packageOf } from '../package-content.js';
+import { flavourOf } from '../requests.js';
+import { checkedInline, instanceVim, kubernetesVims, recordedVim, resolveVimConnection, vimLookup } from '../vim-connection.js';
+import { deploymentOf, withReleaseNames, type RecordedDeployment, type RecordedRelease } from './helm-deployment.js';
 import type { HelmDrivers, HelmServices } from './helm.js';
-
-const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Pod']);
 
 export function services(deps: LcmDeps): HelmServices {
   const helm = deps.helm;
@@ -73,28 +76,59 @@ export const refOf = (o: KubeObject): ResourceRef => ({
 });
 
 /**
- * A VDU's workload in the release: the workload named as the VDU
- * (properties.name), or that name then `-<release>` (the sample's charts),
- * or — Tacker v2's rule for Helm — that name then `-` and a suffix without
- * `-`.
+ * Which VDUs a release holds, and how their workloads are found in it: by
+ * vdu_mapping (kind and name), else by name.
  */
-export function vduTargets(flavour: Flavour, objects: KubeObject[], release: string, namespace: string): VduTarget[] {
+export interface VduPick {
+  /** The VDUs the release holds; absent: every VDU of the flavour (the only release). */
+  vdus?: readonly string[];
+  /** Tacker v1's vdu_mapping: the VDU's workload by kind and name. */
+  mapping?: Record<string, VduMappingEntry>;
+}
+
+/** Whether a release holds a VDU's workload. */
+export const holds = (release: { vdus?: readonly string[] }, vduId: string): boolean => !release.vdus || release.vdus.includes(vduId);
+
+/** How a release picks its VDUs' workloads, from what the instance records of it. */
+export const pickOf = (helm: Pick<RecordedDeployment, 'vduMapping'>, release: { vdus?: string[] }): VduPick => ({
+  ...(release.vdus ? { vdus: release.vdus } : {}),
+  ...(helm.vduMapping ? { mapping: helm.vduMapping } : {}),
+});
+
+/**
+ * A VDU's workload in the release: the workload vdu_mapping names (kind and
+ * name), else the workload named as the VDU (properties.name), or that name
+ * then `-<release>` (the sample's charts), or — Tacker v2's rule for Helm —
+ * that name then `-` and a suffix without `-`.
+ */
+export function vduTargets(flavour: Flavour, objects: KubeObject[], release: string, namespace: string, pick: VduPick = {}): VduTarget[] {
+  const workloads = objects.filter((o) => WORKLOAD_KINDS.has(o.kind));
   return Object.entries(flavour.vdus).flatMap(([vduId, vdu]) => {
-    const workloads = objects.filter((o) => WORKLOAD_KINDS.has(o.kind));
-    const o =
-      workloads.find((w) => w.metadata.name === vdu.name) ??
-      workloads.find((w) => w.metadata.name === `${vdu.name}-${release}`) ??
-      workloads.find((w) => w.metadata.name.lastIndexOf('-') > 0 && w.metadata.name.slice(0, w.metadata.name.lastIndexOf('-')) === vdu.name);
+    if (pick.vdus && !pick.vdus.includes(vduId)) return [];
+    const mapped = pick.mapping?.[vduId];
+    const o = mapped
+      ? workloads.find((w) => w.kind === mapped.kind && w.metadata.name === mapped.name)
+      : (workloads.find((w) => w.metadata.name === vdu.name) ??
+        workloads.find((w) => w.metadata.name === `${vdu.name}-${release}`) ??
+        workloads.find((w) => w.metadata.name.lastIndexOf('-') > 0 && w.metadata.name.slice(0, w.metadata.name.lastIndexOf('-')) === vdu.name));
     return o ? [{ vduId, resource: { ...refOf(o), namespace: o.metadata.namespace ?? namespace } }] : [];
   });
 }
 
-/** Values for `--set`: the request's parameters, then each VDU's replica value. */
-export function setValues(helm: Pick<HelmDeployment, 'parameters' | 'replicaValues'>, replicas: Record<string, number>): HelmSetValues {
-  const set: HelmSetValues = { ...helm.parameters };
-  for (const [vduId, path] of Object.entries(helm.replicaValues)) if (replicas[vduId] !== undefined) set[path] = replicas[vduId];
+/** Values for a release's `--set`: its parameters, then the replica value of each of its VDUs. */
+export function setValues(
+  release: Pick<HelmChartRelease, 'parameters'> & { vdus?: readonly string[] },
+  replicaValues: Record<string, string>,
+  replicas: Record<string, number>,
+): HelmSetValues {
+  const set: HelmSetValues = { ...release.parameters };
+  for (const [vduId, path] of Object.entries(releaseReplicaValues(release, replicaValues))) if (replicas[vduId] !== undefined) set[path] = replicas[vduId];
   return set;
 }
+
+/** The replica values of the VDUs a release holds. */
+export const releaseReplicaValues = (release: { vdus?: readonly string[] }, replicaValues: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(replicaValues).filter(([vduId]) => holds(release, vduId)));
 
 /**
  * Renders the chart with the values a command is about to give Helm, and
@@ -115,6 +149,8 @@ export async function rehearse(
     replicaValues: Record<string, string>;
     replicas: Record<string, number>;
     field: (vduId: string) => string;
+    /** The VDUs the release holds and how their workloads are found (default: every VDU, by name). */
+    pick?: VduPick;
     /** Installs or replaces the chart: its objects beyond the instance are warned of through `notice`, or refused when `strict`. */
     reach?: { strict: boolean; notice: (message: string) => void };
   },
@@ -141,16 +177,12 @@ export async function rehearse(
     void import('../../infra/kubernetes/index.js').catch(() => undefined);
     [rendered, probed] = await renderings;
   } catch (err) {
-    if (err instanceof HelmError) {
-      throw new ValidationError(source, 'additionalParams', `the chart ${input.chartPath} does not render: ${err.stderr || err.message}`, {
-        hint: 'fix the chart (helm template shows the same), or the values the request gives it; nothing was installed or changed',
-      });
-    }
-    throw err;
+    throw renderFailure(source, input.chartPath, err);
   }
   const objects = manifestObjects(rendered, `${input.chartPath} (rendered)`);
   if (input.reach) checkReach(source, input.chartPath, objects, input.namespace, input.reach);
-  const targets = vduTargets(input.flavour, objects, input.release, input.namespace);
+  const targets = vduTargets(input.flavour, objects, input.release, input.namespace, input.pick);
+  checkMapped(source, input, targets);
   const probedObjects = manifestObjects(probed, `${input.chartPath} (rendered)`);
   for (const [vduId, path] of Object.entries(input.replicaValues)) {
     const want = probes[vduId];
@@ -176,6 +208,84 @@ export async function rehearse(
     }
   }
   return targets;
+}
+
+/** A chart that does not render: Helm's message, exit 2. */
+function renderFailure(source: string, chartPath: string, err: unknown): unknown {
+  if (!(err instanceof HelmError)) return err;
+  return new ValidationError(source, 'additionalParams', `the chart ${chartPath} does not render: ${err.stderr || err.message}`, {
+    hint: 'fix the chart (helm template shows the same), or the values the request gives it; nothing was installed or changed',
+  });
+}
+
+/**
+ * Which VDUs each release of a request holds (its `vdus`; absent for the
+ * only release, which holds them all). With several releases: the release
+ * vdu_mapping names (as Tacker's scale finds it), else the one release whose
+ * chart, rendered with its parameters, has a workload named for the VDU (as
+ * Tacker matched VDU names before vdu_mapping). A VDU the charts of two
+ * releases render a workload for is refused: vdu_mapping must say which. A
+ * VDU no chart renders has no release and no VNFCs, refused only when the
+ * request gives it a replica value.
+ */
+export async function assignVdus(
+  deps: LcmDeps,
+  source: string,
+  helm: Pick<HelmDeployment, 'releases' | 'namespace' | 'vduMapping' | 'replicaValues'>,
+  flavour: Flavour,
+  field: (vduId: string) => string,
+  charts: string[],
+): Promise<Array<string[] | undefined>> {
+  if (helm.releases.length === 1) return [undefined];
+  const owned = helm.releases.map(() => [] as string[]);
+  const open: string[] = [];
+  for (const vduId of Object.keys(flavour.vdus)) {
+    const named = helm.vduMapping?.[vduId]?.helmreleasename;
+    if (named) owned[helm.releases.findIndex((r) => r.releaseName === named)]!.push(vduId);
+    else open.push(vduId);
+  }
+  if (open.length === 0) return owned;
+  const tool = await services(deps).chartTool();
+  const objects = await Promise.all(
+    helm.releases.map(async (r, i) => {
+      try {
+        const text = await tool.template(charts[i]!, { release: r.releaseName, namespace: helm.namespace, set: r.parameters });
+        return manifestObjects(text, `${r.chartPath} (rendered)`);
+      } catch (err) {
+        throw renderFailure(source, r.chartPath, err);
+      }
+    }),
+  );
+  for (const vduId of open) {
+    const holders = helm.releases.flatMap((r, i) => (vduTargets(flavour, objects[i]!, r.releaseName, helm.namespace, { vdus: [vduId] }).length > 0 ? [i] : []));
+    const vduName = flavour.vdus[vduId]!.name;
+    if (holders.length > 1) {
+      throw new ValidationError(
+        source,
+        'additionalParams.vdu_mapping',
+        `releases ${holders.map((i) => helm.releases[i]!.releaseName).join(' and ')} each render a workload for ${vduId} (named ${vduName}): which one is the VDU's is not clear`,
+        { hint: `give additionalParams.vdu_mapping.${vduId}: {"name": WORKLOAD, "kind": KIND, "helmreleasename": RELEASE}` },
+      );
+    }
+    if (holders.length === 1) owned[holders[0]!]!.push(vduId);
+    else if (helm.replicaValues[vduId] !== undefined) {
+      throw new ValidationError(source, field(vduId), `no chart of using_helm_install_param renders a workload for ${vduId} (named ${vduName}, or that name and a suffix)`, {
+        hint: `name the workload after the VDU's properties.name, or give additionalParams.vdu_mapping.${vduId}: {"name": WORKLOAD, "kind": KIND, "helmreleasename": RELEASE}`,
+      });
+    }
+  }
+  return owned;
+}
+
+/** Each VDU vdu_mapping gives the release: the release renders the workload it names. */
+function checkMapped(source: string, input: { chartPath: string; release: string; pick?: VduPick }, targets: VduTarget[]): void {
+  for (const [vduId, m] of Object.entries(input.pick?.mapping ?? {})) {
+    if (input.pick?.vdus && !input.pick.vdus.includes(vduId)) continue;
+    if (targets.some((t) => t.vduId === vduId)) continue;
+    throw new ValidationError(source, `additionalParams.vdu_mapping.${vduId}`, `release ${input.release} (chart ${input.chartPath}) renders no ${m.kind} ${echo(m.name)}`, {
+      hint: 'name the workload as the chart renders it (helm template shows its kind and metadata.name), or the release that holds it; nothing was installed or changed',
+    });
+  }
 }
 
 /**
@@ -206,12 +316,12 @@ function checkReach(source: string, chartPath: string, objects: KubeObject[], na
 export async function settle(
   d: HelmDrivers,
   ctx: DriverContext,
-  input: { release: string; namespace: string; flavour: Flavour; info?: InstantiatedVnfInfo; vdus?: string[]; manifest?: string },
-) {
+  input: { release: string; namespace: string; flavour: Flavour; pick?: VduPick; info?: InstantiatedVnfInfo; vdus?: string[]; manifest?: string },
+): Promise<ReleaseTargets & { resources: ResourceRef[] }> {
   // install and upgrade hand back the manifest they applied: one helm start fewer.
   const manifest = input.manifest ?? (await d.helm.getManifest({ release: input.release, namespace: input.namespace, signal: ctx.signal }));
   const objects = manifestObjects(manifest, `the manifest of release ${input.release}`);
-  const targets = vduTargets(input.flavour, objects, input.release, input.namespace);
+  const targets = vduTargets(input.flavour, objects, input.release, input.namespace, input.pick);
   const watched = input.vdus ? targets.filter((t) => input.vdus!.includes(t.vduId)) : targets;
   const resources = await d.kube.awaitReady(ctx, {
     resources: objects.map(refOf),
@@ -219,145 +329,72 @@ export async function settle(
     vdus: watched,
     ...(input.info?.metadata.vnfm_readiness ? { readiness: input.info.metadata.vnfm_readiness } : {}),
   });
-  return { resources, targets };
+  return { release: input.release, resources, targets };
 }
 
-export async function vnfcsNow(d: HelmDrivers, ctx: DriverContext, targets: VduTarget[], vimId: string | undefined) {
-  return vnfcRecords(await d.kube.listVnfcs(ctx, targets), vimId);
+/** A release and its VDUs' workloads. */
+export interface ReleaseTargets {
+  release: string;
+  targets: VduTarget[];
+}
+
+/** The VNFCs of the releases' VDUs now, each recording its release (metadata.release_name). */
+export async function vnfcsNow(d: HelmDrivers, ctx: DriverContext, releases: ReleaseTargets[], vimId: string | undefined) {
+  const releaseOf = Object.fromEntries(releases.flatMap((r) => r.targets.map((t) => [t.vduId, r.release])));
+  const vnfcs = await d.kube.listVnfcs(
+    ctx,
+    releases.flatMap((r) => r.targets),
+  );
+  return vnfcRecords(withReleaseNames(vnfcs, releaseOf), vimId);
+}
+
+/**
+ * A release an operation leaves as it is (a heal, a scale of another
+ * release): its VDUs' workloads from its manifest, its objects as the
+ * instance records them (`recorded`).
+ */
+export async function standing(
+  d: HelmDrivers,
+  ctx: DriverContext,
+  flavour: Flavour,
+  helm: Pick<RecordedDeployment, 'namespace' | 'vduMapping'>,
+  r: RecordedRelease,
+  recorded: ResourceRef[],
+): Promise<ReleaseTargets & { resources: ResourceRef[] }> {
+  const manifest = await d.helm.getManifest({ release: r.releaseName, namespace: helm.namespace, signal: ctx.signal });
+  const objects = manifestObjects(manifest, `the manifest of release ${r.releaseName}`);
+  const keys = new Set(objects.map((o) => `${o.kind}|${o.metadata.name}`));
+  return {
+    release: r.releaseName,
+    targets: vduTargets(flavour, objects, r.releaseName, helm.namespace, pickOf(helm, r)),
+    resources: recorded.filter((x) => keys.has(`${x.kind}|${x.name}`)),
+  };
 }
 
 export function report(ctx: DriverContext, ref: ResourceRef, message: string) {
   ctx.report({ resource: ref, message, done: true });
 }
 
-/** Uninstalls the release and waits until every object it had (and `also`) is gone; a release already gone is fine. */
-export async function uninstall(d: HelmDrivers, ctx: DriverContext, release: string, namespace: string, also: ResourceRef[]): Promise<void> {
-  const ref = releaseRef(release, namespace);
-  const present = await d.helm.status({ release, namespace, signal: ctx.signal });
-  let objects: ResourceRef[] = [];
-  if (present) {
-    objects = manifestObjects(await d.helm.getManifest({ release, namespace, signal: ctx.signal }), `the manifest of release ${release}`).map(refOf);
-    ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
-    await d.helm.uninstall({ release, namespace, signal: ctx.signal });
-    ctx.journal.record({ action: 'delete', resource: ref, state: 'done' });
-    report(ctx, ref, 'uninstalled');
-  }
-  const seen = new Set<string>();
-  const all = [...objects.map((o) => ({ ...o, namespace: o.namespace ?? namespace })), ...also].filter((r) => {
-    const key = `${r.apiVersion}|${r.kind}|${r.namespace ?? ''}|${r.name}`;
-    return seen.has(key) ? false : (seen.add(key), true);
-  });
-  await d.kube.awaitGone(ctx, { resources: all });
-}
-
-/** A release of this name in the namespace that the instance does not own: refused before anything changes. */
-export async function assertReleaseFree(d: HelmDrivers, release: string, namespace: string, signal: AbortSignal): Promise<void> {
-  const found = await d.helm.status({ release, namespace, signal });
-  if (found) {
-    throw new ConflictError(
-      `a Helm release ${release} already exists in namespace ${namespace} (chart ${found.chart}, revision ${found.revision}, ${found.status}); vnfm does not take over a release it did not install`,
-      {
-        hint: 'choose another release name (v1: helmreleasename) or namespace, or uninstall that release first (helm uninstall -n NAMESPACE RELEASE)',
-      },
-    );
-  }
-}
-
-export const helmMetadata = (h: HelmDeployment, revision: number) => ({
-  release_name: h.releaseName,
-  revision,
-  helm_chart_path: h.chartPath,
-  helm_parameters: h.parameters,
-  ...(h.valueNames ? { helm_value_names: h.valueNames } : {}),
-  ...(h.aspectReplicaValues ? { helm_replica_values: h.aspectReplicaValues } : {}),
-  helm_replica_paths: h.replicaValues,
-});
-
-/** The HelmDeployment an instantiated instance records. */
-export function deploymentOf(instance: VnfInstance): HelmDeployment & { revision: number } {
-  const m = instance.instantiatedVnfInfo?.metadata;
-  if (!m?.release_name || m.helm_chart_path === undefined) {
-    throw new ConflictError(`vnf instance ${instance.id} is not a Helm deployment`, { hint: `vnfm vnf-show ${instance.id}` });
-  }
-  return {
-    form: m.helm_replica_values ? 'v1' : 'v2',
-    chartPath: m.helm_chart_path,
-    releaseName: m.release_name,
-    namespace: m.namespace,
-    parameters: m.helm_parameters ?? {},
-    replicaValues: m.helm_replica_paths ?? {},
-    ...(m.helm_value_names ? { valueNames: m.helm_value_names } : {}),
-    ...(m.helm_replica_values ? { aspectReplicaValues: m.helm_replica_values } : {}),
-    revision: m.revision ?? 0,
-  };
-}
-
 /** The request field that named a VDU's replica value. */
-export const replicaField = (h: Pick<HelmDeployment, 'form' | 'aspectReplicaValues'>, flavour: Flavour) => (vduId: string) => {
+export const replicaField = (h: Pick<RecordedDeployment, 'form' | 'aspectReplicaValues'>, flavour: Flavour) => (vduId: string) => {
   if (h.form === 'v2') return `additionalParams.helm_value_names.${vduId}.replica`;
   const aspect = Object.keys(h.aspectReplicaValues ?? {}).find((a) => flavour.aspects[a]?.vduDeltas[vduId] !== undefined);
   return `additionalParams.helm_replica_values.${aspect ?? vduId}`;
 };
 
-// ---------------------------------------------------------------------------
-// A release left pending, the release's namespace
+/** Warnings of a plan, as the operation's notices. */
+export const noticeOf = (opts: OperationOptions | undefined) => (message: string) => opts?.onEvent?.({ type: 'notice', message });
 
-/**
- * Brings back a release an earlier helm run left pending-install,
- * pending-upgrade or pending-rollback (helm, or vnfm with it, was killed
- * mid-way), as an operator would before trying again: `helm rollback` to its
- * last deployed revision (Helm allows a rollback of a pending release; it
- * refuses any other upgrade), or `helm uninstall` when it never had one.
- * Only for an occurrence no vnfm runs any more (the engine retries only
- * FAILED_TEMP ones), so the pending run is known to be dead.
- */
-export async function recoverPending(d: HelmDrivers, ctx: DriverContext, release: string, namespace: string): Promise<void> {
-  const history = await d.helm.history({ release, namespace, signal: ctx.signal });
-  const last = history.at(-1);
-  if (!last?.status.startsWith('pending-')) return;
-  const ref = releaseRef(release, namespace);
-  const settled = history.filter((r) => !r.status.startsWith('pending-'));
-  const back = settled.filter((r) => r.status === 'deployed').at(-1) ?? settled.at(-1);
-  const left = `left ${last.status} at revision ${last.revision} by a helm run that did not finish`;
-  if (!back) {
-    report(ctx, ref, `${left}: uninstalling it`);
-    await uninstall(d, ctx, release, namespace, []);
-    return;
-  }
-  ctx.journal.record({ action: 'update', resource: ref, state: 'intended', detail: `rollback of ${last.status} revision ${last.revision} to revision ${back.revision}` });
-  await d.helm.rollback({ release, namespace, revision: back.revision, signal: ctx.signal });
-  ctx.journal.record({ action: 'update', resource: ref, state: 'done', detail: `rolled back to revision ${back.revision}` });
-  report(ctx, ref, `${left}: rolled back to revision ${back.revision}`);
-}
-
-/**
- * Refuses a namespace the cluster is deleting, or lacks when the request did
- * not ask vnfm to create it (additionalParams.vnfm_create_namespace,
- * vnf-instantiate --create-namespace): exit 6, as for a manifest CNF.
- */
-export async function checkNamespace(
-  d: HelmDrivers,
-  vim: Pick<VimConnection, 'name'>,
-  namespace: string,
-  create: boolean,
-  signal: AbortSignal,
-): Promise<'active' | 'missing' | 'unknown'> {
-  const state = await d.helm.namespaceState({ namespace, signal });
-  if (state === 'terminating') {
-    throw new VimCheckError(`namespace "${namespace}" on the cluster of VIM ${vim.name} is being deleted: nothing can be created in it`, {
-      hint: 'wait until it is gone (kubectl get namespace), or instantiate into another one (additionalParams.namespace)',
-    });
-  }
-  if (state === 'missing' && !create) {
-    throw new VimCheckError(`namespace "${namespace}" does not exist on the cluster of VIM ${vim.name}`, {
-      hint: `create it first (kubectl create namespace ${namespace}), give another one in additionalParams.namespace, or let vnfm create it: "vnfm_create_namespace": true in additionalParams (vnf-instantiate --create-namespace)`,
-    });
-  }
-  return state;
-}
-
-/** Checks the namespace again as the operation runs, and creates it (labelled managed-by vnfm) when it is missing and the request asked for that. */
-export async function prepareNamespace(d: HelmDrivers, ctx: DriverContext, vim: Pick<VimConnection, 'name'>, namespace: string, create: boolean): Promise<void> {
-  if ((await checkNamespace(d, vim, namespace, create, ctx.signal)) !== 'missing') return;
-  if (await d.helm.createNamespace({ namespace, signal: ctx.signal })) report(ctx, { apiVersion: 'v1', kind: 'Namespace', name: namespace }, 'created (vnfm_create_namespace)');
+/** What an operation on an instantiated Helm instance starts from: its info, package, flavour, VIM and deployment. */
+export async function current(deps: LcmDeps, instance: VnfInstance, source: string, given: Record<string, VimConnectionInfo> | undefined) {
+  const info = instance.instantiatedVnfInfo;
+  if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED`, { hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} --request-file FILE` });
+  const pkg = await packageOf(deps, instance.vnfPkgId);
+  const flavour = flavourOf(instance, pkg.vnfd);
+  const lookup = vimLookup(deps);
+  const vim = given
+    ? await checkedInline(deps, await resolveVimConnection(source, given, lookup, () => instanceVim(deps, instance, source, kubernetesVims)))
+    : await instanceVim(deps, instance, source, kubernetesVims);
+  const helm = deploymentOf(instance);
+  return { info, pkg, flavour, vim, helm, params: given ? { vimConnectionInfo: await recordedVim(deps, vim, given) } : {} };
 }

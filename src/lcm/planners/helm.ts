@@ -11,6 +11,7 @@ import type { LcmOpOcc, VimConnection, VimConnectionInfo, VnfInstance } from '..
 import { kubernetesVims } from '../vim-connection.js';
 import type { Planner } from './planner.js';
 import { describeRelease, liveReleaseScale } from './kubernetes-live.js';
+import { isHelmInstance } from './helm-deployment.js';
 
 /** What the Helm planner drives: Helm for the release, the Kubernetes driver to watch its objects. */
 export interface HelmDrivers {
@@ -48,11 +49,11 @@ export function asksForHelm(params: Record<string, unknown> | undefined, vimType
 }
 
 /**
- * Whether an operation is the Helm planner's: the instance runs a Helm
- * release, or the instantiate (new, retried or rolled back) asks for one.
+ * Whether an operation is the Helm planner's: the instance runs Helm
+ * releases, or the instantiate (new, retried or rolled back) asks for one.
  */
 export function claimsHelm(deps: LcmDeps, instance: VnfInstance, body?: unknown, recorded?: LcmOpOcc): boolean {
-  if (instance.instantiatedVnfInfo?.metadata.release_name) return true;
+  if (isHelmInstance(instance.instantiatedVnfInfo)) return true;
   if (instance.instantiationState === 'INSTANTIATED') return false;
   if (recorded && recorded.operation !== 'INSTANTIATE') return false;
   const request = recorded ? recorded.operationParams : body;

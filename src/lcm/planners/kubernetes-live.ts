@@ -9,9 +9,10 @@ import type { LiveObject } from '../../infra/kubernetes/describe.js';
 import type { KubernetesInfraDriver, VduTarget } from '../../infra/kubernetes/driver-contract.js';
 import type { LcmDeps } from '../engine.js';
 import type { InstantiatedVnfInfo, VimConnection, VnfInstance } from '../../model/lcm.js';
-import type { LiveNode, LiveScale, VnfLiveState } from '../../model/live.js';
+import type { LiveNode, LiveRelease, LiveScale, VnfLiveState } from '../../model/live.js';
 import { vnfcsOf } from '../../model/vnfcs.js';
 import { instanceVim, kubernetesVims } from '../vim-connection.js';
+import { isHelmInstance, vduReleases, withReleaseNames } from './helm-deployment.js';
 
 export interface KubernetesLiveInput {
   vim: VimConnection;
@@ -87,7 +88,7 @@ export async function describeKubernetes(deps: LcmDeps, instance: VnfInstance, i
   return {
     vnfInstanceId: instance.id,
     ...(instance.vnfInstanceName ? { vnfInstanceName: instance.vnfInstanceName } : {}),
-    vimType: info.metadata.release_name ? 'helm' : 'kubernetes',
+    vimType: isHelmInstance(info) ? 'helm' : 'kubernetes',
     vim: input.vim.name,
     ...(input.vim.id ? { vimId: input.vim.id } : {}),
     namespace: info.metadata.namespace,
@@ -136,13 +137,26 @@ export async function liveKubernetesScale(deps: LcmDeps, instance: VnfInstance, 
   return { vnfcs, replicas, ...(input.vim.id ? { vimConnectionId: input.vim.id } : {}) };
 }
 
-/** A Helm release's instance: its recorded objects, the VDUs its VNFCs name, helm's writes its own. */
+/** A Helm instance: its recorded objects (of every release), the VDUs its VNFCs name, helm's writes its own; its releases as recorded. */
 export async function describeRelease(deps: LcmDeps, instance: VnfInstance, signal: AbortSignal): Promise<VnfLiveState> {
   const vim = await instanceVim(deps, instance, 'vnf-describe', kubernetesVims);
-  return describeKubernetes(deps, instance, { vim, targets: recordedTargets(instance.instantiatedVnfInfo!), ownManagers: ['helm', 'vnfm'] }, signal);
+  const info = instance.instantiatedVnfInfo!;
+  const state = await describeKubernetes(deps, instance, { vim, targets: recordedTargets(info), ownManagers: ['helm', 'vnfm'] }, signal);
+  return { ...state, releases: recordedReleases(info) };
 }
 
+/** The releases an instance records, in install order, each with the VDUs it holds. */
+function recordedReleases(info: InstantiatedVnfInfo): LiveRelease[] {
+  const m = info.metadata;
+  const vdus = Object.keys(m.vduReplicas);
+  if (m.helm_releases) return m.helm_releases.map((r) => ({ name: r.release_name, namespace: m.namespace, revision: r.revision, chart: r.helm_chart_path, vdus: r.vdus }));
+  return m.release_name ? [{ name: m.release_name, namespace: m.namespace, revision: m.revision ?? 0, chart: m.helm_chart_path ?? '', vdus }] : [];
+}
+
+/** The VNFCs and replicas of every release's VDUs, each VNFC recording its release as operations do. */
 export async function liveReleaseScale(deps: LcmDeps, instance: VnfInstance, signal: AbortSignal): Promise<LiveScale> {
   const vim = await instanceVim(deps, instance, 'vnf-sync', kubernetesVims);
-  return liveKubernetesScale(deps, instance, { vim, targets: recordedTargets(instance.instantiatedVnfInfo!) }, signal);
+  const info = instance.instantiatedVnfInfo!;
+  const live = await liveKubernetesScale(deps, instance, { vim, targets: recordedTargets(info) }, signal);
+  return { ...live, vnfcs: withReleaseNames(live.vnfcs, vduReleases(info, Object.keys(info.metadata.vduReplicas))) };
 }
