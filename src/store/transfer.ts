@@ -29,6 +29,7 @@ import {
   type Row,
 } from './export-document.js';
 import { checkRows, rowPlace, sealedValues } from './import-checks.js';
+import { checkName } from './names.js';
 
 export { DEFAULT_IMPORT_LIMITS, EXPORT_FORMAT_VERSION, EXPORTED_TABLES, linesOf, MAX_LINE_BYTES, type ExportHeader, type ImportLimits } from './export-document.js';
 
@@ -337,6 +338,7 @@ function insertRows(store: Store, doc: DocumentTables, source: string): Omit<Imp
         skipped.push(`${table}/${String(row[key])}`);
         continue;
       }
+      checkImportedName(store, doc, source, table, row);
       try {
         store.db.prepare(`INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`).run(...names.map((n) => row[n]));
       } catch (err) {
@@ -347,6 +349,21 @@ function insertRows(store: Store, doc: DocumentTables, source: string): Omit<Imp
     }
   }
   return { imported, skipped };
+}
+
+/** A VIM's, package's or instance's name: the rules every command that sets one applies, and an instance's uniqueness (within the import's transaction). */
+function checkImportedName(store: Store, doc: DocumentTables, source: string, table: string, row: Row): void {
+  const kind = ({ vims: 'vim', vnf_packages: 'package', vnf_instances: 'instance' } as const)[table as 'vims' | 'vnf_packages' | 'vnf_instances'];
+  if (!kind || (table !== 'vims' && row['name'] == null)) return;
+  const place = rowPlace(doc, source, table, row);
+  checkName(kind, row['name'], { file: place, field: 'name' });
+  if (table === 'vnf_instances') {
+    try {
+      store.instances.assertNameFree(row['name'], String(row['id']));
+    } catch (err) {
+      throw err instanceof VnfmError ? new ConflictError(`${place}: ${err.message}`, { hint: 'rename one of them, then import again: nothing was imported', cause: err }) : err;
+    }
+  }
 }
 
 /**

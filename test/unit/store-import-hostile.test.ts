@@ -290,6 +290,26 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
     await refused(again, UsageError, /the contents of package [-0-9a-f]{36} a second time/);
   });
 
+  it('4: a name the commands would refuse (control characters, a bidi override) or an instance name another instance holds: refused naming the row', async () => {
+    const { lines } = await exported();
+    const inst = rowIndexes(lines, 'vnf_instances')[0]!;
+    await refused(
+      changeRow(lines, inst, (r) => ({ ...r, name: 'web\u001b]52;c;cHduZWQ=\u0007' })),
+      UsageError,
+      /vnf_instances "[-0-9a-f]+": name: "web\\u001b\]52;c;cHduZWQ=\\u0007" is not a usable instance name/,
+    );
+    const vim = rowIndexes(lines, 'vims')[0]!;
+    await refused(
+      changeRow(lines, vim, (r) => ({ ...r, name: 'edge\u202e1' })),
+      UsageError,
+      /vims "[-0-9a-f]+": name: .* is not a usable VIM name/,
+    );
+    const row = rowAt(lines[inst]!);
+    const twin = withRow(lines, 'vnf_instances', { ...row, id: '00000000-0000-4000-8000-00000000000e', name: 'web' });
+    const named = changeRow(twin, rowIndexes(twin, 'vnf_instances')[1]!, (r) => ({ ...r, name: 'web' }));
+    await refused(named, ConflictError, /vnf_instances "[-0-9a-f]+": a VNF instance named "web" already exists/);
+  });
+
   it('10: two default VIMs, bad base64, a zip that is not its hash, a value no column takes: exit 2 naming the record; a clash with this store: exit 4', async () => {
     const { lines } = await exported();
     const vim = rowAt(lines[rowIndexes(lines, 'vims')[0]!]!);
