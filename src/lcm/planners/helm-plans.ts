@@ -1,12 +1,15 @@
 /**
- * The Helm planner's plans: a VNF is one Helm release of a chart from its package
- * (Tacker's Helm driver, v2 and v1 requests; helm-request.ts reads both).
- * Helm installs, upgrades, rolls back and uninstalls; vnfm reads the
- * release's manifest and watches every object with the Kubernetes driver,
- * as for a manifest CNF (Helm never runs with --wait). Each plan renders the
- * chart first (helm template, offline), so a template that fails, or a
- * replica value that does not set the VDU's replicas, is refused before the
- * release is touched.
+ * The Helm planner's plans: a VNF is a Helm release of a chart from its
+ * package, or several (Tacker v1's using_helm_install_param of several
+ * entries, each its own release, installed in the request's order and
+ * uninstalled in reverse), as Tacker's Helm drivers take v2 and v1 requests
+ * (helm-request.ts reads both). Helm installs, upgrades, rolls back and
+ * uninstalls; vnfm reads each release's manifest and watches every object
+ * with the Kubernetes driver, as for a manifest CNF (Helm never runs with
+ * --wait). Each plan renders the charts first (helm template, offline), so a
+ * template that fails, or a replica value that does not set the VDU's
+ * replicas, is refused before a release is touched. Change of package:
+ * helm-change-package.ts.
  */
 import { join } from 'node:path';
 import { ConflictError, echo, UsageError, ValidationError } from '../../errors.js';
