@@ -1,12 +1,15 @@
 /**
  * The Heat side of an OpenStack VNF: what an instance records about its
- * stack, and the `nfv` JSON parameter built the way Tacker's v2 driver
- * builds it (from the VNFD, the instantiation level or scale level, and the
- * request), with the request checks it depends on.
+ * stack, and the `nfv` JSON parameter built the way Tacker builds it (from
+ * the VNFD, the instantiation level or scale level, and the request), with
+ * the request checks it depends on. Both package generations are served:
+ * Tacker v2's keys (`computeFlavourId`, `vcImageId`, `desired_capacity`) and,
+ * where the Base HOT reads them, v1's (`flavor`, `image`).
  */
 import { echo, ValidationError } from '../errors.js';
-import type { NfvParameter } from '../infra/openstack/driver-contract.js';
-import type { Flavour } from '../vnfd/index.js';
+import type { HeatTemplates, NfvParameter } from '../infra/openstack/driver-contract.js';
+import { getParamPaths, parseHot } from '../infra/openstack/hot.js';
+import type { Flavour, Vdu } from '../vnfd/index.js';
 import type { InstantiatedVnfInfo } from '../model/lcm.js';
 import { jsonMergePatch } from './merge-patch.js';
 
@@ -30,29 +33,96 @@ export interface HeatStackRecord {
 /** instantiatedVnfInfo of an instance on OpenStack. */
 export type OpenStackInfo = InstantiatedVnfInfo & { metadata: InstantiatedVnfInfo['metadata'] & { heat: HeatStackRecord } };
 
+/** The paths into `nfv` a stack's templates read (`[VDU, VDU1, flavor]`): nfvReads. */
+export type NfvReads = ReadonlyArray<ReadonlyArray<string | number>>;
+
+/**
+ * What the Base HOT reads of the `nfv` parameter: every `get_param: [nfv,
+ * ...]` in the resources of the top template and of each nested template
+ * that declares an `nfv` parameter, as Tacker v1's user data looks for them
+ * (lcm_user_data/utils.py `create_initial_param_dict`).
+ */
+export function nfvReads(templates: Pick<HeatTemplates, 'template' | 'files'>): NfvReads {
+  const out: Array<Array<string | number>> = [];
+  const top = parseHot(templates.template);
+  if (top) out.push(...getParamPaths(top, 'nfv'));
+  for (const text of Object.values(templates.files)) {
+    const nested = parseHot(text);
+    const params = nested?.['parameters'];
+    if (nested && typeof params === 'object' && params !== null && 'nfv' in params) out.push(...getParamPaths(nested, 'nfv'));
+  }
+  return out;
+}
+
+const reads = (paths: NfvReads | undefined, kind: 'VDU' | 'CP', name: string, key: string, deeper = false) =>
+  (paths ?? []).some((p) => p[0] === kind && p[1] === name && p[2] === key && (!deeper || p.length > 3));
+
+/** Tacker's MemoryUnit: bytes per unit, the unit matched exactly, else regardless of case. */
+const UNIT_BYTES: Record<string, number> = { B: 1, kB: 1e3, KiB: 1024, MB: 1e6, MiB: 1024 ** 2, GB: 1e9, GiB: 1024 ** 3, TB: 1e12, TiB: 1024 ** 4 };
+
+/** `512 MB` in MiB, as Tacker converts it: the whole number below (488); undefined when it is not a size. */
+function sizeIn(size: string | undefined, unit: 'MiB' | 'GiB'): number | undefined {
+  const [num, given, ...rest] = (size ?? '').trim().split(/\s+/);
+  const from = given === undefined ? undefined : (UNIT_BYTES[given] ?? Object.entries(UNIT_BYTES).find(([k]) => k.toUpperCase() === given.toUpperCase())?.[1]);
+  const value = Number(num);
+  if (rest.length || from === undefined || !Number.isFinite(value)) return undefined;
+  return Math.trunc((value * from) / UNIT_BYTES[unit]!);
+}
+
+/**
+ * Tacker v1's `flavor` of a VDU: the Nova flavor its virtual_compute names
+ * (utils.py `create_vdu_flavor_capability_name_dict`), or, for a template
+ * that reads `flavor.vcpus` / `.ram` / `.disk` to make an OS::Nova::Flavor,
+ * the VDU's size (`create_vdu_flavor_dict`: RAM in MiB, disk in GiB).
+ */
+function v1Flavor(vdu: Vdu, asSize: boolean): unknown {
+  const vc = vdu.virtualCompute;
+  if (!asSize) return vc?.flavorName;
+  if (!vc) return undefined;
+  const ram = sizeIn(vc.virtualMemSize, 'MiB');
+  const disk = sizeIn(vc.localStorageSizes[0], 'GiB');
+  return { ...(vc.numVirtualCpu !== undefined ? { vcpus: vc.numVirtualCpu } : {}), ...(ram !== undefined ? { ram } : {}), ...(disk !== undefined ? { disk } : {}) };
+}
+
 /**
  * The `nfv` parameter: for each VDU its `desired_capacity` (the replicas),
  * `computeFlavourId` (virtual_compute's requested_additional_capability_name),
  * `vcImageId` (sw_image_data.name) and `locationConstraints` (when a zone is
- * known); for each connection point on an external virtual link its
- * `network` (the link's resourceId), `port` (an extLinkPort's resource, when
- * the cpConfig names one) and `fixed_ips` (fixed addresses, or subnets);
- * then `additionalParams.nfv` merged over it.
+ * known); where the templates read them (`reads`), Tacker v1's `flavor`
+ * (the same flavor name, or the VDU's size for an OS::Nova::Flavor) and
+ * `image` (sw_image_data.name, of a VDU or a virtual storage); for each
+ * connection point on an external virtual link its `network` (the link's
+ * resourceId), `port` (an extLinkPort's resource, when the cpConfig names
+ * one) and `fixed_ips` (fixed addresses, or subnets; an empty list when the
+ * templates read it and the request gives none); then
+ * `additionalParams.nfv` merged over it.
  */
-export function buildNfvParameter(flavour: Flavour, replicas: Record<string, number>, opts: { extVirtualLinks?: unknown[]; overrides?: Json; zone?: string } = {}): NfvParameter {
+export function buildNfvParameter(
+  flavour: Flavour,
+  replicas: Record<string, number>,
+  opts: { extVirtualLinks?: unknown[]; overrides?: Json; zone?: string; reads?: NfvReads } = {},
+): NfvParameter {
   const VDU: NfvParameter['VDU'] = {};
+  const image = (name: string, swImage: { name?: string } | undefined) => (swImage?.name && reads(opts.reads, 'VDU', name, 'image') ? { image: swImage.name } : {});
   for (const [vduId, vdu] of Object.entries(flavour.vdus)) {
+    const flavor = reads(opts.reads, 'VDU', vduId, 'flavor') ? v1Flavor(vdu, reads(opts.reads, 'VDU', vduId, 'flavor', true)) : undefined;
     VDU[vduId] = {
       desired_capacity: replicas[vduId] ?? vdu.vduProfile.minNumberOfInstances,
       ...(vdu.virtualCompute?.flavorName ? { computeFlavourId: vdu.virtualCompute.flavorName } : {}),
       ...(vdu.swImage?.name ? { vcImageId: vdu.swImage.name } : {}),
       ...(opts.zone ? { locationConstraints: opts.zone } : {}),
+      ...(flavor !== undefined ? { flavor } : {}),
+      ...image(vduId, vdu.swImage),
     };
     // Tacker names the image of a VDU's virtual storage after the storage node.
     for (const storageId of vdu.requirements.virtualStorage) {
-      const image = flavour.storages[storageId]?.swImage?.name;
-      if (image) VDU[storageId] = { vcImageId: image };
+      const storageImage = flavour.storages[storageId]?.swImage;
+      if (storageImage?.name) VDU[storageId] = { vcImageId: storageImage.name, ...image(storageId, storageImage) };
     }
+  }
+  // v1 reads a storage's image whether or not a VDU requires it (utils.py create_sw_image_dict: every node with sw_image_data).
+  for (const [storageId, storage] of Object.entries(flavour.storages)) {
+    if (!VDU[storageId] && storage.swImage?.name && reads(opts.reads, 'VDU', storageId, 'image')) VDU[storageId] = { image: storage.swImage.name };
   }
   const CP: NfvParameter['CP'] = {};
   for (const link of opts.extVirtualLinks ?? []) {
@@ -63,7 +133,9 @@ export function buildNfvParameter(flavour: Flavour, replicas: Record<string, num
       if (typeof cpdId !== 'string') continue;
       const entry: NfvParameter['CP'][string] = { ...(typeof link['resourceId'] === 'string' ? { network: link['resourceId'] } : {}) };
       const fixed: Array<{ ip_address?: string; subnet?: string }> = [];
-      for (const config of Object.values(isObject(cp['cpConfig']) ? cp['cpConfig'] : {})) {
+      // cpConfig: a map in v2 (SOL003 3.x), a list in v1 (2.6.1).
+      const configs: unknown[] = Array.isArray(cp['cpConfig']) ? cp['cpConfig'] : Object.values(isObject(cp['cpConfig']) ? cp['cpConfig'] : {});
+      for (const config of configs) {
         if (!isObject(config)) continue;
         const portId = config['linkPortId'];
         const port = ports.find((p) => p['id'] === portId);
@@ -79,7 +151,7 @@ export function buildNfvParameter(flavour: Flavour, replicas: Record<string, num
           }
         }
       }
-      if (fixed.length) entry.fixed_ips = fixed;
+      if (fixed.length || reads(opts.reads, 'CP', cpdId, 'fixed_ips')) entry.fixed_ips = fixed;
       CP[cpdId] = entry;
     }
   }

@@ -208,7 +208,7 @@ describe('Heat with the Nova/Neutron stand-ins', () => {
           type: 'OS::Neutron::FloatingIP',
           properties: { floating_network: 'public', port_id: { get_resource: 'port' } },
         },
-        server: { type: 'OS::Nova::Server', properties: { flavor: 'm1.tiny', networks: [{ port: { get_resource: 'port' } }] } },
+        server: { type: 'OS::Nova::Server', properties: { flavor: 'm1.tiny', image: 'cirros', networks: [{ port: { get_resource: 'port' } }] } },
       },
       outputs: {
         fixed: { value: { get_attr: ['fip', 'fixed_ip_address'] } },

@@ -4,7 +4,9 @@
  * with its own heat.conf, SQLite database and log in a temp dir, and
  * oslo.messaging's in-process `fake://` transport instead of RabbitMQ.
  * Nothing under /etc/heat is written; Heat reads only api-paste.ini and its
- * policy defaults from there.
+ * policy defaults from there. heat-all is started through heat-launch.py,
+ * which fixes at start-up what bookworm's oslo.messaging breaks in
+ * OS::Heat::ScalingPolicy signals.
  *
  * There is no Nova or Neutron: stacks use the environment in
  * test/fixtures/heat/env/ to stand in for servers and ports.
@@ -55,6 +57,8 @@ export interface OpenStackServers {
 
 const PYTHON = '/usr/bin/python3';
 const SEED_SCRIPT = fileURLToPath(new URL('./heat-seed.py', import.meta.url));
+/** heat-all with the run-time fix ScalingPolicy signals need on bookworm (see the script). */
+const LAUNCH_SCRIPT = fileURLToPath(new URL('./heat-launch.py', import.meta.url));
 const START_TIMEOUT_MS = 90_000;
 const PROBE_INTERVAL_MS = 200;
 const PROBE_TIMEOUT_MS = 5_000;
@@ -321,7 +325,7 @@ function useAutoincrement(file: string): void {
 function spawnHeat(dir: string, conf: string): ChildProcess {
   const log = openSync(join(dir, 'heat-all.out'), 'a');
   try {
-    return spawn('heat-all', ['--config-file', conf], {
+    return spawn(PYTHON, [LAUNCH_SCRIPT, '--config-file', conf], {
       cwd: dir,
       // Its own process group, so stop() reaches it and anything it forks.
       detached: true,

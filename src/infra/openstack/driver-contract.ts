@@ -30,10 +30,46 @@ export interface HeatTemplates {
   sources: Record<string, string>;
 }
 
+/**
+ * A scaling group of the top template and the members it has to have when
+ * the operation ends. A group sized by OS::Heat::ScalingPolicy signals
+ * (desired_capacity written in the template) gets this size written into
+ * every template sent for it; after the operation the driver reads each
+ * group's member count from Heat and fails when it differs.
+ */
+export interface ScalingGroupSize {
+  /** The OS::Heat::AutoScalingGroup resource's name. */
+  group: string;
+  members: number;
+  /** The VDU whose VNFCs the members are, for messages. */
+  vduId?: string;
+}
+
+/**
+ * Tacker v1's scaling: the OS::Heat::ScalingPolicy `<aspect>_scale_out` or
+ * `<aspect>_scale_in` signalled once per step, each signal waited for (its
+ * group's resize) and its group's member count checked before the next.
+ * A retry signals only the steps Heat has not taken yet.
+ */
+export interface ScalingPolicySignal {
+  /** The policy resource signalled. */
+  policy: string;
+  /** The group it adjusts. */
+  group: string;
+  /** The VDU whose VNFCs the members are, for messages. */
+  vduId?: string;
+  /** The group's members before the first step, as recorded. */
+  from: number;
+  /** Its members after each step, in order. */
+  steps: number[];
+}
+
 export interface OpenStackDeployInput {
   instanceId: string;
   templates: HeatTemplates;
   nfv: NfvParameter;
+  /** The scaling groups' sizes (see ScalingGroupSize); none checked when absent. */
+  groups?: ScalingGroupSize[];
 }
 
 export interface OpenStackScaleInput {
@@ -46,6 +82,16 @@ export interface OpenStackScaleInput {
   remove: Record<string, number>;
   /** New environments to apply with the update; the stack's own are kept when absent. */
   environments?: Pick<HeatTemplates, 'files' | 'environmentFiles' | 'sources'>;
+  /**
+   * Scale by signalling a scaling policy instead of updating the stack (no
+   * update is sent unless `environments` are given).
+   */
+  signal?: ScalingPolicySignal;
+  /**
+   * The groups' sizes after the scale. Groups sized by signals that are not
+   * named keep the size they have when the stack is updated.
+   */
+  groups?: ScalingGroupSize[];
 }
 
 export interface OpenStackHealInput {
@@ -58,6 +104,8 @@ export interface OpenStackHealInput {
   templates: HeatTemplates;
   nfv: NfvParameter;
   cause?: string;
+  /** The scaling groups' sizes, kept through the update (or the new stack) and checked after. */
+  groups?: ScalingGroupSize[];
 }
 
 export interface OpenStackRemoveInput {
@@ -70,6 +118,8 @@ export interface OpenStackChangePackageInput {
   instanceId: string;
   templates: HeatTemplates;
   nfv: NfvParameter;
+  /** The new templates' scaling groups and their sizes (see ScalingGroupSize). */
+  groups?: ScalingGroupSize[];
 }
 
 /** The servers to report as VNFCs: each VDU and the connection points whose addresses to record. */
@@ -94,7 +144,12 @@ export interface OpenStackVnfcQuery {
 export interface OpenStackInfraDriver {
   /** Creates the stack (or updates the one a failed attempt left); returns it. */
   deploy(ctx: DriverContext, input: OpenStackDeployInput): Promise<ResourceRef[]>;
-  /** Updates the `nfv` parameter (its desired_capacity values) with a PATCH. */
+  /**
+   * Updates the `nfv` parameter (its desired_capacity values) with a PATCH,
+   * or signals a scaling policy once per step (`input.signal`). Any update
+   * keeps the size of each group sized by signals (the one `groups` gives,
+   * else the one it has).
+   */
   scale(ctx: DriverContext, input: OpenStackScaleInput): Promise<void>;
   heal(ctx: DriverContext, input: OpenStackHealInput): Promise<void>;
   /** Deletes the stack and waits for DELETE_COMPLETE; a stack already gone counts as deleted. */

@@ -9,16 +9,19 @@ import { stackNameOf, type OpenStackInfraDriver, type OpenStackVnfcQuery } from 
 import { createHeatSession, HeatError, type HeatResource, type HeatSession, type HeatSessionOptions, type HeatStack, type StackRef } from './heat.js';
 import type { KeystoneCredentials } from './keystone.js';
 import { heatTree } from './describe.js';
+import { GroupSizes } from './group-sizes.js';
+import { contentOf, HeatStacks, memberOf, SERVER_TYPE, servers, stackResource, step } from './stack-actions.js';
 
 /** Nested stacks vnf-describe reads: a scaling group, its members' provider templates, and what those nest. */
 const DESCRIBE_DEPTH = 5;
-import { contentOf, HeatStacks, memberOf, SERVER_TYPE, servers, stackResource, step } from './stack-actions.js';
 
 export interface OpenStackDriverOptions extends HeatSessionOptions {
   /** How deep `GET .../resources?nested_depth=` looks for servers (a group of provider templates is 2 deep). */
   nestedDepth?: number;
   /** Replaces the Heat session (tests). */
   session?: HeatSession;
+  /** How long a scaling policy's group may show no scaling after a signal before vnfm counts the signal as not acted on (10 s). */
+  signalQuietMs?: number;
 }
 
 const FLOATING_IP_TYPES = new Set(['OS::Neutron::FloatingIP', 'OS::Neutron::FloatingIPAssociation']);
@@ -29,50 +32,66 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
   const sleep = opts.sleep ?? realSleep;
 
   const stacks = new HeatStacks(heat, depth, sleep);
+  const sizes = new GroupSizes(heat, {
+    now: opts.now ?? Date.now,
+    sleep,
+    poll: opts.pollMs ?? { min: 200, max: 2_000 },
+    quietMs: opts.signalQuietMs ?? 10_000,
+  });
 
   return {
-    deploy: (ctx, input) => stacks.create(ctx, input.instanceId, input.templates, input.nfv),
+    async deploy(ctx, input) {
+      const made = await stacks.create(ctx, input.instanceId, input.templates, input.nfv, sizes.templateFor(input.templates, input.groups));
+      await sizes.check(ctx, await stacks.requireRef(ctx, input.instanceId), input.groups, 'the instantiation');
+      return made;
+    },
 
     async scale(ctx, input) {
       const stack = await stacks.requireRef(ctx, input.instanceId);
-      const doomed = Object.entries(input.remove).filter(([, n]) => n > 0);
-      if (doomed.length) {
-        const all = await heat.listResources(stack, depth, ctx.signal);
-        for (const [vduId, count] of doomed) {
-          const members = servers(all, new Set([vduId]))
-            .map((s) => memberOf(all, s))
-            .filter((m): m is HeatResource => m !== undefined && m.stack.id !== stack.id)
-            .sort((a, b) => (b.creationTime ?? '').localeCompare(a.creationTime ?? '') || b.name.localeCompare(a.name));
-          for (const member of members.slice(0, count)) {
-            const ref: ResourceRef = { apiVersion: 'orchestration/v1', kind: member.type, name: member.name, namespace: member.stack.name };
-            step(ctx, { action: 'update', resource: ref, state: 'intended', detail: 'mark unhealthy before scale-in' });
-            await heat.markUnhealthy(member.stack, member.name, `scale-in of ${vduId} by vnfm`, ctx.signal);
-            step(ctx, { action: 'update', resource: ref, state: 'done', detail: 'marked unhealthy' });
-            ctx.report({ resource: ref, message: 'marked unhealthy: removed first' });
-          }
+      const env = input.environments;
+      if (input.signal) {
+        if (env) {
+          // The signalled group keeps the size it has; the signals resize it.
+          const signalled = input.signal.group;
+          const kept = await sizes.keptTemplate(
+            ctx,
+            stack,
+            input.groups?.filter((g) => g.group !== signalled),
+          );
+          const content = { files: env.files, environmentFiles: env.environmentFiles, ...(kept ? { template: kept } : {}) };
+          await stacks.update(ctx, stack, content, true, 'Heat environments');
         }
+        await sizes.signalSteps(ctx, stack, input.signal);
+        await sizes.check(ctx, stack, input.groups, `the scale through ${input.signal.policy}`);
+        return;
       }
+      // Before any member is marked unhealthy: a marked member no longer counts towards its group's size.
+      const kept = await sizes.keptTemplate(ctx, stack, input.groups);
+      await markNewestUnhealthy(heat, ctx, stack, input.remove, depth);
       const capacities = Object.entries(input.nfv.VDU)
         .filter(([, v]) => v.desired_capacity !== undefined)
         .map(([vduId, v]) => `${vduId}=${v.desired_capacity}`)
         .join(', ');
-      const env = input.environments;
       await stacks.update(
         ctx,
         stack,
-        { parameters: { nfv: input.nfv }, ...(env ? { files: env.files, environmentFiles: env.environmentFiles } : {}) },
+        { parameters: { nfv: input.nfv }, ...(kept ? { template: kept } : {}), ...(env ? { files: env.files, environmentFiles: env.environmentFiles } : {}) },
         true,
         `desired_capacity ${capacities}`,
       );
+      await sizes.check(ctx, stack, input.groups, 'the scale');
     },
 
     async heal(ctx, input) {
       if (input.all) {
         await stacks.remove(ctx, input.instanceId);
-        await stacks.create(ctx, input.instanceId, input.templates, input.nfv);
+        await stacks.create(ctx, input.instanceId, input.templates, input.nfv, sizes.templateFor(input.templates, input.groups));
+        await sizes.check(ctx, await stacks.requireRef(ctx, input.instanceId), input.groups, 'the heal');
         return;
       }
       const stack = await stacks.requireRef(ctx, input.instanceId);
+      // Before the servers are marked unhealthy: a marked member no longer counts towards its group's size.
+      const kept = await sizes.keptTemplate(ctx, stack, input.groups);
       const reason = input.cause ? `heal by vnfm: ${input.cause}` : 'heal by vnfm';
       for (const vnfc of input.vnfcs) {
         const meta = (vnfc.metadata ?? {}) as { stack?: StackRef; resourceName?: string };
@@ -90,7 +109,8 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
         step(ctx, { action: 'update', resource: ref, state: 'done', detail: 'marked unhealthy' });
         ctx.report({ resource: ref, message: 'marked unhealthy: Heat rebuilds it' });
       }
-      await stacks.update(ctx, stack, { parameters: { nfv: input.nfv } }, true, `heal of ${input.vnfcs.length} VNFC(s)`);
+      await stacks.update(ctx, stack, { parameters: { nfv: input.nfv }, ...(kept ? { template: kept } : {}) }, true, `heal of ${input.vnfcs.length} VNFC(s)`);
+      await sizes.check(ctx, stack, input.groups, 'the heal');
     },
 
     async remove(ctx, input) {
@@ -107,9 +127,15 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
 
     async changePackage(ctx, input) {
       const stack = await stacks.findRef(ctx, input.instanceId);
-      if (!stack) return stacks.create(ctx, input.instanceId, input.templates, input.nfv);
-      await stacks.update(ctx, stack, contentOf(input.templates, input.nfv), false, `templates of ${input.templates.templatePath}`, input.templates);
-      return [stackResource(stack.name)];
+      const template = sizes.templateFor(input.templates, input.groups);
+      let made: ResourceRef[];
+      if (!stack) made = await stacks.create(ctx, input.instanceId, input.templates, input.nfv, template);
+      else {
+        await stacks.update(ctx, stack, contentOf(input.templates, input.nfv, template), false, `templates of ${input.templates.templatePath}`, input.templates);
+        made = [stackResource(stack.name)];
+      }
+      await sizes.check(ctx, stack ?? (await stacks.requireRef(ctx, input.instanceId)), input.groups, 'the change of package');
+      return made;
     },
 
     async describe(instanceId, signal) {
@@ -128,6 +154,26 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
       // Every request uses its own connection: nothing stays open.
     },
   };
+}
+
+/** Scale-in: the newest members holding each VDU's servers are marked unhealthy, so that Heat removes those and not the oldest. */
+async function markNewestUnhealthy(heat: HeatSession, ctx: DriverContext, stack: HeatStack, remove: Record<string, number>, depth: number): Promise<void> {
+  const doomed = Object.entries(remove).filter(([, n]) => n > 0);
+  if (doomed.length === 0) return;
+  const all = await heat.listResources(stack, depth, ctx.signal);
+  for (const [vduId, count] of doomed) {
+    const members = servers(all, new Set([vduId]))
+      .map((s) => memberOf(all, s))
+      .filter((m): m is HeatResource => m !== undefined && m.stack.id !== stack.id)
+      .sort((a, b) => (b.creationTime ?? '').localeCompare(a.creationTime ?? '') || b.name.localeCompare(a.name));
+    for (const member of members.slice(0, count)) {
+      const ref: ResourceRef = { apiVersion: 'orchestration/v1', kind: member.type, name: member.name, namespace: member.stack.name };
+      step(ctx, { action: 'update', resource: ref, state: 'intended', detail: 'mark unhealthy before scale-in' });
+      await heat.markUnhealthy(member.stack, member.name, `scale-in of ${vduId} by vnfm`, ctx.signal);
+      step(ctx, { action: 'update', resource: ref, state: 'done', detail: 'marked unhealthy' });
+      ctx.report({ resource: ref, message: 'marked unhealthy: removed first' });
+    }
+  }
 }
 
 async function listServers(heat: HeatSession, ctx: DriverContext, query: OpenStackVnfcQuery, depth: number, stack: HeatStack): Promise<Vnfc[]> {

@@ -75,6 +75,16 @@ export interface HeatSession {
   /** A stack already gone counts as deleted. */
   deleteStack(ref: StackRef, signal?: AbortSignal): Promise<void>;
   markUnhealthy(stack: StackRef, resourceName: string, reason: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * POST `.../resources/<name>/signal` with no details, as `openstack stack
+   * resource signal` sends it: Heat answers at once and runs the resource's
+   * signal handler (a ScalingPolicy's adjustment of its group) afterwards.
+   */
+  signalResource(stack: StackRef, resourceName: string, signal?: AbortSignal): Promise<void>;
+  /** A resource's metadata (a scaling group's `scaling_in_progress` and `cooldown_end`). */
+  resourceMetadata(stack: StackRef, resourceName: string, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  /** The stack's current template, as Heat holds it (parsed). */
+  getTemplate(ref: StackRef, signal?: AbortSignal): Promise<Record<string, unknown>>;
   listResources(ref: StackRef, nestedDepth: number, signal?: AbortSignal): Promise<HeatResource[]>;
   showResource(stack: StackRef, resourceName: string, signal?: AbortSignal): Promise<HeatResource>;
   /** Top-level events after `marker`, oldest first. */
@@ -227,6 +237,26 @@ export function createHeatSession(creds: KeystoneCredentials, opts: HeatSessionO
     async markUnhealthy(stack, resourceName, reason, signal) {
       const res = await call('PATCH', `${stackPath(stack)}/resources/${encodeURIComponent(resourceName)}`, { mark_unhealthy: true, resource_status_reason: reason }, signal);
       await expect(`mark resource ${resourceName} of stack ${stack.name} unhealthy`, res, [200, 202, 204]);
+    },
+
+    async signalResource(stack, resourceName, signal) {
+      const res = await call('POST', `${stackPath(stack)}/resources/${encodeURIComponent(resourceName)}/signal`, undefined, signal);
+      await expect(`signal resource ${resourceName} of stack ${stack.name}`, res, [200, 202, 204]);
+    },
+
+    async resourceMetadata(stack, resourceName, signal) {
+      const res = await call('GET', `${stackPath(stack)}/resources/${encodeURIComponent(resourceName)}/metadata`, undefined, signal);
+      const body = (await expect(`read the metadata of resource ${resourceName} of stack ${stack.name}`, res, [200])) as { metadata?: unknown } | undefined;
+      const metadata = body?.metadata;
+      return typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata) ? (metadata as Record<string, unknown>) : {};
+    },
+
+    async getTemplate(ref, signal) {
+      const res = await call('GET', `${stackPath(ref)}/template`, undefined, signal);
+      const body = await expect(`read the template of stack ${ref.name}`, res, [200]);
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw new HeatError(`Heat's answer for the template of stack ${ref.name} is not a template`, res.status, undefined, res.body.slice(0, 200));
+      return body as Record<string, unknown>;
     },
 
     async listResources(ref, nestedDepth, signal) {

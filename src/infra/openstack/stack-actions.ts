@@ -46,8 +46,9 @@ function rejected(err: unknown, templates: HeatTemplates): unknown {
   });
 }
 
-export function contentOf(templates: HeatTemplates, nfv: NfvParameter): StackContent {
-  return { template: templates.template, files: templates.files, environmentFiles: templates.environmentFiles, parameters: { nfv } };
+/** What a stack is made of: the templates (the top one as `template` when given: the package's with its groups' sizes) and the nfv parameter. */
+export function contentOf(templates: HeatTemplates, nfv: NfvParameter, template: StackContent['template'] = templates.template): StackContent {
+  return { template, files: templates.files, environmentFiles: templates.environmentFiles, parameters: { nfv } };
 }
 
 /** Servers named after a VDU, at any depth, oldest first. */
@@ -155,7 +156,7 @@ export class HeatStacks {
     });
   }
 
-  async create(ctx: DriverContext, instanceId: string, templates: HeatTemplates, nfv: NfvParameter): Promise<ResourceRef[]> {
+  async create(ctx: DriverContext, instanceId: string, templates: HeatTemplates, nfv: NfvParameter, template?: StackContent['template']): Promise<ResourceRef[]> {
     const name = stackNameOf(instanceId);
     const resource = stackResource(name);
     let existing = await this.findRef(ctx, instanceId);
@@ -170,7 +171,7 @@ export class HeatStacks {
       const since = await this.heat.lastEventId(current, ctx.signal);
       const send = async () => {
         try {
-          await this.heat.updateStack(current, contentOf(templates, nfv), ctx.signal);
+          await this.heat.updateStack(current, contentOf(templates, nfv, template), ctx.signal);
         } catch (err) {
           throw rejected(err, templates);
         }
@@ -185,7 +186,7 @@ export class HeatStacks {
     step(ctx, { action: 'create', resource, state: 'intended' });
     let ref: StackRef;
     try {
-      ref = await this.heat.createStack(name, contentOf(templates, nfv), ctx.signal);
+      ref = await this.heat.createStack(name, contentOf(templates, nfv, template), ctx.signal);
     } catch (err) {
       throw rejected(err, templates);
     }
@@ -195,7 +196,7 @@ export class HeatStacks {
       action: 'UPDATE',
       send: async () => {
         try {
-          await this.heat.updateStack(created, contentOf(templates, nfv), ctx.signal);
+          await this.heat.updateStack(created, contentOf(templates, nfv, template), ctx.signal);
         } catch (err) {
           throw rejected(err, templates);
         }

@@ -27,7 +27,8 @@ import {
   withEnvironments,
   type HeatEnvironments,
 } from '../heat-files.js';
-import { buildNfvParameter, checkExtVirtualLinks, checkNfvOverrides, cpsByVdu, withCapacities, type HeatStackRecord, type OpenStackInfo } from '../heat-nfv.js';
+import { buildNfvParameter, checkExtVirtualLinks, checkNfvOverrides, cpsByVdu, nfvReads, withCapacities, type HeatStackRecord, type OpenStackInfo } from '../heat-nfv.js';
+import { groupSizes, policySignal, vduGroups } from '../heat-scaling.js';
 import { openOnboarded, packageOf } from '../package-content.js';
 import { carriedScaleLevels, levelReplicas } from '../replicas.js';
 import { checkHealRequest, checkScaleRequest, checkTerminateRequest, checkChangePackageShape, flavourOf } from '../requests.js';
@@ -116,7 +117,13 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   const templates = withEnvironments(hot, envs);
   const level = levelReplicas(flavour, levelId as string | undefined);
   const zone = typeof vim.spec.extra?.['availability_zone'] === 'string' ? (vim.spec.extra['availability_zone'] as string) : undefined;
-  const nfv = buildNfvParameter(flavour, level.replicas, { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), ...(zone ? { zone } : {}) });
+  const nfv = buildNfvParameter(flavour, level.replicas, {
+    ...(extVirtualLinks ? { extVirtualLinks } : {}),
+    ...(overrides ? { overrides } : {}),
+    ...(zone ? { zone } : {}),
+    reads: nfvReads(templates),
+  });
+  const groups = groupSizes(vduGroups(templates, flavour), level.replicas, nfv);
   const vimRecord = await recordedVim(deps, vim, given, RECORDED_OPENSTACK_VIM_TYPE);
   return {
     connect,
@@ -128,7 +135,7 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
     hooks: ['instantiate_start', 'instantiate_end'],
     async run(driver, ctx) {
       await saveInstanceEnvironments(deps.home, instance.id, envs);
-      const resources = await driver.deploy(ctx, { instanceId: instance.id, templates, nfv });
+      const resources = await driver.deploy(ctx, { instanceId: instance.id, templates, nfv, groups });
       const heat: HeatStackRecord = {
         stackName: stackNameOf(instance.id),
         templatePath: hot.templatePath,
@@ -168,7 +175,11 @@ const planScale: OpenStackPlanner = async (deps, instance, body, source, _retry,
   const aspect = cur.flavour.aspects[checked.request.aspectId]!;
   const vduIds = Object.keys(aspect.vduDeltas);
   const nfv = withCapacities(cur.info.metadata.heat.nfv, checked.replicas, vduIds);
-  const remove = Object.fromEntries(vduIds.map((v) => [v, Math.max(0, (cur.info.metadata.vduReplicas[v] ?? 0) - (checked.replicas[v] ?? 0))]));
+  const hot = await readBaseHot(cur.pkg.zip, cur.flavour.id, source, cur.pkg.pkg.id);
+  const groups = vduGroups(hot, cur.flavour);
+  // Tacker v1's form: the aspect's ScalingPolicy signalled per step; Heat then removes the oldest members on a scale-in, as with Tacker.
+  const signal = policySignal(groups, cur.flavour, { ...checked, aspectId: aspect.id, replicas: cur.info.metadata.vduReplicas }, hot.templatePath);
+  const remove = signal ? {} : Object.fromEntries(vduIds.map((v) => [v, Math.max(0, (cur.info.metadata.vduReplicas[v] ?? 0) - (checked.replicas[v] ?? 0))]));
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
   return {
     connect,
@@ -178,22 +189,47 @@ const planScale: OpenStackPlanner = async (deps, instance, body, source, _retry,
     flavour: cur.flavour,
     packageDir: cur.pkg.workDir,
     hooks: ['scale_start', 'scale_end'],
-    removing: remove,
+    ...(signal ? {} : { removing: remove }),
     async run(driver, ctx) {
       if (newEnvs) await saveInstanceEnvironments(deps.home, instance.id, envs);
-      await driver.scale(ctx, { instanceId: instance.id, nfv, remove, ...(newEnvs ? { environments: envs } : {}) });
+      await driver.scale(ctx, {
+        instanceId: instance.id,
+        nfv,
+        remove,
+        groups: groupSizes(groups, checked.replicas, nfv),
+        ...(signal ? { signal } : {}),
+        ...(newEnvs ? { environments: envs } : {}),
+      });
+      const vnfcs = await refreshed(driver, ctx, instance.id, cur.flavour, cur.vim.id);
+      checkScaledVnfcs(instance.id, vduIds, vnfcsOf(cur.info), vnfcs.vnfcInfo, checked.replicas);
       return {
         ...instance,
         instantiatedVnfInfo: {
           ...cur.info,
           scaleStatus: cur.info.scaleStatus.map((s) => (s.aspectId === aspect.id ? { ...s, scaleLevel: checked.toLevel } : s)),
-          ...(await refreshed(driver, ctx, instance.id, cur.flavour, cur.vim.id)),
+          ...vnfcs,
           metadata: { ...cur.info.metadata, vduReplicas: checked.replicas, heat: { ...cur.info.metadata.heat, nfv, ...(newEnvs ? { environments: envs.paths } : {}) } },
         } as OpenStackInfo,
       };
     },
   };
 };
+
+/**
+ * The servers Heat has of each scaled VDU against the replicas the new scale
+ * level means: a VDU whose servers vnfm sees (it had VNFCs) and that Heat did
+ * not bring to that number fails the scale, so that no scale level is
+ * recorded that the stack does not have (a group whose template fixes its
+ * size, for one, ignores the nfv parameter).
+ */
+function checkScaledVnfcs(instanceId: string, vduIds: string[], before: readonly { vduId: string }[], after: readonly { vduId: string }[], replicas: Record<string, number>): void {
+  const wrong = vduIds.filter((v) => before.some((c) => c.vduId === v) && after.filter((c) => c.vduId === v).length !== replicas[v]);
+  if (wrong.length === 0) return;
+  const say = (v: string) => `${v} has ${after.filter((c) => c.vduId === v).length} servers, ${replicas[v]} expected`;
+  throw new VnfmError(`after the scale of vnf instance ${instanceId}, ${wrong.map(say).join('; ')}`, {
+    hint: 'the Base HOT does not scale these VDUs: each should be in an OS::Heat::AutoScalingGroup whose desired_capacity reads nfv.VDU.<vdu>.desired_capacity, or that OS::Heat::ScalingPolicy resources <aspect>_scale_out / <aspect>_scale_in adjust: the instance keeps the scale level it had',
+  });
+}
 
 const planHeal: OpenStackPlanner = async (deps, instance, body, source, retry, opts) => {
   const given = (body as HealVnfRequest | undefined)?.vimConnectionInfo;
@@ -206,6 +242,7 @@ const planHeal: OpenStackPlanner = async (deps, instance, body, source, retry, o
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
   const hot = await readBaseHot(cur.pkg.zip, cur.flavour.id, source, cur.pkg.pkg.id);
   const templates = withEnvironments(hot, envs);
+  const groups = groupSizes(vduGroups(templates, cur.flavour), cur.info.metadata.vduReplicas, cur.info.metadata.heat.nfv);
   return {
     connect,
     operation: 'HEAL',
@@ -222,6 +259,7 @@ const planHeal: OpenStackPlanner = async (deps, instance, body, source, retry, o
         all,
         templates,
         nfv: cur.info.metadata.heat.nfv,
+        groups,
         ...(checked.request.cause ? { cause: checked.request.cause } : {}),
       });
       const heat = { ...cur.info.metadata.heat, ...(newEnvs ? { environments: envs.paths } : {}) };
@@ -281,10 +319,11 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
   const replicas = Object.fromEntries(
     Object.keys(flavour.vdus).map((v) => [v, cur.info.metadata.vduReplicas[v] ?? levelReplicas(flavour, cur.info.instantiationLevelId).replicas[v] ?? 1]),
   );
-  const nfv = buildNfvParameter(flavour, replicas, { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}) });
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
   const hot = await readBaseHot(newPkg.zip, flavour.id, source, record.id);
   const templates = withEnvironments(hot, envs);
+  const nfv = buildNfvParameter(flavour, replicas, { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), reads: nfvReads(templates) });
+  const groups = groupSizes(vduGroups(templates, flavour), replicas, nfv);
   return {
     connect,
     operation: 'CHANGE_VNFPKG',
@@ -295,7 +334,7 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
     hooks: ['change_current_package_start', 'change_current_package_end'],
     async run(driver, ctx) {
       if (newEnvs) await saveInstanceEnvironments(deps.home, instance.id, envs);
-      const resources = await driver.changePackage(ctx, { instanceId: instance.id, templates, nfv });
+      const resources = await driver.changePackage(ctx, { instanceId: instance.id, templates, nfv, groups });
       return {
         ...instance,
         ...packageIdentity(record),
@@ -335,6 +374,10 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const info = openStackInfo(instance);
   const flavour = flavourOf(instance, pkg.vnfd);
   const prior = (deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo as OpenStackInfo | undefined) ?? info;
+  const envs = await loadInstanceEnvironments(deps.home, instance.id);
+  const templates = withEnvironments(await readBaseHot(pkg.zip, flavour.id, source, pkg.pkg.id), envs);
+  // The groups back at the sizes recorded before the operation (a group sized by signals gets its size written into the template).
+  const groups = groupSizes(vduGroups(templates, flavour), prior.metadata.vduReplicas, prior.metadata.heat.nfv);
   if (op.operation === 'SCALE') {
     const aspect = flavour.aspects[(op.operationParams as ScaleVnfRequest).aspectId];
     const vduIds = Object.keys(aspect?.vduDeltas ?? {});
@@ -342,21 +385,19 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
       ...base,
       flavour,
       async run(driver, ctx) {
-        // How far the scale-out got is what Heat has now, not what the record says.
+        // How far the scale-out got is what Heat has now, not what the record says: the newest members go.
         const now = await driver.listVnfcs(ctx, { instanceId: instance.id, vdus: cpsByVdu(flavour) });
         const remove = Object.fromEntries(vduIds.map((v) => [v, Math.max(0, now.filter((c) => c.vduId === v).length - (prior.metadata.vduReplicas[v] ?? 0))]));
-        await driver.scale(ctx, { instanceId: instance.id, nfv: prior.metadata.heat.nfv, remove });
+        await driver.scale(ctx, { instanceId: instance.id, nfv: prior.metadata.heat.nfv, remove, groups });
         return { ...instance, instantiatedVnfInfo: { ...prior, ...(await refreshed(driver, ctx, instance.id, flavour, vim.id)) } };
       },
     };
   }
-  const envs = await loadInstanceEnvironments(deps.home, instance.id);
-  const templates = withEnvironments(await readBaseHot(pkg.zip, flavour.id, source, pkg.pkg.id), envs);
   return {
     ...base,
     flavour,
     async run(driver, ctx) {
-      const resources = await driver.changePackage(ctx, { instanceId: instance.id, templates, nfv: prior.metadata.heat.nfv });
+      const resources = await driver.changePackage(ctx, { instanceId: instance.id, templates, nfv: prior.metadata.heat.nfv, groups });
       return { ...instance, instantiatedVnfInfo: { ...prior, ...(await refreshed(driver, ctx, instance.id, flavour, vim.id)), resources } };
     },
   };
