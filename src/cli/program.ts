@@ -31,6 +31,7 @@ import { vnfpkgShowCommand } from './commands/vnfpkg/show.js';
 import { vnfpkgUpdateCommand } from './commands/vnfpkg/update.js';
 import { vnfpkgValidateCommand } from './commands/vnfpkg/validate.js';
 import { vnfpkgVnfdCommand } from './commands/vnfpkg/vnfd.js';
+import { vnfpkgHotCommand } from './commands/vnfpkg/hot.js';
 import { opFailCommand } from './commands/op/fail.js';
 import { opListCommand } from './commands/op/list.js';
 import { opLogCommand } from './commands/op/log.js';
@@ -110,6 +111,7 @@ export function buildProgram(ctx: Context, argv: readonly string[] = []): Comman
     ['vnfpkg-delete', vnfpkgDeleteCommand],
     ['vnfpkg-download', vnfpkgDownloadCommand],
     ['vnfpkg-vnfd', vnfpkgVnfdCommand],
+    ['vnfpkg-hot', vnfpkgHotCommand],
     ['vnf-create', vnfCreateCommand],
     ['vnf-list', vnfListCommand],
     ['vnf-show', vnfShowCommand],

@@ -4,6 +4,7 @@
  * enabling/disabling, deleting, downloading.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -353,13 +354,18 @@ async function stageInHome(home: string, dir: string): Promise<StagedContent> {
   await mkdir(staging, { recursive: true, mode: 0o700 });
   const zip = join(staging, 'package.zip');
   const out = createWriteStream(zip, { flags: 'wx', mode: 0o600 });
+  // Held for the next write or close: a failure (a full disk, or a write still pending when a refused import discards the file) is never an uncaught 'error'.
+  let failed: Error | undefined;
+  out.on('error', (err) => (failed ??= err));
   const hash = createHash('sha256');
   let size = 0;
   return {
     write: async (chunk) => {
+      if (failed) throw failed;
       hash.update(chunk);
       size += chunk.length;
-      if (!out.write(chunk)) await new Promise<void>((ok) => out.once('drain', () => ok()));
+      // once() rejects on 'error': a write that fails does not wait for a drain that never comes.
+      if (!out.write(chunk)) await once(out, 'drain');
     },
     close: async (expected) => {
       await new Promise<void>((ok, fail) => out.end((err?: Error | null) => (err ? fail(err) : ok())));

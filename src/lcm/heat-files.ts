@@ -1,10 +1,12 @@
 /**
  * The files a Heat stack is made of: the package's Base HOT for a flavour
  * (the first YAML of `BaseHOT/<flavour>/` and every file of its `nested/`),
- * and Heat environments as `openstack stack create -e` takes them, with the
- * provider templates their `resource_registry` names, read relative to the
- * environment file. The environments an instance was created with are kept
- * under VNFM_HOME (`instances/<id>/heat/`) for its later updates.
+ * or, for a flavour the package has none for, the HOT made from the VNFD
+ * (heat-translate.ts); and Heat environments as `openstack stack create -e`
+ * takes them, with the provider templates their `resource_registry` names,
+ * read relative to the environment file. The environments an instance was
+ * created with are kept under VNFM_HOME (`instances/<id>/heat/`) for its
+ * later updates.
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
@@ -15,6 +17,8 @@ import type { HeatTemplates } from '../infra/openstack/driver-contract.js';
 import { openStoredZip } from '../csar/index.js';
 import { isUuid } from '../model/ids.js';
 import type { PackageFiles } from '../model/package-files.js';
+import type { Flavour } from '../vnfd/index.js';
+import { hotText, translateFlavour, type TranslatedHot, type TranslateOptions } from './heat-translate.js';
 
 /** Heat environments read from disk, ready to merge into a stack's files. */
 export interface HeatEnvironments {
@@ -33,20 +37,45 @@ const TEMPLATE_FILE = /\.(ya?ml|template)$/i;
 const MAX_DEPTH = 8;
 
 /**
- * The Base HOT of a flavour, read from the package (its stored zip, or a
- * directory); ValidationError (exit 2) naming the flavour and the expected
- * path when there is none.
+ * What a stack of the flavour is made from: the package's Base HOT, or when
+ * it has none for the flavour, the HOT made from the VNFD as Tacker v1 makes
+ * it (ValidationError, exit 2, naming what of the VNFD stands in the way).
  */
-export async function readBaseHot(packagePath: string, flavourId: string, source: string, packageId: string): Promise<HeatTemplates> {
+export async function readStackTemplates(packagePath: string, flavour: Flavour, source: string, packageId: string, vnfdId?: string): Promise<HeatTemplates> {
   const files = await openStoredZip(packagePath);
   try {
-    return await baseHotOf(files, flavourId, source, packageId);
+    return (await findBaseHot(files, flavour.id)) ?? generatedTemplates(flavour, packageId, vnfdId ? { vnfdId } : {}, source).templates;
   } finally {
     await files.close();
   }
 }
 
-async function baseHotOf(files: PackageFiles, flavourId: string, source: string, packageId: string): Promise<HeatTemplates> {
+/** The package path vnfm names for a generated HOT, in Heat's errors and the instance's record. */
+export const generatedPath = (flavour: Flavour) => `${flavour.file} (HOT generated for flavour ${flavour.id})`;
+
+/**
+ * A flavour's generated HOT as a stack's files, and what it leaves out of
+ * the VNFD. When it cannot be made: UsageError (exit 2), a ValidationError of
+ * `source`'s flavourId when the flavour comes from a request.
+ */
+export function generatedTemplates(flavour: Flavour, packageId: string, opts: TranslateOptions = {}, source?: string): { templates: HeatTemplates; notes: string[] } {
+  let hot: TranslatedHot;
+  try {
+    hot = translateFlavour(flavour, opts);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    const problem = `package ${packageId} has no Base HOT for flavour "${flavour.id}" (BaseHOT/${flavour.id}/), and ${err.message}`;
+    const details = err.hint ? { hint: err.hint } : {};
+    throw source === undefined ? new UsageError(problem, details) : new ValidationError(source, 'flavourId', problem, details);
+  }
+  const templatePath = generatedPath(flavour);
+  const files = Object.fromEntries(Object.entries(hot.files).map(([name, t]) => [name, hotText(t)]));
+  const sources = Object.fromEntries(Object.keys(hot.files).map((name) => [name, `${templatePath}, nested ${name}`]));
+  return { templates: { templatePath, template: hotText(hot.template), files, environmentFiles: [], sources }, notes: hot.notes };
+}
+
+/** The Base HOT of a flavour in the package; undefined when BaseHOT/<flavour>/ holds no YAML. */
+export async function findBaseHot(files: PackageFiles, flavourId: string): Promise<HeatTemplates | undefined> {
   const dir = `BaseHOT/${flavourId}/`;
   const inDir = (prefix: string) =>
     files
@@ -55,11 +84,7 @@ async function baseHotOf(files: PackageFiles, flavourId: string, source: string,
       .map((p) => p.slice(prefix.length))
       .sort();
   const top = inDir(dir).filter((name) => YAML_FILE.test(name));
-  if (top.length === 0) {
-    throw new ValidationError(source, 'flavourId', `package ${packageId} has no Base HOT for flavour "${flavourId}": expected a YAML template in BaseHOT/${flavourId}/`, {
-      hint: `add BaseHOT/${flavourId}/<name>.yaml (and its nested templates in BaseHOT/${flavourId}/nested/) to the package, or choose a flavour that has one`,
-    });
-  }
+  if (top.length === 0) return undefined;
   const templatePath = `${dir}${top[0]}`;
   const files_: Record<string, string> = {};
   const sources: Record<string, string> = {};

@@ -113,6 +113,8 @@ export interface ConnectionPoint {
   virtualLink?: string;
   order?: number;
   layerProtocols: string[];
+  /** `vnic_type` (normal, direct, macvtap…): the port's binding:vnic_type. */
+  vnicType?: string;
 }
 
 /** A `tosca.nodes.nfv.VnfVirtualLink` node template. */
@@ -123,6 +125,8 @@ export interface VirtualLink {
   layerProtocols: string[];
   /** `vl_profile.virtual_link_protocol_data[].l3_protocol_data`, where given. */
   l3: Array<{ ipVersion?: string; cidr?: string; name?: string }>;
+  /** `vl_profile.max_bitrate_requirements` (bits per second), where given as numbers. */
+  maxBitrate?: { root?: number; leaf?: number };
 }
 
 /** A scaling aspect from `tosca.policies.nfv.ScalingAspects`, with the VDU deltas that realise it. */

@@ -344,12 +344,16 @@ export function readCp(name: string, type: string, tmpl: Mapping): ConnectionPoi
     virtualLink,
     order: typeof props.order === 'number' ? props.order : undefined,
     layerProtocols: stringList(props.layer_protocols),
+    ...(stringOf(props.vnic_type) !== undefined ? { vnicType: stringOf(props.vnic_type) } : {}),
   };
 }
 
 export function readVirtualLink(name: string, type: string, tmpl: Mapping): VirtualLink {
   const props = mappingOf(tmpl.properties);
   const protocolData = mappingOf(props.vl_profile).virtual_link_protocol_data;
+  const bitrate = mappingOf(mappingOf(props.vl_profile).max_bitrate_requirements);
+  const rate = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const maxBitrate = { ...(rate(bitrate.root) !== undefined ? { root: rate(bitrate.root) } : {}), ...(rate(bitrate.leaf) !== undefined ? { leaf: rate(bitrate.leaf) } : {}) };
   return {
     nodeName: name,
     type,
@@ -359,6 +363,7 @@ export function readVirtualLink(name: string, type: string, tmpl: Mapping): Virt
       .map((d) => mappingOf(mappingOf(d).l3_protocol_data))
       .filter((l3) => Object.keys(l3).length > 0)
       .map((l3) => ({ ipVersion: stringOf(l3.ip_version), cidr: stringOf(l3.cidr), name: stringOf(l3.name) })),
+    ...(Object.keys(maxBitrate).length ? { maxBitrate } : {}),
   };
 }
 

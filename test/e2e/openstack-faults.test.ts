@@ -216,9 +216,9 @@ describe('Heat and Keystone going away mid-operation', () => {
 
 describe('bad input', () => {
   it(
-    'a flavour with no BaseHOT in the package: exit 2 naming the missing folder, nothing created',
+    'a flavour with no BaseHOT in the package, whose VNFD cannot make one: exit 2 naming the folder and what is missing, nothing created',
     async () => {
-      // The VNFD declares flavour "simple"; this copy of the package has its Base HOT under another name.
+      // The VNFD declares flavour "simple"; this copy of the package has its Base HOT under another name, and its internal network no CIDR.
       const pkg = join(work, 'no-hot');
       execFileSync('cp', ['-r', join(SAMPLE, 'package'), pkg]);
       execFileSync('mv', [join(pkg, 'BaseHOT/simple'), join(pkg, 'BaseHOT/other')]);
@@ -227,12 +227,16 @@ describe('bad input', () => {
       const other = '5b0c4d0e-2222-4c5e-9a63-000000000002';
       const vnfd = join(pkg, 'Definitions/heat_vnf_top.vnfd.yaml');
       await writeFile(vnfd, (await readFile(vnfd, 'utf8')).replaceAll(VNFD_ID, other));
+      const df = join(pkg, 'Definitions/heat_vnf_df_simple.yaml');
+      await writeFile(df, (await readFile(df, 'utf8')).replace('                cidr: 192.168.10.0/24\n', ''));
       await ok(['vnfpkg-build', pkg, '-o', join(work, 'no-hot.zip')]);
       await ok(['vnfpkg-onboard', join(work, 'no-hot.zip')]);
       const target = JSON.parse(await ok(['vnf-create', '--package', other, '--name', 'nh', '-o', 'json'])).id as string;
       const r = await run(['vnf-instantiate', target, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS]);
       expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(/has no Base HOT for flavour "simple": expected a YAML template in BaseHOT\/simple\//);
+      expect(r.stderr).toMatch(
+        /has no Base HOT for flavour "simple" \(BaseHOT\/simple\/\), and the HOT of flavour simple cannot be made from its VNFD .*virtual link internalVL1 has no .*cidr/,
+      );
       expect(await stackOf(target)).toBeUndefined();
     },
     LONG,

@@ -10,7 +10,7 @@ import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCsar } from '../../src/csar/build.js';
 import { openStoredZip, packagesDir, releaseWorkDirs, removeAbandoned, unpackedWorkDir } from '../../src/csar/stored-package.js';
-import { readBaseHot } from '../../src/lcm/heat-files.js';
+import { findBaseHot } from '../../src/lcm/heat-files.js';
 import { readPackageObjects } from '../../src/lcm/package-content.js';
 import { bundleTestProgram } from '../support/bundle-test-program.js';
 
@@ -60,7 +60,17 @@ describe('a stored zip read in place', () => {
     expect(fromZip.objects.map((o) => o.kind)).toEqual(['Deployment', 'Service']);
 
     const flavour = readdirSync(join(samples, 'heat-vnf/package/BaseHOT'))[0]!;
-    expect(await readBaseHot(heatZip, flavour, 'req.json', 'p')).toEqual(await readBaseHot(join(samples, 'heat-vnf/package'), flavour, 'req.json', 'p'));
+    const baseHot = async (path: string) => {
+      const files = await openStoredZip(path);
+      try {
+        return await findBaseHot(files, flavour);
+      } finally {
+        await files.close();
+      }
+    };
+    const zipHot = await baseHot(heatZip);
+    expect(zipHot?.templatePath).toBe(`BaseHOT/${flavour}/heat_vnf.yaml`);
+    expect(zipHot).toEqual(await baseHot(join(samples, 'heat-vnf/package')));
   });
 
   it('a definition file the package lacks is a validation error naming it', async () => {

@@ -162,16 +162,17 @@ describe('Base HOT and Heat environments', () => {
 
   it('the environments kept for an instance: none when never saved; one that cannot be read is reported naming the file, not taken as none', async () => {
     const home = join(dir, 'home');
-    expect(await loadInstanceEnvironments(home, 'vnf-none')).toEqual(NO_ENVIRONMENTS);
+    expect(await loadInstanceEnvironments(home, '00000000-0000-4000-8000-0000000000a1')).toEqual(NO_ENVIRONMENTS);
     const envs = await readHeatEnvironments([ENV], '/nowhere');
-    await saveInstanceEnvironments(home, 'vnf-kept', envs);
-    expect(await loadInstanceEnvironments(home, 'vnf-kept')).toEqual(envs);
+    await saveInstanceEnvironments(home, '00000000-0000-4000-8000-0000000000a2', envs);
+    expect(await loadInstanceEnvironments(home, '00000000-0000-4000-8000-0000000000a2')).toEqual(envs);
     // Tests run as root, which reads any file whatever its mode: a directory in the file's place fails the read as well (EISDIR).
-    const file = join(home, 'instances', 'vnf-unreadable', 'heat', 'environments.json');
+    const UNREADABLE = '00000000-0000-4000-8000-0000000000a3';
+    const file = join(home, 'instances', UNREADABLE, 'heat', 'environments.json');
     await mkdir(file, { recursive: true });
-    const err = await loadInstanceEnvironments(home, 'vnf-unreadable').catch((e: unknown) => e);
+    const err = await loadInstanceEnvironments(home, UNREADABLE).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VnfmError);
-    expect((err as Error).message).toBe(`the Heat environments kept for vnf instance vnf-unreadable cannot be read: ${file}: EISDIR: illegal operation on a directory, read`);
+    expect((err as Error).message).toBe(`the Heat environments kept for vnf instance ${UNREADABLE} cannot be read: ${file}: EISDIR: illegal operation on a directory, read`);
     // Only a path with nothing at it is "absent": a file vnfm may not read (EACCES) is not.
     expect(isAbsent(Object.assign(new Error('gone'), { code: 'ENOENT' }))).toBe(true);
     expect(isAbsent(Object.assign(new Error('denied'), { code: 'EACCES' }))).toBe(false);

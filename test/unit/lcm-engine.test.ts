@@ -245,7 +245,7 @@ describe('requests refused before anything changes', () => {
     [
       'a CNF package on an OpenStack VIM',
       (v) => instantiateVnf(deps, v.id, { flavourId: 'simple', vimConnectionInfo: { vim1: { vimId: 'openstack' } } }),
-      /flavourId: package .* has no Base HOT for flavour "simple": expected a YAML template in BaseHOT\/simple\//,
+      /flavourId: package .* has no Base HOT for flavour "simple" \(BaseHOT\/simple\/\), and the HOT of flavour simple cannot be made from its VNFD .*: VDUs? .* no virtual_compute size/,
     ],
   ];
   for (const [name, run, message] of cases) {

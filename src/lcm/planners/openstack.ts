@@ -21,8 +21,8 @@ import type {
 import {
   dropInstanceEnvironments,
   loadInstanceEnvironments,
-  readBaseHot,
   readHeatEnvironments,
+  readStackTemplates,
   saveInstanceEnvironments,
   withEnvironments,
   type HeatEnvironments,
@@ -112,7 +112,7 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   const overrides = checkNfvOverrides(source, body['additionalParams']);
   const given = isObject(body['vimConnectionInfo']) ? (body['vimConnectionInfo'] as Record<string, VimConnectionInfo>) : undefined;
   const vim = await resolveOpenStackVim(deps, source, given, instance);
-  const hot = await readBaseHot(pkg.zip, flavourId, source, pkg.pkg.id);
+  const hot = await readStackTemplates(pkg.zip, flavour, source, pkg.pkg.id, pkg.vnfd.id);
   const { envs } = await environmentsFor(deps, instance, vim, opts, true, retry);
   const templates = withEnvironments(hot, envs);
   const level = levelReplicas(flavour, levelId as string | undefined);
@@ -175,7 +175,7 @@ const planScale: OpenStackPlanner = async (deps, instance, body, source, _retry,
   const aspect = cur.flavour.aspects[checked.request.aspectId]!;
   const vduIds = Object.keys(aspect.vduDeltas);
   const nfv = withCapacities(cur.info.metadata.heat.nfv, checked.replicas, vduIds);
-  const hot = await readBaseHot(cur.pkg.zip, cur.flavour.id, source, cur.pkg.pkg.id);
+  const hot = await readStackTemplates(cur.pkg.zip, cur.flavour, source, cur.pkg.pkg.id, cur.pkg.vnfd.id);
   const groups = vduGroups(hot, cur.flavour);
   // Tacker v1's form: the aspect's ScalingPolicy signalled per step; Heat then removes the oldest members on a scale-in, as with Tacker.
   const signal = policySignal(groups, cur.flavour, { ...checked, aspectId: aspect.id, replicas: cur.info.metadata.vduReplicas }, hot.templatePath);
@@ -240,7 +240,7 @@ const planHeal: OpenStackPlanner = async (deps, instance, body, source, retry, o
   const wanted = new Set(checked.vnfcs.map((v) => v.id));
   const vnfcs = vnfcsOf(cur.info).filter((v) => wanted.has(v.id));
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
-  const hot = await readBaseHot(cur.pkg.zip, cur.flavour.id, source, cur.pkg.pkg.id);
+  const hot = await readStackTemplates(cur.pkg.zip, cur.flavour, source, cur.pkg.pkg.id, cur.pkg.vnfd.id);
   const templates = withEnvironments(hot, envs);
   const groups = groupSizes(vduGroups(templates, cur.flavour), cur.info.metadata.vduReplicas, cur.info.metadata.heat.nfv);
   return {
@@ -320,7 +320,7 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
     Object.keys(flavour.vdus).map((v) => [v, cur.info.metadata.vduReplicas[v] ?? levelReplicas(flavour, cur.info.instantiationLevelId).replicas[v] ?? 1]),
   );
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
-  const hot = await readBaseHot(newPkg.zip, flavour.id, source, record.id);
+  const hot = await readStackTemplates(newPkg.zip, flavour, source, record.id, newPkg.vnfd.id);
   const templates = withEnvironments(hot, envs);
   const nfv = buildNfvParameter(flavour, replicas, { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), reads: nfvReads(templates) });
   const groups = groupSizes(vduGroups(templates, flavour), replicas, nfv);
@@ -375,7 +375,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const flavour = flavourOf(instance, pkg.vnfd);
   const prior = (deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo as OpenStackInfo | undefined) ?? info;
   const envs = await loadInstanceEnvironments(deps.home, instance.id);
-  const templates = withEnvironments(await readBaseHot(pkg.zip, flavour.id, source, pkg.pkg.id), envs);
+  const templates = withEnvironments(await readStackTemplates(pkg.zip, flavour, source, pkg.pkg.id, pkg.vnfd.id), envs);
   // The groups back at the sizes recorded before the operation (a group sized by signals gets its size written into the template).
   const groups = groupSizes(vduGroups(templates, flavour), prior.metadata.vduReplicas, prior.metadata.heat.nfv);
   if (op.operation === 'SCALE') {
