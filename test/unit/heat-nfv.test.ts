@@ -4,7 +4,15 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPackage } from '../../src/csar/index.js';
 import { ValidationError, UsageError, VnfmError } from '../../src/errors.js';
-import { isAbsent, loadInstanceEnvironments, NO_ENVIRONMENTS, readBaseHot, readHeatEnvironments, saveInstanceEnvironments, withEnvironments } from '../../src/lcm/heat-files.js';
+import {
+  isAbsent,
+  loadInstanceEnvironments,
+  NO_ENVIRONMENTS,
+  readHeatEnvironments,
+  readStackTemplates,
+  saveInstanceEnvironments,
+  withEnvironments,
+} from '../../src/lcm/heat-files.js';
 import { buildNfvParameter, cpsByVdu } from '../../src/lcm/heat-nfv.js';
 import { jsonMergePatch } from '../../src/lcm/merge-patch.js';
 import { levelReplicas } from '../../src/lcm/replicas.js';
@@ -130,17 +138,24 @@ describe('Base HOT and Heat environments', () => {
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('the first YAML of BaseHOT/<flavour>/ as the template, nested/ files by name', async () => {
-    const hot = await readBaseHot(SAMPLE, 'simple', 'req.json', 'pkg-1');
+    const hot = await readStackTemplates(SAMPLE, flavour, 'req.json', 'pkg-1');
     expect(hot.templatePath).toBe('BaseHOT/simple/heat_vnf.yaml');
     expect(hot.template).toContain('VDU1_scale_group');
     expect(Object.keys(hot.files)).toEqual(['VDU1.yaml']);
     expect(hot.sources['VDU1.yaml']).toBe('BaseHOT/simple/nested/VDU1.yaml');
   });
 
-  it('a flavour without a Base HOT: exit 2 naming the flavour and the expected path', async () => {
-    const err = await readBaseHot(SAMPLE, 'big', 'req.json', 'pkg-1').catch((e: unknown) => e);
+  it('a flavour without a Base HOT: the HOT made from the VNFD; exit 2 naming the flavour when the VNFD cannot make one', async () => {
+    const big = { ...flavour, id: 'big' };
+    const hot = await readStackTemplates(SAMPLE, big, 'req.json', 'pkg-1');
+    expect(hot.templatePath).toBe('Definitions/heat_vnf_df_simple.yaml (HOT generated for flavour big)');
+    expect(hot.template).toContain('vdu1_aspect_scale_out:');
+    const unsized = { ...big, vdus: { ...big.vdus, VDU2: { ...big.vdus['VDU2']!, virtualCompute: undefined } } };
+    const err = await readStackTemplates(SAMPLE, unsized, 'req.json', 'pkg-1').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ValidationError);
-    expect((err as Error).message).toBe('req.json: flavourId: package pkg-1 has no Base HOT for flavour "big": expected a YAML template in BaseHOT/big/');
+    expect((err as Error).message).toMatch(
+      /^req\.json: flavourId: package pkg-1 has no Base HOT for flavour "big" \(BaseHOT\/big\/\), and the HOT of flavour big cannot be made from its VNFD \(Definitions\/heat_vnf_df_simple\.yaml\): VDU VDU2 has no virtual_compute size/,
+    );
   });
 
   it('environment files in order, with the provider templates their resource_registry names, read relative to them', async () => {
@@ -148,14 +163,21 @@ describe('Base HOT and Heat environments', () => {
     expect(envs.environmentFiles).toEqual(['env-1-nova-neutron-standins.yaml']);
     expect(Object.keys(envs.files).sort()).toEqual([
       'env-1-nova-neutron-standins.yaml',
+      'standins/flavor.yaml',
       'standins/floating-ip.yaml',
       'standins/net.yaml',
       'standins/port.yaml',
+      'standins/qos-bandwidth-limit-rule.yaml',
+      'standins/qos-policy.yaml',
+      'standins/server-group.yaml',
       'standins/server.yaml',
       'standins/subnet.yaml',
+      'standins/volume-attachment.yaml',
+      'standins/volume-type.yaml',
+      'standins/volume.yaml',
     ]);
     expect(envs.sources['standins/server.yaml']).toBe(resolve('test/fixtures/heat/env/standins/server.yaml'));
-    const all = withEnvironments(await readBaseHot(SAMPLE, 'simple', 'r', 'p'), envs);
+    const all = withEnvironments(await readStackTemplates(SAMPLE, flavour, 'r', 'p'), envs);
     expect(all.environmentFiles).toEqual(envs.environmentFiles);
     expect(Object.keys(all.files)).toContain('VDU1.yaml');
   });
