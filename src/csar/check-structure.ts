@@ -20,6 +20,12 @@ export interface CheckStructureOptions {
    * Default true.
    */
   readAllMembers?: boolean;
+  /**
+   * Leave the members unread: the caller adds its own declarations (the
+   * VNFD's image checksums) and calls `verifyPackageHashes` once with all of
+   * them, so that no member is read twice.
+   */
+  deferHashes?: boolean;
 }
 
 export interface CsarStructure {
@@ -27,15 +33,18 @@ export interface CsarStructure {
   manifest?: Manifest;
   /** Every finding, those the reader gathered while opening the package first. */
   findings: Finding[];
+  /** The hashes TOSCA.meta and the manifest declare, of members the package has. */
+  declarations: HashDeclaration[];
 }
 
 export async function checkCsarStructure(files: PackageFiles, opts: CheckStructureOptions = {}): Promise<CsarStructure> {
   const findings: Finding[] = openFindings(files);
-  const result: CsarStructure = { findings };
+  const declarations: HashDeclaration[] = [];
+  const result: CsarStructure = { findings, declarations };
 
   if (!files.has(TOSCA_META_PATH)) {
     findings.push(await missingToscaMeta(files));
-    await readThrough(files, [], opts, findings);
+    if (!opts.deferHashes) findings.push(...(await verifyPackageHashes(files, [], opts)));
     return result;
   }
   let metaText: string;
@@ -87,14 +96,13 @@ export async function checkCsarStructure(files: PackageFiles, opts: CheckStructu
     }
   }
 
-  const declarations: HashDeclaration[] = [];
   for (const e of meta.entries) {
     if (e.path) declareListed(files, { ...e, path: e.path }, TOSCA_META_PATH, findings, declarations);
   }
 
   await checkManifest(files, meta, result, declarations);
 
-  await readThrough(files, declarations, opts, findings);
+  if (!opts.deferHashes) findings.push(...(await verifyPackageHashes(files, declarations, opts)));
   return result;
 }
 
@@ -168,14 +176,13 @@ function metaLine(meta: ToscaMeta, key: string): number | undefined {
   return Object.entries(meta.header).find(([k]) => k.toLowerCase() === key.toLowerCase())?.[1].line;
 }
 
-async function readThrough(files: PackageFiles, declarations: HashDeclaration[], opts: CheckStructureOptions, findings: Finding[]): Promise<void> {
-  findings.push(
-    ...(await verifyHashes(files, declarations, {
-      skipImageHashes: opts.skipImageHashes,
-      concurrency: opts.concurrency,
-      alsoRead: opts.readAllMembers === false ? [] : files.list(),
-    })),
-  );
+/** Every declared hash checked, each member streamed once (and every other member read through, unless told not to). */
+export async function verifyPackageHashes(files: PackageFiles, declarations: readonly HashDeclaration[], opts: CheckStructureOptions): Promise<Finding[]> {
+  return verifyHashes(files, declarations, {
+    skipImageHashes: opts.skipImageHashes,
+    concurrency: opts.concurrency,
+    alsoRead: opts.readAllMembers === false ? [] : files.list(),
+  });
 }
 
 async function missingToscaMeta(files: PackageFiles): Promise<Finding> {

@@ -11,15 +11,17 @@ import { Worker } from 'node:worker_threads';
 import type { Finding, PackageFiles } from '../model/package-files.js';
 import { findingsFromError } from './package-error.js';
 
-export type HashAlgorithm = 'sha224' | 'sha256' | 'sha384' | 'sha512';
+/** MD5 only for a software image's checksum (Glance's `checksum`), never for the manifest. */
+export type HashAlgorithm = 'sha224' | 'sha256' | 'sha384' | 'sha512' | 'md5';
 
 const LABELS: Record<HashAlgorithm, string> = {
   sha224: 'SHA-224',
   sha256: 'SHA-256',
   sha384: 'SHA-384',
   sha512: 'SHA-512',
+  md5: 'MD5',
 };
-const HEX_LENGTH: Record<HashAlgorithm, number> = { sha224: 56, sha256: 64, sha384: 96, sha512: 128 };
+const HEX_LENGTH: Record<HashAlgorithm, number> = { sha224: 56, sha256: 64, sha384: 96, sha512: 128, md5: 32 };
 
 /** `SHA-256` in any letter case (as SOL004 and Tacker spell it) → `sha256`; anything else → undefined. */
 export function parseAlgorithm(text: string): HashAlgorithm | undefined {
@@ -27,8 +29,29 @@ export function parseAlgorithm(text: string): HashAlgorithm | undefined {
   return m ? (`sha${m[1]}` as HashAlgorithm) : undefined;
 }
 
+/** The checksum algorithms of sw_image_data vnfm checks, as a hint lists them. */
+export const IMAGE_CHECKSUM_ALGORITHMS = "sha-224, sha-256, sha-384, sha-512 (SOL004's names, any case, with or without the dash) and md5";
+
+/**
+ * A sw_image_data checksum's algorithm → the hash: SOL001 names it as SOL004
+ * does (`sha-256`, `sha-512`; Tacker's samples write `sha-512`, the
+ * algorithm Glance reports as os_hash_algo `sha512`), and Glance's
+ * `checksum` is MD5. Anything else → undefined.
+ */
+export function parseImageChecksumAlgorithm(text: string): HashAlgorithm | undefined {
+  const t = text.trim();
+  if (/^md-?5$/i.test(t)) return 'md5';
+  const m = /^sha-?(224|256|384|512)$/i.exec(t);
+  return m ? (`sha${m[1]}` as HashAlgorithm) : undefined;
+}
+
 export function algorithmLabel(a: HashAlgorithm): string {
   return LABELS[a];
+}
+
+/** Hex digits in a digest of `a`. */
+export function digestLength(a: HashAlgorithm): number {
+  return HEX_LENGTH[a];
 }
 
 /** Whether `hash` is a hex digest of the right length for `a`. */
@@ -54,9 +77,11 @@ export interface HashDeclaration {
   algorithm: HashAlgorithm;
   /** Hex digest as declared (compared without regard to case). */
   expected: string;
-  /** The file that declares it (TOSCA.meta or the manifest) and the line of its `Hash:`. */
+  /** The file that declares it (TOSCA.meta, the manifest, or the VNFD file with the sw_image_data) and the line of its hash. */
   declaredIn: string;
   line?: number;
+  /** For a sw_image_data checksum: the VNFD node whose image this is (its mismatch says so, in the VNFD's words). */
+  node?: string;
 }
 
 export interface VerifyHashesOptions {
@@ -261,7 +286,7 @@ export async function verifyHashes(files: PackageFiles, declarations: readonly H
     opts.concurrency ?? 4,
     async ([path, decls]) => {
       const findings: Finding[] = [];
-      if (opts.skipImageHashes && isImageFile(path)) {
+      if (opts.skipImageHashes && (isImageFile(path) || decls.some((d) => d.node !== undefined))) {
         if (decls.length > 0) {
           findings.push({
             severity: 'info',
@@ -285,7 +310,8 @@ export async function verifyHashes(files: PackageFiles, declarations: readonly H
       }
       for (const d of decls) {
         const actual = digests.get(d.algorithm)!;
-        if (actual !== d.expected.toLowerCase()) {
+        if (actual !== d.expected.toLowerCase() && d.node !== undefined) findings.push(imageMismatch(d, actual));
+        else if (actual !== d.expected.toLowerCase()) {
           findings.push({
             severity: 'error',
             code: 'hash-mismatch',
@@ -299,4 +325,16 @@ export async function verifyHashes(files: PackageFiles, declarations: readonly H
     },
   );
   return results.flat();
+}
+
+/** A sw_image_data checksum the image in the package does not have: the VNFD's finding, at the checksum's line. */
+function imageMismatch(d: HashDeclaration, actual: string): Finding {
+  return {
+    severity: 'error',
+    code: 'sw-image-checksum-mismatch',
+    file: d.declaredIn,
+    ...(d.line !== undefined ? { line: d.line } : {}),
+    message: `the sw_image_data of ${d.node} declares ${algorithmLabel(d.algorithm)} ${d.expected} for ${d.path}, but ${d.path} has ${actual}`,
+    hint: `if ${d.path} is the image ${d.node} should boot, set its checksum.hash to ${actual}; otherwise the package carries another image than the VNFD describes: put the right one at ${d.path}`,
+  };
 }

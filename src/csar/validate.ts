@@ -4,11 +4,12 @@
  * finding, not just the first. Offline; writes nothing.
  */
 import { loadVnfd, lintKubernetesDefinitions, lintRenderedChart, type Vnfd } from '../vnfd/index.js';
-import { checkCsarStructure, type CheckStructureOptions } from './check-structure.js';
+import { checkCsarStructure, verifyPackageHashes, type CheckStructureOptions } from './check-structure.js';
 import { chartFiles, checkChart, findCharts, inChartDirectory, type PackageChart } from './helm-chart.js';
 import type { Finding, PackageFiles } from '../model/package-files.js';
 import { openPackage, type PackageLimits } from './open-package.js';
 import { findingsFromError } from './package-error.js';
+import { imageChecksums } from './sw-images.js';
 import type { ToscaMeta } from './tosca-meta.js';
 
 export interface PackageValidation {
@@ -78,7 +79,8 @@ export async function validatePackage(
 }
 
 export async function validateFiles(files: PackageFiles, opts: CheckStructureOptions & Pick<ValidateOptions, 'chartRenderer' | 'strict'> = {}): Promise<PackageValidation> {
-  const structure = await checkCsarStructure(files, opts);
+  // The members are read once, after the VNFD: its image checksums are checked in the same reading as the manifest's hashes.
+  const structure = await checkCsarStructure(files, { ...opts, deferHashes: true });
   const findings = [...structure.findings];
   let vnfd: Vnfd | undefined;
   const entry = structure.meta?.entryDefinitions;
@@ -87,6 +89,8 @@ export async function validateFiles(files: PackageFiles, opts: CheckStructureOpt
     findings.push(...loaded.findings);
     vnfd = loaded.vnfd;
   }
+  const images = vnfd ? imageChecksums(vnfd) : { declarations: [], findings: [] };
+  findings.push(...images.findings, ...(await verifyPackageHashes(files, [...structure.declarations, ...images.declarations], opts)));
   const helmCharts: PackageChart[] = [];
   for (const chart of findCharts(files)) {
     const found = await checkChart(files, chart);

@@ -66,6 +66,10 @@ export interface SwImage {
   size?: string;
   /** The `sw_image` artifact's file as a package path, when the package carries the image. */
   file?: string;
+  /** The artifact's file when it is a URL (`https://…`): an image outside the package, neither checked nor uploaded by vnfm. */
+  url?: string;
+  /** Where the node's sw_image_data is written, for messages: the definitions file, and the line of its checksum hash (else of sw_image_data). */
+  source?: { file: string; line?: number };
 }
 
 /** The `virtual_compute` capability of a VM VDU. */

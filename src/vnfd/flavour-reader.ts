@@ -23,6 +23,8 @@ import { POLICY } from './sol001-types.js';
 import { entriesOf, isCount, type Mapping, mappingOf, resolveMember, type SourceFile, stringList, stringOf, type VnfdReading, type VnfNode } from './tosca-values.js';
 import { lineOf } from './yaml-source.js';
 
+const SW_IMAGE_ARTIFACT = 'tosca.artifacts.nfv.SwImage';
+
 /** Reads one flavour's VDUs and policies and checks that every reference among them lands. */
 export class FlavourReader {
   private readonly nodes: Mapping;
@@ -119,24 +121,45 @@ export class FlavourReader {
     };
   }
 
+  /**
+   * `sw_image_data` and its image artifact: the one named `sw_image`, else
+   * the node's artifact of type tosca.artifacts.nfv.SwImage (Tacker takes
+   * the artifact by its type, whatever its name).
+   */
   private readSwImage(node: string, tmpl: Mapping): SwImage | undefined {
     const data = mappingOf(mappingOf(tmpl.properties).sw_image_data);
-    const artifact = mappingOf(mappingOf(tmpl.artifacts).sw_image);
-    const fileRef = stringOf(artifact.file);
+    const artifacts = entriesOf(tmpl.artifacts);
+    const [artifactName, artifactValue] =
+      artifacts.find(([name]) => name === 'sw_image') ?? artifacts.find(([, a]) => this.loader.types.isA(stringOf(mappingOf(a).type), SW_IMAGE_ARTIFACT)) ?? [];
+    // The short form `sw_image: ../Files/images/x.img` names the file alone.
+    const fileRef = typeof artifactValue === 'string' ? artifactValue : stringOf(mappingOf(artifactValue).file);
     let file: string | undefined;
-    if (fileRef !== undefined && !/^[a-z][a-z0-9+.-]*:\/\//i.test(fileRef)) {
+    let url: string | undefined;
+    if (fileRef !== undefined && /^[a-z][a-z0-9+.-]*:\/\//i.test(fileRef)) url = fileRef;
+    else if (fileRef !== undefined) {
       file = this.resolveArtifact(this.source.path, fileRef);
       if (file === undefined) {
         this.add(
           'artifact-file-missing',
-          ['node_templates', node, 'artifacts', 'sw_image', 'file'],
-          `the sw_image artifact of ${node} names ${fileRef}, which is not in the package`,
+          ['node_templates', node, 'artifacts', artifactName!, 'file'],
+          `the ${artifactName} artifact of ${node} names ${fileRef}, which is not in the package`,
           'add the image under Files/images/ and give its path relative to this file (e.g. ../Files/images/<image>) or to the package root; or drop the artifact to use an image already in the VIM',
         );
       }
     }
-    if (Object.keys(data).length === 0) return undefined;
+    if (Object.keys(data).length === 0) {
+      if (artifactName !== undefined) {
+        this.add(
+          'sw-image-data-missing',
+          ['node_templates', node, 'artifacts', artifactName],
+          `${node} has the image artifact ${artifactName} but no properties.sw_image_data, which says what the image is (as Tacker, vnfm refuses such a package)`,
+          `add sw_image_data to ${node}: name, version, checksum {algorithm, hash}, container_format, disk_format, min_disk, size`,
+        );
+      }
+      return undefined;
+    }
     const checksum = mappingOf(data.checksum);
+    const at = ['node_templates', node, 'properties', 'sw_image_data'];
     return {
       name: stringOf(data.name) ?? node,
       version: stringOf(data.version),
@@ -147,6 +170,8 @@ export class FlavourReader {
       minRam: stringOf(data.min_ram),
       size: stringOf(data.size),
       file,
+      ...(url !== undefined ? { url } : {}),
+      source: { file: this.source.path, line: this.line([...at, 'checksum', 'hash']) ?? this.line(at) },
     };
   }
 

@@ -67,6 +67,31 @@ function zeroMembers(count: number, declaredSize?: number): RawEntry[] {
 }
 
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+const HEAT_SAMPLE = resolve(import.meta.dirname, '../../csar-samples/heat-vnf/package');
+const SHIPPED_IMAGE = 'the image the package actually carries';
+const DESCRIBED_IMAGE = 'the image the VNFD was written for';
+const sha512 = (text: string) => createHash('sha512').update(text).digest('hex');
+
+/** The heat-vnf sample carrying VDU1's image, whose sw_image_data checksum is another image's (a swapped image). */
+function lyingImagePackage(name: string): string {
+  const dir = join(tmp, name);
+  cpSync(HEAT_SAMPLE, dir, { recursive: true });
+  mkdirSync(join(dir, 'Files', 'images'), { recursive: true });
+  writeFileSync(join(dir, 'Files', 'images', 'app.qcow2'), SHIPPED_IMAGE);
+  const df = join(dir, 'Definitions', 'heat_vnf_df_simple.yaml');
+  const doc = yaml.load(readFileSync(df, 'utf8')) as {
+    topology_template: { node_templates: Record<string, { properties: Record<string, Record<string, unknown>>; artifacts?: unknown }> };
+  };
+  const vdu = doc.topology_template.node_templates['VDU1']!;
+  vdu.properties['sw_image_data']!['checksum'] = { algorithm: 'sha-512', hash: sha512(DESCRIBED_IMAGE) };
+  vdu.artifacts = { sw_image: { type: 'tosca.artifacts.nfv.SwImage', file: '../Files/images/app.qcow2' } };
+  writeFileSync(df, yaml.dump(doc));
+  return dir;
+}
+const imageLie = new RegExp(
+  `sw_image_data of VDU1 declares SHA-512 ${sha512(DESCRIBED_IMAGE)} for Files/images/app\\.qcow2, but Files/images/app\\.qcow2 has ${sha512(SHIPPED_IMAGE)}`,
+);
 const KUBE = 'auth_url: https://127.0.0.1:6443\ntype: kubernetes\nproject_name: default\nbearer_token: t\n';
 
 interface Case {
@@ -103,6 +128,16 @@ const cases: Case[] = [
     name: 'vnfpkg-onboard with a --max-unpacked-size that is no size',
     argv: () => ['vnfpkg-onboard', SAMPLE, '--max-unpacked-size', 'lots'],
     says: [/--max-unpacked-size "lots" is not a size/],
+  },
+  {
+    name: 'vnfpkg-validate of a package whose image is not the one its sw_image_data checksum describes',
+    argv: () => ['vnfpkg-validate', lyingImagePackage('lying-image-v')],
+    says: [imageLie, /is not a valid package: 1 error/],
+  },
+  {
+    name: 'vnfpkg-onboard of a package whose image lies',
+    argv: () => ['vnfpkg-onboard', lyingImagePackage('lying-image-o')],
+    says: [imageLie],
   },
   { name: 'vnfpkg-validate of a FIFO', argv: () => ['vnfpkg-validate', fifo('pkg.fifo')], says: [/pkg\.fifo is neither a regular file nor a directory/] },
   {

@@ -663,3 +663,45 @@ describe('what Tacker onboards and instantiates is a warning that says what vnfm
     expect(vnfd!.flavours['simple']!.initialDeltas['VDU1']).toBe(0);
   });
 });
+
+describe('software images: the artifact Tacker takes, and where sw_image_data is written', () => {
+  const ARTIFACT = '      artifacts:\n        sw_image:\n          type: tosca.artifacts.nfv.SwImage\n          file: ../Files/images/cirros-0.6.2-x86_64-disk.img\n';
+
+  test('the image, its checksum line and the file; a URL is kept as the image’s url, not a member', async () => {
+    const members = await fixture('heat');
+    const { vnfd } = await loadVnfd(memoryPackage(members), HEAT_TOP);
+    expect(vnfd!.flavours.simple!.vdus.VDU1!.swImage).toMatchObject({
+      file: 'Files/images/cirros-0.6.2-x86_64-disk.img',
+      source: { file: HEAT_DF, line: lineContaining(members, HEAT_DF, 'hash: d0c6eef0') },
+    });
+    const url = edit(members, HEAT_DF, 'file: ../Files/images/cirros-0.6.2-x86_64-disk.img', 'file: https://images.example.net/cirros.img');
+    const loaded = await loadVnfd(memoryPackage(url), HEAT_TOP);
+    expect(errors(loaded.findings)).toEqual([]);
+    const image = loaded.vnfd!.flavours.simple!.vdus.VDU1!.swImage!;
+    expect(image.url).toBe('https://images.example.net/cirros.img');
+    expect(image.file).toBeUndefined();
+  });
+
+  test('an artifact of type tosca.artifacts.nfv.SwImage under another name, or the short form, is the image', async () => {
+    const renamed = edit(await fixture('heat'), HEAT_DF, ARTIFACT, ARTIFACT.replace('sw_image:', 'VDU1_image:'));
+    const byType = await loadVnfd(memoryPackage(renamed), HEAT_TOP);
+    expect(errors(byType.findings)).toEqual([]);
+    expect(byType.vnfd!.flavours.simple!.vdus.VDU1!.swImage!.file).toBe('Files/images/cirros-0.6.2-x86_64-disk.img');
+
+    const short = edit(await fixture('heat'), HEAT_DF, ARTIFACT, '      artifacts:\n        sw_image: ../Files/images/cirros-0.6.2-x86_64-disk.img\n');
+    const shortForm = await loadVnfd(memoryPackage(short), HEAT_TOP);
+    expect(errors(shortForm.findings)).toEqual([]);
+    expect(shortForm.vnfd!.flavours.simple!.vdus.VDU1!.swImage!.file).toBe('Files/images/cirros-0.6.2-x86_64-disk.img');
+  });
+
+  test('an image artifact without sw_image_data is refused, as Tacker refuses it', async () => {
+    const members = await fixture('heat');
+    const text = members[HEAT_DF]!;
+    const data = text.slice(text.indexOf('        sw_image_data:\n          name: cirros-0.6.2'), text.indexOf(ARTIFACT));
+    const { findings } = await loadVnfd(memoryPackage(edit(members, HEAT_DF, data, '')), HEAT_TOP);
+    expect(errors(findings).map((f) => [f.code, f.file, f.line])).toEqual([
+      ['sw-image-data-missing', HEAT_DF, lineContaining(edit(members, HEAT_DF, data, ''), HEAT_DF, '        sw_image:')],
+    ]);
+    expect(errors(findings)[0]!.message).toMatch(/VDU1 has the image artifact sw_image but no properties\.sw_image_data/);
+  });
+});
