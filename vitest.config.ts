@@ -1,12 +1,16 @@
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
- * Two tiers. `sandbox`: every test, against the in-process Kubernetes API
+ * Three tiers. `sandbox`: every test, against the in-process Kubernetes API
  * sandbox and the other servers the tests start. `real-apiserver`: only when
  * VNFM_KUBE_APISERVER_DIR names the directory of the real kube-apiserver and
  * kube-controller-manager (test/support/real-apiserver.ts): the conformance
  * suite and the end-to-end tests that matter for a real cluster, once more,
  * against one real control plane started for the whole run.
+ * `real-openstack`: only when VNFM_REAL_OPENSTACK=1, the tests of
+ * test/real-openstack/ against one real OpenStack (Keystone, Heat, Nova,
+ * Neutron, Glance, Placement: test/support/real-openstack.ts) whose cold
+ * start runs alongside the other tiers' tests.
  */
 const realTier: TestProjectInlineConfiguration[] = process.env['VNFM_KUBE_APISERVER_DIR']
   ? [
@@ -30,6 +34,20 @@ const realTier: TestProjectInlineConfiguration[] = process.env['VNFM_KUBE_APISER
     ]
   : [];
 
+const realOpenStackTier: TestProjectInlineConfiguration[] =
+  process.env['VNFM_REAL_OPENSTACK'] === '1'
+    ? [
+        {
+          extends: true,
+          test: {
+            name: 'real-openstack',
+            include: ['test/real-openstack/**/*.test.ts'],
+            globalSetup: ['test/support/real-openstack-setup.ts'],
+          },
+        },
+      ]
+    : [];
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -42,9 +60,10 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'sandbox', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/real/**'] },
+        test: { name: 'sandbox', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/real/**', 'test/real-openstack/**'] },
       },
       ...realTier,
+      ...realOpenStackTier,
     ],
   },
 });

@@ -8,7 +8,11 @@
 # (test/support/real-apiserver.ts); PostgreSQL for the shared store's tests
 # (test/support/postgres.ts: initdb and the server in a temp directory);
 # zsh and fish, whose completion the completion scripts are tested in
-# (test/e2e/completion.test.ts).
+# (test/e2e/completion.test.ts); for the real OpenStack tier
+# (test/support/real-openstack.ts) Nova, Placement, Neutron and Glance as
+# Python libraries with their -common packages (tools, paste and policy
+# files; the daemon packages are not needed, and nova-compute's would bring
+# a hypervisor) and RabbitMQ, the bus between Nova's services.
 #
 # Run as root on Debian bookworm. Idempotent: when every package is already
 # installed it changes nothing and returns at once. It never leaves a daemon
@@ -39,11 +43,21 @@ packages=(
   postgresql
   zsh
   fish
+  python3-nova
+  nova-common
+  python3-placement
+  placement-common
+  python3-neutron
+  neutron-common
+  python3-glance
+  glance-common
+  rabbitmq-server
 )
 
 # Services these packages ship: any of them that the install started is
-# stopped again.
-services=(keystone uwsgi apache2 ssh heat-api heat-engine docker-registry etcd postgresql)
+# stopped again. Not open-iscsi: its status always succeeds and its stop
+# unmounts every _netdev filesystem of the machine (its daemon is iscsid).
+services=(keystone uwsgi apache2 ssh heat-api heat-engine docker-registry etcd postgresql rabbitmq-server iscsid)
 
 log() { printf 'install-debian-deps: %s\n' "$*" >&2; }
 
@@ -53,7 +67,12 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 
 service_running() {
-  [[ -x /etc/init.d/$1 ]] && service "$1" status >/dev/null 2>&1
+  case $1 in
+    # Its status runs rabbitmqctl, an Erlang node that starts epmd (listening
+    # on every address) and leaves it running: read the pid file instead.
+    rabbitmq-server) [[ -s /var/run/rabbitmq/pid ]] && kill -0 "$(cat /var/run/rabbitmq/pid)" 2>/dev/null ;;
+    *) [[ -x /etc/init.d/$1 ]] && service "$1" status >/dev/null 2>&1 ;;
+  esac
 }
 
 is_installed() {
@@ -84,10 +103,10 @@ if [[ ! -e /usr/sbin/policy-rc.d ]]; then
   chmod 0755 /usr/sbin/policy-rc.d
 fi
 
-# Keystone's and Heat's maintainer scripts would otherwise create databases,
+# The OpenStack maintainer scripts would otherwise create databases,
 # bootstrap an admin, register endpoints and write credentials into
-# /etc/keystone and /etc/heat; the tests configure everything themselves in
-# temp dirs.
+# /etc/keystone, /etc/heat, /etc/nova, ...; the tests configure everything
+# themselves in temp dirs.
 debconf-set-selections <<'EOF'
 keystone keystone/configure_db boolean false
 keystone keystone/create-admin-tenant boolean false
@@ -97,11 +116,26 @@ heat-common heat/configure_db boolean false
 heat-common heat/configure_rabbit boolean false
 heat-common heat/configure_ksat boolean false
 heat-api heat/configure_api-endpoint boolean false
+nova-common nova/configure_db boolean false
+nova-common nova/configure_rabbit boolean false
+nova-common nova/configure_ksat boolean false
+placement-common placement/configure_db boolean false
+placement-common placement/configure_ksat boolean false
+neutron-common neutron/configure_db boolean false
+neutron-common neutron/configure_rabbit boolean false
+neutron-common neutron/configure_ksat boolean false
+glance-common glance/configure_db boolean false
+glance-common glance/configure_rabbit boolean false
+glance-common glance/configure_ksat boolean false
 EOF
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
-apt-get install -y --no-install-recommends --no-upgrade "${packages[@]}"
+# python3-nova pulls os-brick -> open-iscsi -> udev and systemd (upgrading
+# libsystemd0 and libudev1 with them); policy-rc.d keeps all of them from
+# starting. Configuration files already there stay (no question is asked).
+apt-get install -y --no-install-recommends --no-upgrade \
+  -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${packages[@]}"
 
 # In case an existing policy-rc.d allowed starting: stop what the maintainer
 # scripts started. `service` does not ask policy-rc.d.
