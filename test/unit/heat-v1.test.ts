@@ -11,7 +11,9 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openPackage } from '../../src/csar/index.js';
 import { UsageError } from '../../src/errors.js';
-import type { HeatResource } from '../../src/infra/openstack/heat.js';
+import type { DriverContext } from '../../src/infra/driver.js';
+import { GroupSizes } from '../../src/infra/openstack/group-sizes.js';
+import type { HeatEvent, HeatResource, HeatSession } from '../../src/infra/openstack/heat.js';
 import { groupMembers, parseHot, templateGroups, withGroupSizes } from '../../src/infra/openstack/hot.js';
 import { buildNfvParameter, nfvReads } from '../../src/lcm/heat-nfv.js';
 import { groupSizes, policySignal, vduGroups } from '../../src/lcm/heat-scaling.js';
@@ -220,5 +222,109 @@ describe('scaling groups and how they are sized', () => {
       row('m4', 'worker.yaml', 'DELETE_COMPLETE'),
     ];
     expect(groupMembers(rows, 's1')).toEqual({ worker_group: { members: 2, failed: 1, nested } });
+  });
+});
+
+describe("the signals of a scale, as Heat answers them (Heat's API played by a script, time injected)", () => {
+  /** A group's resize as Heat runs it: a signal is taken when the group is idle, out of its cooldown and under max_size. */
+  function scriptedHeat(start: { members: number; max: number; cooldownEnd?: number }) {
+    const clock = { now: 1_000_000 };
+    const stack = { name: 'vnf-1', id: 's1' };
+    const nested = { name: 'vnf-1-worker_group-x', id: 'n1' };
+    const state = { members: start.members, resizing: 0, cooldownEnd: start.cooldownEnd ?? 0, signals: [] as number[], events: [] as HeatEvent[] };
+    const iso = (ms: number) => new Date(ms).toISOString().replace('Z', '');
+    const session = {
+      async listResources() {
+        const group: HeatResource = {
+          name: 'worker_group',
+          type: 'OS::Heat::AutoScalingGroup',
+          status: 'CREATE_COMPLETE',
+          statusReason: '',
+          physicalId: 'n1',
+          stack,
+          nestedStack: nested,
+        };
+        const member = (i: number): HeatResource => ({ name: `m${i}`, type: 'worker.yaml', status: 'CREATE_COMPLETE', statusReason: '', physicalId: `m${i}`, stack: nested });
+        return [group, ...Array.from({ length: state.members }, (_, i) => member(i))];
+      },
+      async resourceMetadata() {
+        if (state.resizing > 0 && --state.resizing === 0) {
+          state.members += 1;
+          state.events.push({ id: `e${state.events.length + 1}`, resourceName: 'worker_group_scale_out', physicalResourceId: '', status: 'SIGNAL_COMPLETE', statusReason: '' });
+          return { scaling_in_progress: false, cooldown_end: { [iso(clock.now)]: 'change_in_capacity : 1' } };
+        }
+        return { scaling_in_progress: state.resizing > 0, ...(state.cooldownEnd ? { cooldown_end: { [iso(state.cooldownEnd)]: 'change_in_capacity : 1' } } : {}) };
+      },
+      async lastEventId() {
+        return state.events.at(-1)?.id;
+      },
+      async signalResource() {
+        state.signals.push(clock.now);
+        if (state.resizing === 0 && clock.now >= state.cooldownEnd && state.members < start.max) state.resizing = 2;
+      },
+      async listEvents(_ref: unknown, o: { marker?: string }) {
+        const from = o.marker ? state.events.findIndex((e) => e.id === o.marker) + 1 : 0;
+        return state.events.slice(from);
+      },
+      async getStack() {
+        return { ...nested, status: 'UPDATE_COMPLETE', statusReason: '', parameters: {}, outputs: [] };
+      },
+    } as unknown as HeatSession;
+    const sleeps: number[] = [];
+    const sizes = new GroupSizes(session, {
+      now: () => clock.now,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        clock.now += ms;
+      },
+      poll: { min: 100, max: 1_000 },
+      quietMs: 10_000,
+    });
+    const events: string[] = [];
+    const ctx = {
+      journal: { record: () => undefined, steps: () => [] },
+      report: (e: { message: string }) => events.push(e.message),
+      signal: new AbortController().signal,
+    } as unknown as DriverContext;
+    return { sizes, state, clock, sleeps, events, ctx, stack };
+  }
+  const signal = { policy: 'worker_group_scale_out', group: 'worker_group', vduId: 'worker', from: 1, steps: [2, 3] };
+
+  it('one signal per step, each waited for before the next', async () => {
+    const h = scriptedHeat({ members: 1, max: 3 });
+    await h.sizes.signalSteps(h.ctx, h.stack, signal);
+    expect(h.state.members).toBe(3);
+    expect(h.state.signals).toHaveLength(2);
+  });
+
+  it('a retry after the first step took: only the missing signal is sent', async () => {
+    const h = scriptedHeat({ members: 2, max: 3 });
+    await h.sizes.signalSteps(h.ctx, h.stack, signal);
+    expect(h.state.members).toBe(3);
+    expect(h.state.signals).toHaveLength(1);
+  });
+
+  it("a group in its cooldown is signalled once the cooldown has ended (Tacker's get_cooldown)", async () => {
+    const h = scriptedHeat({ members: 1, max: 3, cooldownEnd: 1_000_000 + 30_000 });
+    await h.sizes.signalSteps(h.ctx, h.stack, { ...signal, steps: [2] });
+    expect(h.state.members).toBe(2);
+    expect(h.state.signals[0]).toBeGreaterThanOrEqual(1_030_000);
+    expect(h.events).toContain('waiting: worker_group is in its cooldown for 30 s');
+  });
+
+  it('a group at its max_size: Heat takes no action, the wait ends after the quiet time and the error names the group and both counts', async () => {
+    const h = scriptedHeat({ members: 1, max: 2 });
+    const err = await h.sizes.signalSteps(h.ctx, h.stack, signal).catch((e: unknown) => e);
+    expect(h.state.signals).toHaveLength(2);
+    expect((err as Error).message).toBe(
+      "scaling group worker_group (worker) of Heat stack vnf-1 has 2 members after the signal to worker_group_scale_out, 3 expected: Heat took no action on the signal within 10 s: the group is at its max_size or min_size, or in its cooldown, or Heat failed to resize it (heat-engine's log says which)",
+    );
+  });
+
+  it('a group resized outside vnfm is refused before any signal', async () => {
+    const h = scriptedHeat({ members: 5, max: 9 });
+    const err = await h.sizes.signalSteps(h.ctx, h.stack, signal).catch((e: unknown) => e);
+    expect(h.state.signals).toHaveLength(0);
+    expect((err as Error).message).toMatch(/has 5 members: neither the 1 recorded nor a step of this scale \(2, 3\)/);
   });
 });

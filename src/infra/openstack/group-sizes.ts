@@ -94,6 +94,8 @@ export class GroupSizes {
    */
   async signalSteps(ctx: DriverContext, stack: StackRef, s: ScalingPolicySignal): Promise<void> {
     const group: ScalingGroupSize = { group: s.group, members: s.from, ...(s.vduId ? { vduId: s.vduId } : {}) };
+    const policy: ResourceRef = { apiVersion: 'orchestration/v1', kind: POLICY_TYPE, name: s.policy, namespace: stack.name };
+    await this.whenIdle(ctx, stack, s.group, policy);
     let current = (await this.members(ctx, stack))[s.group];
     if (!current) throw new VnfmError(`Heat stack ${stack.name} has no scaling group ${s.group}, which ${s.policy} adjusts`, { hint: MISMATCH_HINT });
     const taken = current.members === s.from ? 0 : s.steps.indexOf(current.members) + 1;
@@ -105,14 +107,35 @@ export class GroupSizes {
     }
     for (let i = taken; i < s.steps.length; i++) {
       const target = s.steps[i]!;
-      const resource: ResourceRef = { apiVersion: 'orchestration/v1', kind: POLICY_TYPE, name: s.policy, namespace: stack.name };
       const detail = `signal ${i + 1} of ${s.steps.length}: ${s.group} ${current.members} -> ${target}`;
-      step(ctx, { action: 'scale', resource, state: 'intended', detail });
-      const seen = await this.signalOnce(ctx, stack, s, resource);
+      if (i > taken) await this.whenIdle(ctx, stack, s.group, policy);
+      step(ctx, { action: 'scale', resource: policy, state: 'intended', detail });
+      const seen = await this.signalOnce(ctx, stack, s, policy);
       current = (await this.members(ctx, stack))[s.group];
       if (current?.members !== target) throw await this.notResized(stack, s, { ...group, members: target }, current, seen);
-      step(ctx, { action: 'scale', resource, state: 'done', detail });
-      ctx.report({ resource, message: `${s.group} has ${target} members`, done: true });
+      step(ctx, { action: 'scale', resource: policy, state: 'done', detail });
+      ctx.report({ resource: policy, message: `${s.group} has ${target} members`, done: true });
+    }
+  }
+
+  /**
+   * Waits until the group takes a signal: Heat ignores one while the group is
+   * still scaling (an earlier attempt's signal) or in its cooldown, so, as
+   * Tacker does (heat_client.py `get_cooldown`), vnfm waits for
+   * `cooldown_end` in the group's metadata to pass.
+   */
+  private async whenIdle(ctx: DriverContext, stack: StackRef, group: string, resource: ResourceRef): Promise<void> {
+    const t = this.timing;
+    for (let pause = t.poll.min, told = false; ; pause = Math.min(t.poll.max, Math.round(pause * 1.5))) {
+      const metadata = await this.heat.resourceMetadata(stack, group, ctx.signal);
+      const cooldownLeft = cooldownEnd(metadata) - t.now();
+      if (metadata['scaling_in_progress'] !== true && !(cooldownLeft > 0)) return;
+      if (!told) {
+        const why = metadata['scaling_in_progress'] === true ? 'still scaling' : `in its cooldown for ${Math.ceil(cooldownLeft / 1000)} s`;
+        ctx.report({ resource, message: `waiting: ${group} is ${why}` });
+        told = true;
+      }
+      await t.sleep(metadata['scaling_in_progress'] === true ? pause : Math.min(cooldownLeft + COOLDOWN_MARGIN_MS, t.poll.max * 5), ctx.signal);
     }
   }
 
@@ -160,6 +183,17 @@ export class GroupSizes {
       hint: MISMATCH_HINT,
     });
   }
+}
+
+/** Signals sent this soon after the end of a cooldown Heat's clock measures may still fall in it. */
+const COOLDOWN_MARGIN_MS = 1_000;
+
+/** When the group's cooldown ends (`cooldown_end`: {"<UTC time without zone>": reason}), in ms since the epoch; 0 when none is set. */
+function cooldownEnd(metadata: Record<string, unknown>): number {
+  const end = metadata['cooldown_end'];
+  const at = end && typeof end === 'object' ? Object.keys(end)[0] : undefined;
+  const ms = at ? Date.parse(/(?:[zZ]|[+-]\d\d:?\d\d)$/.test(at) ? at : `${at}Z`) : NaN;
+  return Number.isFinite(ms) ? ms : 0;
 }
 
 function reportEvent(ctx: DriverContext, stack: StackRef, e: HeatEvent): void {
