@@ -190,12 +190,16 @@ function keptHookFields(deps: LcmDeps, fields: InstanceFields, instanceId: strin
   return kept;
 }
 
-/** Asks a registered VIM whether it answers, and records what it said as its status (as vim-check does). */
+/**
+ * Asks a registered VIM whether it answers, and records what it said as its
+ * status (as vim-check does); not when the request uses it in another region
+ * (a v1 entry's accessInfo.region), which says nothing of the VIM as registered.
+ */
 async function checkRegisteredVim(deps: LcmDeps, vim: VimConnection): Promise<void> {
   if (!deps.checkInlineVim) return;
   const record = (status: Vim['status']) => {
     const stored = vim.id ? deps.store.vims.find(vim.id) : undefined;
-    if (stored && stored.status !== status) deps.store.vims.update({ ...stored, status, updatedAt: nowIso(deps) });
+    if (stored && stored.status !== status && stored.spec.regionName === vim.spec.regionName) deps.store.vims.update({ ...stored, status, updatedAt: nowIso(deps) });
   };
   try {
     await deps.checkInlineVim(vim);

@@ -7,7 +7,13 @@
  * entries in the stack's `nfv` parameter (network, port, fixed IPs), and the
  * stack is updated with it; everything else in `nfv` stays. A Kubernetes VNF
  * is refused before anything is recorded ("not support vim type" in Tacker).
- * Rollback updates the stack with the `nfv` recorded before.
+ * vimConnectionInfo in the v2 map form is merged into the instance as
+ * Tacker v2's change_ext_conn_process merges it (vim-merge.ts, as vnf-update
+ * merges it) and the stack is updated on the VIM it gives, which the instance
+ * then records; in the v1 array form it is not used, as in Tacker v1 (whose
+ * change_ext_conn runs on the instance's VIM). Rollback updates the stack
+ * with the `nfv` recorded before, on the instance's VIM, which changes only
+ * when the change completes.
  */
 import { ConflictError, echo, UsageError, ValidationError } from '../errors.js';
 import {
@@ -21,8 +27,8 @@ import {
   type OperationOptions,
   type OperationResult,
 } from './engine.js';
-import type { LcmOperation, VnfInstance } from '../model/lcm.js';
-import { instanceVim } from './modify.js';
+import type { LcmOperation, VimConnection, VimConnectionInfo, VnfInstance } from '../model/lcm.js';
+import { instanceVim, mergeVimConnectionInfo, requestVimConnectionInfo, withVimFields, type MergedVim } from './vim-merge.js';
 import { buildNfvParameter, cpsByVdu, type HeatStackRecord } from './heat-nfv.js';
 import { openOnboarded } from './package-content.js';
 import { plannerOf } from './planners/index.js';
@@ -40,6 +46,8 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 
 interface ChangeExtVnfConnectivityRequest {
   extVirtualLinks: Json[];
+  /** The v2 map (merged into the instance), or Tacker v1's array (not used). */
+  vimConnectionInfo?: Record<string, VimConnectionInfo> | Json[];
   additionalParams?: Json;
 }
 
@@ -48,8 +56,8 @@ function checkRequest(source: string, body: unknown, cps: Set<string>): ChangeEx
   for (const key of Object.keys(body)) {
     if (!FIELDS.includes(key)) throw new ValidationError(source, key, 'is not a field of a ChangeExtVnfConnectivityRequest', { hint: `its fields: ${FIELDS.join(', ')}` });
   }
-  if (body['vimConnectionInfo'] !== undefined)
-    throw new ValidationError(source, 'vimConnectionInfo', 'is not supported here', { hint: 'move the instance to another VIM with vnfm vnf-update first' });
+  // Its shape is checked before anything is recorded; the VIM it gives is looked up when the change is planned.
+  if (body['vimConnectionInfo'] !== undefined) requestVimConnectionInfo(source, body['vimConnectionInfo']);
   const links = body['extVirtualLinks'];
   if (!Array.isArray(links) || links.length === 0) throw new ValidationError(source, 'extVirtualLinks', 'is required: the external virtual links to connect (a non-empty list)');
   links.forEach((link, i) => {
@@ -68,6 +76,36 @@ function checkRequest(source: string, body: unknown, cps: Set<string>): ChangeEx
   });
   if (body['additionalParams'] !== undefined && !isObject(body['additionalParams'])) throw new ValidationError(source, 'additionalParams', 'must be an object');
   return body as unknown as ChangeExtVnfConnectivityRequest;
+}
+
+const noticeTo = (opts: OperationOptions) => (message: string) => opts.onEvent?.({ type: 'notice', message });
+
+/**
+ * The VIM the change runs on, what the instance records of it afterwards,
+ * and the request's vimConnectionInfo as the occurrence records it: the v2
+ * map merged into the instance; the v1 array kept (without what Tacker v1
+ * does not read, credentials among it) and not used.
+ */
+async function vimOfChange(
+  deps: LcmDeps,
+  instance: VnfInstance,
+  source: string,
+  request: ChangeExtVnfConnectivityRequest,
+  onNotice?: (message: string) => void,
+): Promise<{ vim: VimConnection; vimFields?: MergedVim['vimFields']; vimConnectionInfo?: ChangeExtVnfConnectivityRequest['vimConnectionInfo'] }> {
+  const given = request.vimConnectionInfo;
+  if (given === undefined) return { vim: await instanceVim(deps, instance, source) };
+  if (Array.isArray(given)) {
+    const vim = await instanceVim(deps, instance, source);
+    onNotice?.(
+      `vimConnectionInfo in the v1 (array) form is not used by a change of external connectivity, as in Tacker v1: the stack is updated on the instance's VIM, "${vim.name}"${vim.id ? ` (${vim.id})` : ''}; ` +
+        'to move the instance to another VIM with the change, give vimConnectionInfo in the v2 map form',
+    );
+    const kept = Object.entries(requestVimConnectionInfo(source, given)).map(([id, entry]) => ({ id, ...entry }));
+    return { vim, vimConnectionInfo: kept };
+  }
+  const merged = await mergeVimConnectionInfo(deps, instance, source, requestVimConnectionInfo(source, given), onNotice ? { onNotice } : {});
+  return { vim: merged.vim, ...(merged.vimFields ? { vimFields: merged.vimFields } : {}), vimConnectionInfo: merged.recorded };
 }
 
 function heatOf(instance: VnfInstance): HeatStackRecord {
@@ -90,13 +128,13 @@ function assertOpenStack(deps: LcmDeps, instance: VnfInstance): void {
   }
 }
 
-async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<OpenStackPlan> {
+async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, onNotice?: (message: string) => void): Promise<OpenStackPlan> {
   assertOpenStack(deps, instance);
   const pkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
   const flavour = flavourOf(instance, pkg.vnfd);
   const request = checkRequest(source, body, new Set(Object.values(cpsByVdu(flavour)).flat()));
   const heat = heatOf(instance);
-  const vim = await instanceVim(deps, instance, source);
+  const { vim, vimFields, vimConnectionInfo } = await vimOfChange(deps, instance, source, request, onNotice);
   const ids = new Set(request.extVirtualLinks.map((l) => l['id']));
   const links = [...(heat.extVirtualLinks ?? []).filter((l) => !isObject(l) || !ids.has(l['id'])), ...request.extVirtualLinks];
   const CP = buildNfvParameter(flavour, {}, { extVirtualLinks: request.extVirtualLinks }).CP;
@@ -104,7 +142,7 @@ async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unk
   return {
     operation: CHANGE_EXT_CONN,
     connect: openStackPlanner.connect,
-    params: request as never,
+    params: { ...request, ...(vimConnectionInfo ? { vimConnectionInfo } : {}) } as never,
     vim,
     flavour,
     packageDir: pkg.workDir,
@@ -113,7 +151,8 @@ async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unk
       await driver.scale(ctx, { instanceId: instance.id, nfv, remove: {} });
       const info = instance.instantiatedVnfInfo!;
       const fresh = vnfcRecords(await driver.listVnfcs(ctx, { instanceId: instance.id, vdus: cpsByVdu(flavour) }), vim.id);
-      return { ...instance, instantiatedVnfInfo: { ...info, ...fresh, metadata: { ...info.metadata, heat: { ...heat, nfv, extVirtualLinks: links } } as typeof info.metadata } };
+      const metadata = { ...info.metadata, heat: { ...heat, nfv, extVirtualLinks: links } } as typeof info.metadata;
+      return withVimFields({ ...instance, instantiatedVnfInfo: { ...info, ...fresh, metadata } }, vimFields);
     },
   };
 }
@@ -122,7 +161,7 @@ async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unk
 export async function changeExtConn(deps: LcmDeps, vnfRef: string, body: unknown, opts: OperationOptions = {}): Promise<OperationResult> {
   const instance = deps.store.instances.get(vnfRef);
   assertOpenStack(deps, instance);
-  return runOperation(deps, instance, () => planChangeExtConn(deps, instance, body, opts.source ?? 'request'), opts);
+  return runOperation(deps, instance, () => planChangeExtConn(deps, instance, body, opts.source ?? 'request', noticeTo(opts)), opts);
 }
 
 export async function retryExtConn(deps: LcmDeps, opRef: string, opts: OperationOptions): Promise<OperationResult> {
@@ -132,7 +171,7 @@ export async function retryExtConn(deps: LcmDeps, opRef: string, opts: Operation
   assertFailedTemp(op, 'retried');
   const instance = deps.store.instances.get(op.vnfInstanceId);
   const source = opts.source ?? `occurrence ${op.id}`;
-  const plan = await planChangeExtConn(deps, instance, op.operationParams, source);
+  const plan = await planChangeExtConn(deps, instance, op.operationParams, source, noticeTo(opts));
   const consented = await retryConsent(plan, opts, source);
   const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });

@@ -38,10 +38,10 @@ import type { LcmOpOcc, LcmOperation, VimConnection, VimConnectionInfo, VnfInfoM
 import { retryConsent, retryOpOcc as retryOther, rollbackOpOcc as rollbackOther } from './operations.js';
 import { openOnboarded } from './package-content.js';
 import { flavourOf } from './requests.js';
-import { checkedInline, instanceVim as sharedInstanceVim, recordedVim, resolveVimConnection, vimLookup } from './vim-connection.js';
+import { instanceVim, mergeVimConnectionInfo, requestVimConnectionInfo, withVimFields, type MergedVim } from './vim-merge.js';
 import { jsonMergePatch } from './merge-patch.js';
 import { applyContainerUpdate, planContainerUpdate } from './container-update.js';
-import { plannerOf, plannerOfVimType } from './planners/index.js';
+import { plannerOf } from './planners/index.js';
 import { kubernetesPlanner } from './planners/kubernetes.js';
 
 /** RFC 7396 JSON merge patch, as Tacker's inst_utils.json_merge_patch applies a modify request. */
@@ -106,45 +106,8 @@ export function checkModifyRequest(source: string, body: unknown): VnfInfoModifi
     if (v !== undefined && !isObject(v)) throw new ValidationError(source, key, "must be an object (KeyValuePairs): a JSON merge patch of the instance's " + key);
   }
   const request = { ...body } as VnfInfoModificationRequest;
-  if (body['vimConnectionInfo'] !== undefined) request.vimConnectionInfo = vimInfoMap(source, body['vimConnectionInfo']);
+  if (body['vimConnectionInfo'] !== undefined) request.vimConnectionInfo = requestVimConnectionInfo(source, body['vimConnectionInfo']);
   return request;
-}
-
-/** The VIM the instance records, secrets opened (registered by id, or inline with its sealed credentials), read by its planner. */
-export function instanceVim(deps: LcmDeps, instance: VnfInstance, source: string): Promise<VimConnection> {
-  return sharedInstanceVim(deps, instance, source, plannerOf(deps, instance).vims, false);
-}
-
-/** vimConnectionInfo as the v2 map: Tacker v1's array (entries with their own id) keyed by those ids. */
-function vimInfoMap(source: string, raw: unknown): Record<string, VimConnectionInfo> {
-  const form = 'the v2 map {"KEY": {"vimId": ..., "vimType": ...}} or the v1 array [{"id": ..., "vimId": ..., "vimType": ...}]';
-  if (Array.isArray(raw)) {
-    const out: Record<string, VimConnectionInfo> = {};
-    raw.forEach((entry, i) => {
-      if (!isObject(entry) || typeof entry['id'] !== 'string' || entry['id'] === '')
-        throw new ValidationError(source, `vimConnectionInfo[${i}]`, 'must be an object with id, vimId, vimType (v1 form)', { hint: `write ${form}` });
-      if (entry['extra'] !== undefined)
-        throw new ValidationError(source, `vimConnectionInfo[${i}].extra`, 'is a field of the v2 map form, in a v1 array: the request mixes the v1 and v2 forms', {
-          hint: `write ${form}`,
-        });
-      const { id, ...rest } = entry;
-      out[id as string] = rest as VimConnectionInfo;
-    });
-    return out;
-  }
-  if (!isObject(raw)) throw new ValidationError(source, 'vimConnectionInfo', `must be ${form}`);
-  for (const [key, entry] of Object.entries(raw)) {
-    if (entry === null)
-      throw new ValidationError(source, `vimConnectionInfo.${key}`, 'cannot be removed (as in Tacker, a key of vimConnectionInfo is never deleted)', {
-        hint: 'give the entry that replaces it',
-      });
-    if (!isObject(entry)) throw new ValidationError(source, `vimConnectionInfo.${key}`, 'must be an object with vimId and vimType');
-    if (entry['id'] !== undefined)
-      throw new ValidationError(source, `vimConnectionInfo.${key}.id`, 'is a field of the v1 array form, in a v2 map: the request mixes the v1 and v2 forms', {
-        hint: `write ${form}`,
-      });
-  }
-  return raw as Record<string, VimConnectionInfo>;
 }
 
 /** The package a new vnfdId (or Tacker v1's vnfPkgId) names, checked as Tacker checks it. */
@@ -252,48 +215,26 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
   const oldPkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
   const newPkg = pkgRecord ? await openOnboarded(deps, pkgRecord) : undefined;
   const flavour = flavourOf(instance, oldPkg.vnfd);
-  const lookup = vimLookup(deps);
   const planner = plannerOf(deps, instance);
   const openstack = planner.name === 'openstack';
   let vim: VimConnection;
-  let vimFields: Pick<VnfInstance, 'vimId' | 'vimConnectionInfo'> | undefined;
+  let vimFields: MergedVim['vimFields'];
   let params: VnfInfoModificationRequest = request;
   if (request.vimConnectionInfo) {
-    const given = request.vimConnectionInfo as Record<string, VimConnectionInfo>;
-    // The instance runs on one VIM. An inline one keeps its key, which an entry replaces; a registered one keeps none,
-    // and the first entry for a VIM of its kind replaces it. Other entries are not kept (Tacker too uses one of several).
-    const currentKey = instance.vimConnectionInfo ? Object.keys(instance.vimConnectionInfo)[0] : undefined;
-    const sameKind = (e: VimConnectionInfo) => !e.vimType || plannerOfVimType(e.vimType) === planner;
-    const key = currentKey !== undefined ? (given[currentKey] ? currentKey : undefined) : Object.keys(given).find((k) => sameKind(given[k]!));
-    const others = Object.keys(given).filter((k) => k !== key);
-    for (const k of others) onNotice?.(`vimConnectionInfo.${k} is not kept: an instance runs on one VIM, and this entry does not replace it`);
-    // What is recorded of the entries not kept: never their credentials.
-    const dropped = Object.fromEntries(others.map((k) => [k, { vimId: given[k]!.vimId, vimType: given[k]!.vimType }]));
-    if (key !== undefined && openstack) {
-      throw new ValidationError(source, `vimConnectionInfo.${key}`, 'moves an OpenStack VNF to another VIM, which vnf-update does not do (its Heat stack stays where it is)', {
+    const refuseMove = (field: string) => {
+      if (!openstack) return;
+      throw new ValidationError(source, field, 'moves an OpenStack VNF to another VIM, which vnf-update does not do (its Heat stack stays where it is)', {
         hint: 'leave vimConnectionInfo out for an OpenStack VNF',
       });
-    }
-    if (key === undefined) {
-      vim = await instanceVim(deps, instance, source);
-      params = { ...request, vimConnectionInfo: dropped };
-    } else {
-      const entry = given[key]!;
-      // A registered VIM by id or name, or one inline whose credentials are tried first (exit 6 when refused) and kept sealed.
-      vim = await checkedInline(deps, await resolveVimConnection(source, { [key]: entry }, lookup, () => instanceVim(deps, instance, source)));
-      const record = await recordedVim(deps, vim, { [key]: entry }, entry.vimType ?? 'kubernetes');
-      vimFields = vim.inline ? { vimConnectionInfo: record } : { vimId: vim.id! };
-      params = { ...request, vimConnectionInfo: { ...record, ...dropped } };
-    }
+    };
+    const merged = await mergeVimConnectionInfo(deps, instance, source, request.vimConnectionInfo as Record<string, VimConnectionInfo>, { body, onNotice, replacing: refuseMove });
+    vim = merged.vim;
+    vimFields = merged.vimFields;
+    params = { ...request, vimConnectionInfo: merged.recorded };
   } else {
     vim = await instanceVim(deps, instance, source);
   }
-  const after = (base: VnfInstance): VnfInstance => {
-    const out = modified(base, request, pkgRecord);
-    if (!vimFields) return out;
-    const { vimId: _v, vimConnectionInfo: _c, ...rest } = out;
-    return { ...rest, ...vimFields };
-  };
+  const after = (base: VnfInstance): VnfInstance => withVimFields(modified(base, request, pkgRecord), vimFields);
   const common = {
     operation: MODIFY_INFO,
     params: params as never,

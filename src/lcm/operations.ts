@@ -20,7 +20,8 @@ import {
 import type { InstantiateVnfRequest, LcmOperation, VnfInstance } from '../model/lcm.js';
 import { planOf, plannerOf } from './planners/index.js';
 import { instantiateWarnings } from './replicas.js';
-import { normalizeRequest } from './requests.js';
+import { normalizeRequest, v1VimNotices } from './requests.js';
+import { vimLookup } from './vim-connection.js';
 import { packageScriptRefusal, packageScriptsOf } from '../mgmt/hook-scripts.js';
 
 function start(operation: LcmOperation) {
@@ -32,6 +33,7 @@ function start(operation: LcmOperation) {
       instance,
       async () => {
         const body = normalizeRequest(source, request);
+        for (const message of v1VimNotices(vimLookup(deps), request)) opts.onEvent?.({ type: 'notice', message });
         const plan = await planOf(plannerOf(deps, instance, body), operation)(deps, instance, body, source, false, opts);
         if (operation === 'INSTANTIATE' && plan.flavour) {
           const levelId = (plan.params as InstantiateVnfRequest).instantiationLevelId;

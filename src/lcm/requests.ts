@@ -21,6 +21,7 @@ import type {
   VnfcInfo,
 } from '../model/lcm.js';
 import { scaledReplicas } from './replicas.js';
+import type { VimLookup } from './vim-connection.js';
 
 type Json = Record<string, unknown>;
 
@@ -124,8 +125,8 @@ const ONE_FORM = `write vimConnectionInfo in one form: ${V1_FORM} (Tacker v1, SO
 /**
  * vimConnectionInfo in either of Tacker's forms, as the v2 map: the v1 array
  * (SOL003 2.6.1, each entry with its own `id`) becomes a map keyed by those
- * ids. An entry carrying the other version's field (`id` in a map entry,
- * `extra` in an array entry) is a request mixing the two forms: refused.
+ * ids, each entry as Tacker v1 reads it (tackerV1Entry). A map entry with
+ * v1's `id` is a request mixing the two forms: refused.
  */
 export function normalizeVimConnectionInfo(source: string, raw: unknown): Record<string, VimConnectionInfo> | undefined {
   if (raw === undefined || raw === null) return undefined;
@@ -134,17 +135,11 @@ export function normalizeVimConnectionInfo(source: string, raw: unknown): Record
     raw.forEach((entry, i) => {
       const field = `vimConnectionInfo[${i}]`;
       if (!isObject(entry)) throw new ValidationError(source, field, 'must be an object with id, vimId, vimType (v1 form)', { hint: ONE_FORM });
-      if (entry['extra'] !== undefined) {
-        throw new ValidationError(source, `${field}.extra`, 'is a field of the v2 map form, in a v1 (array) vimConnectionInfo: the request mixes the v1 and v2 forms', {
-          hint: ONE_FORM,
-        });
-      }
       const id = entry['id'];
       if (typeof id !== 'string' || id === '')
         throw new ValidationError(source, `${field}.id`, 'is required in the v1 (array) form: the id other fields of the request refer to', { hint: ONE_FORM });
       if (out[id]) throw new ValidationError(source, `${field}.id`, `${echo(id)} is given twice`);
-      const { id: _id, ...rest } = entry;
-      out[id] = rest as VimConnectionInfo;
+      out[id] = tackerV1Entry(source, field, entry);
     });
     return out;
   }
@@ -161,6 +156,60 @@ export function normalizeVimConnectionInfo(source: string, raw: unknown): Record
     }
   }
   return raw as Record<string, VimConnectionInfo>;
+}
+
+/**
+ * A v1 (array) entry as Tacker v1 reads it (vnflcm/utils.py _get_vim,
+ * vnfm/vim_client.py get_vim): the registered VIM its vimId names, or the
+ * default VIM without one, and of accessInfo the region alone. Its
+ * interfaceInfo and the rest of accessInfo (in Tacker's own bodies, the
+ * endpoint and credentials of its test cloud) are not an inline VIM, and its
+ * extra gives way to the registered VIM's (the v1 controller's
+ * _validate_vim_connection): none of them is kept.
+ */
+function tackerV1Entry(source: string, field: string, entry: Json): VimConnectionInfo {
+  const vimId = optionalString(source, entry, 'vimId');
+  const vimType = optionalString(source, entry, 'vimType');
+  const region = isObject(entry['accessInfo']) ? entry['accessInfo']['region'] : undefined;
+  if (region !== undefined && region !== null && typeof region !== 'string') {
+    throw new ValidationError(source, `${field}.accessInfo.region`, `must be a region name, not ${echo(region)}`);
+  }
+  return { ...(vimId ? { vimId } : {}), ...(vimType ? { vimType } : {}), ...(region ? { accessInfo: { region } } : {}) };
+}
+
+/** What of a v1 entry Tacker v1 leaves unused: interfaceInfo, accessInfo but its region, extra. */
+function unusedOfV1Entry(entry: Json): string[] {
+  const keys = (v: unknown, but?: string) => (isObject(v) ? Object.keys(v).filter((k) => k !== but) : []);
+  const iface = keys(entry['interfaceInfo']);
+  const access = keys(entry['accessInfo'], 'region');
+  return [
+    ...(iface.length ? [`interfaceInfo (${iface.join(', ')})`] : []),
+    ...(access.length ? [`accessInfo (${access.join(', ')})`] : []),
+    ...(entry['extra'] !== undefined ? ['extra'] : []),
+  ];
+}
+
+/**
+ * The notice for a request whose v1 (array) vimConnectionInfo entry carries what
+ * Tacker v1 does not use (an endpoint, credentials), naming the VIM used
+ * instead; none when there is nothing unused, or no such VIM (the request is
+ * then refused where the VIM is looked up).
+ */
+export function v1VimNotices(lookup: Pick<VimLookup, 'find' | 'findDefault'>, body: unknown): string[] {
+  const raw = isObject(body) ? body['vimConnectionInfo'] : undefined;
+  const entry: unknown = Array.isArray(raw) ? raw[0] : undefined;
+  if (!isObject(entry)) return [];
+  const unused = unusedOfV1Entry(entry);
+  const vimId = typeof entry['vimId'] === 'string' && entry['vimId'] !== '' ? entry['vimId'] : undefined;
+  const vim = vimId ? lookup.find(vimId) : lookup.findDefault();
+  if (unused.length === 0 || !vim) return [];
+  const access = isObject(entry['accessInfo']) ? entry['accessInfo'] : {};
+  const region = vim.spec.type === 'openstack' && typeof access['region'] === 'string' && access['region'] ? ` in region ${echo(access['region'])} (accessInfo.region)` : '';
+  return [
+    `vimConnectionInfo[0]: ${unused.join(', ')} not used, as in Tacker v1, where a v1 (array) entry names a registered VIM by vimId (none: the default VIM) ` +
+      `and only accessInfo.region is read: ${vimId ? 'VIM' : 'the default VIM'} "${vim.name}" (${vim.id}) is used${region}; ` +
+      'to give a VIM inline, write vimConnectionInfo in the v2 map form {"vim1": {"vimType": ..., "interfaceInfo": {"endpoint": ...}, "accessInfo": {...}}}',
+  ];
 }
 
 /** A request body with its vimConnectionInfo in the v2 map form (see normalizeVimConnectionInfo). */

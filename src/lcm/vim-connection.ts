@@ -84,15 +84,41 @@ export async function resolveVimConnection(
     throw new ValidationError(source, `${field}.vimType`, `${echo(entry.vimType)} is not a VIM type vnfm knows`, { hint: 'use kubernetes (or ETSINFV.KUBERNETES.V_1)' });
   }
   if (entry.interfaceInfo !== undefined) return inlineVim(source, field, key, await openInlineEntry(source, field, entry, lookup.open));
-  if (!entry.vimId) throw new ValidationError(source, `${field}.vimId`, 'is required: the id or name of a registered VIM', { hint: 'list them with: vnfm vim-list' });
-  const vim = lookup.find(entry.vimId);
-  if (!vim) {
-    throw new ValidationError(source, `${field}.vimId`, `no VIM ${echo(entry.vimId)} is registered`, {
-      hint: 'register it with vnfm vim-register, or give it inline with interfaceInfo.endpoint and accessInfo',
-    });
-  }
-  return registeredVim(source, `${field}.vimId`, lookup, vim);
+  return registeredVim(source, `${field}.vimId`, lookup, registeredEntryVim(source, field, lookup, entry));
 }
+
+/**
+ * The registered VIM of an entry that is not inline: the one its vimId
+ * names (by id or name), else the default VIM, as Tacker's get_vim reads
+ * one (vnfm/vim_client.py) for a v1 entry, whatever else it holds, and for a
+ * v2 entry without interfaceInfo and accessInfo.
+ */
+export function registeredEntryVim(source: string, field: string, lookup: Pick<VimLookup, 'find' | 'findDefault'>, entry: VimConnectionInfo): Vim {
+  if (!entry.vimId) {
+    const vim = lookup.findDefault();
+    if (!vim) throw new ValidationError(source, `${field}.vimId`, 'is absent, which means the default VIM, and there is no default VIM', { hint: REGISTER_HINT });
+    return vim;
+  }
+  const vim = lookup.find(entry.vimId);
+  if (!vim) throw new ValidationError(source, `${field}.vimId`, `no VIM ${echo(entry.vimId)} is registered`, { hint: REGISTER_HINT });
+  return vim;
+}
+
+const REGISTER_HINT =
+  'name a registered VIM (vnfm vim-list) or register one (vnfm vim-register, --is-default for the default); ' +
+  'a VIM given inline is an entry of the v2 map form with interfaceInfo and accessInfo (a v1 array entry always names a registered VIM, as in Tacker v1)';
+
+/** accessInfo.region of an entry naming a registered VIM: the region an OpenStack VIM is used in (of accessInfo, all Tacker v1 reads). */
+export function entryRegion(source: string, field: string, entry: VimConnectionInfo | undefined): string | undefined {
+  const region = entry?.accessInfo?.['region'];
+  if (region === undefined || region === null || region === '') return undefined;
+  if (typeof region !== 'string') throw new ValidationError(source, `${field}.accessInfo.region`, `must be a region name, not ${echo(region)}`);
+  return region;
+}
+
+/** A registered OpenStack VIM in the region an entry names (its region_name for this use); other VIMs as they are. */
+const inRegion = (vim: VimConnection, region: string | undefined): VimConnection =>
+  region && vim.spec.type === 'openstack' ? { ...vim, spec: { ...vim.spec, regionName: region } } : vim;
 
 /** The default VIM, for requests that name none. */
 export async function defaultVim(source: string, lookup: VimLookup): Promise<VimConnection> {
@@ -213,7 +239,20 @@ export async function recordedVim(
 ): Promise<Record<string, VimConnectionInfo>> {
   const key = Object.keys(given ?? {})[0] ?? 'vim1';
   if (vim.inline) return deps.seal ? sealVimConnectionInfo(given ?? {}, deps.seal) : redactVimConnectionInfo(given ?? {});
-  return { [key]: { vimId: vim.id!, vimType } };
+  // The region an OpenStack VIM is used in, when the entry names one: kept for the operations that follow.
+  const region = vim.spec.type === 'openstack' ? entryRegion('request', `vimConnectionInfo.${key}`, given?.[key]) : undefined;
+  return { [key]: { vimId: vim.id!, vimType, ...(region ? { accessInfo: { region } } : {}) } };
+}
+
+/**
+ * What an instance records of its VIM (`record`, from recordedVim): a
+ * registered one by id, with its entry when that names a region to use it
+ * in; an inline one's entry, credentials sealed.
+ */
+export function instanceVimFields(vim: VimConnection, record: Record<string, VimConnectionInfo>): Pick<VnfInstance, 'vimId' | 'vimConnectionInfo'> {
+  if (vim.inline) return { vimConnectionInfo: record };
+  const regional = Object.values(record).some((e) => e.accessInfo?.['region'] !== undefined);
+  return { vimId: vim.id!, ...(regional ? { vimConnectionInfo: record } : {}) };
 }
 
 /** What trying an inline VIM needs: the check, and the registered VIMs whose CA an inline one without its own may take. */
@@ -380,10 +419,8 @@ export async function resolveOpenStackVim(deps: LcmDeps, source: string, given: 
       throw new ValidationError(source, `${field}.vimType`, `${echo(entry.vimType)} is not an OpenStack VIM type`, { hint: 'use ETSINFV.OPENSTACK_KEYSTONE.V_3 (or openstack)' });
     }
     if (entry.interfaceInfo !== undefined) return checkedInline(deps, inlineOpenStackVim(source, field, key, await openInlineEntry(source, field, entry, deps.open)));
-    if (!entry.vimId) throw new ValidationError(source, `${field}.vimId`, 'is required: the id or name of a registered VIM', { hint: 'list them with: vnfm vim-list' });
-    const vim = deps.store.vims.find(entry.vimId);
-    if (!vim) throw new ValidationError(source, `${field}.vimId`, `no VIM ${echo(entry.vimId)} is registered`, { hint: 'register it with vnfm vim-register' });
-    return registeredOpenStackVim(source, `${field}.vimId`, lookup, vim);
+    const vim = registeredEntryVim(source, field, lookup, entry);
+    return inRegion(await registeredOpenStackVim(source, `${field}.vimId`, lookup, vim), entryRegion(source, field, entry));
   }
   if (instance.vimId || Object.keys(instance.vimConnectionInfo ?? {}).length > 0) return instanceVim(deps, instance, source, openStackVims);
   const vim = deps.store.vims.findDefault();
@@ -412,7 +449,9 @@ export async function instanceVim(deps: LcmDeps, instance: VnfInstance, source: 
         hint: `a VIM cannot be registered again under its old id: give up on what is pending (vnfm op-fail OP) and instantiate again on a registered VIM`,
       });
     }
-    return reader.registered(source, 'vimConnectionInfo', vimLookup(deps), vim);
+    // The region it was instantiated (or moved) in, when its entry named one.
+    const kept = Object.entries(instance.vimConnectionInfo ?? {}).find(([, e]) => e.vimId === instance.vimId);
+    return inRegion(await reader.registered(source, 'vimConnectionInfo', vimLookup(deps), vim), kept && entryRegion(source, `vimConnectionInfo.${kept[0]}`, kept[1]));
   }
   const [key, entry] = Object.entries(instance.vimConnectionInfo ?? {})[0] ?? [];
   if (key && entry) {

@@ -2,7 +2,11 @@
  * The heat-vnf sample's whole life on a real Keystone and Heat (no Nova or
  * Neutron: the stand-in environment of test/fixtures/heat/env/), through the
  * real program, and the faults: a template Heat rejects, a stack that ends
- * CREATE_FAILED (then rolled back).
+ * CREATE_FAILED (then rolled back). Tacker's request shapes: a v1 body
+ * written for Tacker's test cloud runs on the default VIM in its region; a
+ * change of external connectivity with vimConnectionInfo merges it into the
+ * instance and updates the stack there, and one that fails there is rolled
+ * back on the VIM the instance keeps.
  */
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -44,6 +48,9 @@ async function stack(instanceId: string): Promise<{ stack_status: string } | und
   if (res.status === 404) return undefined;
   return ((await res.json()) as { stack: { stack_status: string } }).stack;
 }
+
+/** The sample's InstantiateVnfRequest, as the tests write it. */
+const instantiateRequest = async () => JSON.parse(await readFile(join(work, 'instantiate.json'), 'utf8')) as Record<string, unknown>;
 
 async function newInstance(name: string): Promise<string> {
   return JSON.parse(await ok(['vnf-create', '--package', VNFD_ID, '--name', name, '-o', 'json'])).id as string;
@@ -131,6 +138,123 @@ describe('the heat-vnf sample on Keystone and Heat', () => {
 
       await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
       expect((await show(vnf)).instantiationState).toBe('NOT_INSTANTIATED');
+      expect(await stack(vnf)).toBeUndefined();
+    },
+    LONG,
+  );
+
+  it(
+    "a v1 body written for Tacker's test cloud (fake_vnflcm.py): instantiated on the default VIM in the entry's region, kept for scale and terminate; another region: exit 6, nothing recorded",
+    async () => {
+      const ID = 'f8c35bd0-4d67-4436-9f11-14b8a84c92aa';
+      // fake_vnflcm.py make_inst_request_body's vimConnectionInfo: no vimId, the endpoint and credentials of Tacker's devstack.
+      const v1 = (region: string) => [
+        {
+          id: ID,
+          vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_2',
+          vimConnectionId: ID,
+          interfaceInfo: { endpoint: 'http://127.0.0.1/identity' },
+          accessInfo: { username: 'nfv_user', region, password: 'devstack', tenant: '6f7c0b3e-2a4d-4c1e-9f8a-1b2c3d4e5f60' },
+        },
+      ];
+      const os1 = JSON.parse(await ok(['vim-show', 'os1', '-o', 'json'])) as { id: string; status: string };
+      await writeFile(join(work, 'v1-instantiate.json'), JSON.stringify({ ...(await instantiateRequest()), vimConnectionInfo: v1(os.keystone.region) }));
+      const vnf = await newInstance('v1-body');
+      const inst = await run(['vnf-instantiate', vnf, '--request-file', join(work, 'v1-instantiate.json'), '--heat-environment', STANDINS, '-o', 'json']);
+      expect(inst.stderr).toContain(`the default VIM "os1" (${os1.id}) is used in region "${os.keystone.region}" (accessInfo.region)`);
+      expect(inst.stderr).toContain('interfaceInfo (endpoint), accessInfo (username, password, tenant) not used, as in Tacker v1');
+      expect(inst.code).toBe(0);
+      expect((await stack(vnf))?.stack_status).toBe('CREATE_COMPLETE');
+      const shown = JSON.parse(await ok(['vnf-show', vnf, '-o', 'json'])) as { vimId: string; vimConnectionInfo: unknown };
+      expect(shown.vimId).toBe(os1.id);
+      expect(shown.vimConnectionInfo).toEqual({ [ID]: { vimId: os1.id, vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', accessInfo: { region: os.keystone.region } } });
+      expect(JSON.stringify(JSON.parse(await ok(['op-list', '--vnf', vnf, '-o', 'json'])))).not.toMatch(/devstack|nfv_user/);
+      await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect']);
+      expect(await vnfcIds(vnf)).toHaveLength(2);
+      await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
+      expect(await stack(vnf)).toBeUndefined();
+
+      // The region is the one used: the catalog has no Heat in RegionTwo.
+      await writeFile(join(work, 'v1-region-two.json'), JSON.stringify({ ...(await instantiateRequest()), vimConnectionInfo: v1('RegionTwo') }));
+      const other = await newInstance('v1-region-two');
+      const r = await run(['vnf-instantiate', other, '--request-file', join(work, 'v1-region-two.json'), '--heat-environment', STANDINS]);
+      expect(r.code).toBe(6);
+      expect(r.stderr).toMatch(/the catalog has no orchestration \(Heat\) endpoint in region "RegionTwo"/);
+      expect(JSON.parse(await ok(['op-list', '--vnf', other, '-o', 'json']))).toEqual([]);
+      // The VIM as registered (its own region) is not marked unreachable by it.
+      expect((JSON.parse(await ok(['vim-show', 'os1', '-o', 'json'])) as { status: string }).status).toBe(os1.status);
+    },
+    LONG,
+  );
+
+  it(
+    'change-ext-conn with vimConnectionInfo (paramgen.py change_ext_conn_max): merged into the instance, the stack updated on that VIM; one that fails there rolls back on the VIM the instance keeps',
+    async () => {
+      const vnf = await newInstance('ext-conn');
+      expect((await run(['vnf-instantiate', vnf, '--request-file', join(work, 'instantiate.json'), '--heat-environment', STANDINS])).code).toBe(0);
+      const vimEntry = (username: string, password: string, project: string) => ({
+        vimId: '3a1e2b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b',
+        vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+        interfaceInfo: { endpoint: os.keystone.url },
+        accessInfo: { username, region: os.keystone.region, password, project, projectDomain: 'Default', userDomain: 'Default' },
+        extra: { 'dummy-key': 'dummy-val' },
+      });
+      const body = (network: string, vim1: ReturnType<typeof vimEntry>) => ({
+        extVirtualLinks: [
+          {
+            id: 'ext-vl-2',
+            vimConnectionId: 'vim1',
+            resourceProviderId: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a',
+            resourceId: network,
+            extCps: [
+              {
+                cpdId: 'VDU1_CP1',
+                cpConfig: { VDU1_CP1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } },
+              },
+            ],
+          },
+        ],
+        vimConnectionInfo: { vim1, vim2: { ...vimEntry('dummy_user', 'dummy_password', 'dummy_project'), vimId: '4b2f3c5d-6e7f-4081-9bac-1d2e3f4a5b6c' } },
+        additionalParams: { 'dummy-key': 'dummy-val' },
+      });
+      type Shown = {
+        vimId?: string;
+        vimConnectionInfo?: Record<string, { interfaceInfo: unknown; accessInfo: Record<string, unknown>; extra: unknown }>;
+        instantiatedVnfInfo: { metadata: { heat: { nfv: { CP: Record<string, { network?: string }> } } } };
+      };
+      const shownOf = async () => JSON.parse(await ok(['vnf-show', vnf, '-o', 'json'])) as Shown;
+      const { user, project, url } = os.keystone;
+
+      await writeFile(join(work, 'ext-conn.json'), JSON.stringify(body('net-public-2', vimEntry(user.name, user.password, project))));
+      const changed = await run(['vnf-change-ext-conn', vnf, join(work, 'ext-conn.json'), '-o', 'json']);
+      expect(changed.stderr).toMatch(/vimConnectionInfo\.vim2 is not kept: an instance runs on one VIM/);
+      expect(changed.code).toBe(0);
+      expect(JSON.parse(changed.stdout)).toMatchObject({ operation: 'CHANGE_EXT_CONN', operationState: 'COMPLETED' });
+      expect((await stack(vnf))?.stack_status).toBe('UPDATE_COMPLETE');
+      const merged = await shownOf();
+      expect(merged.vimId).toBeUndefined();
+      expect(Object.keys(merged.vimConnectionInfo!)).toEqual(['vim1']);
+      expect(merged.vimConnectionInfo!['vim1']).toMatchObject({
+        interfaceInfo: { endpoint: url },
+        accessInfo: { username: user.name, password: '***', project },
+        extra: { 'dummy-key': 'dummy-val' },
+      });
+      expect(merged.instantiatedVnfInfo.metadata.heat.nfv.CP['VDU1_CP1']?.network).toBe('net-public-2');
+
+      // The admin of another project: Keystone takes the credentials, but its Heat has no such stack.
+      await writeFile(join(work, 'ext-conn-elsewhere.json'), JSON.stringify(body('net-public-3', vimEntry('admin', os.keystone.adminPassword, 'admin'))));
+      const failed = await run(['vnf-change-ext-conn', vnf, join(work, 'ext-conn-elsewhere.json')]);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/FAILED_TEMP/);
+      expect((await shownOf()).vimConnectionInfo).toEqual(merged.vimConnectionInfo);
+      const op = (JSON.parse(await ok(['op-list', '--vnf', vnf, '--state', 'FAILED_TEMP', '-o', 'json'])) as Array<{ id: string }>)[0]!;
+      await ok(['op-rollback', op.id]);
+      const back = await shownOf();
+      expect(back.vimConnectionInfo).toEqual(merged.vimConnectionInfo);
+      expect(back.instantiatedVnfInfo.metadata.heat.nfv.CP['VDU1_CP1']?.network).toBe('net-public-2');
+      expect((await stack(vnf))?.stack_status).toBe('UPDATE_COMPLETE');
+
+      await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
       expect(await stack(vnf)).toBeUndefined();
     },
     LONG,

@@ -1,10 +1,14 @@
 /**
  * Request bodies shaped like those Tacker's functional tests send, through
  * the real program on a Kubernetes API with no VIM registered: the VIM given
- * inline (the cluster's endpoint, CA and token in the request), in the v2
- * map and in the v1 array. Instantiate, scale, heal (by v2 vnfcInfo ids and
- * by v1 vnfcResourceInfo ids), retry after a killed vnfm and terminate all
- * reach the cluster with the credentials kept, sealed, with the instance.
+ * inline (the cluster's endpoint, CA and token in the request) in the v2
+ * map. Instantiate, scale, heal (by v2 vnfcInfo ids), retry after a killed
+ * vnfm and terminate all reach the cluster with the credentials kept,
+ * sealed, with the instance. The v1 array is read as Tacker v1 reads it: an
+ * entry without vimId is the default VIM, whatever endpoint and token it
+ * carries (a notice says they are not used), one with a vimId that VIM, and
+ * a vimId not registered is refused (exit 2); heal takes v1
+ * vnfcResourceInfo ids.
  * The request's namespace wins over the manifests' and is used by every
  * operation. A wrong inline token is refused (exit 6) before anything is
  * recorded; a request mixing the v1 and v2 forms is refused (exit 2). A v2
@@ -52,7 +56,7 @@ const v2Vim = (token: string) => ({
   },
 });
 
-/** SOL003 2.6.1's array, as Tacker v1 takes it. */
+/** SOL003 2.6.1's array with a vimId no VIM has and a VIM's endpoint and token beside it: Tacker v1 looks the vimId up, and uses nothing else. */
 const v1Vim = (token: string) => [
   {
     id: '7c8f9d0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f',
@@ -195,23 +199,73 @@ describe('the VIM inline, as Tacker v2 requests give it', () => {
   });
 });
 
-describe('the VIM inline in the v1 array, as SOL003 2.6.1 gives it', () => {
-  it('instantiate, heal by vnfcResourceInfo id (v1), terminate', async () => {
-    const vnf = json<{ id: string }>((await ok(['vnf-create', '--package', 'basic-cnf', '--name', 'v1-inline', '-o', 'json'])).stdout).id;
-    await ok(['vnf-instantiate', 'v1-inline', '--request-file', write('v1-instantiate.json', instantiateBody(v1Vim(cluster.token)))]);
-    const shown = json<{ vimConnectionInfo: Record<string, unknown>; instantiatedVnfInfo: { vnfcResourceInfo: { id: string; vduId: string }[] } }>(
-      (await ok(['vnf-show', 'v1-inline', '-o', 'json'])).stdout,
+describe('the v1 array, as Tacker v1 reads it: a registered VIM by vimId, else the default VIM; never a VIM inline', () => {
+  /** A home of its own with the cluster registered as the default VIM, and the package onboarded. */
+  async function withDefaultVim(name: string) {
+    const own = newHome();
+    const run = okWith((args) => vnfm(args, { home: own }));
+    const vimConfig = join(dir, `${name}-vim.yaml`);
+    cluster.writeVimConfig(vimConfig, NS);
+    await run(['vim-register', '--config-file', vimConfig, '--is-default', name]);
+    await run(['vnfpkg-onboard', join(dir, 'package'), '--name', 'basic-cnf']);
+    const vimId = json<{ id: string }>((await run(['vim-show', name, '-o', 'json'])).stdout).id;
+    return { own, run, vimId };
+  }
+
+  it('an entry without vimId, its endpoint and token for a cluster that does not answer: instantiated on the default VIM (a notice says so), heal by vnfcResourceInfo id, terminate', async () => {
+    const { run, vimId } = await withDefaultVim('k8s-default');
+    const vnf = json<{ id: string }>((await run(['vnf-create', '--package', 'basic-cnf', '--name', 'v1-default', '-o', 'json'])).stdout).id;
+    const v1 = [
+      {
+        id: '7c8f9d0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f',
+        vimType: 'kubernetes',
+        interfaceInfo: { endpoint: 'https://127.0.0.1:1/', ssl_ca_cert: cluster.caPem },
+        accessInfo: { bearer_token: 'a-token-for-another-cluster' },
+      },
+    ];
+    const inst = await run(['vnf-instantiate', 'v1-default', '--request-file', write('v1-default.json', instantiateBody(v1)), '-o', 'json']);
+    expect(json(inst.stdout)).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
+    expect(inst.stderr).toContain(
+      `vimConnectionInfo[0]: interfaceInfo (endpoint, ssl_ca_cert), accessInfo (bearer_token) not used, as in Tacker v1, where a v1 (array) entry names a registered VIM by vimId (none: the default VIM)`,
     );
-    // Kept in the v2 map form, keyed by the v1 entry's id.
-    expect(Object.keys(shown.vimConnectionInfo)).toEqual(['7c8f9d0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f']);
+    expect(inst.stderr).toContain(`the default VIM "k8s-default" (${vimId}) is used;`);
+    expect(await objectsOf(vnf)).toHaveLength(4);
+    const shown = json<{ vimId?: string; vimConnectionInfo?: unknown; instantiatedVnfInfo: { vnfcResourceInfo: { id: string; vduId: string }[] } }>(
+      (await run(['vnf-show', 'v1-default', '-o', 'json'])).stdout,
+    );
+    expect(shown.vimId).toBe(vimId);
+    expect(shown.vimConnectionInfo).toBeUndefined();
     const pod = shown.instantiatedVnfInfo.vnfcResourceInfo.find((r) => r.vduId === 'VDU1')!.id;
     const healed = json<{ resourceChanges: { affectedVnfcs: { id: string; changeType: string }[] } }>(
-      (await ok(['vnf-heal', 'v1-inline', '--vnfc-instance', pod, '-o', 'json'])).stdout,
+      (await run(['vnf-heal', 'v1-default', '--vnfc-instance', pod, '-o', 'json'])).stdout,
     );
     expect(healed.resourceChanges.affectedVnfcs).toContainEqual(expect.objectContaining({ id: `VDU1-${pod}`, changeType: 'REMOVED' }));
-    expect(homeText()).not.toContain(cluster.token);
-    await ok(['vnf-terminate', 'v1-inline', '--yes', '--termination-type', 'FORCEFUL']);
+    await run(['vnf-terminate', 'v1-default', '--yes', '--termination-type', 'FORCEFUL']);
     expect(await objectsOf(vnf)).toEqual([]);
+    // What the body carried was never kept.
+    expect(JSON.stringify(json((await run(['op-list', '--vnf', vnf, '-o', 'json'])).stdout))).not.toContain('a-token-for-another-cluster');
+  });
+
+  it("base.py's entry naming the registered VIM by vimId, with the extra Tacker's v1 Helm test adds: instantiated there; a vimId not registered: exit 2, nothing recorded", async () => {
+    const { own, run } = await withDefaultVim('k8s-named');
+    await run(['vim-register', '--config-file', join(dir, 'k8s-named-vim.yaml'), 'k8s-other']);
+    const otherId = json<{ id: string }>((await run(['vim-show', 'k8s-other', '-o', 'json'])).stdout).id;
+    const vnf = json<{ id: string }>((await run(['vnf-create', '--package', 'basic-cnf', '--name', 'v1-named', '-o', 'json'])).stdout).id;
+    const entry = { id: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d', vimId: otherId, vimType: 'kubernetes', extra: { 'dummy-key': 'dummy-val' } };
+    const inst = await run(['vnf-instantiate', 'v1-named', write('v1-named.json', instantiateBody([entry])), '-o', 'json']);
+    expect(json(inst.stdout)).toMatchObject({ operationState: 'COMPLETED' });
+    expect(inst.stderr).toContain(`extra not used, as in Tacker v1`);
+    expect(inst.stderr).toContain(`VIM "k8s-other" (${otherId}) is used;`);
+    expect(json<{ vimId: string }>((await run(['vnf-show', 'v1-named', '-o', 'json'])).stdout).vimId).toBe(otherId);
+    await run(['vnf-terminate', 'v1-named', '--yes', '--termination-type', 'FORCEFUL']);
+    expect(await objectsOf(vnf)).toEqual([]);
+
+    const r = await vnfm(['vnf-instantiate', 'v1-named', write('v1-unknown.json', instantiateBody(v1Vim(cluster.token)))], { home: own });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/vimConnectionInfo\.7c8f9d0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f\.vimId: no VIM "?b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e"? is registered/);
+    expect(r.stderr).toMatch(/a v1 array entry always names a registered VIM, as in Tacker v1/);
+    expect(r.stderr).not.toContain(cluster.token);
+    expect(json<{ operation: string }[]>((await run(['op-list', '--vnf', vnf, '-o', 'json'])).stdout).map((o) => o.operation)).toEqual(['INSTANTIATE', 'TERMINATE']);
   });
 });
 
@@ -230,10 +284,11 @@ describe('bad input', () => {
 
   it('a request mixing the v1 and v2 forms is refused with exit 2, naming both', async () => {
     const vnf = json<{ id: string }>((await ok(['vnf-create', '--package', 'basic-cnf', '--name', 'mixed', '-o', 'json'])).stdout).id;
-    const mixed = v1Vim(cluster.token).map((e) => ({ ...e, extra: { 'dummy-key': 'dummy-val' } }));
+    // A v2 map entry with the v1 array's id.
+    const mixed = { vim1: { id: 'vim1', ...v2Vim(cluster.token).vim1 } };
     const r = await vnfm(['vnf-instantiate', 'mixed', '--request-file', write('mixed.json', instantiateBody(mixed))], { home });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/vimConnectionInfo\[0\]\.extra: .*mixes the v1 and v2 forms/);
+    expect(r.stderr).toMatch(/vimConnectionInfo\.vim1\.id: .*mixes the v1 and v2 forms/);
     expect(r.stderr).toMatch(/v1 array .*v2 map/);
     expect(json((await ok(['op-list', '--vnf', vnf, '-o', 'json'])).stdout)).toEqual([]);
   });

@@ -1,6 +1,8 @@
 /**
  * Request bodies in both Tacker API versions: vimConnectionInfo as the v1
- * array and the v2 map (a request mixing them refused), inline credentials
+ * array and the v2 map (a request mixing them refused), a v1 entry read as
+ * Tacker v1 reads it (a registered VIM by vimId, else the default one, in
+ * the entry's region; its endpoint and credentials unused), inline credentials
  * sealed where they are kept and opened again for later operations, heal by
  * v1 or v2 VNFC ids, the Helm driver's parameters refused, and Tacker v2's
  * namespace rule. An inline Kubernetes VIM without ssl_ca_cert (which Tacker
@@ -19,16 +21,20 @@ import type { KubeObject } from '../../src/infra/kubernetes/driver-contract.js';
 import type { LcmDeps, VimConnection, VnfInstance } from '../../src/lcm/index.js';
 import { levelReplicas } from '../../src/lcm/index.js';
 import { chooseNamespace } from '../../src/lcm/planners/kubernetes.js';
-import { checkHealRequest, checkInstantiateRequest, normalizeRequest, normalizeVimConnectionInfo } from '../../src/lcm/requests.js';
+import { checkHealRequest, checkInstantiateRequest, normalizeRequest, normalizeVimConnectionInfo, v1VimNotices } from '../../src/lcm/requests.js';
 import {
   checkedInline,
   instanceVim,
+  instanceVimFields,
   keepsCredentials,
   kubernetesVims,
   openInlineVim,
+  openStackVims,
   recordedVim,
+  resolveOpenStackVim,
   resolveVimConnection,
   sealVimConnectionInfo,
+  vimLookup,
   type InlineCheckDeps,
   type VimLookup,
 } from '../../src/lcm/vim-connection.js';
@@ -106,24 +112,27 @@ const noDefault = async (): Promise<VimConnection> => {
 };
 
 describe('vimConnectionInfo in both Tacker API versions', () => {
-  it("takes the v1 array (SOL003 2.6.1) as the v2 map keyed by the entries' ids", () => {
-    const v1 = [{ id: 'vim-a', vimId: 'k8s', vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://127.0.0.1:6443' }, accessInfo: { bearer_token: 't' } }];
-    expect(normalizeVimConnectionInfo('r.json', v1)).toEqual({
-      'vim-a': { vimId: 'k8s', vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://127.0.0.1:6443' }, accessInfo: { bearer_token: 't' } },
-    });
+  it("takes the v1 array (SOL003 2.6.1) as the v2 map keyed by the entries' ids, each entry as Tacker v1 reads it (vimId, vimType, accessInfo.region)", () => {
+    // Tacker's own v1 Helm bodies carry extra, which Tacker v1 replaces with the registered VIM's.
+    const v1 = [
+      {
+        id: 'vim-a',
+        vimId: 'k8s',
+        vimType: 'kubernetes',
+        interfaceInfo: { endpoint: 'https://127.0.0.1:6443' },
+        accessInfo: { bearer_token: 't', region: 'RegionOne' },
+        extra: { use_helm: true },
+      },
+    ];
+    expect(normalizeVimConnectionInfo('r.json', v1)).toEqual({ 'vim-a': { vimId: 'k8s', vimType: 'kubernetes', accessInfo: { region: 'RegionOne' } } });
     const v2 = { vim1: { vimId: 'k8s', vimType: 'ETSINFV.KUBERNETES.V_1' } };
     expect(normalizeVimConnectionInfo('r.json', v2)).toEqual(v2);
     expect(normalizeRequest('r.json', { flavourId: 'simple', vimConnectionInfo: v1 })).toMatchObject({ flavourId: 'simple', vimConnectionInfo: { 'vim-a': { vimId: 'k8s' } } });
   });
 
-  it.each([
-    // A v1 array entry with v2's `extra`.
-    [[{ id: 'a', vimId: 'k8s', extra: { dummy: 1 } }], 'vimConnectionInfo[0].extra'],
-    // A v2 map entry with v1's `id`.
-    [{ vim1: { id: 'vim1', vimId: 'k8s' } }, 'vimConnectionInfo.vim1.id'],
-  ])('refuses a request mixing the v1 and v2 forms (%j), naming both', (info, field) => {
-    const err = refused(() => checkInstantiateRequest('r.json', { flavourId: 'simple', vimConnectionInfo: info }, base, vnfd, pkg));
-    expect(err.field).toBe(field);
+  it('refuses a request mixing the v1 and v2 forms (a v2 map entry with v1 id), naming both', () => {
+    const err = refused(() => checkInstantiateRequest('r.json', { flavourId: 'simple', vimConnectionInfo: { vim1: { id: 'vim1', vimId: 'k8s' } } }, base, vnfd, pkg));
+    expect(err.field).toBe('vimConnectionInfo.vim1.id');
     expect(err.exitCode).toBe(ExitCode.usage);
     expect(err.message).toMatch(/mixes the v1 and v2 forms/);
     expect(err.hint).toMatch(/v1 array .*v2 map/);
@@ -136,6 +145,120 @@ describe('vimConnectionInfo in both Tacker API versions', () => {
     ['k8s', 'vimConnectionInfo'],
   ])('refuses the malformed %j at %s', (info, field) => {
     expect(refused(() => normalizeVimConnectionInfo('r.json', info)).field).toBe(field);
+  });
+});
+
+describe('a v1 (array) entry as Tacker v1 reads it: a registered VIM by vimId, else the default one, and accessInfo.region', () => {
+  const vimOf = (name: string, type: 'openstack' | 'kubernetes', isDefault: boolean): Vim => ({
+    id: `vim-${name}`,
+    name,
+    description: '',
+    isDefault,
+    spec:
+      type === 'openstack'
+        ? { type, authUrl: 'http://127.0.0.1:5000/v3', projectName: 'vnf', auth: { method: 'password', username: 'vnfuser' }, verifyTls: true }
+        : { type, authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: true },
+    secretNames: [type === 'openstack' ? 'password' : 'bearerToken'],
+    status: 'REACHABLE',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  });
+  /** LcmDeps over a real store holding `vims` (the first one the default), their secrets sealed with the keyring. */
+  function depsWith(...vims: Vim[]): LcmDeps {
+    const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-v1-vim-')), 'home'));
+    for (const vim of vims)
+      store.vims.insert(vim, sealSecrets(keyring, vim.spec.type === 'openstack' ? { password: `${vim.name}-password` } : { bearerToken: `${vim.name}-token` }));
+    return { store, openVimSecrets: (vim: Vim) => openSecrets(store.vims, keyring, vim), open } as unknown as LcmDeps;
+  }
+  const ID = 'f8c35bd0-4d67-4436-9f11-14b8a84c92aa';
+  /** fake_vnflcm.py make_inst_request_body's vimConnectionInfo: no vimId, the endpoint and credentials of Tacker's test cloud. */
+  const tackerV1 = (region = 'RegionOne') => [
+    {
+      id: ID,
+      vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_2',
+      vimConnectionId: ID,
+      interfaceInfo: { endpoint: 'http://127.0.0.1/identity' },
+      accessInfo: { username: 'nfv_user', region, password: 'devstack', tenant: '6f7c0b3e-2a4d-4c1e-9f8a-1b2c3d4e5f60' },
+    },
+  ];
+
+  it("without vimId: the default VIM in the entry's region, kept for the operations that follow; the endpoint and credentials unused, and said so", async () => {
+    const deps = depsWith(vimOf('os1', 'openstack', true), vimOf('os2', 'openstack', false));
+    const given = normalizeVimConnectionInfo('r.json', tackerV1())!;
+    const vim = await resolveOpenStackVim(deps, 'r.json', given, base);
+    expect(vim).toMatchObject({
+      inline: false,
+      id: 'vim-os1',
+      name: 'os1',
+      spec: { authUrl: 'http://127.0.0.1:5000/v3', regionName: 'RegionOne' },
+      secrets: { password: 'os1-password' },
+    });
+    const record = await recordedVim({ seal }, vim, given, 'ETSINFV.OPENSTACK_KEYSTONE.V_3');
+    expect(record).toEqual({ [ID]: { vimId: 'vim-os1', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', accessInfo: { region: 'RegionOne' } } });
+    expect(JSON.stringify(record)).not.toMatch(/devstack|nfv_user|identity/);
+    const [notice, ...more] = v1VimNotices(vimLookup(deps), { flavourId: 'simple', vimConnectionInfo: tackerV1() });
+    expect(more).toEqual([]);
+    expect(notice).toMatch(/^vimConnectionInfo\[0\]: interfaceInfo \(endpoint\), accessInfo \(username, password, tenant\) not used, as in Tacker v1/);
+    expect(notice).toMatch(/the default VIM "os1" \(vim-os1\) is used in region "RegionOne" \(accessInfo\.region\)/);
+    expect(notice).not.toMatch(/devstack/);
+    // The instance keeps the region with the VIM: scale, heal, terminate and a retry from the recorded request use it too.
+    const fields = instanceVimFields(vim, record);
+    expect(fields).toEqual({ vimId: 'vim-os1', vimConnectionInfo: record });
+    expect((await instanceVim(deps, { ...instantiated, ...fields }, 'scale.json', openStackVims)).spec.regionName).toBe('RegionOne');
+    expect((await resolveOpenStackVim(deps, 'occurrence', record, base)).spec.regionName).toBe('RegionOne');
+    // Another region is the one used: Keystone's catalog then decides whether Heat is there.
+    expect((await resolveOpenStackVim(deps, 'r.json', normalizeVimConnectionInfo('r.json', tackerV1('RegionTwo')), base)).spec.regionName).toBe('RegionTwo');
+  });
+
+  it('with vimId: that registered VIM, whatever credentials the entry carries; a vimId not registered, or no default VIM, is refused (exit 2)', async () => {
+    const deps = depsWith(vimOf('os1', 'openstack', true), vimOf('os2', 'openstack', false));
+    // tests/functional/sol/vnflcm/base.py's shape, with credentials for another cloud beside it.
+    const entry = { id: ID, vimId: 'vim-os2', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_2', interfaceInfo: { endpoint: 'http://192.0.2.1/identity' }, accessInfo: { password: 'x' } };
+    const vim = await resolveOpenStackVim(deps, 'r.json', normalizeVimConnectionInfo('r.json', [entry]), base);
+    expect(vim).toMatchObject({ inline: false, id: 'vim-os2', secrets: { password: 'os2-password' } });
+    expect(vim.spec.regionName).toBeUndefined();
+    expect(v1VimNotices(vimLookup(deps), { vimConnectionInfo: [entry] })[0]).toMatch(/accessInfo \(password\) not used, .*: VIM "os2" \(vim-os2\) is used;/);
+    // Nothing unused, nothing said.
+    expect(v1VimNotices(vimLookup(deps), { vimConnectionInfo: [{ id: ID, vimId: 'vim-os2', vimType: 'openstack' }] })).toEqual([]);
+
+    const unknown = await resolveOpenStackVim(deps, 'r.json', normalizeVimConnectionInfo('r.json', [{ ...entry, vimId: 'b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e' }]), base).catch(
+      (e: unknown) => e,
+    );
+    expect(unknown).toBeInstanceOf(ValidationError);
+    expect((unknown as ValidationError).field).toBe(`vimConnectionInfo.${ID}.vimId`);
+    expect((unknown as ValidationError).exitCode).toBe(ExitCode.usage);
+    expect((unknown as ValidationError).hint).toMatch(/v2 map form with interfaceInfo and accessInfo \(a v1 array entry always names a registered VIM, as in Tacker v1\)/);
+    const none = depsWith(vimOf('os2', 'openstack', false));
+    await expect(resolveOpenStackVim(none, 'r.json', normalizeVimConnectionInfo('r.json', tackerV1()), base)).rejects.toThrow(
+      /vimId: is absent, which means the default VIM, and there is no default VIM/,
+    );
+  });
+
+  it('a Kubernetes entry without vimId is the default Kubernetes VIM, not a VIM inline', async () => {
+    const deps = depsWith(vimOf('k8s', 'kubernetes', true));
+    const v1 = [{ id: ID, vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://192.0.2.1:6443' }, accessInfo: { bearer_token: 'body-token' } }];
+    const vim = await resolveVimConnection('r.json', normalizeVimConnectionInfo('r.json', v1), vimLookup(deps), noDefault);
+    expect(vim).toMatchObject({ inline: false, id: 'vim-k8s', spec: { authUrl: 'https://127.0.0.1:6443' }, secrets: { bearerToken: 'k8s-token' } });
+  });
+
+  it('a v2 inline entry (paramgen.py shape) still connects as given: endpoint, credentials and region', async () => {
+    const deps = depsWith(vimOf('os1', 'openstack', true));
+    const access = { username: 'nfv_user', region: 'RegionOne', password: 'devstack', project: 'nfv', projectDomain: 'Default', userDomain: 'Default' };
+    const given = {
+      vim1: {
+        vimId: ID,
+        vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+        interfaceInfo: { endpoint: 'http://192.0.2.1/identity/v3' },
+        accessInfo: access,
+        extra: { 'dummy-key': 'dummy-val' },
+      },
+    };
+    expect(await resolveOpenStackVim(deps, 'r.json', normalizeVimConnectionInfo('r.json', given), base)).toMatchObject({
+      inline: true,
+      spec: { authUrl: 'http://192.0.2.1/identity/v3', regionName: 'RegionOne', projectName: 'nfv', auth: { username: 'nfv_user' } },
+      secrets: { password: 'devstack' },
+    });
+    expect(v1VimNotices(vimLookup(deps), { vimConnectionInfo: given })).toEqual([]);
   });
 });
 

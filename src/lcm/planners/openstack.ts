@@ -32,7 +32,7 @@ import { groupSizes, policySignal, vduGroups } from '../heat-scaling.js';
 import { openOnboarded, packageOf } from '../package-content.js';
 import { carriedScaleLevels, levelReplicas } from '../replicas.js';
 import { checkHealRequest, checkScaleRequest, checkTerminateRequest, checkChangePackageShape, flavourOf } from '../requests.js';
-import { OPENSTACK_VIM_TYPES, openStackVims, RECORDED_OPENSTACK_VIM_TYPE, recordedVim, resolveOpenStackVim } from '../vim-connection.js';
+import { instanceVimFields, OPENSTACK_VIM_TYPES, openStackVims, RECORDED_OPENSTACK_VIM_TYPE, recordedVim, resolveOpenStackVim } from '../vim-connection.js';
 import { packageIdentity } from '../../model/package.js';
 import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
 import type { Planner, PlanOperation } from './planner.js';
@@ -155,7 +155,7 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
         metadata: { namespace: '', 'lcm-kubernetes-def-files': [], vduReplicas: level.replicas, heat },
       };
       const { vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
-      return { ...rest, instantiationState: 'INSTANTIATED', ...(vim.inline ? { vimConnectionInfo: vimRecord } : { vimId: vim.id! }), instantiatedVnfInfo: info };
+      return { ...rest, instantiationState: 'INSTANTIATED', ...instanceVimFields(vim, vimRecord), instantiatedVnfInfo: info };
     },
   };
 };

@@ -13,7 +13,9 @@ export function vnfInstantiateCommand(ctx: Context): Command {
 The request (Tacker v2 / SOL003): flavourId, instantiationLevelId,
 vimConnectionInfo ({"vim1": {"vimId": "NAME-OR-ID", "vimType": "kubernetes"}},
 or inline with interfaceInfo.endpoint and accessInfo; the default VIM when
-absent), additionalParams with lcm-kubernetes-def-files and namespace.
+absent; as in Tacker v1, an entry of the v1 array form names a registered VIM
+by vimId, the default VIM without one, and only its accessInfo.region is
+read: its endpoint and credentials are not used), additionalParams with lcm-kubernetes-def-files and namespace.
 The namespace must exist on the cluster (else exit 6, nothing recorded),
 unless the package creates it or --create-namespace (additionalParams
 vnfm_create_namespace: true) asks vnfm to; terminate leaves it.

@@ -47,8 +47,11 @@ export function vnfChangeExtConnCommand(ctx: Context): Command {
       'after',
       `
 The request: extVirtualLinks (each replaces the instance's link of the same
-id), additionalParams. The connection points they name get the new network,
-port or fixed IPs in the stack's nfv parameter. A Kubernetes VNF is refused
+id), vimConnectionInfo, additionalParams. The connection points they name get
+the new network, port or fixed IPs in the stack's nfv parameter.
+vimConnectionInfo in the v2 map form is merged into the instance as vnf-update
+merges it (Tacker v2), and the stack is updated on the VIM it gives; in the v1
+array form it is not used, as in Tacker v1. A Kubernetes VNF is refused
 (exit 2, nothing recorded), as Tacker refuses it. Recorded as an occurrence
 CHANGE_EXT_CONN: op-retry, op-rollback (the stack's nfv as before) or op-fail.`,
     )
