@@ -3,11 +3,21 @@
  * Python file of the package) and `lcm-operation-user-data-class` (a class
  * in it) ask Tacker to compute the Heat stack's parameters with that class
  * (v1: tacker/vnfm/lcm_user_data; v2: sol_refactored's userdata_*.py).
- * vnfm builds the `nfv` parameter itself (heat-nfv.ts), the way Tacker v2's
- * DefaultUserData does, and runs no user-data class: a request that names
- * one is refused before anything is recorded, never quietly served by the
- * builder in its place.
+ *
+ * vnfm runs no user-data class. It builds the `nfv` parameter itself
+ * (heat-nfv.ts), from the VNFD and the request, and so serves natively the
+ * two classes whose result that is:
+ * - Tacker v2's DefaultUserData (userdata_default.py, as packages ship it),
+ *   the class Tacker v2 itself uses when a request names none;
+ * - Tacker v1's sample user data (lcm_user_data.py), whose `instantiate`
+ *   returns `create_final_param_dict` over `create_initial_param_dict`,
+ *   `create_vdu_flavor_dict`, `create_vdu_image_dict` and
+ *   `create_cpd_vl_dict`, and nothing else.
+ * A class is recognised by its name and by its file's content, never by the
+ * name alone. Every other class (Tacker's StandardUserData among them) is
+ * refused before anything is recorded, never quietly served by the builder.
  */
+import { openStoredZip } from '../csar/index.js';
 import { echo, ValidationError } from '../errors.js';
 
 export const USER_DATA = 'lcm-operation-user-data';
@@ -24,36 +34,111 @@ export function userDataMember(path: string): string {
     .join('/');
 }
 
+/** The user-data classes vnfm serves natively. */
+export type NativeUserData = 'tacker-v2-default' | 'tacker-v1-sample';
+
+/** The code of a Python file without comments, blank space and line continuations. */
+function compact(python: string): string {
+  return python
+    .split('\n')
+    .map((line) => line.replace(/#.*$/, ''))
+    .join('\n')
+    .replace(/\\\n/g, '')
+    .replace(/[ \t]+/g, '');
+}
+
+/** The calls Tacker v2's DefaultUserData makes (userdata_default.py `instantiate`). */
+const DEFAULT_V2_CALLS = [
+  'userdata_utils.get_vnfd(',
+  'userdata_utils.init_nfv_dict(',
+  'userdata_utils.get_param_flavor(',
+  'userdata_utils.get_param_image(',
+  'userdata_utils.get_param_zone(',
+  'userdata_utils.get_param_capacity(',
+  'userdata_utils.get_param_network(',
+  'userdata_utils.get_param_fixed_ips(',
+  'inst_utils.json_merge_patch(',
+];
+
+function isDefaultV2(cls: string, code: string): boolean {
+  return (
+    cls === 'DefaultUserData' &&
+    code.includes('fromtacker.sol_refactored.infra_drivers.openstackimportuserdata_utils') &&
+    code.includes('classDefaultUserData(userdata_utils.AbstractUserData):') &&
+    DEFAULT_V2_CALLS.every((call) => code.includes(call))
+  );
+}
+
+/** Tacker v1's sample `instantiate`: the four utility dicts, create_final_param_dict over them, returned. */
+function isSampleV1(cls: string, code: string): boolean {
+  const alias = /\nimporttacker\.vnfm\.lcm_user_data\.utilsas(\w+)\n/.exec(code)?.[1];
+  if (!alias || !code.includes(`\nclass${cls}(AbstractUserData):`) || !code.includes('\nfromtacker.vnfm.lcm_user_data.abstract_user_dataimportAbstractUserData\n')) return false;
+  const start = code.indexOf(`\nclass${cls}(AbstractUserData):`);
+  const body = /@staticmethod\ndefinstantiate\(([^)]*)\):\n([\s\S]*?)(?=\n@|\ndef|\nclass|$)/.exec(code.slice(start));
+  if (!body) return false;
+  const statements = body[2]!.replace(/\(\n/g, '(').replace(/,\n/g, ',').split('\n').filter(Boolean);
+  const call = (fn: string, args: string) => new RegExp(`^(\\w+)=${alias}\\.${fn}\\(${args}\\)$`);
+  const steps = [
+    call('create_initial_param_dict', 'base_hot_dict'),
+    call('create_vdu_flavor_dict', 'vnfd_dict'),
+    call('create_vdu_image_dict', 'grant_info'),
+    call('create_cpd_vl_dict', 'base_hot_dict,inst_req_info'),
+  ];
+  if (statements.length !== 6) return false;
+  const names = steps.map((re, i) => re.exec(statements[i]!)?.[1]);
+  if (names.some((n) => n === undefined)) return false;
+  const final = call('create_final_param_dict', names.join(',')).exec(statements[4]!)?.[1];
+  return final !== undefined && statements[5] === `return${final}`;
+}
+
+const SUPPORTED =
+  "vnfm runs no user-data class: it builds the Heat stack's nfv parameter itself, and serves natively Tacker v2's DefaultUserData (userdata_default.py) " +
+  "and Tacker v1's sample user data (an instantiate returning create_final_param_dict of create_initial_param_dict, create_vdu_flavor_dict, create_vdu_image_dict and create_cpd_vl_dict)";
+
 /**
- * Refuses a request whose additionalParams name LCM user data: vnfm cannot
- * run it. The message names the file and the class, whether the package has
- * the file, and what vnfm does instead.
+ * The user data a request names (undefined: none), checked: one vnfm serves
+ * natively, with a notice saying so, else a refusal (exit 2) naming the file,
+ * the class, whether the package has the file, and what vnfm supports.
  */
-export function refuseUserData(source: string, params: unknown, pkg: { id: string; hasMember(path: string): boolean }): void {
-  if (!isObject(params) || (params[USER_DATA] === undefined && params[USER_DATA_CLASS] === undefined)) return;
+export async function checkUserData(
+  source: string,
+  params: unknown,
+  pkg: { id: string; zip: string; hasMember(path: string): boolean },
+): Promise<{ kind: NativeUserData; notice: string } | undefined> {
+  if (!isObject(params) || (params[USER_DATA] === undefined && params[USER_DATA_CLASS] === undefined)) return undefined;
   const file = params[USER_DATA];
   const cls = params[USER_DATA_CLASS];
+  const both = `Tacker names both: "${USER_DATA}": "./UserData/<file>.py" and "${USER_DATA_CLASS}": "<class>"`;
   if (typeof file !== 'string' || file === '') {
     throw new ValidationError(source, `additionalParams.${USER_DATA}`, file === undefined ? `is required with ${USER_DATA_CLASS}` : `${echo(file)} is not a file path`, {
-      hint: `Tacker names both: "${USER_DATA}": "./UserData/<file>.py" and "${USER_DATA_CLASS}": "<class>"`,
+      hint: both,
     });
   }
   if (typeof cls !== 'string' || cls === '') {
     throw new ValidationError(source, `additionalParams.${USER_DATA_CLASS}`, cls === undefined ? `is required with ${USER_DATA}` : `${echo(cls)} is not a class name`, {
-      hint: `Tacker names both: "${USER_DATA}": "./UserData/<file>.py" and "${USER_DATA_CLASS}": "<class>"`,
+      hint: both,
     });
   }
   const member = userDataMember(file);
-  const where = pkg.hasMember(member) ? `${member} of package ${pkg.id}` : `${member}, which package ${pkg.id} does not have`;
-  throw new ValidationError(
-    source,
-    `additionalParams.${USER_DATA}`,
-    `asks for Tacker's LCM user data ${echo(file)} (class ${echo(cls)}, in ${where}); vnfm runs no user-data class: ` +
-      "it builds the Heat stack's nfv parameter itself, from the VNFD and the request, as Tacker v2's DefaultUserData does",
-    {
+  const refuse = (where: string, why = '') =>
+    new ValidationError(source, `additionalParams.${USER_DATA}`, `asks for Tacker's LCM user data ${echo(file)} (class ${echo(cls)}, in ${where})${why}; ${SUPPORTED}`, {
       hint:
         `to have vnfm build the parameters, remove ${USER_DATA} and ${USER_DATA_CLASS} from additionalParams (values the Base HOT needs beyond them ` +
         'go in additionalParams.nfv, merged over what vnfm builds); nothing was recorded',
-    },
-  );
+    });
+  if (!pkg.hasMember(member)) throw refuse(`${member}, which package ${pkg.id} does not have`);
+  const files = await openStoredZip(pkg.zip);
+  let code: string;
+  try {
+    code = `\n${compact(await files.readText(member))}\n`;
+  } finally {
+    await files.close();
+  }
+  const where = `${member} of package ${pkg.id}`;
+  const said = `${USER_DATA} ${file} (class ${cls})`;
+  if (isDefaultV2(cls, code)) return { kind: 'tacker-v2-default', notice: `${said} is Tacker v2's DefaultUserData: vnfm builds the same nfv parameter itself` };
+  if (isSampleV1(cls, code)) {
+    return { kind: 'tacker-v1-sample', notice: `${said} is Tacker v1's sample user data (create_final_param_dict): vnfm builds the same nfv parameter itself` };
+  }
+  throw refuse(where, cls === 'StandardUserData' ? " — Tacker v2's StandardUserData, whose per-VDU parameters vnfm does not build" : '');
 }

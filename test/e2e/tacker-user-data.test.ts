@@ -51,6 +51,11 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
+  // Tacker v2's StandardUserData as a package names it (our own stand-in text): not built natively.
+  await writeFile(
+    join(pkgDir, 'UserData/userdata_standard.py'),
+    ['from tacker.sol_refactored.infra_drivers.openstack import userdata_utils', '', '', 'class StandardUserData(userdata_utils.AbstractUserData):', '    pass', ''].join('\n'),
+  );
   await ok(['vnfpkg-onboard', pkgDir, '--name', 'heat-vnf-user-data']);
 });
 
@@ -77,6 +82,13 @@ describe("Tacker's lcm-operation-user-data on an OpenStack VNF", () => {
     expect(r.stderr).toContain('UserData/site_user_data.py of package');
     expect(r.stderr).toContain('vnfm runs no user-data class');
     expect(r.stderr).toMatch(/remove lcm-operation-user-data and lcm-operation-user-data-class/);
+  });
+
+  it("Tacker v2's StandardUserData is refused, saying vnfm does not build its per-VDU parameters", async () => {
+    const r = await refused('standard', { 'lcm-operation-user-data': './UserData/userdata_standard.py', 'lcm-operation-user-data-class': 'StandardUserData' });
+    expect(r.stderr).toContain('(class "StandardUserData", in UserData/userdata_standard.py of package');
+    expect(r.stderr).toContain("Tacker v2's StandardUserData, whose per-VDU parameters vnfm does not build");
+    expect(r.stderr).toContain("serves natively Tacker v2's DefaultUserData");
   });
 
   it('a file the package does not have is named as missing', async () => {

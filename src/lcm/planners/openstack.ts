@@ -33,7 +33,7 @@ import { openOnboarded, packageOf } from '../package-content.js';
 import { carriedScaleLevels, levelReplicas } from '../replicas.js';
 import { checkHealRequest, checkScaleRequest, checkTerminateRequest, checkChangePackageShape, flavourOf } from '../requests.js';
 import { instanceVimFields, OPENSTACK_VIM_TYPES, openStackVims, RECORDED_OPENSTACK_VIM_TYPE, recordedVim, resolveOpenStackVim } from '../vim-connection.js';
-import { refuseUserData } from '../user-data.js';
+import { checkUserData } from '../user-data.js';
 import { packageIdentity } from '../../model/package.js';
 import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
 import type { Planner, PlanOperation } from './planner.js';
@@ -111,7 +111,8 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   if (body['additionalParams'] !== undefined && !isObject(body['additionalParams'])) throw new ValidationError(source, 'additionalParams', 'must be an object');
   const extVirtualLinks = checkExtVirtualLinks(source, body['extVirtualLinks'], flavour);
   const overrides = checkNfvOverrides(source, body['additionalParams']);
-  refuseUserData(source, body['additionalParams'], { id: pkg.pkg.id, hasMember: pkg.hasMember });
+  const userData = await checkUserData(source, body['additionalParams'], { id: pkg.pkg.id, zip: pkg.zip, hasMember: pkg.hasMember });
+  if (userData) opts.onEvent?.({ type: 'notice', message: userData.notice });
   const given = isObject(body['vimConnectionInfo']) ? (body['vimConnectionInfo'] as Record<string, VimConnectionInfo>) : undefined;
   const vim = await resolveOpenStackVim(deps, source, given, instance);
   const hot = await readStackTemplates(pkg.zip, flavour, source, pkg.pkg.id, pkg.vnfd.id);
@@ -309,7 +310,8 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
   }
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
   const newPkg = await openOnboarded(deps, record);
-  refuseUserData(source, request.additionalParams, { id: record.id, hasMember: newPkg.hasMember });
+  const userData = await checkUserData(source, request.additionalParams, { id: record.id, zip: newPkg.zip, hasMember: newPkg.hasMember });
+  if (userData) opts.onEvent?.({ type: 'notice', message: userData.notice });
   const flavour = newPkg.vnfd.flavours[cur.info.flavourId];
   if (!flavour) {
     throw new ValidationError(source, 'vnfdId', `VNFD ${newPkg.vnfd.id} has no flavour ${echo(cur.info.flavourId)}, the flavour vnf instance ${instance.id} runs`, {
