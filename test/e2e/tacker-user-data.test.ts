@@ -56,6 +56,22 @@ beforeAll(async () => {
     join(pkgDir, 'UserData/userdata_standard.py'),
     ['from tacker.sol_refactored.infra_drivers.openstack import userdata_utils', '', '', 'class StandardUserData(userdata_utils.AbstractUserData):', '    pass', ''].join('\n'),
   );
+  // The v1 sample's shape, but returning the parameters the Base HOT reads with nothing filled in: not the sample.
+  await writeFile(
+    join(pkgDir, 'UserData/initial_only.py'),
+    [
+      'import tacker.vnfm.lcm_user_data.utils as UserDataUtil',
+      'from tacker.vnfm.lcm_user_data.abstract_user_data import AbstractUserData',
+      '',
+      '',
+      'class SampleUserData(AbstractUserData):',
+      '    @staticmethod',
+      '    def instantiate(base_hot_dict=None, vnfd_dict=None, inst_req_info=None, grant_info=None):',
+      '        params = UserDataUtil.create_initial_param_dict(base_hot_dict)',
+      '        return params',
+      '',
+    ].join('\n'),
+  );
   await ok(['vnfpkg-onboard', pkgDir, '--name', 'heat-vnf-user-data']);
 });
 
@@ -89,6 +105,12 @@ describe("Tacker's lcm-operation-user-data on an OpenStack VNF", () => {
     expect(r.stderr).toContain('(class "StandardUserData", in UserData/userdata_standard.py of package');
     expect(r.stderr).toContain("Tacker v2's StandardUserData, whose per-VDU parameters vnfm does not build");
     expect(r.stderr).toContain("serves natively Tacker v2's DefaultUserData");
+  });
+
+  it("a class named like Tacker's v1 sample that does not compute what the sample does is refused", async () => {
+    const r = await refused('initial-only', { 'lcm-operation-user-data': 'UserData/initial_only.py', 'lcm-operation-user-data-class': 'SampleUserData' });
+    expect(r.stderr).toContain('(class "SampleUserData", in UserData/initial_only.py of package');
+    expect(r.stderr).toContain("Tacker v1's sample user data (an instantiate returning create_final_param_dict");
   });
 
   it('a file the package does not have is named as missing', async () => {
