@@ -60,8 +60,8 @@ const reads = (paths: NfvReads | undefined, kind: 'VDU' | 'CP', name: string, ke
 /** Tacker's MemoryUnit: bytes per unit, the unit matched exactly, else regardless of case. */
 const UNIT_BYTES: Record<string, number> = { B: 1, kB: 1e3, KiB: 1024, MB: 1e6, MiB: 1024 ** 2, GB: 1e9, GiB: 1024 ** 3, TB: 1e12, TiB: 1024 ** 4 };
 
-/** `512 MB` in MiB, as Tacker converts it: the whole number below (488); undefined when it is not a size. */
-function sizeIn(size: string | undefined, unit: 'MiB' | 'GiB'): number | undefined {
+/** `512 MB` in `unit` as Tacker converts it (MemoryUnit): the whole number below (488 MiB); undefined when it is not a size. */
+export function sizeIn(size: string | undefined, unit: keyof typeof UNIT_BYTES): number | undefined {
   const [num, given, ...rest] = (size ?? '').trim().split(/\s+/);
   const from = given === undefined ? undefined : (UNIT_BYTES[given] ?? Object.entries(UNIT_BYTES).find(([k]) => k.toUpperCase() === given.toUpperCase())?.[1]);
   const value = Number(num);
@@ -95,21 +95,27 @@ function v1Flavor(vdu: Vdu, asSize: boolean): unknown {
  * resourceId), `port` (an extLinkPort's resource, when the cpConfig names
  * one) and `fixed_ips` (fixed addresses, or subnets; an empty list when the
  * templates read it and the request gives none); then
- * `additionalParams.nfv` merged over it.
+ * `additionalParams.nfv` merged over it. A node whose image vnfm uploaded
+ * (`images`: node → Glance image id) gets the image's id in place of the
+ * name, as Tacker passes the image it created.
  */
 export function buildNfvParameter(
   flavour: Flavour,
   replicas: Record<string, number>,
-  opts: { extVirtualLinks?: unknown[]; overrides?: Json; zone?: string; reads?: NfvReads } = {},
+  opts: { extVirtualLinks?: unknown[]; overrides?: Json; zone?: string; reads?: NfvReads; images?: Record<string, string> } = {},
 ): NfvParameter {
   const VDU: NfvParameter['VDU'] = {};
-  const image = (name: string, swImage: { name?: string } | undefined) => (swImage?.name && reads(opts.reads, 'VDU', name, 'image') ? { image: swImage.name } : {});
+  const imageOf = (node: string, swImage: { name?: string } | undefined) => opts.images?.[node] ?? swImage?.name;
+  const image = (name: string, swImage: { name?: string } | undefined) => {
+    const ref = imageOf(name, swImage);
+    return ref && reads(opts.reads, 'VDU', name, 'image') ? { image: ref } : {};
+  };
   for (const [vduId, vdu] of Object.entries(flavour.vdus)) {
     const flavor = reads(opts.reads, 'VDU', vduId, 'flavor') ? v1Flavor(vdu, reads(opts.reads, 'VDU', vduId, 'flavor', true)) : undefined;
     VDU[vduId] = {
       desired_capacity: replicas[vduId] ?? vdu.vduProfile.minNumberOfInstances,
       ...(vdu.virtualCompute?.flavorName ? { computeFlavourId: vdu.virtualCompute.flavorName } : {}),
-      ...(vdu.swImage?.name ? { vcImageId: vdu.swImage.name } : {}),
+      ...(imageOf(vduId, vdu.swImage) ? { vcImageId: imageOf(vduId, vdu.swImage) } : {}),
       ...(opts.zone ? { locationConstraints: opts.zone } : {}),
       ...(flavor !== undefined ? { flavor } : {}),
       ...image(vduId, vdu.swImage),
@@ -117,12 +123,12 @@ export function buildNfvParameter(
     // Tacker names the image of a VDU's virtual storage after the storage node.
     for (const storageId of vdu.requirements.virtualStorage) {
       const storageImage = flavour.storages[storageId]?.swImage;
-      if (storageImage?.name) VDU[storageId] = { vcImageId: storageImage.name, ...image(storageId, storageImage) };
+      if (storageImage?.name) VDU[storageId] = { vcImageId: imageOf(storageId, storageImage), ...image(storageId, storageImage) };
     }
   }
   // v1 reads a storage's image whether or not a VDU requires it (utils.py create_sw_image_dict: every node with sw_image_data).
   for (const [storageId, storage] of Object.entries(flavour.storages)) {
-    if (!VDU[storageId] && storage.swImage?.name && reads(opts.reads, 'VDU', storageId, 'image')) VDU[storageId] = { image: storage.swImage.name };
+    if (!VDU[storageId] && storage.swImage?.name && reads(opts.reads, 'VDU', storageId, 'image')) VDU[storageId] = image(storageId, storage.swImage);
   }
   const CP: NfvParameter['CP'] = {};
   for (const link of opts.extVirtualLinks ?? []) {

@@ -3,6 +3,7 @@
  * Heat stack, `vnf-<instance id>`; the engine has already read the package's
  * BaseHOT, the Heat environments and the VNFD, and built the `nfv` parameter.
  */
+import type { Readable } from 'node:stream';
 import type { LiveNode } from '../../model/live.js';
 import type { DriverContext, ResourceRef, Vnfc } from '../driver.js';
 
@@ -122,6 +123,51 @@ export interface OpenStackChangePackageInput {
   groups?: ScalingGroupSize[];
 }
 
+/**
+ * A software image of the package that an instance's templates take from
+ * the nfv parameter: uploaded to Glance once per instance (images.ts).
+ */
+export interface OpenStackPackageImage {
+  /** The VNFD nodes (VDUs, virtual storages) whose image it is. */
+  nodes: string[];
+  /** sw_image_data.name: the Glance image's name. */
+  name: string;
+  diskFormat?: string;
+  containerFormat?: string;
+  /** sw_image_data.min_disk in GB and min_ram in MB, as Tacker converts them. */
+  minDisk: number;
+  minRam: number;
+  /** The package member, for messages. */
+  file: string;
+  /** Its bytes. */
+  size: number;
+  /** The checksum the package was checked against at onboarding (`sha512`, `sha256`, `md5`…, hex in lower case), compared with the one Glance computes. */
+  checksum?: { algorithm: string; hash: string };
+  /** What the content is: an image the instance already has with the same key is used instead of a new upload (a retry, a new package with the same image). */
+  key: string;
+  /** The member's bytes, read from the stored package. */
+  open(): Promise<Readable>;
+}
+
+/**
+ * The instance's images in the VIM's Glance, each tagged with the instance
+ * id (as Tacker v2 tags them) and carrying vnfm's `vnfm_image_key`; an image
+ * is made for one instance and deleted with it.
+ */
+export interface OpenStackImageService {
+  /** Whether the VIM's catalog has an image service (Glance). */
+  available(signal: AbortSignal): Promise<boolean>;
+  /**
+   * Each image created private, its bytes streamed from the package, waited
+   * for until active and its checksum compared with Glance's; an active
+   * image of the instance with the same key is used again. Returns node →
+   * image id.
+   */
+  upload(ctx: DriverContext, input: { instanceId: string; packageId: string; images: OpenStackPackageImage[] }): Promise<Record<string, string>>;
+  /** Deletes every image vnfm uploaded for the instance; how many there were. None when the VIM has no Glance. */
+  removeAll(ctx: DriverContext, instanceId: string): Promise<number>;
+}
+
 /** The servers to report as VNFCs: each VDU and the connection points whose addresses to record. */
 export interface OpenStackVnfcQuery {
   instanceId: string;
@@ -158,6 +204,8 @@ export interface OpenStackInfraDriver {
   changePackage(ctx: DriverContext, input: OpenStackChangePackageInput): Promise<ResourceRef[]>;
   /** One VNFC per server (`OS::Nova::Server` resources named after a VDU, at any depth). */
   listVnfcs(ctx: DriverContext, query: OpenStackVnfcQuery): Promise<Vnfc[]>;
+  /** The package's software images in Glance. Optional: without it, the templates get each image by its name, which must exist in the VIM. */
+  images?: OpenStackImageService;
   /**
    * The instance's stack and its resources as a tree (nested stacks under
    * the resource that made them; describe.ts), or undefined when there is no

@@ -9,7 +9,10 @@ import { stackNameOf, type OpenStackInfraDriver, type OpenStackVnfcQuery } from 
 import { createHeatSession, HeatError, type HeatResource, type HeatSession, type HeatSessionOptions, type HeatStack, type StackRef } from './heat.js';
 import type { KeystoneCredentials } from './keystone.js';
 import { heatTree } from './describe.js';
+import { createGlanceSession } from './glance.js';
 import { GroupSizes } from './group-sizes.js';
+import { createImageService } from './images.js';
+import { KeystoneTokens } from './service-connection.js';
 import { contentOf, HeatStacks, memberOf, SERVER_TYPE, servers, stackResource, step } from './stack-actions.js';
 
 /** Nested stacks vnf-describe reads: a scaling group, its members' provider templates, and what those nest. */
@@ -27,7 +30,9 @@ export interface OpenStackDriverOptions extends HeatSessionOptions {
 const FLOATING_IP_TYPES = new Set(['OS::Neutron::FloatingIP', 'OS::Neutron::FloatingIPAssociation']);
 
 export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStackDriverOptions = {}): OpenStackInfraDriver & { close(): void } {
-  const heat = opts.session ?? createHeatSession(creds, opts);
+  // One token for Heat and Glance.
+  const tokens = new KeystoneTokens(creds, opts, opts.now ?? Date.now);
+  const heat = opts.session ?? createHeatSession(creds, { ...opts, tokens });
   const depth = opts.nestedDepth ?? 4;
   const sleep = opts.sleep ?? realSleep;
 
@@ -40,6 +45,8 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
   });
 
   return {
+    images: createImageService(createGlanceSession(creds, { ...opts, tokens }), { sleep, poll: opts.pollMs ?? { min: 200, max: 2_000 } }),
+
     async deploy(ctx, input) {
       const made = await stacks.create(ctx, input.instanceId, input.templates, input.nfv, sizes.templateFor(input.templates, input.groups));
       await sizes.check(ctx, await stacks.requireRef(ctx, input.instanceId), input.groups, 'the instantiation');

@@ -1,13 +1,12 @@
 /**
- * Heat's orchestration API, on a Keystone session: the token is cached and
- * issued again before it expires or after a 401 (the request is then sent
- * once more), and the endpoint comes from the token's catalog. Heat has no
+ * Heat's orchestration API, on a Keystone session (service-connection.ts:
+ * the token cached and renewed, the endpoint from the catalog). Heat has no
  * watch, so waiting follows the stack's events, polling from the last event
  * seen with a short pause that grows while nothing happens.
  */
-import { VimCheckError } from '../../errors.js';
-import { findEndpoint, issueToken, type KeystoneCredentials, type KeystoneToken } from './keystone.js';
-import { parseJson, sendHttp, ServiceUnreachableError, type HttpAnswer, type HttpMethod } from './openstack-http.js';
+import type { KeystoneCredentials } from './keystone.js';
+import { parseJson, type HttpAnswer, type HttpMethod } from './openstack-http.js';
+import { serviceConnection, type KeystoneTokens, type ServiceDescription } from './service-connection.js';
 import { waitForStack, type WaitOptions } from './heat-wait.js';
 import {
   contentBody,
@@ -53,12 +52,16 @@ export interface HeatSessionOptions {
   requestTimeoutMs?: number;
   /** Re-issue a token this long before it expires. */
   tokenMarginMs?: number;
+  /** The VIM's token, shared with its Glance session (driver.ts); Heat's own when absent. */
+  tokens?: KeystoneTokens;
 }
 
-/** A token this close to its expiry is not used even when Keystone cannot give a new one. */
-const TOKEN_FLOOR_MS = 5_000;
-
-const HEAT_HINT = 'check that Heat runs and this host may connect to it (its URL is the orchestration endpoint of the Keystone catalog)';
+const HEAT: ServiceDescription = {
+  type: 'orchestration',
+  name: 'Heat',
+  reachHint: 'check that Heat runs and this host may connect to it (its URL is the orchestration endpoint of the Keystone catalog)',
+  missingHint: 'vnfm deploys VNFs on OpenStack through Heat: register Heat in this cloud, or check region_name in the VIM',
+};
 
 /** A Heat client bound to one VIM's credentials. */
 export interface HeatSession {
@@ -99,83 +102,13 @@ export interface HeatSession {
   waitForStack(ref: StackRef, opts: WaitOptions, signal: AbortSignal): Promise<HeatStack | undefined>;
 }
 
-/**
- * Requests to Heat on a Keystone token: the token is cached and issued
- * again before it expires or after a 401 (the request is then sent once
- * more), and the endpoint comes from the token's catalog.
- */
-class HeatConnection {
-  private token: KeystoneToken | undefined;
-  private base: string | undefined;
-  private readonly margin: number;
-  private tokenMargin: number;
-
-  constructor(
-    private readonly creds: KeystoneCredentials,
-    private readonly opts: HeatSessionOptions,
-    private readonly now: () => number,
-  ) {
-    this.margin = opts.tokenMarginMs ?? 60_000;
-    this.tokenMargin = this.margin;
-  }
-
-  async session(signal: AbortSignal | undefined, fresh: boolean): Promise<{ token: KeystoneToken; base: string }> {
-    if (fresh || !this.token || this.token.expiresAt.getTime() - this.tokenMargin <= this.now()) {
-      const asked = this.now();
-      let issued: KeystoneToken;
-      try {
-        issued = await issueToken(this.creds, signal ? { signal } : {});
-      } catch (err) {
-        // Keystone not answering while the current token still has life left: go on with it.
-        if (!fresh && this.token && this.base && err instanceof ServiceUnreachableError && this.token.expiresAt.getTime() - TOKEN_FLOOR_MS > this.now())
-          return { token: this.token, base: this.base };
-        throw err;
-      }
-      this.token = issued;
-      // A cloud with short-lived tokens: renew at half their life, not on every request.
-      this.tokenMargin = Math.min(this.margin, Math.max(0, (this.token.expiresAt.getTime() - asked) / 2));
-      const url = findEndpoint(this.token, 'orchestration', { interface: this.opts.interface ?? 'public', ...(this.opts.region ? { region: this.opts.region } : {}) });
-      if (!url) {
-        const where = this.opts.region ? ` in region "${this.opts.region}"` : '';
-        throw new VimCheckError(`the Keystone catalog has no ${this.opts.interface ?? 'public'} orchestration (Heat) endpoint${where}`, {
-          hint: 'vnfm deploys VNFs on OpenStack through Heat: register Heat in this cloud, or check region_name in the VIM',
-        });
-      }
-      this.base = url.replace(/\/+$/, '');
-    }
-    return { token: this.token, base: this.base! };
-  }
-
-  async call(method: HttpMethod, path: string, body: unknown, signal: AbortSignal | undefined): Promise<HttpAnswer> {
-    let s = await this.session(signal, false);
-    const send = () =>
-      sendHttp(this.creds, heatLabel(s.base), {
-        method,
-        url: s.base + path,
-        body,
-        headers: { 'x-auth-token': s.token.token },
-        ...(signal ? { signal } : {}),
-        ...(this.opts.requestTimeoutMs ? { timeoutMs: this.opts.requestTimeoutMs } : {}),
-      });
-    let res = await send();
-    if (res.status === 401) {
-      // Revoked or expired early (Keystone restarted with new keys): one new token, one more try.
-      s = await this.session(signal, true);
-      res = await send();
-    }
-    return res;
-  }
-}
-
-const heatLabel = (url: string) => ({ name: 'Heat', reachHint: `${HEAT_HINT}: ${new URL(url).origin}` });
-
 export function createHeatSession(creds: KeystoneCredentials, opts: HeatSessionOptions = {}): HeatSession {
   const now = opts.now ?? Date.now;
   const sleep = opts.sleep ?? realSleep;
   const poll = opts.pollMs ?? { min: 200, max: 2_000 };
   const grace = opts.unreachableGraceMs ?? 60_000;
   const resumeQuiet = opts.resumeQuietMs ?? 10_000;
-  const conn = new HeatConnection(creds, opts, now);
+  const conn = serviceConnection(creds, HEAT, opts, now);
   const session = (signal: AbortSignal | undefined, fresh: boolean) => conn.session(signal, fresh);
   const call = (method: HttpMethod, path: string, body: unknown, signal: AbortSignal | undefined) => conn.call(method, path, body, signal);
 

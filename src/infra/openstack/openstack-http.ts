@@ -1,12 +1,14 @@
 /**
- * The one place that sends HTTP to OpenStack services (Keystone and Heat):
- * one request per fresh connection, TLS with the VIM's CA in memory, a size
- * cap, a timeout, cancellation, and network and TLS failures turned into
- * messages that say which setting to check.
+ * The one place that sends HTTP to OpenStack services (Keystone, Heat,
+ * Glance): one request per fresh connection, TLS with the VIM's CA in
+ * memory, a size cap, a timeout, cancellation, a streamed body for an image
+ * upload, and network and TLS failures turned into messages that say which
+ * setting to check.
  */
 import { X509Certificate } from 'node:crypto';
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { Readable } from 'node:stream';
 import { VimCheckError } from '../../errors.js';
 
 /** How to verify the servers of one VIM. */
@@ -35,8 +37,18 @@ export interface HttpCall {
   headers?: Record<string, string>;
   /** Aborts the request; the signal's reason is thrown as is. */
   signal?: AbortSignal;
-  /** Per request; default 30 s. */
+  /** Per request; default 30 s. For an upload, the longest time without progress. */
   timeoutMs?: number;
+  /** A body streamed as is (an image's bytes) instead of `body` as JSON. */
+  upload?: HttpUpload;
+}
+
+/** A request body too large to hold in memory. */
+export interface HttpUpload {
+  data: Readable;
+  contentType: string;
+  /** Sent as content-length when known; else the body is chunked. */
+  length?: number;
 }
 
 export interface HttpAnswer {
@@ -124,6 +136,7 @@ export function sendHttp(tls: TlsSettings, service: ServiceLabel, call: HttpCall
     headers: {
       accept: 'application/json',
       ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+      ...(call.upload ? { 'content-type': call.upload.contentType, ...(call.upload.length !== undefined ? { 'content-length': String(call.upload.length) } : {}) } : {}),
       ...call.headers,
     },
   };
@@ -134,9 +147,11 @@ export function sendHttp(tls: TlsSettings, service: ServiceLabel, call: HttpCall
   const timeoutMs = call.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const origin = target.origin;
   const signal = call.signal;
+  const upload = call.upload;
 
   return new Promise<HttpAnswer>((resolve, reject) => {
     if (signal?.aborted) {
+      upload?.data.destroy();
       reject(signal.reason);
       return;
     }
@@ -146,6 +161,8 @@ export function sendHttp(tls: TlsSettings, service: ServiceLabel, call: HttpCall
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
+      // What was not sent of an upload is not read any further.
+      if (upload && !upload.data.readableEnded) upload.data.destroy();
       if (err !== undefined) reject(err);
       else resolve(answer as HttpAnswer);
     };
@@ -164,14 +181,17 @@ export function sendHttp(tls: TlsSettings, service: ServiceLabel, call: HttpCall
       res.on('end', () => finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', (err) => finish(networkError(origin, err, 'http', service)));
     });
-    const timer = setTimeout(() => {
+    const timedOut = () => {
       req.destroy();
       finish(
-        new ServiceUnreachableError(`${origin} could not be reached: no answer within ${Math.round(timeoutMs / 1000)} s`, {
+        new ServiceUnreachableError(`${origin} could not be reached: ${upload ? 'no progress' : 'no answer'} within ${Math.round(timeoutMs / 1000)} s`, {
           hint: service.reachHint,
         }),
       );
-    }, timeoutMs);
+    };
+    // An upload of gigabytes takes as long as it takes: only a stall ends it.
+    const timer = upload ? undefined : setTimeout(timedOut, timeoutMs);
+    if (upload) req.setTimeout(timeoutMs, timedOut);
     const onAbort = () => {
       req.destroy();
       finish(signal?.reason);
@@ -185,7 +205,15 @@ export function sendHttp(tls: TlsSettings, service: ServiceLabel, call: HttpCall
       socket.once('secureConnect', () => (phase = 'http'));
     });
     req.on('error', (err) => finish(networkError(origin, err, phase, service)));
-    req.end(payload);
+    if (!upload) {
+      req.end(payload);
+      return;
+    }
+    upload.data.once('error', (err) => {
+      req.destroy();
+      finish(err);
+    });
+    upload.data.pipe(req);
   });
 }
 

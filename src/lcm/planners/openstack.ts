@@ -27,6 +27,7 @@ import {
   withEnvironments,
   type HeatEnvironments,
 } from '../heat-files.js';
+import { planImages, removeImages, uploadImages } from '../heat-images.js';
 import { buildNfvParameter, checkExtVirtualLinks, checkNfvOverrides, cpsByVdu, nfvReads, withCapacities, type HeatStackRecord, type OpenStackInfo } from '../heat-nfv.js';
 import { groupSizes, policySignal, vduGroups } from '../heat-scaling.js';
 import { openOnboarded, packageOf } from '../package-content.js';
@@ -120,12 +121,10 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   const templates = withEnvironments(hot, envs);
   const level = levelReplicas(flavour, levelId as string | undefined);
   const zone = typeof vim.spec.extra?.['availability_zone'] === 'string' ? (vim.spec.extra['availability_zone'] as string) : undefined;
-  const nfv = buildNfvParameter(flavour, level.replicas, {
-    ...(extVirtualLinks ? { extVirtualLinks } : {}),
-    ...(overrides ? { overrides } : {}),
-    ...(zone ? { zone } : {}),
-    reads: nfvReads(templates),
-  });
+  const nfvOpts = { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), ...(zone ? { zone } : {}), reads: nfvReads(templates) };
+  const nfv = buildNfvParameter(flavour, level.replicas, nfvOpts);
+  const images = planImages(flavour, nfvOpts.reads, overrides, pkg.pkg.id, hot.templatePath);
+  images.notices.forEach(noticeOf(opts));
   const groups = groupSizes(vduGroups(templates, flavour), level.replicas, nfv);
   const vimRecord = await recordedVim(deps, vim, given, RECORDED_OPENSTACK_VIM_TYPE);
   return {
@@ -138,11 +137,14 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
     hooks: ['instantiate_start', 'instantiate_end'],
     async run(driver, ctx) {
       await saveInstanceEnvironments(deps.home, instance.id, envs);
-      const resources = await driver.deploy(ctx, { instanceId: instance.id, templates, nfv, groups });
+      // As Tacker: the package's images in Glance before the stack, the stack given their ids.
+      const ids = await uploadImages(driver, ctx, images, { zip: pkg.zip, packageId: pkg.pkg.id, instanceId: instance.id, vimName: vim.name }, noticeOf(opts));
+      const sent = Object.keys(ids).length ? buildNfvParameter(flavour, level.replicas, { ...nfvOpts, images: ids }) : nfv;
+      const resources = await driver.deploy(ctx, { instanceId: instance.id, templates, nfv: sent, groups });
       const heat: HeatStackRecord = {
         stackName: stackNameOf(instance.id),
         templatePath: hot.templatePath,
-        nfv,
+        nfv: sent,
         ...(extVirtualLinks ? { extVirtualLinks } : {}),
         ...(overrides ? { nfvOverrides: overrides } : {}),
         environments: envs.paths,
@@ -288,6 +290,7 @@ const planTerminate: OpenStackPlanner = async (deps, instance, body, source) => 
     hooks: ['terminate_start', 'terminate_end'],
     async run(driver, ctx) {
       await driver.remove(ctx, { instanceId: instance.id, gracePeriodSeconds: grace });
+      await removeImages(driver, ctx, instance.id);
       await dropInstanceEnvironments(deps.home, instance.id);
       const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
       return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
@@ -327,7 +330,11 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
   const hot = await readStackTemplates(newPkg.zip, flavour, source, record.id, newPkg.vnfd.id);
   const templates = withEnvironments(hot, envs);
-  const nfv = buildNfvParameter(flavour, replicas, { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), reads: nfvReads(templates) });
+  const nfvOpts = { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), reads: nfvReads(templates) };
+  const nfv = buildNfvParameter(flavour, replicas, nfvOpts);
+  // The new package's images: those the instance has already (same checksum) are used again; the old ones go with the instance.
+  const images = planImages(flavour, nfvOpts.reads, overrides, record.id, hot.templatePath);
+  images.notices.forEach(noticeOf(opts));
   const groups = groupSizes(vduGroups(templates, flavour), replicas, nfv);
   return {
     connect,
@@ -339,7 +346,9 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
     hooks: ['change_current_package_start', 'change_current_package_end'],
     async run(driver, ctx) {
       if (newEnvs) await saveInstanceEnvironments(deps.home, instance.id, envs);
-      const resources = await driver.changePackage(ctx, { instanceId: instance.id, templates, nfv, groups });
+      const ids = await uploadImages(driver, ctx, images, { zip: newPkg.zip, packageId: record.id, instanceId: instance.id, vimName: cur.vim.name }, noticeOf(opts));
+      const sent = Object.keys(ids).length ? buildNfvParameter(flavour, replicas, { ...nfvOpts, images: ids }) : nfv;
+      const resources = await driver.changePackage(ctx, { instanceId: instance.id, templates, nfv: sent, groups });
       return {
         ...instance,
         ...packageIdentity(record),
@@ -351,7 +360,7 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
           metadata: {
             ...cur.info.metadata,
             vduReplicas: replicas,
-            heat: { ...heatRecord, templatePath: hot.templatePath, nfv, ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(newEnvs ? { environments: envs.paths } : {}) },
+            heat: { ...heatRecord, templatePath: hot.templatePath, nfv: sent, ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(newEnvs ? { environments: envs.paths } : {}) },
           },
         } as OpenStackInfo,
       };
@@ -370,6 +379,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
       ...base,
       async run(driver, ctx) {
         await driver.remove(ctx, { instanceId: instance.id });
+        await removeImages(driver, ctx, instance.id);
         await dropInstanceEnvironments(deps.home, instance.id);
         const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
         return { ...rest, instantiationState: 'NOT_INSTANTIATED' };
@@ -407,6 +417,8 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
     },
   };
 }
+
+const noticeOf = (opts: OperationOptions) => (message: string) => opts.onEvent?.({ type: 'notice', message });
 
 /** Its infra-driver, from the lcm dependencies (which may lack it). */
 async function connect(deps: LcmDeps, vim: VimConnection): Promise<OpenStackInfraDriver> {
