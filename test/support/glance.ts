@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KeystoneInfo } from './keystone.js';
+import { glanceFileStore } from './real-openstack-conf.js';
 import { freePort, pythonEnv, randomSecret, runTool, signalGroup, stopProcessGroup, type RunOptions } from './openstack-process.js';
 
 export interface GlanceServer {
@@ -90,26 +91,7 @@ enabled_backends = fs:file
 [database]
 connection = sqlite:///${join(dir, 'glance.sqlite')}
 
-[glance_store]
-default_backend = fs
-
-[fs]
-filesystem_store_datadir = ${join(dir, 'images')}
-
-[os_glance_staging_store]
-filesystem_store_datadir = ${join(dir, 'staging')}
-
-[os_glance_tasks_store]
-filesystem_store_datadir = ${join(dir, 'tasks')}
-
-[paste_deploy]
-flavor = keystone
-config_file = /etc/glance/glance-api-paste.ini
-
-[oslo_messaging_notifications]
-driver = noop
-
-[oslo_concurrency]
+${glanceFileStore(dir)}[oslo_concurrency]
 lock_path = ${join(dir, 'lock')}
 
 [keystone_authtoken]

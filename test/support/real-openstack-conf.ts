@@ -152,19 +152,9 @@ connection = ${pgUrl(l, 'placement')}
 ${serviceAuth(l, 'keystone_authtoken', 'placement')}`;
 }
 
-export function glanceConf(l: CloudLayout): string {
-  const store = join(l.dir, 'glance');
-  return `[DEFAULT]
-${common(l, 'glance-api')}bind_host = 127.0.0.1
-bind_port = ${l.ports.glance}
-workers = 1
-enabled_backends = fs:file
-transport_url = ${TRANSPORT_URL}
-
-[database]
-connection = ${pgUrl(l, 'glance')}
-
-[glance_store]
+/** glance-api's file store under `store` (images, staging, tasks), behind Keystone, without notifications: every test Glance's. */
+export function glanceFileStore(store: string): string {
+  return `[glance_store]
 default_backend = fs
 
 [fs]
@@ -183,7 +173,22 @@ config_file = /etc/glance/glance-api-paste.ini
 [oslo_messaging_notifications]
 driver = noop
 
-[oslo_concurrency]
+`;
+}
+
+export function glanceConf(l: CloudLayout): string {
+  const store = join(l.dir, 'glance');
+  return `[DEFAULT]
+${common(l, 'glance-api')}bind_host = 127.0.0.1
+bind_port = ${l.ports.glance}
+workers = 1
+enabled_backends = fs:file
+transport_url = ${TRANSPORT_URL}
+
+[database]
+connection = ${pgUrl(l, 'glance')}
+
+${glanceFileStore(store)}[oslo_concurrency]
 lock_path = ${join(l.dir, 'lock')}
 
 ${serviceAuth(l, 'keystone_authtoken', 'glance')}`;
