@@ -21,7 +21,7 @@ export function vimRegisterCommand(ctx: Context): Command {
   const cmd = new Command('vim-register')
     .description('Register a VIM (a Kubernetes cluster or an OpenStack project) after checking it answers with the given credentials')
     .argument('<name>', 'a name for the VIM, unique in this store')
-    .option('--config-file <file>', "Tacker's vim-config.yaml")
+    .option('--config-file <file>', "Tacker's vim-config.yaml (- reads it from the standard input)")
     .option('--kubeconfig <file>', 'read the cluster, user and namespace from a kubeconfig')
     .option('--context <name>', 'kubeconfig context (default: its current-context)')
     .option('--namespace <ns>', 'default namespace, overriding the kubeconfig context')

@@ -20,7 +20,7 @@ export function vimUpdateCommand(ctx: Context): Command {
     // Optional to commander: `vim-update --is-default VIM`, the form before --is-default took a value, still names the VIM.
     .argument('[vim]', 'VIM name or id (required)')
     .usage('[options] <vim>')
-    .option('--config-file <file>', 'a new vim-config.yaml (checked against the VIM unless --no-check)')
+    .option('--config-file <file>', 'a new vim-config.yaml (checked against the VIM unless --no-check; - reads it from the standard input)')
     .option('--name <name>', 'rename the VIM')
     .option('--description <text>', 'a new description')
     .option('--is-default [true|false]', "make this the default VIM (alone or true), or no longer the default (false), as Tacker's openstack vim set --is-default takes it")
