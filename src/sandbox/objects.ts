@@ -5,12 +5,13 @@
  * controller's write gets the same resourceVersion, generation, managed
  * fields and deletion rules as a client's.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { recordUpdate } from './managed-fields.js';
 import { rfc3339, type KubeObject, type ObjectMeta, type ResourceRegistry, type ResourceType } from './resources.js';
 import { alreadyExists, conflict, forbidden, invalid, notFound, type Target } from './status.js';
 import type { ObjectStore } from './store.js';
 import { validateObjectMeta } from './validation.js';
+import { generateNameSuffix } from './generate-name.js';
 import { mountServiceAccountToken } from './kinds/builtin-validation.js';
 
 export type PropagationPolicy = 'Foreground' | 'Background' | 'Orphan';
@@ -43,12 +44,6 @@ export interface DeleteResult {
 /** Finalizers the garbage collector acts on. */
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 export const ORPHAN_FINALIZER = 'orphan';
-
-const GENERATE_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-
-export function generateNameSuffix(): string {
-  return [...randomBytes(5)].map((b) => GENERATE_NAME_ALPHABET[b % GENERATE_NAME_ALPHABET.length]).join('');
-}
 
 /**
  * Everything but metadata and status: what bumps `metadata.generation` when

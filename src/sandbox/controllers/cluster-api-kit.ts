@@ -5,7 +5,7 @@
  * writes every reconciler makes.
  */
 import type { ObjectApi } from '../objects.js';
-import { generateNameSuffix } from '../objects.js';
+import { generateNameSuffix } from '../generate-name.js';
 import { rfc3339, type KubeObject, type ResourceType } from '../resources.js';
 import { controllerRef, isControlledBy, setCondition, status, WorkQueue, type ControllerContext } from './base.js';
 

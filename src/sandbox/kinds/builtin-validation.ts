@@ -7,7 +7,7 @@ import type { FieldError } from '../status.js';
 import { goLabelSelector, goStringMap, invalid } from '../status.js';
 import { matchesSelector, type LabelSelectorObject } from '../selectors.js';
 import type { KubeObject, ResourceStrategy } from '../resources.js';
-import { generateNameSuffix } from '../objects.js';
+import { generateNameSuffix } from '../generate-name.js';
 import { spec, status, type Obj } from './kind-def.js';
 
 /** Workloads need a selector that matches their pod template's labels (apps/v1 validation). */
