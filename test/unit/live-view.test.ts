@@ -77,8 +77,9 @@ function render(wide: boolean, headers = true): string {
 
 function golden(name: string, text: string): void {
   const path = join(GOLDEN, name);
-  if (UPDATE || !existsSync(path)) writeFileSync(path, text);
-  expect(text).toBe(readFileSync(path, 'utf8'));
+  if (UPDATE) writeFileSync(path, text);
+  else if (!existsSync(path)) throw new Error(`${path} is missing: run with UPDATE_GOLDEN=1 to write it`);
+  expect(text, `${name} differs from its golden file (UPDATE_GOLDEN=1 to accept)`).toBe(readFileSync(path, 'utf8'));
 }
 
 describe('vnf-describe text', () => {
