@@ -50,6 +50,7 @@ import { vnfScaleCommand } from './commands/vnf/scale.js';
 import { vnfShowCommand } from './commands/vnf/show.js';
 import { vnfDescribeCommand } from './commands/vnf/describe.js';
 import { vnfSyncCommand } from './commands/vnf/sync.js';
+import { vnfAdoptCommand } from './commands/vnf/adopt.js';
 import { vnfTerminateCommand } from './commands/vnf/terminate.js';
 import { vnfChangeExtConnCommand, vnfUpdateCommand } from './commands/vnf/update.js';
 import { terminalSafe } from './terminal-text.js';
@@ -117,6 +118,7 @@ export function buildProgram(ctx: Context, argv: readonly string[] = []): Comman
     ['vnf-show', vnfShowCommand],
     ['vnf-describe', vnfDescribeCommand],
     ['vnf-sync', vnfSyncCommand],
+    ['vnf-adopt', vnfAdoptCommand],
     ['vnf-instantiate', vnfInstantiateCommand],
     ['vnf-scale', vnfScaleCommand],
     ['vnf-heal', vnfHealCommand],

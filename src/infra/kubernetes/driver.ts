@@ -19,7 +19,8 @@ import { listObjects } from './watch.js';
 import { LiveReader, type DescribeInput, type LiveObject } from './describe.js';
 import { checkRelease, deleteOptions, FIELD_MANAGER, type Live, MAX_WRITE_ATTEMPTS, ownsPods, POD_OWNERS, stoppedWaiting } from './driver-support.js';
 import type { KubernetesDriverOptions } from './driver-base.js';
-import { type Deleting, DeployingDriver } from './driver-deploy.js';
+import type { Deleting } from './driver-deploy.js';
+import { AdoptingDriver } from './driver-adopt.js';
 import { WatchHub } from './shared-watch.js';
 
 export type { KubernetesDriverOptions } from './driver-base.js';
@@ -38,7 +39,7 @@ export function createKubernetesDriver(access: KubeAccess, opts: KubernetesDrive
   return new Driver(client, opts);
 }
 
-class Driver extends DeployingDriver implements KubernetesDriver {
+class Driver extends AdoptingDriver implements KubernetesDriver {
   async scale(ctx: DriverContext, input: ScaleInput): Promise<void> {
     const { resource: ref, replicas } = input;
     const res = await this.discovery.resolve(ref.apiVersion, ref.kind, ctx.signal);
@@ -96,12 +97,15 @@ class Driver extends DeployingDriver implements KubernetesDriver {
         return;
       }
       const replaced = new Set<string>();
+      // A pod the workload controls is the instance's even unlabelled: an adopted workload's template has no instance label.
+      const owners = await this.ownerUids(ctx, workload);
       for (const vnfc of vnfcs) {
         const uid = await this.deletePod(
           ctx,
           podRes,
           { apiVersion: 'v1', kind: 'Pod', name: vnfc.resourceId, namespace: owner.namespace },
           input.release ? undefined : input.instanceId,
+          owners,
         );
         if (uid) replaced.add(uid);
       }
@@ -150,10 +154,11 @@ class Driver extends DeployingDriver implements KubernetesDriver {
 
   /** Deletes one pod of the instance (journaled); returns its uid, or undefined if it was already gone. */
   /** `instanceId` undefined: a pod of a Helm release's workload, whose ownership was checked on the workload. */
-  private async deletePod(ctx: DriverContext, podRes: ApiResource, ref: ResourceRef, instanceId: string | undefined): Promise<string | undefined> {
+  /** `owners`: the uids of the checked workload (and its ReplicaSets); a pod they control needs no label. */
+  private async deletePod(ctx: DriverContext, podRes: ApiResource, ref: ResourceRef, instanceId: string | undefined, owners?: ReadonlySet<string>): Promise<string | undefined> {
     const pod = await this.read(ctx, podRes, ref);
     if (!pod) return undefined;
-    if (instanceId !== undefined) checkOwnership(pod, ref, instanceId);
+    if (instanceId !== undefined && !(owners && controlledBy(pod, owners))) checkOwnership(pod, ref, instanceId);
     const uid = pod.metadata.uid as string;
     ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
     await this.client.call(

@@ -69,6 +69,7 @@ export async function describeKubernetes(deps: LcmDeps, instance: VnfInstance, i
       resources: info.resources,
       namespace: info.metadata.namespace,
       ownManagers: input.ownManagers,
+      ...(info.metadata.vnfm_adopted ? { adoptedAt: info.metadata.vnfm_adopted.at } : {}),
       ...(info.metadata.vnfm_readiness ? { readiness: info.metadata.vnfm_readiness } : {}),
     },
     signal,
