@@ -499,8 +499,8 @@ renameSync(join(staging, 'vnfm.cjs'), join(buildDir, 'vnfm.cjs'));
 rmSync(oldChunks, { recursive: true, force: true });
 rmSync(staging, { recursive: true, force: true });
 // What older builds left: the per-file tsc output that bin/vnfm once ran. Test reports
-// (build/fidelity-report*, written by the conformance suite) stay.
+// (build/fidelity-report*, written by the conformance suite) and the manual pages (scripts/man.mjs) stay.
 for (const name of readdirSync(buildDir)) {
-  if (!['vnfm.cjs', 'chunks', 'sea', 'vnfm.meta.json'].includes(name) && !name.startsWith('.') && !name.startsWith('fidelity-report'))
+  if (!['vnfm.cjs', 'chunks', 'sea', 'vnfm.meta.json', 'man'].includes(name) && !name.startsWith('.') && !name.startsWith('fidelity-report'))
     rmSync(join(buildDir, name), { recursive: true, force: true });
 }

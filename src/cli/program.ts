@@ -54,7 +54,7 @@ import { vnfAdoptCommand } from './commands/vnf/adopt.js';
 import { vnfTerminateCommand } from './commands/vnf/terminate.js';
 import { vnfChangeExtConnCommand, vnfUpdateCommand } from './commands/vnf/update.js';
 import { terminalSafe } from './terminal-text.js';
-import { VERSION } from './version.js';
+import { versionLine } from './version.js';
 
 /**
  * The command word of argv: its first word after the program's own options, undefined when an option
@@ -77,7 +77,7 @@ function commandWord(argv: readonly string[]): string | undefined {
 export function buildProgram(ctx: Context, argv: readonly string[] = []): Command {
   const program = new Command('vnfm')
     .description('A standalone, Tacker-compatible VNF manager: VIMs, ETSI NFV packages and VNF lifecycle, from one command line.')
-    .version(VERSION, '-v, --version', 'print the vnfm version')
+    .version(versionLine(), '-v, --version', 'print the vnfm version and the commit it was built from')
     .option('--debug', 'print stack traces of failures')
     .option('--no-color', 'never colour the output (also: NO_COLOR=1)')
     .option(
