@@ -79,7 +79,7 @@ function afterText(cmd: Command): string {
   return text;
 }
 
-function afterSections(text: string): string[] {
+function afterSections(text: string, nested = false): string[] {
   const lines: string[] = [];
   const blocks = text.split(/\n\s*\n/).map((b) => b.replace(/^\n+|\s+$/g, ''));
   for (const block of blocks) {
@@ -87,11 +87,11 @@ function afterSections(text: string): string[] {
     const heading = /^([A-Z][^\n:]*):(?:\n|$| )/.exec(block);
     let body = block;
     if (heading) {
-      lines.push(`.SH ${roff(heading[1]!.toUpperCase())}`);
+      lines.push(...(nested ? ['.PP', `.B ${roff(heading[1]!)}:`] : [`.SH ${roff(heading[1]!.toUpperCase())}`]));
       body = block.slice(heading[0].length).replace(/^\n/, '');
       // "Package scripts: a hook …": the heading's sentence goes on as the section's first word.
       if (!body.startsWith(' ')) body = body.charAt(0).toUpperCase() + body.slice(1);
-    } else if (lines.length === 0) {
+    } else if (lines.length === 0 && !nested) {
       lines.push('.SH NOTES');
     }
     if (body.trim() === '') continue;
@@ -132,6 +132,18 @@ function commandPage(cmd: Command, opts: ManOptions): ManPage {
   return { file: `${name}.1`, text: lines.join('\n') + '\n' };
 }
 
+/** One command in vnfm(1): its usage as a subsection, then what its own page holds. */
+function commandSection(cmd: Command): string[] {
+  const helper = cmd.createHelp();
+  const lines = ['.SS ' + roff(helper.commandUsage(cmd)), roff(unwrap(helper.commandDescription(cmd)))];
+  const args = helper.visibleArguments(cmd);
+  const options = helper.visibleOptions(cmd).filter((o) => o.long !== '--help');
+  if (args.length > 0) lines.push('.PP', '.B Arguments:', '.RS', ...tagged(args.map((a) => [helper.argumentTerm(a), helper.argumentDescription(a)])), '.RE');
+  if (options.length > 0) lines.push('.PP', '.B Options:', '.RS', ...tagged(options.map((o) => [helper.optionTerm(o), helper.optionDescription(o)])), '.RE');
+  lines.push(...afterSections(afterText(cmd), true));
+  return lines;
+}
+
 function mainPage(program: Command, commands: Command[], opts: ManOptions): ManPage {
   const helper = program.createHelp();
   const lines = [
@@ -146,17 +158,11 @@ function mainPage(program: Command, commands: Command[], opts: ManOptions): ManP
     '\\fIcommand\\fR \\fB\\-\\-help\\fR',
     '.SH DESCRIPTION',
     roff(unwrap(helper.commandDescription(program))),
-    'Each command is described in its own page, \\fBvnfm\\-\\fIcommand\\fR(1), and by \\fBvnfm \\fIcommand\\fB \\-\\-help\\fR.',
+    'Every command is described below (and by \\fBvnfm \\fIcommand\\fB \\-\\-help\\fR); each has a page of its own too, \\fBvnfm\\-\\fIcommand\\fR(1).',
     '.SH OPTIONS',
     ...tagged(helper.visibleOptions(program).map((o) => [helper.optionTerm(o), helper.optionDescription(o)])),
     '.SH COMMANDS',
-    ...commands.flatMap((c) => [
-      '.TP',
-      `.B ${roff(helper.subcommandTerm(c))}`,
-      `${roff(unwrap(helper.subcommandDescription(c)))}`,
-      '.br',
-      `See \\fBvnfm\\-${roff(c.name())}\\fR(1).`,
-    ]),
+    ...commands.flatMap((c) => commandSection(c)),
     '.SH ENVIRONMENT',
     ...tagged(ENVIRONMENT),
     '.SH EXIT STATUS',
