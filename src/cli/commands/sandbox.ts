@@ -40,8 +40,9 @@ restart. Remove that directory to give it a new identity.`,
     .option('--kubeconfig <file>', 'where to write a kubeconfig for it (default: $VNFM_HOME/sandbox/kubeconfig)');
   addOutputOptions(cmd);
   withExamples(cmd, [
-    ['start the sandbox and register it as a VIM', 'vnfm sandbox &\n  $ vnfm vim-register --config-file ~/.vnfm/sandbox/vim-config.yaml vim-sandbox'],
-    ['use kubectl against it', 'KUBECONFIG=~/.vnfm/sandbox/kubeconfig kubectl get namespaces'],
+    // The paths hold with VNFM_HOME set or not (~/.vnfm by default), as written.
+    ['start the sandbox and register it as a VIM', 'vnfm sandbox &\n  $ vnfm vim-register --config-file "${VNFM_HOME:-$HOME/.vnfm}/sandbox/vim-config.yaml" vim-sandbox'],
+    ['use kubectl against it', 'kubectl --kubeconfig "${VNFM_HOME:-$HOME/.vnfm}/sandbox/kubeconfig" get namespaces'],
   ]);
   return cmd.action(async (flags: Flags) => {
     const { host, port } = parseListen(flags.listen);
