@@ -14,7 +14,7 @@ import { ConflictError, NotFoundError, UsageError, ValidationError } from '../er
 import type { LcmOpOcc, VimConnection, VnfInstance } from '../model/lcm.js';
 import { runOperation, sweepStaleLock, type LcmDeps, type OperationOptions, type OperationResult } from './engine.js';
 import { deleteVnfs, draftVnf } from './instances.js';
-import { ADOPT } from './planners/kubernetes-adopt.js';
+import { ADOPT } from './planners/adoption.js';
 import { plannerOfVimType } from './planners/index.js';
 import type { AdoptionPlan, AdoptionSummary } from './planners/planner.js';
 import { readTackerInstances, type TackerInstance } from './tacker-instance.js';

@@ -68,9 +68,9 @@ export interface TackerInstance {
 
 /** The instances a file holds: one (an object), or several (an array, or an object with a list under vnfInstances). */
 export function readTackerInstances(file: string, doc: unknown): TackerInstance[] {
-  const items = Array.isArray(doc) ? doc : isObject(doc) && Array.isArray(doc['vnfInstances']) ? (doc['vnfInstances'] as unknown[]) : [doc];
-  if (items.length === 0) throw new ValidationError(file, undefined, 'lists no VNF instance', { hint: 'export them with: openstack vnflcm show ID -f json > FILE' });
-  return items.map((item, i) => readTackerInstance(Array.isArray(doc) || items.length > 1 ? `${file}[${i}]` : file, item));
+  const list = Array.isArray(doc) ? doc : isObject(doc) && Array.isArray(doc['vnfInstances']) ? (doc['vnfInstances'] as unknown[]) : undefined;
+  if (list?.length === 0) throw new ValidationError(file, undefined, 'lists no VNF instance', { hint: 'export them with: openstack vnflcm show ID -f json > FILE' });
+  return list ? list.map((item, i) => readTackerInstance(`${file}[${i}]`, item)) : [readTackerInstance(file, doc)];
 }
 
 function readTackerInstance(source: string, raw: unknown): TackerInstance {
