@@ -14,7 +14,7 @@ import type { AwaitInput, HealInput, KubeObject, KubernetesInfraDriver, RemoveIn
 import type { KubeAccess } from './kube-api.js';
 import { createKubeTransport } from './kube-wire.js';
 import { checkOwnership, controlledBy, prepareObject, refKey, selectorString } from './objects.js';
-import { forEachLimited, isClusterApiCluster, removalPhases } from './order.js';
+import { deletesDependentsAtOnce, forEachLimited, isClusterApiCluster, removalPhases, removalPropagation } from './order.js';
 import { listObjects } from './watch.js';
 import { LiveReader, type DescribeInput, type LiveObject } from './describe.js';
 import { checkRelease, deleteOptions, FIELD_MANAGER, type Live, MAX_WRITE_ATTEMPTS, ownsPods, POD_OWNERS, stoppedWaiting } from './driver-support.js';
@@ -198,14 +198,52 @@ class Driver extends AdoptingDriver implements KubernetesDriver {
         // What exists is read first (one list per kind and namespace); then every delete of the phase is sent,
         // started in removal order `limit` at a time, before anything is awaited; then all are awaited at once,
         // which costs no request (the shared watches follow them).
+        // A workload's dependents are deleted right after it (deletesDependentsAtOnce): the pods start going at once,
+        // and the workload, deleted in the foreground, still outlives them.
         const found = await forEachLimited(phase, this.limit, (ref) => this.findDeletable(ctx, ref, input.instanceId, hub));
         const deleting = found.filter((d): d is Deleting => d !== undefined);
-        await forEachLimited(deleting, this.limit, (d) => this.sendDelete(ctx, d, input.gracePeriodSeconds));
+        await forEachLimited(deleting, this.limit, async (d) => {
+          await this.sendDelete(ctx, d, input.gracePeriodSeconds);
+          await this.deleteDependents(ctx, d, hub);
+        });
         await forEachLimited(deleting, deleting.length, (d) => this.awaitDeleted(ctx, d, input.gracePeriodSeconds, hub));
       }
     } finally {
       this.closeHub(hub);
     }
+  }
+
+  /**
+   * Deletes what a workload being deleted owns, level by level (a
+   * Deployment's ReplicaSets, then the pods they control), each level once
+   * its owners are marked deleted, so that no controller makes them again.
+   * Pods are deleted as the garbage collector would (their own grace
+   * period); ReplicaSets in the foreground, outliving their pods. Only
+   * workloads deleted in the foreground: they outlive all of it.
+   */
+  private async deleteDependents(ctx: DriverContext, d: Deleting, hub: WatchHub): Promise<void> {
+    if (!deletesDependentsAtOnce(d.res.group, d.ref.kind) || !d.uid || removalPropagation(d.ref.apiVersion, d.ref.kind) !== 'Foreground') return;
+    const namespace = d.ref.namespace;
+    let owners = new Set([d.uid]);
+    if (d.ref.kind === 'Deployment') {
+      const rsRes = await this.discovery.resolve('apps/v1', 'ReplicaSet', ctx.signal);
+      const sets = (await hub.objects(rsRes, namespace, ctx.signal)).filter((rs) => controlledBy(rs, owners));
+      await forEachLimited(sets, this.limit, (rs) => this.deleteDependent(ctx, rsRes, rs, 'Foreground', d.ref));
+      owners = new Set(sets.map((rs) => rs.metadata.uid as string));
+    }
+    const podRes = await this.discovery.resolve('v1', 'Pod', ctx.signal);
+    const pods = (await hub.objects(podRes, namespace, ctx.signal)).filter((p) => controlledBy(p, owners));
+    await forEachLimited(pods, this.limit, (p) => this.deleteDependent(ctx, podRes, p, 'Background', d.ref));
+  }
+
+  /** Deletes one object a workload being deleted owns (not one already being deleted, nor one replaced since: the uid is a precondition). */
+  private async deleteDependent(ctx: DriverContext, res: ApiResource, obj: KubeObject, propagation: 'Foreground' | 'Background', owner: ResourceRef): Promise<void> {
+    if (obj.metadata.deletionTimestamp) return;
+    const ref = { name: obj.metadata.name, namespace: obj.metadata.namespace };
+    await this.client.call(
+      { method: 'DELETE', path: objectPath(res, ref), body: deleteOptions(undefined, obj.metadata.uid as string | undefined, propagation) },
+      { what: `delete ${res.kind} ${obj.metadata.name} (of ${describeRef(owner)}, being deleted)`, signal: ctx.signal, accept: [404, 409] },
+    );
   }
 
   describe(input: DescribeInput, signal: AbortSignal = new AbortController().signal): Promise<LiveObject[]> {
