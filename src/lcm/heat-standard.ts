@@ -166,10 +166,15 @@ export function initNfvDict(template: Json): Json {
   return nfv;
 }
 
-const linksOf = (v: unknown[] | undefined): Json[] => (v ?? []).filter(isObject);
+/**
+ * The external links, the last first: an instance's record lists the links
+ * a change of external connectivity gave after the ones it replaced (Tacker
+ * takes the connection point out of the old link; here the newer one wins).
+ */
+const linksOf = (v: unknown[] | undefined): Json[] => (v ?? []).filter(isObject).reverse();
 const extCpsOf = (link: Json): Json[] => (Array.isArray(link['extCps']) ? link['extCps'].filter(isObject) : []);
 
-/** The network of a connection point: the first external link with it (get_param_network). */
+/** The network of a connection point: the external link with it (get_param_network). */
 function networkOf(cp: string, links: Json[]): unknown {
   const link = links.find((l) => extCpsOf(l).some((c) => c['cpdId'] === cp));
   return link ? (link['resourceId'] ?? null) : null;

@@ -19,7 +19,9 @@ import { openStackVimConfig, projectToken, useOpenStack, type OpenStackServers }
 
 const PACKAGE = resolve('test/fixtures/tacker-shapes/v2-heat-standard');
 const STANDINS = resolve('test/fixtures/heat/env/nova-neutron-standins.yaml');
-const LONG = 600_000;
+const LONG = 900_000;
+const VNFD_ID = '5e2b8d1c-7f3a-4c6e-9b21-8a4d0f6c3e17';
+const NEXT_VNFD_ID = '5e2b8d1c-7f3a-4c6e-9b21-8a4d0f6c3e19';
 
 let os: OpenStackServers;
 let home: string;
@@ -114,7 +116,7 @@ afterAll(async () => {
 
 describe("Tacker v2's StandardUserData, served natively on Heat", () => {
   it(
-    'instantiate, scale out twice, scale in, heal: one resource per VNFC, each reading its own nfv keys, as Heat has them',
+    'instantiate, scale out twice, scale in, heal, change-ext-conn, change-vnfpkg: one resource per VNFC, each reading its own nfv keys, as Heat has them',
     async () => {
       const vnf = JSON.parse(await ok(['vnf-create', '--package', 'relay-standard', '--name', 'relay', '-o', 'json'])).id as string;
       const file = join(work, 'instantiate.json');
@@ -207,6 +209,49 @@ describe("Tacker v2's StandardUserData, served natively on Heat", () => {
       expect(rebuilt.resourceId).not.toBe(target.resourceId);
       expect(servers.find((s) => s.parent === 'VDU1-1')!.resourceId).toBe(other.resourceId);
 
+      // Change of external connectivity: the workers' uplink moves, per index; the store's CP as it was.
+      const uplink2 = {
+        id: 'relay-uplink-2',
+        resourceId: 'net-relay-uplink-2',
+        extCps: [
+          {
+            cpdId: 'VDU1_CP1',
+            cpConfig: { VDU1_CP1_1: { cpProtocolData: [{ layerProtocol: 'IP_OVER_ETHERNET', ipOverEthernet: { ipAddresses: [{ type: 'IPV4', numDynamicAddresses: 1 }] } }] } },
+          },
+        ],
+      };
+      await writeFile(join(work, 'ext-conn.json'), JSON.stringify({ extVirtualLinks: [uplink2] }));
+      const moved = await run(['vnf-change-ext-conn', vnf, join(work, 'ext-conn.json'), '-o', 'json']);
+      expect(moved.code, moved.stderr).toBe(0);
+      heat = await heatStack(vnf);
+      expect(heat.nfv.CP).toEqual({
+        'VDU1_CP1-0': { network: 'net-relay-uplink-2' },
+        'VDU1_CP1-1': { network: 'net-relay-uplink-2' },
+        'VDU2_CP1-0': { network: 'net-relay-uplink', fixed_ips: [{ subnet: 'subnet-relay-uplink' }] },
+      });
+
+      // Change of package: the new VNFD's flavour for the workers, on the same resources; the moved uplink kept.
+      const next = await mkdtemp(join(tmpdir(), 'vnfm-standard-next-'));
+      dirs.push(next);
+      await cp(PACKAGE, next, { recursive: true });
+      for (const f of ['Definitions/relay_top.vnfd.yaml', 'Definitions/relay_types.yaml', 'Definitions/relay_df_simple.yaml']) {
+        const text = await readFile(join(next, f), 'utf8');
+        await writeFile(
+          join(next, f),
+          text.replaceAll(VNFD_ID, NEXT_VNFD_ID).replace('requested_additional_capability_name: relay.small', 'requested_additional_capability_name: relay.large'),
+        );
+      }
+      await ok(['vnfpkg-onboard', next, '--name', 'relay-standard-next']);
+      await writeFile(join(work, 'change-package.json'), JSON.stringify({ vnfdId: NEXT_VNFD_ID, additionalParams: { upgrade_type: 'RollingUpdate', ...USER_DATA } }));
+      const changed = await run(['vnf-change-package', vnf, join(work, 'change-package.json'), '-o', 'json']);
+      expect(changed.code, changed.stderr).toBe(0);
+      heat = await heatStack(vnf);
+      expect(vduResources(heat.resources)).toEqual(['VDU1-0', 'VDU1-1', 'VDU2-0']);
+      expect(heat.nfv.VDU['VDU1-0']).toEqual({ computeFlavourId: 'relay.large', vcImageId: 'relay-worker-2.0' });
+      expect(heat.nfv.VDU['VDU1-1']).toEqual({ computeFlavourId: 'relay.large', vcImageId: 'relay-worker-2.0' });
+      expect(heat.nfv.CP['VDU1_CP1-1']).toEqual({ network: 'net-relay-uplink-2' });
+      expect(JSON.parse(await ok(['vnf-show', vnf, '-o', 'json'])).vnfdId).toBe(NEXT_VNFD_ID);
+
       await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
       const gone = await fetch(`${os.heat.url}/stacks/vnf-${vnf}`, { headers: { 'x-auth-token': await projectToken(os.keystone) } });
       expect(gone.status).toBe(404);
@@ -224,7 +269,7 @@ describe("Tacker v2's StandardUserData, served natively on Heat", () => {
       // The same class with its index helper changed: no longer Tacker's.
       await writeFile(join(dir, 'UserData/userdata_standard.py'), text.replace("return f'{name}-{index}'", "return f'{name}_{index}'"));
       for (const f of ['Definitions/relay_top.vnfd.yaml', 'Definitions/relay_types.yaml']) {
-        await writeFile(join(dir, f), (await readFile(join(dir, f), 'utf8')).replaceAll('5e2b8d1c-7f3a-4c6e-9b21-8a4d0f6c3e17', '5e2b8d1c-7f3a-4c6e-9b21-8a4d0f6c3e18'));
+        await writeFile(join(dir, f), (await readFile(join(dir, f), 'utf8')).replaceAll(VNFD_ID, '5e2b8d1c-7f3a-4c6e-9b21-8a4d0f6c3e18'));
       }
       await ok(['vnfpkg-onboard', dir, '--name', 'relay-changed']);
       const vnf = JSON.parse(await ok(['vnf-create', '--package', 'relay-changed', '--name', 'relay-changed', '-o', 'json'])).id as string;
