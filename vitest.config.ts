@@ -60,7 +60,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'sandbox', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/real/**', 'test/real-openstack/**'] },
+        test: {
+          name: 'sandbox',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/real/**', 'test/real-openstack/**'],
+          // One Keystone and Heat for the files that use them (useOpenStack), started when the first one asks.
+          globalSetup: ['test/support/openstack-broker-setup.ts'],
+        },
       },
       ...realTier,
       ...realOpenStackTier,
