@@ -24,7 +24,7 @@ const chunkDir = join(buildDir, 'chunks');
  * Packages kept out of the main bundle. Add a package here when it is large
  * and only some commands need it; the size check below names offenders.
  */
-export const CHUNKED_PACKAGES = ['@kubernetes/client-node', 'inquirer', 'js-yaml', 'node-ssh'];
+export const CHUNKED_PACKAGES = ['inquirer', 'js-yaml', 'node-ssh'];
 
 /**
  * vnfm's own rooms kept out of the main bundle: a module outside the room
