@@ -160,6 +160,21 @@ export class CloudClient {
     return (await this.call<{ flavor: { id: string } }>(compute, 'POST', '/flavors', body)).flavor.id;
   }
 
+  /** The most root disk (GiB) any compute host can give one server: Placement's DISK_GB, (total - reserved) × allocation ratio (admin only). */
+  async computeDiskGiB(): Promise<number> {
+    const placement = this.cloud.endpoints.placement;
+    const { resource_providers: providers } = await this.call<{ resource_providers: Array<{ uuid: string }> }>(placement, 'GET', '/resource_providers');
+    let most = 0;
+    for (const rp of providers) {
+      type Inventory = { total: number; reserved: number; allocation_ratio: number };
+      const { inventories } = await this.call<{ inventories: Record<string, Inventory> }>(placement, 'GET', `/resource_providers/${rp.uuid}/inventories`);
+      const disk = inventories['DISK_GB'];
+      if (disk) most = Math.max(most, Math.floor((disk.total - disk.reserved) * disk.allocation_ratio));
+    }
+    if (!most) throw new Error('Placement has no compute host with DISK_GB');
+    return most;
+  }
+
   /** A private image of this project, uploaded and active. */
   async createImage(name: string, data: Buffer, formats: { disk: string; container: string }): Promise<string> {
     const image = this.cloud.endpoints.image;
