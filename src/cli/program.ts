@@ -45,6 +45,7 @@ import { vnfDeleteCommand } from './commands/vnf/delete.js';
 import { vnfHealCommand } from './commands/vnf/heal.js';
 import { vnfInstantiateCommand } from './commands/vnf/instantiate.js';
 import { vnfKubeconfigCommand } from './commands/vnf/kubeconfig.js';
+import { vnfLogsCommand } from './commands/vnf/logs.js';
 import { vnfListCommand } from './commands/vnf/list.js';
 import { vnfScaleCommand } from './commands/vnf/scale.js';
 import { vnfShowCommand } from './commands/vnf/show.js';
@@ -117,6 +118,7 @@ export function buildProgram(ctx: Context, argv: readonly string[] = []): Comman
     ['vnf-list', vnfListCommand],
     ['vnf-show', vnfShowCommand],
     ['vnf-describe', vnfDescribeCommand],
+    ['vnf-logs', vnfLogsCommand],
     ['vnf-sync', vnfSyncCommand],
     ['vnf-adopt', vnfAdoptCommand],
     ['vnf-instantiate', vnfInstantiateCommand],
