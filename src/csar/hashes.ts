@@ -230,16 +230,12 @@ export interface HashingTap extends FileTap {
 
 /**
  * A tap that hashes (SHA-256 unless told) every chunk it is given in a
- * thread of its own (a copy of each, in memory the two threads share): the
- * package's checksum is made from the same reading that validates it, on the
- * other core.
+ * thread of its own (a copy of each is handed over): the package's checksum
+ * is made from the same reading that validates it, on the other core.
  */
 export function hashingTap(algorithm: HashAlgorithm = 'sha256'): HashingTap {
   const worker = new Worker(HASH_WORKER, { eval: true, execArgv: [] });
-  // Chunks are copied into shared buffers the thread hashes where they lie, each used again once the thread said it
-  // hashed it (in order): no memory is allocated, nor handed over, per chunk.
-  const free: Buffer[] = [];
-  const lent: Buffer[] = [];
+  let inFlight = 0;
   let size = 0;
   let wake: (() => void) | undefined;
   let finish!: (digests: [HashAlgorithm, string][]) => void;
@@ -251,7 +247,7 @@ export function hashingTap(algorithm: HashAlgorithm = 'sha256'): HashingTap {
   finished.catch(() => undefined);
   worker.on('message', (m: { ack?: true; digests?: [HashAlgorithm, string][] }) => {
     if (m.ack) {
-      free.push(lent.shift()!);
+      inFlight--;
       const w = wake;
       wake = undefined;
       w?.();
@@ -260,20 +256,14 @@ export function hashingTap(algorithm: HashAlgorithm = 'sha256'): HashingTap {
   worker.once('error', (err) => fail(err));
   worker.once('exit', (code) => fail(new Error(`the hashing thread ended (${code}) before its digest`)));
   worker.postMessage({ id: 1, algorithms: [algorithm] });
-  const send = (chunk: Buffer) => {
-    let buf = free.pop();
-    if (!buf || buf.length < chunk.length) buf = Buffer.from(new SharedArrayBuffer(Math.max(chunk.length, TAP_BUFFER_BYTES)));
-    chunk.copy(buf);
-    lent.push(buf);
-    worker.postMessage({ id: 1, chunk: buf.subarray(0, chunk.length) });
-  };
   return {
     async write(chunk) {
       size += chunk.length;
-      for (let at = 0; at < chunk.length; at += TAP_BUFFER_BYTES) {
-        if (lent.length >= IN_FLIGHT) await new Promise<void>((resolve) => (wake = resolve));
-        send(chunk.subarray(at, at + TAP_BUFFER_BYTES));
-      }
+      // Never a slice of Buffer's shared pool: the copy's memory is handed over whole.
+      const own = Buffer.allocUnsafeSlow(chunk.length);
+      chunk.copy(own);
+      worker.postMessage({ id: 1, chunk: own }, [own.buffer as ArrayBuffer]);
+      if (++inFlight >= IN_FLIGHT) await new Promise<void>((resolve) => (wake = resolve));
     },
     async digest() {
       worker.postMessage({ id: 1 });
@@ -289,9 +279,6 @@ export function hashingTap(algorithm: HashAlgorithm = 'sha256'): HashingTap {
     },
   };
 }
-
-/** The size of a hashing tap's shared buffers (a pass's chunks are no larger). */
-const TAP_BUFFER_BYTES = 4 * 1024 * 1024;
 
 /**
  * The file-hashing thread: reads the file itself (and writes each chunk to
