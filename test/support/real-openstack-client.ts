@@ -154,10 +154,18 @@ export class CloudClient {
   /** The id of the public flavor `name`, created with these sizes when there is none (admin only). */
   async ensureFlavor(name: string, sizes: { vcpus: number; ramMiB: number; diskGiB: number }): Promise<string> {
     const compute = this.cloud.endpoints.compute;
-    const found = (await this.call<{ flavors: Array<{ id: string; name: string }> }>(compute, 'GET', '/flavors')).flavors.find((f) => f.name === name);
+    const find = async () => (await this.call<{ flavors: Array<{ id: string; name: string }> }>(compute, 'GET', '/flavors')).flavors.find((f) => f.name === name);
+    const found = await find();
     if (found) return found.id;
     const body = { flavor: { name, vcpus: sizes.vcpus, ram: sizes.ramMiB, disk: sizes.diskGiB } };
-    return (await this.call<{ flavor: { id: string } }>(compute, 'POST', '/flavors', body)).flavor.id;
+    try {
+      return (await this.call<{ flavor: { id: string } }>(compute, 'POST', '/flavors', body)).flavor.id;
+    } catch (err) {
+      // Another test file of the run made it meanwhile (Nova answers 409): flavors are the cloud's, not a project's.
+      const made = await find();
+      if (made) return made.id;
+      throw err;
+    }
   }
 
   /** The most root disk (GiB) any compute host can give one server: Placement's DISK_GB, (total - reserved) × allocation ratio (admin only). */
