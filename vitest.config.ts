@@ -27,6 +27,7 @@ const realTier: TestProjectInlineConfiguration[] = process.env['VNFM_KUBE_APISER
             'test/e2e/tacker-change-package.test.ts',
             'test/e2e/tacker-container-update.test.ts',
             'test/e2e/vnf-describe.test.ts',
+            'test/e2e/vnf-adopt.test.ts',
           ],
           globalSetup: ['test/support/real-apiserver-setup.ts'],
         },

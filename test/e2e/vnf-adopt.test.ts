@@ -55,7 +55,7 @@ async function until<T>(read: () => Promise<T>, check: (v: T) => boolean): Promi
   for (;;) {
     const v = await read();
     if (check(v)) return v;
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -98,12 +98,20 @@ async function deployment(ns: string, name: string): Promise<Obj> {
 
 /** The live pods of the sample's VDUs in `ns`, by name → uid, once each Deployment has all its replicas ready and no others. */
 async function settledPods(ns: string, want: Record<string, number>): Promise<Map<string, Obj>> {
-  return until(
+  const [, pods] = await until(
     async () => {
+      // Deployments first: a rollout the controller has not begun yet still shows the old pods ready.
+      const deployments = (await api('GET', `/apis/apps/v1/namespaces/${ns}/deployments`))['items'] as Obj[];
       const list = (await api('GET', `/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent('app.kubernetes.io/name=basic-cnf')}`))['items'] as Obj[];
-      return new Map(list.map((p) => [p.metadata.name, p]));
+      return [deployments, new Map(list.map((p) => [p.metadata.name, p]))] as const;
     },
-    (pods) => {
+    ([deployments, pods]) => {
+      for (const d of deployments) {
+        const st = (d.status ?? {}) as { observedGeneration?: number; updatedReplicas?: number; replicas?: number; readyReplicas?: number };
+        const replicas = (d.spec?.['replicas'] as number | undefined) ?? 1;
+        if ((st.observedGeneration ?? 0) < (d.metadata.generation ?? 0) || st.updatedReplicas !== replicas || st.replicas !== replicas || st.readyReplicas !== replicas)
+          return false;
+      }
       for (const [app, n] of Object.entries(want)) {
         const mine = [...pods.values()].filter((p) => p.metadata.labels?.['app.kubernetes.io/component'] === app);
         const ready = mine.filter(
@@ -115,6 +123,7 @@ async function settledPods(ns: string, want: Record<string, number>): Promise<Ma
       return true;
     },
   );
+  return pods;
 }
 
 const uids = (pods: Map<string, Obj>) => Object.fromEntries([...pods].map(([name, p]) => [name, p.metadata.uid]));
