@@ -1,12 +1,9 @@
-import { setMaxListeners } from 'node:events';
 import { Command, Option } from 'commander';
-import { InterruptedError, TerminatedError, TimeoutError } from '../../../errors.js';
 import type { Adoption } from '../../../lcm/adopt.js';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
-import { durationText, parseDuration, readRequestFile } from '../../lcm/run.js';
+import { inForeground, parseDuration, readRequestFile } from '../../lcm/run.js';
 import { lcmDeps } from '../../lcm/deps.js';
-import { createProgress } from '../../lcm/progress.js';
 import { addOutputOptions, printList, type OutputOptions, type View } from '../../output/printer.js';
 
 interface Flags extends OutputOptions {
@@ -83,41 +80,28 @@ op-rollback of the ADOPT forgets the instance and leaves the VIM as it is.`,
     ['on a VIM registered under another name', 'vnfm vnf-adopt --from-tacker web.json --vim edge-1'],
   ]);
   return cmd.action(async (flags: Flags) => {
-    const seconds = parseDuration(flags.timeout);
+    parseDuration(flags.timeout);
     const doc = await readRequestFile(flags.fromTacker);
     const { adoptFromTacker } = await import('../../../lcm/adopt.js');
     const { deps, close } = await lcmDeps(ctx);
-    const controller = new AbortController();
-    setMaxListeners(0, controller.signal);
-    const onSigint = () => controller.abort(new InterruptedError('interrupted'));
-    const onSigterm = () => controller.abort(new TerminatedError('terminated (SIGTERM)'));
-    const timedOut = () => new TimeoutError(`timed out after ${durationText(flags.timeout)}`);
-    const timer = setTimeout(() => controller.abort(timedOut()), seconds * 1000);
-    deps.store.setDeadline(Date.now() + seconds * 1000, timedOut);
-    process.once('SIGINT', onSigint);
-    process.once('SIGTERM', onSigterm);
-    const progress = createProgress(ctx.io, () => ctx.now(), { quiet: Boolean(flags.quiet) || !['table', 'wide'].includes(flags.output) });
     try {
-      const adopted = await adoptFromTacker(deps, flags.fromTacker, doc, {
-        signal: controller.signal,
-        source: flags.fromTacker,
-        ...(flags.package ? { package: flags.package } : {}),
-        ...(flags.vim ? { vim: flags.vim } : {}),
-        ...(flags.dryRun ? { dryRun: true } : {}),
-        onEvent: (e) => progress.onEvent(e),
+      await inForeground(ctx, flags, deps, async ({ signal, progress }) => {
+        const adopted = await adoptFromTacker(deps, flags.fromTacker, doc, {
+          signal,
+          source: flags.fromTacker,
+          ...(flags.package ? { package: flags.package } : {}),
+          ...(flags.vim ? { vim: flags.vim } : {}),
+          ...(flags.dryRun ? { dryRun: true } : {}),
+          onEvent: (e) => progress.onEvent(e),
+        });
+        progress.stop();
+        for (const a of adopted) {
+          if (a.opOcc) ctx.io.success(`ADOPT of vnf instance ${a.vnfInstance.id} ${a.opOcc.operationState} (occurrence ${a.opOcc.id})`);
+        }
+        if (flags.dryRun) ctx.io.info(`${adopted.length} instance(s) would be adopted; nothing recorded (--dry-run)`);
+        await printList(ctx.io, flags, adoptionView, adopted);
       });
-      progress.stop();
-      for (const a of adopted) {
-        if (a.opOcc) ctx.io.success(`ADOPT of vnf instance ${a.vnfInstance.id} ${a.opOcc.operationState} (occurrence ${a.opOcc.id})`);
-      }
-      if (flags.dryRun) ctx.io.info(`${adopted.length} instance(s) would be adopted; nothing recorded (--dry-run)`);
-      await printList(ctx.io, flags, adoptionView, adopted);
     } finally {
-      progress.stop();
-      clearTimeout(timer);
-      deps.store.setDeadline(undefined);
-      process.removeListener('SIGINT', onSigint);
-      process.removeListener('SIGTERM', onSigterm);
       close();
     }
   });
