@@ -18,13 +18,13 @@ import { createServer as createHttpServer, get as httpGet } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, rmSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { startKeystone, type KeystoneInfo, type KeystoneServer } from './keystone.js';
-import { freePort, pythonEnv, randomSecret, runTool, signalGroup, stopProcessGroup, type RunOptions } from './openstack-process.js';
+import { freePort, pythonEnv, randomSecret, runTool, signalGroup, stopProcessGroup, type RunOptions, serviceLogTails } from './openstack-process.js';
 
 /** Connection facts of a running test Heat; plain data, so it can cross process boundaries. */
 export interface HeatInfo {
@@ -447,16 +447,9 @@ async function waitUntilServing(child: ChildProcess, url: string, keystone: Keys
   }
 }
 
-async function logTails(dir: string): Promise<string> {
-  const parts: string[] = [];
-  for (const name of ['heat-all.out', 'heat.log']) {
-    const text = await readFile(join(dir, name), 'utf8').catch(() => '');
-    // Access-log lines of the readiness probes would hide the traceback.
-    const lines = text.split('\n').filter((line) => !line.includes(' eventlet.wsgi.server '));
-    if (text) parts.push(`--- ${name} (last lines, access log left out) ---\n${lines.slice(-40).join('\n')}`);
-  }
-  return parts.join('\n');
-}
+// Access-log lines of the readiness probes would hide the traceback.
+const logTails = (dir: string): Promise<string> =>
+  serviceLogTails(dir, ['heat-all.out', 'heat.log'], { lines: 40, omit: (line) => line.includes(' eventlet.wsgi.server '), omitted: 'access log' });
 
 /** A Heat tool run to completion; its failure shows Heat's log. */
 const run = (command: string, args: string[], opts: Omit<RunOptions, 'logTails'>): Promise<string> => runTool(command, args, { ...opts, logTails });
