@@ -2,7 +2,8 @@ import { configDefaults, defineConfig, type TestProjectInlineConfiguration } fro
 
 /**
  * Three tiers. `sandbox`: every test, against the in-process Kubernetes API
- * sandbox and the other servers the tests start. `real-apiserver`: only when
+ * sandbox (packages/kube-sandbox, whose own tests are the project
+ * `kube-sandbox`, its vitest.config.ts) and the other servers the tests start. `real-apiserver`: only when
  * VNFM_KUBE_APISERVER_DIR names the directory of the real kube-apiserver and
  * kube-controller-manager (test/support/real-apiserver.ts): the conformance
  * suite and the end-to-end tests that matter for a real cluster, once more,
@@ -69,6 +70,7 @@ export default defineConfig({
           globalSetup: ['test/support/openstack-broker-setup.ts'],
         },
       },
+      'packages/kube-sandbox',
       ...realTier,
       ...realOpenStackTier,
     ],

@@ -5,8 +5,9 @@
 // (scripts/chunk-loader.ts). Start-up cost grows with the code Node has to read
 // and parse, so `--version`, `--help` and `vim-list` must not pay for the
 // Kubernetes client, SSH, YAML or the prompts, nor for vnfm's own heavy rooms
-// (the sandbox, the infrastructure drivers, the SSH management drivers): each
-// of those is a chunk too, build/chunks/room-<name>.cjs.
+// (the infrastructure drivers, the SSH management drivers) and the workspace
+// packages it carries (the Kubernetes API sandbox, packages/kube-sandbox):
+// each of those is a chunk too, build/chunks/room-<name>.cjs.
 //
 //   node scripts/bundle.mjs [--metafile]   (--metafile: build/vnfm.meta.json, for esbuild's analyzer)
 import { execFileSync } from 'node:child_process';
@@ -29,7 +30,9 @@ export const CHUNKED_PACKAGES = ['inquirer', 'js-yaml', 'node-ssh'];
 /**
  * vnfm's own rooms kept out of the main bundle: a module outside the room
  * that loads one of its files with `await import(...)` gets it from the
- * room's chunk, evaluated at first use. Files of a room that the main bundle
+ * room's chunk, evaluated at first use. A workspace package (WORKSPACE_PACKAGES,
+ * imported by its name, `await import('@vnfm/kube-sandbox')`) is a room too: its
+ * sources are the bundle's like vnfm's own. Files of a room that the main bundle
  * imports statically (small shared definitions, such as the Kubernetes
  * driver's package-kinds.ts used by lcm/) stay in the main bundle, and the
  * chunk uses the main bundle's copy, as it does for everything else the main
@@ -37,7 +40,7 @@ export const CHUNKED_PACKAGES = ['inquirer', 'js-yaml', 'node-ssh'];
  * holds across chunks).
  */
 export const CHUNKED_ROOMS = {
-  sandbox: 'src/sandbox/',
+  sandbox: 'packages/kube-sandbox/src/',
   kubernetes: 'src/infra/kubernetes/',
   openstack: 'src/infra/openstack/',
   // the Helm CLI seam and the Helm planner's plans: only for Helm CNFs
@@ -62,6 +65,16 @@ export const CHUNKED_ROOMS = {
  */
 const MAIN_BUNDLE_BUDGET = 1000 * 1024;
 
+/**
+ * The workspace packages vnfm imports by name, and their entry in this tree.
+ * npm links them into node_modules (package.json "workspaces"); the bundle
+ * takes them from this tree's packages/ instead, so that a copy of the tree
+ * (the release test's) bundles its own sources, whatever node_modules it uses.
+ */
+export const WORKSPACE_PACKAGES = { '@vnfm/kube-sandbox': './packages/kube-sandbox/src/index.ts' };
+/** Where the sources live whose imports of CHUNKED_PACKAGES decide the chunks' contents. */
+const SOURCE_DIRS = ['src', 'packages/kube-sandbox/src'];
+
 const chunkFile = (pkg) => pkg.replace(/^@/, '').replace(/\//g, '-') + '.cjs';
 const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const chunkFilter = new RegExp(`^(${CHUNKED_PACKAGES.map(escapeRe).join('|')})(/.*)?$`);
@@ -85,9 +98,11 @@ function gitCommit() {
  */
 function usedExports() {
   const used = new Map(CHUNKED_PACKAGES.map((p) => [p, new Set()]));
-  const files = readdirSync(join(root, 'src'), { recursive: true })
-    .filter((f) => f.endsWith('.ts'))
-    .map((f) => join(root, 'src', f));
+  const files = SOURCE_DIRS.flatMap((dir) =>
+    readdirSync(join(root, dir), { recursive: true })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => join(root, dir, f)),
+  );
   const names = (list) =>
     list
       .split(',')
@@ -196,6 +211,7 @@ const common = {
   // ssh2's optional native helpers: never bundled (it falls back to
   // JavaScript), so bin/vnfm and the executable run the same code.
   external: ['cpu-features', '*.node'],
+  alias: WORKSPACE_PACKAGES,
   define: {
     __VNFM_COMMIT__: JSON.stringify(gitCommit()),
     // import.meta is empty in CommonJS: give code that uses it its file's location.
@@ -227,14 +243,16 @@ const loaderPath = join(root, 'scripts', 'chunk-loader.ts');
 // sent the two plugins resolving each other without end (GBs of memory).
 
 /**
- * Routes `await import('…/sandbox/index.js')` (from outside the room) to the
- * room's chunk, and records the files so loaded: the chunk's entries.
+ * Routes `await import('…/infra/kubernetes/index.js')` or
+ * `await import('@vnfm/kube-sandbox')` (from outside the room) to the room's
+ * chunk, and records the files so loaded: the chunk's entries.
  */
+const roomImportFilter = new RegExp(`^(\\.|(${Object.keys(WORKSPACE_PACKAGES).map(escapeRe).join('|')})$)`);
 function roomRouting(entries) {
   return {
     name: 'vnfm-rooms',
     setup(build) {
-      build.onResolve({ filter: /^\./ }, async (args) => {
+      build.onResolve({ filter: roomImportFilter }, async (args) => {
         if (args.kind !== 'dynamic-import' || args.pluginData?.vnfmRoom) return undefined;
         const r = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { ...args.pluginData, vnfmRoom: true } });
         if (r.errors.length > 0 || r.external || r.namespace !== 'file') return undefined;
@@ -435,7 +453,7 @@ for (let round = 0; ; round++) {
 const owner = new Map();
 for (const [i, [name]] of rooms.entries()) {
   for (const input of Object.keys(roomBuilds[i].metafile.inputs)) {
-    if (!input.startsWith('src/')) continue;
+    if (!SOURCE_DIRS.some((dir) => input.startsWith(`${dir}/`))) continue;
     if (owner.has(input)) {
       console.error(
         `bundle: ${input} is in the chunks of both ${owner.get(input)} and ${name}; import it statically from outside the rooms so the main bundle holds it, or keep it within one room`,

@@ -3,7 +3,7 @@
  * its Cluster API emulation provisions the Cluster and starts a second
  * sandbox API server for the workload cluster.
  */
-import { startSandbox } from '../../src/sandbox/index.js';
+import { startSandbox } from '@vnfm/kube-sandbox';
 import { describeCapiCredentials } from './capi-credentials-suite.js';
 
 describeCapiCredentials(async () => {

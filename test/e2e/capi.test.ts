@@ -5,7 +5,7 @@
  * failed by 500s on the MachineDeployment.
  */
 import { expect, it } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { startSandbox } from '@vnfm/kube-sandbox';
 import { describeCapiCnfs, MGMT, req } from './capi-suite.js';
 
 describeCapiCnfs(

@@ -17,7 +17,7 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, writeSandboxConfigs, type Sandbox } from '@vnfm/kube-sandbox';
 import { BIN, newHome, vnfm } from '../support/cli.js';
 
 const SAMPLE = resolve(import.meta.dirname, '../../csar-samples/basic-cnf');

@@ -70,7 +70,7 @@ describe('vnfm demo on a terminal', () => {
 
 describe('vnfm demo --vim', () => {
   it("runs in the user's VNFM_HOME on the VIM given and leaves no instance and none of the packages it onboarded behind", async () => {
-    const { startSandbox, writeSandboxConfigs } = await import('../../src/sandbox/index.js');
+    const { startSandbox, writeSandboxConfigs } = await import('@vnfm/kube-sandbox');
     const { mkdtempSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, InterruptedError } from '../../src/errors.js';
 import { createHelmChartTool, createHelmClient, findHelm, HelmError, HelmNotFoundError, type HelmClient } from '../../src/infra/helm/index.js';
 import type { KubeAccess } from '../../src/infra/kubernetes/kube-api.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '@vnfm/kube-sandbox';
 import { helmPath, HELM_VERSION } from '../support/helm.js';
 import { kubeRequest, type KubeEndpoint } from '../support/kube-http.js';
 

@@ -13,7 +13,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderKubeconfig } from '../../src/sandbox/index.js';
+import { renderKubeconfig } from '@vnfm/kube-sandbox';
 import { BIN, newHome, okWith, vnfm } from '../support/cli.js';
 import { e2eCluster, type E2eCluster } from '../support/e2e-cluster.js';
 import { helmPath, listReleases, runHelm } from '../support/helm.js';

@@ -16,7 +16,7 @@ import { createKubernetesDriver, type KubernetesDriver } from '../../src/infra/k
 import { execute, resumeOccurrence, runOperation, type LcmDeps, type OperationOptions } from '../../src/lcm/engine.js';
 import { createVnf, type VnfInstance } from '../../src/lcm/index.js';
 import { claimsHelm, helmPlanner, type HelmServices } from '../../src/lcm/planners/helm.js';
-import { renderKubeconfig } from '../../src/sandbox/index.js';
+import { renderKubeconfig } from '@vnfm/kube-sandbox';
 import { openStore, type Store } from '../../src/store/index.js';
 import { kubeAccessOf } from '../../src/vim/access.js';
 import type { Vim } from '../../src/vim/index.js';

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, writeSandboxConfigs, type Sandbox } from '@vnfm/kube-sandbox';
 import { newHome, vnfm } from '../support/cli.js';
 import { kubeRequest, type KubeEndpoint } from '../support/kube-http.js';
 

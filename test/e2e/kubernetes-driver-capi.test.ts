@@ -3,7 +3,7 @@
  * sandbox, its Cluster API emulation slowed down so that a driver not
  * waiting for the controllers would return before any Machine exists.
  */
-import { startSandbox } from '../../src/sandbox/index.js';
+import { startSandbox } from '@vnfm/kube-sandbox';
 import { describeDriverCapi } from './kubernetes-driver-capi-suite.js';
 
 describeDriverCapi(async () => {

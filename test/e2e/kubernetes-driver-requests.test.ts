@@ -9,7 +9,7 @@ import { setMaxListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DriverContext, DriverEvent, JournalStep } from '../../src/infra/driver.js';
 import { createKubernetesDriver, type KubeObject, type KubernetesDriver } from '../../src/infra/kubernetes/index.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '@vnfm/kube-sandbox';
 import { kubeRequest } from '../support/kube-http.js';
 
 interface Seen {

@@ -15,7 +15,7 @@ import { ConflictError, NotFoundError } from '../../src/errors.js';
 import type { DriverContext, DriverEvent, JournalStep, ResourceRef } from '../../src/infra/driver.js';
 import { createKubernetesDriver, INSTANCE_LABEL, KubeApiError, sourceKey, type KubeAccess, type KubeObject, type KubernetesDriver } from '../../src/infra/kubernetes/index.js';
 import { createKubeTransport, type KubeHttpRequest, type KubeHttpResponse, type KubeTransport } from '../../src/infra/kubernetes/kube-api.js';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { startSandbox } from '@vnfm/kube-sandbox';
 import { e2eCluster, onRealCluster, type E2eCluster } from '../support/e2e-cluster.js';
 
 const SAMPLE = join(import.meta.dirname, '../../csar-samples/basic-cnf');

@@ -10,7 +10,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, UsageError, ValidationError, VimCheckError } from '../../src/errors.js';
 import { createKubernetesDriver, type CheckInput, type KubeAccess, type KubeObject, type KubernetesDriver } from '../../src/infra/kubernetes/index.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '@vnfm/kube-sandbox';
 
 let sandbox: Sandbox;
 let access: KubeAccess;

@@ -20,7 +20,7 @@ import { appendFileSync, chmodSync, chownSync, cpSync, existsSync, mkdirSync, mk
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, writeSandboxConfigs, type Sandbox } from '@vnfm/kube-sandbox';
 import { BIN, newHome, onTerminal, vnfm, okWith } from '../support/cli.js';
 import { kubeRequest } from '../support/kube-http.js';
 

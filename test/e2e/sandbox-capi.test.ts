@@ -5,7 +5,7 @@
  * it.
  */
 import { expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '@vnfm/kube-sandbox';
 import { call, CAPI, CRDS, createCluster, describeCapiControllers, kubeconfigOf, waitUntil } from './capi-controllers-suite.js';
 
 const endpointOf = (sb: Sandbox) => ({ server: sb.url, caPem: sb.caPem, token: sb.token });

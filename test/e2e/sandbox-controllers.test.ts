@@ -9,7 +9,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, writeSandboxConfigs, type Sandbox } from '@vnfm/kube-sandbox';
 
 const KUBECTL = '/usr/bin/kubectl';
 

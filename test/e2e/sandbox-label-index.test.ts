@@ -6,7 +6,7 @@
  * of it back is the only way to change the stored one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '@vnfm/kube-sandbox';
 import { kubeRequest, kubeWatch, type KubeEndpoint, type KubeWatchEvent } from '../support/kube-http.js';
 
 let sb: Sandbox;

@@ -134,4 +134,17 @@ describe('vnfm sandbox across restarts', () => {
     expect(run.stderr).toContain(`the sandbox state file ${key} is accessible to other users (mode 0644)`);
     expect(run.stderr).toContain(`chmod 600 ${key}`);
   });
+
+  it('fails (exit 1) with the reason and a hint when it cannot write the kubeconfig, and stops the sandbox it started', async () => {
+    const home = newHome();
+    // A path below a regular file: no directory can be made there, whoever runs the test.
+    const blocker = join(home, '..', 'not-a-directory');
+    writeFileSync(blocker, 'x');
+    const kubeconfig = join(blocker, 'kubeconfig');
+    const run = await vnfm(['sandbox', '--listen', '127.0.0.1:0', '--kubeconfig', kubeconfig], { home });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`cannot write the sandbox kubeconfig to ${kubeconfig}`);
+    expect(run.stderr).toContain('choose a path in a directory you can write to');
+    expect(run.stderr).not.toContain('unexpected failure');
+  });
 });

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateSandboxCerts, renderKubeconfig, startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
+import { generateSandboxCerts, renderKubeconfig, startSandbox, writeSandboxConfigs, type Sandbox } from '@vnfm/kube-sandbox';
 
 const KUBECTL = '/usr/bin/kubectl';
 const INITIAL = ['default', 'kube-node-lease', 'kube-public', 'kube-system'];

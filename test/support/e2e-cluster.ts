@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { inject } from 'vitest';
-import { renderVimConfig, startSandbox, type ObjectMatch, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { renderVimConfig, startSandbox, type ObjectMatch, type Sandbox, type SandboxOptions } from '@vnfm/kube-sandbox';
 import { kubeRequest, type KubeEndpoint, type KubeReply } from './kube-http.js';
 import type {} from './real-apiserver-setup.js';
 import { holdPods } from './stand-in-kubelet.js';

@@ -23,7 +23,7 @@ import { main } from '../../src/cli/main.js';
 import { readHeatEnvironments } from '../../src/lcm/heat-files.js';
 import { clip, echo, UsageError } from '../../src/errors.js';
 import { parseSize } from '../../src/cli/commands/vnfpkg/limits.js';
-import { startSandbox, writeSandboxConfigs, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, writeSandboxConfigs, type Sandbox } from '@vnfm/kube-sandbox';
 import { openStore } from '../../src/store/index.js';
 import { onTerminal } from '../support/cli.js';
 import { buildZip, goodPackageMembers, zeroBomb, type RawEntry } from '../support/zip-builder.js';

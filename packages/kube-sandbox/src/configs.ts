@@ -7,7 +7,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import yaml from 'js-yaml';
-import { VnfmError } from '../errors.js';
+import { SandboxError } from './errors.js';
 import type { Sandbox } from './server.js';
 
 /** The context, cluster and user name in the kubeconfig. */
@@ -68,7 +68,7 @@ function writePrivate(path: string, text: string, what: string): void {
     // The mode above applies only to a new file; an existing one keeps its own.
     chmodSync(path, 0o600);
   } catch (err) {
-    throw new VnfmError(`cannot write the sandbox ${what} to ${path}: ${(err as Error).message}`, {
+    throw new SandboxError(`cannot write the sandbox ${what} to ${path}: ${(err as Error).message}`, {
       hint: 'choose a path in a directory you can write to',
       cause: err,
     });

@@ -13,7 +13,7 @@
 import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { VnfmError } from '../errors.js';
+import { SandboxError } from './errors.js';
 import { generateSandboxCa, issueServerCert, SERVER_CERT_RENEW_BEFORE_DAYS, serverCertRenewalReason, type SandboxCa, type SandboxCerts, type ServerCert } from './certs.js';
 
 /** File names inside a sandbox state directory. */
@@ -70,17 +70,17 @@ function prepareStateDir(dir: string, owner: number | undefined): void {
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw new VnfmError(`cannot create the sandbox state directory ${dir}: ${(err as Error).message}`, {
+    throw new SandboxError(`cannot create the sandbox state directory ${dir}: ${(err as Error).message}`, {
       hint: 'set VNFM_HOME to a directory you can write to',
       cause: err,
     });
   }
   const st = fs.statSync(dir);
   if (!st.isDirectory()) {
-    throw new VnfmError(`the sandbox state directory ${dir} is not a directory`, { hint: `move ${dir} away` });
+    throw new SandboxError(`the sandbox state directory ${dir} is not a directory`, { hint: `move ${dir} away` });
   }
   if (owner !== undefined && st.uid !== owner) {
-    throw new VnfmError(`the sandbox state directory ${dir} is owned by uid ${st.uid}, not by the current user (uid ${owner})`, {
+    throw new SandboxError(`the sandbox state directory ${dir} is owned by uid ${st.uid}, not by the current user (uid ${owner})`, {
       hint: `chown -R ${owner} ${dir}, or set VNFM_HOME to a directory you own`,
     });
   }
@@ -100,18 +100,18 @@ function readStateFile(dir: string, name: string, secret: boolean, owner: number
     fd = fs.openSync(file, 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new VnfmError(`cannot read the sandbox state file ${file}: ${(err as Error).message}`, { hint: resetHint(dir), cause: err });
+    throw new SandboxError(`cannot read the sandbox state file ${file}: ${(err as Error).message}`, { hint: resetHint(dir), cause: err });
   }
   try {
     const st = fs.fstatSync(fd);
-    if (!st.isFile()) throw new VnfmError(`the sandbox state file ${file} is not a regular file`, { hint: resetHint(dir) });
+    if (!st.isFile()) throw new SandboxError(`the sandbox state file ${file} is not a regular file`, { hint: resetHint(dir) });
     if (owner !== undefined && st.uid !== owner) {
-      throw new VnfmError(`the sandbox state file ${file} is owned by uid ${st.uid}, not by the current user (uid ${owner})`, {
+      throw new SandboxError(`the sandbox state file ${file} is owned by uid ${st.uid}, not by the current user (uid ${owner})`, {
         hint: `chown ${owner} ${file} && chmod 600 ${file}`,
       });
     }
     if (secret && process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
-      throw new VnfmError(`the sandbox state file ${file} is accessible to other users (mode ${modeText(st.mode)})`, {
+      throw new SandboxError(`the sandbox state file ${file} is accessible to other users (mode ${modeText(st.mode)})`, {
         hint: `chmod 600 ${file}; if others may have read it, ${resetHint(dir)}`,
       });
     }
@@ -151,7 +151,7 @@ function writeStateFile(dir: string, name: string, text: string): void {
     fsyncDir(dir);
   } catch (err) {
     fs.rmSync(temp, { force: true });
-    throw new VnfmError(`cannot write the sandbox state file ${file}: ${(err as Error).message}`, {
+    throw new SandboxError(`cannot write the sandbox state file ${file}: ${(err as Error).message}`, {
       hint: `check that ${dir} is writable and its file system not full`,
       cause: err,
     });
@@ -165,14 +165,14 @@ function checkCa(dir: string, ca: SandboxCa, now: Date): void {
     if (!cert.ca) throw new Error('it is not a CA certificate');
     if (!cert.checkPrivateKey(createPrivateKey(ca.caKeyPem))) throw new Error(`${SANDBOX_STATE_FILES.caKey} is not its key`);
   } catch (err) {
-    throw new VnfmError(`the sandbox CA in ${join(dir, SANDBOX_STATE_FILES.caCert)} cannot be used: ${(err as Error).message}`, {
+    throw new SandboxError(`the sandbox CA in ${join(dir, SANDBOX_STATE_FILES.caCert)} cannot be used: ${(err as Error).message}`, {
       hint: resetHint(dir),
       cause: err,
     });
   }
   const validTo = Date.parse(cert.validTo);
   if (validTo - now.getTime() < SERVER_CERT_RENEW_BEFORE_DAYS * 24 * 60 * 60 * 1000) {
-    throw new VnfmError(`the sandbox CA in ${join(dir, SANDBOX_STATE_FILES.caCert)} expires on ${new Date(validTo).toISOString()}`, {
+    throw new SandboxError(`the sandbox CA in ${join(dir, SANDBOX_STATE_FILES.caCert)} expires on ${new Date(validTo).toISOString()}`, {
       hint: resetHint(dir),
     });
   }
@@ -217,7 +217,7 @@ export function loadSandboxIdentity(opts: LoadIdentityOptions): LoadedIdentity {
     token = newSandboxToken();
     write(F.token, `${token}\n`);
   } else if (!TOKEN_PATTERN.test(token)) {
-    throw new VnfmError(`the sandbox token in ${join(dir, F.token)} is not a bearer token (letters, digits and -._~+/ only)`, {
+    throw new SandboxError(`the sandbox token in ${join(dir, F.token)} is not a bearer token (letters, digits and -._~+/ only)`, {
       hint: resetHint(dir),
     });
   }

@@ -1,8 +1,9 @@
 /**
  * The sandbox: an in-process Kubernetes API emulator for tests and demos.
- * It imports nothing from infra/ or vim/, so it can check their behaviour
- * instead of sharing their assumptions.
+ * A package of its own: it imports nothing of vnfm's, so it can check vnfm's
+ * drivers instead of sharing their assumptions.
  */
+export { SandboxError, type SandboxErrorDetails } from './errors.js';
 export { startSandbox, SANDBOX_KUBERNETES_VERSION, type Sandbox, type SandboxOptions } from './server.js';
 export type { SandboxFaults, ObjectMatch, RequestFault } from './faults.js';
 export type { ControllerOptions } from './controllers/index.js';

@@ -8,8 +8,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { VnfmError } from '../../src/errors.js';
-import { generateSandboxCa, issueServerCert, loadSandboxIdentity, SANDBOX_STATE_FILES as F, serverCertRenewalReason } from '../../src/sandbox/index.js';
+import { SandboxError } from '../src/errors.js';
+import { generateSandboxCa, issueServerCert, loadSandboxIdentity, SANDBOX_STATE_FILES as F, serverCertRenewalReason } from '../src/index.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const T0 = new Date('2030-03-01T12:00:00Z');
@@ -26,12 +26,12 @@ afterAll(() => temps.forEach((dir) => fs.rmSync(dir, { recursive: true, force: t
 const mode = (file: string): number => fs.statSync(file).mode & 0o777;
 const read = (dir: string, name: string): string => fs.readFileSync(join(dir, name), 'utf8');
 
-function caughtError(fn: () => unknown): VnfmError {
+function caughtError(fn: () => unknown): SandboxError {
   try {
     fn();
   } catch (err) {
-    expect(err).toBeInstanceOf(VnfmError);
-    return err as VnfmError;
+    expect(err).toBeInstanceOf(SandboxError);
+    return err as SandboxError;
   }
   throw new Error('expected an error');
 }

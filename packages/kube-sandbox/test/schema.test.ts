@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applySchemaDefaults, pruneUnknownFields, validateAgainstSchema, type StructuralSchema } from '../../src/sandbox/schema.js';
+import { applySchemaDefaults, pruneUnknownFields, validateAgainstSchema, type StructuralSchema } from '../src/schema.js';
 
 const schema: StructuralSchema = {
   type: 'object',

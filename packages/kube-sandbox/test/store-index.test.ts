@@ -4,8 +4,8 @@
  * kept right through creates, updates (owner references changed) and deletes.
  */
 import { describe, expect, it } from 'vitest';
-import { ObjectStore } from '../../src/sandbox/store.js';
-import type { KubeObject } from '../../src/sandbox/resources.js';
+import { ObjectStore } from '../src/store.js';
+import type { KubeObject } from '../src/resources.js';
 
 const pod = (namespace: string | undefined, name: string, owners: string[] = []): KubeObject =>
   ({

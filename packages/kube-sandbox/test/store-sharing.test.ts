@@ -6,9 +6,9 @@
  * creates, relabelling updates and deletes.
  */
 import { describe, expect, it } from 'vitest';
-import { ObjectStore, type StoreEvent } from '../../src/sandbox/store.js';
-import type { KubeObject } from '../../src/sandbox/resources.js';
-import { parseLabelSelectorParts } from '../../src/sandbox/selectors.js';
+import { ObjectStore, type StoreEvent } from '../src/store.js';
+import type { KubeObject } from '../src/resources.js';
+import { parseLabelSelectorParts } from '../src/selectors.js';
 
 const cm = (namespace: string, name: string, labels?: Record<string, string>, data: Record<string, string> = { k: 'v' }): KubeObject =>
   ({ metadata: { name, namespace, uid: `uid-${namespace}-${name}`, ...(labels ? { labels } : {}) }, data }) as unknown as KubeObject;

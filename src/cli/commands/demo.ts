@@ -18,6 +18,7 @@ import { lcmDeps } from '../lcm/deps.js';
 import { createProgress } from '../lcm/progress.js';
 import { parseDuration } from '../lcm/run.js';
 import { packageDeps } from '../package-deps.js';
+import { loadSandbox } from '../sandbox-server.js';
 import { vimDeps } from '../vim-deps.js';
 import { setMaxListeners } from 'node:events';
 
@@ -69,7 +70,7 @@ export function demoCommand(ctx: Context): Command {
       let vimRef = flags.vim;
       if (!vimRef) {
         demoCtx = createContext(ctx.io, { ...ctx.env, VNFM_HOME: join(work, 'home'), VNFM_MASTER_KEY: undefined, VNFM_MASTER_KEY_COMMAND: undefined }, ctx.cwd);
-        const { startSandbox, writeSandboxConfigs } = await import('../../sandbox/index.js');
+        const { startSandbox, writeSandboxConfigs } = await loadSandbox();
         const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
         closeSandbox = () => sandbox.close();
         const vimConfig = join(work, 'vim-config.yaml');

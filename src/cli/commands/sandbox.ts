@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import type { Context } from '../context.js';
 import { withExamples } from '../help.js';
+import { loadSandbox } from '../sandbox-server.js';
 import { addOutputOptions, printResource, type OutputOptions } from '../output/printer.js';
 
 interface Flags extends OutputOptions {
@@ -68,7 +69,7 @@ restart. Remove that directory to give it a new identity.`,
       await printResource(ctx.io, flags, { columns: [], empty: '', toData: () => ({ ...started }) }, null);
       return;
     }
-    const { startSandbox, writeSandboxConfigs } = await import('../../sandbox/index.js');
+    const { startSandbox, writeSandboxConfigs } = await loadSandbox();
     const stateDir = join(ctx.home, 'sandbox');
     const vimConfigPath = flags.vimConfig ?? join(stateDir, 'vim-config.yaml');
     const kubeconfigPath = flags.kubeconfig ?? join(stateDir, 'kubeconfig');
