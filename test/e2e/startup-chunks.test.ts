@@ -118,6 +118,9 @@ describe('start-up', () => {
     expect(modules.filter((m) => m === 'src/infra/kubernetes/driver.ts' || m === 'src/infra/openstack/heat.ts')).toEqual([]);
     // What the main bundle has of them: the stand-in that loads the chunk.
     expect(main).toContain('"vnfm-room:sandbox:packages/kube-sandbox/src/index.ts"');
+    // The sandbox package imports nothing of vnfm's: its chunk takes no module of src/ from the main bundle.
+    const sandboxChunk = readFileSync(join(root, 'build', 'chunks', 'room-sandbox.cjs'), 'utf8');
+    expect(sandboxChunk.match(/vnfm-shared:src\/[^"]+/g) ?? []).toEqual([]);
   });
 });
 
