@@ -18,9 +18,9 @@ export function assertInstantiated(instance: VnfInstance, command: string): void
 }
 
 export async function describeVnf(deps: LcmDeps, ref: string, signal: AbortSignal = new AbortController().signal): Promise<VnfLiveState> {
-  const instance = deps.store.instances.get(ref);
+  const instance = await deps.store.instances.get(ref);
   assertInstantiated(instance, 'vnf-describe');
-  const planner = plannerOf(deps, instance);
+  const planner = await plannerOf(deps, instance);
   if (!planner.describe) throw new UsageError(`vnf-describe cannot read instances on ${planner.name} VIMs`);
   return planner.describe(deps, instance, signal);
 }

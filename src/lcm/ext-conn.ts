@@ -115,13 +115,13 @@ function heatOf(instance: VnfInstance): HeatStackRecord {
 }
 
 /** Refuses what cannot change its external connectivity, before anything is recorded. */
-function assertOpenStack(deps: LcmDeps, instance: VnfInstance): void {
+async function assertOpenStack(deps: LcmDeps, instance: VnfInstance): Promise<void> {
   if (instance.instantiationState !== 'INSTANTIATED') {
     throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: it has no external connectivity to change`, {
       hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} FILE`,
     });
   }
-  if (plannerOf(deps, instance) !== openStackPlanner) {
+  if ((await plannerOf(deps, instance)) !== openStackPlanner) {
     throw new UsageError(`vnf instance ${instance.id} is a Kubernetes VNF: changing external connectivity is not supported for Kubernetes VNFs (nor by Tacker)`, {
       hint: 'a CNF connects through Services and network attachments in its manifests: change them with vnfm vnf-change-package',
     });
@@ -129,8 +129,8 @@ function assertOpenStack(deps: LcmDeps, instance: VnfInstance): void {
 }
 
 async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, onNotice?: (message: string) => void): Promise<OpenStackPlan> {
-  assertOpenStack(deps, instance);
-  const pkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
+  await assertOpenStack(deps, instance);
+  const pkg = await openOnboarded(deps, await deps.store.packages.get(instance.vnfPkgId));
   const flavour = flavourOf(instance, pkg.vnfd);
   const request = checkRequest(source, body, new Set(Object.values(cpsByVdu(flavour)).flat()));
   const heat = heatOf(instance);
@@ -159,36 +159,36 @@ async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unk
 
 /** CHANGE_EXT_CONN with a ChangeExtVnfConnectivityRequest (OpenStack VNFs). */
 export async function changeExtConn(deps: LcmDeps, vnfRef: string, body: unknown, opts: OperationOptions = {}): Promise<OperationResult> {
-  const instance = deps.store.instances.get(vnfRef);
-  assertOpenStack(deps, instance);
+  const instance = await deps.store.instances.get(vnfRef);
+  await assertOpenStack(deps, instance);
   return runOperation(deps, instance, () => planChangeExtConn(deps, instance, body, opts.source ?? 'request', noticeTo(opts)), opts);
 }
 
 export async function retryExtConn(deps: LcmDeps, opRef: string, opts: OperationOptions): Promise<OperationResult> {
-  const first = deps.store.opOccs.get(opRef);
-  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
-  const op = deps.store.opOccs.get(first.id);
+  const first = await deps.store.opOccs.get(opRef);
+  await sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = await deps.store.opOccs.get(first.id);
   assertFailedTemp(op, 'retried');
-  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const instance = await deps.store.instances.get(op.vnfInstanceId);
   const source = opts.source ?? `occurrence ${op.id}`;
   const plan = await planChangeExtConn(deps, instance, op.operationParams, source, noticeTo(opts));
   const consented = await retryConsent(plan, opts, source);
-  const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
+  const resumed = await resumeOccurrence(deps, op.id, 'PROCESSING');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(deps, resumed, { ...plan, params: op.operationParams, consented }, 'PROCESSING', 'COMPLETED', opts);
 }
 
 /** The stack updated with the `nfv` recorded before the change (the instance's, which changes only on COMPLETED). */
 export async function rollbackExtConn(deps: LcmDeps, opRef: string, opts: OperationOptions): Promise<OperationResult> {
-  const first = deps.store.opOccs.get(opRef);
-  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
-  const op = deps.store.opOccs.get(first.id);
+  const first = await deps.store.opOccs.get(opRef);
+  await sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = await deps.store.opOccs.get(first.id);
   assertFailedTemp(op, 'rolled back');
-  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const instance = await deps.store.instances.get(op.vnfInstanceId);
   const source = opts.source ?? `occurrence ${op.id}`;
   const heat = heatOf(instance);
   const vim = await instanceVim(deps, instance, source);
-  const pkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
+  const pkg = await openOnboarded(deps, await deps.store.packages.get(instance.vnfPkgId));
   const flavour = flavourOf(instance, pkg.vnfd);
   const plan: OpenStackPlan = {
     operation: CHANGE_EXT_CONN,
@@ -202,7 +202,7 @@ export async function rollbackExtConn(deps: LcmDeps, opRef: string, opts: Operat
       return instance;
     },
   };
-  const resumed = resumeOccurrence(deps, op.id, 'ROLLING_BACK');
+  const resumed = await resumeOccurrence(deps, op.id, 'ROLLING_BACK');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(deps, resumed, plan, 'ROLLING_BACK', 'ROLLED_BACK', opts);
 }

@@ -62,7 +62,7 @@ export interface StoreDb {
 }
 
 /** Every item of an async iterable, in an array (Array.fromAsync, which Node 20 lacks). */
-export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+export async function collect<T>(items: Iterable<T> | AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of items) out.push(item);
   return out;

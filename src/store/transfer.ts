@@ -39,7 +39,7 @@ const STATE_TABLES = ['vims', 'vnf_packages', 'vnf_instances', 'lcm_op_occs', 's
 /** Where package zips come from and go to: the package directories or the shared store (csar/packages.ts). */
 export interface PackageContentIo {
   /** The zip's bytes, one chunk at a time; `undefined` when this side has none of them. */
-  read(packageId: string): AsyncIterable<Uint8Array> | undefined;
+  read(packageId: string): Promise<AsyncIterable<Uint8Array> | undefined>;
   /** Receives a zip being imported; nothing of it is visible before `commit` and `publish`. */
   stage(packageId: string): Promise<StagedContent>;
 }
@@ -101,7 +101,7 @@ export async function exportStore(store: Store, out: Writable, opts: ExportOptio
   const packages = snapshot.tables.find((t) => t.table === 'vnf_packages')!.rows;
   for (const pkg of opts.withPackageContents ? packages : []) {
     const id = String(pkg['id']);
-    const chunks = opts.contents.read(id);
+    const chunks = await opts.contents.read(id);
     if (!chunks) {
       opts.onMissingContents?.(id);
       continue;

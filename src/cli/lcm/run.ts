@@ -185,8 +185,6 @@ export async function runLcmCommand(
   const onSigterm = () => controller.abort(new TerminatedError('terminated (SIGTERM)'));
   const timedOut = () => new TimeoutError(`timed out after ${durationText(flags.timeout)}`);
   const timer = setTimeout(() => controller.abort(timedOut()), seconds * 1000);
-  // A wait on the shared store blocks the timer: the store stops it at the same moment.
-  deps.store.setDeadline(Date.now() + seconds * 1000, timedOut);
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigterm);
   // -q and the formats for programs want the result alone: no live view on a terminal (the plain lines elsewhere stay).
@@ -215,7 +213,6 @@ export async function runLcmCommand(
     throw err;
   } finally {
     clearTimeout(timer);
-    deps.store.setDeadline(undefined);
     process.removeListener('SIGINT', onSigint);
     process.removeListener('SIGTERM', onSigterm);
     close();

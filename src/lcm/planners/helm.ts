@@ -52,7 +52,7 @@ export function asksForHelm(params: Record<string, unknown> | undefined, vimType
  * Whether an operation is the Helm planner's: the instance runs Helm
  * releases, or the instantiate (new, retried or rolled back) asks for one.
  */
-export function claimsHelm(deps: LcmDeps, instance: VnfInstance, body?: unknown, recorded?: LcmOpOcc): boolean {
+export async function claimsHelm(deps: LcmDeps, instance: VnfInstance, body?: unknown, recorded?: LcmOpOcc): Promise<boolean> {
   if (isHelmInstance(instance.instantiatedVnfInfo)) return true;
   if (instance.instantiationState === 'INSTANTIATED') return false;
   if (recorded && recorded.operation !== 'INSTANTIATE') return false;
@@ -60,7 +60,7 @@ export function claimsHelm(deps: LcmDeps, instance: VnfInstance, body?: unknown,
   if (!isMapping(request)) return false;
   const info = isMapping(request['vimConnectionInfo']) ? (request['vimConnectionInfo'] as Record<string, VimConnectionInfo>) : {};
   const entry = Object.values(info)[0];
-  const registered = entry?.vimId ? deps.store.vims.find(entry.vimId) : entry ? undefined : deps.store.vims.findDefault();
+  const registered = entry?.vimId ? await deps.store.vims.find(entry.vimId) : entry ? undefined : await deps.store.vims.findDefault();
   const vim = registered ? { spec: registered.spec } : entry?.extra ? { spec: { extra: entry.extra } as VimConnection['spec'] } : undefined;
   return asksForHelm(isMapping(request['additionalParams']) ? request['additionalParams'] : undefined, entry?.vimType, vim);
 }

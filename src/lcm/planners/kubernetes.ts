@@ -202,7 +202,7 @@ async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown
 
 async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<KubernetesPlan> {
   const request = checkChangePackageShape(source, body, instance);
-  const newPkgRecord = deps.store.packages.find(request.vnfdId);
+  const newPkgRecord = await deps.store.packages.find(request.vnfdId);
   if (!newPkgRecord || newPkgRecord.vnfdId !== request.vnfdId) {
     throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, {
       hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list',
@@ -264,7 +264,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo> };
   const lookup = vimLookup(deps);
   const vim = await resolveVimConnection(source, params.vimConnectionInfo, lookup, () => instanceVim(deps, instance, source, kubernetesVims));
-  const steps = deps.store.opOccs.journal(op.id);
+  const steps = await deps.store.opOccs.journal(op.id);
   const pkg = await packageOf(deps, instance.vnfPkgId);
   const base = { operation: op.operation, params: op.operationParams, vim, packageDir: pkg.workDir, connect };
   if (op.operation === 'INSTANTIATE') {
@@ -280,7 +280,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const info = instance.instantiatedVnfInfo;
   if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
   const flavour = flavourOf(instance, pkg.vnfd);
-  const prior = deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo ?? info;
+  const prior = (await deps.store.opOccs.priorState(op.id))?.instantiatedVnfInfo ?? info;
   const read = await readPackageObjects(pkg.zip, prior.metadata['lcm-kubernetes-def-files'], manifestCache(deps.home));
   const sources = read.sources;
   const objects = withNamespace(read.objects, prior.metadata.namespace);

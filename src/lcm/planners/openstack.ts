@@ -300,7 +300,7 @@ const planTerminate: OpenStackPlanner = async (deps, instance, body, source) => 
 
 const planChangePackage: OpenStackPlanner = async (deps, instance, body, source, _retry, opts) => {
   const request = checkChangePackageShape(source, body, instance);
-  const record = deps.store.packages.find(request.vnfdId);
+  const record = await deps.store.packages.find(request.vnfdId);
   if (!record || record.vnfdId !== request.vnfdId) {
     throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, {
       hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list',
@@ -388,7 +388,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   }
   const info = openStackInfo(instance);
   const flavour = flavourOf(instance, pkg.vnfd);
-  const prior = (deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo as OpenStackInfo | undefined) ?? info;
+  const prior = ((await deps.store.opOccs.priorState(op.id))?.instantiatedVnfInfo as OpenStackInfo | undefined) ?? info;
   const envs = await loadInstanceEnvironments(deps.home, instance.id);
   const templates = withEnvironments(await readStackTemplates(pkg.zip, flavour, source, pkg.pkg.id, pkg.vnfd.id), envs);
   // The groups back at the sizes recorded before the operation (a group sized by signals gets its size written into the template).
