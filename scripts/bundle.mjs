@@ -195,7 +195,8 @@ const common = {
   target: 'node20',
   // ssh2's optional native helpers: never bundled (it falls back to
   // JavaScript), so bin/vnfm and the executable run the same code.
-  external: ['cpu-features', '*.node'],
+  // pg-native: the optional libpq binding node-postgres does without.
+  external: ['cpu-features', '*.node', 'pg-native'],
   define: {
     __VNFM_COMMIT__: JSON.stringify(gitCommit()),
     // import.meta is empty in CommonJS: give code that uses it its file's location.
@@ -464,15 +465,6 @@ const builds = await Promise.all([
       plugins: [noBindingsSearch],
     }),
   ),
-  // The shared store's PostgreSQL thread (src/store/postgres/worker.ts), node-postgres inside:
-  // started from this code as a worker, never loaded into the main bundle. pg-native is the
-  // optional libpq binding node-postgres does without.
-  esbuild.build({
-    ...common,
-    entryPoints: ['src/store/postgres/worker.ts'],
-    outfile: join(staging, 'chunks', 'pg-worker.cjs'),
-    external: [...common.external, 'pg-native'],
-  }),
 ]);
 
 lazyBuiltins(join(staging, 'vnfm.cjs'));

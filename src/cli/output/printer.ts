@@ -437,9 +437,8 @@ async function printTableOf<T>(io: IO, opts: OutputOptions & ListOptions, view: 
   let cols: Column<T>[] | undefined;
   const rows: string[][] = [];
   for await (const each of items) {
-    const item = each as T;
-    cols ??= pickColumns(view, opts.column, format, item);
-    rows.push(cols.map((c) => (format === 'wide' && c.full ? c.full(item) : c.cell(item))));
+    cols ??= pickColumns(view, opts.column, format, each as T);
+    rows.push(cols.map((c) => (format === 'wide' && c.full ? c.full(each as T) : c.cell(each as T))));
   }
   if (!cols) {
     pickColumns(view, opts.column, format, undefined);
