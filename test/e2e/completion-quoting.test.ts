@@ -57,7 +57,7 @@ function storeWith(names: string | string[], more: { packageName?: boolean; inst
   try {
     for (const name of [names].flat()) plant(store, name, more);
   } finally {
-    store.close();
+    await store.close();
   }
   return home;
 }
@@ -78,12 +78,12 @@ function plant(store: Store, name: string, more: { packageName?: boolean; instan
     createdAt: at,
     updatedAt: at,
   };
-  store.vims.insert(vim, undefined);
+  await store.vims.insert(vim, undefined);
   const pkg = packageRecord({ id: `00000000-0000-4000-9000-${n}`, vnfdId: name, ...(more.packageName ? { name } : {}) });
-  store.packages.insert(pkg);
+  await store.packages.insert(pkg);
   if (more.instanceName) {
     const id = `00000000-0000-4000-a000-${n}`;
-    store.instances.insert(instanceRecord({ id, vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
+    await store.instances.insert(instanceRecord({ id, vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
     store.db.prepare('UPDATE vnf_instances SET name = ? WHERE id = ?').run(name, id);
   }
 }

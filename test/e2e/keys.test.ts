@@ -27,9 +27,9 @@ function readTokens(home: string, env: Record<string, string | undefined> = {}):
   const store = openStore(home);
   try {
     const keyring = loadKeyring({ home, env, createIfMissing: false });
-    return Object.fromEntries(store.vims.list().map((v) => [v.name, openSecrets(store.vims, keyring, v).bearerToken]));
+    return Object.fromEntries((await store.vims.list()).map((v) => [v.name, openSecrets(store.vims, keyring, v).bearerToken]));
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -119,7 +119,7 @@ describe('master key', () => {
     const store = openStore(home);
     try {
       // This test process is the live holder.
-      store.secrets.acquireLock(ROTATION_LOCK, holderOf(), '2026-01-01T00:00:00.000Z', () => true);
+      await store.secrets.acquireLock(ROTATION_LOCK, holderOf(), '2026-01-01T00:00:00.000Z', () => true);
       const refused = await vnfm(['key-rotate'], { home });
       expect(refused.code).toBe(4);
       expect(refused.stderr).toContain(`a master key rotation is in progress by pid ${process.pid}`);
@@ -127,14 +127,14 @@ describe('master key', () => {
 
       // A holder that no longer runs (a rotation killed midway) is taken over.
       const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
-      store.secrets.releaseLock(ROTATION_LOCK, holderOf());
-      store.secrets.acquireLock(ROTATION_LOCK, { ...holderOf(), pid: dead, startTime: '1' }, '2026-01-01T00:00:00.000Z', () => true);
+      await store.secrets.releaseLock(ROTATION_LOCK, holderOf());
+      await store.secrets.acquireLock(ROTATION_LOCK, { ...holderOf(), pid: dead, startTime: '1' }, '2026-01-01T00:00:00.000Z', () => true);
       const taken = await vnfm(['key-rotate'], { home });
       expect(taken.code, taken.stderr).toBe(0);
       expect(taken.stderr).toContain(`taking over the rotation lock of pid ${dead}`);
-      expect(store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
+      expect(await store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
     } finally {
-      store.close();
+      await store.close();
     }
     expect(readTokens(home)).toEqual({ a: 'held-a' });
   });
@@ -145,8 +145,8 @@ describe('master key', () => {
     const now = '2026-01-01T00:00:00.000Z';
     const store = openStore(home);
     try {
-      store.packages.insert(packageRecord());
-      store.instances.insert({
+      await store.packages.insert(packageRecord());
+      await store.instances.insert({
         id: 'inst-1',
         vnfInstanceDescription: '',
         vnfdId: 'vnfd-1',
@@ -159,7 +159,7 @@ describe('master key', () => {
         createdAt: now,
         updatedAt: now,
       });
-      store.opOccs.insert(
+      await store.opOccs.insert(
         {
           id: 'op-1',
           vnfInstanceId: 'inst-1',
@@ -174,14 +174,14 @@ describe('master key', () => {
         { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' },
       );
       // This test process runs the operation.
-      store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', acquiredAt: now, ...holderOf() });
+      await store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', acquiredAt: now, ...holderOf() });
       const refused = await vnfm(['key-rotate'], { home });
       expect(refused.code).toBe(4);
       expect(refused.stderr).toMatch(/an operation is in progress on vnf instance inst-1 \(pid \d+\)/);
-      store.opOccs.releaseLock('inst-1', 'op-1');
+      await store.opOccs.releaseLock('inst-1', 'op-1');
 
       // And the other way round: no operation takes an instance lock while a rotation runs.
-      store.secrets.acquireLock(ROTATION_LOCK, holderOf(), now, () => true);
+      await store.secrets.acquireLock(ROTATION_LOCK, holderOf(), now, () => true);
       const wired = openStore(home, { isHolderAlive: () => true });
       try {
         expect(() => wired.opOccs.exclusive(() => wired.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', acquiredAt: now, ...holderOf() }))).toThrow(
@@ -190,9 +190,9 @@ describe('master key', () => {
       } finally {
         wired.close();
       }
-      store.secrets.releaseLock(ROTATION_LOCK, holderOf());
+      await store.secrets.releaseLock(ROTATION_LOCK, holderOf());
     } finally {
-      store.close();
+      await store.close();
     }
     const rot = await vnfm(['key-rotate'], { home });
     expect(rot.code, rot.stderr).toBe(0);
@@ -210,7 +210,7 @@ describe('master key', () => {
         for (let i = 0; i < 2000; i++) {
           const name = `v${i}`;
           expected[name] = `twice-${i}`;
-          store.vims.insert(
+          await store.vims.insert(
             {
               id: `id-${i}`,
               name,
@@ -227,7 +227,7 @@ describe('master key', () => {
         }
       })();
     } finally {
-      store.close();
+      await store.close();
     }
     for (let round = 0; round < 3; round++) {
       const runs = await Promise.all([vnfm(['key-rotate'], { home }), vnfm(['key-rotate'], { home })]);
@@ -276,7 +276,7 @@ describe('master key', () => {
       store.db.transaction(() => {
         for (let i = 0; i < 2000; i++) {
           expected[`k${i}`] = `killed-${i}`;
-          store.vims.insert(
+          await store.vims.insert(
             {
               id: `id-${i}`,
               name: `k${i}`,
@@ -293,7 +293,7 @@ describe('master key', () => {
         }
       })();
     } finally {
-      store.close();
+      await store.close();
     }
     for (const delayMs of [150, 400, 700, 1000]) {
       const child = spawn(process.execPath, [BIN, 'key-rotate'], { env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home }, stdio: 'ignore' });

@@ -25,16 +25,16 @@ async function run(): Promise<number> {
   const store = await connectStore(home, { databaseUrl: url, leaseTimeoutMs });
   if (cmd === 'open') {
     process.stdout.write(`OPEN ${String((store.db as unknown as { schemaVersion(): number }).schemaVersion())}\n`);
-    store.close();
+    await store.close();
     return 0;
   }
   const deps = { store, home, now: () => new Date(), host } as unknown as LcmDeps;
   const ops = store.opOccs;
   const opId = randomUUID();
-  ops.exclusive(() => {
-    assertInstanceFree(deps, instanceId!);
+  await ops.exclusive(async () => {
+    await assertInstanceFree(deps, instanceId!);
     const now = new Date().toISOString();
-    const instance = store.instances.get(instanceId!);
+    const instance = await store.instances.get(instanceId!);
     ops.insert(
       {
         id: opId,

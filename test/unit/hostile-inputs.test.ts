@@ -415,7 +415,7 @@ describe('terminal escapes in names, descriptions, messages and script output', 
       store.db.prepare('UPDATE vims SET name = ? WHERE name = ?').run(VIM_NAME, 'edge');
       store.db.prepare('UPDATE vnf_instances SET name = ? WHERE id = ?').run(VNF_NAME, vnfId);
     } finally {
-      store.close();
+      await store.close();
     }
   }, 60_000);
 
@@ -510,9 +510,9 @@ describe('terminal escapes in names, descriptions, messages and script output', 
     if (!vimId) {
       const store = openStore(home);
       try {
-        vimId = store.vims.get(VIM_NAME).id;
+        vimId = (await store.vims.get(VIM_NAME)).id;
       } finally {
-        store.close();
+        await store.close();
       }
     }
     return vimId;

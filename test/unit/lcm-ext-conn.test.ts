@@ -91,7 +91,7 @@ beforeEach(async () => {
   home = join(mkdtempSync(join(tmpdir(), 'vnfm-extconn-')), 'home');
   store = openStore(home);
   await onboardPackage({ packages: store.packages, home, now: () => new Date() }, { path: join(SAMPLE, 'package') });
-  store.vims.insert(vim, undefined);
+  await store.vims.insert(vim, undefined);
   updates = [];
   hooks = [];
   connected = [];
@@ -113,18 +113,18 @@ beforeEach(async () => {
   };
 });
 
-afterEach(() => store.close());
+afterEach(async () => await store.close());
 
 async function instantiated(): Promise<string> {
-  const pkg = store.packages.list()[0]!;
-  const vnf = createVnf(deps, { vnfdId: pkg.vnfdId, name: 'vm' });
+  const pkg = (await store.packages.list())[0]!;
+  const vnf = await createVnf(deps, { vnfdId: pkg.vnfdId, name: 'vm' });
   await instantiateVnf(deps, vnf.id, request('instantiate.json'));
   hooks.length = 0;
   return vnf.id;
 }
 
 type Nfv = { VDU: Record<string, unknown>; CP: Record<string, { network?: string; fixed_ips?: unknown[] }> };
-const nfvOf = (id: string) => (getVnf(deps, id).instantiatedVnfInfo!.metadata as unknown as { heat: { nfv: Nfv; extVirtualLinks: { id: string }[] } }).heat;
+const nfvOf = async (id: string) => ((await getVnf(deps, id)).instantiatedVnfInfo!.metadata as unknown as { heat: { nfv: Nfv; extVirtualLinks: { id: string }[] } }).heat;
 
 describe('vnf-change-ext-conn (OpenStack)', () => {
   it("updates the stack's nfv: the named connection point gets the new network and fixed IP, the rest stays; hooks around", async () => {
@@ -148,7 +148,7 @@ describe('vnf-change-ext-conn (OpenStack)', () => {
     await expect(changeExtConn(deps, id, { extVirtualLinks: [link('x', 'n', 'NOPE_CP')] })).rejects.toThrow(/extCps\[0\]\.cpdId: "?NOPE_CP"? is not an external connection point/);
     await expect(changeExtConn(deps, id, { extVirtualLink: [] })).rejects.toThrow(ValidationError);
     await expect(changeExtConn(deps, id, { extVirtualLinks: [] })).rejects.toThrow(/extVirtualLinks: is required/);
-    expect(listOpOccs(deps, { vnf: id }).map((o) => o.operation)).toEqual(['INSTANTIATE']);
+    expect((await listOpOccs(deps, { vnf: id })).map((o) => o.operation)).toEqual(['INSTANTIATE']);
     expect(updates).toEqual([]);
   });
 
@@ -159,7 +159,7 @@ describe('vnf-change-ext-conn (OpenStack)', () => {
     await expect(changeExtConn(deps, id, { extVirtualLinks: [link('ext-vl-2', 'net-new')] })).rejects.toThrow(
       /CHANGE_EXT_CONN of vnf instance .* failed: UPDATE_FAILED.*FAILED_TEMP/,
     );
-    const op = listOpOccs(deps, { vnf: id }).find((o) => o.operationState === 'FAILED_TEMP')!;
+    const op = (await listOpOccs(deps, { vnf: id })).find((o) => o.operationState === 'FAILED_TEMP')!;
     expect(nfvOf(id)).toEqual(before);
     const back = await rollbackOpOcc(deps, op.id);
     expect(back.opOcc.operationState).toBe('ROLLED_BACK');
@@ -167,7 +167,7 @@ describe('vnf-change-ext-conn (OpenStack)', () => {
 
     failNext = new Error('UPDATE_FAILED: again');
     await expect(changeExtConn(deps, id, { extVirtualLinks: [link('ext-vl-1', 'net-3')] })).rejects.toThrow(/FAILED_TEMP/);
-    const second = listOpOccs(deps, { vnf: id }).find((o) => o.operationState === 'FAILED_TEMP')!;
+    const second = (await listOpOccs(deps, { vnf: id })).find((o) => o.operationState === 'FAILED_TEMP')!;
     const retried = await retryOpOcc(deps, second.id);
     expect(retried.opOcc.operationState).toBe('COMPLETED');
     expect(nfvOf(id).nfv.CP['VDU1_CP1']?.network).toBe('net-3');
@@ -199,7 +199,7 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
     additionalParams: { 'dummy-key': 'dummy-val' },
   });
   const onEvent = (e: { type: string; message?: string }) => void (e.type === 'notice' && notices.push(e.message!));
-  const keptVim = (id: string) => getVnf(deps, id).vimConnectionInfo?.['vim1'];
+  const keptVim = async (id: string) => (await getVnf(deps, id)).vimConnectionInfo?.['vim1'];
 
   it('is merged into the instance as Tacker v2 merges it: the stack is updated on the merged VIM, which the instance then runs on', async () => {
     const id = await instantiated();
@@ -212,7 +212,7 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
       secrets: { password: 'devstack' },
     });
     expect(updates).toHaveLength(1);
-    const after = getVnf(deps, id);
+    const after = await getVnf(deps, id);
     expect(after.vimId).toBeUndefined();
     expect(keptVim(id)).toMatchObject({ vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: 'http://127.0.0.2:5000/v3' }, extra: { 'dummy-key': 'dummy-val' } });
     expect(Object.keys(after.vimConnectionInfo!)).toEqual(['vim1']);
@@ -229,31 +229,31 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
     const id = await instantiated();
     failNext = new Error('Stack vnf-x could not be found');
     await expect(changeExtConn(deps, id, changeExtConnMax('new-password'))).rejects.toThrow(/FAILED_TEMP/);
-    const op = listOpOccs(deps, { vnf: id }).find((o) => o.operationState === 'FAILED_TEMP')!;
+    const op = (await listOpOccs(deps, { vnf: id })).find((o) => o.operationState === 'FAILED_TEMP')!;
     expect(connected.at(-1)).toMatchObject({ inline: true, secrets: { password: 'new-password' } });
     // Nothing of the instance changed yet: its VIM is the registered one.
-    expect(getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
-    expect(getVnf(deps, id).vimConnectionInfo).toBeUndefined();
+    expect(await getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
+    expect((await getVnf(deps, id)).vimConnectionInfo).toBeUndefined();
     const back = await rollbackOpOcc(deps, op.id);
     expect(back.opOcc.operationState).toBe('ROLLED_BACK');
     expect(connected.at(-1)).toMatchObject({ inline: false, id: 'vim-os' });
-    expect(getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
-    expect(getVnf(deps, id).vimConnectionInfo).toBeUndefined();
+    expect(await getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
+    expect((await getVnf(deps, id)).vimConnectionInfo).toBeUndefined();
 
     failNext = new Error('UPDATE_FAILED: again');
     await expect(changeExtConn(deps, id, changeExtConnMax('new-password'))).rejects.toThrow(/FAILED_TEMP/);
-    const second = listOpOccs(deps, { vnf: id }).find((o) => o.operationState === 'FAILED_TEMP')!;
+    const second = (await listOpOccs(deps, { vnf: id })).find((o) => o.operationState === 'FAILED_TEMP')!;
     expect((await retryOpOcc(deps, second.id)).opOcc.operationState).toBe('COMPLETED');
     // The retry reopened the credentials the occurrence kept sealed.
     expect(connected.at(-1)).toMatchObject({ inline: true, secrets: { password: 'new-password' } });
-    expect(getVnf(deps, id).vimId).toBeUndefined();
+    expect((await getVnf(deps, id)).vimId).toBeUndefined();
     expect(keptVim(id)).toMatchObject({ interfaceInfo: { endpoint: 'http://127.0.0.2:5000/v3' } });
   });
 
   it('naming a registered VIM moves the instance to it; a Kubernetes VIM or a vimId not registered is refused, nothing recorded', async () => {
     const id = await instantiated();
-    store.vims.insert({ ...vim, id: 'vim-os-2', name: 'openstack-2', isDefault: false }, undefined);
-    store.vims.insert(
+    await store.vims.insert({ ...vim, id: 'vim-os-2', name: 'openstack-2', isDefault: false }, undefined);
+    await store.vims.insert(
       { ...vim, id: 'vim-k8s', name: 'k8s', isDefault: false, spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: true } },
       undefined,
     );
@@ -264,14 +264,14 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
       /vimConnectionInfo\.vim1\.vimId: no VIM "?nope"? is registered/,
     );
     await expect(changeExtConn(deps, id, { extVirtualLinks: [link('l', 'n')], vimConnectionInfo: 'vim1' })).rejects.toThrow(ValidationError);
-    expect(listOpOccs(deps, { vnf: id }).map((o) => o.operation)).toEqual(['INSTANTIATE']);
+    expect((await listOpOccs(deps, { vnf: id })).map((o) => o.operation)).toEqual(['INSTANTIATE']);
     const r = await changeExtConn(deps, id, {
       extVirtualLinks: [link('l', 'n')],
       vimConnectionInfo: { vim1: { vimId: 'openstack-2', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } },
     });
     expect(r.opOcc.operationParams).toMatchObject({ vimConnectionInfo: { vim1: { vimId: 'vim-os-2' } } });
     expect(connected.at(-1)).toMatchObject({ inline: false, id: 'vim-os-2' });
-    expect(getVnf(deps, id)).toMatchObject({ vimId: 'vim-os-2' });
+    expect(await getVnf(deps, id)).toMatchObject({ vimId: 'vim-os-2' });
   });
 
   it("Tacker v1's array (fake_vnflcm.py's change_ext_conn body) is not used, as in Tacker v1: the instance's VIM, a notice, no credentials recorded", async () => {
@@ -289,7 +289,7 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
     expect(r.opOcc.operationState).toBe('COMPLETED');
     expect(connected.at(-1)).toMatchObject({ inline: false, id: 'vim-os' });
     expect(notices.join('\n')).toMatch(/vimConnectionInfo in the v1 \(array\) form is not used by a change of external connectivity, as in Tacker v1: .*"openstack" \(vim-os\)/);
-    expect(getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
+    expect(await getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
     expect(JSON.stringify(r.opOcc.operationParams)).not.toMatch(/devstack|identity/);
   });
 });
@@ -299,7 +299,7 @@ describe('vnf-update of an OpenStack VNF', () => {
     const id = await instantiated();
     const r = await modifyVnfInfo(deps, id, { vnfInstanceName: 'vm-2', extensions: { site: 'a' } });
     expect(r.opOcc).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
-    expect(getVnf(deps, id)).toMatchObject({ vnfInstanceName: 'vm-2', extensions: { site: 'a' } });
+    expect(await getVnf(deps, id)).toMatchObject({ vnfInstanceName: 'vm-2', extensions: { site: 'a' } });
     expect(updates).toEqual([]);
     expect(hooks).toEqual(['modify_information_start', 'modify_information_end']);
     await expect(modifyVnfInfo(deps, id, { vimConnectionInfo: { vim1: { vimId: 'openstack', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } } })).rejects.toThrow(

@@ -167,7 +167,7 @@ describe('a v1 (array) entry as Tacker v1 reads it: a registered VIM by vimId, e
   function depsWith(...vims: Vim[]): LcmDeps {
     const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-v1-vim-')), 'home'));
     for (const vim of vims)
-      store.vims.insert(vim, sealSecrets(keyring, vim.spec.type === 'openstack' ? { password: `${vim.name}-password` } : { bearerToken: `${vim.name}-token` }));
+      await store.vims.insert(vim, sealSecrets(keyring, vim.spec.type === 'openstack' ? { password: `${vim.name}-password` } : { bearerToken: `${vim.name}-token` }));
     return { store, openVimSecrets: (vim: Vim) => openSecrets(store.vims, keyring, vim), open } as unknown as LcmDeps;
   }
   const ID = 'f8c35bd0-4d67-4436-9f11-14b8a84c92aa';
@@ -395,9 +395,9 @@ describe('an inline Kubernetes VIM without ssl_ca_cert (Tacker skips verificatio
   });
 
   /** A real store holding `vims`, and a cluster at https://10.0.0.7:6443 whose certificate CLUSTER_CA alone verifies. */
-  function setup(vims: Array<[Vim, string | undefined]>, insecure = false) {
+  async function setup(vims: Array<[Vim, string | undefined]>, insecure = false) {
     const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-inline-ca-')), 'home'));
-    for (const [vim, ca] of vims) store.vims.insert(vim, sealSecrets(keyring, { bearerToken: 'registered-token', ...(ca ? { caCert: ca } : {}) }));
+    for (const [vim, ca] of vims) await store.vims.insert(vim, sealSecrets(keyring, { bearerToken: 'registered-token', ...(ca ? { caCert: ca } : {}) }));
     const checked: VimConnection[] = [];
     const warnings: string[] = [];
     const deps: InlineCheckDeps = {

@@ -19,11 +19,11 @@ import type { RawJson } from '../../src/store/lazy-json.js';
 import { instanceRecord, packageRecord } from '../support/store-records.js';
 
 const NAMES = ['', 'web', 'a "quoted" \\ name', 'tab\there\u2028', 'emoji 😀', 'lone \ud800', 'ß-日本語'];
-const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 5, 0)).toISOString();
+const at = async (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 5, 0)).toISOString();
 const PKG = 'p1';
 
 function seed(store: Store, count: number): { instances: string[]; ops: string[] } {
-  store.packages.insert(packageRecord({ id: PKG }));
+  await store.packages.insert(packageRecord({ id: PKG }));
   store.db
     .prepare(
       "INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES (?, ?, 'kubernetes', 0, 'https://h', 'bearer-token', 1, 'PENDING', 'now', 'now')",
@@ -34,7 +34,7 @@ function seed(store: Store, count: number): { instances: string[]; ops: string[]
   for (let n = 0; n < count; n++) {
     const id = n % 3 ? randomUUID() : `inst-${n}-${NAMES[n % NAMES.length]}`;
     const name = NAMES[n % NAMES.length]!;
-    store.instances.insert(
+    await store.instances.insert(
       instanceRecord({
         id,
         ...(n % 4 === 1 ? {} : { vnfInstanceName: name }),
@@ -58,7 +58,7 @@ function seed(store: Store, count: number): { instances: string[]; ops: string[]
         journal: [],
         isAutomaticInvocation: (n + k) % 3 === 0,
       } as unknown as LcmOpOcc;
-      store.opOccs.insert(op, {} as never);
+      await store.opOccs.insert(op, {} as never);
       ops.push(op.id);
     }
   }
@@ -99,7 +99,7 @@ function expectSame(store: Store): ReturnType<typeof lists> {
 const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-json-items-')), 'home');
 
 describe('list items kept by triggers (migration 13)', () => {
-  it('are filled from the rows a store held before the migration', () => {
+  it('are filled from the rows a store held before the migration', async () => {
     const h = home();
     let store = openStore(h);
     seed(store, 40);
@@ -113,7 +113,7 @@ describe('list items kept by triggers (migration 13)', () => {
       DROP TABLE lcm_op_occ_journal_steps; ALTER TABLE lcm_op_occ_details ADD COLUMN journal TEXT NOT NULL DEFAULT '[]';
       PRAGMA user_version = 12;
     `);
-    store.close();
+    await store.close();
     store = openStore(h);
     try {
       const after = expectSame(store);
@@ -122,28 +122,28 @@ describe('list items kept by triggers (migration 13)', () => {
       expect(after.rows).toMatchObject({ instances: 40, ops: 80 });
       expect(JSON.parse(after.instances.kept ? `[${after.instances.kept}]` : '[]')).toHaveLength(40);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('follow every write: updates, renames, state changes, a new start time, deletes and cascades', () => {
+  it('follow every write: updates, renames, state changes, a new start time, deletes and cascades', async () => {
     const store = openStore(home());
     try {
       const { instances, ops } = seed(store, 30);
       expectSame(store);
       // Updates of what an item shows: a rename (to none and to an awkward one), a state, the updated time.
       for (const [n, id] of instances.slice(0, 10).entries()) {
-        const i = store.instances.get(id);
+        const i = await store.instances.get(id);
         const { vnfInstanceName: _name, ...unnamed } = i;
-        store.instances.update({
+        await store.instances.update({
           ...(n % 2 ? unnamed : { ...i, vnfInstanceName: `renamed "${n}" 😀` }),
           instantiationState: 'INSTANTIATED',
           updatedAt: at(n + 30),
         } as typeof i);
       }
       // Operations: state changes (what an item shows), an error and a pid alone (what it does not).
-      for (const [n, id] of ops.slice(0, 20).entries()) store.opOccs.setState(id, n % 2 ? 'COMPLETED' : 'FAILED_TEMP', at(n + 40));
-      store.opOccs.setState(ops[20]!, 'FAILED_TEMP', at(50), { error: { status: 500, title: 'boom', detail: 'x' } as never, pid: 4242 });
+      for (const [n, id] of ops.slice(0, 20).entries()) await store.opOccs.setState(id, n % 2 ? 'COMPLETED' : 'FAILED_TEMP', at(n + 40));
+      await store.opOccs.setState(ops[20]!, 'FAILED_TEMP', at(50), { error: { status: 500, title: 'boom', detail: 'x' } as never, pid: 4242 });
       // Single columns written by SQL alone, as any later write path may write them.
       const db = store.db as unknown as Database.Database;
       db.prepare('UPDATE vnf_instances SET name = ? WHERE id = ?').run('by SQL', instances[2]);
@@ -152,19 +152,19 @@ describe('list items kept by triggers (migration 13)', () => {
       // A start time moved (the item moves in the list's order with it).
       db.prepare('UPDATE lcm_op_occs SET start_time = ? WHERE id = ?').run('2020-01-01T00:00:00.000Z', ops[25]);
       const moved = expectSame(store);
-      expect((JSON.parse(`[${moved.ops.kept}]`) as { id: string }[])[0]!.id).toBe(store.opOccs.get(ops[25]!).id);
+      expect((JSON.parse(`[${moved.ops.kept}]`) as { id: string }[])[0]!.id).toBe((await store.opOccs.get(ops[25]!)).id);
       const listed = JSON.parse(`[${moved.instances.kept}]`) as { id: string; vnfInstanceName?: string; instantiationState: string }[];
       expect(listed.find((i) => i.id === instances[0])).toMatchObject({ vnfInstanceName: 'renamed "0" 😀', instantiationState: 'INSTANTIATED' });
       expect(listed.find((i) => i.id === instances[1])).not.toHaveProperty('vnfInstanceName');
       // Deletes: an instance (its operations go by cascade), and an operation alone.
       const gone = instances.slice(20, 25);
-      for (const id of gone) store.instances.delete(id, at(60));
+      for (const id of gone) await store.instances.delete(id, at(60));
       db.prepare('DELETE FROM lcm_op_occs WHERE id = ?').run(ops[0]);
       const after = expectSame(store);
       expect(after.rows).toMatchObject({ instances: 25, ops: 60 - 10 - 1 });
       expect(gone.some((id) => after.instances.kept.includes(JSON.stringify(id)) || after.ops.kept.includes(JSON.stringify(id)))).toBe(false);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

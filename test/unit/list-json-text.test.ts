@@ -42,7 +42,7 @@ const AWKWARD = [
 const STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK'] as const;
 const OPERATIONS = ['INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE'] as const;
 /** Times that tie often, so pages break between rows of the same time. */
-const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 7, 0)).toISOString();
+const at = async (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 7, 0)).toISOString();
 /** More operations than a page holds (1000). */
 const OPS = 2105;
 
@@ -50,7 +50,7 @@ const OPS = 2105;
 const NO_NUL = AWKWARD.map((s) => s.replaceAll('\0', ''));
 
 function seed(store: Store, instances = AWKWARD.length * 2, strings = AWKWARD): string[] {
-  store.packages.insert(packageRecord());
+  await store.packages.insert(packageRecord());
   const ids: string[] = [];
   for (let n = 0; n < instances; n++) {
     const s = strings[n % strings.length]!;
@@ -64,7 +64,7 @@ function seed(store: Store, instances = AWKWARD.length * 2, strings = AWKWARD): 
       createdAt: at(n),
       updatedAt: at(n + 1),
     });
-    store.instances.insert(i);
+    await store.instances.insert(i);
     ids.push(id);
   }
   return ids;
@@ -83,7 +83,7 @@ function seedOps(store: Store, ids: string[]): void {
       journal: [],
       isAutomaticInvocation: n % 3 === 0,
     } as unknown as LcmOpOcc;
-    store.opOccs.insert(op, {} as never);
+    await store.opOccs.insert(op, {} as never);
   }
 }
 
@@ -169,7 +169,7 @@ const compareOps = (store: Store): Promise<number> =>
     view: opListView(),
     read: (filter, how) => store.opOccs.read(filter, how),
     json: (filter, how) => store.opOccs.jsonText(filter, how),
-    list: (filter) => store.opOccs.list(filter),
+    list: async (filter) => await store.opOccs.list(filter),
   });
 
 const VNF_FORMS: { filter: VnfInstanceFilter; limit?: number }[] = [
@@ -184,10 +184,10 @@ const compareInstances = (store: Store): Promise<number> =>
   compare<VnfInstance, VnfInstanceFilter>({
     forms: VNF_FORMS,
     attributes: attributeSelector({}, VNF_INSTANCE_ATTRIBUTES, 'json'),
-    view: vnfListView({ vims: store.vims.names(), packages: store.packages.names() }),
+    view: vnfListView({ vims: await store.vims.names(), packages: await store.packages.names() }),
     read: (filter, how) => store.instances.read(filter, how),
     json: (filter, how) => store.instances.jsonText(filter, how),
-    list: (filter) => store.instances.list(filter),
+    list: async (filter) => await store.instances.list(filter),
   });
 
 const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-json-text-')), 'home');
@@ -201,7 +201,7 @@ describe('default -o json written by SQLite', () => {
       expect(await compareOps(store)).toBeGreaterThanOrEqual(3 + 1 + 1 + 2 + 2 + 1 + 1);
       expect([...store.opOccs.jsonText({}, {})!].map((page) => page.split('\n  {\n').length)).toEqual([1000, 1000, OPS - 2000]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -211,7 +211,7 @@ describe('default -o json written by SQLite', () => {
       seed(store, 1003);
       expect(await compareInstances(store)).toBeGreaterThanOrEqual(2 + 1 + 2);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -226,7 +226,7 @@ describe('default -o json written by SQLite', () => {
       });
       expect(out).toEqual({ items: '[]\n', sql: '[]\n', pages: 0 });
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });
@@ -249,7 +249,7 @@ describe('default -o json on PostgreSQL', () => {
       expect(store.opOccs.jsonText({}, {})).toBeUndefined();
       expect(await compareInstances(store)).toBe(0);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

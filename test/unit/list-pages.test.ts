@@ -50,13 +50,13 @@ const instanceOf = (n: number): VnfInstance =>
     updatedAt: NOW,
   }) as unknown as VnfInstance;
 
-function seeded(count: number) {
+async function seeded(count: number) {
   const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-pages-')), 'home'));
-  store.packages.insert(pkg);
+  await store.packages.insert(pkg);
   const instances = Array.from({ length: count }, (_, n) => instanceOf(n));
   store.db.transaction(() => {
     for (const i of instances) {
-      store.instances.insert(i);
+      await store.instances.insert(i);
       const op: LcmOpOcc = {
         id: `op-${i.id}`,
         vnfInstanceId: i.id,
@@ -68,7 +68,7 @@ function seeded(count: number) {
         journal: [{ step: 'apply', state: 'done' }] as never,
         isAutomaticInvocation: false,
       };
-      store.opOccs.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never);
+      await store.opOccs.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never);
     }
   })();
   return { store, instances };
@@ -88,7 +88,7 @@ function capture() {
 const byAge = (a: VnfInstance, b: VnfInstance) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1);
 
 describe('lists read in pages', () => {
-  it('every row once, oldest first, across pages of rows created at the same time; --limit reaches the SQL', () => {
+  it('every row once, oldest first, across pages of rows created at the same time; --limit reaches the SQL', async () => {
     const { store, instances } = seeded(1203);
     try {
       const expected = [...instances].sort(byAge).map((i) => i.id);
@@ -101,11 +101,11 @@ describe('lists read in pages', () => {
       expect(ops.map((o) => o.startTime)).toEqual([...ops.map((o) => o.startTime)].sort());
       expect([...store.opOccs.read({}, { limit: 3, summary: true })].map((o) => o.id)).toEqual(ops.slice(0, 3).map((o) => o.id));
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('a summary row has what the table shows: the VNFC count without the instance info', () => {
+  it('a summary row has what the table shows: the VNFC count without the instance info', async () => {
     const { store } = seeded(10);
     try {
       const rows = [...store.instances.read({}, { summary: true })];
@@ -119,17 +119,17 @@ describe('lists read in pages', () => {
       expect(op).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
       expect(op!.journal).toBeUndefined();
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
   it('tables from summary rows are the tables of whole rows, in every format a table has', async () => {
     const { store } = seeded(40);
     try {
-      const book = { vims: new Map<string, string>(), packages: store.packages.names() };
+      const book = { vims: new Map<string, string>(), packages: await store.packages.names() };
       for (const output of ['table', 'wide', 'value', 'name'] as const) {
         const whole = capture();
-        await printList(whole.io, { output }, vnfListView(book), store.instances.list());
+        await printList(whole.io, { output }, vnfListView(book), await store.instances.list());
         const summary = capture();
         await printList(summary.io, { output }, vnfListView(book), { read: (how) => store.instances.read({}, how) });
         expect(summary.out()).toBe(whole.out());
@@ -138,11 +138,11 @@ describe('lists read in pages', () => {
         const ops = capture();
         await printList(ops.io, { output }, opListView(), { read: (how) => store.opOccs.read({}, how) });
         const opsWhole = capture();
-        await printList(opsWhole.io, { output }, opListView({ instances: store.instances.names() }), store.opOccs.list());
+        await printList(opsWhole.io, { output }, opListView({ instances: await store.instances.names() }), await store.opOccs.list());
         expect(ops.out()).toBe(opsWhole.out());
       }
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -150,7 +150,7 @@ describe('lists read in pages', () => {
     const { store } = seeded(1100);
     try {
       const whole = capture();
-      await printList(whole.io, { output: 'json', sort: 'createdAt' }, vnfListView(), store.instances.list());
+      await printList(whole.io, { output: 'json', sort: 'createdAt' }, vnfListView(), await store.instances.list());
       const streamed = capture();
       await printList(streamed.io, { output: 'json' }, vnfListView(), { read: (how) => store.instances.read({}, how) });
       expect(streamed.out()).toBe(whole.out());
@@ -166,13 +166,13 @@ describe('lists read in pages', () => {
       const ops = capture();
       await printList(ops.io, { output: 'json' }, opListView(), { read: (how) => store.opOccs.read({}, how) });
       const opsWhole = capture();
-      await printList(opsWhole.io, { output: 'json', filter: '(neq,id,none)' }, opListView(), store.opOccs.list());
+      await printList(opsWhole.io, { output: 'json', filter: '(neq,id,none)' }, opListView(), await store.opOccs.list());
       expect(ops.out()).toBe(opsWhole.out());
       const empty = capture();
       await printList(empty.io, { output: 'json' }, vnfListView(), { read: (how) => store.instances.read({ name: 'nothing' }, how) });
       expect(empty.out()).toBe('[]\n');
     } finally {
-      store.close();
+      await store.close();
     }
   });
 

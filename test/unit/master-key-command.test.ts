@@ -36,7 +36,7 @@ function setup(): Setup {
   return { dir, home: join(dir, 'home'), secret, runs, command: `echo run >> '${runs}'; env > '${join(dir, 'env')}'; cat '${secret}'` };
 }
 
-const runCount = (s: Setup) => (existsSync(s.runs) ? readFileSync(s.runs, 'utf8').split('\n').filter(Boolean).length : 0);
+const runCount = async (s: Setup) => (existsSync(s.runs) ? readFileSync(s.runs, 'utf8').split('\n').filter(Boolean).length : 0);
 
 function vimConfig(dir: string, token: string): string {
   const path = join(dir, `${token}.yaml`);
@@ -60,9 +60,9 @@ function tokens(home: string, key: string): Record<string, string | undefined> {
   const store = openStore(home);
   try {
     const keyring = loadKeyring({ home, env: { VNFM_MASTER_KEY: key }, createIfMissing: false });
-    return Object.fromEntries(store.vims.list().map((v) => [v.name, openSecrets(store.vims, keyring, v).bearerToken]));
+    return Object.fromEntries((await store.vims.list()).map((v) => [v.name, openSecrets(store.vims, keyring, v).bearerToken]));
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -169,9 +169,9 @@ describe('VNFM_MASTER_KEY_COMMAND', () => {
 
   it('rotating to a given key is refused (vnfm cannot write to the secret manager): the hint says to print NEW,OLD', () => {
     const key = generateFernetKey();
-    const refused = (() => {
+    const refused = (async () => {
       try {
-        rotateMasterKey({
+        await rotateMasterKey({
           home: mkdtempSync(join(tmpdir(), 'vnfm-keycmd-')),
           env: { VNFM_MASTER_KEY_COMMAND: `echo '${key}'` },
           secrets: {} as never,

@@ -137,14 +137,14 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
         `INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, secrets_token, secrets_key_id, created_at, updated_at) VALUES ('${VIM}', 'edge', 'kubernetes', 1, 'https://h', 'bearer-token', 1, 'REACHABLE', 'sealed-token', 'key-1', 't0', 't0')`,
       )
       .run();
-    store.instances.insert(instanceRecord({ id: INST, vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
+    await store.instances.insert(instanceRecord({ id: INST, vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
     const op = { id: OP, vnfInstanceId: INST, operation: 'INSTANTIATE', operationState: 'COMPLETED', stateEnteredTime: 't1', startTime: 't0' };
-    store.opOccs.insert({ ...op, operationParams: {}, journal: [], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
+    await store.opOccs.insert({ ...op, operationParams: {}, journal: [], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
     const out = new PassThrough();
     const chunks: Buffer[] = [];
     out.on('data', (d: Buffer) => chunks.push(d));
     await exportStore(store, out, { withPackageContents: true, now: new Date('2026-01-01T00:00:00Z'), contents: io(store) });
-    store.close();
+    await store.close();
     return { lines: Buffer.concat(chunks).toString('utf8').split('\n'), pkgId: pkg.id };
   }
 
@@ -217,16 +217,16 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
       // On PostgreSQL this machine has no copy: it would fetch one.
       if (store.packageContents) rmSync(join(homeOf(store), 'packages', pkg.id), { recursive: true });
       const deps = { packages: store.packages, contents: store.packageContents, home: homeOf(store), now: () => new Date() };
-      const hostile = store.packages.get(victim.id);
+      const hostile = await store.packages.get(victim.id);
       await expect(ensurePackageContent(deps, hostile)).rejects.toThrow(/package id "\.\.\/\.\.\/\.\.\/victim-\w+" is not a UUID: refusing to make a path of it/);
       await expect(downloadPackage(deps, victim.id, join(tmpdir(), `vnfm-dl-${process.pid}.zip`))).rejects.toThrow(/is not a UUID/);
       await expect(deletePackage(deps, victim.id)).rejects.toThrow(/is not a UUID/);
       expect(victim.intact()).toBe(true);
       // Refused before anything changed: the record (and its contents) are still there.
-      expect(store.packages.get(victim.id).id).toBe(victim.id);
-      if (store.packageContents) expect(store.packageContents.info(victim.id)?.complete).toBe(true);
+      expect((await store.packages.get(victim.id)).id).toBe(victim.id);
+      if (store.packageContents) expect((await store.packageContents.info(victim.id))?.complete).toBe(true);
     } finally {
-      store.close();
+      await store.close();
       rmSync(victim.dir, { recursive: true, force: true });
     }
   });
@@ -606,7 +606,7 @@ describe.each(STORE_BACKENDS)('the store-import hostile corpus through the comma
       try {
         for (const table of ['vims', 'vnf_packages', 'package_contents', 'package_content_chunks']) expect(store.db.prepare(`SELECT * FROM ${table}`).all(), table).toEqual([]);
       } finally {
-        store.close();
+        await store.close();
       }
       expect(existsSync(join(t.home, 'packages')) ? readdirSync(join(t.home, 'packages')) : []).toEqual([]);
       expect(Math.max(...r.stderr.split('\n').map((l) => l.length))).toBeLessThan(2500);
@@ -619,9 +619,9 @@ describe.each(STORE_BACKENDS)('the store-import hostile corpus through the comma
     expect((await run(['vnfpkg-onboard', SAMPLE], t.home, t.url)).code).toBe(0);
     const store = await connectStore(t.home, { databaseUrl: t.url });
     try {
-      renamePackage(store, store.packages.ids()[0]!, victim.id);
+      renamePackage(store, (await store.packages.ids())[0]!, victim.id);
     } finally {
-      store.close();
+      await store.close();
     }
     const before = outside();
     for (const argv of [

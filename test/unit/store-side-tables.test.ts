@@ -80,16 +80,16 @@ const op = (id: string, vnfInstanceId: string, over: Partial<LcmOpOcc> = {}): Lc
 const prior = (i: VnfInstance): PriorState => ({ instance: i }) as unknown as PriorState;
 
 /** What a client reads of instances and operations: the same from a migrated store as from one written now. */
-function readBack(store: Store) {
-  const ops = store.opOccs.list();
+async function readBack(store: Store) {
+  const ops = await store.opOccs.list();
   return {
-    instances: JSON.stringify(store.instances.list()),
+    instances: JSON.stringify(await store.instances.list()),
     summaries: JSON.stringify([...store.instances.read({}, { summary: true })]),
-    shown: JSON.stringify(store.instances.get(`vnf-${I1}`)),
+    shown: JSON.stringify(await store.instances.get(`vnf-${I1}`)),
     ops: JSON.stringify(ops),
     opSummaries: JSON.stringify([...store.opOccs.read({}, { summary: true })]),
-    journals: ops.map((o) => store.opOccs.journal(o.id)),
-    priors: ops.map((o) => store.opOccs.priorState(o.id)),
+    journals: ops.map(async (o) => await store.opOccs.journal(o.id)),
+    priors: ops.map(async (o) => await store.opOccs.priorState(o.id)),
   };
 }
 
@@ -123,10 +123,10 @@ describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (
   /** A store written now, with the records. */
   async function current(): Promise<Store> {
     const store = await backend.open();
-    store.packages.insert(packageRecord({ id: PKG }));
-    store.instances.insert(i1);
-    store.instances.insert(i2);
-    for (const o of ops) store.opOccs.insert(o, prior(i1));
+    await store.packages.insert(packageRecord({ id: PKG }));
+    await store.instances.insert(i1);
+    await store.instances.insert(i2);
+    for (const o of ops) await store.opOccs.insert(o, prior(i1));
     return store;
   }
 
@@ -261,7 +261,7 @@ describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (
     } finally {
       fromOld.close();
       target.close();
-      store.close();
+      await store.close();
     }
   });
 });

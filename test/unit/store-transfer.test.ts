@@ -50,10 +50,10 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
       )
       .run();
     store.db.prepare("INSERT INTO ssh_host_keys (server_id, address, key_type, fingerprint, pinned_at) VALUES ('srv-1', '10.0.0.1', 'ssh-ed25519', 'SHA256:x', 't0')").run();
-    store.instances.insert(instanceRecord({ id: INST, vnfInstanceName: 'web-1', vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
+    await store.instances.insert(instanceRecord({ id: INST, vnfInstanceName: 'web-1', vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
     const op = { id: OP, vnfInstanceId: INST, operation: 'INSTANTIATE', operationState: 'COMPLETED', stateEnteredTime: 't1', startTime: 't0' };
-    store.opOccs.insert({ ...op, operationParams: {}, journal: [JOURNAL[0]], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
-    for (const step of JOURNAL.slice(1)) store.opOccs.appendJournal(OP, step);
+    await store.opOccs.insert({ ...op, operationParams: {}, journal: [JOURNAL[0]], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
+    for (const step of JOURNAL.slice(1)) await store.opOccs.appendJournal(OP, step);
     return { store, pkgId: pkg.id };
   }
 

@@ -47,6 +47,9 @@ interface TxScope {
   ended: boolean;
 }
 
+/** The connections whose error event is listened to. */
+const watched = new WeakSet<pg.PoolClient>();
+
 export class PostgresDb implements StoreDb {
   readonly dialect = POSTGRES;
   readonly target: DatabaseTarget;
@@ -97,11 +100,18 @@ export class PostgresDb implements StoreDb {
 
   /** A pooled connection. */
   async #client(): Promise<pg.PoolClient> {
+    let c: pg.PoolClient;
     try {
-      return await this.#poolOf().connect();
+      c = await this.#poolOf().connect();
     } catch (err) {
       throw this.errorOf(err);
     }
+    // A connection that breaks while in use fails its statement; its error event must not end the process.
+    if (!watched.has(c)) {
+      watched.add(c);
+      c.on('error', () => undefined);
+    }
+    return c;
   }
 
   /**
