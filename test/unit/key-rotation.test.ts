@@ -310,7 +310,7 @@ describe('master key rotation over the store', () => {
       })();
       expect(refused).toBeInstanceOf(ConflictError);
       expect((refused as Error).message).toBe(`a master key rotation is in progress by pid 4242 on h since ${NOW}`);
-      expect(async () => await store.secrets.assertNoRotation()).toThrow(/master key rotation is in progress by pid 4242/);
+      await expect(store.secrets.assertNoRotation()).rejects.toThrow(/master key rotation is in progress by pid 4242/);
       await store.secrets.releaseLock(ROTATION_LOCK, first);
       expect(await store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
       await store.secrets.assertNoRotation();

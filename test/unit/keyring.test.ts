@@ -307,7 +307,7 @@ describe('rotateMasterKey', () => {
     const newKey = generateFernetKey();
     expect((await rotateMasterKey({ home, env: noEnv, secrets: store, newKey })).keyId).toBe(keyIdOf(newKey));
     expect(keyFileLines(home)).toEqual([newKey]);
-    expect(async () => await rotateMasterKey({ home, env: noEnv, secrets: store, newKey: 'short' })).toThrow(UsageError);
+    await expect(rotateMasterKey({ home, env: noEnv, secrets: store, newKey: 'short' })).rejects.toThrow(UsageError);
   });
 
   it.each<RotationStep>(['key-file-extended', 're-encrypted', 'verified', 'key-file-replaced'])(
@@ -316,15 +316,16 @@ describe('rotateMasterKey', () => {
       const before = loadKeyring({ home, env: noEnv, createIfMissing: true });
       seed(before);
       const crash = new Error('simulated crash');
-      expect(async () =>
-        await rotateMasterKey({
-          home,
-          env: noEnv,
-          secrets: store,
-          afterStep: (s) => {
-            if (s === step) throw crash;
-          },
-        }),
+      expect(
+        async () =>
+          await rotateMasterKey({
+            home,
+            env: noEnv,
+            secrets: store,
+            afterStep: (s) => {
+              if (s === step) throw crash;
+            },
+          }),
       ).toThrow(crash);
 
       const onDisk = loadKeyring({ home, env: noEnv, createIfMissing: false });
@@ -344,14 +345,14 @@ describe('rotateMasterKey', () => {
     store.rows.set('vim/orphan', { ref: 'vim/orphan', token: lost.encrypt('x'), keyId: 'ffffffffffffffff' });
     const keyFileBefore = fs.readFileSync(keyFile(home), 'utf8');
     const rowsBefore = store.listSecrets();
-    expect(async () => await rotateMasterKey({ home, env: noEnv, secrets: store })).toThrow(/key ffffffffffffffff, which is not in the keyring/);
+    await expect(rotateMasterKey({ home, env: noEnv, secrets: store })).rejects.toThrow(/key ffffffffffffffff, which is not in the keyring/);
     expect(fs.readFileSync(keyFile(home), 'utf8')).toBe(keyFileBefore);
     expect(store.listSecrets()).toEqual(rowsBefore);
   });
 
   it('refuses to rotate when secrets exist and the key file is missing', () => {
     store.rows.set('a', { ref: 'a', token: new Fernet(generateFernetKey()).encrypt('x'), keyId: '0000000000000000' });
-    expect(async () => await rotateMasterKey({ home, env: noEnv, secrets: store })).toThrow(SecretKeyError);
+    await expect(rotateMasterKey({ home, env: noEnv, secrets: store })).rejects.toThrow(SecretKeyError);
     expect(fs.existsSync(keyFile(home))).toBe(false);
   });
 
@@ -379,7 +380,7 @@ describe('rotateMasterKey', () => {
       store.put('vim/late', 'written meanwhile', before);
       expected.set('vim/late', 'written meanwhile');
     };
-    expect(async () => await rotateMasterKey({ home, env: noEnv, secrets: store })).toThrow(/1 secret\(s\) do not open with the new master key .*vim\/late.*the old keys are kept/);
+    await expect(rotateMasterKey({ home, env: noEnv, secrets: store })).rejects.toThrow(/1 secret\(s\) do not open with the new master key .*vim\/late.*the old keys are kept/);
     const onDisk = loadKeyring({ home, env: noEnv, createIfMissing: false });
     expect(onDisk.keyIds).toHaveLength(2);
     expect(onDisk.keyIds).toContain(before.primaryKeyId);
@@ -404,7 +405,7 @@ describe('rotateMasterKey', () => {
       release: () => events.push('release'),
     };
     const keyFileBefore = fs.readFileSync(keyFile(home), 'utf8');
-    expect(async () => await rotateMasterKey({ home, env: noEnv, secrets: store, lock: busy })).toThrow(ConflictError);
+    await expect(rotateMasterKey({ home, env: noEnv, secrets: store, lock: busy })).rejects.toThrow(ConflictError);
     expect(events).toEqual([]);
     expect(fs.readFileSync(keyFile(home), 'utf8')).toBe(keyFileBefore);
   });
@@ -458,7 +459,7 @@ describe('rotateMasterKey', () => {
 
     it('names the key it lacks when the env no longer holds the old key', () => {
       seed(loadKeyring({ home, env: { VNFM_MASTER_KEY: oldKey }, createIfMissing: true }), 2);
-      expect(async () => await rotateMasterKey({ home, env: { VNFM_MASTER_KEY: newKey }, secrets: store })).toThrow(new RegExp(`key ${keyIdOf(oldKey)}, which is not in the keyring`));
+      await expect(rotateMasterKey({ home, env: { VNFM_MASTER_KEY: newKey }, secrets: store })).rejects.toThrow(new RegExp(`key ${keyIdOf(oldKey)}, which is not in the keyring`));
     });
   });
 });

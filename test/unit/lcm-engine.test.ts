@@ -115,10 +115,10 @@ describe('instances', () => {
 
   it('refuses a disabled package, a taken name, and deleting an INSTANTIATED instance', async () => {
     await store.packages.setStates(store.packages.get(V2).id, { operationalState: 'DISABLED' }, new Date().toISOString());
-    expect(async () => await createVnf(deps, { vnfdId: V2 })).toThrow(/DISABLED/);
+    await expect(createVnf(deps, { vnfdId: V2 })).rejects.toThrow(/DISABLED/);
     const vnf = await instantiated();
-    expect(async () => await createVnf(deps, { vnfdId: V1, name: 'web' })).toThrow(ConflictError);
-    expect(async () => await deleteVnf(deps, vnf.id)).toThrow(/INSTANTIATED/);
+    await expect(createVnf(deps, { vnfdId: V1, name: 'web' })).rejects.toThrow(ConflictError);
+    await expect(deleteVnf(deps, vnf.id)).rejects.toThrow(/INSTANTIATED/);
   });
 });
 
@@ -316,7 +316,7 @@ describe('failure, retry, rollback, fail', () => {
 
     await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(ConflictError);
     await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(new RegExp(`FAILED_TEMP INSTANTIATE occurrence \\(${op!.id}\\)`));
-    expect(async () => await deleteVnf(deps, vnf.id)).toThrow(ConflictError);
+    await expect(deleteVnf(deps, vnf.id)).rejects.toThrow(ConflictError);
 
     const retried = await retryOpOcc(deps, op!.id);
     expect(retried.opOcc).toMatchObject({ id: op!.id, operationState: 'COMPLETED' });
@@ -358,7 +358,7 @@ describe('failure, retry, rollback, fail', () => {
     const heal = (await listOpOccs(deps, { state: 'FAILED_TEMP' }))[0]!;
     await expect(rollbackOpOcc(deps, heal.id)).rejects.toThrow(/HEAL, which cannot be rolled back/);
     expect((await failOpOcc(deps, heal.id)).operationState).toBe('FAILED');
-    expect(async () => await failOpOcc(deps, heal.id)).toThrow(/FAILED: only a FAILED_TEMP occurrence can be failed/);
+    await expect(failOpOcc(deps, heal.id)).rejects.toThrow(/FAILED: only a FAILED_TEMP occurrence can be failed/);
     await scaleVnf(deps, vnf.id, request('scale-out.json'));
   });
 
@@ -412,7 +412,7 @@ describe('locks and cancellation', () => {
     await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(
       new RegExp(`vnf instance ${vnf.id} is locked by vnfm pid ${process.pid} on host \\S+ since \\S+ \\(operation INSTANTIATE, occurrence `),
     );
-    expect(async () => await failOpOcc(deps, listOpOccs(deps)[0]!.id)).toThrow(/PROCESSING/);
+    await expect(failOpOcc(deps, listOpOccs(deps)[0]!.id)).rejects.toThrow(/PROCESSING/);
     ac.abort(new InterruptedError('interrupted'));
     const err = await running;
     expect(err).toBeInstanceOf(InterruptedError);

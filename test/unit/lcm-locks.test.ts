@@ -176,7 +176,7 @@ describe('locks taken before holders were recorded (pid alone)', () => {
 
     const live = lockedInstance({ pid: sleeper.pid! });
     expect((await getOpOcc(deps, live.id)).operationState).toBe('PROCESSING');
-    expect(async () => await failOpOcc(deps, live.id)).toThrow(/locked by vnfm pid \d+ on host \(not recorded\) since/);
+    await expect(failOpOcc(deps, live.id)).rejects.toThrow(/locked by vnfm pid \d+ on host \(not recorded\) since/);
     expect((await failOpOcc(deps, live.id, { force: true })).operationState).toBe('FAILED');
     expect(await store.opOccs.lock(live.vnfInstanceId)).toBeUndefined();
   });
@@ -217,14 +217,16 @@ describe('op-fail --force', () => {
     const op = lockedInstance({ pid: 7, hostName: 'far-away', hostId: 'another-machine', startTime: '42' });
     const seen = (await failTarget(deps, op.id, { force: true })).lock!;
     store.db.prepare("UPDATE vnf_locks SET pid = 8, acquired_at = '2026-03-02T00:00:00.000Z'").run();
-    expect(async () => await failOpOcc(deps, op.id, { force: true, confirmed: seen })).toThrow(/changed hands while you were asked: .* locked by vnfm pid 8 on host far-away since 2026-03-02/);
+    await expect(failOpOcc(deps, op.id, { force: true, confirmed: seen })).rejects.toThrow(
+      /changed hands while you were asked: .* locked by vnfm pid 8 on host far-away since 2026-03-02/,
+    );
     expect((await store.opOccs.lock(op.vnfInstanceId))!.pid).toBe(8);
     expect((await failOpOcc(deps, op.id, { force: true, confirmed: (await store.opOccs.lock(op.vnfInstanceId))! })).operationState).toBe('FAILED');
   });
 
   it('refuses while the holder runs on this host, naming it', async () => {
     const op = lockedInstance(holderOf(sleeper.pid!));
-    expect(async () => await failOpOcc(deps, op.id, { force: true })).toThrow(
+    await expect(failOpOcc(deps, op.id, { force: true })).rejects.toThrow(
       new RegExp(`refusing to force occurrence ${op.id} to FAILED: vnf instance .* is locked by vnfm pid ${sleeper.pid} on host .*, and that process is running`),
     );
     expect((await getOpOcc(deps, op.id)).operationState).toBe('PROCESSING');

@@ -439,9 +439,9 @@ describe('vnf-update: the name rules and uniqueness of vnf-create', () => {
     try {
       await store.instances.assertNameFree('busy', idle.id);
       await createVnf({ ...deps, store: other }, { vnfdId: V1, name: 'busy' });
-      expect(async () => await store.instances.update({ ...getVnf(deps, idle.id), vnfInstanceName: 'busy' }, { checkName: true })).toThrow(ConflictError);
-      expect(async () => await store.instances.insert({ ...getVnf(deps, idle.id), id: 'another-id', vnfInstanceName: 'busy' }, { checkName: true })).toThrow(ConflictError);
-      expect(async () => await store.instances.update({ ...getVnf(deps, idle.id), vnfInstanceName: 'bad name' }, { checkName: true })).toThrow(UsageError);
+      await expect(store.instances.update({ ...getVnf(deps, idle.id), vnfInstanceName: 'busy' }, { checkName: true })).rejects.toThrow(ConflictError);
+      await expect(store.instances.insert({ ...getVnf(deps, idle.id), id: 'another-id', vnfInstanceName: 'busy' }, { checkName: true })).rejects.toThrow(ConflictError);
+      await expect(store.instances.update({ ...getVnf(deps, idle.id), vnfInstanceName: 'bad name' }, { checkName: true })).rejects.toThrow(UsageError);
     } finally {
       other.close();
     }

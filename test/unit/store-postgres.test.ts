@@ -131,7 +131,11 @@ describe('operations across machines', () => {
       // Reads from a third client go on while the lock is held.
       expect((await store.instances.list()).map((i) => i.id)).toEqual(['inst-1']);
       expect((await store.opOccs.list()).map((o) => o.operationState)).toEqual(['PROCESSING']);
-      expect(await store.opOccs.lock('inst-1')).toMatchObject({ hostName: expect.stringMatching(/^machine-[bc]$/), heartbeatAt: expect.any(String), leaseExpiresAt: expect.any(String) });
+      expect(await store.opOccs.lock('inst-1')).toMatchObject({
+        hostName: expect.stringMatching(/^machine-[bc]$/),
+        heartbeatAt: expect.any(String),
+        leaseExpiresAt: expect.any(String),
+      });
       // store-info names the holder and its lease.
       expect((await store.info()).locks).toEqual([
         expect.objectContaining({ lock: 'vnf/inst-1', hostName: expect.stringMatching(/^machine-[bc]$/), since: expect.any(String), leaseExpiresAt: expect.any(String) }),
@@ -150,7 +154,7 @@ describe('operations across machines', () => {
       const opId = line!.slice('HELD '.length);
       // Alive (its heartbeat moves the lease on): nothing to sweep, and a new operation is refused.
       expect(await sweepStaleLock(deps, 'inst-1')).toEqual([]);
-      expect(async () => await assertInstanceFree(deps, 'inst-1')).toThrow(ConflictError);
+      await expect(assertInstanceFree(deps, 'inst-1')).rejects.toThrow(ConflictError);
       const firstBeat = (await store.opOccs.lock('inst-1'))!.heartbeatAt!;
       await until(async () => (await store.opOccs.lock('inst-1'))!.heartbeatAt! > firstBeat);
 
@@ -190,11 +194,12 @@ describe('operations across machines', () => {
       });
       // Another client takes the lease over (as after this one stalled past its expiry).
       await query(db, "UPDATE vnf_locks SET pid = 1, host_id = 'machine-c-id', host_name = 'machine-c'");
-      expect(async () =>
-        await ops.exclusive(async () => {
-          await store.instances.update({ ...store.instances.get('inst-1'), vnfInstanceDescription: 'stale write', updatedAt: NOW });
-          ops.setState('op-1', 'COMPLETED', NOW);
-        }),
+      expect(
+        async () =>
+          await ops.exclusive(async () => {
+            await store.instances.update({ ...store.instances.get('inst-1'), vnfInstanceDescription: 'stale write', updatedAt: NOW });
+            ops.setState('op-1', 'COMPLETED', NOW);
+          }),
       ).toThrow(/lease of this vnfm on vnf instance inst-1 ran out and vnfm pid 1 on host machine-c holds it/);
       expect((await store.instances.get('inst-1')).vnfInstanceDescription).toBe('');
       expect((await ops.get('op-1')).operationState).toBe('PROCESSING');
@@ -211,8 +216,10 @@ describe('key rotation on the shared store', () => {
     try {
       const alive = () => true;
       other.secrets.acquireLock(ROTATION_LOCK, { pid: 4242, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' }, NOW, alive);
-      expect(async () => await store.secrets.acquireLock(ROTATION_LOCK, { pid: process.pid }, NOW, alive)).toThrow(/a master key rotation is in progress by pid 4242 on machine-b since/);
-      expect(async () => await store.opOccs.exclusive(() => store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'x', pid: process.pid, acquiredAt: NOW }))).toThrow(ConflictError);
+      await expect(store.secrets.acquireLock(ROTATION_LOCK, { pid: process.pid }, NOW, alive)).rejects.toThrow(
+        /a master key rotation is in progress by pid 4242 on machine-b since/,
+      );
+      await expect(store.opOccs.exclusive(() => store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'x', pid: process.pid, acquiredAt: NOW }))).rejects.toThrow(ConflictError);
       other.secrets.releaseLock(ROTATION_LOCK, { pid: 4242, startTime: '1' });
       expect(await store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
     } finally {
@@ -230,7 +237,7 @@ describe('key rotation on the shared store', () => {
       const held = (await store.secrets.lockHolder(ROTATION_LOCK))!;
       expect(Date.parse(held.leaseExpiresAt!) - Date.parse(held.heartbeatAt!)).toBe(60_000);
       const running = (h: Parameters<typeof holderStatus>[0]) => holderStatus(h).state !== 'gone';
-      expect(async () => await store.secrets.acquireLock(ROTATION_LOCK, holderOf(), NOW, running)).toThrow(/in progress by pid 4242 on machine-b/);
+      await expect(store.secrets.acquireLock(ROTATION_LOCK, holderOf(), NOW, running)).rejects.toThrow(/in progress by pid 4242 on machine-b/);
       // machine-b is gone: its heartbeat stopped and the lease ran out.
       other.close();
       await query(db, "UPDATE store_locks SET lease_expires_at = '2000-01-01T00:00:00.000Z'");

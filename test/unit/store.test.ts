@@ -59,11 +59,11 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       expect((await store.packages.get('p1')).userDefinedData).toEqual({ k: 'v' });
       expect((await store.packages.get('vnfd-1')).id).toBe('p1');
       expect((await store.packages.get('basic')).id).toBe('p1');
-      expect(async () => await store.packages.get('nope')).toThrow(NotFoundError);
-      expect(async () => await store.packages.insert(pkg({ id: 'p2' }))).toThrow(ConflictError);
-      expect(async () => await store.packages.insert(pkg({ id: 'p3', vnfdId: 'vnfd-3', name: 'basic' }))).toThrow(ConflictError);
+      await expect(store.packages.get('nope')).rejects.toThrow(NotFoundError);
+      await expect(store.packages.insert(pkg({ id: 'p2' }))).rejects.toThrow(ConflictError);
+      await expect(store.packages.insert(pkg({ id: 'p3', vnfdId: 'vnfd-3', name: 'basic' }))).rejects.toThrow(ConflictError);
       await store.packages.setStates('p1', { usageState: 'IN_USE' }, '2026-01-02T00:00:00.000Z');
-      expect(async () => await store.packages.delete('p1')).toThrow(/in use/);
+      await expect(store.packages.delete('p1')).rejects.toThrow(/in use/);
       await store.packages.setStates('p1', { usageState: 'NOT_IN_USE', operationalState: 'DISABLED' }, '2026-01-03T00:00:00.000Z');
       expect(await store.packages.get('p1')).toMatchObject({ operationalState: 'DISABLED', updatedAt: '2026-01-03T00:00:00.000Z' });
       await store.packages.delete('p1');
@@ -85,7 +85,7 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       // A read-modify-write does not overwrite what another client wrote since it read (compare-and-set on updatedAt).
       const read = await store.vims.get('a');
       await store.vims.update({ ...read, description: 'by another client', updatedAt: 'later' }, undefined, { readAt: read.updatedAt });
-      expect(async () => await store.vims.update({ ...read, description: 'stale', updatedAt: 'latest' }, undefined, { readAt: read.updatedAt })).toThrow(
+      await expect(store.vims.update({ ...read, description: 'stale', updatedAt: 'latest' }, undefined, { readAt: read.updatedAt })).rejects.toThrow(
         /vim "a" was changed by another command at later, after this one read it: nothing was written/,
       );
       expect((await store.vims.get('a')).description).toBe('by another client');
@@ -171,12 +171,12 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       expect([...store.instances.read({ name: 'web-*' }, { limit: 1 })].map((i) => i.id)).toEqual(['inst-1']);
       expect((await store.instances.get('web-2')).vimConnectionInfo).toEqual({ v: { vimId: 'inline-1', vimType: 'kubernetes' } });
       expect((await store.instances.get('other-3')).id).toBe('other-3');
-      expect(async () => await store.instances.get('inst-%')).toThrow(NotFoundError);
+      await expect(store.instances.get('inst-%')).rejects.toThrow(NotFoundError);
       expect((await store.instances.names()).get('inst-2')).toBe('web-2');
       expect(await store.instances.countByPackage('p1')).toBe(3);
       await store.instances.update({ ...store.instances.get('inst-1'), metadata: { owner: 'ops' }, updatedAt: '2026-01-05T00:00:00.000Z' });
       expect(await store.instances.get('inst-1')).toMatchObject({ metadata: { owner: 'ops' }, updatedAt: '2026-01-05T00:00:00.000Z' });
-      expect(async () => await store.instances.delete('other-3', NOW)).toThrow(ConflictError);
+      await expect(store.instances.delete('other-3', NOW)).rejects.toThrow(ConflictError);
       for (const id of ['inst-1', 'inst-2']) await store.instances.delete(id, NOW);
       await store.instances.update({ ...store.instances.get('other-3'), instantiationState: 'NOT_INSTANTIATED' });
       await store.instances.delete('other-3', NOW);
@@ -250,7 +250,7 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       expect(failed).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 500, title: 't', detail: 'd' } });
       expect(failed.pid).toBeUndefined();
       expect((await store.opOccs.get('op-1')).isAutomaticInvocation).toBe(false);
-      expect(async () => await store.opOccs.setState('nope', 'FAILED', NOW)).toThrow(NotFoundError);
+      await expect(store.opOccs.setState('nope', 'FAILED', NOW)).rejects.toThrow(NotFoundError);
 
       const lock = { vnfInstanceId: 'inst-1', opId: 'op-1', pid: 42, acquiredAt: NOW, hostName: 'h1', hostId: 'id1', startTime: '99' };
       await store.opOccs.exclusive(() => store.opOccs.takeLock(lock));
@@ -258,7 +258,7 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       expect(held).toMatchObject(lock);
       // A lease: a heartbeat now, running out a lease timeout (60 s by default) later.
       expect(Date.parse(held.leaseExpiresAt!) - Date.parse(held.heartbeatAt!)).toBe(60_000);
-      expect(async () => await store.opOccs.exclusive(() => store.opOccs.takeLock({ ...lock, opId: 'op-2' }))).toThrow(/UNIQUE|constraint/i);
+      await expect(store.opOccs.exclusive(() => store.opOccs.takeLock({ ...lock, opId: 'op-2' }))).rejects.toThrow(/UNIQUE|constraint/i);
       expect(await store.opOccs.lockedInstances()).toEqual(['inst-1']);
       await store.opOccs.releaseLock('inst-1', 'op-1');
       expect(await store.opOccs.lock('inst-1')).toBeUndefined();
@@ -271,11 +271,12 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
     const store = await backend.open();
     try {
       await store.packages.insert(pkg());
-      expect(async () =>
-        await store.opOccs.exclusive(() => {
-          store.packages.setStates('p1', { operationalState: 'DISABLED' }, '2026-02-01T00:00:00.000Z');
-          throw new Error('boom');
-        }),
+      expect(
+        async () =>
+          await store.opOccs.exclusive(() => {
+            store.packages.setStates('p1', { operationalState: 'DISABLED' }, '2026-02-01T00:00:00.000Z');
+            throw new Error('boom');
+          }),
       ).toThrow('boom');
       expect((await store.packages.get('p1')).operationalState).toBe('ENABLED');
       await store.opOccs.exclusive(() => {
@@ -311,7 +312,7 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       const holder = { pid: 7, hostName: 'h', startTime: '1' };
       await store.secrets.acquireLock('rotation-test', holder, NOW, () => true);
       expect(await store.secrets.lockHolder('rotation-test')).toMatchObject({ pid: 7, acquiredAt: NOW });
-      expect(async () => await store.secrets.acquireLock('rotation-test', { pid: 8 }, NOW, () => true)).toThrow(ConflictError);
+      await expect(store.secrets.acquireLock('rotation-test', { pid: 8 }, NOW, () => true)).rejects.toThrow(ConflictError);
       // Released only by the holder it names (pid, host and start time), not by pid alone.
       await store.secrets.releaseLock('rotation-test', { pid: 7 });
       expect(await store.secrets.lockHolder('rotation-test')).toMatchObject({ pid: 7, hostName: 'h', acquiredAt: NOW });
