@@ -24,7 +24,7 @@ const host: HostFacts = { hostName: machine, hostId: `${machine}-id`, bootId: `$
 async function run(): Promise<number> {
   const store = await connectStore(home, { databaseUrl: url, leaseTimeoutMs });
   if (cmd === 'open') {
-    process.stdout.write(`OPEN ${String((store.db as unknown as { schemaVersion(): number }).schemaVersion())}\n`);
+    process.stdout.write(`OPEN ${String(await (store.db as unknown as { schemaVersion(): Promise<number> }).schemaVersion())}\n`);
     await store.close();
     return 0;
   }
@@ -35,7 +35,7 @@ async function run(): Promise<number> {
     await assertInstanceFree(deps, instanceId!);
     const now = new Date().toISOString();
     const instance = await store.instances.get(instanceId!);
-    ops.insert(
+    await ops.insert(
       {
         id: opId,
         vnfInstanceId: instanceId!,
@@ -50,7 +50,7 @@ async function run(): Promise<number> {
       },
       { vnfPkgId: instance.vnfPkgId, vnfdId: instance.vnfdId, instantiationState: instance.instantiationState },
     );
-    ops.takeLock({ vnfInstanceId: instanceId!, opId, acquiredAt: now, ...holderOf(process.pid, host) });
+    await ops.takeLock({ vnfInstanceId: instanceId!, opId, acquiredAt: now, ...holderOf(process.pid, host) });
   });
   process.stdout.write(`HELD ${opId}\n`);
   // Runs until killed, its heartbeat keeping the lease.

@@ -339,7 +339,7 @@ describe('rotateMasterKey', () => {
     },
   );
 
-  it('changes nothing when a secret cannot be decrypted', () => {
+  it('changes nothing when a secret cannot be decrypted', async () => {
     seed(loadKeyring({ home, env: noEnv, createIfMissing: true }), 3);
     const lost = new Fernet(generateFernetKey());
     store.rows.set('vim/orphan', { ref: 'vim/orphan', token: lost.encrypt('x'), keyId: 'ffffffffffffffff' });
@@ -350,7 +350,7 @@ describe('rotateMasterKey', () => {
     expect(store.listSecrets()).toEqual(rowsBefore);
   });
 
-  it('refuses to rotate when secrets exist and the key file is missing', () => {
+  it('refuses to rotate when secrets exist and the key file is missing', async () => {
     store.rows.set('a', { ref: 'a', token: new Fernet(generateFernetKey()).encrypt('x'), keyId: '0000000000000000' });
     await expect(rotateMasterKey({ home, env: noEnv, secrets: store })).rejects.toThrow(SecretKeyError);
     expect(fs.existsSync(keyFile(home))).toBe(false);
@@ -457,7 +457,7 @@ describe('rotateMasterKey', () => {
       expect((err as UsageError).hint).toMatch(/VNFM_MASTER_KEY=<new>,<old>.*vnfm key-generate/);
     });
 
-    it('names the key it lacks when the env no longer holds the old key', () => {
+    it('names the key it lacks when the env no longer holds the old key', async () => {
       seed(loadKeyring({ home, env: { VNFM_MASTER_KEY: oldKey }, createIfMissing: true }), 2);
       await expect(rotateMasterKey({ home, env: { VNFM_MASTER_KEY: newKey }, secrets: store })).rejects.toThrow(new RegExp(`key ${keyIdOf(oldKey)}, which is not in the keyring`));
     });

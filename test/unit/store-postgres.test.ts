@@ -188,9 +188,9 @@ describe('operations across machines', () => {
         journal: [],
         isAutomaticInvocation: false,
       } as never;
-      await ops.exclusive(() => {
-        ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
-        ops.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', pid: process.pid, acquiredAt: NOW, hostId: 'here', startTime: '1' });
+      await ops.exclusive(async () => {
+        await ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
+        await ops.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', pid: process.pid, acquiredAt: NOW, hostId: 'here', startTime: '1' });
       });
       // Another client takes the lease over (as after this one stalled past its expiry).
       await query(db, "UPDATE vnf_locks SET pid = 1, host_id = 'machine-c-id', host_name = 'machine-c'");
@@ -198,7 +198,7 @@ describe('operations across machines', () => {
         async () =>
           await ops.exclusive(async () => {
             await store.instances.update({ ...store.instances.get('inst-1'), vnfInstanceDescription: 'stale write', updatedAt: NOW });
-            ops.setState('op-1', 'COMPLETED', NOW);
+            await ops.setState('op-1', 'COMPLETED', NOW);
           }),
       ).toThrow(/lease of this vnfm on vnf instance inst-1 ran out and vnfm pid 1 on host machine-c holds it/);
       expect((await store.instances.get('inst-1')).vnfInstanceDescription).toBe('');
@@ -290,8 +290,8 @@ describe('following an operation from another machine', () => {
     try {
       const ops = store.opOccs;
       const start = async (id: string) =>
-        await ops.exclusive(() => {
-          ops.insert(
+        await ops.exclusive(async () => {
+          await ops.insert(
             {
               id,
               vnfInstanceId: 'inst-1',
@@ -309,7 +309,7 @@ describe('following an operation from another machine', () => {
               instantiationState: 'INSTANTIATED',
             },
           );
-          ops.takeLock({ vnfInstanceId: 'inst-1', opId: id, pid: 4242, acquiredAt: NOW, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' });
+          await ops.takeLock({ vnfInstanceId: 'inst-1', opId: id, pid: 4242, acquiredAt: NOW, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' });
         });
       const env = { VNFM_DATABASE_URL: url };
       start('op-1');
@@ -318,9 +318,9 @@ describe('following an operation from another machine', () => {
       await until(() => live.stderr.includes('PROCESSING'));
       await ops.appendJournal('op-1', { action: 'scale', resource: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'default' }, state: 'intended' });
       await until(() => live.stderr.includes('scale Deployment/web (default): intended'));
-      await ops.exclusive(() => {
-        ops.setState('op-1', 'COMPLETED', NOW);
-        ops.releaseLock('inst-1', 'op-1');
+      await ops.exclusive(async () => {
+        await ops.setState('op-1', 'COMPLETED', NOW);
+        await ops.releaseLock('inst-1', 'op-1');
       });
       const done = await watching;
       expect(done.code).toBe(0);
@@ -329,9 +329,9 @@ describe('following an operation from another machine', () => {
 
       start('op-2');
       const failing = vnfmOn(home(), ['op-watch', 'op-2', '--interval', '0.05'], env);
-      await ops.exclusive(() => {
-        ops.setState('op-2', 'FAILED_TEMP', NOW, { error: { status: 500, title: 'Infra-driver error', detail: 'pods did not start' } });
-        ops.releaseLock('inst-1', 'op-2');
+      await ops.exclusive(async () => {
+        await ops.setState('op-2', 'FAILED_TEMP', NOW, { error: { status: 500, title: 'Infra-driver error', detail: 'pods did not start' } });
+        await ops.releaseLock('inst-1', 'op-2');
       });
       const failed = await failing;
       expect(failed.code).toBe(1);
@@ -359,9 +359,9 @@ describe('faults', () => {
         isAutomaticInvocation: false,
       } as never;
       const lock = { vnfInstanceId: 'inst-1', opId: 'op-1', pid: process.pid, acquiredAt: NOW, hostId: 'here', startTime: '1' };
-      await ops.exclusive(() => {
-        ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
-        ops.takeLock(lock);
+      await ops.exclusive(async () => {
+        await ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
+        await ops.takeLock(lock);
       });
       await ops.appendJournal('op-1', { step: 1 } as never);
       await server.restart();
@@ -369,9 +369,9 @@ describe('faults', () => {
       expect(await ops.journal('op-1')).toEqual([{ step: 1 }]);
       await ops.appendJournal('op-1', { step: 2 } as never);
       expect(await ops.renew(lock)).toBe(true);
-      await ops.exclusive(() => {
-        ops.setState('op-1', 'COMPLETED', NOW);
-        ops.releaseLock('inst-1', 'op-1');
+      await ops.exclusive(async () => {
+        await ops.setState('op-1', 'COMPLETED', NOW);
+        await ops.releaseLock('inst-1', 'op-1');
       });
       expect(await ops.get('op-1')).toMatchObject({ operationState: 'COMPLETED', journal: [{ step: 1 }, { step: 2 }] });
       expect(await ops.lock('inst-1')).toBeUndefined();
