@@ -64,6 +64,9 @@ export default tseslint.config(
     linterOptions: { reportUnusedDisableDirectives: 'off' },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
+      // A promise is never a condition, and never handed where nothing awaits it: the store answers in promises.
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      '@typescript-eslint/await-thenable': 'error',
       'no-console': 'error',
       'vnfm/no-import-cycle': 'error',
       'no-restricted-imports': forbid('nothing imports cli: it is the top layer', '**/cli/**', '**/cli'),

@@ -27,6 +27,7 @@ const realTier: TestProjectInlineConfiguration[] = process.env['VNFM_KUBE_APISER
             'test/e2e/tacker-change-package.test.ts',
             'test/e2e/tacker-container-update.test.ts',
             'test/e2e/vnf-describe.test.ts',
+            'test/e2e/vnf-adopt.test.ts',
           ],
           globalSetup: ['test/support/real-apiserver-setup.ts'],
         },
@@ -60,7 +61,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'sandbox', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/real/**', 'test/real-openstack/**'] },
+        test: {
+          name: 'sandbox',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/real/**', 'test/real-openstack/**'],
+          // One Keystone and Heat for the files that use them (useOpenStack), started when the first one asks.
+          globalSetup: ['test/support/openstack-broker-setup.ts'],
+        },
       },
       ...realTier,
       ...realOpenStackTier,

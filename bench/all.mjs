@@ -11,10 +11,11 @@ import { basename, join } from 'node:path';
 
 /**
  * Long benchmarks: csar-validate.mjs builds and validates a 2 GB package;
+ * onboard.mjs onboards a 1 GB package beside its validation and openssl;
  * openstack-lifecycle.mjs starts Keystone and Heat and runs Heat stacks;
  * sandbox-scale.mjs loads 5,000 objects and runs 500-object CNFs.
  */
-const LONG = new Set(['csar-validate.mjs', 'openstack-lifecycle.mjs', 'sandbox-scale.mjs']);
+const LONG = new Set(['csar-validate.mjs', 'onboard.mjs', 'openstack-lifecycle.mjs', 'sandbox-scale.mjs']);
 /** Need root (network namespaces and a bridge for simulated nodes): registry-connections.mjs. */
 const ROOT = new Set(['registry-connections.mjs']);
 

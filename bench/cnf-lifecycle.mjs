@@ -42,7 +42,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer as createHttpsServer, request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import yaml from 'js-yaml';
@@ -65,6 +65,8 @@ if (!['sandbox', 'real'].includes(SERVER)) {
 const RUNS = Number(process.env.RUNS ?? (OBJECTS > 50 ? 1 : 5));
 const root = resolve(import.meta.dirname, '..');
 const bin = process.env.VNFM_BENCH_BIN ? resolve(process.env.VNFM_BENCH_BIN) : join(root, 'bin', 'vnfm');
+// Another build (a checkout with its bundle built) whose instantiate and terminate run in the same rounds: before/after.
+const beforeBin = process.env.VNFM_BENCH_BEFORE ? join(resolve(process.env.VNFM_BENCH_BEFORE), 'bin', 'vnfm') : undefined;
 
 if (!existsSync(join(root, 'build', 'vnfm.cjs'))) {
   console.error('bench: build/vnfm.cjs is missing; running npm run build');
@@ -96,11 +98,17 @@ function writePackage(dir) {
 
 // ---- running commands -------------------------------------------------------------------------
 
-/** Runs a command to its end; `endedAt` is Date.now() at the child's `close`. */
-function run(cmd, args, { env = baseEnv } = {}) {
+const CPU_MARK = 'vnfm-bench-cpu ';
+/**
+ * Runs a command to its end; `endedAt` is Date.now() at the child's `close`.
+ * With `cpu`, through GNU time: `cpuMs` is its user + system time, every thread.
+ */
+function run(cmd, args, { env = baseEnv, cpu = false } = {}) {
   return new Promise((resolvePromise, reject) => {
     const start = process.hrtime.bigint();
-    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = cpu
+      ? spawn('/usr/bin/time', ['-f', `${CPU_MARK}%U %S`, cmd, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
@@ -109,7 +117,18 @@ function run(cmd, args, { env = baseEnv } = {}) {
     child.on('close', (code, signal) => {
       const endedAt = Date.now();
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      const r = { code, signal, stdout, stderr, ms, endedAt };
+      let cpuMs = NaN;
+      if (cpu) {
+        const lines = stderr.split('\n');
+        const at = lines.findLastIndex((l) => l.startsWith(CPU_MARK));
+        if (at >= 0) {
+          const [u, sys] = lines[at].slice(CPU_MARK.length).split(' ').map(Number);
+          cpuMs = (u + sys) * 1000;
+          lines.splice(at, 1);
+          stderr = lines.filter((l) => !/^Command exited with non-zero status/.test(l)).join('\n');
+        }
+      }
+      const r = { code, signal, stdout, stderr, ms, endedAt, cpuMs };
       if (code !== 0) {
         const e = new Error(`${[cmd, ...args].join(' ')} failed (exit ${code ?? signal})\n--- stdout\n${stdout}--- stderr\n${stderr}`);
         e.result = r;
@@ -289,7 +308,7 @@ try {
   const kubectlWith =
     (kubeconfig) =>
     (...args) =>
-      run('kubectl', args, { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: kubectlHome } });
+      run('kubectl', args, { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: kubectlHome }, cpu: true });
   const kubectl = kubectlWith(files.direct.kube);
 
   const pkgDir = join(work, 'package');
@@ -298,9 +317,9 @@ try {
   const zip = join(work, 'bench-cnf.zip');
   await vnfm('vnfpkg-build', pkgDir, '-o', zip);
   /** A vnfm home with the package onboarded, the server registered as its default VIM, and an instance to instantiate. */
-  const prepareHome = async (homeDir, vimConfig) => {
+  const prepareHome = async (homeDir, vimConfig, program = bin) => {
     const env = { ...baseEnv, VNFM_HOME: homeDir };
-    const v = (...args) => run(process.execPath, [bin, ...args], { env });
+    const v = (...args) => run(process.execPath, [program, ...args], { env, cpu: args[0] === 'vnf-terminate' || args[0] === 'vnf-instantiate' });
     await v('vnfpkg-onboard', zip, '-o', 'json');
     await v('vim-register', '--is-default', '--config-file', vimConfig, 'bench', '-o', 'json');
     const inst = JSON.parse((await v('vnf-create', '--vnfd-id', DESCRIPTOR_ID, '--name', 'bench-cnf', '-o', 'json')).stdout);
@@ -308,22 +327,39 @@ try {
   };
   const timed = await prepareHome(home, files.direct.vim);
   const counted = await prepareHome(join(work, 'vnfm-home-counted'), files.counted.vim);
+  const before = beforeBin && { ...(await prepareHome(join(work, 'vnfm-home-before'), files.direct.vim, beforeBin)), namespace: 'bench-vnfm-before' };
   const vnfNamespace = 'bench-vnfm';
-  await kubectl('create', 'namespace', vnfNamespace);
-  const request = join(work, 'instantiate.json');
-  writeFileSync(
-    request,
-    JSON.stringify({
-      flavourId: 'simple',
-      instantiationLevelId: 'instantiation_level_1',
-      additionalParams: {
-        'lcm-kubernetes-def-files': Object.keys(objects).map((f) => `Files/kubernetes/${f}`),
-        namespace: vnfNamespace,
-      },
-    }),
-  );
+  const requestIn = (namespace) => {
+    const file = join(work, `instantiate-${namespace}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        flavourId: 'simple',
+        instantiationLevelId: 'instantiation_level_1',
+        additionalParams: {
+          'lcm-kubernetes-def-files': Object.keys(objects).map((f) => `Files/kubernetes/${f}`),
+          namespace,
+        },
+      }),
+    );
+    return file;
+  };
+  for (const ns of [vnfNamespace, ...(before ? [before.namespace] : [])]) await kubectl('create', 'namespace', ns);
 
-  const samples = { vnfmInstantiate: [], vnfmTerminate: [], readyToExit: [], kubectlApplyWait: [], kubectlApply: [], kubectlDelete: [], opInstantiate: [] };
+  const samples = {
+    vnfmInstantiate: [],
+    vnfmTerminate: [],
+    readyToExit: [],
+    kubectlApplyWait: [],
+    kubectlApply: [],
+    kubectlDelete: [],
+    opInstantiate: [],
+    vnfmInstantiateCpu: [],
+    vnfmTerminateCpu: [],
+    kubectlApplyWaitCpu: [],
+    kubectlDeleteCpu: [],
+    ...(before ? { beforeInstantiate: [], beforeTerminate: [], beforeInstantiateCpu: [], beforeTerminateCpu: [] } : {}),
+  };
   // What kubectl waits for: what vnfm's driver waits for, kind by kind.
   const waits = [
     ['--for=condition=Available', 'deployment'],
@@ -335,9 +371,9 @@ try {
   const warnings = new Set();
   const opMs = (occ) => (occ.startTime && occ.stateEnteredTime ? Date.parse(occ.stateEnteredTime) - Date.parse(occ.startTime) : NaN);
 
-  const vnfmRound = async ({ v, id }) => {
+  const vnfmRound = async ({ v, id, namespace = vnfNamespace }) => {
     step('vnfm vnf-instantiate');
-    const inst = await v('vnf-instantiate', id, '--request-file', request, '-o', 'json');
+    const inst = await v('vnf-instantiate', id, '--request-file', requestIn(namespace), '-o', 'json');
     const occ = JSON.parse(inst.stdout);
     if (occ.operationState !== 'COMPLETED') throw new Error(`vnf-instantiate ended ${occ.operationState}:\n${inst.stderr}`);
     const created = new Set(inst.stderr.split('\n').flatMap((l) => /^\S+Z (.+): created$/.exec(l)?.[1] ?? []));
@@ -362,27 +398,53 @@ try {
     step('kubectl apply + wait');
     const t0 = process.hrtime.bigint();
     const apply = await k('apply', '-n', ns, '-f', manifests);
-    for (const [cond, kind] of waits) await k('wait', '-n', ns, kubectlTimeout, cond, kind, '--all');
+    let applyWaitCpu = apply.cpuMs;
+    for (const [cond, kind] of waits) applyWaitCpu += (await k('wait', '-n', ns, kubectlTimeout, cond, kind, '--all')).cpuMs;
     const applyWait = Number(process.hrtime.bigint() - t0) / 1e6;
     const afterApply = proxy.take();
     step('kubectl delete --wait');
     const del = await k('delete', '-n', ns, '-f', manifests, '--wait', '--cascade=foreground', kubectlTimeout);
     const afterDelete = proxy.take();
     await k('delete', 'namespace', ns, '--wait=false');
-    return { apply, applyWait, del, counts: { instantiate: afterApply, terminate: afterDelete } };
+    return { apply, applyWait, applyWaitCpu, del, counts: { instantiate: afterApply, terminate: afterDelete } };
   };
 
+  const tools = [
+    async () => {
+      const r = await vnfmRound(timed);
+      samples.vnfmInstantiate.push(r.inst.ms);
+      samples.readyToExit.push(r.inst.endedAt - r.readyAt);
+      samples.opInstantiate.push(opMs(r.occ));
+      samples.vnfmTerminate.push(r.term.ms);
+      samples.vnfmInstantiateCpu.push(r.inst.cpuMs);
+      samples.vnfmTerminateCpu.push(r.term.cpuMs);
+    },
+    async (round) => {
+      const k = await kubectlRound(kubectl, `bench-kubectl-${round}`);
+      samples.kubectlApply.push(k.apply.ms);
+      samples.kubectlApplyWait.push(k.applyWait);
+      samples.kubectlDelete.push(k.del.ms);
+      samples.kubectlApplyWaitCpu.push(k.applyWaitCpu);
+      samples.kubectlDeleteCpu.push(k.del.cpuMs);
+    },
+    ...(before
+      ? [
+          async () => {
+            const r = await vnfmRound(before);
+            samples.beforeInstantiate.push(r.inst.ms);
+            samples.beforeTerminate.push(r.term.ms);
+            samples.beforeInstantiateCpu.push(r.inst.cpuMs);
+            samples.beforeTerminateCpu.push(r.term.cpuMs);
+          },
+        ]
+      : []),
+  ];
+  const load = [loadavg()];
+  // Interleaved, each round in another order, so a neighbour's load falls on every tool alike.
   for (let round = 0; round < RUNS; round++) {
-    const r = await vnfmRound(timed);
-    samples.vnfmInstantiate.push(r.inst.ms);
-    samples.readyToExit.push(r.inst.endedAt - r.readyAt);
-    samples.opInstantiate.push(opMs(r.occ));
-    samples.vnfmTerminate.push(r.term.ms);
-    const k = await kubectlRound(kubectl, `bench-kubectl-${round}`);
-    samples.kubectlApply.push(k.apply.ms);
-    samples.kubectlApplyWait.push(k.applyWait);
-    samples.kubectlDelete.push(k.del.ms);
+    for (let i = 0; i < tools.length; i++) await tools[(round + i) % tools.length](round);
   }
+  load.push(loadavg());
 
   // One round of each through the counting proxy. kubectl's discovery cache is warmed first, as in the timed rounds.
   const kubectlCounted = kubectlWith(files.counted.kube);
@@ -407,6 +469,8 @@ try {
     objects: objectCount,
     medians_ms: m,
     ratio: { instantiate: m.vnfmInstantiate / m.kubectlApplyWait, terminate: m.vnfmTerminate / m.kubectlDelete },
+    cpu_ratio: { instantiate: m.vnfmInstantiateCpu / m.kubectlApplyWaitCpu, terminate: m.vnfmTerminateCpu / m.kubectlDeleteCpu },
+    load_average: load,
     requests,
     requests_per_object: Object.fromEntries(
       Object.entries(requests).map(([tool, phases]) => [tool, Object.fromEntries(Object.entries(phases).map(([p, c]) => [p, total(c) / objectCount]))]),
@@ -433,6 +497,20 @@ try {
     row('vnfm vnf-terminate --yes', m.vnfmTerminate, `${result.ratio.terminate.toFixed(2)}x kubectl`);
     row('kubectl delete -f DIR --wait --cascade=foreground', m.kubectlDelete);
     row('last object ready -> vnfm vnf-instantiate exits', m.readyToExit);
+    if (before) {
+      row('before: vnfm vnf-instantiate (VNFM_BENCH_BEFORE)', m.beforeInstantiate, `${(m.beforeInstantiate / m.kubectlApplyWait).toFixed(2)}x kubectl`);
+      row('before: vnfm vnf-terminate', m.beforeTerminate, `${(m.beforeTerminate / m.kubectlDelete).toFixed(2)}x kubectl`);
+    }
+    console.log('\nCPU (user + system, every thread), medians'.padEnd(53) + 'cpu ms'.padStart(9));
+    row('vnfm vnf-instantiate', m.vnfmInstantiateCpu, `${result.cpu_ratio.instantiate.toFixed(2)}x kubectl`);
+    row('kubectl apply + the kubectl waits', m.kubectlApplyWaitCpu);
+    row('vnfm vnf-terminate', m.vnfmTerminateCpu, `${result.cpu_ratio.terminate.toFixed(2)}x kubectl`);
+    row('kubectl delete -f DIR --wait', m.kubectlDeleteCpu);
+    if (before) {
+      row('before: vnfm vnf-instantiate', m.beforeInstantiateCpu, `${(m.beforeInstantiateCpu / m.kubectlApplyWaitCpu).toFixed(2)}x kubectl`);
+      row('before: vnfm vnf-terminate', m.beforeTerminateCpu, `${(m.beforeTerminateCpu / m.kubectlDeleteCpu).toFixed(2)}x kubectl`);
+    }
+    console.log(`load average ${load.map((l) => l.map((x) => x.toFixed(2)).join(' ')).join(' before, ')} after`);
     console.log('\nrequests at the server, one round');
     console.log(`  vnfm vnf-instantiate     ${perObject(requests.vnfm.instantiate)}`);
     console.log(`  kubectl apply + wait     ${perObject(requests.kubectl.instantiate)}`);

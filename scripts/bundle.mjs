@@ -24,7 +24,7 @@ const chunkDir = join(buildDir, 'chunks');
  * Packages kept out of the main bundle. Add a package here when it is large
  * and only some commands need it; the size check below names offenders.
  */
-export const CHUNKED_PACKAGES = ['@kubernetes/client-node', 'inquirer', 'js-yaml', 'node-ssh'];
+export const CHUNKED_PACKAGES = ['inquirer', 'js-yaml', 'node-ssh'];
 
 /**
  * vnfm's own rooms kept out of the main bundle: a module outside the room
@@ -491,8 +491,8 @@ renameSync(join(staging, 'vnfm.cjs'), join(buildDir, 'vnfm.cjs'));
 rmSync(oldChunks, { recursive: true, force: true });
 rmSync(staging, { recursive: true, force: true });
 // What older builds left: the per-file tsc output that bin/vnfm once ran. Test reports
-// (build/fidelity-report*, written by the conformance suite) stay.
+// (build/fidelity-report*, written by the conformance suite) and the manual pages (scripts/man.mjs) stay.
 for (const name of readdirSync(buildDir)) {
-  if (!['vnfm.cjs', 'chunks', 'sea', 'vnfm.meta.json'].includes(name) && !name.startsWith('.') && !name.startsWith('fidelity-report'))
+  if (!['vnfm.cjs', 'chunks', 'sea', 'vnfm.meta.json', 'man'].includes(name) && !name.startsWith('.') && !name.startsWith('fidelity-report'))
     rmSync(join(buildDir, name), { recursive: true, force: true });
 }

@@ -28,7 +28,7 @@ export interface Context {
   databaseOrigin(): string | undefined;
   /** The master keyring, checked against the keys the store's secrets are under. */
   keyring(): Promise<Keyring>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export function resolveHome(env: Record<string, string | undefined>, cwd: string): string {

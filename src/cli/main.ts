@@ -5,7 +5,7 @@
 import { ExitCode } from '../errors.js';
 import type { Streams } from './io.js';
 import { processStreams } from './stdio.js';
-import { VERSION } from './version.js';
+import { versionLine } from './version.js';
 
 export interface MainOptions {
   env?: Record<string, string | undefined>;
@@ -15,9 +15,9 @@ export interface MainOptions {
 
 export async function main(argv: string[], opts: MainOptions = {}): Promise<number> {
   const streams = opts.streams ?? processStreams();
-  // `vnfm --version` answers before the command tree is built: the same line commander prints.
+  // `vnfm --version` answers before the command tree is built: the same line commander prints (program.ts).
   if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
-    streams.stdout.write(`${VERSION}\n`);
+    streams.stdout.write(`${versionLine()}\n`);
     return ExitCode.ok;
   }
   // The command line (commander, the colours, the context) and the command tree are evaluated only for a command.

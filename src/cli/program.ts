@@ -45,15 +45,17 @@ import { vnfDeleteCommand } from './commands/vnf/delete.js';
 import { vnfHealCommand } from './commands/vnf/heal.js';
 import { vnfInstantiateCommand } from './commands/vnf/instantiate.js';
 import { vnfKubeconfigCommand } from './commands/vnf/kubeconfig.js';
+import { vnfLogsCommand } from './commands/vnf/logs.js';
 import { vnfListCommand } from './commands/vnf/list.js';
 import { vnfScaleCommand } from './commands/vnf/scale.js';
 import { vnfShowCommand } from './commands/vnf/show.js';
 import { vnfDescribeCommand } from './commands/vnf/describe.js';
 import { vnfSyncCommand } from './commands/vnf/sync.js';
+import { vnfAdoptCommand } from './commands/vnf/adopt.js';
 import { vnfTerminateCommand } from './commands/vnf/terminate.js';
 import { vnfChangeExtConnCommand, vnfUpdateCommand } from './commands/vnf/update.js';
 import { terminalSafe } from './terminal-text.js';
-import { VERSION } from './version.js';
+import { versionLine } from './version.js';
 
 /**
  * The command word of argv: its first word after the program's own options, undefined when an option
@@ -76,7 +78,7 @@ function commandWord(argv: readonly string[]): string | undefined {
 export function buildProgram(ctx: Context, argv: readonly string[] = []): Command {
   const program = new Command('vnfm')
     .description('A standalone, Tacker-compatible VNF manager: VIMs, ETSI NFV packages and VNF lifecycle, from one command line.')
-    .version(VERSION, '-v, --version', 'print the vnfm version')
+    .version(versionLine(), '-v, --version', 'print the vnfm version and the commit it was built from')
     .option('--debug', 'print stack traces of failures')
     .option('--no-color', 'never colour the output (also: NO_COLOR=1)')
     .option(
@@ -116,7 +118,9 @@ export function buildProgram(ctx: Context, argv: readonly string[] = []): Comman
     ['vnf-list', vnfListCommand],
     ['vnf-show', vnfShowCommand],
     ['vnf-describe', vnfDescribeCommand],
+    ['vnf-logs', vnfLogsCommand],
     ['vnf-sync', vnfSyncCommand],
+    ['vnf-adopt', vnfAdoptCommand],
     ['vnf-instantiate', vnfInstantiateCommand],
     ['vnf-scale', vnfScaleCommand],
     ['vnf-heal', vnfHealCommand],

@@ -7,6 +7,7 @@ import { CancelledError, clip, ExitCode, MAX_MESSAGE_CHARS, VnfmError } from '..
 import { createContext } from './context.js';
 import { IO, type Streams } from './io.js';
 import { buildProgram } from './program.js';
+import { tackerOptionHint } from './tacker-options.js';
 
 export async function run(argv: string[], streams: Streams, env: Record<string, string | undefined>, cwd: string): Promise<number> {
   // Colour and debug are known before commander parses, so its own messages follow them too.
@@ -18,9 +19,16 @@ export async function run(argv: string[], streams: Streams, env: Record<string, 
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;
   } catch (err) {
+    if (err instanceof CommanderError && err.code === 'commander.unknownOption') {
+      // Tacker's -f json or --sort-column NAME: commander has said "unknown option"; vnfm's form follows.
+      const typed = program.commands.find((c) => argv.includes(c.name()));
+      const takes = typed && { output: typed.options.some((o) => o.long === '--output'), sort: typed.options.some((o) => o.long === '--sort') };
+      const hint = tackerOptionHint(err.message, argv, takes);
+      if (hint) io.hint(hint);
+    }
     return reportError(io, err);
   } finally {
-    ctx.close();
+    await ctx.close();
   }
 }
 

@@ -10,6 +10,8 @@ import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import type { Finding, PackageFiles } from '../model/package-files.js';
 import { findingsFromError } from './package-error.js';
+import { readingPlan } from './package-reader.js';
+import type { FileTap } from './zip-pass.js';
 
 /** MD5 only for a software image's checksum (Glance's `checksum`), never for the manifest. */
 export type HashAlgorithm = 'sha224' | 'sha256' | 'sha384' | 'sha512' | 'md5';
@@ -218,6 +220,66 @@ async function hashOffThread(stream: Readable, algorithms: HashAlgorithm[]): Pro
   return new Map(await finished);
 }
 
+/** A file's digest computed from the chunks a pass over it hands a tap. */
+export interface HashingTap extends FileTap {
+  /** The digest (hex) and size of everything written, once it all is hashed. */
+  digest(): Promise<{ hash: string; size: number }>;
+  /** Ends the thread without a digest (the reading failed). */
+  close(): Promise<void>;
+}
+
+/**
+ * A tap that hashes (SHA-256 unless told) every chunk it is given in a
+ * thread of its own (a copy of each is handed over): the package's checksum
+ * is made from the same reading that validates it, on the other core.
+ */
+export function hashingTap(algorithm: HashAlgorithm = 'sha256'): HashingTap {
+  const worker = new Worker(HASH_WORKER, { eval: true, execArgv: [] });
+  let inFlight = 0;
+  let size = 0;
+  let wake: (() => void) | undefined;
+  let finish!: (digests: [HashAlgorithm, string][]) => void;
+  let fail!: (err: Error) => void;
+  const finished = new Promise<[HashAlgorithm, string][]>((resolve, reject) => {
+    finish = resolve;
+    fail = reject;
+  });
+  finished.catch(() => undefined);
+  worker.on('message', (m: { ack?: true; digests?: [HashAlgorithm, string][] }) => {
+    if (m.ack) {
+      inFlight--;
+      const w = wake;
+      wake = undefined;
+      w?.();
+    } else finish(m.digests!);
+  });
+  worker.once('error', (err) => fail(err));
+  worker.once('exit', (code) => fail(new Error(`the hashing thread ended (${code}) before its digest`)));
+  worker.postMessage({ id: 1, algorithms: [algorithm] });
+  return {
+    async write(chunk) {
+      size += chunk.length;
+      // Never a slice of Buffer's shared pool: the copy's memory is handed over whole.
+      const own = Buffer.allocUnsafeSlow(chunk.length);
+      chunk.copy(own);
+      worker.postMessage({ id: 1, chunk: own }, [own.buffer as ArrayBuffer]);
+      if (++inFlight >= IN_FLIGHT) await new Promise<void>((resolve) => (wake = resolve));
+    },
+    async digest() {
+      worker.postMessage({ id: 1 });
+      try {
+        const [[, hash]] = (await finished) as [[HashAlgorithm, string]];
+        return { hash, size };
+      } finally {
+        await worker.terminate();
+      }
+    },
+    async close() {
+      await worker.terminate();
+    },
+  };
+}
+
 /**
  * The file-hashing thread: reads the file itself (and writes each chunk to
  * `copyTo` when asked), so the calling thread is left free.
@@ -281,12 +343,19 @@ export async function verifyHashes(files: PackageFiles, declarations: readonly H
   }
   for (const p of opts.alsoRead ?? []) if (files.has(p) && !byPath.has(p)) byPath.set(p, []);
 
+  const skipped = (path: string, decls: readonly HashDeclaration[]) => opts.skipImageHashes === true && (isImageFile(path) || decls.some((d) => d.node !== undefined));
+  // The members are streamed in the order the package plans (a zip's: as they lie in the file, one reading).
+  const streamed = [...byPath].filter(([path, decls]) => !skipped(path, decls)).map(([path]) => path);
+  const plan = readingPlan(files);
+  const ordered = plan ? await plan(streamed) : streamed.sort();
+  const order = [...ordered, ...[...byPath.keys()].filter((p) => !ordered.includes(p))];
+
   const results = await mapLimit(
-    [...byPath.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    order.map((path) => [path, byPath.get(path)!] as const),
     opts.concurrency ?? 4,
     async ([path, decls]) => {
       const findings: Finding[] = [];
-      if (opts.skipImageHashes && (isImageFile(path) || decls.some((d) => d.node !== undefined))) {
+      if (skipped(path, decls)) {
         if (decls.length > 0) {
           findings.push({
             severity: 'info',
@@ -324,7 +393,9 @@ export async function verifyHashes(files: PackageFiles, declarations: readonly H
       return findings;
     },
   );
-  return results.flat();
+  // Reported by member, whatever order they were read in.
+  const byMember = new Map(order.map((path, i) => [path, results[i]!]));
+  return [...byMember.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).flatMap((path) => byMember.get(path)!);
 }
 
 /** A sw_image_data checksum the image in the package does not have: the VNFD's finding, at the checksum's line. */

@@ -26,12 +26,19 @@ import { PackageError } from './package-error.js';
 import { DEFAULT_LIMITS, type PackageLimits } from './package-limits.js';
 import type { OpenedPackage } from './package-reader.js';
 import { openZip } from './zip-package.js';
+import type { FileTap } from './zip-pass.js';
 
 export { checkMemberName } from './member-name.js';
 export { DEFAULT_LIMITS, DEFAULT_TEXT_BYTES, formatBytes, LIMIT_FLAGS, type PackageLimits } from './package-limits.js';
 export { openFindings, type OpenedPackage } from './package-reader.js';
+export type { FileTap } from './zip-pass.js';
 
-export async function openPackage(path: string, limits: Partial<PackageLimits> = {}): Promise<OpenedPackage> {
+/**
+ * `tap` (a zip only): every byte of the file is handed to it by the one
+ * sequential reading that also serves the members planned with
+ * `planReading`; `finishReading` reads whatever remains.
+ */
+export async function openPackage(path: string, limits: Partial<PackageLimits> = {}, tap?: FileTap): Promise<OpenedPackage> {
   const lim = { ...DEFAULT_LIMITS, ...limits };
   let st;
   try {
@@ -46,7 +53,7 @@ export async function openPackage(path: string, limits: Partial<PackageLimits> =
     });
   }
   if (st.isDirectory()) return openDirectory(path, lim);
-  if (st.isFile()) return openZip(path, st.size, lim);
+  if (st.isFile()) return openZip(path, st.size, lim, tap);
   throw new PackageError({
     severity: 'error',
     code: 'not-a-zip',

@@ -18,6 +18,20 @@ export interface OpenedPackage extends PackageFiles {
   readonly findings: readonly Finding[];
   readonly kind: 'zip' | 'directory';
   readonly limits: Readonly<PackageLimits>;
+  /**
+   * `paths` in the order to stream them (for a zip, as their data lies in
+   * the file: one sequential reading); a zip opened with a tap starts its one
+   * pass over the file here.
+   */
+  planReading(paths: readonly string[]): Promise<string[]>;
+  /** A zip opened with a tap: reads the rest of the file through it (what no member took); resolves at its end. */
+  finishReading(): Promise<void>;
+}
+
+/** The package's reading plan when it has one (an opened package), else undefined. */
+export function readingPlan(files: PackageFiles): OpenedPackage['planReading'] | undefined {
+  const f = files as Partial<OpenedPackage>;
+  return typeof f.planReading === 'function' ? f.planReading.bind(files) : undefined;
 }
 
 /** The findings a package's reader gathered while opening it, if it kept any. */
@@ -54,6 +68,11 @@ export abstract class PackageReader<E extends { size: number }> implements Opene
   readText(path: string, maxBytes = DEFAULT_TEXT_BYTES): Promise<string> {
     return readTextFrom(this, path, maxBytes);
   }
+
+  async planReading(paths: readonly string[]): Promise<string[]> {
+    return paths.filter((p) => this.has(p)).sort();
+  }
+  async finishReading(): Promise<void> {}
 
   abstract stream(path: string): Promise<Readable>;
   abstract close(): Promise<void>;

@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { constants, createReadStream, createWriteStream, existsSync, type Stats } from 'node:fs';
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ConflictError, NotFoundError, UsageError, VnfmError } from '../errors.js';
@@ -14,7 +14,7 @@ import { checkName } from '../store/names.js';
 import type { PackageContentIo, StagedContent } from '../store/transfer.js';
 import { atProcessEnd } from '../infra/helm/process-end.js';
 import { buildCsar } from './build.js';
-import { hashFileOffThread } from './hashes.js';
+import { hashFileOffThread, hashingTap, type HashingTap } from './hashes.js';
 import type { Finding } from '../model/package-files.js';
 import { formatBytes, type PackageLimits } from './open-package.js';
 import type { OperationalState, VnfPackage } from '../model/package.js';
@@ -60,10 +60,11 @@ export interface OnboardResult {
  * Validates the package, then stores its zip and the record. A package with
  * errors is refused with every finding (exit 2); nothing is kept.
  *
- * The zip is written once: a zip is copied and hashed in one reading by a
- * thread of its own while the package is validated; a directory is built
- * into a zip once it validated. Its members are not unpacked: they are read
- * from the zip in place.
+ * A zip is read once: the reading that validates its members hands every
+ * byte to a thread that hashes the whole file (the checksum), and the
+ * kernel copies it into the store meanwhile; a directory is built into a
+ * zip once it validated. Its members are not unpacked: they are read from
+ * the zip in place.
  */
 export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): Promise<OnboardResult> {
   if (opts.name !== undefined) checkName('package', opts.name);
@@ -76,31 +77,41 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
   await mkdir(staging, { recursive: true, mode: 0o700 });
   const zip = join(staging, 'package.zip');
   let copying: Promise<{ hash: string; size: number }> | undefined;
+  let tap: HashingTap | undefined;
+  let kernelCopy: Promise<void> | undefined;
   try {
     deps.onEvent?.({ type: 'progress', message: `validating ${opts.path}` });
-    const isZip = await stat(opts.path).then(
-      (st) => st.isFile(),
-      () => false,
-    );
-    // A zip is copied and hashed in one reading, by a thread of its own, while it is validated;
-    // what fails validation is removed with the staging directory.
-    if (isZip) copying = hashFileOffThread(opts.path, { copyTo: zip });
-    copying?.catch(() => undefined);
+    const source = await stat(opts.path).catch(() => undefined);
+    if (source?.isFile()) {
+      // A zip is read once, by validation, which hands every byte to a thread hashing the whole file;
+      // the kernel copies it into the store meanwhile (no bytes through the program), and the copy is
+      // kept only if the file did not change while it was read and copied.
+      tap = hashingTap();
+      kernelCopy = copyFile(opts.path, zip, constants.COPYFILE_EXCL);
+      kernelCopy.catch(() => undefined);
+    }
     let members: string[] = [];
-    const validation = await validatePackage(opts.path, { limits: opts.limits }, async (files, result) => {
+    const validation = await validatePackage(opts.path, { limits: opts.limits, ...(tap ? { tap } : {}) }, async (files, result) => {
       if (result.vnfd && (await deps.packages.find(result.vnfd.id))) {
         throw new ConflictError(`a package with vnfdId ${result.vnfd.id} is already onboarded`, {
           hint: 'give the new package its own descriptor_id, or delete the old one with: vnfm vnfpkg-delete ' + result.vnfd.id,
         });
       }
       members = files.list();
-      if (!copying) {
+      if (!tap) {
         deps.onEvent?.({ type: 'progress', message: 'building the package into the store' });
         copying = buildCsar(opts.path, zip).then(() => hashFileOffThread(zip));
+        copying.catch(() => undefined);
       }
     });
     if (!validation.valid) throw new PackageError(validation.findings.filter((f) => f.severity === 'error'));
-    const copied = await copying!;
+    let copied: { hash: string; size: number };
+    if (tap) {
+      // The whole file went through the tap before validation returned.
+      await kernelCopy;
+      copied = await tap.digest();
+      await checkUnchanged(opts.path, source!, zip, copied.size);
+    } else copied = await copying!;
     const vnfd = validation.vnfd!;
     const now = deps.now().toISOString();
     const pkg: VnfPackage = {
@@ -136,7 +147,33 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
   } finally {
     // A copy still running (validation failed first) ends before its directory goes.
     await copying?.catch(() => undefined);
+    await kernelCopy?.catch(() => undefined);
+    await tap?.close();
     await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The zip validated and hashed is the zip copied: the file is the same one
+ * (device, inode), of the same size, and was not written (its change time,
+ * which every write moves and no one can set back) from before it was read
+ * until the copy ended; the copy has as many bytes as were hashed.
+ */
+async function checkUnchanged(path: string, before: Stats, copy: string, hashed: number): Promise<void> {
+  const after = await stat(path);
+  const copied = (await stat(copy)).size;
+  const same =
+    after.dev === before.dev &&
+    after.ino === before.ino &&
+    after.size === before.size &&
+    after.mtimeMs === before.mtimeMs &&
+    after.ctimeMs === before.ctimeMs &&
+    copied === hashed &&
+    hashed === before.size;
+  if (!same) {
+    throw new VnfmError(`${path} changed while it was onboarded (${hashed} bytes hashed, ${copied} copied, ${after.size} now)`, {
+      hint: 'onboard it again once nothing writes to it',
+    });
   }
 }
 

@@ -7,7 +7,7 @@ import { loadVnfd, lintKubernetesDefinitions, lintRenderedChart, type Vnfd } fro
 import { checkCsarStructure, verifyPackageHashes, type CheckStructureOptions } from './check-structure.js';
 import { chartFiles, checkChart, findCharts, inChartDirectory, type PackageChart } from './helm-chart.js';
 import type { Finding, PackageFiles } from '../model/package-files.js';
-import { openPackage, type PackageLimits } from './open-package.js';
+import { openPackage, type FileTap, type OpenedPackage, type PackageLimits } from './open-package.js';
 import { findingsFromError } from './package-error.js';
 import { imageChecksums } from './sw-images.js';
 import type { ToscaMeta } from './tosca-meta.js';
@@ -54,6 +54,12 @@ export interface ValidateOptions extends CheckStructureOptions {
    * or in another namespace) are errors, not warnings (--strict).
    */
   strict?: boolean;
+  /**
+   * A zip only: handed every byte of the file by the same reading that
+   * checks the members (onboarding hashes the package with it); the whole
+   * file has passed through it before `use` is called.
+   */
+  tap?: FileTap;
 }
 
 /** Opens and validates a package; the opened files are handed to `use` while still open, when given. */
@@ -62,15 +68,16 @@ export async function validatePackage(
   opts: ValidateOptions = {},
   use?: (files: PackageFiles, result: PackageValidation) => Promise<void>,
 ): Promise<PackageValidation> {
-  let files: PackageFiles;
+  let files: OpenedPackage;
   try {
-    files = await openPackage(path, opts.limits);
+    files = await openPackage(path, opts.limits, opts.tap);
   } catch (err) {
     const findings = findingsFromError(err, path);
     return { origin: path, valid: false, findings, kubernetesDefinitions: [], helmCharts: [] };
   }
   try {
     const result = await validateFiles(files, opts);
+    if (opts.tap && result.valid) await files.finishReading();
     if (use && result.valid) await use(files, result);
     return result;
   } finally {

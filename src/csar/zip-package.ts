@@ -13,18 +13,23 @@ import { formatBytes, LIMIT_FLAGS, MiB, type PackageLimits, sizeAtLeast } from '
 import { MemberGuard, type OpenedPackage, PackageReader } from './package-reader.js';
 import { readAt, readCentralDirectory, SIG_LOCAL, type ZipEntry, zipFaults } from './zip-directory.js';
 import { admitMembers } from './zip-members.js';
+import { FilePass, type FileTap } from './zip-pass.js';
 
-export async function openZip(origin: string, fileSize: number, lim: PackageLimits): Promise<OpenedPackage> {
+/**
+ * With a `tap`, the members validation streams are served by one sequential
+ * reading of the whole file that also hands the tap every byte (zip-pass.ts).
+ */
+export async function openZip(origin: string, fileSize: number, lim: PackageLimits, tap?: FileTap): Promise<OpenedPackage> {
   const fh = await open(origin, 'r');
   try {
-    return await readZip(origin, fh, fileSize, lim);
+    return await readZip(origin, fh, fileSize, lim, tap);
   } catch (err) {
     await fh.close();
     throw err;
   }
 }
 
-async function readZip(origin: string, fh: FileHandle, fileSize: number, lim: PackageLimits): Promise<OpenedPackage> {
+async function readZip(origin: string, fh: FileHandle, fileSize: number, lim: PackageLimits, tap?: FileTap): Promise<OpenedPackage> {
   const { records, cdOffset } = await readCentralDirectory(origin, fh, fileSize, lim);
   const { entries, findings, total, compressedTotal } = admitMembers(records, cdOffset, lim);
   const { fatal } = zipFaults(origin);
@@ -45,7 +50,7 @@ async function readZip(origin: string, fh: FileHandle, fileSize: number, lim: Pa
       `a genuine package this compressible (a raw disk image of mostly zeros, say) can be let in: ${LIMIT_FLAGS.maxRatio} ${ratio + 1}`,
     );
   }
-  return new ZipPackage(origin, entries, findings, lim, fh);
+  return new ZipPackage(origin, entries, findings, lim, fh, tap ? new FilePass(fh, fileSize, tap) : undefined);
 }
 
 class ZipPackage extends PackageReader<ZipEntry> {
@@ -57,11 +62,48 @@ class ZipPackage extends PackageReader<ZipEntry> {
     findings: PackageReader<ZipEntry>['findings'],
     limits: Readonly<PackageLimits>,
     private readonly fh: FileHandle,
+    private readonly pass?: FilePass,
   ) {
     super(origin, entries, findings, limits);
   }
 
+  /**
+   * Orders `paths` as their data lies in the file and, with a tap, plans
+   * them into the one pass over the file, which starts reading now: stream
+   * them in this order (a planned member is waited for where its data begins).
+   */
+  override async planReading(paths: readonly string[]): Promise<string[]> {
+    const ordered = paths.filter((p) => this.has(p)).sort((a, b) => this.entry(a).localOffset - this.entry(b).localOffset);
+    if (!this.pass || this.pass.started) return ordered;
+    const ranges: { path: string; start: number; end: number }[] = [];
+    for (const path of ordered) {
+      const e = this.entry(path);
+      if (e.compressedSize === 0) continue;
+      const header = await readAt(this.fh, e.localOffset, 30);
+      // A damaged header is stream()'s finding: the member is read by position then.
+      if (header.length < 30 || header.readUInt32LE(0) !== SIG_LOCAL) continue;
+      const start = e.localOffset + 30 + header.readUInt16LE(26) + header.readUInt16LE(28);
+      if (start + e.compressedSize > e.limit) continue;
+      ranges.push({ path, start, end: start + e.compressedSize });
+    }
+    this.pass.start(ranges);
+    return ordered;
+  }
+
+  override async finishReading(): Promise<void> {
+    await this.pass?.finish();
+  }
+
   async stream(path: string): Promise<Readable> {
+    try {
+      return await this.streamMember(path);
+    } finally {
+      // Refused before its bytes were asked for (or served by position): the pass does not wait for it.
+      this.pass?.drop(path);
+    }
+  }
+
+  private async streamMember(path: string): Promise<Readable> {
     const e = this.entry(path);
     const bad = (code: string, message: string, hint = 'the zip is damaged: build or download it again'): PackageError =>
       new PackageError({ severity: 'error', code, file: path, message, hint });
@@ -88,7 +130,7 @@ class ZipPackage extends PackageReader<ZipEntry> {
       guard.end();
       return guard;
     }
-    const raw = rangeStream(this.fh, start, e.compressedSize);
+    const raw = this.pass?.take(path) ?? rangeStream(this.fh, start, e.compressedSize);
     const wrap = (err: Error): PackageError => (err instanceof PackageError ? err : bad('zip-corrupt', `member ${path} cannot be inflated: ${err.message}`));
     raw.on('error', (err) => guard.destroy(wrap(err)));
     if (e.method === 8) {
@@ -107,6 +149,7 @@ class ZipPackage extends PackageReader<ZipEntry> {
   }
 
   async close(): Promise<void> {
+    await this.pass?.abort();
     await this.fh.close().catch(() => undefined);
   }
 }

@@ -1,13 +1,17 @@
 /**
  * vnf-describe: an INSTANTIATED instance as it is at its VIM now, read by
  * the planner of its VIM type (live objects of a CNF, the resources of a
- * Heat stack). Writes nothing.
+ * Heat stack); and an instance whose first instantiate stopped short
+ * (FAILED_TEMP, or FAILED after op-fail), from what that operation's
+ * journal records as created. Writes nothing.
  */
 import { ConflictError, UsageError } from '../errors.js';
-import type { VnfInstance } from '../model/lcm.js';
+import type { LcmOpOcc, VimConnectionInfo, VnfInstance } from '../model/lcm.js';
 import type { VnfLiveState } from '../model/live.js';
-import type { LcmDeps } from './engine.js';
+import { journalResources, type LcmDeps } from './engine.js';
 import { plannerOf } from './planners/index.js';
+import { describeJournalled } from './planners/kubernetes-live.js';
+import { instanceVim, kubernetesVims, resolveVimConnection, vimLookup } from './vim-connection.js';
 
 /** Refuses an instance with nothing at a VIM. */
 export function assertInstantiated(instance: VnfInstance, command: string): void {
@@ -17,10 +21,57 @@ export function assertInstantiated(instance: VnfInstance, command: string): void
   });
 }
 
+/** The instance's last operation, when it stopped short: FAILED_TEMP, or FAILED (op-fail). */
+async function stoppedOperation(deps: LcmDeps, instance: VnfInstance): Promise<LcmOpOcc | undefined> {
+  let last: LcmOpOcc | undefined;
+  for (const op of await deps.store.opOccs.list({ vnfInstanceId: instance.id })) last = op;
+  return last && (last.operationState === 'FAILED_TEMP' || last.operationState === 'FAILED') ? last : undefined;
+}
+
+function lastOperationOf(op: LcmOpOcc, fromJournal: boolean): NonNullable<VnfLiveState['lastOperation']> {
+  return {
+    id: op.id,
+    operation: op.operation,
+    operationState: op.operationState,
+    ...(op.error ? { error: `${op.error.title}: ${op.error.detail}` } : {}),
+    fromJournal,
+  };
+}
+
 export async function describeVnf(deps: LcmDeps, ref: string, signal: AbortSignal = new AbortController().signal): Promise<VnfLiveState> {
   const instance = await deps.store.instances.get(ref);
+  const stopped = await stoppedOperation(deps, instance);
+  if (!(instance.instantiationState === 'INSTANTIATED' && instance.instantiatedVnfInfo) && stopped?.operation === 'INSTANTIATE') {
+    return describeStoppedInstantiate(deps, instance, stopped, signal);
+  }
   assertInstantiated(instance, 'vnf-describe');
   const planner = await plannerOf(deps, instance);
   if (!planner.describe) throw new UsageError(`vnf-describe cannot read instances on ${planner.name} VIMs`);
-  return planner.describe(deps, instance, signal);
+  const state = await planner.describe(deps, instance, signal);
+  return stopped ? { ...state, lastOperation: lastOperationOf(stopped, false) } : state;
+}
+
+/**
+ * A first instantiate that stopped short: the instance records nothing at
+ * the VIM, the journal of the operation records what it created (what a
+ * rollback deletes), on the VIM its request named.
+ */
+async function describeStoppedInstantiate(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, signal: AbortSignal): Promise<VnfLiveState> {
+  const name = instance.vnfInstanceName ?? instance.id;
+  const planner = await plannerOf(deps, instance, undefined, op);
+  if (planner.name !== 'kubernetes' && planner.name !== 'helm') {
+    throw new ConflictError(
+      `vnf instance ${name} is NOT_INSTANTIATED: its instantiate is ${op.operationState} (occurrence ${op.id}), and vnf-describe reads what it left only on Kubernetes VIMs`,
+      {
+        hint: `vnfm op-show ${op.id.slice(0, 8)} says why it stopped; vnfm op-rollback ${op.id.slice(0, 8)} removes what it created`,
+      },
+    );
+  }
+  const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo>; additionalParams?: { namespace?: unknown } };
+  const vim = await resolveVimConnection('vnf-describe', params.vimConnectionInfo, vimLookup(deps), () => instanceVim(deps, instance, 'vnf-describe', kubernetesVims));
+  const resources = journalResources(await deps.store.opOccs.journal(op.id));
+  const given = params.additionalParams?.namespace;
+  const namespace = typeof given === 'string' && given ? given : (resources.find((r) => r.namespace)?.namespace ?? vim.spec.projectName ?? 'default');
+  const state = await describeJournalled(deps, instance, { vim, resources, namespace, vimType: planner.name }, signal);
+  return { ...state, lastOperation: lastOperationOf(op, true) };
 }

@@ -31,6 +31,8 @@ import type { LcmOperation, VimConnection, VimConnectionInfo, VnfInstance } from
 import { instanceVim, mergeVimConnectionInfo, requestVimConnectionInfo, withVimFields, type MergedVim } from './vim-merge.js';
 import { buildNfvParameter, cpsByVdu, type HeatStackRecord } from './heat-nfv.js';
 import { openOnboarded } from './package-content.js';
+import { readStackTemplates } from './heat-files.js';
+import { standardExtConnCps } from './heat-standard.js';
 import { plannerOf } from './planners/index.js';
 import { openStackPlanner } from './planners/openstack.js';
 import { retryConsent } from './operations.js';
@@ -137,7 +139,10 @@ async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unk
   const { vim, vimFields, vimConnectionInfo } = await vimOfChange(deps, instance, source, request, onNotice);
   const ids = new Set(request.extVirtualLinks.map((l) => l['id']));
   const links = [...(heat.extVirtualLinks ?? []).filter((l) => !isObject(l) || !ids.has(l['id'])), ...request.extVirtualLinks];
-  const CP = buildNfvParameter(flavour, {}, { extVirtualLinks: request.extVirtualLinks }).CP;
+  // A StandardUserData stack reads each connection point per index (VDU1_CP1-0): Tacker's change_ext_conn fills those.
+  const CP = heat.vduIndexes
+    ? standardExtConnCps(await readStackTemplates(pkg.zip, flavour, source, pkg.pkg.id, pkg.vnfd.id), flavour, heat.vduIndexes, request.extVirtualLinks)
+    : buildNfvParameter(flavour, {}, { extVirtualLinks: request.extVirtualLinks }).CP;
   const nfv = { ...heat.nfv, CP: { ...heat.nfv.CP, ...CP } };
   return {
     operation: CHANGE_EXT_CONN,

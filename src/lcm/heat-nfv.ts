@@ -28,6 +28,13 @@ export interface HeatStackRecord {
   nfvOverrides?: Json;
   /** The environment files the stack was made with (copies are kept under VNFM_HOME). */
   environments: string[];
+  /**
+   * Tacker v2's StandardUserData form (heat-standard.ts): each VDU's indexes,
+   * its resources `<VDU>-<index>` in the stack. Absent for other stacks.
+   */
+  vduIndexes?: Record<string, number[]>;
+  /** In that form: the instantiate request's extManagedVirtualLinks, whose networks replace the template's own. */
+  extManagedVirtualLinks?: unknown[];
 }
 
 /** instantiatedVnfInfo of an instance on OpenStack. */

@@ -112,6 +112,7 @@ export function resolutionHint(op: Pick<LcmOpOcc, 'id' | 'operation' | 'operatio
 export function canRollBack(op: Pick<LcmOpOcc, 'operation' | 'operationParams'>): boolean {
   // MODIFY_INFO and CHANGE_EXT_CONN (modify.ts, ext-conn.ts) are recorded under their SOL003 names, outside LcmOperation.
   const named = op.operation as string;
-  if (op.operation === 'INSTANTIATE' || op.operation === 'CHANGE_VNFPKG' || named === 'MODIFY_INFO' || named === 'CHANGE_EXT_CONN') return true;
+  // ADOPT (adopt.ts): rolled back, it forgets the instance and leaves the VIM as it is.
+  if (op.operation === 'INSTANTIATE' || op.operation === 'CHANGE_VNFPKG' || named === 'MODIFY_INFO' || named === 'CHANGE_EXT_CONN' || named === 'ADOPT') return true;
   return op.operation === 'SCALE' && (op.operationParams as { type?: string }).type === 'SCALE_OUT';
 }

@@ -47,6 +47,7 @@ import { kubernetesPlanner } from './planners/kubernetes.js';
 /** RFC 7396 JSON merge patch, as Tacker's inst_utils.json_merge_patch applies a modify request. */
 export { jsonMergePatch };
 import { retryExtConn, rollbackExtConn } from './ext-conn.js';
+import { forgetAdoption } from './adopt.js';
 
 /**
  * The occurrence's operation. LcmOperation names the operations the
@@ -326,6 +327,11 @@ async function modifyRecordOnly(deps: LcmDeps, instance: VnfInstance, body: unkn
 export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
   const first = await deps.store.opOccs.get(opRef);
   if ((first.operation as string) === 'CHANGE_EXT_CONN') return retryExtConn(deps, opRef, opts);
+  if ((first.operation as string) === 'ADOPT') {
+    throw new UsageError(`occurrence ${first.id} is an ADOPT, which is not retried`, {
+      hint: `forget it (vnfm op-rollback ${first.id}; the VIM is left as it is), then run vnfm vnf-adopt again`,
+    });
+  }
   if ((first.operation as string) !== 'MODIFY_INFO') return retryOther(deps, opRef, opts);
   await sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
   const op = await deps.store.opOccs.get(first.id);
@@ -354,6 +360,7 @@ export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOp
 export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
   const first = await deps.store.opOccs.get(opRef);
   if ((first.operation as string) === 'CHANGE_EXT_CONN') return rollbackExtConn(deps, opRef, opts);
+  if ((first.operation as string) === 'ADOPT') return forgetAdoption(deps, opRef, opts);
   if ((first.operation as string) !== 'MODIFY_INFO') return rollbackOther(deps, opRef, opts);
   await sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
   const op = await deps.store.opOccs.get(first.id);

@@ -18,6 +18,7 @@ import { vnfcRecords } from '../model/vnfcs.js';
 import type { Flavour } from '../vnfd/index.js';
 import { assertInstanceFree, sweepStaleLock, type LcmDeps } from './engine.js';
 import { assertInstantiated } from './describe.js';
+import { withCapacities, type HeatStackRecord } from './heat-nfv.js';
 import { packageOf } from './package-content.js';
 import { plannerOf } from './planners/index.js';
 import { aspectDelta } from './replicas.js';
@@ -110,10 +111,23 @@ export function synced(info: InstantiatedVnfInfo, flavour: Flavour, live: LiveSc
       ...info,
       scaleStatus: levels,
       ...(vnfcChanged ? { vnfcResourceInfo: records.vnfcResourceInfo, vnfcInfo } : {}),
-      metadata: { ...info.metadata, vduReplicas },
+      metadata: { ...info.metadata, vduReplicas, ...heatCapacities(info.metadata, changes, vduReplicas) },
     },
     changes,
   };
+}
+
+/**
+ * A Heat VNF's recorded `nfv` parameter with the live size of each group
+ * sized by its desired_capacity: the next operation sends that parameter
+ * again (change-ext-conn, a rollback), and with the old capacity Heat would
+ * shrink or grow the group back behind the record.
+ */
+function heatCapacities(metadata: InstantiatedVnfInfo['metadata'], changes: SyncChange[], replicas: Record<string, number>): { heat?: HeatStackRecord } {
+  const heat = (metadata as { heat?: HeatStackRecord }).heat;
+  if (!heat) return {};
+  const resized = changes.filter((c) => c.type === 'REPLICAS' && heat.nfv.VDU?.[c.id]?.desired_capacity !== undefined).map((c) => c.id);
+  return resized.length ? { heat: { ...heat, nfv: withCapacities(heat.nfv, replicas, resized) } } : {};
 }
 
 const kindOf = (records: ReturnType<typeof vnfcRecords>, id: string): string => {

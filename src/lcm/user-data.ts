@@ -4,18 +4,21 @@
  * in it) ask Tacker to compute the Heat stack's parameters with that class
  * (v1: tacker/vnfm/lcm_user_data; v2: sol_refactored's userdata_*.py).
  *
- * vnfm runs no user-data class. It builds the `nfv` parameter itself
- * (heat-nfv.ts), from the VNFD and the request, and so serves natively the
- * two classes whose result that is:
+ * vnfm runs no user-data class (no Python of the package's). It makes the
+ * stack's parameters itself, from the VNFD and the request, and so serves
+ * natively the three classes whose result that is:
  * - Tacker v2's DefaultUserData (userdata_default.py, as packages ship it),
- *   the class Tacker v2 itself uses when a request names none;
+ *   the class Tacker v2 itself uses when a request names none (heat-nfv.ts);
+ * - Tacker v2's StandardUserData (userdata_standard.py, as packages ship
+ *   it): one resource per VNFC, `<VDU>-<index>`, and their parameters
+ *   (heat-standard.ts);
  * - Tacker v1's sample user data (lcm_user_data.py), whose `instantiate`
  *   returns `create_final_param_dict` over `create_initial_param_dict`,
  *   `create_vdu_flavor_dict`, `create_vdu_image_dict` and
- *   `create_cpd_vl_dict`, and nothing else.
+ *   `create_cpd_vl_dict`, and nothing else (heat-nfv.ts).
  * A class is recognised by its name and by its file's content, never by the
- * name alone. Every other class (Tacker's StandardUserData among them) is
- * refused before anything is recorded, never quietly served by the builder.
+ * name alone. Every other class is refused before anything is recorded,
+ * never quietly served by the builder.
  */
 import { openStoredZip } from '../csar/index.js';
 import { echo, ValidationError } from '../errors.js';
@@ -35,7 +38,7 @@ export function userDataMember(path: string): string {
 }
 
 /** The user-data classes vnfm serves natively. */
-export type NativeUserData = 'tacker-v2-default' | 'tacker-v1-sample';
+export type NativeUserData = 'tacker-v2-default' | 'tacker-v1-sample' | 'tacker-v2-standard';
 
 /** The code of a Python file without comments, blank space and line continuations. */
 function compact(python: string): string {
@@ -69,6 +72,25 @@ function isDefaultV2(cls: string, code: string): boolean {
   );
 }
 
+/** What Tacker v2's StandardUserData is made of (userdata_standard.py): its index helpers and the utilities its methods call. */
+const STANDARD_V2_PARTS = [
+  /\ndefadd_idx\(name,index\):\nreturnf(['"])\{name\}-\{index\}\1\n/,
+  /\ndefrm_idx\(name_idx\):\nreturnname_idx\.rpartition\((['"])-\1\)\[0\]\n/,
+  /\ndefadd_idx_to_vdu_template\(vdu_template,vdu_idx\):\n/,
+  /\nget_param\[2\]=add_idx\(get_param\[2\],vdu_idx\)\n/,
+  /\nclassStandardUserData\(userdata_utils\.AbstractUserData\):\n/,
+  /\ndefinstantiate\(req,inst,grant_req,grant,tmp_csar_dir\):\n/,
+  /\ndefscale\(req,inst,grant_req,grant,tmp_csar_dir\):\n/,
+  /\ndefheal\(req,inst,grant_req,grant,tmp_csar_dir\):\n/,
+  ...['init_nfv_dict', 'get_param_flavor', 'get_param_image', 'get_param_network', 'get_param_fixed_ips'].map(
+    (fn) => new RegExp(`(userdata_utils|common_script_utils)\\.${fn}\\(`),
+  ),
+];
+
+function isStandardV2(cls: string, code: string): boolean {
+  return cls === 'StandardUserData' && code.includes('\nfromtacker.sol_refactored.infra_drivers.openstackimportuserdata_utils\n') && STANDARD_V2_PARTS.every((re) => re.test(code));
+}
+
 /** Tacker v1's sample `instantiate`: the four utility dicts, create_final_param_dict over them, returned. */
 function isSampleV1(cls: string, code: string): boolean {
   const alias = /\nimporttacker\.vnfm\.lcm_user_data\.utilsas(\w+)\n/.exec(code)?.[1];
@@ -92,7 +114,8 @@ function isSampleV1(cls: string, code: string): boolean {
 }
 
 const SUPPORTED =
-  "vnfm runs no user-data class: it builds the Heat stack's nfv parameter itself, and serves natively Tacker v2's DefaultUserData (userdata_default.py) " +
+  "vnfm runs no user-data class (no Python of the package's): it makes the Heat stack's parameters itself, and serves natively Tacker v2's DefaultUserData (userdata_default.py), " +
+  "Tacker v2's StandardUserData (userdata_standard.py: a resource <VDU>-<index> per VNFC) " +
   "and Tacker v1's sample user data (an instantiate returning create_final_param_dict of create_initial_param_dict, create_vdu_flavor_dict, create_vdu_image_dict and create_cpd_vl_dict)";
 
 /**
@@ -137,8 +160,19 @@ export async function checkUserData(
   const where = `${member} of package ${pkg.id}`;
   const said = `${USER_DATA} ${file} (class ${cls})`;
   if (isDefaultV2(cls, code)) return { kind: 'tacker-v2-default', notice: `${said} is Tacker v2's DefaultUserData: vnfm builds the same nfv parameter itself` };
+  if (isStandardV2(cls, code)) {
+    return {
+      kind: 'tacker-v2-standard',
+      notice: `${said} is Tacker v2's StandardUserData: vnfm makes the stack's resources per VNFC (<VDU>-<index>) and their nfv parameter itself`,
+    };
+  }
   if (isSampleV1(cls, code)) {
     return { kind: 'tacker-v1-sample', notice: `${said} is Tacker v1's sample user data (create_final_param_dict): vnfm builds the same nfv parameter itself` };
   }
-  throw refuse(where, cls === 'StandardUserData' ? " — Tacker v2's StandardUserData, whose per-VDU parameters vnfm does not build" : '');
+  throw refuse(
+    where,
+    cls === 'StandardUserData'
+      ? " — named like Tacker v2's StandardUserData, but its file is not Tacker's userdata_standard.py (add_idx, rm_idx, add_idx_to_vdu_template, and instantiate, scale and heal over userdata_utils)"
+      : '',
+  );
 }

@@ -71,7 +71,17 @@ export interface InstantiatedVnfInfo {
     helm_releases?: HelmReleaseRecord[];
     /** v1: the request's vdu_mapping (VDU → its workload and release). */
     vdu_mapping?: Record<string, VduMappingEntry>;
+    /** An instance vnf-adopt took over: the Tacker API it came from, and when (writes before then are the instance's own). */
+    vnfm_adopted?: AdoptedFrom;
   };
+}
+
+/** Where an adopted instance came from. */
+export interface AdoptedFrom {
+  /** Tacker's API the description was in. */
+  tacker: 'v1' | 'v2';
+  /** The time of the adoption (ISO 8601). */
+  at: string;
 }
 
 /** One release of a Helm deployment of several, as the instance records it. */

@@ -68,6 +68,13 @@ export interface VnfLiveState {
   drift: string[];
   /** Every object exists and is ready. */
   ready: boolean;
+  /**
+   * The instance's last operation when it stopped short (FAILED_TEMP, or
+   * FAILED after op-fail). `fromJournal`: the instance records nothing at
+   * the VIM (a first instantiate that failed), so the objects shown are
+   * those the operation's journal records as created.
+   */
+  lastOperation?: { id: string; operation: string; operationState: string; error?: string; fromJournal: boolean };
 }
 
 /** The live VNFCs and replicas of each VDU, as vnf-sync records them. */

@@ -33,6 +33,7 @@ import { PATCH_TYPES } from './patch.js';
 import { openApiV2Document, openApiV3Document, openApiV3Index } from './openapi.js';
 import { encodeOpenApiV2, OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_TYPES } from './openapi-protobuf.js';
 import { WatchHub, type WatchOptions } from './watch.js';
+import { servePodLog } from './pod-logs.js';
 import { ObjectApi } from './objects.js';
 import { parseApiPath, type DiscoveryRequest } from './request-info.js';
 import { ResourceRegistry, rfc3339, type KubeObject } from './resources.js';
@@ -399,6 +400,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
           send(res, 404, '404 page not found\n');
           return;
         }
+        if (servePodLog(res, rest.api, parsed.request, method, url.searchParams, now)) return;
         const { shape, encoding, contentType } = negotiateObject(accept);
         const body = async (): Promise<unknown> => decodeBody(await readBody(req), req.headers['content-type']);
         const meta = { contentType: mediaType(req.headers['content-type']), userAgent: req.headers['user-agent'] ?? '' };

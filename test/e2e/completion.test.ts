@@ -143,6 +143,8 @@ describe('shell completion', () => {
       expect(offer('vnfm vnf-scale db --aspect-id '), name).toEqual([]);
       expect(offer('vnfm vnf-heal web --vnfc-instance ').sort(), name).toEqual(ids.vnfcs);
       expect(offer(`vnfm vnf-heal web --vnfc-instance ${ids.vnfcs[0]} `).sort(), name).toEqual(ids.vnfcs);
+      expect(offer('vnfm vnf-logs web --vnfc ').sort(), name).toEqual(ids.vnfcs);
+      expect(offer('vnfm vnf-lo'), name).toEqual(['vnf-logs']);
     }
     expect(ids.vnfcs.length).toBeGreaterThanOrEqual(2);
   });

@@ -1,6 +1,22 @@
 /** The main job: `vnfm demo` runs the basic CNF through its whole life on an in-process sandbox. */
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { newHome, vnfm } from '../support/cli.js';
+import { BIN, newHome, vnfm } from '../support/cli.js';
+
+/** vnfm on a pseudo-terminal (`script`) of `cols` columns; what its stdout and stderr wrote, as the terminal got it. */
+function onPty(args: string[], home: string, cols: number): Promise<{ code: number | null; raw: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const cmd = `stty cols ${cols} rows 40; exec ${[process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ')}`;
+    const child = spawn('script', ['-qec', cmd, '/dev/null'], {
+      env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home, TERM: 'xterm', NO_COLOR: '1' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let raw = '';
+    child.stdout.on('data', (d: Buffer) => (raw += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, raw }));
+  });
+}
 
 describe('vnfm demo', () => {
   it('onboards, creates, instantiates, scales out, heals, scales in, changes package, terminates and deletes', async () => {
@@ -34,6 +50,22 @@ describe('vnfm demo', () => {
     expect((await vnfm(['vnf-list', '-o', 'json'], { home })).stdout.trim()).toBe('[]');
     expect((await vnfm(['vim-list', '-o', 'json'], { home })).stdout.trim()).toBe('[]');
   });
+});
+
+describe('vnfm demo on a terminal', () => {
+  it('its summary table fits the terminal: ids shortened, a long result cut', async () => {
+    const home = newHome();
+    const r = await onPty(['demo'], home, 80);
+    expect(r.code, r.raw).toBe(0);
+    const lines = r.raw.split(/\r?\n/).map((l) => l.replace(/\r/g, ''));
+    const table = lines.slice(lines.findIndex((l) => /^STEP +RESULT +SECONDS$/.test(l.trimEnd())));
+    const rows = table.filter((l) => l.trim() !== '');
+    expect(rows.length, r.raw).toBe(10);
+    for (const row of rows) expect(row.length, row).toBeLessThanOrEqual(80);
+    expect(rows.find((l) => l.startsWith('create the VNF instance'))).toMatch(/ instance [0-9a-f]{8} \(NOT_/);
+    expect(rows.find((l) => l.startsWith('delete the VNF instance'))).toMatch(/ instance [0-9a-f]{8} deleted +\d+\.\d$/);
+    expect(rows.find((l) => l.startsWith('onboard the packages'))).toMatch(/vnfdIds [0-9a-f]{8} \(v1\), /);
+  }, 120_000);
 });
 
 describe('vnfm demo --vim', () => {

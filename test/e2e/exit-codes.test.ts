@@ -122,6 +122,7 @@ describe('exit codes, command by command', () => {
         ['vnf-terminate', () => ['vnf-terminate', '--yes', 'nowhere']],
         ['vnf-delete', () => ['vnf-delete', '--yes', 'nowhere']],
         ['vnf-kubeconfig', () => ['vnf-kubeconfig', 'nowhere']],
+        ['vnf-logs', () => ['vnf-logs', 'nowhere']],
         ['op-show', () => ['op-show', GHOST]],
         ['op-log', () => ['op-log', GHOST]],
         ['op-retry', () => ['op-retry', GHOST]],

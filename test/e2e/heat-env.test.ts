@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectToken, useOpenStack, type OpenStackServers } from '../support/heat.js';
+import { projectToken, startOpenStack, type OpenStackServers } from '../support/heat.js';
 
 const root = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const BASE_HOT = 'csar-samples/heat-vnf/package/BaseHOT/simple';
@@ -108,9 +108,11 @@ async function standinEnvironment(): Promise<{ environment: Record<string, unkno
 }
 
 beforeAll(async () => {
-  os = await useOpenStack();
+  // Its own Keystone and Heat: a test below restarts Heat.
+  os = await startOpenStack();
   token = await projectToken(os.keystone);
-});
+  // Keystone's and Heat's start imports all of each, several times: minutes when the cores are busy.
+}, 300_000);
 
 afterAll(async () => {
   await os?.stop();

@@ -315,6 +315,57 @@ async function podNames(ns: string, selector: string): Promise<string[]> {
     .sort();
 }
 
+/**
+ * A watch of one kind in a namespace from now on (after a list): `started`
+ * once it is open, `stop()` ends it and gives every event it saw.
+ */
+function watchEvents(ns: string, plural: string): { started: Promise<void>; stop: () => Promise<{ type: string; object: KubeObject }[]> } {
+  const base = plural === 'pods' ? nsPath(ns, 'pods') : `/apis/apps/v1/namespaces/${ns}/${plural}`;
+  const events: { type: string; object: KubeObject }[] = [];
+  let req: ReturnType<typeof httpsRequest> | undefined;
+  let ended!: () => void;
+  const done = new Promise<void>((resolve) => (ended = resolve));
+  const started = (async () => {
+    const rv = (await api('GET', base)).body.metadata.resourceVersion as string;
+    await new Promise<void>((resolve, reject) => {
+      req = httpsRequest(
+        new URL(`${base}?watch=1&resourceVersion=${rv}`, cluster.server),
+        { ca: cluster.caPem, headers: { Authorization: `Bearer ${cluster.token}`, Accept: 'application/json' } },
+        (res) => {
+          let buf = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => {
+            buf += d;
+            for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+              const line = buf.slice(0, i).trim();
+              buf = buf.slice(i + 1);
+              if (line) events.push(JSON.parse(line));
+            }
+          });
+          res.on('close', ended);
+          resolve();
+        },
+      );
+      req.on('error', (err) => (events.length === 0 ? reject(err) : ended()));
+      req.end();
+    });
+  })();
+  return {
+    started,
+    stop: async () => {
+      // The last events reach the watch a moment after the last answer: wait until the deletions seen settle.
+      let seen = -1;
+      while (seen !== events.length) {
+        seen = events.length;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      req?.destroy();
+      await Promise.race([done, new Promise((r) => setTimeout(r, 1000))]);
+      return events;
+    },
+  };
+}
+
 describe('the basic CNF through its life', () => {
   const ns = 'cnf-1';
   const instanceId = 'inst-cnf';
@@ -557,15 +608,29 @@ describe('terminate', () => {
   /**
    * The real transport, telling `log` of each DELETE as it is sent and as it
    * is answered (the server has acted on it); `fail` may answer one in the
-   * server's stead (given how many DELETEs came before it).
+   * server's stead (given how many DELETEs came before it). The deletes of
+   * what a workload owns (its ReplicaSets and pods) are told apart, as
+   * `dependent …`, and are not counted.
    */
-  function deleteLog(log: string[], fail?: (n: number) => KubeHttpResponse | undefined, policies: Record<string, unknown> = {}): KubeTransport {
+  function deleteLog(
+    log: string[],
+    fail?: (n: number) => KubeHttpResponse | undefined,
+    policies: Record<string, unknown> = {},
+    dependentPolicies: Record<string, unknown> = {},
+  ): KubeTransport {
     const real = createKubeTransport(access);
     let n = 0;
     return {
       async request(req) {
         if (req.method !== 'DELETE') return real.request(req);
         const what = req.path.split('/').slice(-2).join('/');
+        if (/^(replicasets|pods)\//.test(what)) {
+          log.push(`dependent ${what}`);
+          dependentPolicies[what] = (req.body as { propagationPolicy?: unknown } | undefined)?.propagationPolicy;
+          const answer = await real.request(req);
+          log.push(`dependent answered ${what}`);
+          return answer;
+        }
         const failed = fail?.(n++);
         if (failed) return failed;
         log.push(`send ${what}`);
@@ -639,6 +704,79 @@ describe('terminate', () => {
     }
     expect((await api('GET', `/apis/apps/v1/namespaces/${ns}/deployments/web`)).status).toBe(404);
     expect((await api('GET', nsPath(ns, 'serviceaccounts', 'runner'))).status).toBe(404);
+    expect(await podNames(ns, 'app=web')).toEqual([]);
+  });
+
+  it("deletes a workload's ReplicaSets and pods right after it, and every owner outlives what it owns", async () => {
+    const ns = 'term-owners-1';
+    await createNamespace(ns);
+    const objects: KubeObject[] = [
+      ...cnf(),
+      deployment('api', 2),
+      {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'db' },
+        spec: {
+          replicas: 2,
+          serviceName: 'db',
+          selector: { matchLabels: { app: 'db' } },
+          template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'registry.local/db:1' }] } },
+        },
+      },
+    ];
+    const refs = await driver.deploy(context(), { instanceId: 'inst-ow', namespace: ns, objects, replicas: {} });
+    // What owns what, before terminate: uid -> its controller's uid.
+    const owned = new Map<string, { kind: string; name: string; owner?: string }>();
+    for (const [path, kind] of [
+      [`/apis/apps/v1/namespaces/${ns}/deployments`, 'Deployment'],
+      [`/apis/apps/v1/namespaces/${ns}/replicasets`, 'ReplicaSet'],
+      [`/apis/apps/v1/namespaces/${ns}/statefulsets`, 'StatefulSet'],
+      [nsPath(ns, 'pods'), 'Pod'],
+    ] as const) {
+      for (const o of (await api('GET', path)).body.items as KubeObject[]) {
+        const controller = (o.metadata.ownerReferences as { uid: string; controller?: boolean }[] | undefined)?.find((r) => r.controller);
+        owned.set(o.metadata.uid as string, { kind, name: o.metadata.name, ...(controller ? { owner: controller.uid } : {}) });
+      }
+    }
+    expect([...owned.values()].filter((o) => o.kind === 'Pod')).toHaveLength(5);
+    // Every deletion as the server orders them (the resourceVersion it was deleted at), and any pod made meanwhile.
+    const watches = ['deployments', 'replicasets', 'statefulsets', 'pods'].map((plural) => watchEvents(ns, plural));
+    await Promise.all(watches.map((w) => w.started));
+    const log: string[] = [];
+    const policies: Record<string, unknown> = {};
+    const d = createKubernetesDriver(access, { transport: deleteLog(log, undefined, {}, policies) });
+    try {
+      await d.remove(logged(log), { instanceId: 'inst-ow', resources: refs });
+    } finally {
+      d.close();
+    }
+    const events = (await Promise.all(watches.map((w) => w.stop()))).flat();
+    expect(events.filter((e) => e.type === 'ADDED')).toEqual([]);
+    const deletedAt = new Map(events.filter((e) => e.type === 'DELETED').map((e) => [e.object.metadata.uid as string, BigInt(e.object.metadata.resourceVersion as string)]));
+    for (const [uid, o] of owned) {
+      expect(deletedAt.has(uid), `${o.kind} ${o.name} deleted`).toBe(true);
+      // The rule: an owner is gone only after what it owns.
+      if (o.owner) expect(deletedAt.get(uid)!, `${o.kind} ${o.name} gone before its owner`).toBeLessThan(deletedAt.get(o.owner)!);
+    }
+    // vnfm deletes the dependents itself, each right after its owner was marked deleted (no controller makes them again then):
+    // the ReplicaSets in the foreground (they outlive their pods too), the pods as the garbage collector would. Those the
+    // garbage collector marked first are left to it: the sandbox's acts at once, a real one a level at a time, through its queues.
+    const dependents = log.filter((l) => l.startsWith('dependent ') && !l.startsWith('dependent answered')).map((l) => l.slice('dependent '.length));
+    if (onRealCluster()) expect(dependents.some((p) => p.startsWith('pods/'))).toBe(true);
+    const byName = new Map([...owned.values()].map((o) => [`${o.kind}/${o.name}`, o]));
+    for (const what of dependents) {
+      const [plural, name] = what.split('/') as [string, string];
+      const o = byName.get(`${plural === 'pods' ? 'Pod' : 'ReplicaSet'}/${name}`)!;
+      expect(o, what).toBeDefined();
+      expect(policies[what]).toBe(plural === 'pods' ? 'Background' : 'Foreground');
+      const owner = owned.get(o.owner!)!;
+      const ownerAnswered =
+        owner.kind === 'ReplicaSet' ? `dependent answered replicasets/${owner.name}` : `answered ${owner.kind === 'Deployment' ? 'deployments' : 'statefulsets'}/${owner.name}`;
+      // (A ReplicaSet the garbage collector marked before vnfm looked was not deleted by vnfm: it was marked before its pods were.)
+      if (owner.kind !== 'ReplicaSet' || log.includes(ownerAnswered))
+        expect(log.indexOf(`dependent ${what}`), `${what} deleted after its owner`).toBeGreaterThan(log.indexOf(ownerAnswered));
+    }
     expect(await podNames(ns, 'app=web')).toEqual([]);
   });
 

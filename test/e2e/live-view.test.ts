@@ -168,6 +168,14 @@ describe('live view', () => {
       expect(line).toMatch(STEP_TIME);
     }
     expect(frame.some((l) => l.startsWith('  … '))).toBe(false);
+    // A finished hook says its time, not that it runs; the final frame is written once.
+    const hooks = frame.filter((l) => /^  \S hook instantiate_/.test(l));
+    expect(hooks).toHaveLength(2);
+    for (const l of hooks) {
+      expect(l).toMatch(STEP_TIME);
+      expect(l).not.toMatch(/running/);
+    }
+    expect(r.raw.split('INSTANTIATE COMPLETED (occurrence ').length - 1).toBe(1);
     // The last lines of what the script printed, under its hook.
     const tail = frame.slice(frame.indexOf('  output of hook instantiate_end:') + 1);
     expect(frame).toContain('  output of hook instantiate_end:');

@@ -172,7 +172,9 @@ describe('package scripts', () => {
     // An operation without package scripts needs no consent, and logs nothing.
     await ok(['vnf-scale', vnf, '--type', 'SCALE_OUT', '--aspect-id', 'vdu1_aspect', '--timeout', '60s']);
     const scale = (await ops(vnf)).find((o) => o.operation === 'SCALE');
-    expect((await ok(['op-log', scale.id])).stdout).toBe('');
+    const noLog = await ok(['op-log', scale.id]);
+    expect(noLog.stdout).toBe('');
+    expect(noLog.stderr).toContain(`occurrence ${scale.id} (SCALE COMPLETED) has no log`);
 
     // --yes answers the terminate question, not the package-script one.
     const refused = await run(['vnf-terminate', vnf, '--yes', '--timeout', '60s']);

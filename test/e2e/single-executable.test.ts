@@ -74,9 +74,11 @@ describe('the single executable, alone in an empty directory with an empty PATH'
     expect(sums).toContain(`${digest}  ${exeName}\n`);
   });
 
-  it('prints its version', async () => {
+  it('prints its version and the commit it was built from', async () => {
     const r = await run(['--version']);
-    expect(r).toMatchObject({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(new RegExp(`^${VERSION.replace(/\./g, '\\.')} \\(commit ${head.slice(0, 12)}(-dirty)?\\)\n$`));
   });
 
   it('reports vnfm, Node.js and SQLite versions and the commit it was built from', async () => {

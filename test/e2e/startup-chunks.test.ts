@@ -5,7 +5,7 @@
  * that scripts/bundle.mjs puts in chunks. Speed itself is measured by
  * bench/startup.mjs, not here.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -85,11 +85,16 @@ describe('start-up', () => {
     expect(JSON.parse(readFileSync(record, 'utf8'))).toContain('crypto');
   });
 
-  it('--version prints what commander printed: the version alone', () => {
-    const r = spawnSync(process.execPath, [BIN, '--version'], { env: { PATH: process.env['PATH'], HOME: work, VNFM_HOME: home }, encoding: 'utf8' });
+  it('--version prints what commander prints: the version and the commit the bundle was built from', () => {
+    const version = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { env: { PATH: process.env['PATH'], HOME: work, VNFM_HOME: home }, encoding: 'utf8' });
+    const r = version(['--version']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe(`${JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version}\n`);
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const expected = `${JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version} (commit ${head.slice(0, 12)}`;
+    expect(r.stdout).toMatch(new RegExp(`^${expected.replace(/[.()]/g, '\\$&')}(-dirty)?\\)\n$`));
     expect(r.stderr).toBe('');
+    // The same line as commander's own --version (taken when another option comes first).
+    expect(version(['--debug', '--version']).stdout).toBe(r.stdout);
   });
 
   it('sandbox --help reads no chunk; validating a package reads the YAML chunk (so the recorder sees chunks)', () => {

@@ -51,7 +51,7 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  // Tacker v2's StandardUserData as a package names it (our own stand-in text): not built natively.
+  // A class named StandardUserData that is not Tacker's userdata_standard.py (our own stand-in text): not served natively.
   await writeFile(
     join(pkgDir, 'UserData/userdata_standard.py'),
     ['from tacker.sol_refactored.infra_drivers.openstack import userdata_utils', '', '', 'class StandardUserData(userdata_utils.AbstractUserData):', '    pass', ''].join('\n'),
@@ -100,10 +100,10 @@ describe("Tacker's lcm-operation-user-data on an OpenStack VNF", () => {
     expect(r.stderr).toMatch(/remove lcm-operation-user-data and lcm-operation-user-data-class/);
   });
 
-  it("Tacker v2's StandardUserData is refused, saying vnfm does not build its per-VDU parameters", async () => {
+  it("a class named StandardUserData whose file is not Tacker's userdata_standard.py is refused, saying so", async () => {
     const r = await refused('standard', { 'lcm-operation-user-data': './UserData/userdata_standard.py', 'lcm-operation-user-data-class': 'StandardUserData' });
     expect(r.stderr).toContain('(class "StandardUserData", in UserData/userdata_standard.py of package');
-    expect(r.stderr).toContain("Tacker v2's StandardUserData, whose per-VDU parameters vnfm does not build");
+    expect(r.stderr).toContain("named like Tacker v2's StandardUserData, but its file is not Tacker's userdata_standard.py");
     expect(r.stderr).toContain("serves natively Tacker v2's DefaultUserData");
   });
 

@@ -269,7 +269,7 @@ describe('a vnfm killed mid-instantiate', () => {
     await lift();
     expect(r.code).toBe(124);
     expect(r.stderr).toMatch(
-      /INSTANTIATE of vnf instance .* timed out after 8s while waiting for Deployment vdu2 in namespace \S+ \(waiting for [^)]*\); occurrence .* is FAILED_TEMP/,
+      /INSTANTIATE of vnf instance .* timed out after 8s while waiting for Deployment vdu2 in namespace \S+ \(waiting for [^)]*\)\. Not ready: Deployment vdu2 in namespace \S+: pod vdu2-\S+ \(.*\); occurrence .* is FAILED_TEMP/,
     );
     const op = json<{ id: string; operationState: string; error: { status: number } }>(r.stdout);
     expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 504 } });

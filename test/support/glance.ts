@@ -13,13 +13,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KeystoneInfo } from './keystone.js';
 import { glanceFileStore } from './real-openstack-conf.js';
-import { freePort, pythonEnv, randomSecret, runTool, signalGroup, stopProcessGroup, type RunOptions } from './openstack-process.js';
+import { freePort, pythonEnv, randomSecret, runTool, signalGroup, stopProcessGroup, type RunOptions, serviceLogTails } from './openstack-process.js';
 
 export interface GlanceServer {
   /** `http://127.0.0.1:<port>`: the catalog's image endpoint. */
@@ -146,14 +146,7 @@ async function waitUntilServing(child: ChildProcess, url: string, dir: string): 
   }
 }
 
-async function logTails(dir: string): Promise<string> {
-  const parts: string[] = [];
-  for (const name of ['glance-api.out', 'glance-api.log']) {
-    const text = await readFile(join(dir, name), 'utf8').catch(() => '');
-    if (text) parts.push(`--- ${name} (last lines) ---\n${text.split('\n').slice(-30).join('\n')}`);
-  }
-  return parts.join('\n');
-}
+const logTails = (dir: string): Promise<string> => serviceLogTails(dir, ['glance-api.out', 'glance-api.log']);
 
 /** A Glance tool run to completion; its failure shows Glance's log. */
 const run = (command: string, args: string[], opts: Omit<RunOptions, 'logTails'>): Promise<string> => runTool(command, args, { ...opts, logTails });

@@ -14,15 +14,17 @@
  * (AUTOINCREMENT, fake://, /usr/bin/python3).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer as createHttpServer, get as httpGet } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, rmSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { startKeystone, type KeystoneInfo, type KeystoneServer } from './keystone.js';
-import { freePort, pythonEnv, randomSecret, runTool, signalGroup, stopProcessGroup, type RunOptions } from './openstack-process.js';
+import { freePort, pythonEnv, randomSecret, runTool, signalGroup, stopProcessGroup, type RunOptions, serviceLogTails } from './openstack-process.js';
 
 /** Connection facts of a running test Heat; plain data, so it can cross process boundaries. */
 export interface HeatInfo {
@@ -151,29 +153,99 @@ export async function startHeat(keystone: KeystoneInfo): Promise<HeatServer> {
  */
 export async function openStackGlobalSetup(): Promise<() => Promise<void>> {
   const servers = await startOpenStack();
-  const { stop: _stopHeat, restart: _restart, ...heat } = servers.heat;
-  process.env[OPENSTACK_ENV] = JSON.stringify({ keystone: servers.keystone, heat });
+  process.env[OPENSTACK_ENV] = JSON.stringify(sharedFacts(servers));
   return async () => {
     delete process.env[OPENSTACK_ENV];
     await servers.stop();
   };
 }
 
+/** Environment variable naming the broker (`openStackBrokerSetup`) that starts the run's Keystone and Heat when a file first asks. */
+export const OPENSTACK_BROKER_ENV = 'VNFM_TEST_OPENSTACK_BROKER';
+
 /**
- * The Keystone and Heat of the global setup when there is one (their
- * `restart` then throws: a worker cannot restart a process it does not
- * own), else a new pair that `stop()` stops.
+ * For a vitest `globalSetup` file: one Keystone and one Heat for the whole
+ * run, started only if a test file asks for them (`useOpenStack`,
+ * `useKeystone`), so a run of files that never touch OpenStack starts
+ * nothing. The run's main process owns them (a worker ends with its file)
+ * and stops them at teardown; the workers ask a broker on 127.0.0.1 for
+ * their facts, and the first question starts them.
+ */
+export async function openStackBrokerSetup(): Promise<() => Promise<void>> {
+  let servers: Promise<OpenStackServers> | undefined;
+  const broker = createHttpServer((req, res) => {
+    if (req.url !== '/openstack') {
+      res.writeHead(404).end();
+      return;
+    }
+    servers ??= startOpenStack();
+    servers.then(
+      (s) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(sharedFacts(s))),
+      (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(err instanceof Error ? (err.stack ?? err.message) : String(err)),
+    );
+  });
+  // A start takes minutes on busy cores: no request or header timeout may cut the answer off.
+  broker.requestTimeout = 0;
+  broker.headersTimeout = 0;
+  await new Promise<void>((resolve, reject) => {
+    broker.once('error', reject);
+    broker.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = broker.address() as AddressInfo;
+  process.env[OPENSTACK_BROKER_ENV] = `http://127.0.0.1:${port}/openstack`;
+  return async () => {
+    delete process.env[OPENSTACK_BROKER_ENV];
+    broker.closeAllConnections();
+    await new Promise<void>((resolve) => broker.close(() => resolve()));
+    const started = await servers?.catch(() => undefined);
+    await started?.stop();
+  };
+}
+
+/** The broker's Keystone and Heat (starting them if no file has yet), or undefined when the run has no broker. */
+export async function brokeredOpenStack(): Promise<SharedFacts | undefined> {
+  const url = process.env[OPENSTACK_BROKER_ENV];
+  if (!url) return undefined;
+  const res = await fetchNoTimeout(url);
+  if (res.status !== 200) throw new Error(`the run's test Keystone and Heat did not start:\n${res.body}`);
+  return JSON.parse(res.body) as SharedFacts;
+}
+
+/** A GET on 127.0.0.1 that waits as long as the answer takes (fetch gives up on headers after 300 s). */
+function fetchNoTimeout(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
+type SharedFacts = { keystone: KeystoneInfo; heat: HeatInfo };
+
+function sharedFacts(servers: OpenStackServers): SharedFacts {
+  const { stop: _stopHeat, restart: _restart, ...heat } = servers.heat;
+  return { keystone: servers.keystone, heat };
+}
+
+/**
+ * The Keystone and Heat of the run (a global setup's, or the broker's) when
+ * there are, else a new pair that `stop()` stops. The run's `restart` throws:
+ * a file that restarts Heat starts its own with `startOpenStack`.
  */
 export async function useOpenStack(): Promise<OpenStackServers> {
   const raw = process.env[OPENSTACK_ENV];
-  if (raw) {
-    const shared = JSON.parse(raw) as { keystone: KeystoneInfo; heat: HeatInfo };
+  const shared = raw ? (JSON.parse(raw) as SharedFacts) : await brokeredOpenStack();
+  if (shared) {
     return {
       keystone: shared.keystone,
       heat: {
         ...shared.heat,
         stop: async () => {},
-        restart: () => Promise.reject(new Error('the shared test Heat cannot be restarted from a test file; start one with startHeat')),
+        restart: () => Promise.reject(new Error('the shared test Heat cannot be restarted from a test file; start one with startOpenStack')),
       },
       stop: async () => {},
     };
@@ -181,7 +253,8 @@ export async function useOpenStack(): Promise<OpenStackServers> {
   return startOpenStack();
 }
 
-async function startOpenStack(): Promise<OpenStackServers> {
+/** A Keystone and a Heat of the caller's own, which `stop()` stops. */
+export async function startOpenStack(): Promise<OpenStackServers> {
   const keystone: KeystoneServer = await startKeystone();
   let heat: HeatServer;
   try {
@@ -374,16 +447,9 @@ async function waitUntilServing(child: ChildProcess, url: string, keystone: Keys
   }
 }
 
-async function logTails(dir: string): Promise<string> {
-  const parts: string[] = [];
-  for (const name of ['heat-all.out', 'heat.log']) {
-    const text = await readFile(join(dir, name), 'utf8').catch(() => '');
-    // Access-log lines of the readiness probes would hide the traceback.
-    const lines = text.split('\n').filter((line) => !line.includes(' eventlet.wsgi.server '));
-    if (text) parts.push(`--- ${name} (last lines, access log left out) ---\n${lines.slice(-40).join('\n')}`);
-  }
-  return parts.join('\n');
-}
+// Access-log lines of the readiness probes would hide the traceback.
+const logTails = (dir: string): Promise<string> =>
+  serviceLogTails(dir, ['heat-all.out', 'heat.log'], { lines: 40, omit: (line) => line.includes(' eventlet.wsgi.server '), omitted: 'access log' });
 
 /** A Heat tool run to completion; its failure shows Heat's log. */
 const run = (command: string, args: string[], opts: Omit<RunOptions, 'logTails'>): Promise<string> => runTool(command, args, { ...opts, logTails });

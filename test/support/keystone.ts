@@ -9,12 +9,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, rmSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { freePort, pythonEnv, randomSecret, runTool, settleAll, signalGroup, stopProcessGroup, type RunOptions } from './openstack-process.js';
+import { freePort, pythonEnv, randomSecret, runTool, settleAll, signalGroup, stopProcessGroup, type RunOptions, serviceLogTails } from './openstack-process.js';
 
 /** Connection facts of a running test Keystone; plain data, so it can cross process boundaries. */
 export interface KeystoneInfo {
@@ -211,6 +211,12 @@ use_stderr = false
 [database]
 connection = sqlite:///${join(dir, 'keystone.sqlite')}
 
+[identity]
+# bcrypt's least cost: the test users' passwords are random and live for one
+# run, and every vnfm command authenticates (the default cost, 12, takes
+# ~0.3 s of CPU per token on these cores).
+password_hash_rounds = 4
+
 [token]
 provider = fernet
 ${opts.tokenExpirationSeconds ? `expiration = ${opts.tokenExpirationSeconds}\n` : ''}
@@ -313,14 +319,7 @@ async function waitUntilServing(child: ChildProcess, url: string, dir: string): 
   }
 }
 
-async function logTails(dir: string): Promise<string> {
-  const parts: string[] = [];
-  for (const name of ['uwsgi.log', 'keystone.log']) {
-    const text = await readFile(join(dir, name), 'utf8').catch(() => '');
-    if (text) parts.push(`--- ${name} (last lines) ---\n${text.split('\n').slice(-30).join('\n')}`);
-  }
-  return parts.join('\n');
-}
+const logTails = (dir: string): Promise<string> => serviceLogTails(dir, ['uwsgi.log', 'keystone.log']);
 
 /** A Keystone tool run to completion; its failure shows Keystone's log. */
 const run = (command: string, args: string[], opts: Omit<RunOptions, 'logTails'>): Promise<string> => runTool(command, args, { ...opts, logTails });

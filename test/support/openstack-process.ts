@@ -6,7 +6,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 const STOP_TIMEOUT_MS = 10_000;
 
@@ -105,4 +107,19 @@ export function freePort(): Promise<number> {
 
 export function randomSecret(): string {
   return randomBytes(18).toString('base64url');
+}
+
+/**
+ * The last lines of a service's logs in `dir`, each under its name, for an
+ * error saying why it did not start; `omit` leaves out lines that would hide
+ * the traceback (a service's own access log).
+ */
+export async function serviceLogTails(dir: string, names: string[], opts: { lines?: number; omit?: (line: string) => boolean; omitted?: string } = {}): Promise<string> {
+  const parts: string[] = [];
+  for (const name of names) {
+    const text = await readFile(join(dir, name), 'utf8').catch(() => '');
+    const lines = opts.omit ? text.split('\n').filter((line) => !opts.omit!(line)) : text.split('\n');
+    if (text) parts.push(`--- ${name} (last lines${opts.omitted ? `, ${opts.omitted} left out` : ''}) ---\n${lines.slice(-(opts.lines ?? 30)).join('\n')}`);
+  }
+  return parts.join('\n');
 }

@@ -154,10 +154,33 @@ export class CloudClient {
   /** The id of the public flavor `name`, created with these sizes when there is none (admin only). */
   async ensureFlavor(name: string, sizes: { vcpus: number; ramMiB: number; diskGiB: number }): Promise<string> {
     const compute = this.cloud.endpoints.compute;
-    const found = (await this.call<{ flavors: Array<{ id: string; name: string }> }>(compute, 'GET', '/flavors')).flavors.find((f) => f.name === name);
+    const find = async () => (await this.call<{ flavors: Array<{ id: string; name: string }> }>(compute, 'GET', '/flavors')).flavors.find((f) => f.name === name);
+    const found = await find();
     if (found) return found.id;
     const body = { flavor: { name, vcpus: sizes.vcpus, ram: sizes.ramMiB, disk: sizes.diskGiB } };
-    return (await this.call<{ flavor: { id: string } }>(compute, 'POST', '/flavors', body)).flavor.id;
+    try {
+      return (await this.call<{ flavor: { id: string } }>(compute, 'POST', '/flavors', body)).flavor.id;
+    } catch (err) {
+      // Another test file of the run made it meanwhile (Nova answers 409): flavors are the cloud's, not a project's.
+      const made = await find();
+      if (made) return made.id;
+      throw err;
+    }
+  }
+
+  /** The most root disk (GiB) any compute host can give one server: Placement's DISK_GB, (total - reserved) × allocation ratio (admin only). */
+  async computeDiskGiB(): Promise<number> {
+    const placement = this.cloud.endpoints.placement;
+    const { resource_providers: providers } = await this.call<{ resource_providers: Array<{ uuid: string }> }>(placement, 'GET', '/resource_providers');
+    let most = 0;
+    for (const rp of providers) {
+      type Inventory = { total: number; reserved: number; allocation_ratio: number };
+      const { inventories } = await this.call<{ inventories: Record<string, Inventory> }>(placement, 'GET', `/resource_providers/${rp.uuid}/inventories`);
+      const disk = inventories['DISK_GB'];
+      if (disk) most = Math.max(most, Math.floor((disk.total - disk.reserved) * disk.allocation_ratio));
+    }
+    if (!most) throw new Error('Placement has no compute host with DISK_GB');
+    return most;
   }
 
   /** A private image of this project, uploaded and active. */

@@ -288,6 +288,8 @@ osapi_compute_workers = 1
 vif_plugging_is_fatal = false
 vif_plugging_timeout = 0
 graceful_shutdown_timeout = 5
+# One compute host: a resize (a change of flavour) stays on it.
+allow_resize_to_same_host = true
 
 [api]
 auth_strategy = keystone

@@ -111,4 +111,54 @@ describe('progress', () => {
     expect(t.text()).toContain('\x1b[2F');
     expect(t.text()).not.toMatch(/\x1b\[\d+m/);
   });
+
+  const vdu1 = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'vdu1', namespace: 'default' };
+  const ended = (operationState: LcmOpOcc['operationState']): LcmEvent => ({ type: 'occurrence', opOcc: { ...op, operationState } });
+  const lastFrame = (text: string) =>
+    text
+      .split('\x1b[')
+      .at(-1)!
+      .replace(/^\d*[FJ]/, '');
+
+  it('on a terminal, a finished hook reads ✓ and its time, and the final frame is written once', () => {
+    const t = io(true, { NO_COLOR: '1' });
+    const p = createProgress(t.io, () => new Date('2026-01-01T00:00:00.000Z'));
+    p.onEvent(events[0]!);
+    p.onEvent({ type: 'hook', hook: 'instantiate_start' });
+    p.onEvent(events[2]!);
+    p.onEvent({ type: 'hook', hook: 'instantiate_end' });
+    p.onEvent(ended('COMPLETED'));
+    p.stop();
+    expect(lastFrame(t.text())).toBe(
+      [
+        'INSTANTIATE COMPLETED (occurrence op-1)  0.0s',
+        '  ✓ hook instantiate_start  0.0s',
+        '  ✓ Deployment/vdu1 (default)  ready  0.0s',
+        '  ✓ hook instantiate_end  0.0s',
+        '',
+      ].join('\n'),
+    );
+    expect(t.text().split('INSTANTIATE COMPLETED').length - 1).toBe(1);
+  });
+
+  it('on a terminal, the step an operation failed at reads ✗, a hook that ran too', () => {
+    const t = io(true, { NO_COLOR: '1' });
+    const p = createProgress(t.io, () => new Date('2026-01-01T00:00:00.000Z'));
+    p.onEvent(events[0]!);
+    p.onEvent({ type: 'driver', event: { resource: vdu1, message: 'waiting for 0/1 replicas ready' } });
+    p.onEvent(ended('FAILED_TEMP'));
+    p.stop();
+    expect(lastFrame(t.text())).toBe('INSTANTIATE FAILED_TEMP (occurrence op-1)  0.0s\n  ✗ Deployment/vdu1 (default)  waiting for 0/1 replicas ready  0.0s\n');
+
+    const h = io(true, { NO_COLOR: '1' });
+    const q = createProgress(h.io, () => new Date('2026-01-01T00:00:00.000Z'));
+    q.onEvent(events[0]!);
+    q.onEvent(events[2]!);
+    q.onEvent({ type: 'hook', hook: 'instantiate_end' });
+    q.onEvent(ended('FAILED_TEMP'));
+    q.stop();
+    expect(lastFrame(h.text())).toContain('  ✗ hook instantiate_end  0.0s\n');
+    expect(lastFrame(h.text())).toContain('  ✓ Deployment/vdu1 (default)  ready  0.0s\n');
+    expect(h.text()).not.toMatch(/✓ hook instantiate_end/);
+  });
 });

@@ -71,6 +71,22 @@ describe('synced', () => {
     expect(out.info.vnfcResourceInfo.map((r) => r.id)).toEqual(['vdu1-a', 'vdu1-b', 'vdu1-c', 'vdu2-z']);
   });
 
+  it("a Heat VNF: the recorded nfv parameter takes the group's live size, which the next stack update sends again", () => {
+    const nfv = { VDU: { VDU1: { desired_capacity: 1, computeFlavourId: 'm1.tiny' }, VDU2: { computeFlavourId: 'm1.tiny' } }, CP: {} };
+    const heat = { stackName: 'vnf-x', templatePath: 'BaseHOT/simple/top.yaml', nfv, environments: [] };
+    const heatInfo = { ...info, metadata: { ...info.metadata, heat } } as InstantiatedVnfInfo;
+    const live = [pod('VDU1', 'vdu1-a'), pod('VDU1', 'vdu1-b'), pod('VDU1', 'vdu1-c'), pod('VDU2', 'vdu2-a')];
+    const out = synced(heatInfo, flavour, { vnfcs: live, replicas: { VDU1: 3, VDU2: 1 } });
+    expect((out.info.metadata as unknown as { heat: typeof heat }).heat).toEqual({
+      ...heat,
+      nfv: { VDU: { VDU1: { desired_capacity: 3, computeFlavourId: 'm1.tiny' }, VDU2: { computeFlavourId: 'm1.tiny' } }, CP: {} },
+    });
+    // Nothing changed: the record stays as it was.
+    expect((synced(heatInfo, flavour, { vnfcs: live.slice(0, 1).concat(live[3]!), replicas: { VDU1: 1, VDU2: 1 } }).info.metadata as unknown as { heat: typeof heat }).heat).toBe(
+      heat,
+    );
+  });
+
   it('refuses replicas no scale level gives, naming what each level gives', () => {
     expect(() => synced(info, flavour, { vnfcs: [], replicas: { VDU1: 2, VDU2: 1 } })).toThrow(
       /the live replicas \(VDU1 2\) match no scale level of aspect vdu1_aspect \(levels 0 to 2 give VDU1: 1, 3, 5\): nothing was recorded/,

@@ -70,6 +70,7 @@ const OPTION_KINDS: Record<string, ValueKind> = {
   vnfdId: 'vnfdId',
   aspectId: 'aspect',
   vnfcInstance: 'vnfc',
+  vnfc: 'vnfc',
 };
 
 const HELP: Candidate = { value: '--help', description: 'show help' };

@@ -85,14 +85,15 @@ export function demoCommand(ctx: Context): Command {
       }
       // In the user's own VNFM_HOME (--vim) the packages it onboarded are deleted at the end; a temporary one goes whole.
       const results = await runDemo(demoCtx, { vimRef, keep: Boolean(flags.keep), seconds, work, removePackages: Boolean(flags.vim), sample: flags.helm ? HELM_SAMPLE : SAMPLE });
+      const room = tableRoom(ctx, results);
       await printList(
         ctx.io,
         flags,
         {
           empty: '',
           columns: [
-            { header: 'STEP', key: 'step', cell: (r: StepResult) => r.step },
-            { header: 'RESULT', key: 'result', cell: (r: StepResult) => r.result },
+            { header: 'STEP', key: 'step', cell: (r: StepResult) => cut(r.step, room.step) },
+            { header: 'RESULT', key: 'result', cell: (r: StepResult) => cut(shortIds(r.result), room.result) },
             { header: 'SECONDS', key: 'seconds', cell: (r: StepResult) => r.seconds.toFixed(1) },
           ],
           toData: (r: StepResult) => ({ ...r }),
@@ -114,11 +115,39 @@ export function demoCommand(ctx: Context): Command {
         }
       }
     } finally {
-      if (demoCtx !== ctx) demoCtx.close();
+      if (demoCtx !== ctx) await demoCtx.close();
       await closeSandbox?.();
       if (!keepWork || closeSandbox) rmSync(work, { recursive: true, force: true });
     }
   });
+}
+
+const UUID = /\b([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g;
+
+/**
+ * The columns the summary table's STEP and RESULT may take on a terminal
+ * (SECONDS and the gaps between columns left out): the result whole where
+ * it fits beside the longest step, else each cut to share the width;
+ * unbounded in a pipe or a file.
+ */
+function tableRoom(ctx: Context, results: readonly StepResult[]): { step: number; result: number } {
+  const stdout = ctx.io.streams.stdout as NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  if (!stdout.isTTY || !stdout.columns) return { step: Infinity, result: Infinity };
+  const available = Math.max(40, stdout.columns - 'SECONDS'.length - 2 * 3);
+  const stepMax = Math.max('STEP'.length, ...results.map((r) => r.step.length));
+  const resultMax = Math.max('RESULT'.length, ...results.map((r) => shortIds(r.result).length));
+  const result = Math.min(resultMax, Math.max(available - stepMax, Math.floor(available / 2)));
+  return { step: available - result, result };
+}
+
+/** Ids as their first 8 characters, as the list tables show them (-o json keeps them whole). */
+function shortIds(text: string): string {
+  return text.replace(UUID, '$1');
+}
+
+/** `text` cut to `room` columns. */
+function cut(text: string, room: number): string {
+  return text.length > room ? `${text.slice(0, room - 1)}…` : text;
 }
 
 async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seconds: number; work: string; removePackages: boolean; sample: string }): Promise<StepResult[]> {

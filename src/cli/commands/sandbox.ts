@@ -1,4 +1,7 @@
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { isSea } from 'node:sea';
 import { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import type { Context } from '../context.js';
@@ -9,6 +12,16 @@ interface Flags extends OutputOptions {
   listen: string;
   vimConfig?: string;
   kubeconfig?: string;
+  detach?: boolean;
+}
+
+/** What a started sandbox announces (and a detached one hands its parent). */
+interface Started {
+  url: string;
+  vim_config: string;
+  kubeconfig: string;
+  pid?: number;
+  log?: string;
 }
 
 /** Parses HOST:PORT; the sandbox only ever listens on loopback. */
@@ -37,14 +50,24 @@ restart. Remove that directory to give it a new identity.`,
     )
     .option('--listen <host:port>', 'loopback address to serve on', '127.0.0.1:16443')
     .option('--vim-config <file>', 'where to write a vim-config.yaml for it (default: $VNFM_HOME/sandbox/vim-config.yaml)')
-    .option('--kubeconfig <file>', 'where to write a kubeconfig for it (default: $VNFM_HOME/sandbox/kubeconfig)');
+    .option('--kubeconfig <file>', 'where to write a kubeconfig for it (default: $VNFM_HOME/sandbox/kubeconfig)')
+    .option('--detach', 'run in the background: return once it serves and its files are written, printing its pid (stop it with kill PID)');
   addOutputOptions(cmd);
   withExamples(cmd, [
-    ['start the sandbox and register it as a VIM', 'vnfm sandbox &\n  $ vnfm vim-register --config-file ~/.vnfm/sandbox/vim-config.yaml vim-sandbox'],
-    ['use kubectl against it', 'KUBECONFIG=~/.vnfm/sandbox/kubeconfig kubectl get namespaces'],
+    // The paths hold with VNFM_HOME set or not (~/.vnfm by default), as written.
+    ['start the sandbox and register it as a VIM', 'vnfm sandbox &\n  $ vnfm vim-register --config-file "${VNFM_HOME:-$HOME/.vnfm}/sandbox/vim-config.yaml" vim-sandbox'],
+    ['use kubectl against it', 'kubectl --kubeconfig "${VNFM_HOME:-$HOME/.vnfm}/sandbox/kubeconfig" get namespaces'],
+    ['in a script: start it in the background, use it, stop it', 'pid=$(vnfm sandbox --detach -o jsonpath=\'{.pid}\')\n  $ ...\n  $ kill "$pid"'],
   ]);
   return cmd.action(async (flags: Flags) => {
     const { host, port } = parseListen(flags.listen);
+    if (flags.detach) {
+      const started = await startDetached(join(ctx.home, 'sandbox', 'sandbox.log'));
+      ctx.io.success(`Kubernetes API sandbox serving at ${started.url} (pid ${started.pid})`);
+      ctx.io.info(`vim-config: ${started.vim_config}\nkubeconfig: ${started.kubeconfig}\nlog: ${started.log}\nstop it with kill ${started.pid}`);
+      await printResource(ctx.io, flags, { columns: [], empty: '', toData: () => ({ ...started }) }, null);
+      return;
+    }
     const { startSandbox, writeSandboxConfigs } = await import('../../sandbox/index.js');
     const stateDir = join(ctx.home, 'sandbox');
     const vimConfigPath = flags.vimConfig ?? join(stateDir, 'vim-config.yaml');
@@ -62,6 +85,11 @@ restart. Remove that directory to give it a new identity.`,
     });
     try {
       writeSandboxConfigs(sandbox, { vimConfigPath, kubeconfigPath });
+      // Started by --detach: tell the parent, which returns; this process goes on alone.
+      if (process.send) {
+        const started: Started = { url: sandbox.url, vim_config: vimConfigPath, kubeconfig: kubeconfigPath, pid: process.pid };
+        process.send(started, () => process.disconnect());
+      }
       ctx.io.success(`Kubernetes API sandbox serving at ${sandbox.url}`);
       ctx.io.info(`vim-config: ${vimConfigPath}\nkubeconfig: ${kubeconfigPath}\nstop it with Ctrl-C`);
       await printResource(ctx.io, flags, { columns: [], empty: '', toData: () => ({ url: sandbox.url, vim_config: vimConfigPath, kubeconfig: kubeconfigPath }) }, null);
@@ -71,4 +99,33 @@ restart. Remove that directory to give it a new identity.`,
     }
     ctx.io.info('sandbox stopped');
   });
+}
+
+/**
+ * The same command again, without --detach, in a session of its own with its
+ * output in `log`: resolves with what it announces once it serves and its
+ * files are written; rejects with its log's tail if it ends before that.
+ */
+async function startDetached(log: string): Promise<Started> {
+  // bin/vnfm runs as `node bin/vnfm ...`; the single executable sees itself twice at the front of argv.
+  const args = (isSea() ? process.argv.slice(2) : process.argv.slice(1)).filter((a) => a !== '--detach');
+  mkdirSync(dirname(log), { recursive: true, mode: 0o700 });
+  const out = openSync(log, 'w', 0o600);
+  try {
+    const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', out, out, 'ipc'] });
+    const started = await new Promise<Started>((resolve, reject) => {
+      child.once('message', (m) => resolve(m as Started));
+      child.once('error', reject);
+      child.once('exit', (code, signal) => {
+        const tail = readFileSync(log, 'utf8').trim().split('\n').slice(-5).join('\n');
+        reject(new UsageError(`the sandbox ended before it served (${signal ?? `exit code ${code}`}): ${tail}`, { hint: `its log is ${log}` }));
+      });
+    });
+    child.removeAllListeners('exit');
+    child.unref();
+    child.channel?.unref();
+    return { ...started, log };
+  } finally {
+    closeSync(out);
+  }
 }

@@ -76,9 +76,14 @@ export function formatElapsed(ms: number): string {
 interface Step {
   text: string;
   done: boolean;
+  /** Still not done when the operation failed: where it stopped. */
+  failed?: boolean;
   started: number;
   ended?: number;
 }
+
+/** What a hook's row says while it runs; a finished hook's row says only its time. */
+const RUNNING = 'running';
 
 export function createProgress(io: IO, now: () => Date, opts: ProgressOptions = {}): Progress {
   const stderr = io.streams.stderr as NodeJS.WritableStream & { isTTY?: boolean; rows?: number; columns?: number };
@@ -127,11 +132,14 @@ export function createProgress(io: IO, now: () => Date, opts: ProgressOptions = 
   /** The hook whose output the tail shows. */
   let lastHook: string | undefined;
   let drawn = 0;
-  const endHook = (at: number) => {
-    const step = hook ? steps.get(hook) : undefined;
-    if (step && !step.done) Object.assign(step, { done: true, ended: at });
+  /** Ends the hook running; `failed`: the operation stopped short, and each step not done (a hook, an object awaited) is where. */
+  const endSteps = (at: number, failed = false) => {
+    for (const [k, step] of steps)
+      if (!step.done && (failed || k === hook)) Object.assign(step, failed ? { failed } : { done: true }, { ended: at, text: step.text === RUNNING ? '' : step.text });
     hook = undefined;
   };
+  /** The frame last written: a redraw that would write the same is skipped. */
+  let lastFrame = '';
   /** The line cut to the terminal's width, before colour is added (escape codes take no columns). */
   const fit = (line: string, indent = 0) => {
     const width = (stderr.columns || 80) - indent;
@@ -151,10 +159,13 @@ export function createProgress(io: IO, now: () => Date, opts: ProgressOptions = 
     const frame = [
       c.bold(fit(`${header}  ${formatElapsed(at - begun)}`)),
       ...(folded > 0 ? [c.dim(fit(`  ✓ ${folded} steps done`))] : []),
-      ...shown.map(([k, s]) => `  ${s.done ? c.green('✓') : c.yellow('…')} ${fit(`${k}  ${s.text}  ${took(s)}`, 4)}`),
+      ...shown.map(([k, s]) => `  ${s.done ? c.green('✓') : s.failed ? c.red('✗') : c.yellow('…')} ${fit([k, s.text, took(s)].filter(Boolean).join('  '), 4)}`),
       ...(tail.length ? [c.dim(fit(`  output of ${lastHook ?? 'the hook'}:`)), ...tail.map((l) => c.dim(fit(`  │ ${l}`)))] : []),
     ];
-    stderr.write((drawn ? `\x1b[${drawn}F\x1b[J` : '') + frame.join('\n') + '\n');
+    const text = frame.join('\n') + '\n';
+    if (drawn && text === lastFrame) return;
+    stderr.write((drawn ? `\x1b[${drawn}F\x1b[J` : '') + text);
+    lastFrame = text;
     drawn = frame.length;
   };
   // The elapsed times move on between events too.
@@ -172,21 +183,21 @@ export function createProgress(io: IO, now: () => Date, opts: ProgressOptions = 
         tail.push(terminalSafe(event.line, { oneLine: true }));
         if (tail.length > OUTPUT_TAIL_LINES) tail.shift();
       } else if (event.type === 'hook') {
-        endHook(at);
+        endSteps(at);
         hook = describe(event, true).text;
         lastHook = hook;
-        steps.set(hook, { text: 'running', done: false, started: at });
+        steps.set(hook, { text: RUNNING, done: false, started: at });
         tail.length = 0;
       } else if (event.type === 'occurrence') {
         header = describe(event, true).text;
-        if (['COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK'].includes(event.opOcc.operationState)) {
-          endHook(at);
-          finished = at;
-        }
+        // ROLLED_BACK is where a rollback completes.
+        if (['COMPLETED', 'ROLLED_BACK'].includes(event.opOcc.operationState)) endSteps(at);
+        else if (['FAILED_TEMP', 'FAILED'].includes(event.opOcc.operationState)) endSteps(at, true);
+        if (['COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK'].includes(event.opOcc.operationState)) finished = at;
       } else {
         const d = describe(event, true);
         if (d.key) {
-          endHook(at);
+          endSteps(at);
           const step = steps.get(d.key);
           if (step) Object.assign(step, { text: d.text, done: Boolean(d.done), ...(d.done && !step.done ? { ended: at } : {}) });
           else steps.set(d.key, { text: d.text, done: Boolean(d.done), started: at, ...(d.done ? { ended: at } : {}) });
@@ -201,8 +212,10 @@ export function createProgress(io: IO, now: () => Date, opts: ProgressOptions = 
     stop() {
       if (timer) clearInterval(timer);
       timer = undefined;
+      // The last frame again only when it changed (the time moved on since): once finished, it is on screen already.
       if (drawn) draw();
       drawn = 0;
+      lastFrame = '';
     },
   };
 }

@@ -161,22 +161,19 @@ export async function readAdditionalParamFile(path: string, fields: readonly str
   return doc as Record<string, unknown>;
 }
 
+/** What a command running in the foreground hands its work: the abort signal and the live view. */
+export interface Foreground {
+  signal: AbortSignal;
+  progress: ReturnType<typeof createProgress>;
+}
+
 /**
- * Runs an operation in the foreground: the signal aborts on Ctrl-C and at
- * the timeout; the result (or the FAILED_TEMP occurrence) is printed.
+ * Runs `work` in the foreground: its signal aborts on Ctrl-C, on SIGTERM and
+ * at `--timeout`, and a live view follows its events unless the output is
+ * for programs; every handler and timer is gone when it ends, however.
  */
-export async function runLcmCommand(
-  ctx: Context,
-  flags: RunFlags,
-  action: (deps: LcmDeps, opts: OperationOptions) => Promise<OperationResult>,
-  source?: string,
-  /** What the operation acts on, for the package-script prompt (`vnf instance web`). */
-  subject?: string,
-): Promise<OperationResult> {
+export async function inForeground<T>(ctx: Context, flags: Pick<RunFlags, 'timeout' | 'quiet' | 'output'>, deps: LcmDeps, work: (fg: Foreground) => Promise<T>): Promise<T> {
   const seconds = parseDuration(flags.timeout);
-  // Before the timer and the signal handlers: a refused store or key must not leave them keeping the process alive.
-  const { deps, close } = await lcmDeps(ctx);
-  if (flags.insecureInlineVims) deps.insecureInlineVims = { warn: (message) => ctx.io.warn(message) };
   const controller = new AbortController();
   // The driver hangs one listener per request and watch on this signal.
   setMaxListeners(0, controller.signal);
@@ -189,32 +186,59 @@ export async function runLcmCommand(
   process.once('SIGTERM', onSigterm);
   // -q and the formats for programs want the result alone: no live view on a terminal (the plain lines elsewhere stay).
   const progress = createProgress(ctx.io, () => ctx.now(), { quiet: Boolean(flags.quiet) || !['table', 'wide'].includes(flags.output) });
-  let last: LcmOpOcc | undefined;
   try {
-    const result = await action(deps, {
-      signal: controller.signal,
-      ...(source ? { source } : {}),
-      ...(flags.heatEnvironment?.length ? { heatEnvironments: flags.heatEnvironment.map((p) => resolve(p)) } : {}),
-      allowPackageScripts: packageScriptConsent(ctx, flags, subject, () => progress.stop()),
-      acceptHostKeys: flags.acceptHostKey ?? [],
-      onEvent: (e) => {
-        if (e.type === 'occurrence') last = e.opOcc;
-        progress.onEvent(e);
-      },
-    });
-    progress.stop();
-    const op = result.opOcc;
-    ctx.io.success(`${op.operation} of vnf instance ${op.vnfInstanceId} ${op.operationState} (occurrence ${op.id})`);
-    await printResource(ctx.io, flags, opView(flags), op);
-    return result;
-  } catch (err) {
-    progress.stop();
-    if (last?.operationState === 'FAILED_TEMP') await printResource(ctx.io, flags, opView(flags), last);
-    throw err;
+    return await work({ signal: controller.signal, progress });
   } finally {
+    progress.stop();
     clearTimeout(timer);
     process.removeListener('SIGINT', onSigint);
     process.removeListener('SIGTERM', onSigterm);
+  }
+}
+
+/**
+ * Runs an operation in the foreground: the signal aborts on Ctrl-C and at
+ * the timeout; the result (or the FAILED_TEMP occurrence) is printed.
+ */
+export async function runLcmCommand(
+  ctx: Context,
+  flags: RunFlags,
+  action: (deps: LcmDeps, opts: OperationOptions) => Promise<OperationResult>,
+  source?: string,
+  /** What the operation acts on, for the package-script prompt (`vnf instance web`). */
+  subject?: string,
+): Promise<OperationResult> {
+  parseDuration(flags.timeout);
+  // Before the timer and the signal handlers: a refused store or key must not leave them keeping the process alive.
+  const { deps, close } = await lcmDeps(ctx);
+  if (flags.insecureInlineVims) deps.insecureInlineVims = { warn: (message) => ctx.io.warn(message) };
+  let last: LcmOpOcc | undefined;
+  try {
+    return await inForeground(ctx, flags, deps, async ({ signal, progress }) => {
+      try {
+        const result = await action(deps, {
+          signal,
+          ...(source ? { source } : {}),
+          ...(flags.heatEnvironment?.length ? { heatEnvironments: flags.heatEnvironment.map((p) => resolve(p)) } : {}),
+          allowPackageScripts: packageScriptConsent(ctx, flags, subject, () => progress.stop()),
+          acceptHostKeys: flags.acceptHostKey ?? [],
+          onEvent: (e) => {
+            if (e.type === 'occurrence') last = e.opOcc;
+            progress.onEvent(e);
+          },
+        });
+        progress.stop();
+        const op = result.opOcc;
+        ctx.io.success(`${op.operation} of vnf instance ${op.vnfInstanceId} ${op.operationState} (occurrence ${op.id})`);
+        await printResource(ctx.io, flags, opView(flags), op);
+        return result;
+      } catch (err) {
+        progress.stop();
+        if (last?.operationState === 'FAILED_TEMP') await printResource(ctx.io, flags, opView(flags), last);
+        throw err;
+      }
+    });
+  } finally {
     close();
   }
 }

@@ -60,7 +60,12 @@ export function renderLive(io: IO, s: VnfLiveState, opts: { wide: boolean; heade
   const out: string[] = [];
   const where = s.stack ? `stack ${s.stack}` : `namespace ${s.namespace ?? ''}`;
   out.push(safe(`vnf instance ${s.vnfInstanceName ?? s.vnfInstanceId} (${s.vimType}, ${where}, VIM ${s.vim})`));
-  if (opts.headers) out.push(io.dataColor.bold(line(headers)));
+  const op = s.lastOperation;
+  if (op) {
+    out.push(io.dataColor.red(safe(`last operation: ${op.operation} ${op.operationState} (occurrence ${op.id})${op.error ? `: ${op.error}` : ''}`)));
+    if (op.fromJournal) out.push(table.length ? 'What it created, as its journal records it:' : 'Its journal records nothing created.');
+  }
+  if (opts.headers && table.length) out.push(io.dataColor.bold(line(headers)));
   cells.forEach((c) => out.push(colour(c, line(c))));
   const withEvents = flatten(s.objects).filter((n) => n.events.length > 0);
   if (withEvents.length > 0) {
@@ -76,7 +81,15 @@ export function renderLive(io: IO, s: VnfLiveState, opts: { wide: boolean; heade
     for (const d of s.drift) out.push(`  ${safe(d)}`);
   } else out.push('No drift from what vnfm recorded.');
   const notReady = flatten(s.objects).filter((n) => !n.exists || !n.ready).length;
-  out.push(notReady === 0 ? 'Everything is ready.' : `${notReady} not ready.`);
+  out.push(notReady === 0 ? (table.length ? 'Everything is ready.' : 'Nothing to read.') : `${notReady} not ready.`);
+  if (op) {
+    const short = op.id.slice(0, 8);
+    out.push(
+      op.operationState === 'FAILED_TEMP'
+        ? `vnfm op-retry ${short} tries the ${op.operation} again; vnfm op-rollback ${short} undoes it${op.fromJournal ? ', deleting what it created' : ''}; vnfm op-log ${short} has its hooks' output`
+        : `the ${op.operation} was marked FAILED (vnfm op-fail): vnfm undoes nothing of it; what it left at the VIM stays until removed there`,
+    );
+  }
   return out.join('\n') + '\n';
 }
 

@@ -55,12 +55,55 @@ export function opOccSummaryView(book: NameBook = {}): View<LcmOpOcc> {
       startTime: o.startTime,
       stateEnteredTime: o.stateEnteredTime,
       ...(o.pid ? { pid: o.pid } : {}),
-      operationParams: JSON.stringify(o.operationParams),
+      operationParams: paramsSummary(o.operationParams),
       error: problem(o),
       resourceChanges: changes(o),
       journal: `${o.journal.filter((s) => s.state === 'done').length} steps done, ${o.journal.length} recorded`,
     }),
   };
+}
+
+/** Widest operationParams a FIELD/VALUE row shows as JSON; a longer request is summarised. */
+export const PARAMS_ROW_CHARS = 100;
+
+/**
+ * The request on one row of a person's table: its JSON when short; else
+ * each top-level field with its value when short, or what it holds (the
+ * keys of an object, the count of a list), cut at PARAMS_ROW_CHARS. The
+ * whole request is in -o json and -o yaml.
+ */
+export function paramsSummary(params: unknown): string {
+  const json = JSON.stringify(params) ?? '';
+  if (json.length <= PARAMS_ROW_CHARS) return json;
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) return withMore(json);
+  const fields = Object.entries(params as Record<string, unknown>).map(([k, v]) => {
+    const text = JSON.stringify(v) ?? '';
+    if (text.length <= 40) return `${k}=${text}`;
+    if (Array.isArray(v)) return `${k}=[${v.length} items]`;
+    if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v);
+      return `${k}={${keys.slice(0, 3).join(', ')}${keys.length > 3 ? `, +${keys.length - 3} more` : ''}}`;
+    }
+    return `${k}=${text.slice(0, 36)}…"`;
+  });
+  // Whole fields while they fit the row; the count of those left out after them.
+  let row = '';
+  let shown = 0;
+  for (const f of fields) {
+    const next = row ? `${row}, ${f}` : f;
+    if (shown > 0 && next.length > PARAMS_ROW_CHARS - 18) break;
+    row = next;
+    shown += 1;
+  }
+  const left = fields.length - shown;
+  const more = left > 0 ? `, +${left} more field${left > 1 ? 's' : ''}` : '';
+  const room = PARAMS_ROW_CHARS - more.length;
+  return `${row.length > room ? `${row.slice(0, room - 1)}…` : row}${more} (-o json for all)`;
+}
+
+/** `text` cut to the row, and where the rest is. */
+function withMore(text: string): string {
+  return `${text.length > PARAMS_ROW_CHARS ? `${text.slice(0, PARAMS_ROW_CHARS - 1)}…` : text} (-o json for all)`;
 }
 
 /** The summary rows for a person's table, the SOL003 form for everything else. */

@@ -32,6 +32,8 @@ export interface DescribeInput {
   readiness?: ReadinessOverrides;
   /** Field managers whose writes are the instance's own (default: vnfm). */
   ownManagers?: string[];
+  /** An adopted instance: every write made up to this time (ISO 8601) is the instance's own, whoever made it. */
+  adoptedAt?: string;
   /** Events shown per object not ready (default 5). */
   events?: number;
 }
@@ -85,13 +87,17 @@ type ManagedEntry = { manager?: string; operation?: string; time?: string; subre
 
 /**
  * What fields managers other than `own` set outside metadata and status,
- * one line per manager; spec.replicas alone (a scale) is left out.
+ * one line per manager; spec.replicas alone (a scale) is left out; so are
+ * writes last made by `adoptedAt` (an adopted object as it was taken over).
  */
-export function handChanges(obj: KubeObject, own: ReadonlySet<string>): string[] {
+export function handChanges(obj: KubeObject, own: ReadonlySet<string>, adoptedAt?: string): string[] {
   const entries = (obj.metadata['managedFields'] ?? []) as ManagedEntry[];
+  // managedFields times are whole seconds: the adoption's second counts as before it.
+  const adopted = adoptedAt ? Date.parse(adoptedAt.slice(0, 19) + 'Z') : undefined;
   const out: string[] = [];
   for (const e of entries) {
     if (!e.manager || own.has(e.manager) || (e.subresource && e.subresource !== 'scale')) continue;
+    if (adopted !== undefined && e.time && Date.parse(e.time) <= adopted) continue;
     const paths = fieldPaths(e.fieldsV1 ?? {}).filter((p) => p !== 'spec.replicas');
     if (paths.length === 0) continue;
     const shown = paths.slice(0, 3).join(', ') + (paths.length > 3 ? `, +${paths.length - 3} more` : '');
@@ -158,7 +164,7 @@ export class LiveReader {
       return { node: { ref: withNs, applied: true, exists: false, ready: false, reason, drift: ['deleted'], events: [], children: [] }, ownerUids: [] };
     }
     const node = this.nodeOf(obj, true, input.readiness, res);
-    node.drift.push(...handChanges(obj, own));
+    node.drift.push(...handChanges(obj, own, input.adoptedAt));
     node.children = await this.childrenOf(obj, input.readiness);
     const ownerUids = ((obj.metadata['ownerReferences'] ?? []) as Array<{ uid?: string }>).flatMap((o) => (o.uid ? [o.uid] : []));
     return { node, ...(typeof obj.metadata['uid'] === 'string' ? { uid: obj.metadata['uid'] } : {}), ownerUids };

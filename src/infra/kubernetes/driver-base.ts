@@ -8,6 +8,7 @@ import type { DriverContext, DriverEvent, ResourceRef } from '../driver.js';
 import { KubeClient, type RetryPolicy } from './client.js';
 import { collectionPath, describeRef, Discovery, objectPath, type ApiResource } from './discovery.js';
 import { type KubeObject } from './driver-contract.js';
+import { readPodLog, type PodLogInput } from './pod-log.js';
 import type { KubeTransport } from './kube-wire.js';
 import { checkOwnership, controlledBy, refOf, selectorString } from './objects.js';
 import { byAge, machineOf, MACHINE_GROUP, ownedSetUids } from './machines.js';
@@ -66,6 +67,11 @@ export abstract class KubeDriverBase {
 
   close(): void {
     this.client.close();
+  }
+
+  /** A container's log, line by line (kubectl logs): pod-log.ts. */
+  podLog(input: PodLogInput, onLine: (line: string) => void, signal: AbortSignal): Promise<void> {
+    return readPodLog(this.client, input, onLine, signal);
   }
 
   /** Ends a hub's watches, keeping the latest version of each resource they saw. */

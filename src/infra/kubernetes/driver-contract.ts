@@ -87,6 +87,29 @@ export interface ChangePackageInput extends OperationExtras {
   replicas: Record<string, number>;
 }
 
+/** What an adoption compares and takes over: the package's objects as another VNF manager (Tacker) created them. */
+export interface AdoptInput {
+  instanceId: string;
+  /** Objects without a namespace of their own are in this one (namespaced kinds only). */
+  namespace: string;
+  /** The package's objects, as its definition files give them (their namespace set as the instance's). */
+  objects: KubeObject[];
+  /** The package file of each object, `<group>/<Kind>/<name>` → path, for messages. */
+  sources?: Record<string, string>;
+  /** The VDUs' workloads: their pods are labelled too, and their replicas read. */
+  vdus: VduTarget[];
+}
+
+/** What an adoption found at the VIM, read only. */
+export interface AdoptionFindings {
+  /** Each way the cluster differs from the package (an object missing, another image, another owner); empty when it may be adopted. */
+  differences: string[];
+  /** The package's objects as the cluster scopes them, in the order an instantiate would have created them. */
+  resources: ResourceRef[];
+  /** Each VDU workload's spec.replicas now (VDU id → replicas); a bare Pod or DaemonSet counts its pods. */
+  replicas: Record<string, number>;
+}
+
 /** Objects another tool wrote (the objects of a Helm release's manifest), for the driver to watch. */
 export interface AwaitInput {
   /** In manifest order; an object of a namespaced kind without a namespace is in `namespace`. */
@@ -145,4 +168,17 @@ export interface KubernetesInfraDriver {
    * writes nothing. Optional: a driver without it cannot describe.
    */
   describe?(input: DescribeInput, signal?: AbortSignal): Promise<LiveObject[]>;
+  /**
+   * Adoption's check, before anything is recorded: reads each of the
+   * package's objects where it should be and says how the cluster differs
+   * from the package (missing, another container image, labelled for another
+   * instance, being deleted). Writes nothing. Optional: a driver without it cannot adopt.
+   */
+  inspectAdoption?(input: AdoptInput, signal?: AbortSignal): Promise<AdoptionFindings>;
+  /**
+   * Takes the objects (and the VDUs' pods) over as the instance's: a
+   * server-side apply, field manager vnfm, of the instance label alone, so no
+   * spec changes and no pod restarts. Returns the objects in creation order.
+   */
+  adopt?(ctx: DriverContext, input: AdoptInput): Promise<ResourceRef[]>;
 }

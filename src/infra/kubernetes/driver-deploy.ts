@@ -28,6 +28,7 @@ import {
   statefulSetClaim,
   stoppedWaiting,
 } from './driver-support.js';
+import { withNotReadyAccount } from './not-ready.js';
 import { KubeDriverBase } from './driver-base.js';
 import { WatchHub } from './shared-watch.js';
 
@@ -212,7 +213,11 @@ export abstract class DeployingDriver extends KubeDriverBase {
       // Only now are the pods behind each Service ready, so only now can its endpoints be expected.
       await forEachLimited(services, this.limit, (l) => this.waitEndpoints(ctx, l, hub));
     } catch (err) {
-      throw ctx.signal.aborted ? stoppedWaiting(ctx.signal, [...awaited.values()]) : err;
+      if (!ctx.signal.aborted) throw err;
+      // A timeout names what was awaited, and what of it is not ready: its pods and their last warnings.
+      const left = [...awaited.values()];
+      const namespace = left.find((a) => a.ref.namespace)?.ref.namespace ?? 'default';
+      throw await withNotReadyAccount(stoppedWaiting(ctx.signal, left), left, { client: this.client, discovery: this.discovery, limit: this.limit, namespace });
     } finally {
       this.closeHub(hub);
       waits.abort();

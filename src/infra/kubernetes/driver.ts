@@ -14,12 +14,13 @@ import type { AwaitInput, HealInput, KubeObject, KubernetesInfraDriver, RemoveIn
 import type { KubeAccess } from './kube-api.js';
 import { createKubeTransport } from './kube-wire.js';
 import { checkOwnership, controlledBy, prepareObject, refKey, selectorString } from './objects.js';
-import { forEachLimited, isClusterApiCluster, removalPhases } from './order.js';
+import { deletesDependentsAtOnce, forEachLimited, isClusterApiCluster, removalPhases, removalPropagation } from './order.js';
 import { listObjects } from './watch.js';
 import { LiveReader, type DescribeInput, type LiveObject } from './describe.js';
 import { checkRelease, deleteOptions, FIELD_MANAGER, type Live, MAX_WRITE_ATTEMPTS, ownsPods, POD_OWNERS, stoppedWaiting } from './driver-support.js';
 import type { KubernetesDriverOptions } from './driver-base.js';
-import { type Deleting, DeployingDriver } from './driver-deploy.js';
+import type { Deleting } from './driver-deploy.js';
+import { AdoptingDriver } from './driver-adopt.js';
 import { WatchHub } from './shared-watch.js';
 
 export type { KubernetesDriverOptions } from './driver-base.js';
@@ -38,7 +39,7 @@ export function createKubernetesDriver(access: KubeAccess, opts: KubernetesDrive
   return new Driver(client, opts);
 }
 
-class Driver extends DeployingDriver implements KubernetesDriver {
+class Driver extends AdoptingDriver implements KubernetesDriver {
   async scale(ctx: DriverContext, input: ScaleInput): Promise<void> {
     const { resource: ref, replicas } = input;
     const res = await this.discovery.resolve(ref.apiVersion, ref.kind, ctx.signal);
@@ -96,12 +97,15 @@ class Driver extends DeployingDriver implements KubernetesDriver {
         return;
       }
       const replaced = new Set<string>();
+      // A pod the workload controls is the instance's even unlabelled: an adopted workload's template has no instance label.
+      const owners = await this.ownerUids(ctx, workload);
       for (const vnfc of vnfcs) {
         const uid = await this.deletePod(
           ctx,
           podRes,
           { apiVersion: 'v1', kind: 'Pod', name: vnfc.resourceId, namespace: owner.namespace },
           input.release ? undefined : input.instanceId,
+          owners,
         );
         if (uid) replaced.add(uid);
       }
@@ -150,10 +154,11 @@ class Driver extends DeployingDriver implements KubernetesDriver {
 
   /** Deletes one pod of the instance (journaled); returns its uid, or undefined if it was already gone. */
   /** `instanceId` undefined: a pod of a Helm release's workload, whose ownership was checked on the workload. */
-  private async deletePod(ctx: DriverContext, podRes: ApiResource, ref: ResourceRef, instanceId: string | undefined): Promise<string | undefined> {
+  /** `owners`: the uids of the checked workload (and its ReplicaSets); a pod they control needs no label. */
+  private async deletePod(ctx: DriverContext, podRes: ApiResource, ref: ResourceRef, instanceId: string | undefined, owners?: ReadonlySet<string>): Promise<string | undefined> {
     const pod = await this.read(ctx, podRes, ref);
     if (!pod) return undefined;
-    if (instanceId !== undefined) checkOwnership(pod, ref, instanceId);
+    if (instanceId !== undefined && !(owners && controlledBy(pod, owners))) checkOwnership(pod, ref, instanceId);
     const uid = pod.metadata.uid as string;
     ctx.journal.record({ action: 'delete', resource: ref, state: 'intended' });
     await this.client.call(
@@ -193,14 +198,52 @@ class Driver extends DeployingDriver implements KubernetesDriver {
         // What exists is read first (one list per kind and namespace); then every delete of the phase is sent,
         // started in removal order `limit` at a time, before anything is awaited; then all are awaited at once,
         // which costs no request (the shared watches follow them).
+        // A workload's dependents are deleted right after it (deletesDependentsAtOnce): the pods start going at once,
+        // and the workload, deleted in the foreground, still outlives them.
         const found = await forEachLimited(phase, this.limit, (ref) => this.findDeletable(ctx, ref, input.instanceId, hub));
         const deleting = found.filter((d): d is Deleting => d !== undefined);
-        await forEachLimited(deleting, this.limit, (d) => this.sendDelete(ctx, d, input.gracePeriodSeconds));
+        await forEachLimited(deleting, this.limit, async (d) => {
+          await this.sendDelete(ctx, d, input.gracePeriodSeconds);
+          await this.deleteDependents(ctx, d, hub);
+        });
         await forEachLimited(deleting, deleting.length, (d) => this.awaitDeleted(ctx, d, input.gracePeriodSeconds, hub));
       }
     } finally {
       this.closeHub(hub);
     }
+  }
+
+  /**
+   * Deletes what a workload being deleted owns, level by level (a
+   * Deployment's ReplicaSets, then the pods they control), each level once
+   * its owners are marked deleted, so that no controller makes them again.
+   * Pods are deleted as the garbage collector would (their own grace
+   * period); ReplicaSets in the foreground, outliving their pods. Only
+   * workloads deleted in the foreground: they outlive all of it.
+   */
+  private async deleteDependents(ctx: DriverContext, d: Deleting, hub: WatchHub): Promise<void> {
+    if (!deletesDependentsAtOnce(d.res.group, d.ref.kind) || !d.uid || removalPropagation(d.ref.apiVersion, d.ref.kind) !== 'Foreground') return;
+    const namespace = d.ref.namespace;
+    let owners = new Set([d.uid]);
+    if (d.ref.kind === 'Deployment') {
+      const rsRes = await this.discovery.resolve('apps/v1', 'ReplicaSet', ctx.signal);
+      const sets = (await hub.objects(rsRes, namespace, ctx.signal)).filter((rs) => controlledBy(rs, owners));
+      await forEachLimited(sets, this.limit, (rs) => this.deleteDependent(ctx, rsRes, rs, 'Foreground', d.ref));
+      owners = new Set(sets.map((rs) => rs.metadata.uid as string));
+    }
+    const podRes = await this.discovery.resolve('v1', 'Pod', ctx.signal);
+    const pods = (await hub.objects(podRes, namespace, ctx.signal)).filter((p) => controlledBy(p, owners));
+    await forEachLimited(pods, this.limit, (p) => this.deleteDependent(ctx, podRes, p, 'Background', d.ref));
+  }
+
+  /** Deletes one object a workload being deleted owns (not one already being deleted, nor one replaced since: the uid is a precondition). */
+  private async deleteDependent(ctx: DriverContext, res: ApiResource, obj: KubeObject, propagation: 'Foreground' | 'Background', owner: ResourceRef): Promise<void> {
+    if (obj.metadata.deletionTimestamp) return;
+    const ref = { name: obj.metadata.name, namespace: obj.metadata.namespace };
+    await this.client.call(
+      { method: 'DELETE', path: objectPath(res, ref), body: deleteOptions(undefined, obj.metadata.uid as string | undefined, propagation) },
+      { what: `delete ${res.kind} ${obj.metadata.name} (of ${describeRef(owner)}, being deleted)`, signal: ctx.signal, accept: [404, 409] },
+    );
   }
 
   describe(input: DescribeInput, signal: AbortSignal = new AbortController().signal): Promise<LiveObject[]> {

@@ -3,7 +3,7 @@
  * and running a CNF's objects on it (any kind the cluster serves, found
  * through discovery).
  */
-// The access check (kube-api.ts) loads @kubernetes/client-node; the driver does not (kube-wire.ts): import it from there.
+// The access check and the driver speak to the API server over kube-wire.ts (plain HTTPS).
 export type { KubeAccess, KubeCheckResult } from './kube-api.js';
 export type { KubeTransport } from './kube-wire.js';
 export { fetchOidcIdToken, type OidcPasswordGrant } from './oidc.js';

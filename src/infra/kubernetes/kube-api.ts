@@ -1,10 +1,8 @@
 /**
  * A VIM's access to its API server (KubeAccess) and the check that it works.
- * The check and the driver go over kube-wire.ts, which does without
- * @kubernetes/client-node, so no command loads that large module on its way
- * to a cluster; makeKubeConfig, the one use of it left, loads it at first call.
+ * The check and the driver go over kube-wire.ts: plain HTTPS, with the TLS
+ * options and Authorization header a kubeconfig gives.
  */
-import type * as K8s from '@kubernetes/client-node';
 import { createKubeTransport, type KubeTransport } from './kube-wire.js';
 import { TlsVerifyError, VimCheckError } from '../../errors.js';
 
@@ -24,37 +22,6 @@ export interface KubeAccess {
 export interface KubeCheckResult {
   gitVersion: string;
   namespaces: string[];
-}
-
-const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-
-/** @kubernetes/client-node, loaded at first use: only the access check needs it. */
-const clientNode = (): Promise<typeof K8s> => import('@kubernetes/client-node');
-
-export async function makeKubeConfig(access: KubeAccess): Promise<K8s.KubeConfig> {
-  const k8s = await clientNode();
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: 'vim',
-        server: access.server,
-        skipTLSVerify: !access.verifyTls,
-        ...(access.caCert ? { caData: b64(access.caCert) } : {}),
-      },
-    ],
-    users: [
-      {
-        name: 'vim',
-        ...(access.bearerToken ? { token: access.bearerToken } : {}),
-        ...(access.username ? { username: access.username, password: access.password } : {}),
-        ...(access.clientCert ? { certData: b64(access.clientCert), keyData: b64(access.clientKey ?? '') } : {}),
-      },
-    ],
-    contexts: [{ name: 'vim', cluster: 'vim', user: 'vim' }],
-    currentContext: 'vim',
-  });
-  return kc;
 }
 
 /**

@@ -29,6 +29,8 @@ export interface KubeHttpRequest {
    * `timeoutSeconds` it asked the server for (or 10 minutes).
    */
   idleTimeoutMs?: number;
+  /** A stream's lines as sent, neither trimmed nor the blank ones dropped: a container's log. */
+  rawLines?: boolean;
 }
 
 export interface KubeHttpResponse {
@@ -160,15 +162,15 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
           pending += chunk;
           let nl: number;
           while ((nl = pending.indexOf('\n')) >= 0) {
-            const line = pending.slice(0, nl).trim();
+            const line = req.rawLines ? pending.slice(0, nl) : pending.slice(0, nl).trim();
             pending = pending.slice(nl + 1);
-            if (line) onLine(line);
+            if (line || req.rawLines) onLine(line);
           }
         });
         res.on('error', reject);
         res.on('aborted', () => reject(Object.assign(new Error('the watch connection was cut'), { code: 'ECONNRESET' })));
         res.on('end', () => {
-          if (pending.trim()) onLine(pending.trim());
+          if (pending.trim()) onLine(req.rawLines ? pending : pending.trim());
           resolve(undefined);
         });
       });

@@ -109,6 +109,22 @@ export function removalPropagation(apiVersion: string, kind: string): 'Foregroun
 }
 
 /**
+ * Workloads whose controller makes nothing new once the workload is being
+ * deleted (its deletionTimestamp set): the Deployment controller creates no
+ * ReplicaSet, the ReplicaSet and StatefulSet controllers no pod. Terminate
+ * deletes what such a workload owns right after the workload itself
+ * (a Deployment's ReplicaSets, then their pods; a ReplicaSet's or a
+ * StatefulSet's pods), instead of waiting for the garbage collector to come
+ * to each level in turn. The owners are deleted with foreground propagation
+ * first, so each still outlives what it owns: the garbage collector removes
+ * an owner only once its dependents are gone, and only then does terminate
+ * count it deleted.
+ */
+export function deletesDependentsAtOnce(group: string, kind: string): boolean {
+  return group === 'apps' && (kind === 'Deployment' || kind === 'ReplicaSet' || kind === 'StatefulSet');
+}
+
+/**
  * Runs `fn` on every item with at most `limit` at once. On a failure no new
  * call starts; the running ones finish, then the first failure is rethrown
  * (so no call is left running behind the error).

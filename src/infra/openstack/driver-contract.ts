@@ -212,4 +212,10 @@ export interface OpenStackInfraDriver {
    * stack; writes nothing. Optional: a driver without it cannot describe.
    */
   describe?(instanceId: string, signal?: AbortSignal): Promise<{ stack: { name: string; id: string; status: string; statusReason: string }; resources: LiveNode[] } | undefined>;
+  /**
+   * Adoption: a stack another VNF manager made, by name or id, as Heat shows
+   * it (its status and parameters), or undefined when there is none; writes
+   * nothing. Optional: a driver without it cannot adopt.
+   */
+  findStack?(nameOrId: string, signal?: AbortSignal): Promise<{ name: string; id: string; status: string; statusReason: string; parameters: Record<string, unknown> } | undefined>;
 }

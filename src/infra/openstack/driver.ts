@@ -153,6 +153,7 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
         resources: heatTree(await heat.listResources(stack, DESCRIBE_DEPTH, signal), stack.id),
       };
     },
+    findStack: (nameOrId, signal) => foundStack(heat, nameOrId, signal),
     async listVnfcs(ctx, query) {
       return listServers(heat, ctx, query, depth, await stacks.requireRef(ctx, query.instanceId));
     },
@@ -164,6 +165,12 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
 }
 
 /** Scale-in: the newest members holding each VDU's servers are marked unhealthy, so that Heat removes those and not the oldest. */
+/** A stack by name or id, as adoption reads it (driver-contract.ts: findStack). */
+async function foundStack(heat: HeatSession, nameOrId: string, signal: AbortSignal | undefined) {
+  const stack = await heat.findStack(nameOrId, signal);
+  return stack && { name: stack.name, id: stack.id, status: stack.status, statusReason: stack.statusReason, parameters: stack.parameters };
+}
+
 async function markNewestUnhealthy(heat: HeatSession, ctx: DriverContext, stack: HeatStack, remove: Record<string, number>, depth: number): Promise<void> {
   const doomed = Object.entries(remove).filter(([, n]) => n > 0);
   if (doomed.length === 0) return;

@@ -105,7 +105,9 @@ export interface HeatSession {
 export function createHeatSession(creds: KeystoneCredentials, opts: HeatSessionOptions = {}): HeatSession {
   const now = opts.now ?? Date.now;
   const sleep = opts.sleep ?? realSleep;
-  const poll = opts.pollMs ?? { min: 200, max: 2_000 };
+  // A stack's events every second while they come, backing off to 4 s when none do: quick enough to follow
+  // the action (openstackclient's --wait polls every 5 s, Tacker every 5–10 s), gentle on a Heat API others share.
+  const poll = opts.pollMs ?? { min: 1_000, max: 4_000 };
   const grace = opts.unreachableGraceMs ?? 60_000;
   const resumeQuiet = opts.resumeQuietMs ?? 10_000;
   const conn = serviceConnection(creds, HEAT, opts, now);
@@ -140,7 +142,9 @@ export function createHeatSession(creds: KeystoneCredentials, opts: HeatSessionO
         const parts = new URL(location, 'http://x').pathname.split('/').filter(Boolean);
         const id = decodeURIComponent(parts.at(-1) ?? '');
         if (!id) throw new HeatError(`Heat redirected stack ${name} to "${location}", which names no stack id`, res.status, undefined, location);
-        return api.getStack({ name, id }, signal);
+        // Asked by id, Heat answers with the stack's name: `.../stacks/<name>/<id>`.
+        const named = parts.at(-3) === 'stacks' ? decodeURIComponent(parts.at(-2) ?? name) : name;
+        return api.getStack({ name: named, id }, signal);
       }
       return stackOf((await expect(`show stack ${name}`, res, [200])) as RawStackBody);
     },

@@ -7,6 +7,7 @@
 import type { Sleep } from '../../clock.js';
 import { NotFoundError, VnfmError } from '../../errors.js';
 import type { DriverContext, JournalStep, ResourceRef } from '../driver.js';
+import { cloudRefusal, failedStackHint } from './cloud-refusals.js';
 import { stackNameOf, type HeatTemplates, type NfvParameter } from './driver-contract.js';
 import { HeatError, StackStalledError, type HeatEvent, type HeatResource, type HeatSession, type HeatStack, type StackContent, type StackRef } from './heat.js';
 
@@ -30,6 +31,9 @@ function reportEvent(ctx: DriverContext, ref: StackRef, e: HeatEvent): void {
 
 function rejected(err: unknown, templates: HeatTemplates): unknown {
   if (!(err instanceof HeatError) || err.status !== 400) return err;
+  // Heat checks what the template names against the cloud (a network, an image's status): then the cloud, not the file, is at fault.
+  const refusal = cloudRefusal(err.heatMessage, false);
+  if (refusal) return new VnfmError(`Heat refused the stack: the VIM lacks ${refusal.what}: ${err.heatMessage}`, { hint: refusal.hint, cause: err });
   const named = Object.keys(templates.files).filter((k) => err.heatMessage.includes(`<${k}>`) || err.heatMessage.includes(k));
   // "... for facade OS::Neutron::Net missing in provider": the provider template an environment maps that type to.
   const facade = /facade (\S+)/.exec(err.heatMessage)?.[1];
@@ -151,8 +155,9 @@ export class HeatStacks {
     // A group or provider template fails because a resource inside it did: name the innermost ones.
     const leaves = failed.filter((r) => !failed.some((o) => r.nestedStack && o.stack.id === r.nestedStack.id));
     const list = leaves.map((r) => `${r.name} (${r.type}${r.stack.name !== stack.name ? ` in ${r.stack.name}` : ''})${r.statusReason ? `: ${r.statusReason}` : ''}`);
-    return new VnfmError(`Heat stack ${stack.name} ended ${stack.status}: ${stack.statusReason || 'no reason given'}${list.length ? `; failed: ${list.join('; ')}` : ''}`, {
-      hint: 'fix what Heat names (the template, the environment, or the cloud: quotas, images, flavours, networks)',
+    const reason = stack.statusReason || 'no reason given';
+    return new VnfmError(`Heat stack ${stack.name} ended ${stack.status}: ${reason}${list.length ? `; failed: ${list.join('; ')}` : ''}`, {
+      hint: failedStackHint([reason, ...leaves.map((r) => r.statusReason)].join('\n')),
     });
   }
 

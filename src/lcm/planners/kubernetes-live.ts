@@ -69,6 +69,7 @@ export async function describeKubernetes(deps: LcmDeps, instance: VnfInstance, i
       resources: info.resources,
       namespace: info.metadata.namespace,
       ownManagers: input.ownManagers,
+      ...(info.metadata.vnfm_adopted ? { adoptedAt: info.metadata.vnfm_adopted.at } : {}),
       ...(info.metadata.vnfm_readiness ? { readiness: info.metadata.vnfm_readiness } : {}),
     },
     signal,
@@ -159,4 +160,34 @@ export async function liveReleaseScale(deps: LcmDeps, instance: VnfInstance, sig
   const info = instance.instantiatedVnfInfo!;
   const live = await liveKubernetesScale(deps, instance, { vim, targets: recordedTargets(info) }, signal);
   return { ...live, vnfcs: withReleaseNames(live.vnfcs, vduReleases(info, Object.keys(info.metadata.vduReplicas))) };
+}
+
+/**
+ * What an operation that stopped (FAILED_TEMP, or FAILED after op-fail)
+ * left on the cluster: the objects its journal records as created or
+ * changed, read live as vnf-describe reads an instance's, with the events of
+ * those not ready. No instance records them, so there is no drift of
+ * replicas or VNFCs to tell; an object recorded that is gone says so.
+ */
+export async function describeJournalled(
+  deps: LcmDeps,
+  instance: VnfInstance,
+  input: { vim: VimConnection; resources: ResourceRef[]; namespace: string; vimType: 'kubernetes' | 'helm' },
+  signal: AbortSignal,
+): Promise<VnfLiveState> {
+  const driver = await deps.kubernetesDriver(input.vim);
+  const live = await driverOf(driver)({ resources: input.resources, namespace: input.namespace, ownManagers: input.vimType === 'helm' ? ['helm', 'vnfm'] : ['vnfm'] }, signal);
+  const objects = live.map(toNode);
+  const all = flattenNodes(objects);
+  return {
+    vnfInstanceId: instance.id,
+    ...(instance.vnfInstanceName ? { vnfInstanceName: instance.vnfInstanceName } : {}),
+    vimType: input.vimType,
+    vim: input.vim.name,
+    ...(input.vim.id ? { vimId: input.vim.id } : {}),
+    namespace: input.namespace,
+    objects,
+    drift: all.flatMap((n) => n.drift.map((d) => `${n.kind}/${n.name}: ${d}`)),
+    ready: all.length > 0 && all.every((n) => n.exists && n.ready),
+  };
 }

@@ -28,6 +28,7 @@ import { packageIdentity } from '../../model/package.js';
 import { vnfcsOf } from '../../model/vnfcs.js';
 import type { Planner } from './planner.js';
 import { describeKubernetes, liveKubernetesScale } from './kubernetes-live.js';
+import { planKubernetesAdoption } from './kubernetes-adopt.js';
 
 import { barePods, chooseNamespace, FIXED_KINDS, refreshed, replicasByWorkload, vduTargets, withNamespace } from './kubernetes-objects.js';
 
@@ -335,6 +336,7 @@ export const kubernetesPlanner: Planner<KubernetesInfraDriver> = {
   terminate: planTerminate,
   changePackage: planChangePackage,
   rollback: planRollback,
+  adopt: planKubernetesAdoption,
   async describe(deps, instance, signal) {
     const cur = await current(deps, instance, 'vnf-describe', undefined);
     return describeKubernetes(deps, instance, { vim: cur.vim, targets: cur.targets, ownManagers: ['vnfm'] }, signal);

@@ -35,10 +35,13 @@ import { carriedScaleLevels, levelReplicas } from '../replicas.js';
 import { checkHealRequest, checkScaleRequest, checkTerminateRequest, checkChangePackageShape, flavourOf } from '../requests.js';
 import { instanceVimFields, OPENSTACK_VIM_TYPES, openStackVims, RECORDED_OPENSTACK_VIM_TYPE, recordedVim, resolveOpenStackVim } from '../vim-connection.js';
 import { checkUserData } from '../user-data.js';
+import { standardNfv, standardTemplates, unindexedReads, type StandardInputs } from '../heat-standard.js';
+import { planStandardScale, standardIndexes, withoutStandard } from './openstack-standard.js';
 import { packageIdentity } from '../../model/package.js';
 import { vnfcRecords, vnfcsOf } from '../../model/vnfcs.js';
 import type { Planner, PlanOperation } from './planner.js';
 import { describeOpenStack, liveOpenStackScale } from './openstack-live.js';
+import { planOpenStackAdoption } from './openstack-adopt.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -118,12 +121,16 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   const vim = await resolveOpenStackVim(deps, source, given, instance);
   const hot = await readStackTemplates(pkg.zip, flavour, source, pkg.pkg.id, pkg.vnfd.id);
   const { envs } = await environmentsFor(deps, instance, vim, opts, true, retry);
-  const templates = withEnvironments(hot, envs);
   const level = levelReplicas(flavour, levelId as string | undefined);
+  // Tacker v2's StandardUserData: one resource per VNFC, VDU1-0, VDU1-1, … (heat-standard.ts).
+  const vduIndexes = userData?.kind === 'tacker-v2-standard' ? standardIndexes(source, hot.templatePath, flavour, level.replicas) : undefined;
+  const extManagedVirtualLinks = vduIndexes && Array.isArray(body['extManagedVirtualLinks']) ? body['extManagedVirtualLinks'] : undefined;
+  const templates = withEnvironments(vduIndexes ? standardTemplates(hot, flavour, vduIndexes, extManagedVirtualLinks) : hot, envs);
   const zone = typeof vim.spec.extra?.['availability_zone'] === 'string' ? (vim.spec.extra['availability_zone'] as string) : undefined;
   const nfvOpts = { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), ...(zone ? { zone } : {}), reads: nfvReads(templates) };
-  const nfv = buildNfvParameter(flavour, level.replicas, nfvOpts);
-  const images = planImages(flavour, nfvOpts.reads, overrides, pkg.pkg.id, hot.templatePath);
+  const standardInputs: StandardInputs = { ...nfvOpts, ...(extManagedVirtualLinks ? { extManagedVirtualLinks } : {}) };
+  const nfv = vduIndexes ? standardNfv(templates, flavour, standardInputs) : buildNfvParameter(flavour, level.replicas, nfvOpts);
+  const images = planImages(flavour, vduIndexes ? unindexedReads(nfvOpts.reads, flavour) : nfvOpts.reads, overrides, pkg.pkg.id, hot.templatePath);
   images.notices.forEach(noticeOf(opts));
   const groups = groupSizes(vduGroups(templates, flavour), level.replicas, nfv);
   const vimRecord = await recordedVim(deps, vim, given, RECORDED_OPENSTACK_VIM_TYPE);
@@ -139,12 +146,16 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
       await saveInstanceEnvironments(deps.home, instance.id, envs);
       // As Tacker: the package's images in Glance before the stack, the stack given their ids.
       const ids = await uploadImages(driver, ctx, images, { zip: pkg.zip, packageId: pkg.pkg.id, instanceId: instance.id, vimName: vim.name }, noticeOf(opts));
-      const sent = Object.keys(ids).length ? buildNfvParameter(flavour, level.replicas, { ...nfvOpts, images: ids }) : nfv;
+      const withIds = () =>
+        vduIndexes ? standardNfv(templates, flavour, { ...standardInputs, images: ids }) : buildNfvParameter(flavour, level.replicas, { ...nfvOpts, images: ids });
+      const sent = Object.keys(ids).length ? withIds() : nfv;
       const resources = await driver.deploy(ctx, { instanceId: instance.id, templates, nfv: sent, groups });
       const heat: HeatStackRecord = {
         stackName: stackNameOf(instance.id),
         templatePath: hot.templatePath,
         nfv: sent,
+        ...(vduIndexes ? { vduIndexes } : {}),
+        ...(extManagedVirtualLinks ? { extManagedVirtualLinks } : {}),
         ...(extVirtualLinks ? { extVirtualLinks } : {}),
         ...(overrides ? { nfvOverrides: overrides } : {}),
         environments: envs.paths,
@@ -177,6 +188,11 @@ const planScale: OpenStackPlanner = async (deps, instance, body, source, _retry,
   const given = (body as ScaleVnfRequest | undefined)?.vimConnectionInfo;
   const cur = await current(deps, instance, source, given);
   const checked = checkScaleRequest(source, body, instance, cur.flavour);
+  const vduIndexes = cur.info.metadata.heat.vduIndexes;
+  if (vduIndexes) {
+    const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
+    return planStandardScale({ deps, instance, source, cur, checked, indexes: vduIndexes, envs, newEnvs }, { connect, refreshed, checkScaledVnfcs });
+  }
   const aspect = cur.flavour.aspects[checked.request.aspectId]!;
   const vduIds = Object.keys(aspect.vduDeltas);
   const nfv = withCapacities(cur.info.metadata.heat.nfv, checked.replicas, vduIds);
@@ -246,7 +262,9 @@ const planHeal: OpenStackPlanner = async (deps, instance, body, source, retry, o
   const vnfcs = vnfcsOf(cur.info).filter((v) => wanted.has(v.id));
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
   const hot = await readStackTemplates(cur.pkg.zip, cur.flavour, source, cur.pkg.pkg.id, cur.pkg.vnfd.id);
-  const templates = withEnvironments(hot, envs);
+  // A StandardUserData stack is made again (all: true) with the resources it has; Tacker's heal keeps the parameters.
+  const { vduIndexes, extManagedVirtualLinks } = cur.info.metadata.heat;
+  const templates = withEnvironments(vduIndexes ? standardTemplates(hot, cur.flavour, vduIndexes, extManagedVirtualLinks) : hot, envs);
   const groups = groupSizes(vduGroups(templates, cur.flavour), cur.info.metadata.vduReplicas, cur.info.metadata.heat.nfv);
   return {
     connect,
@@ -329,11 +347,20 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
   );
   const { envs, given: newEnvs } = await environmentsFor(deps, instance, cur.vim, opts, false);
   const hot = await readStackTemplates(newPkg.zip, flavour, source, record.id, newPkg.vnfd.id);
-  const templates = withEnvironments(hot, envs);
+  // StandardUserData named, or a StandardUserData stack changed without naming a class: the new templates get the VDUs' indexes.
+  const standard = userData ? userData.kind === 'tacker-v2-standard' : heatRecord.vduIndexes !== undefined;
+  if (standard && !userData)
+    opts.onEvent?.({ type: 'notice', message: "the stack is in Tacker v2's StandardUserData form (a resource per VNFC): the new package's templates are given it too" });
+  const vduIndexes = standard
+    ? Object.fromEntries(Object.entries(standardIndexes(source, hot.templatePath, flavour, replicas)).map(([v, first]) => [v, heatRecord.vduIndexes?.[v] ?? first]))
+    : undefined;
+  const extManagedVirtualLinks = vduIndexes ? heatRecord.extManagedVirtualLinks : undefined;
+  const templates = withEnvironments(vduIndexes ? standardTemplates(hot, flavour, vduIndexes, extManagedVirtualLinks) : hot, envs);
   const nfvOpts = { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), reads: nfvReads(templates) };
-  const nfv = buildNfvParameter(flavour, replicas, nfvOpts);
+  const standardInputs: StandardInputs = { ...nfvOpts, ...(extManagedVirtualLinks ? { extManagedVirtualLinks } : {}) };
+  const nfv = vduIndexes ? standardNfv(templates, flavour, standardInputs) : buildNfvParameter(flavour, replicas, nfvOpts);
   // The new package's images: those the instance has already (same checksum) are used again; the old ones go with the instance.
-  const images = planImages(flavour, nfvOpts.reads, overrides, record.id, hot.templatePath);
+  const images = planImages(flavour, vduIndexes ? unindexedReads(nfvOpts.reads, flavour) : nfvOpts.reads, overrides, record.id, hot.templatePath);
   images.notices.forEach(noticeOf(opts));
   const groups = groupSizes(vduGroups(templates, flavour), replicas, nfv);
   return {
@@ -347,7 +374,8 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
     async run(driver, ctx) {
       if (newEnvs) await saveInstanceEnvironments(deps.home, instance.id, envs);
       const ids = await uploadImages(driver, ctx, images, { zip: newPkg.zip, packageId: record.id, instanceId: instance.id, vimName: cur.vim.name }, noticeOf(opts));
-      const sent = Object.keys(ids).length ? buildNfvParameter(flavour, replicas, { ...nfvOpts, images: ids }) : nfv;
+      const withIds = () => (vduIndexes ? standardNfv(templates, flavour, { ...standardInputs, images: ids }) : buildNfvParameter(flavour, replicas, { ...nfvOpts, images: ids }));
+      const sent = Object.keys(ids).length ? withIds() : nfv;
       const resources = await driver.changePackage(ctx, { instanceId: instance.id, templates, nfv: sent, groups });
       return {
         ...instance,
@@ -360,7 +388,14 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
           metadata: {
             ...cur.info.metadata,
             vduReplicas: replicas,
-            heat: { ...heatRecord, templatePath: hot.templatePath, nfv: sent, ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(newEnvs ? { environments: envs.paths } : {}) },
+            heat: {
+              ...withoutStandard(heatRecord),
+              templatePath: hot.templatePath,
+              nfv: sent,
+              ...(vduIndexes ? { vduIndexes, ...(extManagedVirtualLinks ? { extManagedVirtualLinks } : {}) } : {}),
+              ...(extVirtualLinks ? { extVirtualLinks } : {}),
+              ...(newEnvs ? { environments: envs.paths } : {}),
+            },
           },
         } as OpenStackInfo,
       };
@@ -390,12 +425,25 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const flavour = flavourOf(instance, pkg.vnfd);
   const prior = ((await deps.store.opOccs.priorState(op.id))?.instantiatedVnfInfo as OpenStackInfo | undefined) ?? info;
   const envs = await loadInstanceEnvironments(deps.home, instance.id);
-  const templates = withEnvironments(await readStackTemplates(pkg.zip, flavour, source, pkg.pkg.id, pkg.vnfd.id), envs);
+  const hot = await readStackTemplates(pkg.zip, flavour, source, pkg.pkg.id, pkg.vnfd.id);
+  // A StandardUserData stack goes back to the resources (and parameters) it had before the operation.
+  const { vduIndexes, extManagedVirtualLinks } = prior.metadata.heat;
+  const templates = withEnvironments(vduIndexes ? standardTemplates(hot, flavour, vduIndexes, extManagedVirtualLinks) : hot, envs);
   // The groups back at the sizes recorded before the operation (a group sized by signals gets its size written into the template).
   const groups = groupSizes(vduGroups(templates, flavour), prior.metadata.vduReplicas, prior.metadata.heat.nfv);
   if (op.operation === 'SCALE') {
     const aspect = flavour.aspects[(op.operationParams as ScaleVnfRequest).aspectId];
     const vduIds = Object.keys(aspect?.vduDeltas ?? {});
+    if (vduIndexes) {
+      return {
+        ...base,
+        flavour,
+        async run(driver, ctx) {
+          await driver.changePackage(ctx, { instanceId: instance.id, templates, nfv: prior.metadata.heat.nfv });
+          return { ...instance, instantiatedVnfInfo: { ...prior, ...(await refreshed(driver, ctx, instance.id, flavour, vim.id)) } };
+        },
+      };
+    }
     return {
       ...base,
       flavour,
@@ -440,4 +488,5 @@ export const openStackPlanner: Planner<OpenStackInfraDriver> = {
   rollback: planRollback,
   describe: describeOpenStack,
   liveScale: liveOpenStackScale,
+  adopt: planOpenStackAdoption,
 };

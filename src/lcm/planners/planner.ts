@@ -7,6 +7,35 @@ import type { LcmDeps, OperationOptions, Plan } from '../engine.js';
 import type { LcmOpOcc, VimConnection, VnfInstance } from '../../model/lcm.js';
 import type { VimReader } from '../vim-connection.js';
 import type { LiveScale, VnfLiveState } from '../../model/live.js';
+import type { ResourceRef } from '../../model/resources.js';
+import type { TackerInstance } from '../tacker-instance.js';
+
+/** What an adoption takes over, as vnf-adopt --dry-run shows it. */
+export interface AdoptionSummary {
+  /** Kubernetes: the namespace; OpenStack: absent. */
+  namespace?: string;
+  /** OpenStack: the Heat stack, by name and id. */
+  stack?: { name: string; id: string; status: string };
+  /** The objects (or the stack) recorded as the instance's resources, in creation order. */
+  resources: ResourceRef[];
+  /** The VNFCs found (`<vduId>-<pod or server>`). */
+  vnfcs: string[];
+  scaleStatus: { aspectId: string; scaleLevel: number }[];
+}
+
+/**
+ * The plan of an adoption: an operation plan whose `check` compares the VIM
+ * with the package (refusing, with each difference named, before anything is
+ * recorded) and whose `run` marks what it found as the instance's; `summary`
+ * is what the check found (after `check` has run).
+ */
+export interface AdoptionPlan<D = unknown> extends Plan<D> {
+  check(driver: D, signal: AbortSignal): Promise<void>;
+  summary(driver: D, signal: AbortSignal): Promise<AdoptionSummary>;
+}
+
+/** Plans the adoption of `tacker` as `instance` (NOT_INSTANTIATED, not recorded yet) on `vim`. */
+export type PlanAdoption<D = unknown> = (deps: LcmDeps, instance: VnfInstance, tacker: TackerInstance, vim: VimConnection) => Promise<AdoptionPlan<D>>;
 
 /**
  * Plans one operation on `instance` from its request `body` (normalised),
@@ -38,4 +67,6 @@ export interface Planner<D = unknown> {
   describe?(deps: LcmDeps, instance: VnfInstance, signal: AbortSignal): Promise<VnfLiveState>;
   /** The INSTANTIATED instance's VNFCs and VDU replicas now (vnf-sync); writes nothing. Absent: its VIMs cannot be synced. */
   liveScale?(deps: LcmDeps, instance: VnfInstance, signal: AbortSignal): Promise<LiveScale>;
+  /** vnf-adopt: takes over a VNF another VNF manager (Tacker) instantiated on a VIM of this kind. Absent: its VIMs cannot be adopted from. */
+  adopt?: PlanAdoption<D>;
 }

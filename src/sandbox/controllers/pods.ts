@@ -4,7 +4,9 @@
  * `nodeName`, `nodeSelector` and the node-name affinity DaemonSets use);
  * after the ready delay it is Running with a pod IP and Ready (Job pods then
  * succeed after the same delay again); a pod deleted with a grace period
- * stays Terminating for the termination delay, then goes. No container runs.
+ * stays Terminating for the termination delay, then goes. A pod held not
+ * ready (faults.neverReady) gets the Warning event a kubelet posts for a
+ * failing readiness probe. No container runs.
  */
 import type { KubeObject } from '../resources.js';
 import type { Described } from '../faults.js';
@@ -121,6 +123,34 @@ function runStatus(pod: KubeObject, node: KubeObject | undefined, state: RunStat
   return next;
 }
 
+/** The Event of a failed readiness probe of `pod`, as a kubelet posts it. */
+function unhealthyEvent(pod: KubeObject, at: string): KubeObject {
+  const container = ((spec(pod).containers as Obj[] | undefined) ?? [])[0]?.name as string | undefined;
+  const node = spec(pod).nodeName as string;
+  return {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: `${pod.metadata.name}.unhealthy`, namespace: pod.metadata.namespace },
+    involvedObject: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      name: pod.metadata.name,
+      namespace: pod.metadata.namespace,
+      uid: pod.metadata.uid,
+      ...(container ? { fieldPath: `spec.containers{${container}}` } : {}),
+    },
+    type: 'Warning',
+    reason: 'Unhealthy',
+    message: 'Readiness probe failed: the sandbox holds this pod not ready (faults.neverReady)',
+    count: 1,
+    firstTimestamp: at,
+    lastTimestamp: at,
+    source: { component: 'kubelet', host: node },
+    reportingComponent: 'kubelet',
+    reportingInstance: node,
+  } as KubeObject;
+}
+
 /** A Terminating pod whose grace period is over goes. */
 function killPod(api: ControllerContext['api'], podKey: string): void {
   const pods = api.type('', 'pods');
@@ -137,6 +167,7 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
   const { api } = ctx;
   const pods = api.type('', 'pods');
   const nodes = api.type('', 'nodes');
+  const events = api.type('', 'events');
   const started = new Map<string, string>(); // pod key → uid whose start is scheduled
   const terminating = new Set<string>();
   const placement = new Placement();
@@ -165,6 +196,9 @@ export function startPodLifecycle(ctx: ControllerContext): Controller {
     const ready = state === 'running' && !ctx.faults.neverReady(chain(pod));
     const next = runStatus(pod, node, state, ready, now, () => placement.podIp(api.scan(nodes), spec(pod).nodeName as string));
     api.update(pods, { ...pod, status: next }, { subresource: 'status', manager: 'kubelet' });
+    // A pod held not ready gets the Warning a kubelet posts for a failing readiness probe (one, as a first probe's).
+    const warning = state === 'running' && !ready ? unhealthyEvent(pod, now()) : undefined;
+    if (warning && !api.peek(events, pod.metadata.namespace, warning.metadata.name)) api.create(events, warning, { manager: 'kubelet' });
   }
 
   function reconcile(k: string): void {

@@ -57,7 +57,11 @@ function podAndServiceKinds(alloc: Allocators): ResourceType[] {
       namespaced: true,
       returnDeletedObject: true,
       // What a scheduler posts to bind a pod to a node (rest.ts).
-      extraSubresources: [{ name: 'binding', verbs: ['create'], responseKind: { group: '', version: 'v1', kind: 'Binding' } }],
+      extraSubresources: [
+        { name: 'binding', verbs: ['create'], responseKind: { group: '', version: 'v1', kind: 'Binding' } },
+        // The containers' output (pod-logs.ts), served by the server before the REST handler.
+        { name: 'log', verbs: ['get'], responseKind: { group: '', version: 'v1', kind: 'Pod' } },
+      ],
       fields: ownFields({
         'spec.nodeName': (o) => str(spec(o).nodeName),
         'spec.restartPolicy': (o) => str(spec(o).restartPolicy),

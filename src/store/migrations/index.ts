@@ -12,6 +12,7 @@
 import { listSideTables } from './v12-list-side-tables.js';
 import { listJsonItems } from './v13-list-json-items.js';
 import { journalSteps } from './v14-journal-steps.js';
+import { adoptOperation } from './v15-adopt-operation.js';
 
 export interface Migration {
   version: number;
@@ -432,4 +433,5 @@ export const migrations: Migration[] = [
   listSideTables,
   listJsonItems,
   journalSteps,
+  adoptOperation,
 ];

@@ -44,15 +44,22 @@ interface KeptList {
 function keptList(k: KeptList): string {
   const names = k.keys.map(([name]) => name).join(', ');
   const values = (r: string) => k.keys.map(([, , of]) => of(r)).join(', ');
-  const matches = (r: string) => k.keys.map(([name, , of]) => `${name} = ${of(r)}`).join(' AND ');
-  const insert = `INSERT INTO ${k.table} (${names}, item) VALUES (${values('NEW')}, ${k.item('NEW')});`;
   return `
     CREATE TABLE ${k.table} (
       ${k.keys.map(([name, type]) => `${name} ${type} NOT NULL,`).join('\n      ')}
       item TEXT NOT NULL,
       PRIMARY KEY (${names})
     ) WITHOUT ROWID;
-    INSERT INTO ${k.table} (${names}, item) SELECT ${values('r')}, ${k.item('r')} FROM ${k.source} r;
+    INSERT INTO ${k.table} (${names}, item) SELECT ${values('r')}, ${k.item('r')} FROM ${k.source} r;${keptListTriggers(k)}`;
+}
+
+/** The triggers that keep a list's items with every write of its source table (made again when that table is rebuilt). */
+function keptListTriggers(k: KeptList): string {
+  const names = k.keys.map(([name]) => name).join(', ');
+  const values = (r: string) => k.keys.map(([, , of]) => of(r)).join(', ');
+  const matches = (r: string) => k.keys.map(([name, , of]) => `${name} = ${of(r)}`).join(' AND ');
+  const insert = `INSERT INTO ${k.table} (${names}, item) VALUES (${values('NEW')}, ${k.item('NEW')});`;
+  return `
     CREATE TRIGGER ${k.table}_insert AFTER INSERT ON ${k.source} BEGIN
       ${insert}
     END;
@@ -64,6 +71,21 @@ function keptList(k: KeptList): string {
       DELETE FROM ${k.table} WHERE ${matches('OLD')};
     END;`;
 }
+
+/** op-list's kept items. */
+const opList: KeptList = {
+  table: 'lcm_op_occ_json_items',
+  source: 'lcm_op_occs',
+  keys: [
+    ['start_time', 'TEXT', (r) => `${r}.start_time`],
+    ['row_id', 'INTEGER', (r) => `${r}.rowid`],
+  ],
+  item: opItem,
+  shown: 'id, operation_state, state_entered_time, start_time, vnf_instance_id, operation, is_automatic_invocation',
+};
+
+/** The triggers of op-list's kept items, for a migration that rebuilds lcm_op_occs (its triggers go with the old table). */
+export const opListTriggers = (): string => keptListTriggers(opList);
 
 /**
  * Migration 13: each instance's and each operation's item of a list's
@@ -92,16 +114,7 @@ export const listJsonItems: Migration = {
       shown: 'id, name, description, vnfd_id, vnf_pkg_id, vnf_provider, vnf_product_name, vnf_software_version, vnfd_version, instantiation_state, vim_id, created_at, updated_at',
     }),
     // op-list -o json's items, in its order (by start time, then as recorded)
-    keptList({
-      table: 'lcm_op_occ_json_items',
-      source: 'lcm_op_occs',
-      keys: [
-        ['start_time', 'TEXT', (r) => `${r}.start_time`],
-        ['row_id', 'INTEGER', (r) => `${r}.rowid`],
-      ],
-      item: opItem,
-      shown: 'id, operation_state, state_entered_time, start_time, vnf_instance_id, operation, is_automatic_invocation',
-    }),
+    keptList(opList),
   ].join('\n'),
   postgres: `
     -- nothing: on PostgreSQL the lists' items are built as they are read

@@ -11,7 +11,7 @@ import type { TableRead } from '../../../store/table-text.js';
 import type { ListRead } from '../../../store/vnf-instance-repository.js';
 
 export const OPERATION_STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK'];
-export const OPERATIONS = ['INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'CHANGE_VNFPKG', 'MODIFY_INFO', 'CHANGE_EXT_CONN'];
+export const OPERATIONS = ['INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'CHANGE_VNFPKG', 'MODIFY_INFO', 'CHANGE_EXT_CONN', 'ADOPT'];
 
 interface Flags extends OutputOptions, ListOptions, SelectorFlags {
   vnf?: string;

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
@@ -29,7 +29,8 @@ export function opLogCommand(ctx: Context): Command {
       `
 Every attempt (the first run, each op-retry) appends to the same log,
 VNFM_HOME/logs/<occurrence id>.log; each line starts with its time and
-the hook. An occurrence whose hooks logged nothing prints nothing. On a
+the hook. An occurrence whose hooks logged nothing has no log: that is
+said on stderr, and nothing is printed on stdout (exit 0). On a
 terminal, control characters the scripts printed are shown escaped (\\x1b);
 in a pipe or a file the log is printed as it is.`,
     )
@@ -42,7 +43,12 @@ in a pipe or a file the log is printed as it is.`,
     const [{ getOpOcc }, { findOpLog }] = await Promise.all([import('../../../lcm/index.js'), import('../../../lcm/op-log.js')]);
     const op = await getOpOcc((await lcmDeps(ctx)).deps, ref);
     const path = findOpLog(ctx.home, op.id);
-    if (!path) return;
+    if (!path || statSync(path).size === 0) {
+      ctx.io.info(
+        `occurrence ${op.id} (${op.operation} ${op.operationState}) has no log: no management driver or package script ran in its hooks; what its steps did is in vnfm op-show ${op.id.slice(0, 8)}`,
+      );
+      return;
+    }
     const out = ctx.io.streams.stdout;
     if (ctx.io.stdoutIsTTY) return printSafely(path, out);
     await new Promise<void>((resolve, reject) => {

@@ -47,12 +47,21 @@ stacks of scaling groups under their group), each with its status and
 status reason; drift: a resource FAILED, or a server VNFC the instance
 records that the stack no longer has.
 
+An instance whose last operation stopped short (FAILED_TEMP, or FAILED
+after op-fail) is described too, that operation named first with its
+error. After a first instantiate that stopped (a timeout: a pod that never
+got ready), the instance is NOT_INSTANTIATED and records nothing at the
+VIM: the objects shown are those the operation's journal records as
+created (what op-rollback deletes), read live on the VIM its request named,
+with the events of those not ready (-o json: "lastOperation").
+
 Exit code 0 whatever the instance's state (as kubectl describe); 3 for an
-unknown instance, 4 for one NOT_INSTANTIATED, 6 when the VIM does not
-answer. For a script: -o json and the "ready" and "drift" fields.`,
+unknown instance, 4 for one NOT_INSTANTIATED with no stopped instantiate,
+6 when the VIM does not answer. For a script: -o json and the "ready" and
+"drift" fields.`,
   );
   withExamples(cmd, [
-    ['the live tree of an instance', 'vnfm vnf-describe web'],
+    ['the live tree of an instance (or, after an instantiate timed out, of what it created)', 'vnfm vnf-describe web'],
     ['whether everything is ready, for a script', "vnfm vnf-describe web -o jsonpath='{.ready}'"],
     ['the drift, one line each', 'vnfm vnf-describe web -o jsonpath=\'{range .drift[*]}{@}{"\\n"}{end}\''],
   ]);

@@ -1,0 +1,90 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { CancelledError, UsageError } from '../../../errors.js';
+import type { Context } from '../../context.js';
+import { withExamples } from '../../help.js';
+import { lcmDeps } from '../../lcm/deps.js';
+import { terminalSafe } from '../../terminal-text.js';
+
+interface Flags {
+  vnfc?: string;
+  vdu?: string;
+  container?: string;
+  follow?: boolean;
+  since?: number;
+  tail?: number;
+}
+
+/** `10m`, `30s`, `1h30m`, `90` (seconds) → seconds, as kubectl logs --since takes it. */
+function parseSince(value: string): number {
+  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s?)?$/.exec(value.trim());
+  const seconds = m ? Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0) : NaN;
+  if (!m || !value.trim() || !(seconds > 0)) throw new InvalidArgumentError('give a duration: 30s, 10m, 1h.');
+  return seconds;
+}
+
+function parseTail(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('give a number of lines (0 or more).');
+  return Number(value);
+}
+
+export function vnfLogsCommand(ctx: Context): Command {
+  const cmd = new Command('vnf-logs')
+    .description("Print the logs of a VNF instance's pods through its VIM, as kubectl logs does (no VIM credentials needed: vnfm holds them)")
+    .argument('<vnf>', 'instance id or name')
+    .option('--vnfc <id>', 'only this VNFC (its id, as vnf-show lists them, or its pod name)')
+    .option('--vdu <vdu>', 'only the pods of this VDU')
+    .option('-c, --container <name>', 'the container (needed when a pod has several)')
+    .option('-f, --follow', 'keep printing lines as they come, until Ctrl-C (exit 130)')
+    .option('--since <duration>', 'only lines newer than this: 30s, 10m, 1h', parseSince)
+    .option('--tail <n>', 'only the last n lines of each pod', parseTail);
+  cmd.addHelpText(
+    'after',
+    `
+The pods are the VNFCs the instance records (vnfm vnf-sync records those it
+has now). With several pods, each line starts with [pod/NAME], as kubectl
+logs --prefix. On a terminal, control characters a container printed are
+shown escaped (\\x1b); in a pipe or a file the lines are as they are.
+OpenStack (Heat) instances have no pods: read a server's console with
+openstack console log show SERVER.`,
+  );
+  withExamples(cmd, [
+    ['the logs of every pod of an instance', 'vnfm vnf-logs web'],
+    ["the last 20 lines of one VDU's pods, then follow them", 'vnfm vnf-logs web --vdu VDU1 --tail 20 -f'],
+    ['one container of one VNFC, the last ten minutes', 'vnfm vnf-logs web --vnfc VDU1-vdu1-5d8f7c-x2k4q -c app --since 10m'],
+  ]);
+  return cmd.action(async (ref: string, flags: Flags) => {
+    if (flags.vnfc !== undefined && flags.vdu !== undefined) throw new UsageError('give --vnfc or --vdu, not both', { hint: 'vnfm vnf-logs VNF --vdu VDU1' });
+    const { readVnfLogs } = await import('../../../lcm/logs.js');
+    const { deps, close } = await lcmDeps(ctx);
+    const controller = new AbortController();
+    const onSigint = () => controller.abort();
+    process.once('SIGINT', onSigint);
+    const out = ctx.io.streams.stdout;
+    const tty = ctx.io.stdoutIsTTY;
+    let pods = 0;
+    try {
+      await readVnfLogs(
+        deps,
+        ref,
+        {
+          ...(flags.vnfc !== undefined ? { vnfc: flags.vnfc } : {}),
+          ...(flags.vdu !== undefined ? { vdu: flags.vdu } : {}),
+          ...(flags.container !== undefined ? { container: flags.container } : {}),
+          ...(flags.follow ? { follow: true } : {}),
+          ...(flags.since !== undefined ? { sinceSeconds: flags.since } : {}),
+          ...(flags.tail !== undefined ? { tailLines: flags.tail } : {}),
+          onPods: (n: number) => (pods = n),
+        },
+        (pod, line) => {
+          const text = pods > 1 ? `[pod/${pod}] ${line}` : line;
+          out.write(`${tty ? terminalSafe(text, { oneLine: true }) : text}\n`);
+        },
+        controller.signal,
+      );
+      if (controller.signal.aborted) throw new CancelledError(flags.follow ? 'stopped following the logs' : 'interrupted');
+    } finally {
+      process.removeListener('SIGINT', onSigint);
+      close();
+    }
+  });
+}
