@@ -7,17 +7,18 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { LcmOpOcc } from '../../src/lcm/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import type { RawJson } from '../../src/store/lazy-json.js';
+import { SqliteStoreDb } from '../../src/store/database.js';
+import { collect } from '../../src/store/db.js';
 import { instanceRecord, packageRecord } from '../support/store-records.js';
 
 const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-journal-')), 'home');
-const step = async (n: number, detail = `step ${n}`) => ({ action: 'create', resource: { kind: 'ConfigMap', name: `c${n}` }, state: n % 2 ? 'done' : 'intended', detail }) as never;
+const step = (n: number, detail = `step ${n}`) => ({ action: 'create', resource: { kind: 'ConfigMap', name: `c${n}` }, state: n % 2 ? 'done' : 'intended', detail }) as never;
 
-function seeded(h: string): Store {
+async function seeded(h: string): Promise<Store> {
   const store = openStore(h);
   await store.packages.insert(packageRecord({ id: 'p1' }));
   await store.instances.insert(instanceRecord({ id: 'i1', vnfPkgId: 'p1' }));
@@ -33,7 +34,7 @@ function seeded(h: string): Store {
 
 describe('journal steps (migration 14)', () => {
   it('steps appended to two operations in turn read back in the order each was written, in every view of the operation', async () => {
-    const store = seeded(home());
+    const store = await seeded(home());
     try {
       const want: Record<string, unknown[]> = { o1: [], o2: [] };
       for (let n = 0; n < 120; n++) {
@@ -46,13 +47,13 @@ describe('journal steps (migration 14)', () => {
       expect(await store.opOccs.journal('o2')).toEqual(want['o2']);
       expect((await store.opOccs.get('o1')).journal).toEqual(want['o1']);
       // op-list --all-fields -o json: the journal as pretty JSON text of the same steps
-      const raw = [...store.opOccs.read({}, { rawJson: true })].map((o) => JSON.parse((o as unknown as { journal: RawJson }).journal.text) as unknown);
+      const raw = (await collect(store.opOccs.read({}, { rawJson: true }))).map((o) => JSON.parse((o as unknown as { journal: RawJson }).journal.text) as unknown);
       expect(raw).toEqual([want['o1'], want['o2']]);
       // a list that does not show the journal does not read it
-      expect([...store.opOccs.read({}, { attributes: (a) => a !== 'journal' })].map((o) => Object.keys(o).includes('journal'))).toEqual([false, false]);
+      expect((await collect(store.opOccs.read({}, { attributes: (a) => a !== 'journal' }))).map((o) => Object.keys(o).includes('journal'))).toEqual([false, false]);
       // the steps go with their operation
-      store.db.prepare("DELETE FROM lcm_op_occs WHERE id = 'o2'").run();
-      expect(store.db.prepare("SELECT count(*) AS n FROM lcm_op_occ_journal_steps WHERE op_id = 'o2'").get()).toEqual({ n: 0 });
+      await store.db.prepare("DELETE FROM lcm_op_occs WHERE id = 'o2'").run();
+      expect(await store.db.prepare("SELECT count(*) AS n FROM lcm_op_occ_journal_steps WHERE op_id = 'o2'").get()).toEqual({ n: 0 });
       expect(await store.opOccs.journal('o1')).toHaveLength(80);
     } finally {
       await store.close();
@@ -61,9 +62,9 @@ describe('journal steps (migration 14)', () => {
 
   it('a store that kept each journal as one JSON array upgrades with every step in its place; a journal that is not an array has none', async () => {
     const h = home();
-    let store = seeded(h);
+    let store = await seeded(h);
     const steps = [step(1), step(2, 'a "quoted" \\ é'), step(3)];
-    const db = store.db as unknown as Database.Database;
+    const db = (store.db as SqliteStoreDb).sqlite;
     // The store as migration 13 left it: the journal a column of the operation's details.
     db.exec(`
       DROP TABLE lcm_op_occ_journal_steps;
@@ -78,7 +79,7 @@ describe('journal steps (migration 14)', () => {
       expect((await store.info()).schemaVersion).toBeGreaterThanOrEqual(14);
       expect(await store.opOccs.journal('o1')).toEqual(steps);
       expect(await store.opOccs.journal('o2')).toEqual([]);
-      expect((store.db.prepare('PRAGMA table_info(lcm_op_occ_details)').all() as { name: string }[]).map((c) => c.name)).not.toContain('journal');
+      expect(((await store.db.prepare('PRAGMA table_info(lcm_op_occ_details)').all()) as { name: string }[]).map((c) => c.name)).not.toContain('journal');
       // the next step lands after the migrated ones
       await store.opOccs.appendJournal('o1', step(4));
       expect(await store.opOccs.journal('o1')).toEqual([...steps, step(4)]);

@@ -65,7 +65,7 @@ function packageDir(): string {
   return dir;
 }
 
-function seedPackage(store: Store): void {
+async function seedPackage(store: Store): Promise<void> {
   await store.packages.insert(packageRecord());
 }
 
@@ -186,7 +186,7 @@ async function openEverything(store: Store, keyring: Keyring): Promise<string[]>
     JSON.stringify(await openSealed((await store.opOccs.get('op-1')).operationParams, open)),
     JSON.stringify(await openSealed(await store.opOccs.priorState('op-1'), open)),
     JSON.stringify(await openSealed(await store.instances.get('inst-1'), open)),
-    ...store.vims.list().map((v) => JSON.stringify(openSecrets(store.vims, keyring, v))),
+    ...(await Promise.all((await store.vims.list()).map(async (v) => JSON.stringify(await openSecrets(store.vims, keyring, v))))),
   ];
   return texts;
 }
@@ -197,7 +197,7 @@ describe('master key rotation over the store', () => {
     const before = loadKeyring({ home, env: {}, createIfMissing: true });
     const store = openWired(home, {}, () => before);
     try {
-      seedPackage(store);
+      await seedPackage(store);
       await store.vims.insert(
         vim('basic', { password: 'vim-password-secret', caCert: CA }, { method: 'basic', username: 'admin' }),
         sealSecrets(before, { password: 'vim-password-secret', caCert: CA }),
@@ -238,20 +238,20 @@ describe('master key rotation over the store', () => {
     const writer = openWired(home, {}, () => old);
     const rotator = openStore(home);
     try {
-      writer.vims.insert(vim('a', { bearerToken: 'tok-a' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-a' }));
+      await writer.vims.insert(vim('a', { bearerToken: 'tok-a' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-a' }));
       // The writer seals now, with the keys it loaded...
       const sealedEarly = sealSecrets(old, { bearerToken: 'tok-b' });
       // ...a rotation in another process commits and drops the old key...
       const result = await rotateMasterKey({ home, env: {}, secrets: rotator.secrets });
       expect(loadKeyring({ home, env: {}, createIfMissing: false }).keyIds).toEqual([result.keyId]);
       // ...and the writer's write lands after it.
-      writer.vims.insert(vim('b', { bearerToken: 'tok-b' }, { method: 'bearer-token' }), sealedEarly);
+      await writer.vims.insert(vim('b', { bearerToken: 'tok-b' }, { method: 'bearer-token' }), sealedEarly);
       const onDisk = loadKeyring({ home, env: {}, createIfMissing: false });
-      expect(writer.vims.sealedSecrets('b')!.keyId).toBe(result.keyId);
-      expect(writer.vims.list().map((v) => openSecrets(writer.vims, onDisk, v).bearerToken)).toEqual(['tok-a', 'tok-b']);
+      expect((await writer.vims.sealedSecrets('b'))!.keyId).toBe(result.keyId);
+      expect(await Promise.all((await writer.vims.list()).map(async (v) => (await openSecrets(writer.vims, onDisk, v)).bearerToken))).toEqual(['tok-a', 'tok-b']);
     } finally {
-      writer.close();
-      rotator.close();
+      await writer.close();
+      await rotator.close();
     }
   });
 
@@ -263,13 +263,13 @@ describe('master key rotation over the store', () => {
     const writer = openWired(home, { VNFM_MASTER_KEY: oldKey }, () => old);
     const rotator = openStore(home);
     try {
-      writer.vims.insert(vim('a', { bearerToken: 'tok-a' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-a' }));
+      await writer.vims.insert(vim('a', { bearerToken: 'tok-a' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-a' }));
       await rotateMasterKey({ home, env: { VNFM_MASTER_KEY: `${newKey},${oldKey}` }, secrets: rotator.secrets });
-      expect(() => writer.vims.insert(vim('b', { bearerToken: 'tok-b' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-b' }))).toThrow(SecretKeyError);
-      expect(writer.vims.list().map((v) => v.name)).toEqual(['a']);
+      await expect(writer.vims.insert(vim('b', { bearerToken: 'tok-b' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-b' }))).rejects.toThrow(SecretKeyError);
+      expect((await writer.vims.list()).map((v) => v.name)).toEqual(['a']);
     } finally {
-      writer.close();
-      rotator.close();
+      await writer.close();
+      await rotator.close();
     }
   });
 
@@ -279,19 +279,19 @@ describe('master key rotation over the store', () => {
     const writer = openWired(home, {}, () => old);
     const rotator = openStore(home);
     try {
-      seedPackage(writer);
+      await seedPackage(writer);
       const request = await preparedRequest(old, packageDir());
       await rotateMasterKey({ home, env: {}, secrets: rotator.secrets });
       const instance = instanceWith(request, old);
-      writer.instances.insert(instance);
-      writer.opOccs.insert(opOcc(request), { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED', instantiatedVnfInfo: instance.instantiatedVnfInfo! });
+      await writer.instances.insert(instance);
+      await writer.opOccs.insert(opOcc(request), { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED', instantiatedVnfInfo: instance.instantiatedVnfInfo! });
       const onDisk = loadKeyring({ home, env: {}, createIfMissing: false });
       expect(onDisk.keyIds).toHaveLength(1);
       const opened = (await openEverything(writer, onDisk)).join('\n');
       for (const plain of [...PLAIN_IN_REQUEST, 'inline-bearer-token-secret']) expect(opened).toContain(plain);
     } finally {
-      writer.close();
-      rotator.close();
+      await writer.close();
+      await rotator.close();
     }
   });
 
@@ -301,13 +301,7 @@ describe('master key rotation over the store', () => {
     try {
       const first = { pid: 4242, hostName: 'h', startTime: '1' };
       expect(await store.secrets.acquireLock(ROTATION_LOCK, first, NOW, () => true)).toEqual({});
-      const refused = (async () => {
-        try {
-          await store.secrets.acquireLock(ROTATION_LOCK, { pid: 4343 }, NOW, () => true);
-        } catch (err) {
-          return err;
-        }
-      })();
+      const refused = await store.secrets.acquireLock(ROTATION_LOCK, { pid: 4343 }, NOW, () => true).catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(ConflictError);
       expect((refused as Error).message).toBe(`a master key rotation is in progress by pid 4242 on h since ${NOW}`);
       await expect(store.secrets.assertNoRotation()).rejects.toThrow(/master key rotation is in progress by pid 4242/);

@@ -31,10 +31,10 @@ class MemorySecretStore implements SecretStore {
   /** Runs after the rewrite has committed, as a writer in another process would. */
   onRewrite?: () => void;
 
-  listSecrets(): StoredSecret[] {
+  async listSecrets(): Promise<StoredSecret[]> {
     return [...this.rows.values()].map((r) => ({ ...r }));
   }
-  rewriteSecrets(rewrite: (s: StoredSecret) => { token: string; keyId: string } | undefined, activeKeyId?: string): number {
+  async rewriteSecrets(rewrite: (s: StoredSecret) => { token: string; keyId: string } | undefined, activeKeyId?: string): Promise<number> {
     this.rewriteCalls++;
     // All or nothing, like the store's transaction.
     const updates: StoredSecret[] = [];
@@ -52,8 +52,8 @@ class MemorySecretStore implements SecretStore {
   }
 }
 
-function expectAllReadable(store: SecretStore, keyring: Keyring, expected: Map<string, string>): void {
-  const rows = store.listSecrets();
+async function expectAllReadable(store: SecretStore, keyring: Keyring, expected: Map<string, string>): Promise<void> {
+  const rows = await store.listSecrets();
   expect(rows).toHaveLength(expected.size);
   for (const row of rows) expect(keyring.decrypt(row.token, row.keyId)).toBe(expected.get(row.ref));
 }
@@ -297,8 +297,8 @@ describe('rotateMasterKey', () => {
     const after = loadKeyring({ home, env: noEnv, createIfMissing: false });
     expect(after.keyIds).toEqual([result.keyId]);
     expect(fileMode(keyFile(home))).toBe(0o600);
-    for (const row of store.listSecrets()) expect(row.keyId).toBe(result.keyId);
-    expectAllReadable(store, after, expected);
+    for (const row of await store.listSecrets()) expect(row.keyId).toBe(result.keyId);
+    await expectAllReadable(store, after, expected);
     expect(fs.readdirSync(home)).toEqual(['master.key']);
   });
 
@@ -316,26 +316,25 @@ describe('rotateMasterKey', () => {
       const before = loadKeyring({ home, env: noEnv, createIfMissing: true });
       seed(before);
       const crash = new Error('simulated crash');
-      expect(
-        async () =>
-          await rotateMasterKey({
-            home,
-            env: noEnv,
-            secrets: store,
-            afterStep: (s) => {
-              if (s === step) throw crash;
-            },
-          }),
-      ).toThrow(crash);
+      await expect(
+        rotateMasterKey({
+          home,
+          env: noEnv,
+          secrets: store,
+          afterStep: (s) => {
+            if (s === step) throw crash;
+          },
+        }),
+      ).rejects.toThrow(crash);
 
       const onDisk = loadKeyring({ home, env: noEnv, createIfMissing: false });
       expect(onDisk.keyIds).toHaveLength(step === 'key-file-replaced' ? 1 : 2);
-      expectAllReadable(store, onDisk, expected);
+      await expectAllReadable(store, onDisk, expected);
 
       const again = await rotateMasterKey({ home, env: noEnv, secrets: store });
       const final = loadKeyring({ home, env: noEnv, createIfMissing: false });
       expect(final.keyIds).toEqual([again.keyId]);
-      expectAllReadable(store, final, expected);
+      await expectAllReadable(store, final, expected);
     },
   );
 
@@ -344,10 +343,10 @@ describe('rotateMasterKey', () => {
     const lost = new Fernet(generateFernetKey());
     store.rows.set('vim/orphan', { ref: 'vim/orphan', token: lost.encrypt('x'), keyId: 'ffffffffffffffff' });
     const keyFileBefore = fs.readFileSync(keyFile(home), 'utf8');
-    const rowsBefore = store.listSecrets();
+    const rowsBefore = await store.listSecrets();
     await expect(rotateMasterKey({ home, env: noEnv, secrets: store })).rejects.toThrow(/key ffffffffffffffff, which is not in the keyring/);
     expect(fs.readFileSync(keyFile(home), 'utf8')).toBe(keyFileBefore);
-    expect(store.listSecrets()).toEqual(rowsBefore);
+    expect(await store.listSecrets()).toEqual(rowsBefore);
   });
 
   it('refuses to rotate when secrets exist and the key file is missing', async () => {
@@ -364,18 +363,18 @@ describe('rotateMasterKey', () => {
     expect(result.rotated).toBe(3);
     expect(result.unreadable).toEqual([lost.ref]);
     expect(store.rows.get(lost.ref)).toEqual(lost);
-    expectAllReadable(
-      { listSecrets: () => store.listSecrets().filter((r) => r.ref !== lost.ref), rewriteSecrets: () => 0 },
+    await expectAllReadable(
+      { listSecrets: async () => (await store.listSecrets()).filter((r) => r.ref !== lost.ref), rewriteSecrets: async () => 0 },
       loadKeyring({ home, env: noEnv, createIfMissing: false }),
       expected,
     );
   });
 
-  it('keeps the old key when a secret written after the re-encryption does not open with the new key alone', () => {
+  it('keeps the old key when a secret written after the re-encryption does not open with the new key alone', async () => {
     const before = loadKeyring({ home, env: noEnv, createIfMissing: true });
     seed(before, 2);
     // A writer that ignored the store's active key: the check before the key file is switched catches it.
-    store.onRewrite = async () => {
+    store.onRewrite = () => {
       store.onRewrite = undefined;
       store.put('vim/late', 'written meanwhile', before);
       expected.set('vim/late', 'written meanwhile');
@@ -384,25 +383,28 @@ describe('rotateMasterKey', () => {
     const onDisk = loadKeyring({ home, env: noEnv, createIfMissing: false });
     expect(onDisk.keyIds).toHaveLength(2);
     expect(onDisk.keyIds).toContain(before.primaryKeyId);
-    expectAllReadable(store, onDisk, expected);
+    await expectAllReadable(store, onDisk, expected);
     // Run again: the late secret is rotated too and the old key goes.
     const again = await rotateMasterKey({ home, env: noEnv, secrets: store });
     expect(loadKeyring({ home, env: noEnv, createIfMissing: false }).keyIds).toEqual([again.keyId]);
-    expectAllReadable(store, loadKeyring({ home, env: noEnv, createIfMissing: false }), expected);
+    await expectAllReadable(store, loadKeyring({ home, env: noEnv, createIfMissing: false }), expected);
   });
 
   it('holds the lock for the whole rotation and releases it on failure too', async () => {
     seed(loadKeyring({ home, env: noEnv, createIfMissing: true }), 2);
     const events: string[] = [];
-    const lock = { acquire: () => events.push('acquire'), release: () => events.push('release') };
+    const lock = {
+      acquire: async () => void events.push('acquire'),
+      release: async () => void events.push('release'),
+    };
     await rotateMasterKey({ home, env: noEnv, secrets: store, lock, afterStep: (s) => events.push(s) });
     expect(events).toEqual(['acquire', 'key-file-extended', 're-encrypted', 'verified', 'key-file-replaced', 'release']);
     events.length = 0;
     const busy = {
-      acquire: () => {
+      acquire: async () => {
         throw new ConflictError('a master key rotation is in progress by pid 1');
       },
-      release: () => events.push('release'),
+      release: async () => void events.push('release'),
     };
     const keyFileBefore = fs.readFileSync(keyFile(home), 'utf8');
     await expect(rotateMasterKey({ home, env: noEnv, secrets: store, lock: busy })).rejects.toThrow(ConflictError);
@@ -436,7 +438,7 @@ describe('rotateMasterKey', () => {
       const result = await rotateMasterKey({ home, env, secrets: store });
       expect(result).toEqual({ rotated: 25, keyId: keyIdOf(newKey), source: 'env', retiredKeyIds: [keyIdOf(oldKey)], unreadable: [] });
       expect(fs.existsSync(home)).toBe(false);
-      expectAllReadable(store, loadKeyring({ home, env: { VNFM_MASTER_KEY: newKey }, createIfMissing: false }), expected);
+      await expectAllReadable(store, loadKeyring({ home, env: { VNFM_MASTER_KEY: newKey }, createIfMissing: false }), expected);
       expect((await rotateMasterKey({ home, env, secrets: store })).rotated).toBe(0);
     });
 
@@ -507,9 +509,7 @@ describe('rotateMasterKey killed with SIGKILL', () => {
       db.pragma('journal_mode = WAL');
       const update = db.prepare('UPDATE secret SET token = ?, key_id = ? WHERE ref = ?');
       const list = () => db.prepare('SELECT ref, token, key_id AS keyId FROM secret').all();
-      const store = {
-        listSecrets: list,
-        rewriteSecrets: db.transaction((rewrite) => {
+      const rewriteAll = db.transaction((rewrite) => {
           const rows = list();
           let n = 0;
           rows.forEach((row, i) => {
@@ -518,8 +518,8 @@ describe('rotateMasterKey killed with SIGKILL', () => {
             if (i === Math.floor(rows.length / 2)) freeze('mid-transaction');
           });
           return n;
-        }),
-      };
+        });
+      const store = { listSecrets: async () => list(), rewriteSecrets: async (rewrite) => rewriteAll(rewrite) };
       const result = await rotateMasterKey({ home: ${JSON.stringify(home)}, env: {}, secrets: store, afterStep: freeze });
       process.stdout.write('DONE ' + JSON.stringify(result) + '\\n');`;
   }

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import yaml from 'js-yaml';
 import type { LcmOpOcc, VnfInstance } from '../../src/lcm/index.js';
 import type { Store } from '../../src/store/index.js';
+import { collect } from '../../src/store/db.js';
 import { UsageError } from '../../src/errors.js';
 import { IO } from '../../src/cli/io.js';
 import { printList, printResource, type OutputFormat } from '../../src/cli/output/printer.js';
@@ -238,10 +239,10 @@ describe.each(STORE_BACKENDS)('vnf-list and op-list -o json/yaml on %s', (backen
       expect(await listed(store, 'op', 'json', {})).toBe(JSON.stringify([failedSimple], null, 2) + '\n');
       expect(yaml.load(await listed(store, 'op', 'yaml', {}))).toEqual([failedSimple]);
       // What the store hands a list that prints no complex attribute.
-      const [read] = [...store.instances.read({}, { summary: false, attributes: () => false })];
+      const [read] = await collect(store.instances.read({}, { summary: false, attributes: () => false }));
       expect(read!.instantiatedVnfInfo).toBeUndefined();
       expect(read!.vimConnectionInfo).toBeUndefined();
-      const [op] = [...store.opOccs.read({}, { summary: false, attributes: () => false })];
+      const [op] = await collect(store.opOccs.read({}, { summary: false, attributes: () => false }));
       expect(op!.journal).toBeUndefined();
       expect(op!.error).toBeUndefined();
     } finally {

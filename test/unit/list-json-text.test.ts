@@ -42,14 +42,14 @@ const AWKWARD = [
 const STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK'] as const;
 const OPERATIONS = ['INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE'] as const;
 /** Times that tie often, so pages break between rows of the same time. */
-const at = async (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 7, 0)).toISOString();
+const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 7, 0)).toISOString();
 /** More operations than a page holds (1000). */
 const OPS = 2105;
 
 /** PostgreSQL's text keeps no NUL. */
 const NO_NUL = AWKWARD.map((s) => s.replaceAll('\0', ''));
 
-function seed(store: Store, instances = AWKWARD.length * 2, strings = AWKWARD): string[] {
+async function seed(store: Store, instances = AWKWARD.length * 2, strings = AWKWARD): Promise<string[]> {
   await store.packages.insert(packageRecord());
   const ids: string[] = [];
   for (let n = 0; n < instances; n++) {
@@ -70,7 +70,7 @@ function seed(store: Store, instances = AWKWARD.length * 2, strings = AWKWARD): 
   return ids;
 }
 
-function seedOps(store: Store, ids: string[]): void {
+async function seedOps(store: Store, ids: string[]): Promise<void> {
   for (let n = 0; n < OPS; n++) {
     const op = {
       id: n % 11 ? randomUUID() : `op-${n}-${AWKWARD[n % AWKWARD.length]}`,
@@ -105,8 +105,8 @@ async function printed<T>(view: View<T>, attributes: ReturnType<typeof attribute
   const sql = capture();
   await printList(sql.io, opts, view, {
     read: source.read,
-    json: (how) => {
-      const text = source.json!(how);
+    json: async (how) => {
+      const text = await source.json!(how);
       return (
         text &&
         (function* () {
@@ -137,9 +137,9 @@ interface Compared<T, F> {
   forms: { filter: F; limit?: number }[];
   attributes: ReturnType<typeof attributeSelector>;
   view: View<T>;
-  read(filter: F, how: Parameters<ListSource<T>['read']>[0]): Iterable<T>;
+  read(filter: F, how: Parameters<ListSource<T>['read']>[0]): Iterable<T> | AsyncIterable<T>;
   json(filter: F, how: { limit?: number }): Iterable<string> | undefined;
-  list(filter: F): T[];
+  list(filter: F): Promise<T[]>;
 }
 
 /** Each form on the store's pages, the item-by-item writer and JSON.stringify of the whole records as the view shows them; the pages written. */
@@ -148,7 +148,7 @@ async function compare<T, F>(c: Compared<T, F>): Promise<number> {
   for (const { filter, limit } of c.forms) {
     const source: ListSource<T> = { read: (how) => c.read(filter, how), json: (how) => c.json(filter, how) };
     const out = await printed(c.view, c.attributes, source, limit);
-    const records = c.list(filter).slice(0, limit);
+    const records = (await c.list(filter)).slice(0, limit);
     const expected =
       JSON.stringify(
         records.map((r) => applySelector(c.attributes, c.view.toData(r))),
@@ -180,8 +180,8 @@ const VNF_FORMS: { filter: VnfInstanceFilter; limit?: number }[] = [
   { filter: { name: 'nothing-of-this-name' } },
 ];
 
-const compareInstances = (store: Store): Promise<number> =>
-  compare<VnfInstance, VnfInstanceFilter>({
+const compareInstances = async (store: Store): Promise<number> =>
+  await compare<VnfInstance, VnfInstanceFilter>({
     forms: VNF_FORMS,
     attributes: attributeSelector({}, VNF_INSTANCE_ATTRIBUTES, 'json'),
     view: vnfListView({ vims: await store.vims.names(), packages: await store.packages.names() }),
@@ -196,7 +196,7 @@ describe('default -o json written by SQLite', () => {
   it('op-list: JSON.stringify’s bytes, in pages that break between rows of the same start time', async () => {
     const store = openStore(home());
     try {
-      seedOps(store, seed(store));
+      await seedOps(store, await seed(store));
       // The whole list is 3 pages, the limits 1, 1, 2, 2; one filter matches nothing.
       expect(await compareOps(store)).toBeGreaterThanOrEqual(3 + 1 + 1 + 2 + 2 + 1 + 1);
       expect([...store.opOccs.jsonText({}, {})!].map((page) => page.split('\n  {\n').length)).toEqual([1000, 1000, OPS - 2000]);
@@ -208,7 +208,7 @@ describe('default -o json written by SQLite', () => {
   it('vnf-list: JSON.stringify’s bytes over awkward names, descriptions and versions, across a page’s end', async () => {
     const store = openStore(home());
     try {
-      seed(store, 1003);
+      await seed(store, 1003);
       expect(await compareInstances(store)).toBeGreaterThanOrEqual(2 + 1 + 2);
     } finally {
       await store.close();
@@ -244,7 +244,7 @@ describe('default -o json on PostgreSQL', () => {
     const db = await server.createDatabase();
     const store = await connectStore(home(), { databaseUrl: server.url(db) });
     try {
-      seed(store, NO_NUL.length * 2, NO_NUL);
+      await seed(store, NO_NUL.length * 2, NO_NUL);
       expect(store.instances.jsonText({}, {})).toBeUndefined();
       expect(store.opOccs.jsonText({}, {})).toBeUndefined();
       expect(await compareInstances(store)).toBe(0);

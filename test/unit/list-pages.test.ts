@@ -10,6 +10,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { LcmOpOcc, VnfInstance } from '../../src/lcm/index.js';
 import { openStore, readingRawJson } from '../../src/store/index.js';
+import { collect } from '../../src/store/db.js';
 import { reindentJson, writeJsonList } from '../../src/cli/output/json-list.js';
 import { vnfListView } from '../../src/cli/output/vnf-view.js';
 import { opListView } from '../../src/cli/output/op-view.js';
@@ -54,7 +55,7 @@ async function seeded(count: number) {
   const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-pages-')), 'home'));
   await store.packages.insert(pkg);
   const instances = Array.from({ length: count }, (_, n) => instanceOf(n));
-  store.db.transaction(() => {
+  await store.db.transaction(async () => {
     for (const i of instances) {
       await store.instances.insert(i);
       const op: LcmOpOcc = {
@@ -89,33 +90,33 @@ const byAge = (a: VnfInstance, b: VnfInstance) => (a.createdAt < b.createdAt ? -
 
 describe('lists read in pages', () => {
   it('every row once, oldest first, across pages of rows created at the same time; --limit reaches the SQL', async () => {
-    const { store, instances } = seeded(1203);
+    const { store, instances } = await seeded(1203);
     try {
       const expected = [...instances].sort(byAge).map((i) => i.id);
-      expect([...store.instances.read()].map((i) => i.id)).toEqual(expected);
-      expect([...store.instances.read({}, { limit: 501 })].map((i) => i.id)).toEqual(expected.slice(0, 501));
-      expect([...store.instances.read({ state: 'INSTANTIATED' })].map((i) => i.id)).toEqual(expected.filter((id) => Number(id.slice(5)) % 3 !== 0));
-      const ops = [...store.opOccs.read()];
+      expect((await collect(store.instances.read())).map((i) => i.id)).toEqual(expected);
+      expect((await collect(store.instances.read({}, { limit: 501 }))).map((i) => i.id)).toEqual(expected.slice(0, 501));
+      expect((await collect(store.instances.read({ state: 'INSTANTIATED' }))).map((i) => i.id)).toEqual(expected.filter((id) => Number(id.slice(5)) % 3 !== 0));
+      const ops = await collect(store.opOccs.read());
       expect(ops).toHaveLength(1203);
       expect(new Set(ops.map((o) => o.id)).size).toBe(1203);
       expect(ops.map((o) => o.startTime)).toEqual([...ops.map((o) => o.startTime)].sort());
-      expect([...store.opOccs.read({}, { limit: 3, summary: true })].map((o) => o.id)).toEqual(ops.slice(0, 3).map((o) => o.id));
+      expect((await collect(store.opOccs.read({}, { limit: 3, summary: true }))).map((o) => o.id)).toEqual(ops.slice(0, 3).map((o) => o.id));
     } finally {
       await store.close();
     }
   });
 
   it('a summary row has what the table shows: the VNFC count without the instance info', async () => {
-    const { store } = seeded(10);
+    const { store } = await seeded(10);
     try {
-      const rows = [...store.instances.read({}, { summary: true })];
+      const rows = await collect(store.instances.read({}, { summary: true }));
       const [one, four] = ['inst-00001', 'inst-00004'].map((id) => rows.find((r) => r.id === id));
       expect(one).toMatchObject({ id: 'inst-00001', vnfInstanceName: 'web-1', instantiationState: 'INSTANTIATED', vnfPkgId: 'p1', vnfcCount: 1 });
       expect(one!.instantiatedVnfInfo).toBeUndefined();
       expect(four).toMatchObject({ id: 'inst-00004', vnfcCount: 4 });
-      const [notInstantiated] = [...store.instances.read({ state: 'NOT_INSTANTIATED' }, { summary: true })];
+      const [notInstantiated] = await collect(store.instances.read({ state: 'NOT_INSTANTIATED' }, { summary: true }));
       expect((notInstantiated as unknown as { vnfcCount: unknown }).vnfcCount).toBeNull();
-      const [op] = [...store.opOccs.read({}, { summary: true })];
+      const [op] = await collect(store.opOccs.read({}, { summary: true }));
       expect(op).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
       expect(op!.journal).toBeUndefined();
     } finally {
@@ -124,7 +125,7 @@ describe('lists read in pages', () => {
   });
 
   it('tables from summary rows are the tables of whole rows, in every format a table has', async () => {
-    const { store } = seeded(40);
+    const { store } = await seeded(40);
     try {
       const book = { vims: new Map<string, string>(), packages: await store.packages.names() };
       for (const output of ['table', 'wide', 'value', 'name'] as const) {
@@ -147,7 +148,7 @@ describe('lists read in pages', () => {
   });
 
   it('-o json streamed is JSON.stringify(items, null, 2) of the whole rows, secrets masked; -c and an empty list too', async () => {
-    const { store } = seeded(1100);
+    const { store } = await seeded(1100);
     try {
       const whole = capture();
       await printList(whole.io, { output: 'json', sort: 'createdAt' }, vnfListView(), await store.instances.list());

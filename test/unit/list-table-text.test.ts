@@ -39,7 +39,7 @@ const ERRORS: (LcmOpOcc['error'] | undefined)[] = [
   { status: 422, title: 'ünïcode — “quoted” \\ back', detail: 'd' },
 ] as never;
 
-const at = async (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 50, (n * 37) % 1000)).toISOString();
+const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 50, (n * 37) % 1000)).toISOString();
 
 function instance(id: string, name: string | undefined): VnfInstance {
   return instanceRecord({ id, ...(name === undefined ? {} : { vnfInstanceName: name }), createdAt: at(0), updatedAt: at(0) });
@@ -63,14 +63,14 @@ function op(id: string, vnfInstanceId: string, n: number, more: Partial<LcmOpOcc
 }
 
 /** Instances of every awkward name, and operations of each in every state; `extra` adds the rows of one case. */
-function seed(store: Store, extra: (store: Store, instanceIds: string[]) => void = () => {}): void {
+async function seed(store: Store, extra: (store: Store, instanceIds: string[]) => Promise<void> = async () => {}): Promise<void> {
   await store.packages.insert(packageRecord());
   const ids = NAMES.map(() => randomUUID());
-  ids.forEach(async (id, n) => await store.instances.insert(instance(id, NAMES[n])));
+  for (const [n, id] of ids.entries()) await store.instances.insert(instance(id, NAMES[n]));
   const prior = { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never;
   // Upper-case uuids are uuids too (shortened).
   for (let n = 0; n < 60; n++) await store.opOccs.insert(op(n % 9 ? randomUUID() : randomUUID().toUpperCase(), ids[n % ids.length]!, n), prior);
-  extra(store, ids);
+  await extra(store, ids);
 }
 
 function capture(colour: boolean) {
@@ -120,9 +120,9 @@ async function compare(store: Store): Promise<{ written: number; tables: number 
   return { written, tables };
 }
 
-const sqlite = async (extra?: (store: Store, ids: string[]) => void) => {
+const sqlite = async (extra?: (store: Store, ids: string[]) => Promise<void>) => {
   const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'));
-  seed(store, extra);
+  await seed(store, extra);
   return store;
 };
 
@@ -130,19 +130,19 @@ const sqlite = async (extra?: (store: Store, ids: string[]) => void) => {
  * A name the repositories refuse to write (control characters), as an older
  * version or another writer of a shared store may leave it.
  */
-function rename(store: Store, table: 'vnf_instances' | 'vnf_packages', id: string, name: string): void {
-  store.db.prepare(`UPDATE ${table} SET name = ? WHERE id = ?`).run(name, id);
+async function rename(store: Store, table: 'vnf_instances' | 'vnf_packages', id: string, name: string): Promise<void> {
+  await store.db.prepare(`UPDATE ${table} SET name = ? WHERE id = ?`).run(name, id);
 }
 
 /** A new instance, then given `name` as rename gives it. */
-function renamed(store: Store, name: string): void {
+async function renamed(store: Store, name: string): Promise<void> {
   const id = randomUUID();
   await store.instances.insert(instance(id, 'hostile'));
-  rename(store, 'vnf_instances', id, name);
+  await rename(store, 'vnf_instances', id, name);
 }
 
 /** Rows SQLite does not write: each sends the whole table back to the printer. */
-const ODD: [string, (store: Store, ids: string[]) => void][] = [
+const ODD: [string, (store: Store, ids: string[]) => Promise<void>][] = [
   [
     'a name beyond the BMP',
     async (store) => {
@@ -168,7 +168,7 @@ const ODD: [string, (store: Store, ids: string[]) => void][] = [
     async (store) => {
       const id = randomUUID();
       await store.instances.insert(instance(id, 'hostile'));
-      rename(store, 'vnf_instances', id, 'web\x1b]0;title\x07\x1b[2J');
+      await rename(store, 'vnf_instances', id, 'web\x1b]0;title\x07\x1b[2J');
       await store.opOccs.insert(op(randomUUID(), id, 4), {} as never);
     },
   ],
@@ -177,7 +177,7 @@ const ODD: [string, (store: Store, ids: string[]) => void][] = [
     async (store) => {
       const id = randomUUID();
       await store.instances.insert(instance(id, 'hostile'));
-      rename(store, 'vnf_instances', id, 'web\u202etxt.exe');
+      await rename(store, 'vnf_instances', id, 'web\u202etxt.exe');
       await store.opOccs.insert(op(randomUUID(), id, 4), {} as never);
     },
   ],
@@ -193,7 +193,7 @@ const ODD: [string, (store: Store, ids: string[]) => void][] = [
 
 describe('op-list table written by SQLite', () => {
   it('is the printer’s table, byte for byte, in every form, over awkward names, states and errors', async () => {
-    const store = sqlite();
+    const store = await sqlite();
     try {
       // Every table of the clean store is SQLite's; one filter matches nothing.
       const { written, tables } = await compare(store);
@@ -205,7 +205,7 @@ describe('op-list table written by SQLite', () => {
   });
 
   it.each(ODD)('is the printer’s own with %s', async (_, extra) => {
-    const store = sqlite(extra);
+    const store = await sqlite(extra);
     try {
       await compare(store);
       const { wide } = { wide: _.startsWith('an error') };
@@ -239,7 +239,7 @@ describe('op-list table on PostgreSQL', () => {
     const db = await server.createDatabase();
     const store = await connectStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'), { databaseUrl: server.url(db) });
     try {
-      seed(store);
+      await seed(store);
       expect(store.opOccs.tableText({}, { wide: false })).toBeUndefined();
       expect(await compare(store)).toMatchObject({ written: 0 });
     } finally {
@@ -262,7 +262,7 @@ const vimRecord = (id: string, name: string): Vim => ({
 });
 
 /** Instances of every awkward name and state, on a VIM (its id a uuid or not) or none, of a named package or not. */
-function seedInstances(store: Store, extra: (store: Store) => void = () => {}): void {
+async function seedInstances(store: Store, extra: (store: Store) => Promise<void> = async () => {}): Promise<void> {
   await store.packages.insert(packageRecord());
   await store.packages.insert(packageRecord({ id: 'p2', vnfdId: 'vnfd-2', name: 'pkg-名前' } as never));
   await store.vims.insert(vimRecord(VIM_ID, 'edge-ß'), undefined);
@@ -285,7 +285,7 @@ function seedInstances(store: Store, extra: (store: Store) => void = () => {}): 
     });
     await store.instances.insert(i as unknown as VnfInstance);
   }
-  extra(store);
+  await extra(store);
 }
 
 const VNF_FORMS: { flags: Partial<OutputOptions & ListOptions>; filter: VnfInstanceFilter }[] = [
@@ -323,7 +323,7 @@ async function compareInstances(store: Store): Promise<{ written: number; tables
   return { written, tables };
 }
 
-const ODD_INSTANCES: [string, (store: Store) => void][] = [
+const ODD_INSTANCES: [string, (store: Store) => Promise<void>][] = [
   ['a name beyond the BMP', async (store) => await store.instances.insert(instance(randomUUID(), 'emoji-😀'))],
   ['an id that is not a uuid', async (store) => await store.instances.insert(instance('inst-not-a-uuid', 'x'))],
   ['a name holding an escape sequence (ASCII), which the printer shows escaped', (store) => renamed(store, 'web\x1b]52;c;aGk=\x07\rok')],
@@ -332,7 +332,7 @@ const ODD_INSTANCES: [string, (store: Store) => void][] = [
     'a package named with a C1 control',
     async (store) => {
       await store.packages.insert(packageRecord({ id: 'p3', vnfdId: 'vnfd-3', name: 'pkg-3' } as never));
-      rename(store, 'vnf_packages', 'p3', 'pkg\u009b2J');
+      await rename(store, 'vnf_packages', 'p3', 'pkg\u009b2J');
       await store.instances.insert({ ...instance(randomUUID(), 'of-p3'), vnfPkgId: 'p3' });
     },
   ],
@@ -347,14 +347,14 @@ const ODD_INSTANCES: [string, (store: Store) => void][] = [
 ];
 
 describe('vnf-list table written by SQLite', () => {
-  const sqliteInstances = (extra?: (store: Store) => void) => {
+  const sqliteInstances = async (extra?: (store: Store) => Promise<void>) => {
     const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'));
-    seedInstances(store, extra);
+    await seedInstances(store, extra);
     return store;
   };
 
   it('is the printer’s table, byte for byte, in every form, over awkward names, VIMs, packages and VNFC counts', async () => {
-    const store = sqliteInstances();
+    const store = await sqliteInstances();
     try {
       const { written, tables } = await compareInstances(store);
       expect(tables).toBeGreaterThanOrEqual(VNF_FORMS.length * 2 - 2);
@@ -365,7 +365,7 @@ describe('vnf-list table written by SQLite', () => {
   });
 
   it.each(ODD_INSTANCES)('is the printer’s own with %s', async (what, extra) => {
-    const store = sqliteInstances(extra);
+    const store = await sqliteInstances(extra);
     try {
       await compareInstances(store);
       expect(store.instances.tableText({}, { wide: what.includes('VIM') })).toBeUndefined();
@@ -388,7 +388,7 @@ describe('vnf-list table on PostgreSQL', () => {
     const db = await server.createDatabase();
     const store = await connectStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'), { databaseUrl: server.url(db) });
     try {
-      seedInstances(store);
+      await seedInstances(store);
       expect(store.instances.tableText({}, { wide: false })).toBeUndefined();
       expect(await compareInstances(store)).toMatchObject({ written: 0 });
     } finally {

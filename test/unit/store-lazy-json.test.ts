@@ -52,7 +52,7 @@ async function seeded() {
 
 describe('JSON columns read on first use', () => {
   it('a listed instance and operation print as they were written: same fields, same order', async () => {
-    const store = seeded();
+    const store = await seeded();
     try {
       const [listed] = await store.instances.list();
       expect(JSON.stringify(listed)).toBe(JSON.stringify(instance));
@@ -65,10 +65,10 @@ describe('JSON columns read on first use', () => {
   });
 
   it('a list reads no blob it is not asked for: a damaged instance info fails only where it is read', async () => {
-    const store = seeded();
+    const store = await seeded();
     try {
-      store.db.prepare("UPDATE vnf_instance_details SET instantiated_vnf_info = '{damaged' WHERE id = 'inst-1'").run();
-      store.db.prepare("INSERT INTO lcm_op_occ_journal_steps (op_id, seq, step) VALUES ('op-1', 0, '{damaged')").run();
+      await store.db.prepare("UPDATE vnf_instance_details SET instantiated_vnf_info = '{damaged' WHERE id = 'inst-1'").run();
+      await store.db.prepare("INSERT INTO lcm_op_occ_journal_steps (op_id, seq, step) VALUES ('op-1', 0, '{damaged')").run();
       const [listed] = await store.instances.list();
       expect([listed!.id, listed!.vnfInstanceName, listed!.instantiationState, listed!.metadata]).toEqual(['inst-1', 'web', 'INSTANTIATED', { owner: 'ops' }]);
       expect(() => listed!.instantiatedVnfInfo).toThrow(SyntaxError);
@@ -81,7 +81,7 @@ describe('JSON columns read on first use', () => {
   });
 
   it('a read value is kept (parsed once), and can be replaced, deleted and spread like any property', async () => {
-    const store = seeded();
+    const store = await seeded();
     try {
       const listed = await store.instances.get('inst-1');
       const info = listed.instantiatedVnfInfo;
