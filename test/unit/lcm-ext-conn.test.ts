@@ -129,7 +129,7 @@ const nfvOf = async (id: string) => ((await getVnf(deps, id)).instantiatedVnfInf
 describe('vnf-change-ext-conn (OpenStack)', () => {
   it("updates the stack's nfv: the named connection point gets the new network and fixed IP, the rest stays; hooks around", async () => {
     const id = await instantiated();
-    const before = nfvOf(id);
+    const before = await nfvOf(id);
     const r = await changeExtConn(deps, id, { extVirtualLinks: [link('ext-vl-2', 'net-new')] });
     expect(r.opOcc).toMatchObject({ operation: 'CHANGE_EXT_CONN', operationState: 'COMPLETED' });
     expect(updates).toHaveLength(1);
@@ -137,7 +137,7 @@ describe('vnf-change-ext-conn (OpenStack)', () => {
     expect(updates[0]!.nfv.CP['VDU1_CP1']).toEqual({ network: 'net-new', fixed_ips: [{ ip_address: '10.10.0.5', subnet: 'subnet-new' }] });
     expect(updates[0]!.nfv.CP['VDU2_CP1']).toEqual(before.nfv.CP['VDU2_CP1']);
     expect(updates[0]!.nfv.VDU).toEqual(before.nfv.VDU);
-    const after = nfvOf(id);
+    const after = await nfvOf(id);
     expect(after.nfv).toEqual(updates[0]!.nfv);
     expect(after.extVirtualLinks.map((l) => l.id)).toEqual(['ext-vl-1', 'ext-vl-2']);
     expect(hooks).toEqual(['change_external_connectivity_start', 'change_external_connectivity_end']);
@@ -154,13 +154,13 @@ describe('vnf-change-ext-conn (OpenStack)', () => {
 
   it('a Heat failure is FAILED_TEMP; retry completes; rollback updates the stack with the nfv before', async () => {
     const id = await instantiated();
-    const before = nfvOf(id);
+    const before = await nfvOf(id);
     failNext = new Error('UPDATE_FAILED: port quota exceeded');
     await expect(changeExtConn(deps, id, { extVirtualLinks: [link('ext-vl-2', 'net-new')] })).rejects.toThrow(
       /CHANGE_EXT_CONN of vnf instance .* failed: UPDATE_FAILED.*FAILED_TEMP/,
     );
     const op = (await listOpOccs(deps, { vnf: id })).find((o) => o.operationState === 'FAILED_TEMP')!;
-    expect(nfvOf(id)).toEqual(before);
+    expect(await nfvOf(id)).toEqual(before);
     const back = await rollbackOpOcc(deps, op.id);
     expect(back.opOcc.operationState).toBe('ROLLED_BACK');
     expect(updates.at(-1)!.nfv).toEqual(before.nfv);
@@ -170,9 +170,9 @@ describe('vnf-change-ext-conn (OpenStack)', () => {
     const second = (await listOpOccs(deps, { vnf: id })).find((o) => o.operationState === 'FAILED_TEMP')!;
     const retried = await retryOpOcc(deps, second.id);
     expect(retried.opOcc.operationState).toBe('COMPLETED');
-    expect(nfvOf(id).nfv.CP['VDU1_CP1']?.network).toBe('net-3');
+    expect((await nfvOf(id)).nfv.CP['VDU1_CP1']?.network).toBe('net-3');
     // The link of the same id is replaced, not added.
-    expect(nfvOf(id).extVirtualLinks.map((l) => l.id)).toEqual(['ext-vl-1']);
+    expect((await nfvOf(id)).extVirtualLinks.map((l) => l.id)).toEqual(['ext-vl-1']);
   });
 });
 
@@ -214,7 +214,11 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
     expect(updates).toHaveLength(1);
     const after = await getVnf(deps, id);
     expect(after.vimId).toBeUndefined();
-    expect(keptVim(id)).toMatchObject({ vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: 'http://127.0.0.2:5000/v3' }, extra: { 'dummy-key': 'dummy-val' } });
+    expect(await keptVim(id)).toMatchObject({
+      vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+      interfaceInfo: { endpoint: 'http://127.0.0.2:5000/v3' },
+      extra: { 'dummy-key': 'dummy-val' },
+    });
     expect(Object.keys(after.vimConnectionInfo!)).toEqual(['vim1']);
     expect(notices.join('\n')).toMatch(/vimConnectionInfo\.vim2 is not kept: an instance runs on one VIM/);
     // Kept and recorded sealed: neither the instance nor the occurrence holds a password in the clear.
@@ -247,7 +251,7 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
     // The retry reopened the credentials the occurrence kept sealed.
     expect(connected.at(-1)).toMatchObject({ inline: true, secrets: { password: 'new-password' } });
     expect((await getVnf(deps, id)).vimId).toBeUndefined();
-    expect(keptVim(id)).toMatchObject({ interfaceInfo: { endpoint: 'http://127.0.0.2:5000/v3' } });
+    expect(await keptVim(id)).toMatchObject({ interfaceInfo: { endpoint: 'http://127.0.0.2:5000/v3' } });
   });
 
   it('naming a registered VIM moves the instance to it; a Kubernetes VIM or a vimId not registered is refused, nothing recorded', async () => {

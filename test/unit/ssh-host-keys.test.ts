@@ -51,18 +51,18 @@ describe('host key store', () => {
       const target = { host: '10.0.0.5', username: 'u', serverId: 'srv-1', label: 'VDU1 (10.0.0.5)' };
       const presented = { fingerprint: 'SHA256:new', keyType: 'ssh-ed25519' };
       const said: string[] = [];
-      expect(judgeHostKey(target, presented, store.hostKeys, [])).toEqual({ kind: 'first-use' });
-      recordHostKey(target, presented, { kind: 'first-use' }, store.hostKeys, 'now', (l) => said.push(l));
+      expect(judgeHostKey(target, presented, await store.hostKeys.get(target.serverId), [])).toEqual({ kind: 'first-use' });
+      await recordHostKey(target, presented, { kind: 'first-use' }, store.hostKeys, 'now', (l) => said.push(l));
       expect(await store.hostKeys.get('srv-1')).toMatchObject({ fingerprint: 'SHA256:new', address: '10.0.0.5' });
-      expect(judgeHostKey(target, presented, store.hostKeys, [])).toEqual({ kind: 'known' });
+      expect(judgeHostKey(target, presented, await store.hostKeys.get(target.serverId), [])).toEqual({ kind: 'known' });
       const other = { fingerprint: 'SHA256:other', keyType: 'ssh-ed25519' };
-      const changed = judgeHostKey(target, other, store.hostKeys, ['srv-9', '10.0.0.9']);
+      const changed = judgeHostKey(target, other, await store.hostKeys.get(target.serverId), ['srv-9', '10.0.0.9']);
       expect(changed.kind).toBe('changed');
-      expect(() => recordHostKey(target, other, changed, store.hostKeys, 'later', () => undefined)).toThrow(HostKeyChangedError);
-      expect(judgeHostKey(target, other, store.hostKeys, ['srv-1']).kind).toBe('accepted');
-      const byAddress = judgeHostKey(target, other, store.hostKeys, ['10.0.0.5']);
+      await expect(recordHostKey(target, other, changed, store.hostKeys, 'later', () => undefined)).rejects.toThrow(HostKeyChangedError);
+      expect(judgeHostKey(target, other, await store.hostKeys.get(target.serverId), ['srv-1']).kind).toBe('accepted');
+      const byAddress = judgeHostKey(target, other, await store.hostKeys.get(target.serverId), ['10.0.0.5']);
       expect(byAddress.kind).toBe('accepted');
-      recordHostKey(target, other, byAddress, store.hostKeys, 'later', (l) => said.push(l));
+      await recordHostKey(target, other, byAddress, store.hostKeys, 'later', (l) => said.push(l));
       expect(await store.hostKeys.get('srv-1')).toMatchObject({ fingerprint: 'SHA256:other', pinnedAt: 'later' });
       expect(said).toEqual([
         'VDU1 (10.0.0.5): pinned host key ssh-ed25519 SHA256:new of server srv-1',

@@ -49,7 +49,7 @@ describe('a lease on the shared store while another client holds the write lock'
       };
       const lock = { vnfInstanceId: 'i1', opId: 'op1', pid: process.pid, acquiredAt: now, hostId: 'this-host', startTime: '1' };
       await store.opOccs.exclusive(async () => {
-        await store.opOccs.insert(op, {});
+        await store.opOccs.insert(op, {} as never);
         await store.opOccs.takeLock(lock);
       });
       const first = (await observer.opOccs.lock('i1'))!.leaseExpiresAt!;

@@ -159,7 +159,7 @@ describe('operations across machines', () => {
       await until(async () => (await store.opOccs.lock('inst-1'))!.heartbeatAt! > firstBeat);
 
       b.child.kill('SIGKILL');
-      let swept: ReturnType<typeof sweepStaleLock> = [];
+      let swept: Awaited<ReturnType<typeof sweepStaleLock>> = [];
       await until(async () => (swept = await sweepStaleLock(deps, 'inst-1')).length > 0);
       expect(swept[0]).toMatchObject({ id: opId, operationState: 'FAILED_TEMP' });
       expect(swept[0]!.error?.detail).toMatch(/pid \d+ on host machine-b.*its lease ran out at/);
@@ -194,13 +194,12 @@ describe('operations across machines', () => {
       });
       // Another client takes the lease over (as after this one stalled past its expiry).
       await query(db, "UPDATE vnf_locks SET pid = 1, host_id = 'machine-c-id', host_name = 'machine-c'");
-      expect(
-        async () =>
-          await ops.exclusive(async () => {
-            await store.instances.update({ ...store.instances.get('inst-1'), vnfInstanceDescription: 'stale write', updatedAt: NOW });
-            await ops.setState('op-1', 'COMPLETED', NOW);
-          }),
-      ).toThrow(/lease of this vnfm on vnf instance inst-1 ran out and vnfm pid 1 on host machine-c holds it/);
+      await expect(
+        ops.exclusive(async () => {
+          await store.instances.update({ ...(await store.instances.get('inst-1')), vnfInstanceDescription: 'stale write', updatedAt: NOW });
+          await ops.setState('op-1', 'COMPLETED', NOW);
+        }),
+      ).rejects.toThrow(/lease of this vnfm on vnf instance inst-1 ran out and vnfm pid 1 on host machine-c holds it/);
       expect((await store.instances.get('inst-1')).vnfInstanceDescription).toBe('');
       expect((await ops.get('op-1')).operationState).toBe('PROCESSING');
     } finally {
@@ -215,15 +214,15 @@ describe('key rotation on the shared store', () => {
     const other = await connectStore(home(), { databaseUrl: url });
     try {
       const alive = () => true;
-      other.secrets.acquireLock(ROTATION_LOCK, { pid: 4242, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' }, NOW, alive);
+      await other.secrets.acquireLock(ROTATION_LOCK, { pid: 4242, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' }, NOW, alive);
       await expect(store.secrets.acquireLock(ROTATION_LOCK, { pid: process.pid }, NOW, alive)).rejects.toThrow(
         /a master key rotation is in progress by pid 4242 on machine-b since/,
       );
       await expect(store.opOccs.exclusive(() => store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'x', pid: process.pid, acquiredAt: NOW }))).rejects.toThrow(ConflictError);
-      other.secrets.releaseLock(ROTATION_LOCK, { pid: 4242, startTime: '1' });
+      await other.secrets.releaseLock(ROTATION_LOCK, { pid: 4242, startTime: '1' });
       expect(await store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
     } finally {
-      other.close();
+      await other.close();
       await store.close();
     }
   });
@@ -233,20 +232,20 @@ describe('key rotation on the shared store', () => {
     const other = await connectStore(home(), { databaseUrl: url, leaseTimeoutMs: 60_000 });
     try {
       const b = { pid: 4242, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' };
-      other.secrets.acquireLock(ROTATION_LOCK, b, NOW, () => true);
+      await other.secrets.acquireLock(ROTATION_LOCK, b, NOW, () => true);
       const held = (await store.secrets.lockHolder(ROTATION_LOCK))!;
       expect(Date.parse(held.leaseExpiresAt!) - Date.parse(held.heartbeatAt!)).toBe(60_000);
       const running = (h: Parameters<typeof holderStatus>[0]) => holderStatus(h).state !== 'gone';
       await expect(store.secrets.acquireLock(ROTATION_LOCK, holderOf(), NOW, running)).rejects.toThrow(/in progress by pid 4242 on machine-b/);
       // machine-b is gone: its heartbeat stopped and the lease ran out.
-      other.close();
+      await other.close();
       await query(db, "UPDATE store_locks SET lease_expires_at = '2000-01-01T00:00:00.000Z'");
       const { staleHolder } = await store.secrets.acquireLock(ROTATION_LOCK, holderOf(), NOW, running);
       expect(staleHolder).toMatchObject({ pid: 4242, hostName: 'machine-b' });
       expect(await store.secrets.lockHolder(ROTATION_LOCK)).toMatchObject({ pid: process.pid });
       await store.secrets.releaseLock(ROTATION_LOCK, holderOf());
     } finally {
-      other.close();
+      await other.close();
       await store.close();
     }
   });
@@ -312,7 +311,7 @@ describe('following an operation from another machine', () => {
           await ops.takeLock({ vnfInstanceId: 'inst-1', opId: id, pid: 4242, acquiredAt: NOW, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' });
         });
       const env = { VNFM_DATABASE_URL: url };
-      start('op-1');
+      await start('op-1');
       const live = { stdout: '', stderr: '' };
       const watching = vnfmOn(home(), ['op-watch', 'op-1', '--interval', '0.05'], env, live);
       await until(() => live.stderr.includes('PROCESSING'));
@@ -327,7 +326,7 @@ describe('following an operation from another machine', () => {
       expect(live.stdout).toBe('COMPLETED\n');
       expect(live.stderr).toMatch(/occurrence op-1 \(SCALE of inst-1\): COMPLETED/);
 
-      start('op-2');
+      await start('op-2');
       const failing = vnfmOn(home(), ['op-watch', 'op-2', '--interval', '0.05'], env);
       await ops.exclusive(async () => {
         await ops.setState('op-2', 'FAILED_TEMP', NOW, { error: { status: 500, title: 'Infra-driver error', detail: 'pods did not start' } });
@@ -439,6 +438,6 @@ describe('connection', () => {
 });
 
 /** Polls `check` until it holds (the test's own timeout bounds the wait). */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 100));
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 100));
 }
