@@ -40,9 +40,7 @@ import { openOnboarded } from './package-content.js';
 import { flavourOf } from './requests.js';
 import { instanceVim, mergeVimConnectionInfo, requestVimConnectionInfo, withVimFields, type MergedVim } from './vim-merge.js';
 import { jsonMergePatch } from './merge-patch.js';
-import { applyContainerUpdate, planContainerUpdate } from './container-update.js';
 import { plannerOf } from './planners/index.js';
-import { kubernetesPlanner } from './planners/kubernetes.js';
 
 /** RFC 7396 JSON merge patch, as Tacker's inst_utils.json_merge_patch applies a modify request. */
 export { jsonMergePatch };
@@ -217,16 +215,14 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
   const newPkg = pkgRecord ? await openOnboarded(deps, pkgRecord) : undefined;
   const flavour = flavourOf(instance, oldPkg.vnfd);
   const planner = await plannerOf(deps, instance);
-  const openstack = planner.name === 'openstack';
   let vim: VimConnection;
   let vimFields: MergedVim['vimFields'];
   let params: VnfInfoModificationRequest = request;
   if (request.vimConnectionInfo) {
+    const keepsVim = planner.modify?.keepsVim;
     const refuseMove = (field: string) => {
-      if (!openstack) return;
-      throw new ValidationError(source, field, 'moves an OpenStack VNF to another VIM, which vnf-update does not do (its Heat stack stays where it is)', {
-        hint: 'leave vimConnectionInfo out for an OpenStack VNF',
-      });
+      if (!keepsVim) return;
+      throw new ValidationError(source, field, keepsVim, { hint: `leave vimConnectionInfo out for a VNF on a ${planner.name} VIM` });
     };
     const merged = await mergeVimConnectionInfo(deps, instance, source, request.vimConnectionInfo as Record<string, VimConnectionInfo>, { body, onNotice, replacing: refuseMove });
     vim = merged.vim;
@@ -244,20 +240,15 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
     packageDir: oldPkg.workDir,
     hooks: ['modify_information_start', 'modify_information_end'] as ['modify_information_start', 'modify_information_end'],
   };
-  if (openstack || !newPkg) {
+  const packageChange = planner.modify?.packageChange;
+  if (!newPkg || !packageChange) {
     // No VIM work: Tacker's modify_info_process changes the records only.
     const plan: Plan = { ...common, connect: planner.connect, run: async () => after(instance) };
     return { plan, ...(newPkg ? { newPackageDir: newPkg.workDir } : {}) };
   }
-  const update = await planContainerUpdate(instance, source, oldPkg, newPkg, flavour, 'new', request.metadata?.['configmap_secret_paths'], deps.now().toISOString());
-  const plan: KubernetesPlan = {
-    ...common,
-    connect: kubernetesPlanner.connect,
-    async run(driver, ctx) {
-      for (const line of update.changed) ctx.report({ message: `image ${line}` });
-      return after(await applyContainerUpdate(driver, ctx, instance, update, vim));
-    },
-  };
+  const input = { instance, source, current: oldPkg, target: newPkg, images: 'new' as const, flavour, vim, now: deps.now().toISOString() };
+  const work = await packageChange(deps, { ...input, configPaths: request.metadata?.['configmap_secret_paths'] });
+  const plan: Plan = { ...common, connect: work.connect, run: async (driver, ctx) => after(await work.run(driver, ctx)) };
   return { plan, newPackageDir: newPkg.workDir };
 }
 
@@ -372,14 +363,16 @@ export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: Operatio
   const oldPkg = await openOnboarded(deps, await deps.store.packages.get(instance.vnfPkgId));
   const planner = await plannerOf(deps, instance);
   const base = { operation: MODIFY_INFO, params: op.operationParams, vim, packageDir: oldPkg.workDir };
-  const moved = (request.vnfdId ?? request.vnfPkgId) !== undefined && planner.name !== 'openstack' && instance.instantiatedVnfInfo;
+  const moved = (request.vnfdId ?? request.vnfPkgId) !== undefined && instance.instantiatedVnfInfo;
+  const packageChange = planner.modify?.packageChange;
   let plan: Plan;
-  if (!moved) {
+  if (!moved || !packageChange) {
     plan = { ...base, connect: planner.connect, run: async () => instance };
   } else {
+    // The images of the current package again, on what the failed update left.
     const flavour = flavourOf(instance, oldPkg.vnfd);
-    const update = await planContainerUpdate(instance, source, oldPkg, oldPkg, flavour, 'old');
-    plan = { ...base, flavour, connect: kubernetesPlanner.connect, run: (driver, ctx) => applyContainerUpdate(driver, ctx, instance, update, vim) } satisfies KubernetesPlan;
+    const work = await packageChange(deps, { instance, source, current: oldPkg, target: oldPkg, images: 'old', flavour, vim });
+    plan = { ...base, flavour, ...work };
   }
   const resumed = await resumeOccurrence(deps, op.id, 'ROLLING_BACK');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });

@@ -5,10 +5,12 @@
  */
 import type { HelmChartTool, HelmClient } from '../../infra/helm/contract.js';
 import type { KubernetesInfraDriver } from '../../infra/kubernetes/driver-contract.js';
+import { ValidationError } from '../../errors.js';
 import { isMapping } from '../../yaml.js';
 import type { LcmDeps } from '../engine.js';
 import type { LcmOpOcc, VimConnection, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
 import { kubernetesVims } from '../vim-connection.js';
+import { KUBERNETES_EXT_CONN } from './kubernetes.js';
 import type { Planner } from './planner.js';
 import { describeRelease, liveReleaseScale } from './kubernetes-live.js';
 import { isHelmInstance } from './helm-deployment.js';
@@ -82,4 +84,17 @@ export const helmPlanner: Planner<HelmDrivers> = {
   // A release's objects are recorded on the instance: no call to helm is needed to read them.
   describe: describeRelease,
   liveScale: liveReleaseScale,
+  modify: {
+    async packageChange(_deps, input) {
+      throw new ValidationError(
+        input.source,
+        'vnfdId',
+        'moves a Helm VNF to another package, which vnf-update does not do (its releases come from the charts of the package they were installed from)',
+        {
+          hint: `upgrade the releases to the new package's charts with: vnfm vnf-change-package ${input.instance.vnfInstanceName ?? input.instance.id} FILE`,
+        },
+      );
+    },
+  },
+  extConnRefusal: KUBERNETES_EXT_CONN,
 };

@@ -12,7 +12,10 @@
  * factory is one optional member), the five plans and the rollback; then
  * one line in PLANNERS below, before the Kubernetes planner when it claims
  * some of the same VIMs. The engine, the use cases, retry, rollback,
- * vnf-update and change-ext-conn find it through `plannerOf`.
+ * vnf-update and change-ext-conn find it through `plannerOf`; what
+ * vnf-update does at its VIMs is its `modify` (absent: records only), and
+ * change-ext-conn its `changeExtConn` (absent: refused with its
+ * `extConnRefusal`).
  */
 import type { LcmDeps } from '../engine.js';
 import type { LcmOpOcc, LcmOperation, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';

@@ -5,6 +5,7 @@
  */
 import { ConflictError, echo, UsageError, ValidationError, VnfmError } from '../../errors.js';
 import type { OpenStackInfraDriver } from '../../infra/openstack/driver-contract.js';
+import { openStackExtConn } from './openstack-ext-conn.js';
 import { stackNameOf } from '../../infra/openstack/driver-contract.js';
 import type { Flavour } from '../../vnfd/index.js';
 import type { LcmDeps, OpenStackPlan, OperationOptions } from '../engine.js';
@@ -489,4 +490,7 @@ export const openStackPlanner: Planner<OpenStackInfraDriver> = {
   describe: describeOpenStack,
   liveScale: liveOpenStackScale,
   adopt: planOpenStackAdoption,
+  // vnf-update changes the records only: the Heat stack stays where it is, with its templates.
+  modify: { keepsVim: 'moves an OpenStack VNF to another VIM, which vnf-update does not do (its Heat stack stays where it is)' },
+  changeExtConn: openStackExtConn(connect),
 };
