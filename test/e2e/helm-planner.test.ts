@@ -14,7 +14,7 @@ import { ConflictError, ValidationError } from '../../src/errors.js';
 import { createHelmChartTool, createHelmClient } from '../../src/infra/helm/index.js';
 import { createKubernetesDriver, type KubernetesDriver } from '../../src/infra/kubernetes/index.js';
 import { execute, resumeOccurrence, runOperation, type LcmDeps, type OperationOptions } from '../../src/lcm/engine.js';
-import { createVnf, type VnfInstance } from '../../src/lcm/index.js';
+import { createVnf, modifyVnfInfo, type VnfInstance } from '../../src/lcm/index.js';
 import { claimsHelm, helmPlanner, type HelmServices } from '../../src/lcm/planners/helm.js';
 import { renderKubeconfig } from '../../src/sandbox/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -50,7 +50,7 @@ const opts = (): OperationOptions => ({
 async function run(instance: VnfInstance, operation: 'instantiate' | 'scale' | 'heal' | 'terminate' | 'changePackage', body: unknown) {
   lines = [];
   const fresh = await deps.store.instances.get(instance.id);
-  expect(claimsHelm(deps, fresh, body)).toBe(true);
+  expect(await claimsHelm(deps, fresh, body)).toBe(true);
   return runOperation(deps, fresh, () => helmPlanner[operation](deps, fresh, body, 'request.json', false, opts()), opts());
 }
 
@@ -58,7 +58,7 @@ async function rollback(opId: string) {
   lines = [];
   const op = await deps.store.opOccs.get(opId);
   const instance = await deps.store.instances.get(op.vnfInstanceId);
-  expect(claimsHelm(deps, instance, op.operationParams, op)).toBe(true);
+  expect(await claimsHelm(deps, instance, op.operationParams, op)).toBe(true);
   const plan = await helmPlanner.rollback(deps, instance, op, 'occurrence');
   return execute(deps, await resumeOccurrence(deps, op.id, 'ROLLING_BACK'), plan, 'ROLLING_BACK', 'ROLLED_BACK', opts());
 }
@@ -138,7 +138,7 @@ afterAll(async () => {
 
 describe('the Helm planner, Tacker v2 request', () => {
   it('instantiate, scale out and in, heal, change package, terminate: helm list agrees at each step', async () => {
-    const vnf = create('v2');
+    const vnf = await create('v2');
     const release = `vnf${vnf.id.replace(/-/g, '')}`;
     const done = await run(vnf, 'instantiate', req('instantiate.json'));
     expect(done.opOcc.operationState).toBe('COMPLETED');
@@ -166,6 +166,14 @@ describe('the Helm planner, Tacker v2 request', () => {
     i = await agrees(vnf.id, 'helm-cnf-0.1.0');
     expect(i.instantiatedVnfInfo!.metadata.revision).toBe(3);
 
+    // vnf-update does not move a release to another package's chart: refused before anything is recorded.
+    const occurrences = (await deps.store.opOccs.list({ vnfInstanceId: vnf.id })).length;
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V2 }, opts())).rejects.toThrow(/Helm VNF to another package.*\n?.*|vnf-change-package/);
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V2 }, opts())).rejects.toBeInstanceOf(ValidationError);
+    expect(await deps.store.opOccs.list({ vnfInstanceId: vnf.id })).toHaveLength(occurrences);
+    i = await agrees(vnf.id, 'helm-cnf-0.1.0');
+    expect(i.vnfdId).not.toBe(V2);
+
     await run(vnf, 'changePackage', req('change-package.json'));
     i = await agrees(vnf.id, 'helm-cnf-0.2.0');
     expect(i).toMatchObject({ vnfdId: V2, vnfSoftwareVersion: '2.0' });
@@ -184,11 +192,11 @@ describe('the Helm planner, Tacker v2 request', () => {
 
 describe('the Helm planner, Tacker v1 request on a VIM with extra.use_helm', () => {
   it('instantiate, scale, a failed scale rolled back by helm rollback, terminate', async () => {
-    const vnf = create('v1');
+    const vnf = await create('v1');
     const body = req('instantiate-v1.json', (b) => (b.vimConnectionInfo = { vim1: { vimId: 'sandbox-helm', vimType: 'kubernetes' } }));
     delete body.additionalParams.use_helm;
     // The VIM's extra.use_helm alone makes it Helm's, even without use_helm in the request.
-    expect(claimsHelm(deps, await deps.store.instances.get(vnf.id), { vimConnectionInfo: body.vimConnectionInfo })).toBe(true);
+    expect(await claimsHelm(deps, await deps.store.instances.get(vnf.id), { vimConnectionInfo: body.vimConnectionInfo })).toBe(true);
     await run(vnf, 'instantiate', body);
     let i = await agrees(vnf.id, 'helm-cnf-0.1.0');
     expect(i.instantiatedVnfInfo!.metadata).toMatchObject({ release_name: 'helm-cnf', revision: 1, helm_replica_values: { vdu1_aspect: 'vdu1.replicaCount' } });
@@ -225,7 +233,7 @@ describe('the Helm planner, Tacker v1 request on a VIM with extra.use_helm', () 
 
 describe('Helm requests refused before anything changes', () => {
   it('a chart path the package does not have', async () => {
-    const vnf = create('bad-path');
+    const vnf = await create('bad-path');
     const err = await run(
       vnf,
       'instantiate',
@@ -238,7 +246,7 @@ describe('Helm requests refused before anything changes', () => {
   }, 300_000);
 
   it('a replica value the chart does not read: nothing installed', async () => {
-    const vnf = create('bad-value');
+    const vnf = await create('bad-value');
     const err = await run(
       vnf,
       'instantiate',
@@ -250,7 +258,7 @@ describe('Helm requests refused before anything changes', () => {
   }, 300_000);
 
   it('a scale of a VDU without a replica value fails before touching the release', async () => {
-    const vnf = create('no-value');
+    const vnf = await create('no-value');
     await run(
       vnf,
       'instantiate',
@@ -269,7 +277,7 @@ describe('Helm requests refused before anything changes', () => {
     const chart = join(dir, 'chart');
     cpSync(join(SAMPLE, 'package/Files/kubernetes/helm-cnf'), chart, { recursive: true });
     expect((await helm('install', 'taken', chart, '--namespace', NS)).code).toBe(0);
-    const vnf = create('taken');
+    const vnf = await create('taken');
     const err = await run(
       vnf,
       'instantiate',
