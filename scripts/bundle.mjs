@@ -10,6 +10,7 @@
 //
 //   node scripts/bundle.mjs [--metafile]   (--metafile: build/vnfm.meta.json, for esbuild's analyzer)
 import { execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire, isBuiltin } from 'node:module';
 import { join, relative, resolve } from 'node:path';
@@ -184,6 +185,21 @@ const noBindingsSearch = {
       contents: `module.exports = () => { throw new Error('internal: better-sqlite3 was opened without nativeBinding'); };`,
       loader: 'js',
     }));
+  },
+};
+
+// node-postgres asks whether it runs on Cloudflare Workers by making a
+// `Response`, which on Node 20 loads the whole fetch implementation (undici:
+// ~50 ms of every command on a PostgreSQL store). vnfm runs on Node only.
+const nodeOnlyPg = {
+  name: 'node-only-pg',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]pg[\\/]lib[\\/]stream\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      const probe = "typeof Response === 'function'";
+      if (!text.includes(probe)) throw new Error(`${args.path}: node-postgres no longer probes for Cloudflare with ${probe}; look again at node-only-pg`);
+      return { contents: text.replace(probe, 'false'), loader: 'js' };
+    });
   },
 };
 
@@ -396,7 +412,7 @@ const firstPass = await esbuild.build({
   entryPoints: ['scripts/vnfm-entry.ts'],
   write: false,
   outfile: join(staging, 'vnfm.cjs'),
-  plugins: [roomRouting(roomEntries), chunkRouting(plans), noBindingsSearch],
+  plugins: [roomRouting(roomEntries), chunkRouting(plans), noBindingsSearch, nodeOnlyPg],
   metafile: true,
 });
 const mainInputs = new Set(Object.keys(firstPass.metafile.inputs));
@@ -424,7 +440,7 @@ for (let round = 0; ; round++) {
         // A room is vnfm's own code (its dependencies come from the main bundle or a chunk), written as ES modules, which
         // are strict: kept strict as CommonJS, so a write to a frozen object (the sandbox's stored objects) throws here too.
         banner: { js: `'use strict';\n${common.banner.js}` },
-        plugins: [roomRouting(roomEntries), sharing(mainInputs, sharedUsed), chunkRouting(plans), noBindingsSearch],
+        plugins: [roomRouting(roomEntries), sharing(mainInputs, sharedUsed), chunkRouting(plans), noBindingsSearch, nodeOnlyPg],
         metafile: true,
       }),
     ),
@@ -452,7 +468,7 @@ const builds = await Promise.all([
     ...common,
     entryPoints: ['scripts/vnfm-entry.ts'],
     outfile: join(staging, 'vnfm.cjs'),
-    plugins: [withRegistry, sharedRegistry(sharedUsed), roomRouting(roomEntries), chunkRouting(plans), noBindingsSearch],
+    plugins: [withRegistry, sharedRegistry(sharedUsed), roomRouting(roomEntries), chunkRouting(plans), noBindingsSearch, nodeOnlyPg],
     metafile,
   }),
   // Each chunk carries its own dependencies (a second copy of js-yaml in the
@@ -462,7 +478,7 @@ const builds = await Promise.all([
       ...common,
       stdin: { contents: plan.entry, resolveDir: root, loader: 'js' },
       outfile: join(staging, 'chunks', chunkFile(pkg)),
-      plugins: [noBindingsSearch],
+      plugins: [noBindingsSearch, nodeOnlyPg],
     }),
   ),
 ]);
