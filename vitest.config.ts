@@ -28,6 +28,8 @@ const realTier: TestProjectInlineConfiguration[] = process.env['VNFM_KUBE_APISER
             'test/e2e/tacker-container-update.test.ts',
             'test/e2e/vnf-describe.test.ts',
             'test/e2e/vnf-adopt.test.ts',
+            'test/e2e/vnf-logs.test.ts',
+            'test/e2e/vnf-why-failed.test.ts',
           ],
           globalSetup: ['test/support/real-apiserver-setup.ts'],
         },

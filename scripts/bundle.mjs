@@ -38,6 +38,12 @@ export const CHUNKED_PACKAGES = ['inquirer', 'js-yaml', 'node-ssh'];
  * holds across chunks).
  */
 export const CHUNKED_ROOMS = {
+  // The domain's use cases: packages, VNFDs, VIM configuration, the lifecycle engine and its planners.
+  // What the start-up commands (`vim-list`, `vnf-list`, `op-list`) use of them, they import statically,
+  // and it stays in the main bundle; the rest (two thirds of the code that was in the main bundle) is
+  // read only by the commands that change or check something. It is the base of the other rooms:
+  // a room's chunk takes from it what it shares with it (see BASE_ROOM).
+  domain: ['src/lcm/', 'src/csar/', 'src/vnfd/', 'src/vim/'],
   sandbox: 'src/sandbox/',
   kubernetes: 'src/infra/kubernetes/',
   openstack: 'src/infra/openstack/',
@@ -53,6 +59,15 @@ export const CHUNKED_ROOMS = {
   jsonpath: 'src/cli/output/jsonpath.ts',
   'tacker-filter': 'src/cli/output/tacker-filter.ts',
 };
+
+/**
+ * The room the other rooms build on: a module that the main bundle does not
+ * hold and this room's chunk does is taken by the other chunks from it
+ * (`require('vnfm-room:domain:src/vnfd/index.ts')`, served by
+ * scripts/chunk-loader.ts), as they take the main bundle's modules from it:
+ * each module has one instance. Its chunk is built first, then the others.
+ */
+const BASE_ROOM = 'domain';
 
 /**
  * The main bundle stays small enough to parse in a few milliseconds. Lowered
@@ -223,6 +238,9 @@ const common = {
   // Worked out when first read (a URL costs a little at every start, and few commands read it).
   banner: { js: `const __vnfm_import_meta = { get url() { return require('node:url').pathToFileURL(__filename).href; } };` },
   legalComments: 'none',
+  // The bundle and its chunks run through vm.Script, which has no loader for a real import(): a dynamic import
+  // of a module another chunk or the main bundle holds (`import('vnfm-shared:…')`) becomes a require.
+  supported: { 'dynamic-import': false },
   // Less text to read and compile at every start (the main bundle 985 -> 731 KB, the Kubernetes
   // client's chunk 16 -> 6 MB). Names stay as written, so stack traces (--debug) still name functions.
   minifyWhitespace: true,
@@ -230,10 +248,17 @@ const common = {
   logLevel: 'warning',
 };
 
-/** The room a source file belongs to, if it is one of CHUNKED_ROOMS. */
+/** The room a source file belongs to, if it is one of CHUNKED_ROOMS: the one with the longest matching path. */
 const roomOf = (file) => {
   const rel = relative(root, file);
-  return Object.keys(CHUNKED_ROOMS).find((name) => rel.startsWith(CHUNKED_ROOMS[name]));
+  let best;
+  let length = 0;
+  for (const [name, paths] of Object.entries(CHUNKED_ROOMS)) {
+    for (const path of [paths].flat()) {
+      if (rel.startsWith(path) && path.length > length) [best, length] = [name, path.length];
+    }
+  }
+  return best;
 };
 const roomFile = (name) => `room-${name}.cjs`;
 const loaderPath = join(root, 'scripts', 'chunk-loader.ts');
@@ -276,9 +301,11 @@ function roomRouting(entries) {
 /**
  * In a room's chunk: a module the main bundle holds is not bundled again but
  * taken from the main bundle (`require('vnfm-shared:src/errors.ts')`, served
- * by scripts/chunk-loader.ts), so each module has one instance.
+ * by scripts/chunk-loader.ts), so each module has one instance; in the other
+ * rooms' chunks, a module the base room's chunk holds is taken from that
+ * chunk (`baseInputs`; `entries` records it as one of the chunk's entries).
  */
-function sharing(mainInputs, used) {
+function sharing(mainInputs, used, baseInputs, entries) {
   return {
     name: 'vnfm-shared',
     setup(build) {
@@ -287,6 +314,10 @@ function sharing(mainInputs, used) {
         const r = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { ...args.pluginData, vnfmShared: true } });
         if (r.errors.length > 0 || r.external || r.namespace !== 'file') return undefined;
         const rel = relative(root, r.path);
+        if (baseInputs?.has(rel) && !mainInputs.has(rel)) {
+          entries.get(BASE_ROOM).add(rel);
+          return { path: `vnfm-room:${BASE_ROOM}:${rel}`, external: true };
+        }
         if (!mainInputs.has(rel)) return undefined;
         used.add(rel);
         return { path: `vnfm-shared:${rel}`, external: true };
@@ -424,27 +455,29 @@ let roomBuilds;
 for (let round = 0; ; round++) {
   const before = [...roomEntries.values()].reduce((n, files) => n + files.size, 0);
   rooms = [...roomEntries].filter(([, files]) => files.size > 0).map(([name, files]) => [name, [...files].sort()]);
-  roomBuilds = await Promise.all(
-    rooms.map(([name, list]) =>
-      esbuild.build({
-        ...common,
-        stdin: {
-          contents: [
-            ...list.map((rel, i) => `import * as e${i} from ${JSON.stringify(`./${rel}`)};`),
-            `export const entries = { ${list.map((rel, i) => `${JSON.stringify(rel)}: e${i}`).join(', ')} };`,
-          ].join('\n'),
-          resolveDir: root,
-          loader: 'ts',
-        },
-        outfile: join(staging, 'chunks', roomFile(name)),
-        // A room is vnfm's own code (its dependencies come from the main bundle or a chunk), written as ES modules, which
-        // are strict: kept strict as CommonJS, so a write to a frozen object (the sandbox's stored objects) throws here too.
-        banner: { js: `'use strict';\n${common.banner.js}` },
-        plugins: [roomRouting(roomEntries), sharing(mainInputs, sharedUsed), chunkRouting(plans), noBindingsSearch, nodeOnlyPg],
-        metafile: true,
-      }),
-    ),
-  );
+  // The base room first: the others take from its chunk what it holds.
+  rooms.sort(([a], [b]) => Number(b === BASE_ROOM) - Number(a === BASE_ROOM));
+  const buildRoom = ([name, list], baseInputs) =>
+    esbuild.build({
+      ...common,
+      stdin: {
+        contents: [
+          ...list.map((rel, i) => `import * as e${i} from ${JSON.stringify(`./${rel}`)};`),
+          `export const entries = { ${list.map((rel, i) => `${JSON.stringify(rel)}: e${i}`).join(', ')} };`,
+        ].join('\n'),
+        resolveDir: root,
+        loader: 'ts',
+      },
+      outfile: join(staging, 'chunks', roomFile(name)),
+      // A room is vnfm's own code (its dependencies come from the main bundle or a chunk), written as ES modules, which
+      // are strict: kept strict as CommonJS, so a write to a frozen object (the sandbox's stored objects) throws here too.
+      banner: { js: `'use strict';\n${common.banner.js}` },
+      plugins: [roomRouting(roomEntries), sharing(mainInputs, sharedUsed, baseInputs, roomEntries), chunkRouting(plans), noBindingsSearch, nodeOnlyPg],
+      metafile: true,
+    });
+  const base = rooms[0]?.[0] === BASE_ROOM ? await buildRoom(rooms[0], undefined) : undefined;
+  const baseInputs = new Set(Object.keys(base?.metafile.inputs ?? {}));
+  roomBuilds = [...(base ? [base] : []), ...(await Promise.all(rooms.slice(base ? 1 : 0).map((room) => buildRoom(room, baseInputs))))];
   if ([...roomEntries.values()].reduce((n, files) => n + files.size, 0) === before) break;
   if (round === 3) throw new Error("bundle: the rooms' entries did not settle");
 }

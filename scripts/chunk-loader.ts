@@ -91,7 +91,9 @@ function codeCache(file: string, code: string): { found: boolean; read(): Buffer
 
 /**
  * A chunk holds all its dependencies but those the main bundle holds
- * (`vnfm-shared:<source path>`); what it still requires are Node's built-in
+ * (`vnfm-shared:<source path>`) and those the base room's chunk holds
+ * (`vnfm-room:<room>:<source path>`, one of that chunk's entries: see
+ * BASE_ROOM in scripts/bundle.mjs); what it still requires are Node's built-in
  * modules and optional helpers that packages try and do without (bufferutil,
  * supports-color, ssh2's native crypto). Those are never looked for on disk,
  * so bin/vnfm behaves as the executable does, whatever else is installed in
@@ -102,6 +104,12 @@ function chunkRequire(id: string): unknown {
     const get = shared[id.slice('vnfm-shared:'.length)];
     if (!get) throw new Error(`internal: a chunk asked for ${id}, which the main bundle does not offer (rebuild with npm run build)`);
     return get();
+  }
+  if (id.startsWith('vnfm-room:')) {
+    const [, room, rel] = id.split(':');
+    const entries = (loadChunk(`room-${room}.cjs`) as { entries: Record<string, unknown> }).entries;
+    if (!rel || !(rel in entries)) throw new Error(`internal: a chunk asked for ${id}, which the ${room} chunk does not offer (rebuild with npm run build)`);
+    return entries[rel];
   }
   if (isBuiltin(id)) return require(id);
   throw Object.assign(new Error(`Cannot find module '${id}' (vnfm loads only built-in modules from its chunks)`), { code: 'MODULE_NOT_FOUND' });

@@ -32,11 +32,11 @@ import { createContext } from './src/cli/context.ts';
 import { IO } from './src/cli/io.ts';
 import { renderManPages } from './src/cli/man.ts';
 import { buildProgram } from './src/cli/program.ts';
-export function manPages(opts) {
+export async function manPages(opts) {
   const env = { HOME: '/nonexistent', NO_COLOR: '1' };
   const streams = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() };
   const ctx = createContext(new IO(streams, env, { noColor: true }), env, '/');
-  return renderManPages(buildProgram(ctx), opts);
+  return renderManPages(await buildProgram(ctx), opts);
 }
 `;
 const tmp = join(root, 'build', `.man-${process.pid}.mjs`);
@@ -53,7 +53,7 @@ try {
     logLevel: 'warning',
   });
   const { manPages } = await import(pathToFileURL(tmp).href);
-  const pages = manPages({ version, date: pageDate() });
+  const pages = await manPages({ version, date: pageDate() });
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   for (const page of pages) writeFileSync(join(out, page.file), page.text);

@@ -9,6 +9,9 @@ import type { Keyring } from '../crypto/index.js';
 import { SecretKeyError, UsageError } from '../errors.js';
 import type { Store } from '../store/index.js';
 import type { IO } from './io.js';
+// Imported statically: what every command that opens the store uses stays in the main bundle, outside the domain's
+// chunk (scripts/bundle.mjs).
+import { holderStatus } from '../lcm/lock-holder.js';
 
 export interface Context {
   readonly io: IO;
@@ -93,7 +96,7 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
     now,
     async store() {
       if (!store) {
-        const [{ connectStore }, crypto, { holderStatus }] = await Promise.all([import('../store/index.js'), import('../crypto/index.js'), import('../lcm/lock-holder.js')]);
+        const [{ connectStore }, crypto] = await Promise.all([import('../store/index.js'), import('../crypto/index.js')]);
         // Every command that opens the store refuses a malformed master key, not only those that open secrets.
         crypto.checkMasterKeyForm(home, env);
         const database = await resolveDatabase();

@@ -1,59 +1,10 @@
 /**
  * The command tree. Each command module defines its flags and loads what it
- * needs only when it runs.
+ * needs only when it runs; a command line that names a command loads that
+ * command's module alone.
  */
 import { Command } from 'commander';
 import type { Context } from './context.js';
-import { completeCommand } from './commands/complete.js';
-import { completionCommand } from './commands/completion.js';
-import { keyGenerateCommand } from './commands/key/generate.js';
-import { storeInfoCommand } from './commands/store/info.js';
-import { storeExportCommand } from './commands/store/export.js';
-import { storeImportCommand } from './commands/store/import.js';
-import { keyRotateCommand } from './commands/key/rotate.js';
-import { sandboxCommand } from './commands/sandbox.js';
-import { vimCheckCommand } from './commands/vim/check.js';
-import { vimDeleteCommand } from './commands/vim/delete.js';
-import { vimListCommand } from './commands/vim/list.js';
-import { vimRegisterCommand } from './commands/vim/register.js';
-import { vimShowCommand } from './commands/vim/show.js';
-import { vimUpdateCommand } from './commands/vim/update.js';
-import { demoCommand } from './commands/demo.js';
-import { sampleExportCommand } from './commands/sample/export.js';
-import { sampleListCommand } from './commands/sample/list.js';
-import { versionCommand } from './commands/version.js';
-import { vnfpkgBuildCommand } from './commands/vnfpkg/build.js';
-import { vnfpkgDeleteCommand } from './commands/vnfpkg/delete.js';
-import { vnfpkgDownloadCommand } from './commands/vnfpkg/download.js';
-import { vnfpkgListCommand } from './commands/vnfpkg/list.js';
-import { vnfpkgOnboardCommand } from './commands/vnfpkg/onboard.js';
-import { vnfpkgShowCommand } from './commands/vnfpkg/show.js';
-import { vnfpkgUpdateCommand } from './commands/vnfpkg/update.js';
-import { vnfpkgValidateCommand } from './commands/vnfpkg/validate.js';
-import { vnfpkgVnfdCommand } from './commands/vnfpkg/vnfd.js';
-import { vnfpkgHotCommand } from './commands/vnfpkg/hot.js';
-import { opFailCommand } from './commands/op/fail.js';
-import { opListCommand } from './commands/op/list.js';
-import { opLogCommand } from './commands/op/log.js';
-import { opWatchCommand } from './commands/op/watch.js';
-import { opRetryCommand } from './commands/op/retry.js';
-import { opRollbackCommand } from './commands/op/rollback.js';
-import { opShowCommand } from './commands/op/show.js';
-import { vnfChangePackageCommand } from './commands/vnf/change-package.js';
-import { vnfCreateCommand } from './commands/vnf/create.js';
-import { vnfDeleteCommand } from './commands/vnf/delete.js';
-import { vnfHealCommand } from './commands/vnf/heal.js';
-import { vnfInstantiateCommand } from './commands/vnf/instantiate.js';
-import { vnfKubeconfigCommand } from './commands/vnf/kubeconfig.js';
-import { vnfLogsCommand } from './commands/vnf/logs.js';
-import { vnfListCommand } from './commands/vnf/list.js';
-import { vnfScaleCommand } from './commands/vnf/scale.js';
-import { vnfShowCommand } from './commands/vnf/show.js';
-import { vnfDescribeCommand } from './commands/vnf/describe.js';
-import { vnfSyncCommand } from './commands/vnf/sync.js';
-import { vnfAdoptCommand } from './commands/vnf/adopt.js';
-import { vnfTerminateCommand } from './commands/vnf/terminate.js';
-import { vnfChangeExtConnCommand, vnfUpdateCommand } from './commands/vnf/update.js';
 import { terminalSafe } from './terminal-text.js';
 import { versionLine } from './version.js';
 
@@ -75,7 +26,7 @@ function commandWord(argv: readonly string[]): string | undefined {
 }
 
 /** The program; with argv, only the command argv names is defined (every command when it names none). */
-export function buildProgram(ctx: Context, argv: readonly string[] = []): Command {
+export async function buildProgram(ctx: Context, argv: readonly string[] = []): Promise<Command> {
   const program = new Command('vnfm')
     .description('A standalone, Tacker-compatible VNF manager: VIMs, ETSI NFV packages and VNF lifecycle, from one command line.')
     .version(versionLine(), '-v, --version', 'print the vnfm version and the commit it was built from')
@@ -97,68 +48,72 @@ export function buildProgram(ctx: Context, argv: readonly string[] = []): Comman
       const url = program.opts<{ databaseUrl?: string }>().databaseUrl;
       if (url !== undefined) ctx.useDatabaseUrl(url);
     });
-  const commands: Array<[string, (ctx: Context) => Command]> = [
-    ['vim-register', vimRegisterCommand],
-    ['vim-list', vimListCommand],
-    ['vim-show', vimShowCommand],
-    ['vim-check', vimCheckCommand],
-    ['vim-update', vimUpdateCommand],
-    ['vim-delete', vimDeleteCommand],
-    ['vnfpkg-validate', vnfpkgValidateCommand],
-    ['vnfpkg-build', vnfpkgBuildCommand],
-    ['vnfpkg-onboard', vnfpkgOnboardCommand],
-    ['vnfpkg-list', vnfpkgListCommand],
-    ['vnfpkg-show', vnfpkgShowCommand],
-    ['vnfpkg-update', vnfpkgUpdateCommand],
-    ['vnfpkg-delete', vnfpkgDeleteCommand],
-    ['vnfpkg-download', vnfpkgDownloadCommand],
-    ['vnfpkg-vnfd', vnfpkgVnfdCommand],
-    ['vnfpkg-hot', vnfpkgHotCommand],
-    ['vnf-create', vnfCreateCommand],
-    ['vnf-list', vnfListCommand],
-    ['vnf-show', vnfShowCommand],
-    ['vnf-describe', vnfDescribeCommand],
-    ['vnf-logs', vnfLogsCommand],
-    ['vnf-sync', vnfSyncCommand],
-    ['vnf-adopt', vnfAdoptCommand],
-    ['vnf-instantiate', vnfInstantiateCommand],
-    ['vnf-scale', vnfScaleCommand],
-    ['vnf-heal', vnfHealCommand],
-    ['vnf-change-package', vnfChangePackageCommand],
-    ['vnf-update', vnfUpdateCommand],
-    ['vnf-change-ext-conn', vnfChangeExtConnCommand],
-    ['vnf-terminate', vnfTerminateCommand],
-    ['vnf-delete', vnfDeleteCommand],
-    ['vnf-kubeconfig', vnfKubeconfigCommand],
-    ['op-list', opListCommand],
-    ['op-show', opShowCommand],
-    ['op-log', opLogCommand],
-    ['op-watch', opWatchCommand],
-    ['op-retry', opRetryCommand],
-    ['op-rollback', opRollbackCommand],
-    ['op-fail', opFailCommand],
-    ['key-rotate', keyRotateCommand],
-    ['key-generate', keyGenerateCommand],
-    ['store-info', storeInfoCommand],
-    ['store-export', storeExportCommand],
-    ['store-import', storeImportCommand],
-    ['sandbox', sandboxCommand],
-    ['demo', demoCommand],
-    ['sample-list', sampleListCommand],
-    ['sample-export', sampleExportCommand],
-    ['version', versionCommand],
-    ['completion', completionCommand],
+  const commands: Array<[string, () => Promise<(ctx: Context) => Command>]> = [
+    ['vim-register', async () => (await import('./commands/vim/register.js')).vimRegisterCommand],
+    ['vim-list', async () => (await import('./commands/vim/list.js')).vimListCommand],
+    ['vim-show', async () => (await import('./commands/vim/show.js')).vimShowCommand],
+    ['vim-check', async () => (await import('./commands/vim/check.js')).vimCheckCommand],
+    ['vim-update', async () => (await import('./commands/vim/update.js')).vimUpdateCommand],
+    ['vim-delete', async () => (await import('./commands/vim/delete.js')).vimDeleteCommand],
+    ['vnfpkg-validate', async () => (await import('./commands/vnfpkg/validate.js')).vnfpkgValidateCommand],
+    ['vnfpkg-build', async () => (await import('./commands/vnfpkg/build.js')).vnfpkgBuildCommand],
+    ['vnfpkg-onboard', async () => (await import('./commands/vnfpkg/onboard.js')).vnfpkgOnboardCommand],
+    ['vnfpkg-list', async () => (await import('./commands/vnfpkg/list.js')).vnfpkgListCommand],
+    ['vnfpkg-show', async () => (await import('./commands/vnfpkg/show.js')).vnfpkgShowCommand],
+    ['vnfpkg-update', async () => (await import('./commands/vnfpkg/update.js')).vnfpkgUpdateCommand],
+    ['vnfpkg-delete', async () => (await import('./commands/vnfpkg/delete.js')).vnfpkgDeleteCommand],
+    ['vnfpkg-download', async () => (await import('./commands/vnfpkg/download.js')).vnfpkgDownloadCommand],
+    ['vnfpkg-vnfd', async () => (await import('./commands/vnfpkg/vnfd.js')).vnfpkgVnfdCommand],
+    ['vnfpkg-hot', async () => (await import('./commands/vnfpkg/hot.js')).vnfpkgHotCommand],
+    ['vnf-create', async () => (await import('./commands/vnf/create.js')).vnfCreateCommand],
+    ['vnf-list', async () => (await import('./commands/vnf/list.js')).vnfListCommand],
+    ['vnf-show', async () => (await import('./commands/vnf/show.js')).vnfShowCommand],
+    ['vnf-describe', async () => (await import('./commands/vnf/describe.js')).vnfDescribeCommand],
+    ['vnf-logs', async () => (await import('./commands/vnf/logs.js')).vnfLogsCommand],
+    ['vnf-sync', async () => (await import('./commands/vnf/sync.js')).vnfSyncCommand],
+    ['vnf-adopt', async () => (await import('./commands/vnf/adopt.js')).vnfAdoptCommand],
+    ['vnf-instantiate', async () => (await import('./commands/vnf/instantiate.js')).vnfInstantiateCommand],
+    ['vnf-scale', async () => (await import('./commands/vnf/scale.js')).vnfScaleCommand],
+    ['vnf-heal', async () => (await import('./commands/vnf/heal.js')).vnfHealCommand],
+    ['vnf-change-package', async () => (await import('./commands/vnf/change-package.js')).vnfChangePackageCommand],
+    ['vnf-update', async () => (await import('./commands/vnf/update.js')).vnfUpdateCommand],
+    ['vnf-change-ext-conn', async () => (await import('./commands/vnf/update.js')).vnfChangeExtConnCommand],
+    ['vnf-terminate', async () => (await import('./commands/vnf/terminate.js')).vnfTerminateCommand],
+    ['vnf-delete', async () => (await import('./commands/vnf/delete.js')).vnfDeleteCommand],
+    ['vnf-kubeconfig', async () => (await import('./commands/vnf/kubeconfig.js')).vnfKubeconfigCommand],
+    ['op-list', async () => (await import('./commands/op/list.js')).opListCommand],
+    ['op-show', async () => (await import('./commands/op/show.js')).opShowCommand],
+    ['op-log', async () => (await import('./commands/op/log.js')).opLogCommand],
+    ['op-watch', async () => (await import('./commands/op/watch.js')).opWatchCommand],
+    ['op-retry', async () => (await import('./commands/op/retry.js')).opRetryCommand],
+    ['op-rollback', async () => (await import('./commands/op/rollback.js')).opRollbackCommand],
+    ['op-fail', async () => (await import('./commands/op/fail.js')).opFailCommand],
+    ['key-rotate', async () => (await import('./commands/key/rotate.js')).keyRotateCommand],
+    ['key-generate', async () => (await import('./commands/key/generate.js')).keyGenerateCommand],
+    ['store-info', async () => (await import('./commands/store/info.js')).storeInfoCommand],
+    ['store-export', async () => (await import('./commands/store/export.js')).storeExportCommand],
+    ['store-import', async () => (await import('./commands/store/import.js')).storeImportCommand],
+    ['sandbox', async () => (await import('./commands/sandbox.js')).sandboxCommand],
+    ['demo', async () => (await import('./commands/demo.js')).demoCommand],
+    ['sample-list', async () => (await import('./commands/sample/list.js')).sampleListCommand],
+    ['sample-export', async () => (await import('./commands/sample/export.js')).sampleExportCommand],
+    ['version', async () => (await import('./commands/version.js')).versionCommand],
+    ['completion', async () => (await import('./commands/completion.js')).completionCommand],
   ];
   // One command asked for by name: only its definition is built (what the others' flags cost at every start);
   // anything else (help, an unknown word, completion) gets the whole tree.
   const only = commands.find(([name]) => name === commandWord(argv));
-  for (const [name, define] of only ? [only] : commands) {
+  const defined = await Promise.all((only ? [only] : commands).map(async ([name, load]) => [name, await load()] as const));
+  for (const [name, define] of defined) {
     const cmd = define(ctx);
     if (cmd.name() !== name) throw new Error(`internal: the command table names ${name} for ${cmd.name()}`);
     // Subcommands inherit the error handling and output routing of the program.
     program.addCommand(cmd.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError('(run with --help for usage)'));
   }
-  // What the completion scripts ask; not a command for people, so not in the help.
+  if (only) return program;
+  // What the completion scripts ask (`vnfm complete ...`, which names no command of the table); not a command
+  // for people, so not in the help.
+  const { completeCommand } = await import('./commands/complete.js');
   program.addCommand(
     completeCommand(ctx, () => program)
       .exitOverride()

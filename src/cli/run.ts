@@ -2,7 +2,7 @@
  * Runs a command line: builds the program, parses, and turns errors into
  * messages and exit codes (the only place that does). main.ts loads it.
  */
-import { CommanderError } from 'commander';
+import { type Command, CommanderError } from 'commander';
 import { CancelledError, clip, ExitCode, MAX_MESSAGE_CHARS, VnfmError } from '../errors.js';
 import { createContext } from './context.js';
 import { IO, type Streams } from './io.js';
@@ -14,14 +14,15 @@ export async function run(argv: string[], streams: Streams, env: Record<string, 
   const io = new IO(streams, env, { noColor: argv.includes('--no-color') });
   io.debug = argv.includes('--debug') || env['VNFM_DEBUG'] === '1';
   const ctx = createContext(io, env, cwd);
-  const program = buildProgram(ctx, argv);
+  let program: Command | undefined;
   try {
+    program = await buildProgram(ctx, argv);
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;
   } catch (err) {
     if (err instanceof CommanderError && err.code === 'commander.unknownOption') {
       // Tacker's -f json or --sort-column NAME: commander has said "unknown option"; vnfm's form follows.
-      const typed = program.commands.find((c) => argv.includes(c.name()));
+      const typed = program?.commands.find((c) => argv.includes(c.name()));
       const takes = typed && { output: typed.options.some((o) => o.long === '--output'), sort: typed.options.some((o) => o.long === '--sort') };
       const hint = tackerOptionHint(err.message, argv, takes);
       if (hint) io.hint(hint);

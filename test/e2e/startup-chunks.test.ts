@@ -118,6 +118,24 @@ describe('start-up', () => {
     // What the main bundle has of them: the stand-in that loads the chunk.
     expect(main).toContain('"vnfm-room:sandbox:src/sandbox/index.ts"');
   });
+
+  it("the domain's use cases (packages, VNFDs, VIM configuration, the lifecycle and its planners) are a chunk too; the main bundle keeps what the start-up commands use of them", () => {
+    expect(readdirSync(join(root, 'build', 'chunks'))).toContain('room-domain.cjs');
+    const main = readFileSync(join(root, 'build', 'vnfm.cjs'), 'utf8');
+    const modules = [...main.matchAll(/(?:__esm|__commonJS)\(\{"(src\/[^"]+)"/g)].map((m) => m[1]!);
+    const domain = modules.filter((m) => /^src\/(lcm|csar|vnfd|vim)\//.test(m));
+    // vnf-list and op-list read through lcm/instances.ts, vim-list through vim/vims.ts.
+    expect(domain).toEqual(expect.arrayContaining(['src/lcm/instances.ts', 'src/vim/vims.ts']));
+    expect(domain.filter((m) => m.startsWith('src/csar/validate') || m.startsWith('src/vnfd/') || m.startsWith('src/lcm/planners/') || m === 'src/vim/register.ts')).toEqual([]);
+    expect(main).toContain('"vnfm-room:domain:src/vim/register.ts"');
+  });
+
+  it('no chunk calls import(): the chunks run through vm.Script, which has no loader for it, so what a chunk loads lazily from another is a require', () => {
+    for (const file of readdirSync(join(root, 'build', 'chunks')).filter((f) => f.endsWith('.cjs'))) {
+      const code = readFileSync(join(root, 'build', 'chunks', file), 'utf8');
+      expect(code.match(/[^\w$.]import\("vnfm-[^"]*"\)/g), file).toBeNull();
+    }
+  });
 });
 
 describe('the code cache under VNFM_HOME', () => {

@@ -1,6 +1,8 @@
 /**
  * vnf-logs with the real program against the sandbox, whose pods' logs are
- * served as a kubelet serves them through the API server: every pod of the
+ * served as a kubelet serves them through the API server, and in the real
+ * API server tier against the real kube-apiserver, which proxies the
+ * request to the stand-in kubelet of the pod's node: every pod of the
  * instance (each line prefixed with its pod), one VDU's, one VNFC's, with
  * --tail and -c; -f follows until Ctrl-C, which ends it with exit 130; an
  * instance with nothing at a VIM is refused (exit 4).
@@ -50,7 +52,7 @@ describe('vnf-logs', () => {
     for (const v of vnfcs) expect(all.stdout).toMatch(new RegExp(`^\\[pod/${v.vnfcResourceInfoId}\\] \\S+: started on `, 'm'));
     const vdu1 = vnfcs.find((v) => v.vduId === 'VDU1')!;
     const one = await ok(['vnf-logs', 'web', '--vdu', 'VDU1']);
-    expect(one.stdout.split('\n').filter(Boolean)).toEqual([expect.stringMatching(/^\S+: started on \S+ \(the sandbox runs no container/), expect.stringMatching(/^\S+: ready$/)]);
+    expect(one.stdout.split('\n').filter(Boolean)).toEqual([expect.stringMatching(/^\S+: started on \S+ \(the .+ runs no container/), expect.stringMatching(/^\S+: ready$/)]);
     expect((await ok(['vnf-logs', 'web', '--vnfc', vdu1.id, '--tail', '1'])).stdout).toMatch(/^\S+: ready\n$/);
     const bad = await run(['vnf-logs', 'web', '--vnfc', vdu1.id, '-c', 'no-such-container']);
     expect(bad.code).not.toBe(0);

@@ -1,12 +1,13 @@
 /**
- * "Why did it fail?" with the real program on the sandbox: an instantiate
- * whose vdu1 pod never gets ready (its kubelet posting the failed readiness
- * probe, as a real one does) times out, and the error names the object, its
- * pod and that warning; vnf-describe then shows the FAILED_TEMP instance
- * from what the operation's journal records as created (the instance itself
- * records nothing at the VIM), which objects are not ready and their
- * events, and again after op-fail; after op-rollback there is nothing to
- * describe.
+ * "Why did it fail?" with the real program on the sandbox, and in the real
+ * API server tier on the real kube-apiserver with the stand-in kubelet: an
+ * instantiate whose vdu1 pod never gets ready (its kubelet posting the
+ * failed readiness probe, as a real one does) times out, and the error
+ * names the object, its pod and that warning; vnf-describe then shows the
+ * FAILED_TEMP instance from what the operation's journal records as
+ * created (the instance itself records nothing at the VIM), which objects
+ * are not ready and their events, and again after op-fail; after
+ * op-rollback there is nothing to describe.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

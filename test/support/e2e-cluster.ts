@@ -89,7 +89,8 @@ export async function e2eCluster(namespacePrefix: string, sandboxOptions: Sandbo
     namespace,
     request: (method, path, body, contentType) => kubeRequest(endpoint, method, path, body, contentType),
     writeVimConfig: (path, ns = namespace) => writePrivate(path, renderVimConfig({ url: real.server, caPem: real.caPem, token: real.token }, ns)),
-    neverReady: (match) => holdPods(endpoint, { kind: match.kind, name: match.name, namespace: match.namespace ?? namespace }),
+    // Running with a failing readiness probe, as the sandbox's neverReady: the stand-in kubelet posts the Warning a kubelet posts.
+    neverReady: (match) => holdPods(endpoint, { kind: match.kind, name: match.name, namespace: match.namespace ?? namespace, as: 'unready' }),
     async close() {
       await kubeRequest(endpoint, 'DELETE', `/api/v1/namespaces/${namespace}`);
     },

@@ -116,3 +116,53 @@ export function makeRsaKeyPair(dir: string, name: string): { keyPath: string; pu
   execFileSync('openssl', ['pkey', '-in', keyPath, '-pubout', '-out', pubPath], { stdio: 'pipe' });
   return { keyPath, pubPath };
 }
+
+/**
+ * Makes, in `dir`, a key (`<name>.key`) and a certificate (`<name>.crt`)
+ * signed by the CA whose files are given: for a server (`serverAuth`, with
+ * the IP addresses and DNS names) or a client (`clientAuth`, the subject's
+ * CN and O naming the user and its group as Kubernetes reads them).
+ */
+export function makeSignedCert(
+  dir: string,
+  ca: { caCertPath: string; caKeyPath: string },
+  name: string,
+  opts: { cn: string; org?: string; usage: 'serverAuth' | 'clientAuth'; ips?: string[]; dns?: string[] },
+): { certPath: string; keyPath: string; cert: string; key: string } {
+  const p = (f: string) => join(dir, f);
+  const subject = `/CN=${opts.cn}${opts.org ? `/O=${opts.org}` : ''}`;
+  execFileSync(
+    'openssl',
+    ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', p(`${name}.key`), '-out', p(`${name}.csr`), '-subj', subject],
+    {
+      stdio: 'pipe',
+    },
+  );
+  const altNames = [...(opts.ips ?? []).map((ip) => `IP:${ip}`), ...(opts.dns ?? []).map((d) => `DNS:${d}`)].join(',');
+  writeFileSync(
+    p(`${name}.ext`),
+    `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=${opts.usage}\n${altNames ? `subjectAltName=${altNames}\n` : ''}`,
+  );
+  execFileSync(
+    'openssl',
+    [
+      'x509',
+      '-req',
+      '-in',
+      p(`${name}.csr`),
+      '-CA',
+      ca.caCertPath,
+      '-CAkey',
+      ca.caKeyPath,
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-out',
+      p(`${name}.crt`),
+      '-extfile',
+      p(`${name}.ext`),
+    ],
+    { stdio: 'pipe' },
+  );
+  return { certPath: p(`${name}.crt`), keyPath: p(`${name}.key`), cert: readFileSync(p(`${name}.crt`), 'utf8'), key: readFileSync(p(`${name}.key`), 'utf8') };
+}

@@ -3,7 +3,9 @@
  * `etcd-server`), the upstream kube-apiserver and kube-controller-manager
  * whose compressed binaries live in the directory named by
  * VNFM_KUBE_APISERVER_DIR, and the stand-in scheduler and kubelet of
- * ./stand-in-kubelet.ts, so that workloads become ready.
+ * ./stand-in-kubelet.ts, so that workloads become ready, their events are
+ * posted and their logs are served (the API server proxies pods/log to the
+ * stand-in kubelets over TLS verified both ways).
  *
  * Everything it starts gets its own temp directory (certificates made with
  * openssl, a static token file, etcd's data), free loopback ports, and is
@@ -18,7 +20,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeRequest, type KubeEndpoint } from './kube-http.js';
-import { makeRsaKeyPair, makeServingPki } from './openssl-pki.js';
+import { makeRsaKeyPair, makeServingPki, makeSignedCert } from './openssl-pki.js';
 import { startStandInKubelet, type StandInKubelet } from './stand-in-kubelet.js';
 
 /** The environment variable naming the directory of `kube-apiserver.xz` and `kube-controller-manager.xz`. */
@@ -247,6 +249,8 @@ async function startOnce(opts: RealClusterOptions): Promise<RealCluster> {
       'kube-apiserver',
     );
     const sa = makeRsaKeyPair(dir, 'service-account');
+    // The API server's client certificate for the kubelets (pods' logs): they verify it against the cluster's CA, as it verifies theirs.
+    const kubeletClient = makeSignedCert(dir, pki, 'apiserver-kubelet-client', { cn: 'kube-apiserver-kubelet-client', org: 'system:masters', usage: 'clientAuth' });
     const adminToken = randomBytes(24).toString('hex');
     const kcmToken = randomBytes(24).toString('hex');
     writeFileSync(join(dir, 'tokens.csv'), `${adminToken},admin,admin-uid,"system:masters"\n${kcmToken},system:kube-controller-manager,kcm-uid\n`, { mode: 0o600 });
@@ -306,6 +310,15 @@ async function startOnce(opts: RealClusterOptions): Promise<RealCluster> {
       '--service-cluster-ip-range',
       SERVICE_CIDR,
       '--allow-privileged=true',
+      '--kubelet-certificate-authority',
+      pki.caCertPath,
+      '--kubelet-client-certificate',
+      kubeletClient.certPath,
+      '--kubelet-client-key',
+      kubeletClient.keyPath,
+      // The stand-in kubelets' Nodes have loopback InternalIPs; their Hostname addresses resolve nowhere.
+      '--kubelet-preferred-address-types',
+      'InternalIP',
       '--profiling=false',
     ]);
     await until(apiserver, 'kube-apiserver answered /readyz', async () => {
@@ -352,7 +365,11 @@ async function startOnce(opts: RealClusterOptions): Promise<RealCluster> {
 
     const version = await kubeRequest(endpoint, 'GET', '/version');
     if (opts.nodes !== false) {
-      kubelet = await startStandInKubelet(endpoint, { ...(opts.nodes ? { nodes: opts.nodes } : {}), ...(opts.onKubeletError ? { onError: opts.onKubeletError } : {}) });
+      kubelet = await startStandInKubelet(endpoint, {
+        ...(opts.nodes ? { nodes: opts.nodes } : {}),
+        ...(opts.onKubeletError ? { onError: opts.onKubeletError } : {}),
+        tls: { caCertPath: pki.caCertPath, caKeyPath: pki.caKeyPath, dir },
+      });
     }
     return {
       ...endpoint,

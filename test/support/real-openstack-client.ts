@@ -72,6 +72,18 @@ export interface Port {
   'binding:vif_type'?: string;
 }
 
+export interface GlanceImage {
+  id: string;
+  name: string;
+  status: string;
+  visibility: string;
+  size: number;
+  os_hash_algo: string;
+  os_hash_value: string;
+  tags: string[];
+  [property: string]: unknown;
+}
+
 export interface Network {
   id: string;
   name: string;
@@ -151,6 +163,30 @@ export class CloudClient {
     return network.id;
   }
 
+  /** The ids of the subnets of a network. */
+  async subnetsOf(networkId: string): Promise<string[]> {
+    const { subnets } = await this.call<{ subnets: Array<{ id: string }> }>(this.cloud.endpoints.network, 'GET', `/v2.0/subnets?network_id=${networkId}`);
+    return subnets.map((s) => s.id);
+  }
+
+  /** The images of the project carrying `tag` (Glance). */
+  async imagesTagged(tag: string): Promise<GlanceImage[]> {
+    return (await this.call<{ images: GlanceImage[] }>(this.cloud.endpoints.image, 'GET', `/v2/images?tag=${encodeURIComponent(tag)}`)).images;
+  }
+
+  async image(id: string): Promise<GlanceImage | undefined> {
+    return this.call<GlanceImage | undefined>(this.cloud.endpoints.image, 'GET', `/v2/images/${id}`, undefined, { allow404: true });
+  }
+
+  /** A flavor's sizes, by id; undefined once it is deleted. */
+  async flavor(id: string): Promise<{ id: string; vcpus: number; ram: number; disk: number } | undefined> {
+    return (
+      await this.call<{ flavor: { id: string; vcpus: number; ram: number; disk: number } } | undefined>(this.cloud.endpoints.compute, 'GET', `/flavors/${id}`, undefined, {
+        allow404: true,
+      })
+    )?.flavor;
+  }
+
   /** The id of the public flavor `name`, created with these sizes when there is none (admin only). */
   async ensureFlavor(name: string, sizes: { vcpus: number; ramMiB: number; diskGiB: number }): Promise<string> {
     const compute = this.cloud.endpoints.compute;
@@ -197,10 +233,11 @@ export class CloudClient {
 /**
  * A project of its own for a test file, with a user that has the `member`
  * and `heat_stack_owner` roles on it (no admin role: it sees only its own
- * servers, ports and networks), and an application credential; in the
+ * servers, ports and networks; with `admin`, the admin role too, as a
+ * VIM whose templates make flavors needs), and an application credential; in the
  * shape of KeystoneInfo, so openStackVimConfig (heat.ts) writes its VIM.
  */
-export async function createTenant(cloud: RealOpenStackInfo, name: string): Promise<KeystoneInfo> {
+export async function createTenant(cloud: RealOpenStackInfo, name: string, opts: { admin?: boolean } = {}): Promise<KeystoneInfo> {
   const admin = CloudClient.admin(cloud);
   const identity = cloud.keystone.url;
   const password = randomSecret();
@@ -209,7 +246,7 @@ export async function createTenant(cloud: RealOpenStackInfo, name: string): Prom
   const { user } = await admin.call<{ user: { id: string } }>(identity, 'POST', '/users', {
     user: { name: userName, password, domain_id: 'default', default_project_id: project.id },
   });
-  for (const role of ['member', 'heat_stack_owner']) {
+  for (const role of ['member', 'heat_stack_owner', ...(opts.admin ? ['admin'] : [])]) {
     const { roles } = await admin.call<{ roles: Array<{ id: string }> }>(identity, 'GET', `/roles?name=${role}`);
     if (!roles[0]) throw new Error(`the cloud's Keystone has no role ${role}`);
     await admin.call(identity, 'PUT', `/projects/${project.id}/users/${user.id}/roles/${roles[0].id}`);

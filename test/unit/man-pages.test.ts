@@ -6,10 +6,10 @@ import { IO } from '../../src/cli/io.js';
 import { renderManPages } from '../../src/cli/man.js';
 import { buildProgram } from '../../src/cli/program.js';
 
-function pages() {
+async function pages() {
   const env = { HOME: '/nonexistent', NO_COLOR: '1' };
   const streams = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() };
-  const program = buildProgram(createContext(new IO(streams, env, { noColor: true }), env, '/'));
+  const program = await buildProgram(createContext(new IO(streams, env, { noColor: true }), env, '/'));
   const commands = program.commands.map((c) => c.name()).filter((n) => n !== 'help' && n !== '__complete');
   return { commands, pages: new Map(renderManPages(program, { version: '9.8.7', date: '2031-02-03' }).map((p) => [p.file, p.text])) };
 }
@@ -17,9 +17,9 @@ function pages() {
 /** The roff requests the pages use; any other line starting with "." or "'" would be text roff swallows. */
 const REQUESTS = /^\.(\\"|TH|SH|SS|TP|PP|B|BR|RS|RE|nf|fi|br)( |$)/;
 
-describe('manual pages', () => {
-  const { commands, pages: all } = pages();
+const { commands, pages: all } = await pages();
 
+describe('manual pages', () => {
   it('are vnfm.1 and one page per command, dated and versioned', () => {
     expect(commands).toEqual(expect.arrayContaining(['vim-register', 'vnf-instantiate', 'demo', 'completion']));
     expect([...all.keys()].sort()).toEqual(['vnfm.1', ...commands.map((c) => `vnfm-${c}.1`)].sort());

@@ -131,7 +131,7 @@ export class KubeClient {
     return (await this.call(req, opts)).body as T;
   }
 
-  stream(req: KubeHttpRequest, onLine: (line: string) => void): Promise<KubeHttpResponse | undefined> {
+  stream(req: KubeHttpRequest, onLine: (line: string, bytes?: Buffer) => void): Promise<KubeHttpResponse | undefined> {
     return this.transport.stream(req, onLine);
   }
 

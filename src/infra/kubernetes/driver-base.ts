@@ -70,7 +70,7 @@ export abstract class KubeDriverBase {
   }
 
   /** A container's log, line by line (kubectl logs): pod-log.ts. */
-  podLog(input: PodLogInput, onLine: (line: string) => void, signal: AbortSignal): Promise<void> {
+  podLog(input: PodLogInput, onLine: (line: string, bytes: Buffer) => void, signal: AbortSignal): Promise<void> {
     return readPodLog(this.client, input, onLine, signal);
   }
 

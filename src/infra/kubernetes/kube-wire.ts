@@ -29,7 +29,11 @@ export interface KubeHttpRequest {
    * `timeoutSeconds` it asked the server for (or 10 minutes).
    */
   idleTimeoutMs?: number;
-  /** A stream's lines as sent, neither trimmed nor the blank ones dropped: a container's log. */
+  /**
+   * A stream's lines as sent, neither trimmed nor the blank ones dropped,
+   * each also handed on as its bytes (which need not be UTF-8): a
+   * container's log.
+   */
   rawLines?: boolean;
 }
 
@@ -49,11 +53,12 @@ export interface KubeHttpResponse {
 export interface KubeTransport {
   request(req: KubeHttpRequest): Promise<KubeHttpResponse>;
   /**
-   * Opens a streaming GET and hands each complete line to `onLine`. Resolves
-   * when the server ends the stream; a non-2xx answer resolves as a response
-   * without streaming, so the caller can read its Status.
+   * Opens a streaming GET and hands each complete line to `onLine` (with
+   * `rawLines`, also its bytes, without the newline). Resolves when the
+   * server ends the stream; a non-2xx answer resolves as a response without
+   * streaming, so the caller can read its Status.
    */
-  stream(req: KubeHttpRequest, onLine: (line: string) => void): Promise<KubeHttpResponse | undefined>;
+  stream(req: KubeHttpRequest, onLine: (line: string, bytes?: Buffer) => void): Promise<KubeHttpResponse | undefined>;
   /** Closes idle keep-alive connections. */
   close(): void;
 }
@@ -155,6 +160,7 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
       const serverTimeout = Number(req.query?.timeoutSeconds ?? 570);
       const res = await open(req, 'application/json', req.idleTimeoutMs ?? (serverTimeout + 30) * 1000, true);
       if ((res.statusCode ?? 0) >= 300) return readAll(res);
+      if (req.rawLines) return rawLineStream(res, onLine);
       return new Promise<undefined>((resolve, reject) => {
         let pending = '';
         res.setEncoding('utf8');
@@ -162,15 +168,15 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
           pending += chunk;
           let nl: number;
           while ((nl = pending.indexOf('\n')) >= 0) {
-            const line = req.rawLines ? pending.slice(0, nl) : pending.slice(0, nl).trim();
+            const line = pending.slice(0, nl).trim();
             pending = pending.slice(nl + 1);
-            if (line || req.rawLines) onLine(line);
+            if (line) onLine(line);
           }
         });
         res.on('error', reject);
         res.on('aborted', () => reject(Object.assign(new Error('the watch connection was cut'), { code: 'ECONNRESET' })));
         res.on('end', () => {
-          if (pending.trim()) onLine(req.rawLines ? pending : pending.trim());
+          if (pending.trim()) onLine(pending.trim());
           resolve(undefined);
         });
       });
@@ -182,6 +188,30 @@ export function createKubeTransport(access: KubeAccess): KubeTransport {
       });
     },
   };
+}
+
+/** A stream's lines as bytes, split at each newline only (a line may end in a CR, or not be UTF-8); the last one also when no newline ends it. */
+function rawLineStream(res: http.IncomingMessage, onLine: (line: string, bytes: Buffer) => void): Promise<undefined> {
+  return new Promise<undefined>((resolve, reject) => {
+    let pending: Buffer = Buffer.alloc(0);
+    const hand = (bytes: Buffer) => onLine(bytes.toString('utf8'), bytes);
+    res.on('data', (chunk: Buffer) => {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      let from = 0;
+      for (let nl = pending.indexOf(0x0a); nl >= 0; nl = pending.indexOf(0x0a, from)) {
+        hand(pending.subarray(from, nl));
+        from = nl + 1;
+      }
+      // The rest is copied: the chunk it came from is not kept alive by it.
+      pending = Buffer.from(pending.subarray(from));
+    });
+    res.on('error', reject);
+    res.on('aborted', () => reject(Object.assign(new Error('the watch connection was cut'), { code: 'ECONNRESET' })));
+    res.on('end', () => {
+      if (pending.length) hand(pending);
+      resolve(undefined);
+    });
+  });
 }
 
 function queryString(query: KubeHttpRequest['query']): string {

@@ -16,15 +16,19 @@ export interface PodLogInput {
   tailLines?: number;
 }
 
-/** What a driver that reads containers' logs offers (the Kubernetes driver does). */
+/**
+ * What a driver that reads containers' logs offers (the Kubernetes driver
+ * does): each line as text (UTF-8, a byte that is not shown as U+FFFD) and
+ * as the bytes the container wrote, without the newline.
+ */
 export interface PodLogReader {
-  podLog(input: PodLogInput, onLine: (line: string) => void, signal: AbortSignal): Promise<void>;
+  podLog(input: PodLogInput, onLine: (line: string, bytes: Buffer) => void, signal: AbortSignal): Promise<void>;
 }
 
 /** How long a followed log may stay quiet before the connection is taken for dead: a quiet container is normal. */
 const FOLLOW_IDLE_MS = 24 * 3600 * 1000;
 
-export async function readPodLog(client: KubeClient, input: PodLogInput, onLine: (line: string) => void, signal: AbortSignal): Promise<void> {
+export async function readPodLog(client: KubeClient, input: PodLogInput, onLine: (line: string, bytes: Buffer) => void, signal: AbortSignal): Promise<void> {
   const path = `/api/v1/namespaces/${encodeURIComponent(input.namespace)}/pods/${encodeURIComponent(input.pod)}/log`;
   const query = {
     ...(input.container ? { container: input.container } : {}),
@@ -34,7 +38,9 @@ export async function readPodLog(client: KubeClient, input: PodLogInput, onLine:
   };
   let answer;
   try {
-    answer = await client.stream({ method: 'GET', path, query, signal, rawLines: true, idleTimeoutMs: input.follow ? FOLLOW_IDLE_MS : 60_000 }, onLine);
+    answer = await client.stream({ method: 'GET', path, query, signal, rawLines: true, idleTimeoutMs: input.follow ? FOLLOW_IDLE_MS : 60_000 }, (line, bytes) =>
+      onLine(line, bytes ?? Buffer.from(line)),
+    );
   } catch (err) {
     if (signal.aborted) return;
     throw new KubeApiError(`cannot read the log of pod ${input.pod} in namespace ${input.namespace}: ${(err as Error).message}`, 0, undefined, {

@@ -213,6 +213,12 @@ export interface OpenStackInfraDriver {
    */
   describe?(instanceId: string, signal?: AbortSignal): Promise<{ stack: { name: string; id: string; status: string; statusReason: string }; resources: LiveNode[] } | undefined>;
   /**
+   * The console log of a server (Nova's os-getConsoleOutput): its last
+   * `tailLines` lines, all when absent; writes nothing. Optional: a driver
+   * without it cannot read console logs.
+   */
+  consoleLog?(serverId: string, tailLines: number | undefined, signal?: AbortSignal): Promise<string>;
+  /**
    * Adoption: a stack another VNF manager made, by name or id, as Heat shows
    * it (its status and parameters), or undefined when there is none; writes
    * nothing. Optional: a driver without it cannot adopt.

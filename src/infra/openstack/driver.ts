@@ -12,6 +12,7 @@ import { heatTree } from './describe.js';
 import { createGlanceSession } from './glance.js';
 import { GroupSizes } from './group-sizes.js';
 import { createImageService } from './images.js';
+import { createNovaSession } from './nova.js';
 import { KeystoneTokens } from './service-connection.js';
 import { contentOf, HeatStacks, memberOf, SERVER_TYPE, servers, stackResource, step } from './stack-actions.js';
 
@@ -30,7 +31,7 @@ export interface OpenStackDriverOptions extends HeatSessionOptions {
 const FLOATING_IP_TYPES = new Set(['OS::Neutron::FloatingIP', 'OS::Neutron::FloatingIPAssociation']);
 
 export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStackDriverOptions = {}): OpenStackInfraDriver & { close(): void } {
-  // One token for Heat and Glance.
+  // One token for Heat, Glance and Nova.
   const tokens = new KeystoneTokens(creds, opts, opts.now ?? Date.now);
   const heat = opts.session ?? createHeatSession(creds, { ...opts, tokens });
   const depth = opts.nestedDepth ?? 4;
@@ -154,6 +155,7 @@ export function createOpenStackDriver(creds: KeystoneCredentials, opts: OpenStac
       };
     },
     findStack: (nameOrId, signal) => foundStack(heat, nameOrId, signal),
+    consoleLog: createNovaSession(creds, { ...opts, tokens }).consoleOutput,
     async listVnfcs(ctx, query) {
       return listServers(heat, ctx, query, depth, await stacks.requireRef(ctx, query.instanceId));
     },

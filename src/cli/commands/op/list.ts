@@ -9,6 +9,8 @@ import type { LcmOperationState } from '../../../lcm/index.js';
 import { UsageError } from '../../../errors.js';
 import type { TableRead } from '../../../store/table-text.js';
 import type { ListRead } from '../../../store/vnf-instance-repository.js';
+// Imported statically: a start-up command's code stays in the main bundle, outside the domain's chunk (scripts/bundle.mjs).
+import { readOpOccs } from '../../../lcm/instances.js';
 
 export const OPERATION_STATES = ['STARTING', 'PROCESSING', 'COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLING_BACK', 'ROLLED_BACK'];
 export const OPERATIONS = ['INSTANTIATE', 'SCALE', 'HEAL', 'TERMINATE', 'CHANGE_VNFPKG', 'MODIFY_INFO', 'CHANGE_EXT_CONN', 'ADOPT'];
@@ -57,7 +59,6 @@ export function opListCommand(ctx: Context): Command {
   ]);
   return cmd.action(async (flags: Flags) => {
     const attributes = attributeSelector(flags, LCM_OP_OCC_ATTRIBUTES, flags.quiet ? 'name' : flags.output);
-    const { readOpOccs } = await import('../../../lcm/instances.js');
     const { deps } = await lcmDeps(ctx);
     const now = ctx.now();
     const filter = {

@@ -3,6 +3,8 @@ import type { Context } from '../../context.js';
 import { withExamples } from '../../help.js';
 import { addListOptions, addOutputOptions, printList, type ListOptions, type OutputOptions } from '../../output/printer.js';
 import { vimView } from '../../output/vim-view.js';
+// Imported statically: a start-up command's code stays in the main bundle, outside the domain's chunk (scripts/bundle.mjs).
+import { listVims } from '../../../vim/vims.js';
 
 export function vimListCommand(ctx: Context): Command {
   const cmd = new Command('vim-list')
@@ -18,7 +20,6 @@ export function vimListCommand(ctx: Context): Command {
     ['the Kubernetes VIMs with their auth URLs', 'vnfm vim-list --type kubernetes -o wide'],
   ]);
   return cmd.action(async (flags: OutputOptions & ListOptions & { type?: 'kubernetes' | 'openstack'; check?: boolean }) => {
-    const { listVims } = await import('../../../vim/vims.js');
     const checked = flags.check ? await (await import('./check.js')).checkVimsNow(ctx, []) : undefined;
     const vims = await listVims((await ctx.store()).vims, flags.type ? { type: flags.type } : {});
     await printList(ctx.io, { ...flags, narrowed: Boolean(flags.type) }, vimView, vims);

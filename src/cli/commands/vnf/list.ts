@@ -8,6 +8,8 @@ import { lcmDeps } from '../../lcm/deps.js';
 import type { VnfInstance } from '../../../lcm/index.js';
 import type { TableRead } from '../../../store/table-text.js';
 import type { ListRead } from '../../../store/vnf-instance-repository.js';
+// Imported statically: a start-up command's code stays in the main bundle, outside the domain's chunk (scripts/bundle.mjs).
+import { readVnfs } from '../../../lcm/instances.js';
 
 interface Flags extends OutputOptions, ListOptions, SelectorFlags {
   state?: VnfInstance['instantiationState'];
@@ -36,7 +38,6 @@ export function vnfListCommand(ctx: Context): Command {
   ]);
   return cmd.action(async (flags: Flags) => {
     const attributes = attributeSelector(flags, VNF_INSTANCE_ATTRIBUTES, flags.quiet ? 'name' : flags.output);
-    const { readVnfs } = await import('../../../lcm/instances.js');
     const { deps } = await lcmDeps(ctx);
     const filter = {
       ...(flags.state ? { state: flags.state } : {}),
