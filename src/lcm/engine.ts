@@ -291,14 +291,23 @@ export async function execute(
   const instance = await deps.store.instances.get(op.vnfInstanceId);
   const steps: JournalStep[] = await ops.journal(op.id);
   // A step the driver is about to take is on disk before it returns (a crash then finds it). A step done
-  // waits for the next step or the end of this turn of the event loop, to share its write transaction
+  // waits for the next step or the end of this turn of the event loop, to share its write (one statement)
   // with the other objects' steps: one lock and one commit of the store for many objects, not one each.
-  const unsaved: JournalStep[] = [];
+  const unsaved: { seq: number; step: JournalStep }[] = [];
   let saving: NodeJS.Immediate | undefined;
   let unsavable: unknown;
-  // Writes go one after the other, in the order the steps were recorded.
-  let chain: Promise<void> = Promise.resolve();
-  const save = (): Promise<void> => (chain = chain.catch(() => undefined).then(saveNow));
+  // Each step has its place (seq) in the journal from the start, so writes need no order among them: one starts as
+  // the step is recorded, not in a later microtask (on SQLite its statement has run by the time record returns).
+  const writing = new Set<Promise<void>>();
+  const save = async (): Promise<void> => {
+    const write = saveNow();
+    writing.add(write);
+    void write.then(
+      () => writing.delete(write),
+      () => writing.delete(write),
+    );
+    await Promise.all([...writing]);
+  };
   // Recorded from the driver's synchronous journal: the write is on its way at once (on SQLite it is done before
   // record returns); one that fails is thrown to the driver at its next step, or to the operation at its end.
   const saveSoon = () =>
@@ -312,11 +321,7 @@ export async function execute(
     if (unsaved.length === 0) return;
     const batch = unsaved.splice(0);
     try {
-      if (batch.length === 1) await ops.appendJournal(op.id, batch[0]!);
-      else
-        await ops.exclusive(async () => {
-          for (const step of batch) await ops.appendJournal(op.id, step);
-        });
+      await ops.insertJournalSteps(op.id, batch);
     } catch (err) {
       unsaved.unshift(...batch);
       throw err;
@@ -325,7 +330,7 @@ export async function execute(
   const ctx: DriverContext = {
     journal: {
       record(step) {
-        unsaved.push(step);
+        unsaved.push({ seq: steps.length, step });
         steps.push(step);
         if (step.state !== 'done') saveSoon();
         else saving ??= setImmediate(saveSoon);

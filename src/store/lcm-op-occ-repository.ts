@@ -350,6 +350,18 @@ export class LcmOpOccRepository {
     await this.db.prepare(APPEND_JOURNAL_STEP).run(id, text, id);
   }
 
+  /**
+   * Steps of the occurrence's journal at the places (seq) given, by one
+   * statement: atomic alone, and on SQLite already run when this returns its
+   * promise (the engine's journal relies on it: a step is on disk before the
+   * driver takes it).
+   */
+  insertJournalSteps(id: string, steps: readonly { seq: number; step: JournalStep }[]): Promise<unknown> {
+    return this.db
+      .prepare(`INSERT INTO lcm_op_occ_journal_steps (op_id, seq, step) VALUES ${steps.map(() => '(?, ?, ?)').join(', ')}`)
+      .run(...steps.flatMap(({ seq, step }) => [id, seq, JSON.stringify(step)]));
+  }
+
   async journal(id: string): Promise<JournalStep[]> {
     const rows = (await this.db.prepare('SELECT step FROM lcm_op_occ_journal_steps WHERE op_id = ? ORDER BY seq').all(id)) as { step: string }[];
     return rows.map((r) => JSON.parse(r.step) as JournalStep);

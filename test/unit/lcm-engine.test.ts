@@ -30,6 +30,7 @@ import {
 } from '../../src/lcm/index.js';
 import type { HookContext } from '../../src/mgmt/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { SqliteStoreDb } from '../../src/store/database.js';
 import type { Vim } from '../../src/vim/index.js';
 import { FakeInfraDriver } from '../support/fake-infra-driver.js';
 
@@ -114,7 +115,7 @@ describe('instances', () => {
   });
 
   it('refuses a disabled package, a taken name, and deleting an INSTANTIATED instance', async () => {
-    await store.packages.setStates(store.packages.get(V2).id, { operationalState: 'DISABLED' }, new Date().toISOString());
+    await store.packages.setStates((await store.packages.get(V2)).id, { operationalState: 'DISABLED' }, new Date().toISOString());
     await expect(createVnf(deps, { vnfdId: V2 })).rejects.toThrow(/DISABLED/);
     const vnf = await instantiated();
     await expect(createVnf(deps, { vnfdId: V1, name: 'web' })).rejects.toThrow(ConflictError);
@@ -189,9 +190,13 @@ describe('operations that complete', () => {
   it('records each journal step in the store before the driver takes it', async () => {
     const vnf = await createVnf(deps, { vnfdId: V1 });
     const seen: number[] = [];
-    driver.onRecord = async (step) => {
-      const op = (await store.opOccs.list({ vnfInstanceId: vnf.id }))[0]!;
-      const persisted = await store.opOccs.journal(op.id);
+    // Read at once (the driver takes the step as record returns), through the store's own SQLite connection.
+    const sqlite = (store.db as SqliteStoreDb).sqlite;
+    driver.onRecord = (step) => {
+      const op = sqlite.prepare('SELECT id FROM lcm_op_occs WHERE vnf_instance_id = ?').pluck().get(vnf.id) as string;
+      const persisted = (sqlite.prepare('SELECT step FROM lcm_op_occ_journal_steps WHERE op_id = ? ORDER BY seq').pluck().all(op) as string[]).map(
+        (text) => JSON.parse(text) as unknown,
+      );
       expect(persisted.at(-1)).toEqual(step);
       seen.push(persisted.length);
     };
@@ -412,7 +417,7 @@ describe('locks and cancellation', () => {
     await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(
       new RegExp(`vnf instance ${vnf.id} is locked by vnfm pid ${process.pid} on host \\S+ since \\S+ \\(operation INSTANTIATE, occurrence `),
     );
-    await expect(failOpOcc(deps, listOpOccs(deps)[0]!.id)).rejects.toThrow(/PROCESSING/);
+    await expect(failOpOcc(deps, (await listOpOccs(deps))[0]!.id)).rejects.toThrow(/PROCESSING/);
     ac.abort(new InterruptedError('interrupted'));
     const err = await running;
     expect(err).toBeInstanceOf(InterruptedError);

@@ -9,9 +9,9 @@ import { describe, expect, it } from 'vitest';
 import type { VnfPackage } from '../../src/model/package.js';
 import { ConflictError, NotFoundError } from '../../src/errors.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import type Database from 'better-sqlite3';
 import { openStore } from '../../src/store/index.js';
-import { openDatabase } from '../../src/store/database.js';
+import { collect } from '../../src/store/db.js';
+import { openDatabase, SqliteStoreDb } from '../../src/store/database.js';
 import type { LcmOpOcc, VnfInstance } from '../../src/model/lcm.js';
 import { STORE_BACKENDS, useStoreBackend } from '../support/store-backends.js';
 import { packageRecord } from '../support/store-records.js';
@@ -28,7 +28,7 @@ describe('store', () => {
       expect(statSync(h).mode & 0o777).toBe(0o700);
       expect(statSync(join(h, 'vnfm.db')).mode & 0o777).toBe(0o600);
       // The local store is SQLite: better-sqlite3's handle under the store's interface.
-      const sqlite = store.db as unknown as Database.Database;
+      const sqlite = (store.db as SqliteStoreDb).sqlite;
       expect(sqlite.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(sqlite.pragma('foreign_keys', { simple: true })).toBe(1);
       expect(sqlite.pragma('user_version', { simple: true })).toBe(Math.max(...migrations.map((m) => m.version)));
@@ -79,8 +79,8 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       const insert = store.db.prepare(
         "INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES (?, ?, 'kubernetes', 1, 'https://h', 'bearer-token', 1, 'PENDING', 'now', 'now')",
       );
-      insert.run('a', 'a');
-      expect(() => insert.run('b', 'b')).toThrow(/UNIQUE/);
+      await insert.run('a', 'a');
+      await expect(insert.run('b', 'b')).rejects.toThrow(/UNIQUE/);
       expect((await store.vims.findDefault())?.id).toBe('a');
       // A read-modify-write does not overwrite what another client wrote since it read (compare-and-set on updatedAt).
       const read = await store.vims.get('a');
@@ -129,7 +129,7 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
     const store = await backend.open();
     try {
       await store.packages.insert(pkg());
-      store.db
+      await store.db
         .prepare(
           "INSERT INTO vims (id, name, type, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES ('vim-a', 'a', 'kubernetes', 'https://h', 'bearer-token', 1, 'PENDING', 'now', 'now')",
         )
@@ -163,22 +163,22 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       expect(await store.instances.list({ name: 'WEB-*' })).toEqual([]);
       expect(await store.instances.list({ name: 'web.1*' })).toEqual([]);
       // Pages and the table's summary rows (the VNFC count counted by the database) read the same on both.
-      expect([...store.instances.read({}, { summary: true })].map((i) => [i.id, (i as { vnfcCount?: number | null }).vnfcCount ?? null])).toEqual([
+      expect((await collect(store.instances.read({}, { summary: true }))).map((i) => [i.id, (i as { vnfcCount?: number | null }).vnfcCount ?? null])).toEqual([
         ['inst-1', null],
         ['inst-2', null],
         ['other-3', 2],
       ]);
-      expect([...store.instances.read({ name: 'web-*' }, { limit: 1 })].map((i) => i.id)).toEqual(['inst-1']);
+      expect((await collect(store.instances.read({ name: 'web-*' }, { limit: 1 }))).map((i) => i.id)).toEqual(['inst-1']);
       expect((await store.instances.get('web-2')).vimConnectionInfo).toEqual({ v: { vimId: 'inline-1', vimType: 'kubernetes' } });
       expect((await store.instances.get('other-3')).id).toBe('other-3');
       await expect(store.instances.get('inst-%')).rejects.toThrow(NotFoundError);
       expect((await store.instances.names()).get('inst-2')).toBe('web-2');
       expect(await store.instances.countByPackage('p1')).toBe(3);
-      await store.instances.update({ ...store.instances.get('inst-1'), metadata: { owner: 'ops' }, updatedAt: '2026-01-05T00:00:00.000Z' });
+      await store.instances.update({ ...(await store.instances.get('inst-1')), metadata: { owner: 'ops' }, updatedAt: '2026-01-05T00:00:00.000Z' });
       expect(await store.instances.get('inst-1')).toMatchObject({ metadata: { owner: 'ops' }, updatedAt: '2026-01-05T00:00:00.000Z' });
       await expect(store.instances.delete('other-3', NOW)).rejects.toThrow(ConflictError);
       for (const id of ['inst-1', 'inst-2']) await store.instances.delete(id, NOW);
-      await store.instances.update({ ...store.instances.get('other-3'), instantiationState: 'NOT_INSTANTIATED' });
+      await store.instances.update({ ...(await store.instances.get('other-3')), instantiationState: 'NOT_INSTANTIATED' });
       await store.instances.delete('other-3', NOW);
       expect((await store.packages.get('p1')).usageState).toBe('NOT_IN_USE');
     } finally {
@@ -196,29 +196,29 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       const opIns = store.db.prepare(
         "INSERT INTO lcm_op_occs (id, vnf_instance_id, operation, operation_state, state_entered_time, start_time) VALUES (?, 'i-0000', 'SCALE', 'COMPLETED', ?, ?)",
       );
-      store.db
-        .transaction(() => {
+      await store.db
+        .transaction(async () => {
           // Two rows per timestamp: the second key (id, rowid) orders within one.
           for (let i = 0; i < 1203; i++)
-            ins.run(
+            await ins.run(
               `i-${String(i).padStart(4, '0')}`,
               `n${i}`,
               `2026-01-01T00:${String(Math.floor(i / 2) % 60).padStart(2, '0')}:${String(Math.floor(i / 120)).padStart(2, '0')}.000Z`,
               NOW,
             );
           for (let i = 0; i < 1203; i++)
-            opIns.run(
+            await opIns.run(
               `o-${String(i).padStart(4, '0')}`,
               NOW,
               `2026-01-01T00:00:${String(Math.floor(i / 2) % 60).padStart(2, '0')}.${String(Math.floor(i / 120)).padStart(3, '0')}Z`,
             );
         })
         .immediate();
-      const ids = [...store.instances.read()].map((i) => i.id);
+      const ids = (await collect(store.instances.read())).map((i) => i.id);
       expect(ids).toHaveLength(1203);
       expect(new Set(ids).size).toBe(1203);
       expect(ids).toEqual((await store.instances.list()).map((i) => i.id));
-      const ops = [...store.opOccs.read()].map((o) => o.id);
+      const ops = (await collect(store.opOccs.read())).map((o) => o.id);
       expect(ops).toHaveLength(1203);
       expect(new Set(ops).size).toBe(1203);
       expect(ops).toEqual((await store.opOccs.list()).map((o) => o.id));
@@ -242,6 +242,24 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       ]);
       // The keys keep the order they were written in.
       expect(JSON.stringify((await store.opOccs.journal('op-1'))[1])).toBe('{"kind":"b","z":1,"a":[1,2]}');
+      // Steps at their places by one statement (the engine's batch), written in any order, read in theirs.
+      await store.opOccs.insertJournalSteps('op-1', [
+        { seq: 3, step: { kind: 'd', text: 'a "quoted" \\ é' } as never },
+        { seq: 2, step: { kind: 'c' } as never },
+      ]);
+      await store.opOccs.insertJournalSteps('op-1', [{ seq: 4, step: { kind: 'e' } as never }]);
+      await store.opOccs.insertJournalSteps('op-2', [{ seq: 0, step: { kind: 'first of op-2' } as never }]);
+      expect((await store.opOccs.journal('op-1')).map((s) => (s as unknown as { kind: string }).kind)).toEqual(['a', 'b', 'c', 'd', 'e']);
+      expect((await store.opOccs.journal('op-1'))[3]).toEqual({ kind: 'd', text: 'a "quoted" \\ é' });
+      expect(await store.opOccs.journal('op-2')).toEqual([{ kind: 'first of op-2' }]);
+      // A place already taken is refused, the statement's other steps with it.
+      await expect(
+        store.opOccs.insertJournalSteps('op-1', [
+          { seq: 5, step: { kind: 'f' } as never },
+          { seq: 4, step: { kind: 'again' } as never },
+        ]),
+      ).rejects.toThrow(/UNIQUE|duplicate key/i);
+      expect(await store.opOccs.journal('op-1')).toHaveLength(5);
       expect((await store.opOccs.list()).map((o) => o.id)).toEqual(['op-1', 'op-2']);
       expect((await store.opOccs.list({ state: 'COMPLETED' })).map((o) => o.id)).toEqual(['op-2']);
       expect((await store.opOccs.unfinished('inst-1')).map((o) => o.id)).toEqual(['op-1']);
@@ -271,18 +289,17 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
     const store = await backend.open();
     try {
       await store.packages.insert(pkg());
-      expect(
-        async () =>
-          await store.opOccs.exclusive(() => {
-            store.packages.setStates('p1', { operationalState: 'DISABLED' }, '2026-02-01T00:00:00.000Z');
-            throw new Error('boom');
-          }),
-      ).toThrow('boom');
+      await expect(
+        store.opOccs.exclusive(async () => {
+          await store.packages.setStates('p1', { operationalState: 'DISABLED' }, '2026-02-01T00:00:00.000Z');
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
       expect((await store.packages.get('p1')).operationalState).toBe('ENABLED');
-      await store.opOccs.exclusive(() => {
-        store.packages.setStates('p1', { operationalState: 'DISABLED' }, '2026-02-01T00:00:00.000Z');
+      await store.opOccs.exclusive(async () => {
+        await store.packages.setStates('p1', { operationalState: 'DISABLED' }, '2026-02-01T00:00:00.000Z');
         // vnf-instance update's own transaction, nested: a savepoint.
-        expect(() => store.instances.update(instance({ id: 'missing' }))).toThrow(NotFoundError);
+        await expect(store.instances.update(instance({ id: 'missing' }))).rejects.toThrow(NotFoundError);
       });
       expect((await store.packages.get('p1')).operationalState).toBe('DISABLED');
     } finally {
@@ -296,10 +313,7 @@ describe.each(STORE_BACKENDS)('store repositories on %s', (name) => {
       await store.packages.insert(pkg());
       await store.instances.insert(instance({ metadata: { pw: { sealed: 'tok-1', keyId: 'k1' } } }));
       await store.opOccs.insert(op({ operationParams: { additionalParams: { pw: { sealed: 'tok-2', keyId: 'k1' } } } as never }), prior);
-      const found = store.secrets
-        .listSecrets()
-        .map((s) => [s.token, s.keyId])
-        .sort();
+      const found = (await store.secrets.listSecrets()).map((s) => [s.token, s.keyId]).sort();
       expect(found).toEqual([
         ['tok-1', 'k1'],
         ['tok-2', 'k1'],
