@@ -225,7 +225,7 @@ describe('vnf-update: a new vnfdId (container update)', () => {
     const refused = modifyVnfInfo(deps, vnf.id, { vnfdId: OTHER });
     await expect(refused).rejects.toThrow(ValidationError);
     await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: OTHER })).rejects.toThrow(/"another vendor" \/ "Basic CNF".*same vnfProvider and vnfProductName/);
-    await store.packages.setStates(store.packages.get(V11).id, { operationalState: 'DISABLED' }, new Date().toISOString());
+    await store.packages.setStates((await store.packages.get(V11)).id, { operationalState: 'DISABLED' }, new Date().toISOString());
     await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V11 })).rejects.toThrow(/not ENABLED/);
     await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: 'nope' })).rejects.toThrow(/no onboarded package has vnfdId/);
     expect((await listOpOccs(deps, { vnf: vnf.id })).map((o) => o.operation)).toEqual(['INSTANTIATE']);
@@ -402,12 +402,12 @@ describe('vnf-update: the name rules and uniqueness of vnf-create', () => {
     const web = await instantiated();
     const idle = await createVnf(deps, { vnfdId: V1, name: 'idle' });
     for (const vnf of [web, idle]) {
-      const before = occurrencesOf(vnf.id);
+      const before = await occurrencesOf(vnf.id);
       const err = await modifyVnfInfo(deps, vnf.id, { vnfInstanceName: name }, { source: 'rename.json' }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).exitCode).toBe(ExitCode.usage);
       expect((err as Error).message).toMatch(/^rename\.json: vnfInstanceName: .* is not a usable instance name/);
-      expect(occurrencesOf(vnf.id)).toBe(before);
+      expect(await occurrencesOf(vnf.id)).toBe(before);
       expect((await getVnf(deps, vnf.id)).vnfInstanceName).toBe(vnf.vnfInstanceName);
     }
   });
@@ -420,11 +420,11 @@ describe('vnf-update: the name rules and uniqueness of vnf-create', () => {
       [idle, 'web'],
       [web, idle.id],
     ] as const) {
-      const before = occurrencesOf(vnf.id);
+      const before = await occurrencesOf(vnf.id);
       const err = await modifyVnfInfo(deps, vnf.id, { vnfInstanceName: taken }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ConflictError);
       expect((err as ConflictError).exitCode).toBe(ExitCode.conflict);
-      expect(occurrencesOf(vnf.id)).toBe(before);
+      expect(await occurrencesOf(vnf.id)).toBe(before);
     }
     expect((await getVnf(deps, 'web')).id).toBe(web.id);
     expect((await getVnf(deps, 'idle')).id).toBe(idle.id);
@@ -439,11 +439,11 @@ describe('vnf-update: the name rules and uniqueness of vnf-create', () => {
     try {
       await store.instances.assertNameFree('busy', idle.id);
       await createVnf({ ...deps, store: other }, { vnfdId: V1, name: 'busy' });
-      await expect(store.instances.update({ ...getVnf(deps, idle.id), vnfInstanceName: 'busy' }, { checkName: true })).rejects.toThrow(ConflictError);
-      await expect(store.instances.insert({ ...getVnf(deps, idle.id), id: 'another-id', vnfInstanceName: 'busy' }, { checkName: true })).rejects.toThrow(ConflictError);
-      await expect(store.instances.update({ ...getVnf(deps, idle.id), vnfInstanceName: 'bad name' }, { checkName: true })).rejects.toThrow(UsageError);
+      await expect(store.instances.update({ ...(await getVnf(deps, idle.id)), vnfInstanceName: 'busy' }, { checkName: true })).rejects.toThrow(ConflictError);
+      await expect(store.instances.insert({ ...(await getVnf(deps, idle.id)), id: 'another-id', vnfInstanceName: 'busy' }, { checkName: true })).rejects.toThrow(ConflictError);
+      await expect(store.instances.update({ ...(await getVnf(deps, idle.id)), vnfInstanceName: 'bad name' }, { checkName: true })).rejects.toThrow(UsageError);
     } finally {
-      other.close();
+      await other.close();
     }
     expect((await getVnf(deps, idle.id)).vnfInstanceName).toBe('idle');
     expect((await store.instances.list()).filter((i) => i.vnfInstanceName === 'busy')).toHaveLength(1);

@@ -372,10 +372,10 @@ describe('filters and order', () => {
       expect((await store.opOccs.list({ operation: 'SCALE', since: T1 })).map((o) => o.id)).toEqual([ids.opScale]);
       expect((await store.packages.list({ usageState: 'IN_USE' })).map((p) => p.id)).toEqual([ids.basic]);
       expect((await store.vims.list({ type: 'kubernetes' })).map((v) => v.id)).toEqual([ids.edge]);
-      const plan = (sql: string) => JSON.stringify(store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('x'));
-      expect(plan('SELECT * FROM vnf_instances WHERE instantiation_state = ? ORDER BY created_at, id')).toContain('vnf_instances_state');
-      expect(plan('SELECT * FROM vnf_instances WHERE name = ?')).toContain('vnf_instances_name');
-      expect(plan('SELECT * FROM lcm_op_occs WHERE start_time >= ? ORDER BY start_time, rowid')).toContain('lcm_op_occs_start');
+      const plan = async (sql: string) => JSON.stringify(await store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('x'));
+      expect(await plan('SELECT * FROM vnf_instances WHERE instantiation_state = ? ORDER BY created_at, id')).toContain('vnf_instances_state');
+      expect(await plan('SELECT * FROM vnf_instances WHERE name = ?')).toContain('vnf_instances_name');
+      expect(await plan('SELECT * FROM lcm_op_occs WHERE start_time >= ? ORDER BY start_time, rowid')).toContain('lcm_op_occs_start');
     } finally {
       await store.close();
     }
