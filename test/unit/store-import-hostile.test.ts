@@ -76,16 +76,16 @@ const changeRow = (lines: string[], i: number, fn: (row: Record<string, unknown>
  * write it with straight SQL: the record and (PostgreSQL) its complete
  * contents, moved to the new id.
  */
-function renamePackage(store: Store, from: string, to: string): void {
-  store.db.prepare('UPDATE vnf_packages SET id = ? WHERE id = ?').run(to, from);
+async function renamePackage(store: Store, from: string, to: string): Promise<void> {
+  await store.db.prepare('UPDATE vnf_packages SET id = ? WHERE id = ?').run(to, from);
   if (!store.packageContents) return;
-  store.db
+  await store.db
     .prepare(
       'INSERT INTO package_contents (package_id, size_bytes, sha256, chunk_count, complete, updated_at) SELECT ?, size_bytes, sha256, chunk_count, complete, updated_at FROM package_contents WHERE package_id = ?',
     )
     .run(to, from);
-  store.db.prepare('INSERT INTO package_content_chunks (package_id, seq, data) SELECT ?, seq, data FROM package_content_chunks WHERE package_id = ?').run(to, from);
-  store.db.prepare('DELETE FROM package_contents WHERE package_id = ?').run(from);
+  await store.db.prepare('INSERT INTO package_content_chunks (package_id, seq, data) SELECT ?, seq, data FROM package_content_chunks WHERE package_id = ?').run(to, from);
+  await store.db.prepare('DELETE FROM package_contents WHERE package_id = ?').run(from);
 }
 const chunkIndexes = (lines: string[]) => lines.flatMap((l, i) => (/^"[A-Za-z0-9+/=]*",?$/.test(l) ? [i] : []));
 
@@ -132,7 +132,7 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
   async function exported(): Promise<{ lines: string[]; pkgId: string }> {
     const store = await open();
     const { pkg } = await onboardPackage({ packages: store.packages, contents: store.packageContents, home: homeOf(store), now: () => new Date() }, { path: SAMPLE });
-    store.db
+    await store.db
       .prepare(
         `INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, secrets_token, secrets_key_id, created_at, updated_at) VALUES ('${VIM}', 'edge', 'kubernetes', 1, 'https://h', 'bearer-token', 1, 'REACHABLE', 'sealed-token', 'key-1', 't0', 't0')`,
       )
@@ -161,9 +161,9 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
 
   const rows = (s: Store, table: string) => s.db.prepare(`SELECT * FROM ${table}`).all();
   /** Nothing of the document was written: no row, no staged chunk, no package directory. */
-  function nothingIn(s: Store): void {
+  async function nothingIn(s: Store): Promise<void> {
     for (const t of ['vims', 'vnf_packages', 'vnf_instances', 'lcm_op_occs', 'lcm_op_occ_details', 'ssh_host_keys', 'package_contents', 'package_content_chunks']) {
-      expect(rows(s, t), t).toEqual([]);
+      expect(await rows(s, t), t).toEqual([]);
     }
     const dir = join(homeOf(s), 'packages');
     expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
@@ -179,9 +179,9 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
       );
       expect(err).toBeInstanceOf(type);
       expect((err as Error).message).toMatch(says);
-      nothingIn(target);
+      await nothingIn(target);
     } finally {
-      target.close();
+      await target.close();
     }
   }
 
@@ -213,7 +213,7 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
     const victim = plantVictim(tmpdir());
     try {
       const { pkg } = await onboardPackage({ packages: store.packages, contents: store.packageContents, home: homeOf(store), now: () => new Date() }, { path: SAMPLE });
-      renamePackage(store, pkg.id, victim.id);
+      await renamePackage(store, pkg.id, victim.id);
       // On PostgreSQL this machine has no copy: it would fetch one.
       if (store.packageContents) rmSync(join(homeOf(store), 'packages', pkg.id), { recursive: true });
       const deps = { packages: store.packages, contents: store.packageContents, home: homeOf(store), now: () => new Date() };
@@ -335,7 +335,7 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
     // --merge into a store whose own VIM has the name: a conflict with this store (exit 4), named; nothing written.
     const target = await open();
     try {
-      target.db
+      await target.db
         .prepare(
           `INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES ('${VIM2}', 'edge', 'kubernetes', 0, 'https://h', 'bearer-token', 1, 'REACHABLE', 't0', 't0')`,
         )
@@ -343,11 +343,11 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
       const err = await load(target, lines, { merge: true }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ConflictError);
       expect((err as Error).message).toMatch(new RegExp(`line 4: vims "${VIM}": this store has a row that holds the same value \\(UNIQUE constraint failed`));
-      expect((rows(target, 'vims') as { id: string }[]).map((v) => v.id)).toEqual([VIM2]);
-      expect(rows(target, 'vnf_packages')).toEqual([]);
-      expect(rows(target, 'package_contents')).toEqual([]);
+      expect(((await rows(target, 'vims')) as { id: string }[]).map((v) => v.id)).toEqual([VIM2]);
+      expect(await rows(target, 'vnf_packages')).toEqual([]);
+      expect(await rows(target, 'package_contents')).toEqual([]);
     } finally {
-      target.close();
+      await target.close();
     }
   });
 });
@@ -604,7 +604,8 @@ describe.each(STORE_BACKENDS)('the store-import hostile corpus through the comma
       // Nothing of the document is in the store (all or nothing).
       const store = await connectStore(t.home, { databaseUrl: t.url });
       try {
-        for (const table of ['vims', 'vnf_packages', 'package_contents', 'package_content_chunks']) expect(store.db.prepare(`SELECT * FROM ${table}`).all(), table).toEqual([]);
+        for (const table of ['vims', 'vnf_packages', 'package_contents', 'package_content_chunks'])
+          expect(await store.db.prepare(`SELECT * FROM ${table}`).all(), table).toEqual([]);
       } finally {
         await store.close();
       }
@@ -619,7 +620,7 @@ describe.each(STORE_BACKENDS)('the store-import hostile corpus through the comma
     expect((await run(['vnfpkg-onboard', SAMPLE], t.home, t.url)).code).toBe(0);
     const store = await connectStore(t.home, { databaseUrl: t.url });
     try {
-      renamePackage(store, (await store.packages.ids())[0]!, victim.id);
+      await renamePackage(store, (await store.packages.ids())[0]!, victim.id);
     } finally {
       await store.close();
     }
@@ -658,7 +659,7 @@ describe('an onboarding on PostgreSQL stopped by a signal', () => {
       const home = tempHome();
       const url = server.url(database);
       // The schema first (a client opens it).
-      (await connectStore(home, { databaseUrl: url })).close();
+      await (await connectStore(home, { databaseUrl: url })).close();
       const sql = () => new pg.Client({ host: server.dir, port: server.port, user: server.user, password: server.password, database });
       const locker = sql();
       const watcher = sql();
