@@ -196,10 +196,15 @@ async function uploadContents(
   const contents = deps.contents!;
   deps.onEvent?.({ type: 'progress', message: `writing the package (${formatBytes(expected.size)}) into the shared store` });
   const upload = await contents.begin(id);
-  // `ending` is false where the program handles the signal itself and goes on: the upload then ends its own way.
-  const release = atProcessEnd((ending?: boolean) => {
-    // At the process's end the removal may not finish: an upload left so is removed as abandoned (PackageContentRepository.begin).
-    if (ending !== false) void upload.abort().catch(() => undefined);
+  // `processEnding` is false where the program handles the signal itself and goes on: the upload then ends its own way.
+  // Set when the process is ending: the upload writes nothing more (no chunk, no record) while it is removed.
+  let ending = false;
+  const halted = () => new Promise<never>(() => undefined);
+  const release = atProcessEnd((processEnding?: boolean) => {
+    if (processEnding === false) return undefined;
+    ending = true;
+    // A signal waits for the removal; at an exit it may not finish: an upload left so is removed as abandoned (begin).
+    return upload.abort();
   });
   const abort = async () => {
     release();
@@ -209,6 +214,7 @@ async function uploadContents(
     const hash = createHash('sha256');
     let size = 0;
     for await (const chunk of createReadStream(zip, { highWaterMark: CONTENT_CHUNK_BYTES })) {
+      if (ending) await halted();
       await upload.write(chunk as Buffer);
       hash.update(chunk as Buffer);
       size += (chunk as Buffer).length;
@@ -217,7 +223,10 @@ async function uploadContents(
     if (sha256 !== expected.hash || size !== expected.size) throw new VnfmError(`${zip} changed while it was written into the shared store`, { hint: 'onboard the package again' });
     return {
       finish: async (withRecord) => {
-        await upload.finish(sha256, size, withRecord);
+        if (ending) await halted();
+        // Ending meanwhile: the transaction rolls back (its write lock free for the removal), then nothing more.
+        const withRecordUnlessEnding = () => (ending ? Promise.reject(new VnfmError('the process is ending')) : withRecord());
+        await upload.finish(sha256, size, withRecordUnlessEnding).catch((err: unknown) => (ending ? halted() : Promise.reject(err)));
         release();
       },
       abort,
