@@ -6,8 +6,9 @@
  * journal records as created. Writes nothing.
  */
 import { ConflictError, UsageError } from '../errors.js';
-import type { LcmOpOcc, VimConnectionInfo, VnfInstance } from '../model/lcm.js';
+import type { LcmOpOcc, VimConnection, VimConnectionInfo, VnfInstance } from '../model/lcm.js';
 import type { VnfLiveState } from '../model/live.js';
+import type { ResourceRef } from '../infra/driver.js';
 import { journalResources, type LcmDeps } from './engine.js';
 import { plannerOf } from './planners/index.js';
 import { describeJournalled } from './planners/kubernetes-live.js';
@@ -41,8 +42,10 @@ function lastOperationOf(op: LcmOpOcc, fromJournal: boolean): NonNullable<VnfLiv
 export async function describeVnf(deps: LcmDeps, ref: string, signal: AbortSignal = new AbortController().signal): Promise<VnfLiveState> {
   const instance = await deps.store.instances.get(ref);
   const stopped = await stoppedOperation(deps, instance);
-  if (!(instance.instantiationState === 'INSTANTIATED' && instance.instantiatedVnfInfo) && stopped?.operation === 'INSTANTIATE') {
-    return describeStoppedInstantiate(deps, instance, stopped, signal);
+  const left = await stoppedInstantiate(deps, instance, 'vnf-describe');
+  if (left) {
+    const state = await describeJournalled(deps, instance, left, signal);
+    return { ...state, lastOperation: lastOperationOf(left.op, true) };
   }
   assertInstantiated(instance, 'vnf-describe');
   const planner = await plannerOf(deps, instance);
@@ -51,27 +54,40 @@ export async function describeVnf(deps: LcmDeps, ref: string, signal: AbortSigna
   return stopped ? { ...state, lastOperation: lastOperationOf(stopped, false) } : state;
 }
 
+/** What a first instantiate that stopped short left at a Kubernetes VIM, as its journal records it. */
+export interface StoppedInstantiate {
+  op: LcmOpOcc;
+  vim: VimConnection;
+  resources: ResourceRef[];
+  namespace: string;
+  vimType: 'kubernetes' | 'helm';
+}
+
 /**
- * A first instantiate that stopped short: the instance records nothing at
- * the VIM, the journal of the operation records what it created (what a
- * rollback deletes), on the VIM its request named.
+ * A first instantiate that stopped short (FAILED_TEMP, or FAILED after
+ * op-fail): the instance records nothing at the VIM, the journal of the
+ * operation records what it created (what a rollback deletes), on the VIM
+ * its request named. Undefined for an instance instantiated, or whose last
+ * operation is no such instantiate; refused on other VIMs than Kubernetes.
  */
-async function describeStoppedInstantiate(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, signal: AbortSignal): Promise<VnfLiveState> {
+export async function stoppedInstantiate(deps: LcmDeps, instance: VnfInstance, command: string): Promise<StoppedInstantiate | undefined> {
+  if (instance.instantiationState === 'INSTANTIATED' && instance.instantiatedVnfInfo) return undefined;
+  const op = await stoppedOperation(deps, instance);
+  if (op?.operation !== 'INSTANTIATE') return undefined;
   const name = instance.vnfInstanceName ?? instance.id;
   const planner = await plannerOf(deps, instance, undefined, op);
   if (planner.name !== 'kubernetes' && planner.name !== 'helm') {
     throw new ConflictError(
-      `vnf instance ${name} is NOT_INSTANTIATED: its instantiate is ${op.operationState} (occurrence ${op.id}), and vnf-describe reads what it left only on Kubernetes VIMs`,
+      `vnf instance ${name} is NOT_INSTANTIATED: its instantiate is ${op.operationState} (occurrence ${op.id}), and ${command} reads what it left only on Kubernetes VIMs`,
       {
         hint: `vnfm op-show ${op.id.slice(0, 8)} says why it stopped; vnfm op-rollback ${op.id.slice(0, 8)} removes what it created`,
       },
     );
   }
   const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo>; additionalParams?: { namespace?: unknown } };
-  const vim = await resolveVimConnection('vnf-describe', params.vimConnectionInfo, vimLookup(deps), () => instanceVim(deps, instance, 'vnf-describe', kubernetesVims));
+  const vim = await resolveVimConnection(command, params.vimConnectionInfo, vimLookup(deps), () => instanceVim(deps, instance, command, kubernetesVims));
   const resources = journalResources(await deps.store.opOccs.journal(op.id));
   const given = params.additionalParams?.namespace;
   const namespace = typeof given === 'string' && given ? given : (resources.find((r) => r.namespace)?.namespace ?? vim.spec.projectName ?? 'default');
-  const state = await describeJournalled(deps, instance, { vim, resources, namespace, vimType: planner.name }, signal);
-  return { ...state, lastOperation: lastOperationOf(op, true) };
+  return { op, vim, resources, namespace, vimType: planner.name };
 }

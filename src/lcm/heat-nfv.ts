@@ -35,6 +35,8 @@ export interface HeatStackRecord {
   vduIndexes?: Record<string, number[]>;
   /** In that form: the instantiate request's extManagedVirtualLinks, whose networks replace the template's own. */
   extManagedVirtualLinks?: unknown[];
+  /** The package's own LCM user-data class that computed `nfv` at instantiation (run with Tacker's contract). */
+  userDataClass?: { file: string; className: string; generation: 'v1' | 'v2' };
 }
 
 /** instantiatedVnfInfo of an instance on OpenStack. */

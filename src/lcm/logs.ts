@@ -4,14 +4,18 @@
  * (os-getConsoleOutput, as `openstack console log show`), for operators who
  * do not hold the VIM's credentials (they are sealed in the store). The pods
  * and servers are the VNFCs the instance records (all, or one VDU's, or one
- * VNFC; Machines have none). Writes nothing.
+ * VNFC; Machines have none); after a first instantiate that stopped short,
+ * the pods of what its journal records as created (all, or one). Writes
+ * nothing.
  */
 import { ConflictError, NotFoundError, UsageError, VnfmError } from '../errors.js';
 import type { PodLogInput, PodLogReader } from '../infra/kubernetes/pod-log.js';
-import type { VnfInstance } from '../model/lcm.js';
+import type { VimConnection, VnfInstance } from '../model/lcm.js';
+import type { LiveNode } from '../model/live.js';
 import type { Vnfc } from '../model/resources.js';
 import { vnfcsOf } from '../model/vnfcs.js';
-import { assertInstantiated } from './describe.js';
+import { assertInstantiated, stoppedInstantiate, type StoppedInstantiate } from './describe.js';
+import { describeJournalled } from './planners/kubernetes-live.js';
 import type { LcmDeps } from './engine.js';
 import { plannerOf } from './planners/index.js';
 import { instanceVim, kubernetesVims, resolveOpenStackVim } from './vim-connection.js';
@@ -71,6 +75,8 @@ export async function readVnfLogs(
 ): Promise<void> {
   const instance = await deps.store.instances.get(ref);
   const name = instance.vnfInstanceName ?? instance.id;
+  const left = await stoppedInstantiate(deps, instance, 'vnf-logs');
+  if (left) return readPods(deps, left.vim, await podsLeft(deps, instance, left, opts, signal), opts, onLine, signal);
   assertInstantiated(instance, 'vnf-logs');
   const planner = await plannerOf(deps, instance);
   if (planner.name === 'openstack') return readConsoleLogs(deps, instance, opts, onLine, signal);
@@ -78,8 +84,47 @@ export async function readVnfLogs(
     throw new UsageError(`vnf-logs reads the pods of Kubernetes instances and the servers of OpenStack ones; vnf instance ${name} runs on neither`);
   }
   const info = instance.instantiatedVnfInfo!;
-  const pods = podsOf(vnfcsOf(info), opts, name);
-  const vim = await instanceVim(deps, instance, 'vnf-logs', kubernetesVims);
+  const pods = podsOf(vnfcsOf(info), opts, name).map((p) => ({
+    name: p.resourceId,
+    namespace: (typeof p.metadata?.['namespace'] === 'string' ? p.metadata['namespace'] : undefined) ?? p.owner?.namespace ?? info.metadata.namespace,
+  }));
+  return readPods(deps, await instanceVim(deps, instance, 'vnf-logs', kubernetesVims), pods, opts, onLine, signal);
+}
+
+/**
+ * The pods of what a first instantiate that stopped short created (the
+ * instance records no VNFCs yet): those its journal's objects own now, or
+ * the one `--vnfc` names.
+ */
+async function podsLeft(deps: LcmDeps, instance: VnfInstance, left: StoppedInstantiate, opts: VnfLogsOptions, signal: AbortSignal): Promise<{ name: string; namespace: string }[]> {
+  const name = instance.vnfInstanceName ?? instance.id;
+  const stopped = `its instantiate is ${left.op.operationState} (occurrence ${left.op.id.slice(0, 8)})`;
+  if (opts.vdu !== undefined) {
+    throw new UsageError(`vnf instance ${name} records no VDUs yet: ${stopped}`, { hint: `give one of its pods with --vnfc POD (vnfm vnf-describe ${name} lists them)` });
+  }
+  const state = await describeJournalled(deps, instance, left, signal);
+  const flat = (nodes: LiveNode[]): LiveNode[] => nodes.flatMap((n) => [n, ...flat(n.children)]);
+  const pods = flat(state.objects)
+    .filter((n) => n.kind === 'Pod' && n.exists)
+    .map((n) => ({ name: n.name, namespace: n.namespace ?? left.namespace }));
+  const chosen = opts.vnfc === undefined ? pods : pods.filter((p) => p.name === opts.vnfc);
+  if (chosen.length === 0) {
+    throw new NotFoundError(opts.vnfc === undefined ? `vnf instance ${name} has no pods: ${stopped}` : `vnf instance ${name} has no pod ${opts.vnfc}: ${stopped}`, {
+      hint: `its pods: ${pods.map((p) => p.name).join(', ') || 'none'} (vnfm vnf-describe ${name})`,
+    });
+  }
+  return chosen;
+}
+
+/** Reads the pods' logs through the VIM, every pod's at once. */
+async function readPods(
+  deps: LcmDeps,
+  vim: VimConnection,
+  pods: { name: string; namespace: string }[],
+  opts: VnfLogsOptions,
+  onLine: (source: string, line: string, bytes?: Buffer) => void,
+  signal: AbortSignal,
+): Promise<void> {
   const driver = (await deps.kubernetesDriver(vim)) as unknown as Partial<PodLogReader>;
   if (!driver.podLog) throw new ConflictError('the Kubernetes driver in use cannot read logs', { hint: 'use the driver vnfm ships' });
   const read = driver.podLog.bind(driver);
@@ -87,14 +132,14 @@ export async function readVnfLogs(
   await Promise.all(
     pods.map((p) => {
       const input: PodLogInput = {
-        namespace: (typeof p.metadata?.['namespace'] === 'string' ? p.metadata['namespace'] : undefined) ?? p.owner?.namespace ?? info.metadata.namespace,
-        pod: p.resourceId,
+        namespace: p.namespace,
+        pod: p.name,
         ...(opts.container ? { container: opts.container } : {}),
         ...(opts.follow ? { follow: true } : {}),
         ...(opts.sinceSeconds !== undefined ? { sinceSeconds: opts.sinceSeconds } : {}),
         ...(opts.tailLines !== undefined ? { tailLines: opts.tailLines } : {}),
       };
-      return read(input, (line, bytes) => onLine(`pod/${p.resourceId}`, line, bytes), signal);
+      return read(input, (line, bytes) => onLine(`pod/${p.name}`, line, bytes), signal);
     }),
   );
 }

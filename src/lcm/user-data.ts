@@ -4,9 +4,8 @@
  * in it) ask Tacker to compute the Heat stack's parameters with that class
  * (v1: tacker/vnfm/lcm_user_data; v2: sol_refactored's userdata_*.py).
  *
- * vnfm runs no user-data class (no Python of the package's). It makes the
- * stack's parameters itself, from the VNFD and the request, and so serves
- * natively the three classes whose result that is:
+ * vnfm makes the stack's parameters itself, from the VNFD and the request,
+ * and so serves natively the three classes whose result that is:
  * - Tacker v2's DefaultUserData (userdata_default.py, as packages ship it),
  *   the class Tacker v2 itself uses when a request names none (heat-nfv.ts);
  * - Tacker v2's StandardUserData (userdata_standard.py, as packages ship
@@ -17,8 +16,10 @@
  *   `create_vdu_flavor_dict`, `create_vdu_image_dict` and
  *   `create_cpd_vl_dict`, and nothing else (heat-nfv.ts).
  * A class is recognised by its name and by its file's content, never by the
- * name alone. Every other class is refused before anything is recorded,
- * never quietly served by the builder.
+ * name alone. Every other class is the package's own code: it is run, with
+ * Tacker's contract, under the package scripts' isolation once the operator
+ * consented (planners/openstack-user-data.ts, mgmt/user-data-class.ts); a
+ * file the package lacks is refused before anything is recorded.
  */
 import { openStoredZip } from '../csar/index.js';
 import { echo, ValidationError } from '../errors.js';
@@ -39,6 +40,24 @@ export function userDataMember(path: string): string {
 
 /** The user-data classes vnfm serves natively. */
 export type NativeUserData = 'tacker-v2-default' | 'tacker-v1-sample' | 'tacker-v2-standard';
+
+/** What a request's user data is: a class vnfm serves natively, or the package's own, to be run. */
+export type UserDataUse =
+  | { kind: NativeUserData; notice: string }
+  | {
+      kind: 'package-class';
+      /** Tacker v1's contract (lcm_user_data) or v2's (sol_refactored userdata_utils). */
+      generation: 'v1' | 'v2';
+      /** The package member. */
+      file: string;
+      className: string;
+      notice: string;
+    };
+
+/** v2 when the file builds on sol_refactored's userdata_utils or its methods take tmp_csar_dir, else v1. */
+function generationOf(code: string): 'v1' | 'v2' {
+  return code.includes('tacker.sol_refactored') || /\ndef\w+\([^)]*tmp_csar_dir[^)]*\):/.test(code) ? 'v2' : 'v1';
+}
 
 /** The code of a Python file without comments, blank space and line continuations. */
 function compact(python: string): string {
@@ -114,20 +133,18 @@ function isSampleV1(cls: string, code: string): boolean {
 }
 
 const SUPPORTED =
-  "vnfm runs no user-data class (no Python of the package's): it makes the Heat stack's parameters itself, and serves natively Tacker v2's DefaultUserData (userdata_default.py), " +
+  "vnfm serves natively Tacker v2's DefaultUserData (userdata_default.py), " +
   "Tacker v2's StandardUserData (userdata_standard.py: a resource <VDU>-<index> per VNFC) " +
-  "and Tacker v1's sample user data (an instantiate returning create_final_param_dict of create_initial_param_dict, create_vdu_flavor_dict, create_vdu_image_dict and create_cpd_vl_dict)";
+  "and Tacker v1's sample user data (an instantiate returning create_final_param_dict of create_initial_param_dict, create_vdu_flavor_dict, create_vdu_image_dict and create_cpd_vl_dict), " +
+  "and runs any other class of the package, after the operator's consent";
 
 /**
  * The user data a request names (undefined: none), checked: one vnfm serves
- * natively, with a notice saying so, else a refusal (exit 2) naming the file,
- * the class, whether the package has the file, and what vnfm supports.
+ * natively, with a notice saying so, or the package's own class (to be run
+ * after consent); a refusal (exit 2) naming the file and the class when the
+ * package lacks the file.
  */
-export async function checkUserData(
-  source: string,
-  params: unknown,
-  pkg: { id: string; zip: string; hasMember(path: string): boolean },
-): Promise<{ kind: NativeUserData; notice: string } | undefined> {
+export async function checkUserData(source: string, params: unknown, pkg: { id: string; zip: string; hasMember(path: string): boolean }): Promise<UserDataUse | undefined> {
   if (!isObject(params) || (params[USER_DATA] === undefined && params[USER_DATA_CLASS] === undefined)) return undefined;
   const file = params[USER_DATA];
   const cls = params[USER_DATA_CLASS];
@@ -157,7 +174,6 @@ export async function checkUserData(
   } finally {
     await files.close();
   }
-  const where = `${member} of package ${pkg.id}`;
   const said = `${USER_DATA} ${file} (class ${cls})`;
   if (isDefaultV2(cls, code)) return { kind: 'tacker-v2-default', notice: `${said} is Tacker v2's DefaultUserData: vnfm builds the same nfv parameter itself` };
   if (isStandardV2(cls, code)) {
@@ -169,10 +185,16 @@ export async function checkUserData(
   if (isSampleV1(cls, code)) {
     return { kind: 'tacker-v1-sample', notice: `${said} is Tacker v1's sample user data (create_final_param_dict): vnfm builds the same nfv parameter itself` };
   }
-  throw refuse(
-    where,
+  const generation = generationOf(code);
+  const like =
     cls === 'StandardUserData'
-      ? " — named like Tacker v2's StandardUserData, but its file is not Tacker's userdata_standard.py (add_idx, rm_idx, add_idx_to_vdu_template, and instantiate, scale and heal over userdata_utils)"
-      : '',
-  );
+      ? " (named like Tacker v2's StandardUserData, but its file is not Tacker's userdata_standard.py: add_idx, rm_idx, add_idx_to_vdu_template, and instantiate, scale and heal over userdata_utils)"
+      : '';
+  return {
+    kind: 'package-class',
+    generation,
+    file: member,
+    className: cls,
+    notice: `${said} is the package's own user-data class${like}: vnfm runs it with Tacker ${generation}'s contract, under the package scripts' isolation, to compute the stack's parameters`,
+  };
 }

@@ -20,6 +20,7 @@ import type { HookContext, HookOutcome, ManagementDriver, PrepareInput } from '.
 import { builtinDriverName, packageScriptRefusal, packageScriptsOf } from './hook-scripts.js';
 import { checkPackageScripts, runPackageScript } from './package-script.js';
 import type { ScriptIsolation } from './script-isolation.js';
+import { runUserDataClass } from './user-data-class.js';
 import type { SealedValue } from './sealed.js';
 import type { SendOptions } from './receiver.js';
 import type { HostKeyStore, SshConnector, SshRetry } from './ssh/types.js';
@@ -123,6 +124,10 @@ export function createManagementDriver(services: ManagementServices): Management
         return;
       }
       return driver.runHook(ctx);
+    },
+    async runUserData(run) {
+      const isolation = services.scriptIsolation?.();
+      return runUserDataClass(run, isolation ? { isolation } : {});
     },
   };
 }

@@ -7,6 +7,7 @@
  */
 import type { LcmOperation, LcmRequest, VimConnection, VnfInstance } from '../model/lcm.js';
 import type { HookImplementation, LcmHook } from '../model/vnfd.js';
+import type { UserDataClassRun } from './user-data-class.js';
 
 /** What a hook is told about the operation it runs in. */
 export interface HookContext {
@@ -99,6 +100,8 @@ export interface PackageScriptUse {
   file: string;
   /** The artifact's TOSCA type: with a `*.py` file, `tosca.artifacts.Implementation.Python` selects Tacker's contract (tacker-script.ts). */
   artifactType?: string;
+  /** Not a hook's script: the package's LCM user-data class of that name in `file`, which computes the Heat stack's parameters. */
+  userDataClass?: string;
 }
 
 /**
@@ -115,6 +118,12 @@ export interface ManagementDriver {
    */
   prepare?(input: PrepareInput): Promise<LcmRequest>;
   runHook(ctx: HookContext): Promise<void | HookOutcome>;
+  /**
+   * Runs a package's own LCM user-data class (user-data-class.ts) under the
+   * package scripts' isolation, once the operator consented; returns what it
+   * returned (a dict). Absent: this vnfm runs none.
+   */
+  runUserData?(run: UserDataClassRun): Promise<Record<string, unknown>>;
 }
 
 export { noopManagementDriver } from './noop.js';
@@ -132,5 +141,6 @@ export {
 export { parseReceiver, sendCredentials, displayUrl, type CredentialsReceiver, type CredentialsPayload, type SendOptions } from './receiver.js';
 export { parseWorkloadKubeconfig, type WorkloadCredentials } from './workload-credentials.js';
 export { isSealed, openSealed, redactSecrets, sealedStrings, sealFields, type Open, type Seal } from './sealed.js';
+export { runUserDataClass, USER_DATA_TIMEOUT_MS, type UserDataClassRun } from './user-data-class.js';
 export { runPackageScript, type PackageScriptOptions, type PackageScriptPayload } from './package-script.js';
 export { resolveScriptIsolation, describeIsolation, DEFAULT_SCRIPT_USER, SCRIPT_USER_ENV, type ScriptIsolation, type ScriptUser } from './script-isolation.js';

@@ -8,6 +8,7 @@ import type { ObjectApi } from './objects.js';
 import { rfc3339, type KubeObject, type ResourceRegistry, type ResourceType } from './resources.js';
 import { moreKinds } from './kinds/more-kinds.js';
 import { builtinKinds } from './kinds/builtin-kinds.js';
+import { bindingAndHealthKinds, registerComponentStatuses } from './kinds/binding-and-health.js';
 import { ALL_VERBS, ownFields } from './kinds/kind-def.js';
 import { newAllocators, type Allocators } from './kinds/service-allocation.js';
 
@@ -194,7 +195,7 @@ export const leases: ResourceType = {
 
 /** Registers every built-in kind; `alloc` hands out Service IPs and node ports. */
 export function registerBuiltins(registry: ResourceRegistry, alloc: Allocators = newAllocators()): void {
-  for (const type of [namespaces, configMaps, secrets, leases, ...builtinKinds(alloc), ...moreKinds()]) registry.register(type);
+  for (const type of [namespaces, configMaps, secrets, leases, ...builtinKinds(alloc), ...bindingAndHealthKinds(), ...moreKinds()]) registry.register(type);
 }
 
 /** The namespaces a fresh cluster has. */
@@ -204,7 +205,7 @@ export const INITIAL_NAMESPACES = ['default', 'kube-node-lease', 'kube-public', 
  * The APIService the API server registers for each group version it serves
  * itself (`v1.`, `v1.apps`...): no service, Available because Local.
  */
-export function registerLocalApiServices(api: ObjectApi): void {
+function registerLocalApiServices(api: ObjectApi): void {
   const type = api.type('apiregistration.k8s.io', 'apiservices');
   const gvs = [
     ...api.registry.coreVersions().map((version) => ({ group: '', version })),
@@ -224,4 +225,10 @@ export function registerLocalApiServices(api: ObjectApi): void {
       { subresource: 'status', manager: 'kube-apiserver' },
     );
   });
+}
+
+/** The objects a real API server has from its start: the local APIServices and the component statuses. */
+export function registerStartupObjects(api: ObjectApi): void {
+  registerLocalApiServices(api);
+  registerComponentStatuses(api);
 }

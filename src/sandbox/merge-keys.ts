@@ -19,6 +19,8 @@ const BY_FIELD: Record<string, string> = {
   volumeMounts: 'mountPath',
   volumeDevices: 'devicePath',
   imagePullSecrets: 'name',
+  // A ServiceAccount's secrets (its imagePullSecrets are atomic there, keyed only in pod specs).
+  secrets: 'name',
   hostAliases: 'ip',
   conditions: 'type',
   ownerReferences: 'uid',

@@ -318,13 +318,18 @@ export class ObjectApi {
   delete(type: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions = {}): DeleteResult {
     const obj = this.get(type, namespace, name);
     const pre = opts.preconditions;
+    // The API server checks a delete's preconditions before it deletes, and names the object by its kind there.
+    const byKind = { group: type.group, resource: type.kind, name };
     if (pre?.uid && pre.uid !== obj.metadata.uid) {
-      throw conflict(this.target(type, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`);
+      throw conflict(
+        byKind,
+        `the UID in the precondition (${pre.uid}) does not match the UID in record (${obj.metadata.uid}). The object might have been deleted and then recreated`,
+      );
     }
     if (pre?.resourceVersion && pre.resourceVersion !== obj.metadata.resourceVersion) {
       throw conflict(
-        this.target(type, name),
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`,
+        byKind,
+        `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${obj.metadata.resourceVersion}). The object might have been modified`,
       );
     }
     const now = this.now();

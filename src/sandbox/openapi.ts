@@ -3,13 +3,15 @@
  * group-version documents (kubectl reads them to learn that PATCH accepts
  * `fieldValidation`, then validates server-side, and `kubectl explain`
  * finds each kind's schema by its `x-kubernetes-group-version-kind`), and
- * `/openapi/v2` in JSON (and in protobuf, openapi-protobuf.ts). A custom resource's schema is its CRD's, in both;
- * a built-in kind has only an outline (apiVersion, kind, metadata, spec and
- * status as open objects) in v2 and no schema in v3: the sandbox does not
- * carry the API's whole schema, and kubectl, finding none in v3, builds
+ * `/openapi/v2` in JSON (and in protobuf, openapi-protobuf.ts). A custom resource's schema is its CRD's, in both,
+ * and so is a built-in kind's that builtin-schemas.ts describes whole; any
+ * other built-in kind has only an outline (apiVersion, kind, metadata, spec
+ * and status as open objects) in v2 and no schema in v3: the sandbox does
+ * not carry the API's whole schema, and kubectl, finding none in v3, builds
  * strategic merge patches with the merge keys compiled into it.
  */
 import { createHash } from 'node:crypto';
+import { BUILTIN_SCHEMAS, OBJECT_META_SCHEMA } from './builtin-schemas.js';
 import type { ResourceRegistry, ResourceType } from './resources.js';
 
 const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
@@ -22,35 +24,10 @@ export function definitionName(t: ResourceType): string {
   return `io.k8s.api.${t.group ? t.group.split('.')[0] : 'core'}.${t.version}.${t.kind}`;
 }
 
-const objectMetaSchema = {
-  description: 'ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.',
-  type: 'object',
-  properties: {
-    name: { type: 'string', description: 'Name must be unique within a namespace.' },
-    generateName: {
-      type: 'string',
-      description: 'GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided.',
-    },
-    namespace: { type: 'string', description: 'Namespace defines the space within which each name must be unique.' },
-    labels: {
-      type: 'object',
-      additionalProperties: { type: 'string', default: '' },
-      description: 'Map of string keys and values that can be used to organize and categorize (scope and select) objects.',
-    },
-    annotations: {
-      type: 'object',
-      additionalProperties: { type: 'string', default: '' },
-      description: 'Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata.',
-    },
-    finalizers: { type: 'array', items: { type: 'string', default: '' }, description: 'Must be empty before the object is deleted from the registry.' },
-    ownerReferences: { type: 'array', items: { type: 'object' }, description: 'List of objects depended by this object.' },
-    uid: { type: 'string', description: 'UID is the unique in time and space value for this object.' },
-    resourceVersion: { type: 'string', description: 'An opaque value that represents the internal version of this object.' },
-    generation: { type: 'integer', format: 'int64', description: 'A sequence number representing a specific generation of the desired state.' },
-    creationTimestamp: { type: 'string', format: 'date-time', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' },
-    deletionTimestamp: { type: 'string', format: 'date-time', description: 'DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted.' },
-  },
-};
+/** The schema the server publishes for a kind: a custom kind's from its CRD, a built-in one's where it is described whole. */
+function schemaOf(t: ResourceType): object | undefined {
+  return t.openApiSchema ?? BUILTIN_SCHEMAS[`${t.group}/${t.version}/${t.kind}`];
+}
 
 /** The schema of one kind, with its group-version-kind; `ref` builds a reference in the document's style. */
 function kindSchema(t: ResourceType, ref: (name: string) => string): object {
@@ -60,8 +37,9 @@ function kindSchema(t: ResourceType, ref: (name: string) => string): object {
     kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
     metadata: { description: "Standard object's metadata.", allOf: [{ $ref: ref(OBJECT_META) }], default: {} },
   };
-  if (t.openApiSchema) {
-    const schema = structuredClone(t.openApiSchema) as Record<string, any>;
+  const described = schemaOf(t);
+  if (described) {
+    const schema = structuredClone(described) as Record<string, any>;
     schema.properties = { ...typeMeta, ...(schema.properties ?? {}) };
     return { ...schema, ...gvk };
   }
@@ -97,17 +75,17 @@ function gvDocument(registry: ResourceRegistry, group: string, version: string):
       delete: { ...gvk },
     };
   }
-  // Only custom kinds: for a built-in kind kubectl would take an outline for the whole schema and
+  // Only the kinds described whole: for another kubectl would take an outline for the whole schema and
   // build its strategic merge patches without merge keys, where finding none it uses its own.
-  const custom = registry.resources(group, version).filter((t) => t.openApiSchema);
-  const schemas: Record<string, object> = custom.length ? { [OBJECT_META]: objectMetaSchema } : {};
-  for (const t of custom) schemas[definitionName(t)] = kindSchema(t, (name) => `#/components/schemas/${name}`);
+  const described = registry.resources(group, version).filter((t) => schemaOf(t));
+  const schemas: Record<string, object> = described.length ? { [OBJECT_META]: OBJECT_META_SCHEMA } : {};
+  for (const t of described) schemas[definitionName(t)] = kindSchema(t, (name) => `#/components/schemas/${name}`);
   return { openapi: '3.0.0', info: { title: 'Kubernetes', version: 'v1.32.0' }, paths, components: { schemas } };
 }
 
 /** `GET /openapi/v2` (JSON): the definitions of every served kind and their collection paths. */
 export function openApiV2Document(registry: ResourceRegistry): object {
-  const definitions: Record<string, object> = { [OBJECT_META]: objectMetaSchema };
+  const definitions: Record<string, object> = { [OBJECT_META]: OBJECT_META_SCHEMA };
   const paths: Record<string, object> = {};
   for (const t of registry.all()) {
     definitions[definitionName(t)] = kindSchema(t, (name) => `#/definitions/${name}`);

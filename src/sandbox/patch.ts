@@ -5,6 +5,7 @@
  * `$patch: delete|replace`, `$retainKeys`, `$deleteFromPrimitiveList` and
  * `$setElementOrder` directives).
  */
+import { goJsonTypeName } from './go-json.js';
 import { isPrimitiveSet, mergeKeyFor } from './merge-keys.js';
 import { badRequest, unprocessable, type ApiError } from './status.js';
 
@@ -159,7 +160,7 @@ const DIRECTIVE = '$patch';
  * are honoured. Other lists are replaced.
  */
 export function strategicMergePatch(target: Json, patch: Json): Json {
-  if (!isObject(patch)) throw patchError(400, 'BadRequest', 'the strategic merge patch is not a JSON object');
+  if (!isObject(patch)) throw patchError(400, 'BadRequest', `json: cannot unmarshal ${goJsonTypeName(patch)} into Go value of type map[string]interface {}`);
   return smpObject(isObject(target) ? target : {}, patch);
 }
 

@@ -12,6 +12,8 @@ import type { ResourceRequest } from './request-info.js';
 import { groupVersion, rfc3339, type KubeObject, type ResourceRegistry, type ResourceType, type Verb } from './resources.js';
 import { parseFieldSelector, parseLabelSelector, parseLabelSelectorParts, type Matcher } from './selectors.js';
 import { badRequest, conflict, deletedStatus, invalid, methodNotAllowed, notFound, resourceNotFound, typedPatchError, unsupportedMediaType } from './status.js';
+import { readRequestBody } from './request-body.js';
+import { scaledObject, scaleOf, writeScale } from './scale.js';
 import { ReviewInvalid } from './kinds/review-kinds.js';
 import type { ObjectStore } from './store.js';
 import { toTable, type IncludeObject } from './table.js';
@@ -42,6 +44,8 @@ export interface RequestMeta {
   /** Media type of the body, without parameters. */
   contentType?: string;
   userAgent?: string;
+  /** The body as it came, once read: quoted in the error for a body the decoder could not read. */
+  rawBody?: () => Buffer | undefined;
 }
 
 export interface RestContext {
@@ -68,22 +72,6 @@ function withoutTypeMeta(obj: KubeObject): KubeObject {
   return rest as KubeObject;
 }
 
-function getPath(obj: unknown, path: string): unknown {
-  let node = obj;
-  for (const p of path.split('.')) node = isObject(node) ? node[p] : undefined;
-  return node;
-}
-
-function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
-  const parts = path.split('.');
-  let node = obj;
-  for (const p of parts.slice(0, -1)) {
-    if (!isObject(node[p])) node[p] = {};
-    node = node[p] as Record<string, unknown>;
-  }
-  node[parts[parts.length - 1]!] = value;
-}
-
 const POLICIES: PropagationPolicy[] = ['Foreground', 'Background', 'Orphan'];
 
 export class RestHandler {
@@ -101,7 +89,10 @@ export class RestHandler {
     const type = this.api.registry.find(req.group, req.version, req.resource);
     if (!type) throw resourceNotFound();
     if (req.namespace !== undefined && !type.namespaced) throw resourceNotFound();
-    if (req.subresource !== undefined && !type.subresources?.some((s) => s.name === req.subresource)) throw resourceNotFound();
+    if (req.subresource !== undefined && !type.subresources?.some((s) => s.name === req.subresource)) {
+      // The handler of custom resources answers a subresource its CRD does not declare as the object's absence.
+      throw type.custom && req.name !== undefined ? notFound({ group: type.group, resource: type.plural, name: req.name }) : resourceNotFound();
+    }
     const verbs: Verb[] = req.subresource ? type.subresources!.find((s) => s.name === req.subresource)!.verbs : type.verbs;
     if (!verbs.includes(req.verb)) throw methodNotAllowed();
     // Namespaced kinds are reachable without a namespace only to list or watch across all of them.
@@ -118,16 +109,17 @@ export class RestHandler {
       case 'watch':
         return { watch: this.watchRequest(type, req, query, shape) };
       case 'get':
-        if (req.subresource === 'scale') return { code: 200, body: this.scaleOf(type, this.api.get(type, req.namespace, req.name!)) };
+        if (req.subresource === 'scale') return { code: 200, body: scaleOf(type, scaledObject(this.api, type, req)) };
         return this.get(type, req, query, shape);
       case 'create':
         if (req.subresource === 'binding') return this.bind(type, req, await readBody(), dryRun, manager);
-        return this.create(type, req, await readBody(), dryRun, manager);
+        if (type.group === '' && type.plural === 'bindings') return this.bindNamed(req, await readBody(), dryRun, manager);
+        return this.create(type, req, await readRequestBody(type, 'create', meta, readBody), dryRun, manager);
       case 'update':
-        return this.update(type, req, await readBody(), dryRun, manager);
+        return this.update(type, req, await readRequestBody(type, 'update', meta, readBody), dryRun, manager);
       case 'patch':
         if (!(Object.values(PATCH_TYPES) as string[]).includes(meta.contentType ?? '')) throw unknownPatchType();
-        return this.patch(type, req, query, await readBody(), meta.contentType ?? '', dryRun, manager);
+        return this.patch(type, req, query, await readRequestBody(type, 'patch', meta, readBody), meta.contentType ?? '', dryRun, manager);
       case 'delete':
         return this.delete(type, req, query, await readBody(), dryRun);
       case 'deletecollection':
@@ -269,7 +261,7 @@ export class RestHandler {
   }
 
   private update(type: ResourceType, req: ResourceRequest, body: unknown, dryRun: boolean, manager: string): RestResponse {
-    if (req.subresource === 'scale') return this.writeScale(type, req, body, dryRun, manager);
+    if (req.subresource === 'scale') return { code: 200, body: writeScale(this.api, type, req, body, dryRun, manager) };
     const obj = this.named(type, req, body);
     const opts = { dryRun, manager, ...(req.subresource ? { subresource: req.subresource } : {}) };
     return { code: 200, body: withTypeMeta(type, this.api.update(type, obj, opts)) };
@@ -280,8 +272,8 @@ export class RestHandler {
       if (req.subresource) throw methodNotAllowed();
       return this.apply(type, req, query, body, dryRun);
     }
-    const live = this.api.get(type, req.namespace, req.name!);
-    const current = req.subresource === 'scale' ? this.scaleOf(type, live) : withTypeMeta(type, live);
+    const live = req.subresource === 'scale' ? scaledObject(this.api, type, req) : this.api.get(type, req.namespace, req.name!);
+    const current = req.subresource === 'scale' ? scaleOf(type, live) : withTypeMeta(type, live);
     let patched: unknown;
     switch (contentType) {
       case PATCH_TYPES.json:
@@ -297,7 +289,7 @@ export class RestHandler {
       default:
         throw unknownPatchType();
     }
-    if (req.subresource === 'scale') return this.writeScale(type, req, patched, dryRun, manager);
+    if (req.subresource === 'scale') return { code: 200, body: writeScale(this.api, type, req, patched, dryRun, manager) };
     const obj = this.named(type, req, patched);
     const opts = { dryRun, manager, ...(req.subresource ? { subresource: req.subresource } : {}) };
     return { code: 200, body: withTypeMeta(type, this.api.update(type, obj, opts)) };
@@ -350,49 +342,10 @@ export class RestHandler {
     return { code: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } };
   }
 
-  /** The autoscaling/v1 Scale of an object whose kind has a scale subresource. */
-  private scaleOf(type: ResourceType, obj: KubeObject): KubeObject {
-    const spec = type.scale!;
-    const selector = typeof spec.labelSelector === 'function' ? spec.labelSelector(obj) : spec.labelSelector ? getPath(obj, spec.labelSelector) : undefined;
-    const status: Record<string, unknown> = { replicas: Number(getPath(obj, spec.statusReplicasPath) ?? 0) };
-    if (typeof selector === 'string' && selector) status.selector = selector;
-    const meta: Record<string, unknown> = {
-      name: obj.metadata.name,
-      namespace: obj.metadata.namespace,
-      uid: obj.metadata.uid,
-      resourceVersion: obj.metadata.resourceVersion,
-      creationTimestamp: obj.metadata.creationTimestamp,
-    };
-    if (!type.namespaced) delete meta.namespace;
-    // ScaleSpec.replicas is omitempty: zero replicas are an empty spec.
-    const replicas = Number(getPath(obj, spec.specReplicasPath) ?? 0);
-    return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: meta, spec: replicas ? { replicas } : {}, status } as unknown as KubeObject;
-  }
-
-  private writeScale(type: ResourceType, req: ResourceRequest, body: unknown, dryRun: boolean, manager: string): RestResponse {
-    if (!isObject(body)) throw badRequest('the body of the request was not a JSON or YAML object');
-    if (body.kind !== undefined && body.kind !== 'Scale') throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (Scale)`);
-    const meta = (isObject(body.metadata) ? body.metadata : {}) as Record<string, unknown>;
-    if (meta.name !== undefined && meta.name !== req.name) {
-      throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${req.name})`);
-    }
-    // An absent (omitempty) replicas field is zero.
-    const replicas = (body.spec as Record<string, unknown> | undefined)?.replicas ?? 0;
-    if (typeof replicas !== 'number' || !Number.isInteger(replicas)) {
-      throw badRequest(
-        `json: cannot unmarshal ${typeof replicas === 'number' ? `number ${replicas}` : typeof replicas} into Go struct field ScaleSpec.spec.replicas of type int32`,
-      );
-    }
-    if (replicas < 0) {
-      throw invalid('Scale', 'autoscaling', req.name!, [
-        { type: 'FieldValueInvalid', field: 'spec.replicas', goValue: String(replicas), detail: 'must be greater than or equal to 0' },
-      ]);
-    }
-    const live = this.api.get(type, req.namespace, req.name!);
-    if (typeof meta.resourceVersion === 'string' && meta.resourceVersion) live.metadata.resourceVersion = meta.resourceVersion;
-    setPath(live, type.scale!.specReplicasPath, replicas);
-    const updated = this.api.update(type, live, { dryRun, manager, subresource: 'scale' });
-    return { code: 200, body: this.scaleOf(type, updated) };
+  /** `POST bindings`: binds the pod the Binding names, as `pods/{name}/binding` does. */
+  private bindNamed(req: ResourceRequest, body: unknown, dryRun: boolean, manager: string): RestResponse {
+    const binding = this.decode(this.api.type('', 'bindings'), req, body);
+    return this.bind(this.api.type('', 'pods'), { ...req, name: binding.metadata.name }, body, dryRun, manager);
   }
 
   private deleteOptions(query: URLSearchParams, body: unknown, dryRun: boolean): DeleteOptions {

@@ -153,9 +153,6 @@ export function validateAgainstSchema(schema: StructuralSchema, value: Json, pat
     errors.push({ type: 'FieldValueTypeInvalid', field: path, value: jsonType(value), detail: `${name} in body must be of type ${wanted}: "${jsonType(value)}"` });
     return errors;
   }
-  if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
-    errors.push({ type: 'FieldValueNotSupported', field: path, value, detail: `supported values: ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}` });
-  }
   if (typeof value === 'number') {
     if (schema.minimum !== undefined && (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)) {
       errors.push({
@@ -174,42 +171,59 @@ export function validateAgainstSchema(schema: StructuralSchema, value: Json, pat
       });
     }
   }
+  // A string reports its first failure only (length, then pattern), as the server's string validator returns on it.
   if (typeof value === 'string') {
     if (schema.maxLength !== undefined && [...value].length > schema.maxLength) {
       errors.push({ type: 'FieldValueTooLong', field: path, value, detail: `may not be more than ${schema.maxLength} bytes` });
-    }
-    if (schema.minLength !== undefined && [...value].length < schema.minLength) {
+    } else if (schema.minLength !== undefined && [...value].length < schema.minLength) {
       errors.push({ type: 'FieldValueInvalid', field: path, value, detail: `${name} in body should be at least ${schema.minLength} chars long` });
-    }
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) {
+    } else if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) {
       errors.push({ type: 'FieldValueInvalid', field: path, value, detail: `${name} in body should match '${schema.pattern}'` });
     }
   }
   if (Array.isArray(value)) {
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) {
-      errors.push({ type: 'FieldValueTooMany', field: path, value: value.length, detail: `must have at most ${schema.maxItems} items` });
-    }
+    if (schema.items) value.forEach((item, i) => errors.push(...validateAgainstSchema(schema.items!, item, fieldPath(path, i))));
     if (schema.minItems !== undefined && value.length < schema.minItems) {
       errors.push({ type: 'FieldValueInvalid', field: path, value: value.length, detail: `${name} in body should have at least ${schema.minItems} items` });
     }
-    if (schema.items) value.forEach((item, i) => errors.push(...validateAgainstSchema(schema.items!, item, fieldPath(path, i))));
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+      errors.push({ type: 'FieldValueTooMany', field: path, value: value.length, detail: `must have at most ${schema.maxItems} items` });
+    }
   }
-  if (isObject(value)) {
-    for (const req of schema.required ?? []) {
-      if (value[req] === undefined) errors.push({ type: 'FieldValueRequired', field: fieldPath(path, req), detail: '' });
-    }
-    const count = Object.keys(value).length;
-    if (schema.minProperties !== undefined && count < schema.minProperties) {
-      errors.push({ type: 'FieldValueInvalid', field: path, value: count, detail: `${name} in body should have at least ${schema.minProperties} properties` });
-    }
-    if (schema.maxProperties !== undefined && count > schema.maxProperties) {
-      errors.push({ type: 'FieldValueTooMany', field: path, value: count, detail: `must have at most ${schema.maxProperties} items` });
-    }
-    for (const [k, v] of Object.entries(value)) {
-      if (path === '' && ROOT_KEEP.has(k)) continue;
-      const child = childSchema(schema, k);
-      if (child) errors.push(...validateAgainstSchema(child, v, fieldPath(path, k)));
-    }
+  if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
+    errors.push({ type: 'FieldValueNotSupported', field: path, value, detail: `supported values: ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}` });
+  }
+  if (isObject(value)) errors.push(...validateObject(schema, value, path, name));
+  return errors;
+}
+
+/**
+ * An object's own rules, then its fields, then its required ones. The
+ * server walks the declared properties in the order of a Go map built
+ * from the stored CRD (whose keys are sorted), starting at a random one:
+ * every answer is a rotation of the sorted order, and the sandbox gives
+ * the one that starts at the first.
+ */
+function validateObject(schema: StructuralSchema, value: JsonObject, path: string, name: string): FieldError[] {
+  const errors: FieldError[] = [];
+  const count = Object.keys(value).length;
+  if (schema.minProperties !== undefined && count < schema.minProperties) {
+    errors.push({ type: 'FieldValueInvalid', field: path, value: count, detail: `${name} in body should have at least ${schema.minProperties} properties` });
+  }
+  if (schema.maxProperties !== undefined && count > schema.maxProperties) {
+    errors.push({ type: 'FieldValueTooMany', field: path, value: count, detail: `must have at most ${schema.maxProperties} items` });
+  }
+  const declared = Object.keys(schema.properties ?? {}).sort();
+  const others = Object.keys(value)
+    .filter((k) => !schema.properties?.[k])
+    .sort();
+  for (const k of [...declared, ...others]) {
+    if (value[k] === undefined || (path === '' && ROOT_KEEP.has(k))) continue;
+    const child = childSchema(schema, k);
+    if (child) errors.push(...validateAgainstSchema(child, value[k], fieldPath(path, k)));
+  }
+  for (const req of schema.required ?? []) {
+    if (value[req] === undefined) errors.push({ type: 'FieldValueRequired', field: fieldPath(path, req), detail: '' });
   }
   return errors;
 }

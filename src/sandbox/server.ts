@@ -20,7 +20,8 @@ import { setFlagsFromString } from 'node:v8';
 import yaml from 'js-yaml';
 import { generateSandboxCerts } from './certs.js';
 import { loadSandboxIdentity, newSandboxToken } from './identity.js';
-import { INITIAL_NAMESPACES, registerBuiltins, registerLocalApiServices } from './builtin-resources.js';
+import { goJsonSyntaxError, MalformedJsonBody } from './go-json.js';
+import { INITIAL_NAMESPACES, registerBuiltins, registerStartupObjects } from './builtin-resources.js';
 import { reviewKinds } from './kinds/review-kinds.js';
 import { discoveryAnswer } from './discovery.js';
 import { startNamespaceController } from './namespace-controller.js';
@@ -37,7 +38,7 @@ import { servePodLog } from './pod-logs.js';
 import { ObjectApi } from './objects.js';
 import { parseApiPath, type DiscoveryRequest } from './request-info.js';
 import { ResourceRegistry, rfc3339, type KubeObject } from './resources.js';
-import { RestHandler, type ResponseShape } from './rest.js';
+import { RestHandler, type RequestMeta, type ResponseShape } from './rest.js';
 import {
   ApiError,
   badRequest,
@@ -182,10 +183,21 @@ function decodeBody(raw: Buffer, contentType: string | undefined): unknown {
     if (JSON_BODY_TYPES.has(type)) return JSON.parse(text);
     if (type === 'application/yaml' || type === PATCH_TYPES.apply) return yaml.load(text, { schema: yaml.JSON_SCHEMA });
   } catch (err) {
+    const goError = JSON_BODY_TYPES.has(type) ? goJsonSyntaxError(raw) : undefined;
+    if (goError) throw new MalformedJsonBody(raw, goError);
     throw badRequest(`the body of the request could not be decoded: ${(err as Error).message}`);
   }
   if (type === PROTOBUF_CONTENT_TYPE) return decodeProtobufObject(raw);
   throw unsupportedMediaType();
+}
+
+/** The request's body, read and decoded when the handler asks, and what the handler needs to know of it. */
+function bodyReader(req: IncomingMessage): { body: () => Promise<unknown>; meta: RequestMeta } {
+  let raw: Buffer | undefined;
+  return {
+    body: async () => decodeBody((raw = await readBody(req)), req.headers['content-type']),
+    meta: { contentType: mediaType(req.headers['content-type']), userAgent: req.headers['user-agent'] ?? '', rawBody: () => raw },
+  };
 }
 
 function tokenMatches(header: string | undefined, token: Buffer): boolean {
@@ -354,7 +366,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   for (const name of INITIAL_NAMESPACES) {
     api.create(api.type('', 'namespaces'), { metadata: { name } } as KubeObject, { manager: 'kube-apiserver' });
   }
-  registerLocalApiServices(api);
+  registerStartupObjects(api);
   const faultRules = new FaultRules();
   const readyDelayMs = opts.controllers?.readyDelayMs ?? 200;
   const controllerContext = {
@@ -402,8 +414,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         }
         if (servePodLog(res, rest.api, parsed.request, method, url.searchParams, now)) return;
         const { shape, encoding, contentType } = negotiateObject(accept);
-        const body = async (): Promise<unknown> => decodeBody(await readBody(req), req.headers['content-type']);
-        const meta = { contentType: mediaType(req.headers['content-type']), userAgent: req.headers['user-agent'] ?? '' };
+        const { body, meta } = bodyReader(req);
         const result = await rest.handle(parsed.request, url.searchParams, body, shape, meta);
         if ('watch' in result) {
           watches.serve(res, result.watch);

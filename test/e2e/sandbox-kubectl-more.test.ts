@@ -1,7 +1,8 @@
 /**
  * The sandbox through the real kubectl 1.32, for what the API fidelity work
  * added: `auth whoami` and `auth can-i` (protobuf review bodies), `explain`
- * of a custom kind (its CRD schema in OpenAPI v3), `get -o wide` with the
+ * of a custom kind (its CRD schema in OpenAPI v3) and of the built-in kinds
+ * described whole, `apply` with their merge keys, `get -o wide` with the
  * wide columns after Age, and the new built-in kinds in `get`.
  */
 import { spawn } from 'node:child_process';
@@ -87,6 +88,28 @@ spec:
     expect(explained.code, explained.stderr).toBe(0);
     expect(explained.stdout).toMatch(/FIELD:\s+size <integer>/);
     expect(explained.stdout).toContain('How big the widget is.');
+  });
+
+  it('explains the built-in kinds it describes whole, and applies them with the merge keys of their schema', async () => {
+    const explained = await kubectl(['explain', 'configmap.data']);
+    expect(explained.code, explained.stderr).toBe(0);
+    expect(explained.stdout).toMatch(/FIELD:\s+data <map\[string\]string>/);
+    const owners = await kubectl(['explain', 'serviceaccount.metadata.ownerReferences']);
+    expect(owners.code, owners.stderr).toBe(0);
+    expect(owners.stdout).toMatch(/FIELD:\s+ownerReferences <\[\]Object>/);
+    // A client-side apply builds its strategic merge patch from the served schema: secrets merge by name.
+    const account = (secret: string): string =>
+      `apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: robot, namespace: default}\nsecrets: [{name: ${secret}}]\nautomountServiceAccountToken: false\n`;
+    const first = await kubectl(['apply', '-f', '-'], account('one'));
+    expect(first.code, first.stderr).toBe(0);
+    const added = await kubectl(['patch', 'serviceaccount', 'robot', '-n', 'default', '--type', 'strategic', '-p', '{"secrets":[{"name":"two"}]}']);
+    expect(added.code, added.stderr).toBe(0);
+    const second = await kubectl(['apply', '-f', '-'], account('three'));
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toBe('');
+    const got = await kubectl(['get', 'serviceaccount', 'robot', '-n', 'default', '-o', 'jsonpath={.secrets[*].name}']);
+    // The applied list replaces the one it applied before and keeps what another writer added.
+    expect(got.stdout.split(' ').sort()).toEqual(['three', 'two']);
   });
 
   it('prints the wide columns after Age and lists the new built-in kinds', async () => {

@@ -7,7 +7,8 @@
  * the shape of Tacker's. The `nfv` parameter is read back from Heat (the
  * stack's parameters as Heat reports them), with the flavor and image each
  * server was given. A user-data class that differs from the sample by one
- * statement is refused (exit 2) with nothing recorded.
+ * statement is the package's own code: without consent it is refused
+ * (exit 2) with nothing recorded.
  */
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -190,7 +191,7 @@ describe("Tacker's own user-data classes, served natively on Heat", () => {
   );
 
   it(
-    'a user-data class one statement away from the sample is refused (exit 2), nothing recorded, no stack',
+    "a user-data class one statement away from the sample is the package's own: without consent refused (exit 2), nothing recorded, no stack",
     async () => {
       const dir = await withUserData(V1_PACKAGE, 'UserData/lcm_user_data.py', V1_SAMPLE("        final['nfv']['VDU']['edge']['flavor'] = 'gw.edge.large'"));
       for (const file of ['Definitions/gateway_top.vnfd.yaml', 'Definitions/gateway_types.yaml']) {
@@ -199,8 +200,8 @@ describe("Tacker's own user-data classes, served natively on Heat", () => {
       await ok(['vnfpkg-onboard', dir, '--name', 'gateway-v1-custom']);
       const { vnf, result } = await instantiate('gateway-v1-custom', 'v1-custom', v1Request);
       expect(result.code, result.stderr).toBe(2);
-      expect(result.stderr).toContain('(class "SampleUserData", in UserData/lcm_user_data.py of package');
-      expect(result.stderr).toContain('vnfm runs no user-data class');
+      expect(result.stderr).toContain('"SampleUserData" is the package\'s own user-data class (in UserData/lcm_user_data.py of package');
+      expect(result.stderr).toContain('--allow-package-scripts');
       const ops = JSON.parse(await ok(['op-list', '-o', 'json'])) as Array<{ vnfInstanceId: string }>;
       expect(ops.filter((o) => o.vnfInstanceId === vnf)).toEqual([]);
       const res = await fetch(`${os.heat.url}/stacks/vnf-${vnf}`, { headers: { 'x-auth-token': await projectToken(os.keystone) } });

@@ -1,10 +1,12 @@
 /**
  * Tacker's LCM user data (`additionalParams.lcm-operation-user-data` and
- * `lcm-operation-user-data-class`) on an OpenStack VNF: vnfm runs no
- * user-data class, so a request naming one is refused (exit 2) before any
- * occurrence is recorded, naming the file and the class, instead of being
- * served by vnfm's own nfv builder without a word. The package is the
- * heat-vnf sample with a user-data file of our own in Tacker's layout.
+ * `lcm-operation-user-data-class`) on an OpenStack VNF: a class of the
+ * package's own is package code, so a request naming one without the
+ * operator's consent is refused (exit 2) before any occurrence is recorded,
+ * naming the file, the class and the flag, instead of being served by
+ * vnfm's own nfv builder without a word; so is a file the package lacks.
+ * The package is the heat-vnf sample with user-data files of our own in
+ * Tacker's layout.
  */
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -92,25 +94,33 @@ async function refused(name: string, additionalParams: Record<string, unknown>):
 }
 
 describe("Tacker's lcm-operation-user-data on an OpenStack VNF", () => {
-  it('a class vnfm cannot run is refused, naming the file, the class and what vnfm does instead', async () => {
+  it("the package's own class is refused without the operator's consent, naming the file, the class and the flag", async () => {
     const r = await refused('custom', { 'lcm-operation-user-data': './UserData/site_user_data.py', 'lcm-operation-user-data-class': 'SiteUserData' });
-    expect(r.stderr).toContain('additionalParams.lcm-operation-user-data: asks for Tacker\'s LCM user data "./UserData/site_user_data.py" (class "SiteUserData"');
-    expect(r.stderr).toContain('UserData/site_user_data.py of package');
-    expect(r.stderr).toContain('vnfm runs no user-data class');
-    expect(r.stderr).toMatch(/remove lcm-operation-user-data and lcm-operation-user-data-class/);
+    expect(r.stderr).toContain('additionalParams.lcm-operation-user-data-class "SiteUserData" is the package\'s own user-data class (in UserData/site_user_data.py of package');
+    expect(r.stderr).toContain("running a package's code needs the operator's consent");
+    expect(r.stderr).toContain('--allow-package-scripts');
+    expect(r.stderr).toMatch(/or remove lcm-operation-user-data and lcm-operation-user-data-class/);
   });
 
-  it("a class named StandardUserData whose file is not Tacker's userdata_standard.py is refused, saying so", async () => {
+  it("a class named StandardUserData whose file is not Tacker's userdata_standard.py is the package's own, saying so", async () => {
     const r = await refused('standard', { 'lcm-operation-user-data': './UserData/userdata_standard.py', 'lcm-operation-user-data-class': 'StandardUserData' });
-    expect(r.stderr).toContain('(class "StandardUserData", in UserData/userdata_standard.py of package');
     expect(r.stderr).toContain("named like Tacker v2's StandardUserData, but its file is not Tacker's userdata_standard.py");
-    expect(r.stderr).toContain("serves natively Tacker v2's DefaultUserData");
+    expect(r.stderr).toContain('"StandardUserData" is the package\'s own user-data class (in UserData/userdata_standard.py of package');
   });
 
-  it("a class named like Tacker's v1 sample that does not compute what the sample does is refused", async () => {
+  it("a class named like Tacker's v1 sample that does not compute what the sample does is the package's own (consent asked)", async () => {
     const r = await refused('initial-only', { 'lcm-operation-user-data': 'UserData/initial_only.py', 'lcm-operation-user-data-class': 'SampleUserData' });
-    expect(r.stderr).toContain('(class "SampleUserData", in UserData/initial_only.py of package');
-    expect(r.stderr).toContain("Tacker v1's sample user data (an instantiate returning create_final_param_dict");
+    expect(r.stderr).toContain('"SampleUserData" is the package\'s own user-data class (in UserData/initial_only.py of package');
+    expect(r.stderr).toContain('--allow-package-scripts');
+  });
+
+  it('a Tacker v2 class of the package, allowed, is refused: vnfm runs v1 classes only', async () => {
+    const vnf = JSON.parse(await ok(['vnf-create', '--package', 'heat-vnf-user-data', '--name', 'v2-allowed', '-o', 'json'])).id as string;
+    const params = { 'lcm-operation-user-data': './UserData/site_user_data.py', 'lcm-operation-user-data-class': 'SiteUserData' };
+    const r = await run(['vnf-instantiate', vnf, '--request-file', await requestWith('v2-allowed', params), '--allow-package-scripts', '-o', 'json']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('user-data class SiteUserData in UserData/site_user_data.py of package');
+    expect(r.stderr).toContain('is written for Tacker v2 (userdata_utils), which vnfm does not run yet');
   });
 
   it('a file the package does not have is named as missing', async () => {

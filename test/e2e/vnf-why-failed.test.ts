@@ -6,8 +6,8 @@
  * names the object, its pod and that warning; vnf-describe then shows the
  * FAILED_TEMP instance from what the operation's journal records as
  * created (the instance itself records nothing at the VIM), which objects
- * are not ready and their events, and again after op-fail; after
- * op-rollback there is nothing to describe.
+ * are not ready and their events, and again after op-fail; vnf-logs reads
+ * the logs of its pods; after op-rollback there is nothing to describe.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -97,6 +97,17 @@ describe('why an instantiate failed', () => {
       expect(table.stdout).toContain('Events of what is not ready:');
       expect(table.stdout).toMatch(/Warning {2}Unhealthy: Readiness probe failed/);
       expect(table.stdout).toMatch(/vnfm op-retry [0-9a-f]{8} tries the INSTANTIATE again; vnfm op-rollback [0-9a-f]{8} undoes it/);
+
+      // Its pods' logs too: those of what the journal records, the instance recording no VNFC yet.
+      const logs = await run(['vnf-logs', 'stuck']);
+      expect(logs.code, logs.stderr).toBe(0);
+      expect(logs.stdout).toMatch(new RegExp(`^\\[pod/${pod.name}\\] web: started on `, 'm'));
+      expect(logs.stdout).not.toMatch(new RegExp(`^\\[pod/${pod.name}\\] web: ready$`, 'm'));
+      expect(logs.stdout).toMatch(/^\[pod\/vdu2-\S+\] \S+: ready$/m);
+      const one = await run(['vnf-logs', 'stuck', '--vnfc', pod.name, '--tail', '1']);
+      expect(one.code, one.stderr).toBe(0);
+      expect(one.stdout).toMatch(/^web: started on /);
+      expect((await run(['vnf-logs', 'stuck', '--vdu', 'VDU1'])).stderr).toMatch(/records no VDUs yet: its instantiate is FAILED_TEMP/);
 
       const op = live.lastOperation!.id;
       await ok(['op-fail', op, '--yes']);

@@ -12,8 +12,9 @@
  * the request names or on the stack's network, and nothing left after
  * terminate. vnf-logs reads Nova's os-getConsoleOutput (the fake compute
  * driver's fixed three lines): every server's, one server's, its last line
- * (--tail is Nova's length); a server Nova no longer has is a clear
- * "not found" (exit 3), not a stack trace.
+ * (--tail is Nova's length); a server Nova cannot give a log of (shelved:
+ * on no host) or no longer has is said plainly (exit 1, exit 3), not with
+ * a stack trace.
  */
 import { randomBytes } from 'node:crypto';
 import { cp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -135,6 +136,15 @@ async function expectPorts(byVdu: Record<string, string[]>): Promise<void> {
   }
 }
 
+/** Polls `done` once a second, up to two minutes. */
+async function waitFor(done: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 120; i++) {
+    if (await done()) return;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`not reached in two minutes: ${what}`);
+}
+
 interface Vnfc {
   id: string;
   vduId: string;
@@ -243,9 +253,19 @@ describe("Tacker v2's StandardUserData on a real OpenStack, and its servers' con
       expect(follow.code).toBe(2);
       expect(follow.stderr).toContain("its logs are its servers' console logs, which Nova gives whole, without -f");
 
+      // A server shelved (offloaded: on no host): Nova answers 409, said with what to do (exit 1), no stack trace.
+      const worker2 = recorded.find((c) => c.vduId === 'VDU1')!;
+      await user.call(cloud.endpoints.compute, 'POST', `/servers/${worker2.server}/action`, { shelve: null });
+      await waitFor(async () => (await user.server(worker2.server))?.status === 'SHELVED_OFFLOADED', `server ${worker2.server} SHELVED_OFFLOADED`);
+      const shelved = await run(['vnf-logs', vnf, '--vnfc', worker2.id]);
+      expect(shelved.code, shelved.stderr).toBe(1);
+      expect(shelved.stderr).toContain(`Nova cannot read the console log of server ${worker2.server} now: Instance ${worker2.server} is not ready`);
+      expect(shelved.stderr).toMatch(/hint: a server has a console log while it runs/);
+      expect(shelved.stderr).not.toMatch(/\n\s+at /);
+
       // A server deleted behind vnfm's back: Nova's "not found", said as such (exit 3), no stack trace.
       await user.call(cloud.endpoints.compute, 'DELETE', `/servers/${store.server}`);
-      for (let i = 0; i < 60 && (await user.server(store.server)); i++) await new Promise((r) => setTimeout(r, 1000));
+      await waitFor(async () => (await user.server(store.server)) === undefined, `server ${store.server} deleted`);
       const gone = await run(['vnf-logs', vnf, '--vnfc', store.id]);
       expect(gone.code, gone.stderr).toBe(3);
       expect(gone.stderr).toContain(`Nova has no server ${store.server}`);

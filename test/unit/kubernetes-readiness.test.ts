@@ -58,6 +58,46 @@ const cases: Case[] = [
   ['DaemonSet ready', o('DaemonSet', {}, { observedGeneration: 1, desiredNumberScheduled: 2, numberReady: 2, updatedNumberScheduled: 2, numberAvailable: 2 }, 1), true, 'ready'],
   ['Pod pending', o('Pod', {}, { phase: 'Pending' }), false, 'waiting for the pod to run (phase Pending)'],
   ['Pod running, not ready', o('Pod', {}, { phase: 'Running', conditions: [cond('Ready', 'False')] }), false, 'waiting for the pod to be ready'],
+  [
+    'Pod pending, its image not pulled',
+    o('Pod', {}, { phase: 'Pending', containerStatuses: [{ name: 'web', state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "r.invalid/a:1"' } } }] }),
+    false,
+    'waiting for the pod to run (phase Pending; container web ImagePullBackOff: Back-off pulling image "r.invalid/a:1")',
+  ],
+  [
+    'Pod pending, its containers being created',
+    o('Pod', {}, { phase: 'Pending', containerStatuses: [{ name: 'web', state: { waiting: { reason: 'ContainerCreating' } } }] }),
+    false,
+    'waiting for the pod to run (phase Pending)',
+  ],
+  [
+    'Pod pending on an init container that cannot start',
+    o(
+      'Pod',
+      {},
+      {
+        phase: 'Pending',
+        initContainerStatuses: [{ name: 'setup', state: { waiting: { reason: 'CreateContainerConfigError', message: 'configmap "cfg" not found' } } }],
+        containerStatuses: [{ name: 'web', state: { waiting: { reason: 'PodInitializing' } } }],
+      },
+    ),
+    false,
+    'waiting for the pod to run (phase Pending; container setup CreateContainerConfigError: configmap "cfg" not found)',
+  ],
+  [
+    'Pod running, a container crash-looping',
+    o(
+      'Pod',
+      {},
+      {
+        phase: 'Running',
+        conditions: [cond('Ready', 'False')],
+        containerStatuses: [{ name: 'side', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container=side' } } }],
+      },
+    ),
+    false,
+    'waiting for the pod to be ready (container side CrashLoopBackOff: back-off 40s restarting failed container=side)',
+  ],
   ['Pod ready', o('Pod', {}, { phase: 'Running', conditions: [cond('Ready', 'True')] }), true, 'ready'],
   ['Job running', o('Job', { completions: 2 }, { succeeded: 1 }), false, 'waiting for 1/2 completions'],
   ['Job complete', o('Job', {}, { conditions: [cond('Complete', 'True')] }), true, 'ready'],

@@ -5,7 +5,7 @@
  * there and what op-retry and op-rollback then do with the stack.
  */
 import { describe, expect, it } from 'vitest';
-import { cloudRefusal, failedStackHint } from '../../src/infra/openstack/cloud-refusals.js';
+import { cloudRefusal, failedStackHint, resourceTypeRefusal } from '../../src/infra/openstack/cloud-refusals.js';
 
 const QUOTA =
   'Resource CREATE failed: Forbidden: resources.VDU1_scale_group.resources.qmulsnfpj3o2.resources.VDU1: Quota exceeded for instances: Requested 1, but already used 1 of 1 instances (HTTP 403) (Request-ID: req-15bee71a-546e-4e6e-a052-d7b0210ca797)';
@@ -38,5 +38,26 @@ describe('cloudRefusal', () => {
 describe('failedStackHint', () => {
   it('names op-retry and op-rollback also when the reason is not the cloud’s', () => {
     expect(failedStackHint('Resource CREATE failed: Error: resources.VDU2: Went to status error')).toMatch(/^fix what Heat names .*op-retry .*op-rollback deletes the stack$/);
+  });
+});
+
+describe('resourceTypeRefusal', () => {
+  // Heat Zed's answer (HTTP 403) to a stack whose template makes a flavor, for a user with member and heat_stack_owner only.
+  const FLAVOR = 'You are not authorized to use resource_types:OS::Nova::Flavor.';
+
+  it('a flavor: the admin role named as the fix, not a role that may use Heat (the user has that)', () => {
+    const r = resourceTypeRefusal(FLAVOR)!;
+    expect(r.what).toBe('the right to use OS::Nova::Flavor');
+    expect(r.hint).toMatch(/give the VIM user the admin role on its project/);
+    expect(r.hint).not.toMatch(/heat_stack_owner/);
+    expect(r.hint).toContain('nothing was created');
+  });
+
+  it('another type: its name and the way out', () => {
+    expect(resourceTypeRefusal('You are not authorized to use resource_types:OS::Nova::HostAggregate.')!.hint).toMatch(/leaves OS::Nova::HostAggregate to other roles/);
+  });
+
+  it('any other 403 (a missing Heat role): none', () => {
+    expect(resourceTypeRefusal('You are not authorized to use create.')).toBeUndefined();
   });
 });

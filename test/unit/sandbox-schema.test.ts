@@ -44,12 +44,37 @@ describe('structural schemas', () => {
   it('validates types, int-or-string, lengths and item counts with the API server wording', () => {
     const errors = validateAgainstSchema(schema, { spec: { replicas: 1.5, ports: [{ port: true }, {}, {}], name: 'long' } });
     const text = errors.map((e) => `${e.field}|${e.type}|${e.detail}`);
+    // The declared fields in sorted order; a list's items before its own count.
     expect(text).toEqual([
-      'spec.replicas|FieldValueTypeInvalid|spec.replicas in body must be of type integer: "number"',
-      'spec.ports|FieldValueTooMany|must have at most 2 items',
-      'spec.ports[0].port|FieldValueTypeInvalid|spec.ports[0].port in body must be of type integer,string: "boolean"',
       'spec.name|FieldValueTooLong|may not be more than 3 bytes',
+      'spec.ports[0].port|FieldValueTypeInvalid|spec.ports[0].port in body must be of type integer,string: "boolean"',
+      'spec.ports|FieldValueTooMany|must have at most 2 items',
+      'spec.replicas|FieldValueTypeInvalid|spec.replicas in body must be of type integer: "number"',
     ]);
     expect(validateAgainstSchema(schema, { spec: { replicas: 2, ports: [{ port: 80 }, { port: 'http' }] } })).toEqual([]);
+  });
+
+  it('reports every broken rule as the API server orders them: a string its first failure, an enum after the value rules, required fields last', () => {
+    const rules: StructuralSchema = {
+      type: 'object',
+      required: ['zone'],
+      properties: {
+        zone: { type: 'string' },
+        mode: { type: 'string', enum: ['slow'], minLength: 5 },
+        label: { type: 'string', minLength: 12, pattern: '^[a-z]+$' },
+        count: { type: 'integer', minimum: 1, maximum: -1 },
+        owner: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+      },
+    };
+    const errors = validateAgainstSchema(rules, { mode: 'fast', label: 'Bad_1', count: 0, owner: {} }, 'spec');
+    expect(errors.map((e) => `${e.field}|${e.type}|${e.detail}`)).toEqual([
+      'spec.count|FieldValueInvalid|spec.count in body should be greater than or equal to 1',
+      'spec.count|FieldValueInvalid|spec.count in body should be less than or equal to -1',
+      'spec.label|FieldValueInvalid|spec.label in body should be at least 12 chars long',
+      'spec.mode|FieldValueInvalid|spec.mode in body should be at least 5 chars long',
+      'spec.mode|FieldValueNotSupported|supported values: "slow"',
+      'spec.owner.name|FieldValueRequired|',
+      'spec.zone|FieldValueRequired|',
+    ]);
   });
 });

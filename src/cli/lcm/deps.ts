@@ -8,6 +8,7 @@ import type { Store } from '../../store/index.js';
 import type { HelmServices } from '../../lcm/planners/helm.js';
 import type { VimDeps } from '../../vim/index.js';
 import { keystoneCredentialsOf as keystoneCredentialsFor, kubeAccessOf as kubeAccessFor } from '../../vim/access.js';
+import { VnfmError } from '../../errors.js';
 
 /**
  * Wires the lifecycle use cases to the store, the keyring (opened only when a
@@ -112,6 +113,11 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
     async runHook(hookCtx) {
       if (!hookCtx.implementation) return;
       return (await driver()).runHook(hookCtx);
+    },
+    async runUserData(run) {
+      const d = await driver();
+      if (!d.runUserData) throw new VnfmError(`user-data class ${run.className} in ${run.file}: the management drivers run no user-data class`);
+      return d.runUserData(run);
     },
   };
   return { deps, close: () => drivers.splice(0).forEach((d) => d.close()) };

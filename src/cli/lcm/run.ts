@@ -255,7 +255,8 @@ function packageScriptConsent(ctx: Context, flags: RunFlags, subject: string | u
     beforePrompt();
     const { confirm } = await import('../prompt.js');
     for (const s of scripts) {
-      if (!(await confirm(ctx.io, `Run package script ${s.file} (hook ${s.hook}, artifact ${s.artifact})${subject ? ` for ${subject}` : ''}?`))) return false;
+      const what = s.userDataClass ? `the package's user-data class ${s.userDataClass} (${s.file})` : `package script ${s.file} (hook ${s.hook}, artifact ${s.artifact})`;
+      if (!(await confirm(ctx.io, `Run ${what}${subject ? ` for ${subject}` : ''}?`))) return false;
     }
     return true;
   };

@@ -17,8 +17,22 @@ export const ACCOUNT_READ_MS = 5000;
 const MAX_OBJECTS = 5;
 const MAX_PODS = 3;
 
-const lastWarning = (events: readonly LiveEvent[]): LiveEvent | undefined => [...events].reverse().find((e) => e.type === 'Warning');
-const warningText = (e: LiveEvent) => `last warning ${e.reason}${e.count > 1 ? ` (x${e.count})` : ''}: ${e.message.replace(/\s+/g, ' ').slice(0, 200)}`;
+/**
+ * A kubelet's `Failed` event whose message is only `Error: ImagePullBackOff`
+ * (or ErrImagePull, CrashLoopBackOff...) repeats the container's state,
+ * which the pod's line already says; the warning before it tells why.
+ */
+const echoesState = (e: LiveEvent): boolean => /^Error: [A-Z][A-Za-z]+$/.test(e.message);
+
+/** The last warning that says something; the last one when all only echo the state. */
+const lastWarning = (events: readonly LiveEvent[]): LiveEvent | undefined => {
+  const warnings = events.filter((e) => e.type === 'Warning');
+  return warnings.findLast((e) => !echoesState(e)) ?? warnings.at(-1);
+};
+/** Longest warning message told; a longer one keeps its start and its end, where a wrapped error names its cause (`… lookup registry.example: no such host`). */
+const WARNING_CHARS = 200;
+const clip = (text: string): string => (text.length <= WARNING_CHARS ? text : `${text.slice(0, 90)} … ${text.slice(-(WARNING_CHARS - 93))}`);
+const warningText = (e: LiveEvent) => `last warning ${e.reason}${e.count > 1 ? ` (x${e.count})` : ''}: ${clip(e.message.replace(/\s+/g, ' '))}`;
 
 function flatten(nodes: readonly LiveObject[]): LiveObject[] {
   return nodes.flatMap((n) => [n, ...flatten(n.children)]);

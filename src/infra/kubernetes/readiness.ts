@@ -121,13 +121,33 @@ export function podReady(obj: KubeObject): boolean {
   return st.phase === 'Running' && condition(st, 'Ready')?.status === 'True';
 }
 
+/** The reasons a container waits while nothing is wrong: being created, or its init containers running. */
+const ROUTINE_WAITS = new Set(['ContainerCreating', 'PodInitializing']);
+
+/**
+ * What the first container held back says, as `kubectl get pods` shows it
+ * in STATUS: `container web ImagePullBackOff: Back-off pulling image "…"`
+ * (init containers first); undefined when none waits for a reason of note.
+ */
+function containerWait(st: Record<string, unknown>): string | undefined {
+  type Status = { name?: string; state?: { waiting?: { reason?: string; message?: string } } };
+  const all = [...((st.initContainerStatuses as Status[] | undefined) ?? []), ...((st.containerStatuses as Status[] | undefined) ?? [])];
+  const held = all.find((c) => c.state?.waiting?.reason && !ROUTINE_WAITS.has(c.state.waiting.reason));
+  if (!held) return undefined;
+  const w = held.state!.waiting!;
+  const message = w.message ? `: ${w.message.replace(/\s+/g, ' ').slice(0, 160)}` : '';
+  return `container ${held.name ?? '?'} ${w.reason}${message}`;
+}
+
 function pod(obj: KubeObject): Readiness {
   const st = statusOf(obj);
   if (st.phase === 'Failed')
     return { ready: false, message: 'failed', failed: `the pod failed${st.reason ? ` (${String(st.reason)})` : ''}${st.message ? `: ${String(st.message)}` : ''}` };
   if (st.phase === 'Succeeded') return READY;
   if (podReady(obj)) return READY;
-  return waiting(st.phase === 'Running' ? 'waiting for the pod to be ready' : `waiting for the pod to run (phase ${st.phase ?? 'Pending'})`);
+  const held = containerWait(st);
+  if (st.phase === 'Running') return waiting(`waiting for the pod to be ready${held ? ` (${held})` : ''}`);
+  return waiting(`waiting for the pod to run (phase ${st.phase ?? 'Pending'}${held ? `; ${held}` : ''})`);
 }
 
 function job(obj: KubeObject): Readiness {

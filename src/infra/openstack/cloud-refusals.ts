@@ -67,3 +67,20 @@ export function cloudRefusal(reason: string, stackLeft: boolean): CloudRefusal |
 export function failedStackHint(reason: string): string {
   return cloudRefusal(reason, true)?.hint ?? `fix what Heat names (the template, the environment, or the cloud: quotas, images, flavours, networks); ${AFTER_FAILED_STACK}`;
 }
+
+/**
+ * Heat's own policy on a resource type (`resource_types:<type>`, HTTP 403
+ * "You are not authorized to use resource_types:OS::Nova::Flavor."): the
+ * VIM user may use Heat, not that type. Stock Heat leaves OS::Nova::Flavor,
+ * OS::Nova::HostAggregate, OS::Cinder::VolumeType, OS::Neutron::QoSPolicy
+ * and the like to admins.
+ */
+export function resourceTypeRefusal(message: string): CloudRefusal | undefined {
+  const type = /not authorized to use resource_types:([\w:]+)/i.exec(message)?.[1];
+  if (!type) return undefined;
+  const fix =
+    type === 'OS::Nova::Flavor'
+      ? "the templates make a flavor (OS::Nova::Flavor: the HOT vnfm makes from a VNFD makes one of each VDU's virtual_compute size), which Heat and Nova leave to admins: give the VIM user the admin role on its project, as Tacker v1's VIM usually has, or onboard a package whose Base HOT names existing flavors"
+      : `Heat's policy leaves ${type} to other roles (usually admin): give the VIM user such a role on its project, or use a template without ${type}`;
+  return { what: `the right to use ${type}`, hint: `${fix}; ${AFTER_NO_STACK}` };
+}

@@ -7,7 +7,7 @@
 import type { Sleep } from '../../clock.js';
 import { NotFoundError, VnfmError } from '../../errors.js';
 import type { DriverContext, JournalStep, ResourceRef } from '../driver.js';
-import { cloudRefusal, failedStackHint } from './cloud-refusals.js';
+import { cloudRefusal, failedStackHint, resourceTypeRefusal } from './cloud-refusals.js';
 import { stackNameOf, type HeatTemplates, type NfvParameter } from './driver-contract.js';
 import { HeatError, StackStalledError, type HeatEvent, type HeatResource, type HeatSession, type HeatStack, type StackContent, type StackRef } from './heat.js';
 
@@ -30,7 +30,11 @@ function reportEvent(ctx: DriverContext, ref: StackRef, e: HeatEvent): void {
 }
 
 function rejected(err: unknown, templates: HeatTemplates): unknown {
-  if (!(err instanceof HeatError) || err.status !== 400) return err;
+  if (!(err instanceof HeatError)) return err;
+  // Heat's policy on a resource type the template uses: the user may use Heat, not that type.
+  const forbidden = err.status === 403 ? resourceTypeRefusal(err.heatMessage) : undefined;
+  if (forbidden) return new VnfmError(`Heat refused the stack: the VIM user lacks ${forbidden.what}: ${err.heatMessage}`, { hint: forbidden.hint, cause: err });
+  if (err.status !== 400) return err;
   // Heat checks what the template names against the cloud (a network, an image's status): then the cloud, not the file, is at fault.
   const refusal = cloudRefusal(err.heatMessage, false);
   if (refusal) return new VnfmError(`Heat refused the stack: the VIM lacks ${refusal.what}: ${err.heatMessage}`, { hint: refusal.hint, cause: err });

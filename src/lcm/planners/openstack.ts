@@ -36,6 +36,7 @@ import { carriedScaleLevels, levelReplicas } from '../replicas.js';
 import { checkHealRequest, checkScaleRequest, checkTerminateRequest, checkChangePackageShape, flavourOf } from '../requests.js';
 import { instanceVimFields, OPENSTACK_VIM_TYPES, openStackVims, RECORDED_OPENSTACK_VIM_TYPE, recordedVim, resolveOpenStackVim } from '../vim-connection.js';
 import { checkUserData } from '../user-data.js';
+import { classAtInstantiationOnly, consentToUserData, planClassNfv } from './openstack-user-data.js';
 import { standardNfv, standardTemplates, unindexedReads, type StandardInputs } from '../heat-standard.js';
 import { planStandardScale, standardIndexes, withoutStandard } from './openstack-standard.js';
 import { packageIdentity } from '../../model/package.js';
@@ -118,6 +119,7 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   const overrides = checkNfvOverrides(source, body['additionalParams']);
   const userData = await checkUserData(source, body['additionalParams'], { id: pkg.pkg.id, zip: pkg.zip, hasMember: pkg.hasMember });
   if (userData) opts.onEvent?.({ type: 'notice', message: userData.notice });
+  const packageClass = userData?.kind === 'package-class' ? await consentToUserData(source, userData, pkg.pkg.id, 'instantiate_start', opts) : undefined;
   const given = isObject(body['vimConnectionInfo']) ? (body['vimConnectionInfo'] as Record<string, VimConnectionInfo>) : undefined;
   const vim = await resolveOpenStackVim(deps, source, given, instance);
   const hot = await readStackTemplates(pkg.zip, flavour, source, pkg.pkg.id, pkg.vnfd.id);
@@ -130,10 +132,10 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   const zone = typeof vim.spec.extra?.['availability_zone'] === 'string' ? (vim.spec.extra['availability_zone'] as string) : undefined;
   const nfvOpts = { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), ...(zone ? { zone } : {}), reads: nfvReads(templates) };
   const standardInputs: StandardInputs = { ...nfvOpts, ...(extManagedVirtualLinks ? { extManagedVirtualLinks } : {}) };
-  const nfv = vduIndexes ? standardNfv(templates, flavour, standardInputs) : buildNfvParameter(flavour, level.replicas, nfvOpts);
-  const images = planImages(flavour, vduIndexes ? unindexedReads(nfvOpts.reads, flavour) : nfvOpts.reads, overrides, pkg.pkg.id, hot.templatePath);
+  const byClass = packageClass && (await planClassNfv(deps, { use: packageClass, pkg, flavour, hot, request: body, reads: nfvOpts.reads, overrides }, opts.signal));
+  const images = byClass?.images ?? planImages(flavour, vduIndexes ? unindexedReads(nfvOpts.reads, flavour) : nfvOpts.reads, overrides, pkg.pkg.id, hot.templatePath);
   images.notices.forEach(noticeOf(opts));
-  const groups = groupSizes(vduGroups(templates, flavour), level.replicas, nfv);
+  const nfv = byClass?.nfv ?? (vduIndexes ? standardNfv(templates, flavour, standardInputs) : buildNfvParameter(flavour, level.replicas, nfvOpts));
   const vimRecord = await recordedVim(deps, vim, given, RECORDED_OPENSTACK_VIM_TYPE);
   return {
     connect,
@@ -149,8 +151,8 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
       const ids = await uploadImages(driver, ctx, images, { zip: pkg.zip, packageId: pkg.pkg.id, instanceId: instance.id, vimName: vim.name }, noticeOf(opts));
       const withIds = () =>
         vduIndexes ? standardNfv(templates, flavour, { ...standardInputs, images: ids }) : buildNfvParameter(flavour, level.replicas, { ...nfvOpts, images: ids });
-      const sent = Object.keys(ids).length ? withIds() : nfv;
-      const resources = await driver.deploy(ctx, { instanceId: instance.id, templates, nfv: sent, groups });
+      const sent = byClass ? await byClass.after(ids) : Object.keys(ids).length ? withIds() : nfv;
+      const resources = await driver.deploy(ctx, { instanceId: instance.id, templates, nfv: sent, groups: groupSizes(vduGroups(templates, flavour), level.replicas, sent) });
       const heat: HeatStackRecord = {
         stackName: stackNameOf(instance.id),
         templatePath: hot.templatePath,
@@ -159,6 +161,7 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
         ...(extManagedVirtualLinks ? { extManagedVirtualLinks } : {}),
         ...(extVirtualLinks ? { extVirtualLinks } : {}),
         ...(overrides ? { nfvOverrides: overrides } : {}),
+        ...(packageClass ? { userDataClass: { file: packageClass.file, className: packageClass.className, generation: packageClass.generation } } : {}),
         environments: envs.paths,
       };
       const info: OpenStackInfo = {
@@ -333,6 +336,7 @@ const planChangePackage: OpenStackPlanner = async (deps, instance, body, source,
   const cur = await current(deps, instance, source, request.vimConnectionInfo);
   const newPkg = await openOnboarded(deps, record);
   const userData = await checkUserData(source, request.additionalParams, { id: record.id, zip: newPkg.zip, hasMember: newPkg.hasMember });
+  if (userData?.kind === 'package-class') throw classAtInstantiationOnly(source, userData, record.id);
   if (userData) opts.onEvent?.({ type: 'notice', message: userData.notice });
   const flavour = newPkg.vnfd.flavours[cur.info.flavourId];
   if (!flavour) {

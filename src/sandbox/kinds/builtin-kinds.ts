@@ -251,7 +251,7 @@ function appsKinds(): ResourceType[] {
       scale: true,
       generation: true,
       columns: [col('Ready', ready), col('Up-to-date', (o) => status(o).updatedReplicas ?? 0), col('Available', (o) => status(o).availableReplicas ?? 0), ...templateColumns(true)],
-      strategy: { applyDefaults: d.defaultDeployment, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('Deployment', 'apps') },
+      strategy: { applyDefaults: d.defaultDeployment, validate: (o) => validateSelectorTemplate(o, 'deployment'), prepareForUpdate: keepSelector('Deployment', 'apps') },
     }),
     apps({
       kind: 'ReplicaSet',
@@ -267,7 +267,7 @@ function appsKinds(): ResourceType[] {
         col('Ready', (o) => status(o).readyReplicas ?? 0, 'integer'),
         ...templateColumns(true),
       ],
-      strategy: { applyDefaults: d.defaultReplicaSet, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('ReplicaSet', 'apps') },
+      strategy: { applyDefaults: d.defaultReplicaSet, validate: (o) => validateSelectorTemplate(o, 'replicaset'), prepareForUpdate: keepSelector('ReplicaSet', 'apps') },
     }),
     apps({
       kind: 'StatefulSet',
@@ -280,7 +280,7 @@ function appsKinds(): ResourceType[] {
       columns: [col('Ready', ready), ...templateColumns(false)],
       strategy: {
         applyDefaults: d.defaultStatefulSet,
-        validate: (o) => validateSelectorTemplate(o),
+        validate: (o) => validateSelectorTemplate(o, 'statefulset'),
         prepareForUpdate: keepSelector('StatefulSet', 'apps'),
         validateUpdate: validateStatefulSetUpdate,
       },
@@ -307,7 +307,7 @@ function appsKinds(): ResourceType[] {
         ),
         ...templateColumns(true),
       ],
-      strategy: { applyDefaults: d.defaultDaemonSet, validate: (o) => validateSelectorTemplate(o), prepareForUpdate: keepSelector('DaemonSet', 'apps') },
+      strategy: { applyDefaults: d.defaultDaemonSet, validate: (o) => validateSelectorTemplate(o, 'daemonset'), prepareForUpdate: keepSelector('DaemonSet', 'apps') },
     }),
     apps({ kind: 'ControllerRevision', namespaced: true, columns: [col('Revision', (o) => o.revision ?? 0, 'integer')] }),
   ];

@@ -10,28 +10,41 @@ import type { KubeObject, ResourceStrategy } from '../resources.js';
 import { generateNameSuffix } from '../generate-name.js';
 import { spec, status, type Obj } from './kind-def.js';
 
-/** Workloads need a selector that matches their pod template's labels (apps/v1 validation). */
-export function validateSelectorTemplate(o: KubeObject, templatePath: string[] = ['spec', 'template']): FieldError[] {
+/**
+ * Workloads need a non-empty selector that matches their pod template's
+ * labels (apps/v1 validation), and the server reports each failure: a
+ * missing selector selects nothing, so the template's labels fail to match
+ * it too; an empty one selects everything, so they are not checked. A
+ * DaemonSet's selector has no Required check of its own.
+ */
+export function validateSelectorTemplate(o: KubeObject, kind: 'deployment' | 'replicaset' | 'statefulset' | 'daemonset'): FieldError[] {
   const s = spec(o);
-  const selector = s.selector as LabelSelectorObject | undefined;
+  const selector = s.selector as LabelSelectorObject | undefined | null;
   const errors: FieldError[] = [];
-  if (!selector || (Object.keys(selector.matchLabels ?? {}).length === 0 && !(selector.matchExpressions ?? []).length)) {
-    errors.push({ type: 'FieldValueRequired', field: 'spec.selector', detail: '' });
-    return errors;
-  }
-  let template: Obj | undefined = o;
-  for (const p of templatePath) template = template?.[p] as Obj | undefined;
+  const empty = !!selector && Object.keys(selector.matchLabels ?? {}).length === 0 && !(selector.matchExpressions ?? []).length;
+  // The ReplicaSet check says `deployment` too: the API server's validation shares the words.
+  const word = kind === 'replicaset' ? 'deployment' : kind;
+  const emptyError: FieldError = {
+    type: 'FieldValueInvalid',
+    field: 'spec.selector',
+    goValue: goLabelSelector(selector ?? undefined),
+    detail: `empty selector is invalid for ${word}`,
+  };
+  if (!selector && kind !== 'daemonset') errors.push({ type: 'FieldValueRequired', field: 'spec.selector', detail: '' });
+  if (empty && kind !== 'daemonset') errors.push(emptyError);
+  const template = s.template as Obj | undefined;
   const labels = (template?.metadata as Obj | undefined)?.labels as Record<string, string> | undefined;
-  if (!matchesSelector(selector, labels)) {
+  if (!empty && (!selector || !matchesSelector(selector, labels))) {
     errors.push({
       type: 'FieldValueInvalid',
-      field: `${templatePath.join('.')}.metadata.labels`,
+      field: 'spec.template.metadata.labels',
       value: labels ?? {},
-      goValue: goStringMap(labels ?? {}),
+      goValue: goStringMap(labels),
       detail: '`selector` does not match template `labels`',
     });
   }
-  return [...errors, ...validateContainers((template?.spec as Obj | undefined) ?? {}, `${templatePath.join('.')}.spec`)];
+  if (empty && kind === 'daemonset') errors.push(emptyError);
+  return [...errors, ...validateContainers((template?.spec as Obj | undefined) ?? {}, 'spec.template.spec')];
 }
 
 export function validateContainers(podSpec: Obj, path: string): FieldError[] {

@@ -43,9 +43,11 @@ export function vnfLogsCommand(ctx: Context): Command {
     'after',
     `
 The pods are the VNFCs the instance records (vnfm vnf-sync records those it
-has now). With several pods, each line starts with [pod/NAME], as kubectl
+has now); after a first instantiate that stopped short (FAILED_TEMP, FAILED),
+the pods of what it created, as vnf-describe shows them (--vnfc takes a pod
+name there). With several pods, each line starts with [pod/NAME], as kubectl
 logs --prefix. On a terminal, control characters a container printed are
-shown escaped (\\x1b); in a pipe or a file the lines are as they are.
+shown escaped (\\x1b); in a pipe or a file the bytes are as it wrote them.
 For an OpenStack (Heat) instance, each server's console log from Nova, as
 openstack console log show prints it ([server/VNFC] before each line when
 there are several); --tail is Nova's length; -f, --since and -c do not apply.`,
