@@ -50,7 +50,9 @@ export interface UserDataClassRun {
   /**
    * v1: `{ base_hot_dict, vnfd_dict, inst_req_info, grant_info }` (the
    * request in its JSON form, grant_info as `{vdu: [{resource_identifier}]}`);
-   * v2: `{ operation, req, inst, grant_req, grant }`.
+   * v2: `{ operation, req, inst, grant_req, grant, vnfd }` (`vnfd`: what
+   * the stand-in vnfd_utils.Vnfd reads, `{vnfdId, flavours: {id:
+   * {definitions, base_hot: {template, files}}}}`).
    */
   input: Record<string, unknown>;
   signal?: AbortSignal;
@@ -132,6 +134,9 @@ def main():
     sys.path[:0] = [standins, package]
     sys.path.append(fallbacks)
     module_name = os.path.splitext(member)[0].replace('/', '.')
+    if doc['generation'] == 'v2':
+        from tacker.sol_refactored.common import vnfd_utils
+        vnfd_utils.GIVEN = doc.get('vnfd') or {}
     try:
         module = importlib.import_module(module_name)
     except BaseException:

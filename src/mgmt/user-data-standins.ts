@@ -3,13 +3,15 @@
  * user-data class imports, written from what Tacker's functions do (never
  * Tacker's code): Tacker v1's `tacker.vnfm.lcm_user_data.abstract_user_data`
  * and `.utils` (the helpers packages call to build the `nfv` parameter from
- * the Base HOT, the VNFD and the request), and, for v2 classes, the
- * `userdata_utils` base class. They are written into a directory put first
+ * the Base HOT, the VNFD and the request), and, for v2 classes,
+ * user-data-standins-v2.ts. They are written into a directory put first
  * on the class's `sys.path` (user-data-class.ts), so a package runs against
  * them whether or not Tacker is installed. `FALLBACKS` are put last: small
  * stand-ins for oslo libraries user-data files import, used only where the
  * real ones are not installed.
  */
+
+import { STANDINS_V2 } from './user-data-standins-v2.js';
 
 const LCM_USER_DATA_UTILS = String.raw`
 """Helpers a Tacker v1 user-data class calls (vnfm's stand-in)."""
@@ -280,134 +282,6 @@ class LCMUserDataFailed(Exception):
         self.reason = reason
 `;
 
-const USERDATA_UTILS_V2 = String.raw`
-"""The base class and helpers of a Tacker v2 user-data class (vnfm's stand-in)."""
-import abc
-
-
-class AbstractUserData(metaclass=abc.ABCMeta):
-    """Each method returns the Heat stack's fields: {'parameters': {'nfv': ...}} (template and files optional)."""
-
-    @staticmethod
-    @abc.abstractmethod
-    def instantiate(req, inst, grant_req, grant, tmp_csar_dir):
-        raise NotImplementedError()
-
-    @staticmethod
-    def scale(req, inst, grant_req, grant, tmp_csar_dir):
-        raise NotImplementedError()
-
-    @staticmethod
-    def scale_rollback(req, inst, grant_req, grant, tmp_csar_dir):
-        raise NotImplementedError()
-
-    @staticmethod
-    def change_ext_conn(req, inst, grant_req, grant, tmp_csar_dir):
-        raise NotImplementedError()
-
-    @staticmethod
-    def change_ext_conn_rollback(req, inst, grant_req, grant, tmp_csar_dir):
-        raise NotImplementedError()
-
-    @staticmethod
-    def heal(req, inst, grant_req, grant, tmp_csar_dir):
-        raise NotImplementedError()
-
-    @staticmethod
-    def change_vnfpkg(req, inst, grant_req, grant, tmp_csar_dir):
-        raise NotImplementedError()
-
-    @staticmethod
-    def change_vnfpkg_rollback(req, inst, grant_req, grant, tmp_csar_dir):
-        raise NotImplementedError()
-
-
-def _links(req):
-    return req.get('extVirtualLinks') or []
-
-
-def get_param_network(cp_name, grant, req):
-    """The network of an external CP: its extVirtualLink's resourceId."""
-    for link in _links(req):
-        for cp in link.get('extCps') or []:
-            if cp.get('cpdId') == cp_name:
-                return link.get('resourceId')
-    return None
-
-
-def get_param_fixed_ips(cp_name, grant, req):
-    """The fixed_ips of an external CP, from its first cpConfig's addresses."""
-    out = []
-    for link in _links(req):
-        for cp in link.get('extCps') or []:
-            if cp.get('cpdId') != cp_name:
-                continue
-            configs = cp.get('cpConfig') or {}
-            for config in (configs.values() if isinstance(configs, dict) else configs):
-                for proto in config.get('cpProtocolData') or []:
-                    for address in (proto.get('ipOverEthernet') or {}).get('ipAddresses') or []:
-                        fixed = address.get('fixedAddresses') or []
-                        subnet = address.get('subnetId')
-                        if fixed:
-                            for ip in fixed:
-                                entry = {'ip_address': ip}
-                                if subnet:
-                                    entry['subnet'] = subnet
-                                out.append(entry)
-                        elif subnet:
-                            out.append({'subnet': subnet})
-    return out
-
-
-def get_param_capacity(vdu_name, inst, grant_req):
-    """The members a VDU has once the operation is done, from the grant request's add and remove resources."""
-    count = sum(1 for c in ((inst.get('instantiatedVnfInfo') or {}).get('vnfcResourceInfo') or []) if c.get('vduId') == vdu_name)
-    for res in (grant_req or {}).get('addResources') or []:
-        if res.get('type') == 'COMPUTE' and res.get('resourceTemplateId') == vdu_name:
-            count += 1
-    for res in (grant_req or {}).get('removeResources') or []:
-        if res.get('type') == 'COMPUTE' and res.get('resourceTemplateId') == vdu_name:
-            count -= 1
-    return count
-
-
-def get_param_zone(vdu_name, grant_req, grant):
-    return None
-
-
-def json_merge_patch(target, patch):
-    """RFC 7386."""
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = json_merge_patch(out.get(key), value)
-    return out
-
-
-def init_nfv_dict(hot_template):
-    """{'VDU': {...}, 'CP': {...}}: the nfv keys a template reads (get_param [nfv, kind, name, key])."""
-    nfv = {}
-
-    def walk(value):
-        if isinstance(value, dict):
-            path = value.get('get_param')
-            if isinstance(path, list) and len(path) == 4 and path[0] == 'nfv':
-                nfv.setdefault(path[1], {}).setdefault(path[2], {})[path[3]] = None
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk((hot_template or {}).get('resources') or {})
-    return nfv
-
-`;
-
 /** Python modules by path under the stand-ins directory. */
 export const STANDINS: Readonly<Record<string, string>> = {
   'tacker/__init__.py': '',
@@ -418,12 +292,7 @@ export const STANDINS: Readonly<Record<string, string>> = {
   'tacker/vnfm/lcm_user_data/abstract_user_data.py': ABSTRACT_USER_DATA,
   'tacker/vnfm/lcm_user_data/constants.py': 'USER_DATA_TIMEOUT = 60\n',
   'tacker/vnfm/lcm_user_data/utils.py': LCM_USER_DATA_UTILS,
-  'tacker/sol_refactored/__init__.py': '',
-  'tacker/sol_refactored/common/__init__.py': '',
-  'tacker/sol_refactored/common/vnf_instance_utils.py': 'from tacker.sol_refactored.infra_drivers.openstack.userdata_utils import json_merge_patch  # noqa\n',
-  'tacker/sol_refactored/infra_drivers/__init__.py': '',
-  'tacker/sol_refactored/infra_drivers/openstack/__init__.py': '',
-  'tacker/sol_refactored/infra_drivers/openstack/userdata_utils.py': USERDATA_UTILS_V2,
+  ...STANDINS_V2,
 };
 
 /** Stand-ins for libraries user-data files import, after everything else on sys.path. */

@@ -10,9 +10,11 @@
  * asserted is the `nfv` parameter as Heat has it. Running package code
  * needs consent (--allow-package-scripts); a class that raises, a class the
  * file lacks and one that returns no dict are refused (exit 2) naming the
- * file and the class, with nothing recorded and no stack in Heat.
+ * file and the class, with nothing recorded and no stack in Heat. A Tacker
+ * v2 class of our own (on common_script_utils, in the heat-vnf sample) gives
+ * Heat its parameters.nfv.
  */
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +22,7 @@ import { newHome, okStdoutWith, vnfm, type RunResult } from '../support/cli.js';
 import { openStackVimConfig, projectToken, useOpenStack, type OpenStackServers } from '../support/heat.js';
 
 const V1_PACKAGE = resolve('test/fixtures/tacker-shapes/v1-heat-scale');
+const V2_SAMPLE = resolve('csar-samples/heat-vnf');
 const STANDINS = resolve('test/fixtures/heat/env/nova-neutron-standins.yaml');
 const LONG = 600_000;
 
@@ -27,6 +30,7 @@ let os: OpenStackServers;
 let home: string;
 let work: string;
 let pkgDir: string;
+let v2Dir: string;
 
 const run = (args: string[]): Promise<RunResult> => vnfm(args, { home, env: { VNFM_MASTER_KEY: undefined } });
 const ok = okStdoutWith((args) => run(args));
@@ -75,6 +79,31 @@ const BROKEN_USER_DATA = [
   '    @staticmethod',
   '    def instantiate(base_hot_dict=None, vnfd_dict=None, inst_req_info=None, grant_info=None):',
   "        return ['nfv']",
+  '',
+].join('\n');
+
+/** Our own Tacker v2 class on common_script_utils: the VNFD's flavours, prefixed with the request's site. */
+const SITE_USER_DATA_V2 = [
+  'from tacker.sol_refactored.common import common_script_utils as csu',
+  'from tacker.sol_refactored.infra_drivers.openstack import userdata_utils',
+  '',
+  '',
+  'class SiteUserData(userdata_utils.AbstractUserData):',
+  '',
+  '    @staticmethod',
+  '    def instantiate(req, inst, grant_req, grant, tmp_csar_dir):',
+  "        vnfd = csu.get_vnfd(inst['vnfdId'], tmp_csar_dir)",
+  "        flavour = req['flavourId']",
+  "        nfv = csu.init_nfv_dict(vnfd.get_base_hot(flavour)['template'])",
+  "        site = req.get('additionalParams', {}).get('site', 'any')",
+  "        for name, vdu in nfv.get('VDU', {}).items():",
+  "            vdu['computeFlavourId'] = '%s.%s' % (site, csu.get_param_flavor(name, flavour, vnfd, grant))",
+  "            vdu['vcImageId'] = csu.get_param_image(name, flavour, vnfd, grant)",
+  "            if 'desired_capacity' in vdu:",
+  "                vdu['desired_capacity'] = csu.get_param_capacity(name, inst, grant_req)",
+  "        for name, cp in nfv.get('CP', {}).items():",
+  "            cp['network'] = csu.get_param_network(name, grant, req)",
+  "        return {'parameters': {'nfv': nfv}}",
   '',
 ].join('\n');
 
@@ -144,12 +173,18 @@ beforeAll(async () => {
   await writeFile(join(pkgDir, 'UserData/edge_user_data.py'), EDGE_USER_DATA);
   await writeFile(join(pkgDir, 'UserData/broken_user_data.py'), BROKEN_USER_DATA);
   await ok(['vnfpkg-onboard', pkgDir, '--name', 'gateway-own-user-data']);
+  v2Dir = await mkdtemp(join(tmpdir(), 'vnfm-own-user-data-v2-'));
+  await cp(join(V2_SAMPLE, 'package'), v2Dir, { recursive: true });
+  await mkdir(join(v2Dir, 'UserData'), { recursive: true });
+  await writeFile(join(v2Dir, 'UserData/site_user_data.py'), SITE_USER_DATA_V2);
+  await ok(['vnfpkg-onboard', v2Dir, '--name', 'heat-vnf-own-user-data']);
 }, LONG);
 
 afterAll(async () => {
   await os?.stop();
   if (work) await rm(work, { recursive: true, force: true });
   if (pkgDir) await rm(pkgDir, { recursive: true, force: true });
+  if (v2Dir) await rm(v2Dir, { recursive: true, force: true });
 });
 
 describe("a package's own user-data class, run with Tacker v1's contract", () => {
@@ -218,6 +253,30 @@ describe("a package's own user-data class, run with Tacker v1's contract", () =>
       await refusedLeavingNothing(list.vnf, list.result);
       expect(list.result.stderr).toContain('user-data class ListUserData in UserData/broken_user_data.py of package');
       expect(list.result.stderr).toContain('returned a list, not a dict of HOT parameters');
+    },
+    LONG,
+  );
+
+  it(
+    "a Tacker v2 class (userdata_utils.AbstractUserData), allowed: Heat's nfv is its parameters.nfv",
+    async () => {
+      const vnf = JSON.parse(await ok(['vnf-create', '--package', 'heat-vnf-own-user-data', '--name', 'v2-site', '-o', 'json'])).id as string;
+      const body = JSON.parse((await readFile(join(V2_SAMPLE, 'requests/instantiate.json'), 'utf8')).replace('REPLACE-WITH-EXTERNAL-NETWORK-ID', 'net-public-3'));
+      body.additionalParams = { ...userData('site_user_data.py', 'SiteUserData'), site: 'osaka' };
+      const file = join(work, 'v2-site.json');
+      await writeFile(file, JSON.stringify(body));
+      const result = await run(['vnf-instantiate', vnf, '--request-file', file, '--heat-environment', STANDINS, '--allow-package-scripts', '-o', 'json']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toContain("(class SiteUserData) is the package's own user-data class: vnfm runs it with Tacker v2's contract");
+      const stack = await heatStack(vnf);
+      expect(JSON.parse(stack.parameters!['nfv']!)).toEqual({
+        VDU: {
+          VDU1: { computeFlavourId: 'osaka.m1.tiny', vcImageId: 'cirros-0.5.2-x86_64-disk', desired_capacity: 1 },
+          VDU2: { computeFlavourId: 'osaka.m1.tiny', vcImageId: 'cirros-0.5.2-x86_64-disk' },
+        },
+        CP: { VDU1_CP1: { network: 'net-public-3' }, VDU2_CP1: { network: 'net-public-3' } },
+      });
+      await ok(['vnf-terminate', vnf, '--termination-type', 'FORCEFUL', '--yes']);
     },
     LONG,
   );

@@ -260,7 +260,7 @@ describe("Tacker v2's StandardUserData, served natively on Heat", () => {
   );
 
   it(
-    "a file named StandardUserData that is not Tacker's userdata_standard.py is refused (exit 2), saying what vnfm serves; nothing recorded, no stack",
+    "a file named StandardUserData that is not Tacker's userdata_standard.py is the package's own class: without consent refused (exit 2); nothing recorded, no stack",
     async () => {
       const dir = await mkdtemp(join(tmpdir(), 'vnfm-standard-'));
       dirs.push(dir);
@@ -278,7 +278,8 @@ describe("Tacker v2's StandardUserData, served natively on Heat", () => {
       const r = await run(['vnf-instantiate', vnf, '--request-file', file, '--heat-environment', STANDINS, '-o', 'json']);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain("named like Tacker v2's StandardUserData, but its file is not Tacker's userdata_standard.py");
-      expect(r.stderr).toContain("Tacker v2's StandardUserData (userdata_standard.py: a resource <VDU>-<index> per VNFC)");
+      expect(r.stderr).toContain('"StandardUserData" is the package\'s own user-data class (in UserData/userdata_standard.py of package');
+      expect(r.stderr).toContain('--allow-package-scripts');
       const ops = JSON.parse(await ok(['op-list', '-o', 'json'])) as Array<{ vnfInstanceId: string }>;
       expect(ops.filter((o) => o.vnfInstanceId === vnf)).toEqual([]);
       const res = await fetch(`${os.heat.url}/stacks/vnf-${vnf}`, { headers: { 'x-auth-token': await projectToken(os.keystone) } });

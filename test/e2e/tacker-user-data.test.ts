@@ -114,13 +114,13 @@ describe("Tacker's lcm-operation-user-data on an OpenStack VNF", () => {
     expect(r.stderr).toContain('--allow-package-scripts');
   });
 
-  it('a Tacker v2 class of the package, allowed, is refused: vnfm runs v1 classes only', async () => {
+  it("a Tacker v2 class of the package, allowed, that returns v1's shape is refused, naming file and class", async () => {
     const vnf = JSON.parse(await ok(['vnf-create', '--package', 'heat-vnf-user-data', '--name', 'v2-allowed', '-o', 'json'])).id as string;
     const params = { 'lcm-operation-user-data': './UserData/site_user_data.py', 'lcm-operation-user-data-class': 'SiteUserData' };
     const r = await run(['vnf-instantiate', vnf, '--request-file', await requestWith('v2-allowed', params), '--allow-package-scripts', '-o', 'json']);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('user-data class SiteUserData in UserData/site_user_data.py of package');
-    expect(r.stderr).toContain('is written for Tacker v2 (userdata_utils), which vnfm does not run yet');
+    expect(r.stderr).toContain('returned no parameters (a dict), which a Tacker v2 class returns');
   });
 
   it('a file the package does not have is named as missing', async () => {

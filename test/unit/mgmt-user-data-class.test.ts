@@ -150,10 +150,74 @@ beforeAll(() => {
   writeFileSync(join(pkg, 'UserData/slow.py'), probe('Slow', ['import time', 'time.sleep(60)', 'return {}']));
   writeFileSync(join(pkg, 'UserData/odd.py'), probe('Odd', ["return {'nfv': {1, 2}}"]));
   writeFileSync(join(pkg, 'UserData/broken.py'), 'import tacker.vnfm.nfvo\n');
+  writeFileSync(
+    join(pkg, 'UserData/v2.py'),
+    [
+      'from tacker.sol_refactored.common import common_script_utils as csu',
+      'from tacker.sol_refactored.common import vnf_instance_utils',
+      'from tacker.sol_refactored.infra_drivers.openstack import userdata_utils',
+      '',
+      '',
+      'class V2(userdata_utils.AbstractUserData):',
+      '    @staticmethod',
+      '    def instantiate(req, inst, grant_req, grant, tmp_csar_dir):',
+      "        vnfd = csu.get_vnfd(inst['vnfdId'], tmp_csar_dir)",
+      "        hot = vnfd.get_base_hot(req['flavourId'])",
+      '        return {',
+      "            'init': csu.init_nfv_dict(hot['template']),",
+      "            'flavor': [csu.get_param_flavor(v, 'simple', vnfd, grant) for v in ('web', 'db')],",
+      "            'image': [csu.get_param_image(v, 'simple', vnfd, grant) for v in ('web', 'db_disk')],",
+      "            'capacity': csu.get_param_capacity('web', inst, grant_req),",
+      "            'network': csu.get_param_network('db_CP1', grant, req),",
+      "            'fixed_ips': csu.get_param_fixed_ips('db_CP1', grant, req),",
+      "            'vdus': sorted(vnfd.get_vdu_nodes('simple')),",
+      "            'merged': vnf_instance_utils.json_merge_patch({'a': 1, 'b': {'c': 2}}, {'b': {'c': None, 'd': 3}}),",
+      "            'files': sorted(hot['files']),",
+      '        }',
+      '',
+    ].join('\n'),
+  );
 });
 
 afterAll(() => {
   if (pkg) rmSync(pkg, { recursive: true, force: true });
+});
+
+const v2Request = {
+  ...request,
+  extVirtualLinks: [{ ...request.extVirtualLinks[0], extCps: [{ cpdId: 'db_CP1', cpConfig: { c1: request.extVirtualLinks[0]!.extCps[1]!.cpConfig[0] } }] }],
+};
+
+describe("a package's Tacker v2 user-data class, with vnfm's stand-ins for userdata_utils and common_script_utils", () => {
+  it('reads the VNFD and the Base HOT vnfm hands over, the request, the grant request and the grant as Tacker does', async () => {
+    const got = await runUserDataClass({
+      generation: 'v2',
+      file: 'UserData/v2.py',
+      className: 'V2',
+      packageId: 'pkg-1',
+      packageDir: pkg,
+      input: {
+        operation: 'instantiate',
+        req: v2Request,
+        inst: { id: 'i-1', vnfdId: 'vnfd-1' },
+        grant_req: { addResources: [1, 2, 3].map((i) => ({ id: `r${i}`, type: 'COMPUTE', resourceTemplateId: 'web' })) },
+        grant: { vimAssets: { softwareImages: [{ vnfdSoftwareImageId: 'db_disk', vimSoftwareImageId: 'glance-9' }] } },
+        vnfd: { vnfdId: 'vnfd-1', flavours: { simple: { definitions: vnfd, base_hot: { template: top, files: { 'web.yaml': {} } } } } },
+      },
+    });
+    expect(got['init']).toEqual({
+      VDU: { web: { flavor: null }, db: { flavor: null }, db_disk: { image: null } },
+      CP: { web_CP1: { network: null }, db_CP1: { network: null, fixed_ips: null } },
+    });
+    expect(got['flavor']).toEqual(['web.small', null]);
+    expect(got['image']).toEqual(['web-1.0', 'glance-9']);
+    expect(got['capacity']).toBe(3);
+    expect(got['network']).toBe('net-1');
+    expect(got['fixed_ips']).toEqual([{ ip_address: '10.0.0.9', subnet: 'sub-1' }]);
+    expect(got['vdus']).toEqual(['db', 'web']);
+    expect(got['merged']).toEqual({ a: 1, b: { d: 3 } });
+    expect(got['files']).toEqual(['web.yaml']);
+  });
 });
 
 describe("a package's user-data class, with vnfm's stand-ins for Tacker v1's utilities", () => {

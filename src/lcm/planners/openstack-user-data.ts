@@ -8,7 +8,9 @@ import { echo, UsageError, ValidationError, VnfmError } from '../../errors.js';
 import type { HeatTemplates, NfvParameter } from '../../infra/openstack/driver-contract.js';
 import { parseHot } from '../../infra/openstack/hot.js';
 import { openStoredZip } from '../../csar/index.js';
+import type { VnfInstance } from '../../model/lcm.js';
 import type { LcmHook } from '../../model/vnfd.js';
+import { isDeepStrictEqual } from 'node:util';
 import type { Flavour } from '../../vnfd/index.js';
 import type { LcmDeps, OperationOptions } from '../engine.js';
 import type { NfvReads } from '../heat-nfv.js';
@@ -64,6 +66,10 @@ export async function userDataNfv(
     flavour: Flavour;
     hot: HeatTemplates;
     request: unknown;
+    /** The instance before the operation (a v2 class's `inst`). */
+    instance: VnfInstance;
+    /** The VNFCs of each VDU the instantiation makes (a v2 class's grant request). */
+    replicas: Record<string, number>;
     images?: Record<string, string>;
     signal?: AbortSignal;
   },
@@ -71,11 +77,6 @@ export async function userDataNfv(
   const { use, pkg } = args;
   const runner = deps.mgmt?.runUserData?.bind(deps.mgmt);
   if (!runner) throw new VnfmError(`user-data class ${use.className} in ${use.file}: this vnfm was set up without the management drivers, which run package code`);
-  if (use.generation !== 'v1') {
-    throw new UsageError(`user-data class ${use.className} in ${use.file} of package ${pkg.id} is written for Tacker v2 (userdata_utils), which vnfm does not run yet`, {
-      hint: `use Tacker v2's DefaultUserData or StandardUserData (served natively), or a class on Tacker v1's lcm_user_data, or remove ${USER_DATA} and ${USER_DATA_CLASS}`,
-    });
-  }
   const files = await openStoredZip(pkg.zip);
   let vnfdDict: Json | undefined;
   try {
@@ -83,16 +84,28 @@ export async function userDataNfv(
   } finally {
     await files.close();
   }
-  const grantInfo = Object.fromEntries(Object.entries(args.images ?? {}).map(([node, id]) => [node, [{ resource_identifier: id, resource_type: 'image' }]]));
-  const result = await runner({
-    generation: 'v1',
-    file: use.file,
-    className: use.className,
-    packageId: pkg.id,
-    packageDir: await pkg.workDir(),
-    input: { base_hot_dict: baseHotDict(args.hot), vnfd_dict: vnfdDict ?? {}, inst_req_info: args.request, grant_info: grantInfo },
-    ...(args.signal ? { signal: args.signal } : {}),
-  });
+  const base = baseHotDict(args.hot);
+  const common = { file: use.file, className: use.className, packageId: pkg.id, packageDir: await pkg.workDir(), ...(args.signal ? { signal: args.signal } : {}) };
+  let result: Json;
+  if (use.generation === 'v1') {
+    const grantInfo = Object.fromEntries(Object.entries(args.images ?? {}).map(([node, id]) => [node, [{ resource_identifier: id, resource_type: 'image' }]]));
+    result = await runner({ generation: 'v1', ...common, input: { base_hot_dict: base, vnfd_dict: vnfdDict ?? {}, inst_req_info: args.request, grant_info: grantInfo } });
+  } else {
+    const { heat_template: template, ...nested } = base;
+    const vnfd = { vnfdId: args.instance.vnfdId, flavours: { [args.flavour.id]: { definitions: vnfdDict ?? {}, base_hot: { template, files: nested } } } };
+    const fields = await runner({
+      generation: 'v2',
+      ...common,
+      input: { operation: 'instantiate', req: args.request, inst: v2Instance(args.instance), grant_req: grantRequest(args), grant: grantOf(args.images), vnfd },
+    });
+    checkTemplateKept(fields, template, `user-data class ${use.className} in ${use.file} of package ${pkg.id}`);
+    if (!isObject(fields['parameters'])) {
+      throw new UsageError(`user-data class ${use.className} in ${use.file} of package ${pkg.id} returned no parameters (a dict), which a Tacker v2 class returns`, {
+        hint: "return {'parameters': {'nfv': {...}}} (Tacker v2's contract; a v1 class returns {'nfv': ...} from instantiate(base_hot_dict, vnfd_dict, inst_req_info, grant_info))",
+      });
+    }
+    result = fields['parameters'];
+  }
   const what = `user-data class ${use.className} in ${use.file} of package ${pkg.id}`;
   const others = Object.keys(result).filter((k) => k !== 'nfv');
   if (others.length) {
@@ -158,4 +171,53 @@ export async function planClassNfv(
   if (images.uploads.length) return { images, after: (ids) => run(ids) };
   const nfv = await run();
   return { images, nfv, after: async () => nfv };
+}
+
+/** The instance as a Tacker v2 class's `inst` reads it: its identity and state (no VIM credentials). */
+function v2Instance(instance: VnfInstance): Json {
+  const keep = [
+    'id',
+    'vnfInstanceName',
+    'vnfInstanceDescription',
+    'vnfdId',
+    'vnfProvider',
+    'vnfProductName',
+    'vnfSoftwareVersion',
+    'vnfdVersion',
+    'vnfPkgId',
+    'instantiationState',
+    'metadata',
+    'extensions',
+  ] as const;
+  const src = instance as unknown as Json;
+  return Object.fromEntries(keep.filter((k) => src[k] !== undefined).map((k) => [k, src[k]]));
+}
+
+/** The GrantRequest Tacker v2 would have sent for the instantiation: a COMPUTE per VNFC and a STORAGE per its virtual storage (vnfm grants itself). */
+function grantRequest(args: { instance: VnfInstance; flavour: Flavour; replicas: Record<string, number> }): Json {
+  const addResources: Json[] = [];
+  for (const [vduId, vdu] of Object.entries(args.flavour.vdus)) {
+    for (let i = 0; i < (args.replicas[vduId] ?? 0); i++) {
+      addResources.push({ id: `${vduId}-${i}`, type: 'COMPUTE', resourceTemplateId: vduId });
+      for (const storage of vdu.requirements.virtualStorage) addResources.push({ id: `${storage}-${i}`, type: 'STORAGE', resourceTemplateId: storage });
+    }
+  }
+  return { vnfInstanceId: args.instance.id, vnfdId: args.instance.vnfdId, flavourId: args.flavour.id, operation: 'INSTANTIATE', isAutomaticInvocation: false, addResources };
+}
+
+/** A v2 class may hand the template back (DefaultUserData does, as YAML): vnfm takes its parameters only, so one that changed the template is refused. */
+function checkTemplateKept(fields: Json, template: unknown, what: string): void {
+  const given = fields['template'];
+  if (given === undefined) return;
+  const parsed = typeof given === 'string' ? parseHot(given) : given;
+  if (isDeepStrictEqual(parsed, template)) return;
+  throw new UsageError(`${what} returned a template that is not the package's Base HOT, and vnfm takes only the parameters from a user-data class`, {
+    hint: "have the class return the Base HOT unchanged (or no template) with its parameters; for a resource per VNFC, use Tacker's StandardUserData, which vnfm serves natively",
+  });
+}
+
+/** The Grant a Tacker v2 class reads: the images vnfm made, as an NFVO's vimAssets would name them (vnfm grants itself: nothing else). */
+function grantOf(images: Record<string, string> | undefined): Json {
+  const made = Object.entries(images ?? {});
+  return made.length ? { vimAssets: { softwareImages: made.map(([node, id]) => ({ vnfdSoftwareImageId: node, vimSoftwareImageId: id })) } } : {};
 }

@@ -132,7 +132,9 @@ const planInstantiate: OpenStackPlanner = async (deps, instance, body, source, r
   const zone = typeof vim.spec.extra?.['availability_zone'] === 'string' ? (vim.spec.extra['availability_zone'] as string) : undefined;
   const nfvOpts = { ...(extVirtualLinks ? { extVirtualLinks } : {}), ...(overrides ? { overrides } : {}), ...(zone ? { zone } : {}), reads: nfvReads(templates) };
   const standardInputs: StandardInputs = { ...nfvOpts, ...(extManagedVirtualLinks ? { extManagedVirtualLinks } : {}) };
-  const byClass = packageClass && (await planClassNfv(deps, { use: packageClass, pkg, flavour, hot, request: body, reads: nfvOpts.reads, overrides }, opts.signal));
+  const byClass =
+    packageClass &&
+    (await planClassNfv(deps, { use: packageClass, pkg, flavour, hot, request: body, instance, replicas: level.replicas, reads: nfvOpts.reads, overrides }, opts.signal));
   const images = byClass?.images ?? planImages(flavour, vduIndexes ? unindexedReads(nfvOpts.reads, flavour) : nfvOpts.reads, overrides, pkg.pkg.id, hot.templatePath);
   images.notices.forEach(noticeOf(opts));
   const nfv = byClass?.nfv ?? (vduIndexes ? standardNfv(templates, flavour, standardInputs) : buildNfvParameter(flavour, level.replicas, nfvOpts));
