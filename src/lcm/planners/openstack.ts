@@ -474,7 +474,6 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
 }
 
 const noticeOf = (opts: OperationOptions) => (message: string) => opts.onEvent?.({ type: 'notice', message });
-
 /** Its infra-driver, from the lcm dependencies (which may lack it). */
 async function connect(deps: LcmDeps, vim: VimConnection): Promise<OpenStackInfraDriver> {
   if (!deps.openstackDriver) throw new VnfmError(`VIM "${vim.name}" is an OpenStack VIM, and this vnfm was set up without the OpenStack infra-driver`);
@@ -496,7 +495,6 @@ export const openStackPlanner: Planner<OpenStackInfraDriver> = {
   describe: describeOpenStack,
   liveScale: liveOpenStackScale,
   adopt: planOpenStackAdoption,
-  // vnf-update changes the records only: the Heat stack stays where it is, with its templates.
   modify: { keepsVim: 'moves an OpenStack VNF to another VIM, which vnf-update does not do (its Heat stack stays where it is)' },
   changeExtConn: openStackExtConn(connect),
 };
