@@ -71,6 +71,9 @@ const houseRules = (files, root) => ({
   linterOptions: { reportUnusedDisableDirectives: 'off' },
   rules: {
     '@typescript-eslint/no-floating-promises': 'error',
+    // A promise is never a condition, and never handed where nothing awaits it: the store answers in promises.
+    '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+    '@typescript-eslint/await-thenable': 'error',
     'no-console': 'error',
     'vnfm/no-import-cycle': ['error', { root }],
     // Short enough to read whole: a longer function is split along its phases, a longer

@@ -12,6 +12,7 @@
 //
 //   node scripts/bundle.mjs [--metafile]   (--metafile: build/vnfm.meta.json, for esbuild's analyzer)
 import { execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire, isBuiltin } from 'node:module';
 import { join, relative, resolve } from 'node:path';
@@ -220,6 +221,21 @@ const noBindingsSearch = {
   },
 };
 
+// node-postgres asks whether it runs on Cloudflare Workers by making a
+// `Response`, which on Node 20 loads the whole fetch implementation (undici:
+// ~50 ms of every command on a PostgreSQL store). vnfm runs on Node only.
+const nodeOnlyPg = {
+  name: 'node-only-pg',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]pg[\\/]lib[\\/]stream\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      const probe = "typeof Response === 'function'";
+      if (!text.includes(probe)) throw new Error(`${args.path}: node-postgres no longer probes for Cloudflare with ${probe}; look again at node-only-pg`);
+      return { contents: text.replace(probe, 'false'), loader: 'js' };
+    });
+  },
+};
+
 const common = {
   absWorkingDir: root,
   bundle: true,
@@ -228,7 +244,8 @@ const common = {
   target: 'node20',
   // ssh2's optional native helpers: never bundled (it falls back to
   // JavaScript), so bin/vnfm and the executable run the same code.
-  external: ['cpu-features', '*.node'],
+  // pg-native: the optional libpq binding node-postgres does without.
+  external: ['cpu-features', '*.node', 'pg-native'],
   alias: WORKSPACE_PACKAGES,
   define: {
     __VNFM_COMMIT__: JSON.stringify(gitCommit()),
@@ -447,7 +464,7 @@ const firstPass = await esbuild.build({
   entryPoints: ['scripts/vnfm-entry.ts'],
   write: false,
   outfile: join(staging, 'vnfm.cjs'),
-  plugins: [roomRouting(roomEntries), chunkRouting(plans), noBindingsSearch],
+  plugins: [roomRouting(roomEntries), chunkRouting(plans), noBindingsSearch, nodeOnlyPg],
   metafile: true,
 });
 const mainInputs = new Set(Object.keys(firstPass.metafile.inputs));
@@ -476,7 +493,7 @@ for (let round = 0; ; round++) {
       // A room is vnfm's own code (its dependencies come from the main bundle or a chunk), written as ES modules, which
       // are strict: kept strict as CommonJS, so a write to a frozen object (the sandbox's stored objects) throws here too.
       banner: { js: `'use strict';\n${common.banner.js}` },
-      plugins: [roomRouting(roomEntries), sharing(mainInputs, sharedUsed, baseInputs, roomEntries), chunkRouting(plans), noBindingsSearch],
+      plugins: [roomRouting(roomEntries), sharing(mainInputs, sharedUsed, baseInputs, roomEntries), chunkRouting(plans), noBindingsSearch, nodeOnlyPg],
       metafile: true,
     });
   const base = rooms[0]?.[0] === BASE_ROOM ? await buildRoom(rooms[0], undefined) : undefined;
@@ -505,7 +522,7 @@ const builds = await Promise.all([
     ...common,
     entryPoints: ['scripts/vnfm-entry.ts'],
     outfile: join(staging, 'vnfm.cjs'),
-    plugins: [withRegistry, sharedRegistry(sharedUsed), roomRouting(roomEntries), chunkRouting(plans), noBindingsSearch],
+    plugins: [withRegistry, sharedRegistry(sharedUsed), roomRouting(roomEntries), chunkRouting(plans), noBindingsSearch, nodeOnlyPg],
     metafile,
   }),
   // Each chunk carries its own dependencies (a second copy of js-yaml in the
@@ -515,18 +532,9 @@ const builds = await Promise.all([
       ...common,
       stdin: { contents: plan.entry, resolveDir: root, loader: 'js' },
       outfile: join(staging, 'chunks', chunkFile(pkg)),
-      plugins: [noBindingsSearch],
+      plugins: [noBindingsSearch, nodeOnlyPg],
     }),
   ),
-  // The shared store's PostgreSQL thread (src/store/postgres/worker.ts), node-postgres inside:
-  // started from this code as a worker, never loaded into the main bundle. pg-native is the
-  // optional libpq binding node-postgres does without.
-  esbuild.build({
-    ...common,
-    entryPoints: ['src/store/postgres/worker.ts'],
-    outfile: join(staging, 'chunks', 'pg-worker.cjs'),
-    external: [...common.external, 'pg-native'],
-  }),
 ]);
 
 lazyBuiltins(join(staging, 'vnfm.cjs'));

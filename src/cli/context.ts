@@ -31,7 +31,7 @@ export interface Context {
   databaseOrigin(): string | undefined;
   /** The master keyring, checked against the keys the store's secrets are under. */
   keyring(): Promise<Keyring>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export function resolveHome(env: Record<string, string | undefined>, cwd: string): string {
@@ -129,7 +129,7 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
       if (keyring) return keyring;
       const s = await ctx.store();
       const { loadKeyring } = await import('../crypto/index.js');
-      const stored = s.vims.secretKeyIds();
+      const stored = await s.vims.secretKeyIds();
       const kr = loadKeyring({ home, env, createIfMissing: stored.length === 0 });
       const unknown = stored.filter((id) => !kr.keyIds.includes(id));
       if (unknown.length > 0) {
@@ -141,8 +141,8 @@ export function createContext(io: IO, processEnv: Record<string, string | undefi
       keyring = kr;
       return kr;
     },
-    close() {
-      store?.close();
+    async close() {
+      await store?.close();
       store = undefined;
     },
   };

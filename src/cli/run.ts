@@ -29,7 +29,7 @@ export async function run(argv: string[], streams: Streams, env: Record<string, 
     }
     return reportError(io, err);
   } finally {
-    ctx.close();
+    await ctx.close();
   }
 }
 

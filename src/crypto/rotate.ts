@@ -32,7 +32,7 @@ export interface StoredSecret {
 /** Implemented by the store: every encrypted secret it holds, wherever it rests. */
 export interface SecretStore {
   /** Every secret, read in one snapshot. */
-  listSecrets(): StoredSecret[];
+  listSecrets(): Promise<StoredSecret[]>;
   /**
    * In one write transaction: offers every secret to `rewrite`, stores the
    * token it returns in its place (none: unchanged) and records
@@ -40,14 +40,14 @@ export interface SecretStore {
    * how many secrets changed. Listing and rewriting in the same transaction
    * means no secret written meanwhile can be missed.
    */
-  rewriteSecrets(rewrite: (secret: StoredSecret) => { token: string; keyId: string } | undefined, activeKeyId?: string): number;
+  rewriteSecrets(rewrite: (secret: StoredSecret) => { token: string; keyId: string } | undefined, activeKeyId?: string): Promise<number>;
 }
 
 /** The store's exclusive rotation lock (a row in the database, so it holds for every process sharing the store). */
 export interface RotationLock {
   /** Takes the lock, or throws a ConflictError naming who holds it. */
-  acquire(): void;
-  release(): void;
+  acquire(): Promise<void>;
+  release(): Promise<void>;
 }
 
 /**
@@ -122,7 +122,7 @@ export interface RotationResult {
  * held before the old keys are dropped. Two rotations exclude each other by
  * the store's lock (`lock`).
  */
-export function rotateMasterKey(opts: RotateMasterKeyOptions): RotationResult {
+export async function rotateMasterKey(opts: RotateMasterKeyOptions): Promise<RotationResult> {
   const outside = keysFromEnvOrCommand(opts.env);
   if (outside && opts.newKey !== undefined) {
     const where = outside.source === 'env' ? `${MASTER_KEY_ENV} (${MASTER_KEY_ENV}=<new>,<old>)` : `what ${MASTER_KEY_COMMAND_ENV} prints (<new>,<old>)`;
@@ -130,24 +130,24 @@ export function rotateMasterKey(opts: RotateMasterKeyOptions): RotationResult {
       hint: `put the new key first in ${where} and rotate again; make one with: vnfm key-generate`,
     });
   }
-  opts.lock?.acquire();
+  await opts.lock?.acquire();
   try {
-    return outside ? rotateEnvKeys(outside.keys, outside.source, opts) : rotateKeyFile(opts);
+    return await (outside ? rotateEnvKeys(outside.keys, outside.source, opts) : rotateKeyFile(opts));
   } finally {
-    opts.lock?.release();
+    await opts.lock?.release();
   }
 }
 
 /** Keys from `VNFM_MASTER_KEY` or `VNFM_MASTER_KEY_COMMAND`: re-encrypts under the first; nothing is written outside the store. */
-function rotateEnvKeys(envKeys: string[], source: KeySource, opts: RotateMasterKeyOptions): RotationResult {
+async function rotateEnvKeys(envKeys: string[], source: KeySource, opts: RotateMasterKeyOptions): Promise<RotationResult> {
   const keyring = createKeyring(envKeys, source);
-  const unreadable = unreadableSecrets(keyring, opts.secrets.listSecrets());
-  const rotated = reencryptAll(keyring, opts.secrets, unreadable);
-  verifyAll(createKeyring([envKeys[0]!], source), opts.secrets, unreadable);
+  const unreadable = unreadableSecrets(keyring, await opts.secrets.listSecrets());
+  const rotated = await reencryptAll(keyring, opts.secrets, unreadable);
+  await verifyAll(createKeyring([envKeys[0]!], source), opts.secrets, unreadable);
   return { rotated, keyId: keyring.primaryKeyId, source, retiredKeyIds: keyring.keyIds.slice(1), unreadable: [...unreadable.values()] };
 }
 
-function rotateKeyFile(opts: RotateMasterKeyOptions): RotationResult {
+async function rotateKeyFile(opts: RotateMasterKeyOptions): Promise<RotationResult> {
   const file = keyFilePath(opts.home);
   const newKey = opts.newKey ?? generateFernetKey();
   try {
@@ -161,7 +161,7 @@ function rotateKeyFile(opts: RotateMasterKeyOptions): RotationResult {
 
   // Temp files of earlier rotations that were killed hold retired keys.
   removeStaleKeyTempFiles(file);
-  const stored = opts.secrets.listSecrets();
+  const stored = await opts.secrets.listSecrets();
   const current = loadKeyring({ home: opts.home, env: {}, createIfMissing: stored.length === 0 });
   // Read everything before the key file changes: a store that cannot be read
   // already stops the rotation here, with nothing touched.
@@ -175,10 +175,10 @@ function rotateKeyFile(opts: RotateMasterKeyOptions): RotationResult {
   opts.afterStep?.('key-file-extended');
 
   const extended = createKeyring([newKey, ...oldKeys], 'file', file);
-  const rotated = reencryptAll(extended, opts.secrets, unreadable);
+  const rotated = await reencryptAll(extended, opts.secrets, unreadable);
   opts.afterStep?.('re-encrypted');
 
-  verifyAll(createKeyring([newKey], 'file', file), opts.secrets, unreadable);
+  await verifyAll(createKeyring([newKey], 'file', file), opts.secrets, unreadable);
   opts.afterStep?.('verified');
 
   writeKeyFile(file, [newKey]);
@@ -208,7 +208,7 @@ function unreadableSecrets(keyring: Keyring, stored: StoredSecret[]): Map<string
 }
 
 /** Re-encrypts every secret not yet under the keyring's primary key, in one transaction. */
-function reencryptAll(keyring: Keyring, secrets: SecretStore, unreadable: Map<string, string>): number {
+function reencryptAll(keyring: Keyring, secrets: SecretStore, unreadable: Map<string, string>): Promise<number> {
   return secrets.rewriteSecrets((s) => {
     if (s.keyId === keyring.primaryKeyId || unreadable.has(s.token)) return undefined;
     return keyring.encrypt(keyring.decrypt(s.token, s.keyId));
@@ -219,9 +219,9 @@ function reencryptAll(keyring: Keyring, secrets: SecretStore, unreadable: Map<st
  * Checks that every secret opens with `only` (the key about to remain):
  * otherwise the old keys must stay, and the rotation stops here.
  */
-function verifyAll(only: Keyring, secrets: SecretStore, unreadable: Map<string, string>): void {
+async function verifyAll(only: Keyring, secrets: SecretStore, unreadable: Map<string, string>): Promise<void> {
   const failed: string[] = [];
-  for (const s of secrets.listSecrets()) {
+  for (const s of await secrets.listSecrets()) {
     if (unreadable.has(s.token)) continue;
     try {
       only.decrypt(s.token, s.keyId);

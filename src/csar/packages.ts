@@ -68,7 +68,7 @@ export interface OnboardResult {
  */
 export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): Promise<OnboardResult> {
   if (opts.name !== undefined) checkName('package', opts.name);
-  if (opts.name && deps.packages.find(opts.name)) {
+  if (opts.name && (await deps.packages.find(opts.name))) {
     throw new ConflictError(`a package named "${opts.name}" already exists`, { hint: 'choose another --name' });
   }
   await removeAbandoned(deps.home);
@@ -92,7 +92,7 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
     }
     let members: string[] = [];
     const validation = await validatePackage(opts.path, { limits: opts.limits, ...(tap ? { tap } : {}) }, async (files, result) => {
-      if (result.vnfd && deps.packages.find(result.vnfd.id)) {
+      if (result.vnfd && (await deps.packages.find(result.vnfd.id))) {
         throw new ConflictError(`a package with vnfdId ${result.vnfd.id} is already onboarded`, {
           hint: 'give the new package its own descriptor_id, or delete the old one with: vnfm vnfpkg-delete ' + result.vnfd.id,
         });
@@ -136,10 +136,10 @@ export async function onboardPackage(deps: PackageDeps, opts: OnboardOptions): P
     await rename(staging, packageDir(deps.home, id));
     try {
       // On the shared store the record and the complete upload appear together, or neither does.
-      if (upload) upload.finish(() => deps.packages.insert(pkg));
-      else deps.packages.insert(pkg);
+      if (upload) await upload.finish(() => deps.packages.insert(pkg));
+      else await deps.packages.insert(pkg);
     } catch (err) {
-      upload?.abort();
+      await upload?.abort();
       await rm(packageDir(deps.home, id), { recursive: true, force: true });
       throw err;
     }
@@ -192,37 +192,47 @@ async function uploadContents(
   id: string,
   zip: string,
   expected: { hash: string; size: number },
-): Promise<{ finish(withRecord: () => void): void; abort(): void }> {
+): Promise<{ finish(withRecord: () => Promise<void>): Promise<void>; abort(): Promise<void> }> {
   const contents = deps.contents!;
   deps.onEvent?.({ type: 'progress', message: `writing the package (${formatBytes(expected.size)}) into the shared store` });
-  const upload = contents.begin(id);
-  // `ending` is false where the program handles the signal itself and goes on: the upload then ends its own way.
-  const release = atProcessEnd((ending?: boolean) => {
-    if (ending !== false) upload.abort();
+  const upload = await contents.begin(id);
+  // `processEnding` is false where the program handles the signal itself and goes on: the upload then ends its own way.
+  // Set when the process is ending: the upload writes nothing more (no chunk, no record) while it is removed.
+  let ending = false;
+  const halted = () => new Promise<never>(() => undefined);
+  const release = atProcessEnd((processEnding?: boolean) => {
+    if (processEnding === false) return undefined;
+    ending = true;
+    // A signal waits for the removal; at an exit it may not finish: an upload left so is removed as abandoned (begin).
+    return upload.abort();
   });
-  const abort = () => {
+  const abort = async () => {
     release();
-    upload.abort();
+    await upload.abort();
   };
   try {
     const hash = createHash('sha256');
     let size = 0;
     for await (const chunk of createReadStream(zip, { highWaterMark: CONTENT_CHUNK_BYTES })) {
-      upload.write(chunk as Buffer);
+      if (ending) await halted();
+      await upload.write(chunk as Buffer);
       hash.update(chunk as Buffer);
       size += (chunk as Buffer).length;
     }
     const sha256 = hash.digest('hex');
     if (sha256 !== expected.hash || size !== expected.size) throw new VnfmError(`${zip} changed while it was written into the shared store`, { hint: 'onboard the package again' });
     return {
-      finish: (withRecord) => {
-        upload.finish(sha256, size, withRecord);
+      finish: async (withRecord) => {
+        if (ending) await halted();
+        // Ending meanwhile: the transaction rolls back (its write lock free for the removal), then nothing more.
+        const withRecordUnlessEnding = () => (ending ? Promise.reject(new VnfmError('the process is ending')) : withRecord());
+        await upload.finish(sha256, size, withRecordUnlessEnding).catch((err: unknown) => (ending ? halted() : Promise.reject(err)));
         release();
       },
       abort,
     };
   } catch (err) {
-    abort();
+    await abort();
     throw err;
   }
 }
@@ -256,7 +266,7 @@ export async function ensurePackageContent(deps: Pick<PackageDeps, 'home' | 'con
 }
 
 async function fetchPackage(home: string, contents: PackageContentRepository, pkg: VnfPackage): Promise<void> {
-  const info = contents.info(pkg.id);
+  const info = await contents.info(pkg.id);
   if (!info?.complete) {
     throw new NotFoundError(`package ${pkg.id}'s files are neither in ${packageDir(home, pkg.id)} nor in the shared store`, {
       hint: 'it was onboarded before the shared store kept package contents, or on SQLite: delete it and onboard it again (vnfm vnfpkg-delete, vnfpkg-onboard)',
@@ -271,7 +281,7 @@ async function fetchPackage(home: string, contents: PackageContentRepository, pk
     let size = 0;
     const out = createWriteStream(zip, { flags: 'wx', mode: 0o600 });
     try {
-      for (const chunk of contents.chunks(pkg.id)) {
+      for await (const chunk of contents.chunks(pkg.id)) {
         hash.update(chunk);
         size += chunk.length;
         if (!out.write(chunk)) await new Promise<void>((ok) => out.once('drain', () => ok()));
@@ -324,13 +334,8 @@ async function dropLegacyContent(home: string, id: string): Promise<void> {
  */
 export function packageContentIo(deps: Pick<PackageDeps, 'home' | 'contents'>): PackageContentIo {
   return {
-    read(id) {
-      if (deps.contents?.info(id)?.complete) {
-        const chunks = deps.contents.chunks(id);
-        return (async function* () {
-          yield* chunks;
-        })();
-      }
+    async read(id) {
+      if ((await deps.contents?.info(id))?.complete) return deps.contents!.chunks(id);
       const zip = packageZip(deps.home, id);
       return existsSync(zip) ? createReadStream(zip, { highWaterMark: CONTENT_CHUNK_BYTES }) : undefined;
     },
@@ -354,13 +359,13 @@ function mismatch(id: string, got: { hash: string; size: number }, expected: { s
 }
 
 async function stageInStore(contents: PackageContentRepository, id: string): Promise<StagedContent> {
-  const upload = contents.begin(id);
+  const upload = await contents.begin(id);
   const hash = createHash('sha256');
   let size = 0;
   let sum: { hash: string; size: number } | undefined;
   return {
     write: async (chunk) => {
-      upload.write(chunk);
+      await upload.write(chunk);
       hash.update(chunk);
       size += chunk.length;
     },
@@ -423,34 +428,34 @@ async function stageInHome(home: string, dir: string): Promise<StagedContent> {
   };
 }
 
-export function listPackages(packages: PackageRepository, filter: PackageFilter = {}): VnfPackage[] {
-  return packages.list(filter);
+export async function listPackages(packages: PackageRepository, filter: PackageFilter = {}): Promise<VnfPackage[]> {
+  return await packages.list(filter);
 }
 
-export function getPackage(packages: PackageRepository, ref: string): VnfPackage {
-  return packages.get(ref);
+export async function getPackage(packages: PackageRepository, ref: string): Promise<VnfPackage> {
+  return await packages.get(ref);
 }
 
-export function setOperationalState(deps: PackageDeps, ref: string, state: OperationalState): VnfPackage {
-  const pkg = deps.packages.get(ref);
+export async function setOperationalState(deps: PackageDeps, ref: string, state: OperationalState): Promise<VnfPackage> {
+  const pkg = await deps.packages.get(ref);
   if (pkg.operationalState === state) return pkg;
-  return deps.packages.setStates(pkg.id, { operationalState: state }, deps.now().toISOString());
+  return await deps.packages.setStates(pkg.id, { operationalState: state }, deps.now().toISOString());
 }
 
 /** Deletes the record (refused while IN_USE) with the zip in the shared store, then the zip under VNFM_HOME. */
 export async function deletePackage(deps: PackageDeps, ref: string): Promise<VnfPackage> {
-  const pkg = deps.packages.get(ref);
+  const pkg = await deps.packages.get(ref);
   // Before anything is deleted: an id that cannot be a package's directory refuses the whole delete.
   const dir = packageDir(deps.home, pkg.id);
-  if (deps.contents) deps.contents.deleteWith(pkg.id, () => deps.packages.delete(pkg.id));
-  else deps.packages.delete(pkg.id);
+  if (deps.contents) await deps.contents.deleteWith(pkg.id, () => deps.packages.delete(pkg.id));
+  else await deps.packages.delete(pkg.id);
   await rm(dir, { recursive: true, force: true });
   return pkg;
 }
 
 /** Writes the onboarded zip to `outFile` (atomically; an existing file only with `force`). */
 export async function downloadPackage(deps: PackageDeps, ref: string, outFile: string, force = false): Promise<VnfPackage> {
-  const pkg = deps.packages.get(ref);
+  const pkg = await deps.packages.get(ref);
   if (!force && existsSync(outFile)) throw new ConflictError(`${outFile} already exists`, { hint: 'choose another --file, or pass --force to overwrite it' });
   await ensurePackageContent(deps, pkg);
   const tmp = `${outFile}.${process.pid}.tmp`;
@@ -471,7 +476,7 @@ export async function downloadPackage(deps: PackageDeps, ref: string, outFile: s
 
 /** The VNFD's definitions files of an onboarded package, top file first, read from its zip. */
 export async function readVnfdFiles(deps: PackageDeps, ref: string): Promise<{ pkg: VnfPackage; files: { path: string; text: string }[] }> {
-  const pkg = deps.packages.get(ref);
+  const pkg = await deps.packages.get(ref);
   await ensurePackageContent(deps, pkg);
   const files = await openStoredZip(packageZip(deps.home, pkg.id));
   try {

@@ -79,13 +79,13 @@ async function planOne(deps: LcmDeps, tacker: TackerInstance, opts: AdoptOptions
     });
   }
   if (!UUID.test(tacker.id)) throw new ValidationError(source, 'id', `is ${JSON.stringify(tacker.id)}, not the UUID Tacker gives every instance`);
-  const known = deps.store.instances.find(tacker.id);
+  const known = await deps.store.instances.find(tacker.id);
   if (known?.id === tacker.id) {
     throw new ConflictError(`vnf instance ${tacker.id} is recorded already (${known.instantiationState}): it was adopted before, or created with this id`, {
       hint: `see it with vnfm vnf-show ${tacker.id}; to adopt it again, first forget it (vnfm op-rollback of its ADOPT occurrence)`,
     });
   }
-  const pkg = opts.package ? deps.store.packages.get(opts.package) : deps.store.packages.find(tacker.vnfdId);
+  const pkg = opts.package ? await deps.store.packages.get(opts.package) : await deps.store.packages.find(tacker.vnfdId);
   if (!pkg || (!opts.package && pkg.vnfdId !== tacker.vnfdId)) {
     throw new NotFoundError(`no onboarded package has vnfdId ${tacker.vnfdId}, the package of Tacker's vnf instance ${tacker.id} (${source})`, {
       hint: 'onboard the same package as Tacker has (vnfm vnfpkg-onboard PACKAGE.zip), or name it with --package',
@@ -97,7 +97,7 @@ async function planOne(deps: LcmDeps, tacker: TackerInstance, opts: AdoptOptions
     });
   }
   const draft: VnfInstance = {
-    ...draftVnf(deps, { package: pkg.id, ...(tacker.vnfInstanceName ? { name: tacker.vnfInstanceName } : {}), description: tacker.vnfInstanceDescription }),
+    ...(await draftVnf(deps, { package: pkg.id, ...(tacker.vnfInstanceName ? { name: tacker.vnfInstanceName } : {}), description: tacker.vnfInstanceDescription })),
     id: tacker.id,
   };
   const vim = await adoptionVim(deps, tacker, opts.vim);
@@ -121,7 +121,7 @@ async function adoptionVim(deps: LcmDeps, tacker: TackerInstance, named: string 
   if (!ref) {
     throw new ValidationError(tacker.source, 'vimConnectionInfo', 'names no VIM (no vimId)', { hint: 'name the registered VIM the instance runs on with --vim NAME' });
   }
-  const stored = deps.store.vims.find(ref);
+  const stored = await deps.store.vims.find(ref);
   if (!stored) {
     throw new NotFoundError(
       named ? `VIM "${named}" is not registered` : `no registered VIM has the id or name ${ref}, the vimId Tacker recorded for vnf instance ${tacker.id} (${tacker.source})`,
@@ -134,13 +134,13 @@ async function adoptionVim(deps: LcmDeps, tacker: TackerInstance, named: string 
 
 /** Records the instance, then its ADOPT occurrence; stopped before the occurrence was recorded, the instance goes again. */
 async function recordOne(deps: LcmDeps, p: Planned, opts: AdoptOptions): Promise<OperationResult> {
-  deps.store.instances.insert(p.draft, { checkName: true });
+  await deps.store.instances.insert(p.draft, { checkName: true });
   try {
     return await runOperation(deps, p.draft, async () => p.plan, opts);
   } catch (err) {
-    if (deps.store.opOccs.list({ vnfInstanceId: p.draft.id }).length === 0) {
+    if ((await deps.store.opOccs.list({ vnfInstanceId: p.draft.id })).length === 0) {
       try {
-        deleteVnfs(deps, [p.draft]);
+        await deleteVnfs(deps, [p.draft]);
       } catch {
         // The instance stays NOT_INSTANTIATED and listed; the error that stopped the adoption is the one to report.
       }
@@ -156,18 +156,18 @@ async function recordOne(deps: LcmDeps, p: Planned, opts: AdoptOptions): Promise
  * instance's last occurrence: once vnfm has operated on it, the VIM holds
  * vnfm's changes and forgetting them is not a rollback.
  */
-export function forgetAdoption(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): OperationResult {
-  const first = deps.store.opOccs.get(opRef);
-  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+export async function forgetAdoption(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
+  const first = await deps.store.opOccs.get(opRef);
+  await sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
   const ops = deps.store.opOccs;
-  const result = ops.exclusive(() => {
-    const op = ops.get(first.id);
+  const result = await ops.exclusive(async () => {
+    const op = await ops.get(first.id);
     if (op.operationState !== 'COMPLETED' && op.operationState !== 'FAILED_TEMP') {
       throw new ConflictError(`occurrence ${op.id} (ADOPT) is ${op.operationState}: only a COMPLETED or FAILED_TEMP adoption can be rolled back`, {
         hint: `see it with: vnfm op-show ${op.id}`,
       });
     }
-    const later = ops.list({ vnfInstanceId: op.vnfInstanceId }).filter((o) => o.id !== op.id && o.startTime >= op.startTime);
+    const later = (await ops.list({ vnfInstanceId: op.vnfInstanceId })).filter((o) => o.id !== op.id && o.startTime >= op.startTime);
     if (later.length > 0) {
       throw new ConflictError(
         `vnf instance ${op.vnfInstanceId} has had ${later.length} operation(s) since it was adopted (the last: ${later[later.length - 1]!.operation}): the adoption can no longer be rolled back`,
@@ -176,13 +176,13 @@ export function forgetAdoption(deps: LcmDeps, opRef: string, opts: OperationOpti
         },
       );
     }
-    if (op.operationState === 'FAILED_TEMP') ops.releaseLock(op.vnfInstanceId, op.id);
-    const instance = deps.store.instances.get(op.vnfInstanceId);
+    if (op.operationState === 'FAILED_TEMP') await ops.releaseLock(op.vnfInstanceId, op.id);
+    const instance = await deps.store.instances.get(op.vnfInstanceId);
     const now = deps.now().toISOString();
     const rolled: LcmOpOcc = { ...op, operationState: 'ROLLED_BACK', stateEnteredTime: now };
     const { instantiatedVnfInfo: _i, vimId: _v, vimConnectionInfo: _c, ...rest } = instance;
-    deps.store.instances.update({ ...rest, instantiationState: 'NOT_INSTANTIATED', updatedAt: now });
-    deps.store.instances.delete(instance.id, now);
+    await deps.store.instances.update({ ...rest, instantiationState: 'NOT_INSTANTIATED', updatedAt: now });
+    await deps.store.instances.delete(instance.id, now);
     return { opOcc: rolled, vnfInstance: { ...rest, instantiationState: 'NOT_INSTANTIATED', updatedAt: now } as VnfInstance };
   });
   opts.onEvent?.({ type: 'occurrence', opOcc: result.opOcc });

@@ -21,7 +21,7 @@ export interface WorkloadKubeconfig {
 }
 
 export async function getWorkloadKubeconfig(deps: LcmDeps, vnfRef: string, opts: WorkloadKubeconfigOptions = {}): Promise<WorkloadKubeconfig> {
-  const instance = deps.store.instances.get(vnfRef);
+  const instance = await deps.store.instances.get(vnfRef);
   const clusters = clustersOf(instance);
   const names = clusters.map((c) => c.name).join(', ');
   if (instance.instantiationState !== 'INSTANTIATED' || clusters.length === 0) {
@@ -45,9 +45,14 @@ export async function getWorkloadKubeconfig(deps: LcmDeps, vnfRef: string, opts:
   }
   if (!deps.secretReader) throw new UsageError('reading Secrets is not available here');
   const source = `vnf instance ${instance.id}`;
-  const vim = instance.vimId ? deps.store.vims.get(instance.vimId) : undefined;
+  const vim = instance.vimId ? await deps.store.vims.get(instance.vimId) : undefined;
   const connection = vim
-    ? await registeredVim(source, 'vimId', { find: (r) => deps.store.vims.find(r), findDefault: () => undefined, openSecrets: (v) => deps.openVimSecrets(v) }, vim)
+    ? await registeredVim(
+        source,
+        'vimId',
+        { find: async (r) => await deps.store.vims.find(r), findDefault: async () => undefined, openSecrets: (v) => deps.openVimSecrets(v) },
+        vim,
+      )
     : await openInlineVim(source, key!, inline!, deps.open);
   const reader = await deps.secretReader(connection);
   const ref = { namespace: cluster.namespace!, name: `${cluster.name}-kubeconfig`, key: 'value' };

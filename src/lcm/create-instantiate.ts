@@ -16,9 +16,9 @@ export interface CreateAndInstantiateOptions extends OperationOptions {
 
 export async function createAndInstantiateVnf(deps: LcmDeps, create: CreateVnfOptions, request: unknown, opts: CreateAndInstantiateOptions = {}): Promise<OperationResult> {
   const { onCreated, ...run } = opts;
-  await checkInstantiation(deps, draftVnf(deps, create), request, run);
+  await checkInstantiation(deps, await draftVnf(deps, create), request, run);
   // createVnf checks the package and the name again: another process may have changed them meanwhile.
-  const instance = createVnf(deps, create);
+  const instance = await createVnf(deps, create);
   onCreated?.(instance);
   try {
     return await instantiateVnf(deps, instance.id, request, run);
@@ -27,9 +27,9 @@ export async function createAndInstantiateVnf(deps: LcmDeps, create: CreateVnfOp
     // pre-flight check, package scripts not allowed, Ctrl-C): nothing reached
     // the VIM, so the instance goes too. Once started, it stays with its
     // FAILED_TEMP occurrence for op-retry, op-rollback or op-fail.
-    if (deps.store.opOccs.list({ vnfInstanceId: instance.id }).length === 0) {
+    if ((await deps.store.opOccs.list({ vnfInstanceId: instance.id })).length === 0) {
       try {
-        deleteVnfs(deps, [instance]);
+        await deleteVnfs(deps, [instance]);
       } catch {
         // The instance stays NOT_INSTANTIATED and listed; the error that stopped the instantiate is the one to report.
       }

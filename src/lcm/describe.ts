@@ -23,9 +23,9 @@ export function assertInstantiated(instance: VnfInstance, command: string): void
 }
 
 /** The instance's last operation, when it stopped short: FAILED_TEMP, or FAILED (op-fail). */
-function stoppedOperation(deps: LcmDeps, instance: VnfInstance): LcmOpOcc | undefined {
+async function stoppedOperation(deps: LcmDeps, instance: VnfInstance): Promise<LcmOpOcc | undefined> {
   let last: LcmOpOcc | undefined;
-  for (const op of deps.store.opOccs.list({ vnfInstanceId: instance.id })) last = op;
+  for (const op of await deps.store.opOccs.list({ vnfInstanceId: instance.id })) last = op;
   return last && (last.operationState === 'FAILED_TEMP' || last.operationState === 'FAILED') ? last : undefined;
 }
 
@@ -40,15 +40,15 @@ function lastOperationOf(op: LcmOpOcc, fromJournal: boolean): NonNullable<VnfLiv
 }
 
 export async function describeVnf(deps: LcmDeps, ref: string, signal: AbortSignal = new AbortController().signal): Promise<VnfLiveState> {
-  const instance = deps.store.instances.get(ref);
-  const stopped = stoppedOperation(deps, instance);
+  const instance = await deps.store.instances.get(ref);
+  const stopped = await stoppedOperation(deps, instance);
   const left = await stoppedInstantiate(deps, instance, 'vnf-describe');
   if (left) {
     const state = await describeJournalled(deps, instance, left, signal);
     return { ...state, lastOperation: lastOperationOf(left.op, true) };
   }
   assertInstantiated(instance, 'vnf-describe');
-  const planner = plannerOf(deps, instance);
+  const planner = await plannerOf(deps, instance);
   if (!planner.describe) throw new UsageError(`vnf-describe cannot read instances on ${planner.name} VIMs`);
   const state = await planner.describe(deps, instance, signal);
   return stopped ? { ...state, lastOperation: lastOperationOf(stopped, false) } : state;
@@ -72,10 +72,10 @@ export interface StoppedInstantiate {
  */
 export async function stoppedInstantiate(deps: LcmDeps, instance: VnfInstance, command: string): Promise<StoppedInstantiate | undefined> {
   if (instance.instantiationState === 'INSTANTIATED' && instance.instantiatedVnfInfo) return undefined;
-  const op = stoppedOperation(deps, instance);
+  const op = await stoppedOperation(deps, instance);
   if (op?.operation !== 'INSTANTIATE') return undefined;
   const name = instance.vnfInstanceName ?? instance.id;
-  const planner = plannerOf(deps, instance, undefined, op);
+  const planner = await plannerOf(deps, instance, undefined, op);
   if (planner.name !== 'kubernetes' && planner.name !== 'helm') {
     throw new ConflictError(
       `vnf instance ${name} is NOT_INSTANTIATED: its instantiate is ${op.operationState} (occurrence ${op.id}), and ${command} reads what it left only on Kubernetes VIMs`,
@@ -86,7 +86,7 @@ export async function stoppedInstantiate(deps: LcmDeps, instance: VnfInstance, c
   }
   const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo>; additionalParams?: { namespace?: unknown } };
   const vim = await resolveVimConnection(command, params.vimConnectionInfo, vimLookup(deps), () => instanceVim(deps, instance, command, kubernetesVims));
-  const resources = journalResources(deps.store.opOccs.journal(op.id));
+  const resources = journalResources(await deps.store.opOccs.journal(op.id));
   const given = params.additionalParams?.namespace;
   const namespace = typeof given === 'string' && given ? given : (resources.find((r) => r.namespace)?.namespace ?? vim.spec.projectName ?? 'default');
   return { op, vim, resources, namespace, vimType: planner.name };

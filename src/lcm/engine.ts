@@ -179,11 +179,15 @@ function withHookRecords(before: VnfInstance, after: VnfInstance, records: Recor
  * vnf_instance) that breaks the rules vnf-create applies or that another
  * instance holds: the instance keeps the name it had, and the log says why.
  */
-function keptHookFields(deps: LcmDeps, fields: InstanceFields, instanceId: string, note: (message: string) => void): InstanceFields {
+async function keptHookFields(deps: LcmDeps, fields: InstanceFields, instanceId: string, note: (message: string) => void): Promise<InstanceFields> {
   const name = fields.vnfInstanceName;
   if (name === undefined) return fields;
   const why =
-    nameProblem('instance', name) !== undefined ? 'it is not a usable instance name' : deps.store.instances.isNameFree(name, instanceId) ? undefined : 'another instance has it';
+    nameProblem('instance', name) !== undefined
+      ? 'it is not a usable instance name'
+      : (await deps.store.instances.isNameFree(name, instanceId))
+        ? undefined
+        : 'another instance has it';
   if (!why) return fields;
   note(`the name ${echo(name)} a hook gave the instance was not taken: ${why}`);
   const { vnfInstanceName: _n, ...kept } = fields;
@@ -197,24 +201,24 @@ function keptHookFields(deps: LcmDeps, fields: InstanceFields, instanceId: strin
  */
 async function checkRegisteredVim(deps: LcmDeps, vim: VimConnection): Promise<void> {
   if (!deps.checkInlineVim) return;
-  const record = (status: Vim['status']) => {
-    const stored = vim.id ? deps.store.vims.find(vim.id) : undefined;
-    if (stored && stored.status !== status && stored.spec.regionName === vim.spec.regionName) deps.store.vims.update({ ...stored, status, updatedAt: nowIso(deps) });
+  const record = async (status: Vim['status']) => {
+    const stored = vim.id ? await deps.store.vims.find(vim.id) : undefined;
+    if (stored && stored.status !== status && stored.spec.regionName === vim.spec.regionName) await deps.store.vims.update({ ...stored, status, updatedAt: nowIso(deps) });
   };
   try {
     await deps.checkInlineVim(vim);
   } catch (err) {
-    if (err instanceof VimCheckError) record('UNREACHABLE');
+    if (err instanceof VimCheckError) await record('UNREACHABLE');
     throw err;
   }
-  record('REACHABLE');
+  await record('REACHABLE');
 }
 
 /** Starts a new operation on the instance: the plan has been made from the checked request. */
 export async function runOperation(deps: LcmDeps, instance: VnfInstance, makePlan: () => Promise<Plan>, opts: OperationOptions = {}): Promise<OperationResult> {
   throwIfAborted(opts.signal);
-  sweepStaleLock(deps, instance.id, opts.onEvent);
-  assertInstanceFree(deps, instance.id);
+  await sweepStaleLock(deps, instance.id, opts.onEvent);
+  await assertInstanceFree(deps, instance.id);
   const made = await makePlan();
   // An inline VIM was checked as the request was read.
   if (!made.vim.inline) await checkRegisteredVim(deps, made.vim);
@@ -223,11 +227,11 @@ export async function runOperation(deps: LcmDeps, instance: VnfInstance, makePla
   await preflight(deps, plan, opts.signal);
   throwIfAborted(opts.signal);
   const ops = deps.store.opOccs;
-  const op = ops.exclusive(() => {
+  const op = await ops.exclusive(async () => {
     // Checked again under the write lock: another process may have started meanwhile.
-    assertInstanceFree(deps, instance.id);
+    await assertInstanceFree(deps, instance.id);
     const now = nowIso(deps);
-    const current = deps.store.instances.get(instance.id);
+    const current = await deps.store.instances.get(instance.id);
     const occ: LcmOpOcc = {
       id: randomUUID(),
       vnfInstanceId: instance.id,
@@ -240,8 +244,8 @@ export async function runOperation(deps: LcmDeps, instance: VnfInstance, makePla
       isAutomaticInvocation: false,
       pid: pidOf(deps),
     };
-    ops.insert(occ, priorOf(current));
-    ops.takeLock(lockFor(deps, instance.id, occ.id));
+    await ops.insert(occ, priorOf(current));
+    await ops.takeLock(lockFor(deps, instance.id, occ.id));
     return occ;
   });
   opts.onEvent?.({ type: 'occurrence', opOcc: op });
@@ -252,14 +256,14 @@ export async function runOperation(deps: LcmDeps, instance: VnfInstance, makePla
  * Takes the lock for an existing FAILED_TEMP occurrence (retry or rollback)
  * and moves it to `state`.
  */
-export function resumeOccurrence(deps: LcmDeps, opId: string, state: 'PROCESSING' | 'ROLLING_BACK'): LcmOpOcc {
+export async function resumeOccurrence(deps: LcmDeps, opId: string, state: 'PROCESSING' | 'ROLLING_BACK'): Promise<LcmOpOcc> {
   const ops = deps.store.opOccs;
-  return ops.exclusive(() => {
-    const op = ops.get(opId);
+  return await ops.exclusive(async () => {
+    const op = await ops.get(opId);
     assertFailedTemp(op, state === 'PROCESSING' ? 'retried' : 'rolled back');
-    assertInstanceFree(deps, op.vnfInstanceId, op.id);
-    ops.takeLock(lockFor(deps, op.vnfInstanceId, op.id));
-    return ops.setState(op.id, state, nowIso(deps), { error: null, pid: pidOf(deps) });
+    await assertInstanceFree(deps, op.vnfInstanceId, op.id);
+    await ops.takeLock(lockFor(deps, op.vnfInstanceId, op.id));
+    return await ops.setState(op.id, state, nowIso(deps), { error: null, pid: pidOf(deps) });
   });
 }
 
@@ -282,25 +286,42 @@ export async function execute(
 ): Promise<OperationResult> {
   const ops = deps.store.opOccs;
   const signal = opts.signal ?? new AbortController().signal;
-  let op = started.operationState === running ? started : ops.setState(started.id, running, nowIso(deps), { pid: pidOf(deps) });
+  let op = started.operationState === running ? started : await ops.setState(started.id, running, nowIso(deps), { pid: pidOf(deps) });
   if (op !== started) opts.onEvent?.({ type: 'occurrence', opOcc: op });
-  const instance = deps.store.instances.get(op.vnfInstanceId);
-  const steps: JournalStep[] = ops.journal(op.id);
+  const instance = await deps.store.instances.get(op.vnfInstanceId);
+  const steps: JournalStep[] = await ops.journal(op.id);
   // A step the driver is about to take is on disk before it returns (a crash then finds it). A step done
-  // waits for the next step or the end of this turn of the event loop, to share its write transaction
+  // waits for the next step or the end of this turn of the event loop, to share its write (one statement)
   // with the other objects' steps: one lock and one commit of the store for many objects, not one each.
-  const unsaved: JournalStep[] = [];
+  const unsaved: { seq: number; step: JournalStep }[] = [];
   let saving: NodeJS.Immediate | undefined;
   let unsavable: unknown;
-  const save = () => {
+  // Each step has its place (seq) in the journal from the start, so writes need no order among them: one starts as
+  // the step is recorded, not in a later microtask (on SQLite its statement has run by the time record returns).
+  const writing = new Set<Promise<void>>();
+  const save = async (): Promise<void> => {
+    const write = saveNow();
+    writing.add(write);
+    void write.then(
+      () => writing.delete(write),
+      () => writing.delete(write),
+    );
+    await Promise.all([...writing]);
+  };
+  // Recorded from the driver's synchronous journal: the write is on its way at once (on SQLite it is done before
+  // record returns); one that fails is thrown to the driver at its next step, or to the operation at its end.
+  const saveSoon = () =>
+    void save().catch((err: unknown) => {
+      unsavable ??= err;
+    });
+  const saveNow = async () => {
     if (saving) clearImmediate(saving);
     saving = undefined;
     if (unsavable !== undefined) throw unsavable;
     if (unsaved.length === 0) return;
     const batch = unsaved.splice(0);
     try {
-      if (batch.length === 1) ops.appendJournal(op.id, batch[0]!);
-      else ops.exclusive(() => batch.forEach((step) => ops.appendJournal(op.id, step)));
+      await ops.insertJournalSteps(op.id, batch);
     } catch (err) {
       unsaved.unshift(...batch);
       throw err;
@@ -309,18 +330,10 @@ export async function execute(
   const ctx: DriverContext = {
     journal: {
       record(step) {
-        unsaved.push(step);
+        unsaved.push({ seq: steps.length, step });
         steps.push(step);
-        if (step.state !== 'done') save();
-        else
-          saving ??= setImmediate(() => {
-            try {
-              save();
-            } catch (err) {
-              // Thrown to the driver at its next step, or to the operation at its end.
-              unsavable = err;
-            }
-          });
+        if (step.state !== 'done') saveSoon();
+        else saving ??= setImmediate(saveSoon);
       },
       steps: () => steps,
     },
@@ -365,32 +378,29 @@ export async function execute(
     const run = await bindDriver(deps, plan);
     if (plan.hooks) await hook(plan.hooks[0]);
     const ran = await run(ctx);
-    save();
+    await save();
     if (plan.hooks) await hook(plan.hooks[1], ran);
-    const final = ops.exclusive(() => {
+    const final = await ops.exclusive(async () => {
       const now = nowIso(deps);
       // A name a hook set is checked under the write lock, where no other client can take it before the write.
-      const after = { ...withHookRecords(instance, ran, records), ...keptHookFields(deps, fields, instance.id, note) };
+      const after = { ...withHookRecords(instance, ran, records), ...(await keptHookFields(deps, fields, instance.id, note)) };
       const affectedVnfcs = diffVnfcs(instance, after);
       // A new name (a modify request's) is checked again as it is written: another client may have taken it since the plan.
-      deps.store.instances.update({ ...after, updatedAt: now }, { checkName: true });
-      const o = ops.setState(op.id, done, now, { error: null, resourceChanges: { affectedVnfcs }, pid: null });
-      ops.releaseLock(op.vnfInstanceId, op.id);
+      await deps.store.instances.update({ ...after, updatedAt: now }, { checkName: true });
+      const o = await ops.setState(op.id, done, now, { error: null, resourceChanges: { affectedVnfcs }, pid: null });
+      await ops.releaseLock(op.vnfInstanceId, op.id);
       return o;
     });
     opts.onEvent?.({ type: 'occurrence', opOcc: final });
-    return { opOcc: final, vnfInstance: deps.store.instances.get(op.vnfInstanceId) };
+    return { opOcc: final, vnfInstance: await deps.store.instances.get(op.vnfInstanceId) };
   } catch (err) {
     // A wait on the shared store ended by a signal or the deadline throws before the signal's handler or the timer has run.
     const stop = !signal.aborted && (err instanceof InterruptedError || err instanceof TimeoutError) ? AbortSignal.abort(err) : signal;
-    try {
-      save();
-    } catch {
-      // The store refuses writes: the state below fails with the same error.
-    }
-    op = ops.exclusive(() => {
-      const o = ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), { error: problemOf(err, stop), pid: null });
-      ops.releaseLock(op.vnfInstanceId, op.id);
+    // The store refusing writes: the state below fails with the same error.
+    await save().catch(() => undefined);
+    op = await ops.exclusive(async () => {
+      const o = await ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), { error: problemOf(err, stop), pid: null });
+      await ops.releaseLock(op.vnfInstanceId, op.id);
       return o;
     });
     opts.onEvent?.({ type: 'occurrence', opOcc: op });

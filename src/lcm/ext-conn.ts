@@ -1,52 +1,27 @@
 /**
  * Change external connectivity (SOL003 ChangeExtVnfConnectivityRequest,
- * Tacker `openstack vnflcm change-ext-conn`), an occurrence CHANGE_EXT_CONN.
- * As in Tacker v2 (vnflcm_driver_v2.change_ext_conn_process), an OpenStack
- * VNF only: the request's extVirtualLinks replace the recorded links of the
- * same id (others are added), the connection points they name get new
- * entries in the stack's `nfv` parameter (network, port, fixed IPs), and the
- * stack is updated with it; everything else in `nfv` stays. A Kubernetes VNF
- * is refused before anything is recorded ("not support vim type" in Tacker).
- * vimConnectionInfo in the v2 map form is merged into the instance as
- * Tacker v2's change_ext_conn_process merges it (vim-merge.ts, as vnf-update
- * merges it) and the stack is updated on the VIM it gives, which the instance
- * then records; in the v1 array form it is not used, as in Tacker v1 (whose
- * change_ext_conn runs on the instance's VIM). Rollback updates the stack
- * with the `nfv` recorded before, on the instance's VIM, which changes only
- * when the change completes.
+ * Tacker `openstack vnflcm change-ext-conn`), an occurrence CHANGE_EXT_CONN,
+ * planned by the planner of the instance's VIM (planners/openstack-ext-conn.ts
+ * for an OpenStack VNF, as in Tacker v2); a planner without it refuses before
+ * anything is recorded ("not support vim type" in Tacker), saying why.
  */
 import { ConflictError, echo, UsageError, ValidationError } from '../errors.js';
-import {
-  assertFailedTemp,
-  execute,
-  resumeOccurrence,
-  runOperation,
-  sweepStaleLock,
-  type LcmDeps,
-  type OpenStackPlan,
-  type OperationOptions,
-  type OperationResult,
-} from './engine.js';
-import type { LcmOperation, VimConnection, VimConnectionInfo, VnfInstance } from '../model/lcm.js';
-import { instanceVim, mergeVimConnectionInfo, requestVimConnectionInfo, withVimFields, type MergedVim } from './vim-merge.js';
-import { buildNfvParameter, cpsByVdu, type HeatStackRecord } from './heat-nfv.js';
-import { openOnboarded } from './package-content.js';
-import { readStackTemplates } from './heat-files.js';
-import { standardExtConnCps } from './heat-standard.js';
+import { assertFailedTemp, execute, resumeOccurrence, runOperation, sweepStaleLock, type LcmDeps, type OperationOptions, type OperationResult, type Plan } from './engine.js';
+import type { VimConnection, VimConnectionInfo, VnfInstance } from '../model/lcm.js';
 import { plannerOf } from './planners/index.js';
-import { openStackPlanner } from './planners/openstack.js';
+import type { ExtConnWork } from './planners/planner.js';
 import { retryConsent } from './operations.js';
+import { instanceVim, mergeVimConnectionInfo, requestVimConnectionInfo, withVimFields, type MergedVim } from './vim-merge.js';
+import { cpsByVdu } from './heat-nfv.js';
+import { openOnboarded } from './package-content.js';
 import { flavourOf } from './requests.js';
-import { vnfcRecords } from '../model/vnfcs.js';
 
-/** Recorded under its SOL003 name, outside the operations the planner tables know (as MODIFY_INFO). */
-const CHANGE_EXT_CONN = 'CHANGE_EXT_CONN' as LcmOperation;
 const FIELDS = ['extVirtualLinks', 'vimConnectionInfo', 'additionalParams', 'extensions'];
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-interface ChangeExtVnfConnectivityRequest {
+export interface ChangeExtVnfConnectivityRequest {
   extVirtualLinks: Json[];
   /** The v2 map (merged into the instance), or Tacker v1's array (not used). */
   vimConnectionInfo?: Record<string, VimConnectionInfo> | Json[];
@@ -110,104 +85,71 @@ async function vimOfChange(
   return { vim: merged.vim, ...(merged.vimFields ? { vimFields: merged.vimFields } : {}), vimConnectionInfo: merged.recorded };
 }
 
-function heatOf(instance: VnfInstance): HeatStackRecord {
-  const heat = (instance.instantiatedVnfInfo?.metadata as { heat?: HeatStackRecord } | undefined)?.heat;
-  if (!heat) throw new UsageError(`vnf instance ${instance.id} has no Heat stack recorded`, { hint: 'it was not instantiated on an OpenStack VIM' });
-  return heat;
+/** The request checked against the package, the VIM it runs on, and the planner's plan of the change. */
+async function planChange(deps: LcmDeps, instance: VnfInstance, work: ExtConnWork<unknown>, body: unknown, source: string, opts: OperationOptions): Promise<Plan> {
+  const pkg = await openOnboarded(deps, await deps.store.packages.get(instance.vnfPkgId));
+  const flavour = flavourOf(instance, pkg.vnfd);
+  const request = checkRequest(source, body, new Set(Object.values(cpsByVdu(flavour)).flat()));
+  const { vim, vimFields, vimConnectionInfo } = await vimOfChange(deps, instance, source, request, noticeTo(opts));
+  return work.plan(deps, {
+    instance,
+    source,
+    pkg,
+    flavour,
+    extVirtualLinks: request.extVirtualLinks,
+    vim,
+    params: { ...request, ...(vimConnectionInfo ? { vimConnectionInfo } : {}) } as never,
+    recordVim: (after) => withVimFields(after, vimFields),
+  });
 }
 
-/** Refuses what cannot change its external connectivity, before anything is recorded. */
-function assertOpenStack(deps: LcmDeps, instance: VnfInstance): void {
+/** The instance's planner's change-ext-conn, or the refusal of what cannot change its external connectivity. */
+async function extConnOf(deps: LcmDeps, instance: VnfInstance): Promise<ExtConnWork<unknown>> {
   if (instance.instantiationState !== 'INSTANTIATED') {
     throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: it has no external connectivity to change`, {
       hint: `instantiate it first: vnfm vnf-instantiate ${instance.id} FILE`,
     });
   }
-  if (plannerOf(deps, instance) !== openStackPlanner) {
-    throw new UsageError(`vnf instance ${instance.id} is a Kubernetes VNF: changing external connectivity is not supported for Kubernetes VNFs (nor by Tacker)`, {
-      hint: 'a CNF connects through Services and network attachments in its manifests: change them with vnfm vnf-change-package',
-    });
-  }
+  const planner = await plannerOf(deps, instance);
+  if (planner.changeExtConn) return planner.changeExtConn;
+  const refusal = planner.extConnRefusal ?? { reason: `is a VNF on a ${planner.name} VIM`, hint: 'change its connections with vnfm vnf-change-package' };
+  throw new UsageError(`vnf instance ${instance.id} ${refusal.reason}`, { hint: refusal.hint });
 }
 
-async function planChangeExtConn(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, onNotice?: (message: string) => void): Promise<OpenStackPlan> {
-  assertOpenStack(deps, instance);
-  const pkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
-  const flavour = flavourOf(instance, pkg.vnfd);
-  const request = checkRequest(source, body, new Set(Object.values(cpsByVdu(flavour)).flat()));
-  const heat = heatOf(instance);
-  const { vim, vimFields, vimConnectionInfo } = await vimOfChange(deps, instance, source, request, onNotice);
-  const ids = new Set(request.extVirtualLinks.map((l) => l['id']));
-  const links = [...(heat.extVirtualLinks ?? []).filter((l) => !isObject(l) || !ids.has(l['id'])), ...request.extVirtualLinks];
-  // A StandardUserData stack reads each connection point per index (VDU1_CP1-0): Tacker's change_ext_conn fills those.
-  const CP = heat.vduIndexes
-    ? standardExtConnCps(await readStackTemplates(pkg.zip, flavour, source, pkg.pkg.id, pkg.vnfd.id), flavour, heat.vduIndexes, request.extVirtualLinks)
-    : buildNfvParameter(flavour, {}, { extVirtualLinks: request.extVirtualLinks }).CP;
-  const nfv = { ...heat.nfv, CP: { ...heat.nfv.CP, ...CP } };
-  return {
-    operation: CHANGE_EXT_CONN,
-    connect: openStackPlanner.connect,
-    params: { ...request, ...(vimConnectionInfo ? { vimConnectionInfo } : {}) } as never,
-    vim,
-    flavour,
-    packageDir: pkg.workDir,
-    hooks: ['change_external_connectivity_start', 'change_external_connectivity_end'],
-    async run(driver, ctx) {
-      await driver.scale(ctx, { instanceId: instance.id, nfv, remove: {} });
-      const info = instance.instantiatedVnfInfo!;
-      const fresh = vnfcRecords(await driver.listVnfcs(ctx, { instanceId: instance.id, vdus: cpsByVdu(flavour) }), vim.id);
-      const metadata = { ...info.metadata, heat: { ...heat, nfv, extVirtualLinks: links } } as typeof info.metadata;
-      return withVimFields({ ...instance, instantiatedVnfInfo: { ...info, ...fresh, metadata } }, vimFields);
-    },
-  };
-}
-
-/** CHANGE_EXT_CONN with a ChangeExtVnfConnectivityRequest (OpenStack VNFs). */
+/** CHANGE_EXT_CONN with a ChangeExtVnfConnectivityRequest. */
 export async function changeExtConn(deps: LcmDeps, vnfRef: string, body: unknown, opts: OperationOptions = {}): Promise<OperationResult> {
-  const instance = deps.store.instances.get(vnfRef);
-  assertOpenStack(deps, instance);
-  return runOperation(deps, instance, () => planChangeExtConn(deps, instance, body, opts.source ?? 'request', noticeTo(opts)), opts);
+  const instance = await deps.store.instances.get(vnfRef);
+  const work = await extConnOf(deps, instance);
+  return runOperation(deps, instance, () => planChange(deps, instance, work, body, opts.source ?? 'request', opts), opts);
 }
 
 export async function retryExtConn(deps: LcmDeps, opRef: string, opts: OperationOptions): Promise<OperationResult> {
-  const first = deps.store.opOccs.get(opRef);
-  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
-  const op = deps.store.opOccs.get(first.id);
+  const first = await deps.store.opOccs.get(opRef);
+  await sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = await deps.store.opOccs.get(first.id);
   assertFailedTemp(op, 'retried');
-  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const instance = await deps.store.instances.get(op.vnfInstanceId);
   const source = opts.source ?? `occurrence ${op.id}`;
-  const plan = await planChangeExtConn(deps, instance, op.operationParams, source, noticeTo(opts));
+  const plan = await planChange(deps, instance, await extConnOf(deps, instance), op.operationParams, source, opts);
   const consented = await retryConsent(plan, opts, source);
-  const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
+  const resumed = await resumeOccurrence(deps, op.id, 'PROCESSING');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(deps, resumed, { ...plan, params: op.operationParams, consented }, 'PROCESSING', 'COMPLETED', opts);
 }
 
-/** The stack updated with the `nfv` recorded before the change (the instance's, which changes only on COMPLETED). */
+/** The way back from a FAILED_TEMP change, planned by the instance's planner. */
 export async function rollbackExtConn(deps: LcmDeps, opRef: string, opts: OperationOptions): Promise<OperationResult> {
-  const first = deps.store.opOccs.get(opRef);
-  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
-  const op = deps.store.opOccs.get(first.id);
+  const first = await deps.store.opOccs.get(opRef);
+  await sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = await deps.store.opOccs.get(first.id);
   assertFailedTemp(op, 'rolled back');
-  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const instance = await deps.store.instances.get(op.vnfInstanceId);
+  const work = await extConnOf(deps, instance);
   const source = opts.source ?? `occurrence ${op.id}`;
-  const heat = heatOf(instance);
   const vim = await instanceVim(deps, instance, source);
-  const pkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
-  const flavour = flavourOf(instance, pkg.vnfd);
-  const plan: OpenStackPlan = {
-    operation: CHANGE_EXT_CONN,
-    connect: openStackPlanner.connect,
-    params: op.operationParams,
-    vim,
-    flavour,
-    packageDir: pkg.workDir,
-    async run(driver, ctx) {
-      await driver.scale(ctx, { instanceId: instance.id, nfv: heat.nfv, remove: {} });
-      return instance;
-    },
-  };
-  const resumed = resumeOccurrence(deps, op.id, 'ROLLING_BACK');
+  const pkg = await openOnboarded(deps, await deps.store.packages.get(instance.vnfPkgId));
+  const plan = await work.rollback(deps, { instance, op, source, vim, pkg, flavour: flavourOf(instance, pkg.vnfd) });
+  const resumed = await resumeOccurrence(deps, op.id, 'ROLLING_BACK');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(deps, resumed, plan, 'ROLLING_BACK', 'ROLLED_BACK', opts);
 }

@@ -8,6 +8,7 @@ import { ConflictError, UsageError } from '../errors.js';
 import { assertFailedTemp, assertInstanceFree, describeHolder, lockStatus, sweepStaleLock, type LcmDeps } from './engine.js';
 import type { HolderStatus } from './lock-holder.js';
 import type { VnfLock } from '../store/index.js';
+import { collect } from '../store/db.js';
 import { checkName } from '../store/names.js';
 import type { ListRead } from '../store/vnf-instance-repository.js';
 import type { LcmOpOcc, LcmOperationState, VnfInstance } from '../model/lcm.js';
@@ -22,10 +23,10 @@ export interface CreateVnfOptions {
 }
 
 /** Creates a NOT_INSTANTIATED instance of an onboarded, enabled package; the package becomes IN_USE. */
-export function createVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
-  const instance = draftVnf(deps, opts);
+export async function createVnf(deps: LcmDeps, opts: CreateVnfOptions): Promise<VnfInstance> {
+  const instance = await draftVnf(deps, opts);
   // Its name checked again under the write lock: another client may have taken it since.
-  deps.store.instances.insert(instance, { checkName: true });
+  await deps.store.instances.insert(instance, { checkName: true });
   return instance;
 }
 
@@ -33,12 +34,12 @@ export function createVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
  * The instance createVnf would create, checked but not recorded: what an
  * operation's request can be checked against before the instance exists.
  */
-export function draftVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
+export async function draftVnf(deps: LcmDeps, opts: CreateVnfOptions): Promise<VnfInstance> {
   const ref = opts.vnfdId ?? opts.package;
   if (!ref || (opts.vnfdId && opts.package)) {
     throw new UsageError('name the package with either --vnfd-id or --package', { hint: 'vnfm vnf-create VNFD_ID [--name NAME], or vnfm vnf-create --package PACKAGE' });
   }
-  const pkg = deps.store.packages.get(ref);
+  const pkg = await deps.store.packages.get(ref);
   if (opts.vnfdId && pkg.vnfdId !== opts.vnfdId) {
     throw new UsageError(`"${opts.vnfdId}" is not a vnfdId (it names package ${pkg.id}, vnfdId ${pkg.vnfdId})`, {
       hint: `use --package ${opts.vnfdId}, or --vnfd-id ${pkg.vnfdId}`,
@@ -52,7 +53,7 @@ export function draftVnf(deps: LcmDeps, opts: CreateVnfOptions): VnfInstance {
   }
   if (opts.name !== undefined) {
     checkName('instance', opts.name);
-    deps.store.instances.assertNameFree(opts.name);
+    await deps.store.instances.assertNameFree(opts.name);
   }
   const now = deps.now().toISOString();
   const instance: VnfInstance = {
@@ -75,8 +76,8 @@ export interface VnfFilter {
   name?: string;
 }
 
-export function listVnfs(deps: LcmDeps, filter: VnfFilter = {}): VnfInstance[] {
-  return [...readVnfs(deps, filter)];
+export async function listVnfs(deps: LcmDeps, filter: VnfFilter = {}): Promise<VnfInstance[]> {
+  return collect(await readVnfs(deps, filter));
 }
 
 /**
@@ -84,26 +85,27 @@ export function listVnfs(deps: LcmDeps, filter: VnfFilter = {}): VnfInstance[] {
  * what a table shows (VnfInstanceRepository.read). The references in the
  * filter are resolved at once, so an unknown package fails here.
  */
-export function readVnfs(deps: LcmDeps, filter: VnfFilter = {}, how: ListRead = {}): Iterable<VnfInstance> {
+export async function readVnfs(deps: LcmDeps, filter: VnfFilter = {}, how: ListRead = {}): Promise<AsyncIterable<VnfInstance>> {
   return deps.store.instances.read(
     {
       ...(filter.state ? { state: filter.state } : {}),
-      ...(filter.vim ? { vimId: deps.store.vims.find(filter.vim)?.id ?? filter.vim } : {}),
-      ...(filter.package ? { vnfPkgId: deps.store.packages.get(filter.package).id } : {}),
+      ...(filter.vim ? { vimId: (await deps.store.vims.find(filter.vim))?.id ?? filter.vim } : {}),
+      ...(filter.package ? { vnfPkgId: (await deps.store.packages.get(filter.package)).id } : {}),
       ...(filter.name ? { name: filter.name } : {}),
     },
     how,
   );
 }
 
-export function getVnf(deps: LcmDeps, ref: string): VnfInstance {
-  return deps.store.instances.get(ref);
+export async function getVnf(deps: LcmDeps, ref: string): Promise<VnfInstance> {
+  return await deps.store.instances.get(ref);
 }
 
 /** Resolves every reference first, so one unknown name deletes nothing. */
-export function resolveVnfs(deps: LcmDeps, refs: string[]): VnfInstance[] {
+export async function resolveVnfs(deps: LcmDeps, refs: string[]): Promise<VnfInstance[]> {
   if (refs.length === 0) throw new UsageError('name at least one VNF instance', { hint: 'vnfm vnf-delete VNF [VNF...]' });
-  const found = refs.map((r) => deps.store.instances.get(r));
+  const found: VnfInstance[] = [];
+  for (const r of refs) found.push(await deps.store.instances.get(r));
   return [...new Map(found.map((i) => [i.id, i])).values()];
 }
 
@@ -112,18 +114,18 @@ export function resolveVnfs(deps: LcmDeps, refs: string[]): VnfInstance[] {
  * FAILED_TEMP (it may have left resources at the VIM); their occurrences go
  * with them, and a package with no instance left becomes NOT_IN_USE.
  */
-export function deleteVnfs(deps: LcmDeps, targets: VnfInstance[]): VnfInstance[] {
+export async function deleteVnfs(deps: LcmDeps, targets: VnfInstance[]): Promise<VnfInstance[]> {
   for (const i of targets) {
-    const current = deps.store.instances.get(i.id);
+    const current = await deps.store.instances.get(i.id);
     if (current.instantiationState !== 'NOT_INSTANTIATED') {
       throw new ConflictError(`vnf instance ${i.id} is INSTANTIATED`, { hint: `terminate it first: vnfm vnf-terminate ${i.id}` });
     }
   }
   for (const i of targets) {
-    sweepStaleLock(deps, i.id);
-    deps.store.opOccs.exclusive(() => {
-      assertInstanceFree(deps, i.id);
-      deps.store.instances.delete(i.id, deps.now().toISOString());
+    await sweepStaleLock(deps, i.id);
+    await deps.store.opOccs.exclusive(async () => {
+      await assertInstanceFree(deps, i.id);
+      await deps.store.instances.delete(i.id, deps.now().toISOString());
     });
   }
   return targets;
@@ -140,14 +142,14 @@ export interface OpOccFilter {
 }
 
 /** Occurrences, oldest first; those left running by a dead process are listed as what they are now: FAILED_TEMP. */
-export function listOpOccs(deps: LcmDeps, filter: OpOccFilter = {}): LcmOpOcc[] {
-  return [...readOpOccs(deps, filter)];
+export async function listOpOccs(deps: LcmDeps, filter: OpOccFilter = {}): Promise<LcmOpOcc[]> {
+  return collect(await readOpOccs(deps, filter));
 }
 
 /** The occurrences read page by page as they are iterated; `how.summary`: only what a table shows (LcmOpOccRepository.read). */
-export function readOpOccs(deps: LcmDeps, filter: OpOccFilter = {}, how: ListRead = {}): Iterable<LcmOpOcc> {
-  const vnfInstanceId = filter.vnf ? deps.store.instances.get(filter.vnf).id : undefined;
-  for (const id of deps.store.opOccs.lockedInstances()) sweepStaleLock(deps, id);
+export async function readOpOccs(deps: LcmDeps, filter: OpOccFilter = {}, how: ListRead = {}): Promise<AsyncIterable<LcmOpOcc>> {
+  const vnfInstanceId = filter.vnf ? (await deps.store.instances.get(filter.vnf)).id : undefined;
+  for (const id of await deps.store.opOccs.lockedInstances()) await sweepStaleLock(deps, id);
   return deps.store.opOccs.read(
     {
       ...(vnfInstanceId ? { vnfInstanceId } : {}),
@@ -161,10 +163,10 @@ export function readOpOccs(deps: LcmDeps, filter: OpOccFilter = {}, how: ListRea
 }
 
 /** An occurrence; one left running by a dead process is shown as what it is now: FAILED_TEMP. */
-export function getOpOcc(deps: LcmDeps, ref: string): LcmOpOcc {
-  const op = deps.store.opOccs.get(ref);
-  sweepStaleLock(deps, op.vnfInstanceId);
-  return deps.store.opOccs.get(op.id);
+export async function getOpOcc(deps: LcmDeps, ref: string): Promise<LcmOpOcc> {
+  const op = await deps.store.opOccs.get(ref);
+  await sweepStaleLock(deps, op.vnfInstanceId);
+  return await deps.store.opOccs.get(op.id);
 }
 
 export interface FailOptions {
@@ -195,18 +197,18 @@ const RUNNING: LcmOperationState[] = ['STARTING', 'PROCESSING', 'ROLLING_BACK'];
  * refuses (exit 4) an occurrence that is neither FAILED_TEMP nor, with
  * force, running under a holder this host cannot see alive.
  */
-export function failTarget(deps: LcmDeps, ref: string, opts: FailOptions = {}): FailTarget {
-  const first = deps.store.opOccs.get(ref);
-  sweepStaleLock(deps, first.vnfInstanceId);
-  return checkFailable(deps, deps.store.opOccs.get(first.id), opts);
+export async function failTarget(deps: LcmDeps, ref: string, opts: FailOptions = {}): Promise<FailTarget> {
+  const first = await deps.store.opOccs.get(ref);
+  await sweepStaleLock(deps, first.vnfInstanceId);
+  return await checkFailable(deps, await deps.store.opOccs.get(first.id), opts);
 }
 
-function checkFailable(deps: LcmDeps, op: LcmOpOcc, opts: FailOptions): FailTarget {
+async function checkFailable(deps: LcmDeps, op: LcmOpOcc, opts: FailOptions): Promise<FailTarget> {
   if (!RUNNING.includes(op.operationState)) {
     assertFailedTemp(op, 'failed');
     return { opOcc: op };
   }
-  const lock = deps.store.opOccs.lock(op.vnfInstanceId);
+  const lock = await deps.store.opOccs.lock(op.vnfInstanceId);
   const held = lock?.opId === op.id ? lock : undefined;
   const holder = held && lockStatus(deps, held);
   const lockedBy = held && `vnf instance ${op.vnfInstanceId} is locked by ${describeHolder(held)} (operation ${op.operation}, occurrence ${op.id})`;
@@ -234,18 +236,18 @@ function checkFailable(deps: LcmDeps, op: LcmOpOcc, opts: FailOptions): FailTarg
  * verifiably alive (see FailOptions): FAILED, its lock released, and the
  * error records who held it.
  */
-export function failOpOcc(deps: LcmDeps, ref: string, opts: FailOptions = {}): LcmOpOcc {
-  const first = deps.store.opOccs.get(ref);
-  sweepStaleLock(deps, first.vnfInstanceId);
+export async function failOpOcc(deps: LcmDeps, ref: string, opts: FailOptions = {}): Promise<LcmOpOcc> {
+  const first = await deps.store.opOccs.get(ref);
+  await sweepStaleLock(deps, first.vnfInstanceId);
   const ops = deps.store.opOccs;
-  return ops.exclusive(() => {
+  return await ops.exclusive(async () => {
     // Checked again under the write lock: the holder may have finished or failed meanwhile.
-    const target = checkFailable(deps, ops.get(first.id), opts);
+    const target = await checkFailable(deps, await ops.get(first.id), opts);
     const op = target.opOcc;
-    if (op.operationState === 'FAILED_TEMP') return ops.setState(op.id, 'FAILED', deps.now().toISOString(), { pid: null });
-    if (target.lock) ops.releaseLock(op.vnfInstanceId, op.id);
+    if (op.operationState === 'FAILED_TEMP') return await ops.setState(op.id, 'FAILED', deps.now().toISOString(), { pid: null });
+    if (target.lock) await ops.releaseLock(op.vnfInstanceId, op.id);
     const holder = target.lock ? describeHolder(target.lock) : 'a vnfm process that holds no lock';
-    return ops.setState(op.id, 'FAILED', deps.now().toISOString(), {
+    return await ops.setState(op.id, 'FAILED', deps.now().toISOString(), {
       pid: null,
       error: {
         status: 500,
@@ -257,6 +259,6 @@ export function failOpOcc(deps: LcmDeps, ref: string, opts: FailOptions = {}): L
 }
 
 /** Deletes one NOT_INSTANTIATED instance (see deleteVnfs). */
-export function deleteVnf(deps: LcmDeps, ref: string): VnfInstance {
-  return deleteVnfs(deps, [deps.store.instances.get(ref)])[0]!;
+export async function deleteVnf(deps: LcmDeps, ref: string): Promise<VnfInstance> {
+  return (await deleteVnfs(deps, [await deps.store.instances.get(ref)]))[0]!;
 }

@@ -35,18 +35,18 @@ export function describeHolder(lock: VnfLock): string {
  * Turns what a dead process left behind into FAILED_TEMP: its lock, and any
  * occurrence still marked as running that holds no lock.
  */
-export function sweepStaleLock(deps: LcmDeps, vnfInstanceId: string, onEvent?: (e: LcmEvent) => void): LcmOpOcc[] {
+export async function sweepStaleLock(deps: LcmDeps, vnfInstanceId: string, onEvent?: (e: LcmEvent) => void): Promise<LcmOpOcc[]> {
   const ops = deps.store.opOccs;
-  const swept = ops.exclusive(() => {
+  const swept = await ops.exclusive(async () => {
     const out: LcmOpOcc[] = [];
-    const lock = ops.lock(vnfInstanceId);
+    const lock = await ops.lock(vnfInstanceId);
     const status = lock && lockStatus(deps, lock);
     if (lock && status?.state === 'gone') {
-      const op = ops.find(lock.opId);
-      ops.releaseLock(vnfInstanceId, lock.opId);
+      const op = await ops.find(lock.opId);
+      await ops.releaseLock(vnfInstanceId, lock.opId);
       if (op && ACTIVE.includes(op.operationState)) {
         out.push(
-          ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), {
+          await ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), {
             pid: null,
             error: {
               status: 500,
@@ -57,11 +57,11 @@ export function sweepStaleLock(deps: LcmDeps, vnfInstanceId: string, onEvent?: (
         );
       }
     }
-    const held = ops.lock(vnfInstanceId);
-    for (const op of ops.unfinished(vnfInstanceId)) {
+    const held = await ops.lock(vnfInstanceId);
+    for (const op of await ops.unfinished(vnfInstanceId)) {
       if (ACTIVE.includes(op.operationState) && held?.opId !== op.id) {
         out.push(
-          ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), {
+          await ops.setState(op.id, 'FAILED_TEMP', nowIso(deps), {
             pid: null,
             error: { status: 500, title: 'vnfm process died', detail: `this ${op.operation} was left ${op.operationState} by a vnfm process that is gone` },
           }),
@@ -77,11 +77,11 @@ export function sweepStaleLock(deps: LcmDeps, vnfInstanceId: string, onEvent?: (
 }
 
 /** Refuses when another process holds the lock or an occurrence of the instance waits in FAILED_TEMP. */
-export function assertInstanceFree(deps: LcmDeps, vnfInstanceId: string, exceptOpId?: string): void {
+export async function assertInstanceFree(deps: LcmDeps, vnfInstanceId: string, exceptOpId?: string): Promise<void> {
   const ops = deps.store.opOccs;
-  const lock = ops.lock(vnfInstanceId);
+  const lock = await ops.lock(vnfInstanceId);
   if (lock) {
-    const op = ops.find(lock.opId);
+    const op = await ops.find(lock.opId);
     const unchecked = lockStatus(deps, lock).state !== 'running';
     // A lease (store/operation-leases.ts) says how long the holder is trusted without this host seeing it.
     const lease = (lock as { leaseExpiresAt?: string; heartbeatAt?: string }).leaseExpiresAt;
@@ -94,7 +94,7 @@ export function assertInstanceFree(deps: LcmDeps, vnfInstanceId: string, exceptO
         : `wait for it to finish; follow it with: vnfm op-watch ${lock.opId}`,
     });
   }
-  const blocking = ops.unfinished(vnfInstanceId).find((o) => o.id !== exceptOpId);
+  const blocking = (await ops.unfinished(vnfInstanceId)).find((o) => o.id !== exceptOpId);
   if (blocking) {
     throw new ConflictError(`vnf instance ${vnfInstanceId} has a ${blocking.operationState} ${blocking.operation} occurrence (${blocking.id}) that must be resolved first`, {
       hint: resolutionHint(blocking),

@@ -73,12 +73,12 @@ export async function readVnfLogs(
   onLine: (source: string, line: string, bytes?: Buffer) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  const instance = deps.store.instances.get(ref);
+  const instance = await deps.store.instances.get(ref);
   const name = instance.vnfInstanceName ?? instance.id;
   const left = await stoppedInstantiate(deps, instance, 'vnf-logs');
   if (left) return readPods(deps, left.vim, await podsLeft(deps, instance, left, opts, signal), opts, onLine, signal);
   assertInstantiated(instance, 'vnf-logs');
-  const planner = plannerOf(deps, instance);
+  const planner = await plannerOf(deps, instance);
   if (planner.name === 'openstack') return readConsoleLogs(deps, instance, opts, onLine, signal);
   if (planner.name !== 'kubernetes' && planner.name !== 'helm') {
     throw new UsageError(`vnf-logs reads the pods of Kubernetes instances and the servers of OpenStack ones; vnf instance ${name} runs on neither`);

@@ -40,9 +40,7 @@ import { openOnboarded } from './package-content.js';
 import { flavourOf } from './requests.js';
 import { instanceVim, mergeVimConnectionInfo, requestVimConnectionInfo, withVimFields, type MergedVim } from './vim-merge.js';
 import { jsonMergePatch } from './merge-patch.js';
-import { applyContainerUpdate, planContainerUpdate } from './container-update.js';
 import { plannerOf } from './planners/index.js';
-import { kubernetesPlanner } from './planners/kubernetes.js';
 
 /** RFC 7396 JSON merge patch, as Tacker's inst_utils.json_merge_patch applies a modify request. */
 export { jsonMergePatch };
@@ -112,11 +110,11 @@ export function checkModifyRequest(source: string, body: unknown): VnfInfoModifi
 }
 
 /** The package a new vnfdId (or Tacker v1's vnfPkgId) names, checked as Tacker checks it. */
-function targetPackage(deps: LcmDeps, source: string, request: VnfInfoModificationRequest, instance: VnfInstance): VnfPackage | undefined {
+async function targetPackage(deps: LcmDeps, source: string, request: VnfInfoModificationRequest, instance: VnfInstance): Promise<VnfPackage | undefined> {
   const field = request.vnfdId !== undefined ? 'vnfdId' : 'vnfPkgId';
   const ref = request.vnfdId ?? request.vnfPkgId;
   if (ref === undefined || ref === instance.vnfdId || ref === instance.vnfPkgId) return undefined;
-  const pkg = deps.store.packages.find(ref);
+  const pkg = await deps.store.packages.find(ref);
   if (!pkg || (field === 'vnfdId' ? pkg.vnfdId !== ref : pkg.id !== ref)) {
     throw new ValidationError(source, field, `no onboarded package has ${field} ${echo(ref)}`, {
       hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list',
@@ -140,9 +138,9 @@ function targetPackage(deps: LcmDeps, source: string, request: VnfInfoModificati
 }
 
 /** A new vnfInstanceName must be free before anything is recorded (exit 4); the instance's write checks it again in its transaction. */
-function checkNameFree(deps: LcmDeps, request: VnfInfoModificationRequest, instance: VnfInstance): void {
+async function checkNameFree(deps: LcmDeps, request: VnfInfoModificationRequest, instance: VnfInstance): Promise<void> {
   const name = request.vnfInstanceName;
-  if (typeof name === 'string' && name !== instance.vnfInstanceName) deps.store.instances.assertNameFree(name, instance.id);
+  if (typeof name === 'string' && name !== instance.vnfInstanceName) await deps.store.instances.assertNameFree(name, instance.id);
 }
 
 /** The instance's recorded attributes after the request (what Tacker's modify_info_process sets). */
@@ -209,24 +207,22 @@ interface ModifyPlan {
 async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, onNotice?: (message: string) => void): Promise<ModifyPlan> {
   const request = checkModifyRequest(source, body);
   checkVnfcIds(source, request, instance);
-  checkNameFree(deps, request, instance);
+  await checkNameFree(deps, request, instance);
   if (instance.instantiationState !== 'INSTANTIATED')
     throw new ConflictError(`vnf instance ${instance.id} is no longer INSTANTIATED`, { hint: 'give up on the occurrence: vnfm op-fail OP' });
-  const pkgRecord = targetPackage(deps, source, request, instance);
-  const oldPkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
+  const pkgRecord = await targetPackage(deps, source, request, instance);
+  const oldPkg = await openOnboarded(deps, await deps.store.packages.get(instance.vnfPkgId));
   const newPkg = pkgRecord ? await openOnboarded(deps, pkgRecord) : undefined;
   const flavour = flavourOf(instance, oldPkg.vnfd);
-  const planner = plannerOf(deps, instance);
-  const openstack = planner.name === 'openstack';
+  const planner = await plannerOf(deps, instance);
   let vim: VimConnection;
   let vimFields: MergedVim['vimFields'];
   let params: VnfInfoModificationRequest = request;
   if (request.vimConnectionInfo) {
+    const keepsVim = planner.modify?.keepsVim;
     const refuseMove = (field: string) => {
-      if (!openstack) return;
-      throw new ValidationError(source, field, 'moves an OpenStack VNF to another VIM, which vnf-update does not do (its Heat stack stays where it is)', {
-        hint: 'leave vimConnectionInfo out for an OpenStack VNF',
-      });
+      if (!keepsVim) return;
+      throw new ValidationError(source, field, keepsVim, { hint: `leave vimConnectionInfo out for a VNF on a ${planner.name} VIM` });
     };
     const merged = await mergeVimConnectionInfo(deps, instance, source, request.vimConnectionInfo as Record<string, VimConnectionInfo>, { body, onNotice, replacing: refuseMove });
     vim = merged.vim;
@@ -244,28 +240,23 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
     packageDir: oldPkg.workDir,
     hooks: ['modify_information_start', 'modify_information_end'] as ['modify_information_start', 'modify_information_end'],
   };
-  if (openstack || !newPkg) {
+  const packageChange = planner.modify?.packageChange;
+  if (!newPkg || !packageChange) {
     // No VIM work: Tacker's modify_info_process changes the records only.
     const plan: Plan = { ...common, connect: planner.connect, run: async () => after(instance) };
     return { plan, ...(newPkg ? { newPackageDir: newPkg.workDir } : {}) };
   }
-  const update = await planContainerUpdate(instance, source, oldPkg, newPkg, flavour, 'new', request.metadata?.['configmap_secret_paths'], deps.now().toISOString());
-  const plan: KubernetesPlan = {
-    ...common,
-    connect: kubernetesPlanner.connect,
-    async run(driver, ctx) {
-      for (const line of update.changed) ctx.report({ message: `image ${line}` });
-      return after(await applyContainerUpdate(driver, ctx, instance, update, vim));
-    },
-  };
+  const input = { instance, source, current: oldPkg, target: newPkg, images: 'new' as const, flavour, vim, now: deps.now().toISOString() };
+  const work = await packageChange(deps, { ...input, configPaths: request.metadata?.['configmap_secret_paths'] });
+  const plan: Plan = { ...common, connect: work.connect, run: async (driver, ctx) => after(await work.run(driver, ctx)) };
   return { plan, newPackageDir: newPkg.workDir };
 }
 
 /** Runs a VnfInfoModificationRequest on the instance: an occurrence MODIFY_INFO, COMPLETED or FAILED_TEMP. */
 export async function modifyVnfInfo(deps: LcmDeps, vnfRef: string, body: unknown, opts: OperationOptions = {}): Promise<OperationResult> {
-  const instance = deps.store.instances.get(vnfRef);
+  const instance = await deps.store.instances.get(vnfRef);
   const source = opts.source ?? 'request';
-  if (instance.instantiationState === 'NOT_INSTANTIATED') return modifyRecordOnly(deps, instance, body, source, opts);
+  if (instance.instantiationState === 'NOT_INSTANTIATED') return await modifyRecordOnly(deps, instance, body, source, opts);
   let newPackageDir: (() => Promise<string>) | undefined;
   const run = async () => {
     const made = await planModify(deps, instance, body, source, (message) => opts.onEvent?.({ type: 'notice', message }));
@@ -287,8 +278,8 @@ export async function modifyVnfInfo(deps: LcmDeps, vnfRef: string, body: unknown
  * Tacker, whose scripts are found through the flavour), and
  * vimConnectionInfo is refused (Tacker: "cannot be modified in NOT_INSTANTIATED").
  */
-function modifyRecordOnly(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, opts: OperationOptions): OperationResult {
-  sweepStaleLock(deps, instance.id, opts.onEvent);
+async function modifyRecordOnly(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, opts: OperationOptions): Promise<OperationResult> {
+  await sweepStaleLock(deps, instance.id, opts.onEvent);
   const request = checkModifyRequest(source, body);
   if (request.vimConnectionInfo) {
     throw new ConflictError(`${source}: vimConnectionInfo cannot be modified while vnf instance ${instance.id} is NOT_INSTANTIATED (as in Tacker)`, {
@@ -296,13 +287,13 @@ function modifyRecordOnly(deps: LcmDeps, instance: VnfInstance, body: unknown, s
     });
   }
   checkVnfcIds(source, request, instance);
-  checkNameFree(deps, request, instance);
-  const pkg = targetPackage(deps, source, request, instance);
+  await checkNameFree(deps, request, instance);
+  const pkg = await targetPackage(deps, source, request, instance);
   const ops = deps.store.opOccs;
-  const op = ops.exclusive(() => {
-    assertInstanceFree(deps, instance.id);
+  const op = await ops.exclusive(async () => {
+    await assertInstanceFree(deps, instance.id);
     const now = deps.now().toISOString();
-    const current = deps.store.instances.get(instance.id);
+    const current = await deps.store.instances.get(instance.id);
     const occ: LcmOpOcc = {
       id: randomUUID(),
       vnfInstanceId: instance.id,
@@ -315,17 +306,17 @@ function modifyRecordOnly(deps: LcmDeps, instance: VnfInstance, body: unknown, s
       resourceChanges: { affectedVnfcs: [] },
       isAutomaticInvocation: false,
     };
-    ops.insert(occ, { vnfPkgId: current.vnfPkgId, vnfdId: current.vnfdId, instantiationState: current.instantiationState });
-    deps.store.instances.update({ ...modified(current, request, pkg), updatedAt: now }, { checkName: true });
-    return ops.get(occ.id);
+    await ops.insert(occ, { vnfPkgId: current.vnfPkgId, vnfdId: current.vnfdId, instantiationState: current.instantiationState });
+    await deps.store.instances.update({ ...modified(current, request, pkg), updatedAt: now }, { checkName: true });
+    return await ops.get(occ.id);
   });
   opts.onEvent?.({ type: 'occurrence', opOcc: op });
-  return { opOcc: op, vnfInstance: deps.store.instances.get(instance.id) };
+  return { opOcc: op, vnfInstance: await deps.store.instances.get(instance.id) };
 }
 
 /** op-retry: a MODIFY_INFO is planned again from its recorded request; other operations as before. */
 export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
-  const first = deps.store.opOccs.get(opRef);
+  const first = await deps.store.opOccs.get(opRef);
   if ((first.operation as string) === 'CHANGE_EXT_CONN') return retryExtConn(deps, opRef, opts);
   if ((first.operation as string) === 'ADOPT') {
     throw new UsageError(`occurrence ${first.id} is an ADOPT, which is not retried`, {
@@ -333,14 +324,14 @@ export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOp
     });
   }
   if ((first.operation as string) !== 'MODIFY_INFO') return retryOther(deps, opRef, opts);
-  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
-  const op = deps.store.opOccs.get(first.id);
+  await sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = await deps.store.opOccs.get(first.id);
   assertFailedTemp(op, 'retried');
-  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const instance = await deps.store.instances.get(op.vnfInstanceId);
   const source = opts.source ?? `occurrence ${op.id}`;
   const made = await planModify(deps, instance, op.operationParams, source);
   const consented = await retryConsent(made.plan, opts, source);
-  const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
+  const resumed = await resumeOccurrence(deps, op.id, 'PROCESSING');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(
     withNewPackage(deps, () => made.newPackageDir),
@@ -358,30 +349,32 @@ export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOp
  * the current package's. ROLLED_BACK, no hooks.
  */
 export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
-  const first = deps.store.opOccs.get(opRef);
+  const first = await deps.store.opOccs.get(opRef);
   if ((first.operation as string) === 'CHANGE_EXT_CONN') return rollbackExtConn(deps, opRef, opts);
   if ((first.operation as string) === 'ADOPT') return forgetAdoption(deps, opRef, opts);
   if ((first.operation as string) !== 'MODIFY_INFO') return rollbackOther(deps, opRef, opts);
-  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
-  const op = deps.store.opOccs.get(first.id);
+  await sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = await deps.store.opOccs.get(first.id);
   assertFailedTemp(op, 'rolled back');
-  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const instance = await deps.store.instances.get(op.vnfInstanceId);
   const source = opts.source ?? `occurrence ${op.id}`;
   const request = op.operationParams as VnfInfoModificationRequest;
   const vim = await instanceVim(deps, instance, source);
-  const oldPkg = await openOnboarded(deps, deps.store.packages.get(instance.vnfPkgId));
-  const planner = plannerOf(deps, instance);
+  const oldPkg = await openOnboarded(deps, await deps.store.packages.get(instance.vnfPkgId));
+  const planner = await plannerOf(deps, instance);
   const base = { operation: MODIFY_INFO, params: op.operationParams, vim, packageDir: oldPkg.workDir };
-  const moved = (request.vnfdId ?? request.vnfPkgId) !== undefined && planner.name !== 'openstack' && instance.instantiatedVnfInfo;
+  const moved = (request.vnfdId ?? request.vnfPkgId) !== undefined && instance.instantiatedVnfInfo;
+  const packageChange = planner.modify?.packageChange;
   let plan: Plan;
-  if (!moved) {
+  if (!moved || !packageChange) {
     plan = { ...base, connect: planner.connect, run: async () => instance };
   } else {
+    // The images of the current package again, on what the failed update left.
     const flavour = flavourOf(instance, oldPkg.vnfd);
-    const update = await planContainerUpdate(instance, source, oldPkg, oldPkg, flavour, 'old');
-    plan = { ...base, flavour, connect: kubernetesPlanner.connect, run: (driver, ctx) => applyContainerUpdate(driver, ctx, instance, update, vim) } satisfies KubernetesPlan;
+    const work = await packageChange(deps, { instance, source, current: oldPkg, target: oldPkg, images: 'old', flavour, vim });
+    plan = { ...base, flavour, ...work };
   }
-  const resumed = resumeOccurrence(deps, op.id, 'ROLLING_BACK');
+  const resumed = await resumeOccurrence(deps, op.id, 'ROLLING_BACK');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(deps, resumed, plan, 'ROLLING_BACK', 'ROLLED_BACK', opts);
 }

@@ -25,16 +25,16 @@ import { vimLookup } from './vim-connection.js';
 import { packageScriptRefusal, packageScriptsOf } from '../mgmt/hook-scripts.js';
 
 function start(operation: LcmOperation) {
-  return (deps: LcmDeps, vnfRef: string, request: unknown, opts: OperationOptions = {}): Promise<OperationResult> => {
-    const instance = deps.store.instances.get(vnfRef);
+  return async (deps: LcmDeps, vnfRef: string, request: unknown, opts: OperationOptions = {}): Promise<OperationResult> => {
+    const instance = await deps.store.instances.get(vnfRef);
     const source = opts.source ?? 'request';
     return runOperation(
       deps,
       instance,
       async () => {
         const body = normalizeRequest(source, request);
-        for (const message of v1VimNotices(vimLookup(deps), request)) opts.onEvent?.({ type: 'notice', message });
-        const plan = await planOf(plannerOf(deps, instance, body), operation)(deps, instance, body, source, false, opts);
+        for (const message of await v1VimNotices(vimLookup(deps), request)) opts.onEvent?.({ type: 'notice', message });
+        const plan = await planOf(await plannerOf(deps, instance, body), operation)(deps, instance, body, source, false, opts);
         if (operation === 'INSTANTIATE' && plan.flavour) {
           const levelId = (plan.params as InstantiateVnfRequest).instantiationLevelId;
           for (const message of instantiateWarnings(plan.flavour, levelId)) opts.onEvent?.({ type: 'notice', message });
@@ -54,7 +54,7 @@ function start(operation: LcmOperation) {
 export async function checkInstantiation(deps: LcmDeps, instance: VnfInstance, request: unknown, opts: OperationOptions = {}): Promise<void> {
   const source = opts.source ?? 'request';
   const body = normalizeRequest(source, request);
-  await plannerOf(deps, instance, body).instantiate(deps, instance, body, source, false, opts);
+  await (await plannerOf(deps, instance, body)).instantiate(deps, instance, body, source, false, opts);
 }
 
 /** INSTANTIATE with an InstantiateVnfRequest. */
@@ -70,16 +70,16 @@ export const changeVnfPackage: (deps: LcmDeps, vnfRef: string, request: unknown,
 
 /** Runs a FAILED_TEMP occurrence's operation again from its recorded request; the drivers pick up where it stopped. */
 export async function retryOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
-  const first = deps.store.opOccs.get(opRef);
-  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
-  const op = deps.store.opOccs.get(first.id);
+  const first = await deps.store.opOccs.get(opRef);
+  await sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = await deps.store.opOccs.get(first.id);
   assertFailedTemp(op, 'retried');
-  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const instance = await deps.store.instances.get(op.vnfInstanceId);
   const source = opts.source ?? `occurrence ${op.id}`;
-  const plan = await planOf(plannerOf(deps, instance, op.operationParams, op), op.operation)(deps, instance, op.operationParams, source, true, opts);
+  const plan = await planOf(await plannerOf(deps, instance, op.operationParams, op), op.operation)(deps, instance, op.operationParams, source, true, opts);
   const consented = await retryConsent(plan, opts, source);
   // Keep the request as first recorded (the plan may have normalised it).
-  const resumed = resumeOccurrence(deps, op.id, 'PROCESSING');
+  const resumed = await resumeOccurrence(deps, op.id, 'PROCESSING');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(deps, resumed, { ...plan, params: op.operationParams, consented }, 'PROCESSING', 'COMPLETED', opts);
 }
@@ -99,9 +99,9 @@ export async function retryConsent(plan: Plan, opts: OperationOptions, source: s
 
 /** Undoes a FAILED_TEMP INSTANTIATE, SCALE_OUT or CHANGE_VNFPKG: ROLLING_BACK → ROLLED_BACK (FAILED_TEMP again if the rollback fails). */
 export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: OperationOptions = {}): Promise<OperationResult> {
-  const first = deps.store.opOccs.get(opRef);
-  sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
-  const op = deps.store.opOccs.get(first.id);
+  const first = await deps.store.opOccs.get(opRef);
+  await sweepStaleLock(deps, first.vnfInstanceId, opts.onEvent);
+  const op = await deps.store.opOccs.get(first.id);
   assertFailedTemp(op, 'rolled back');
   if (!canRollBack(op)) {
     const what = op.operation === 'SCALE' ? 'SCALE_IN' : op.operation;
@@ -109,10 +109,10 @@ export async function rollbackOpOcc(deps: LcmDeps, opRef: string, opts: Operatio
       hint: `retry it (vnfm op-retry ${op.id}) or give up on it (vnfm op-fail ${op.id})`,
     });
   }
-  const instance = deps.store.instances.get(op.vnfInstanceId);
+  const instance = await deps.store.instances.get(op.vnfInstanceId);
   const source = opts.source ?? `occurrence ${op.id}`;
-  const plan = await plannerOf(deps, instance, op.operationParams, op).rollback(deps, instance, op, source);
-  const resumed = resumeOccurrence(deps, op.id, 'ROLLING_BACK');
+  const plan = await (await plannerOf(deps, instance, op.operationParams, op)).rollback(deps, instance, op, source);
+  const resumed = await resumeOccurrence(deps, op.id, 'ROLLING_BACK');
   opts.onEvent?.({ type: 'occurrence', opOcc: resumed });
   return execute(deps, resumed, plan, 'ROLLING_BACK', 'ROLLED_BACK', opts);
 }

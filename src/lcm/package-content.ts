@@ -32,12 +32,12 @@ export interface OnboardedPackage extends PackageView {
 /** Where the engine finds packages: their directories under VNFM_HOME, and on the shared store their zips. */
 export interface PackageSource {
   home: string;
-  store: { packages: { get(id: string): VnfPackage }; packageContents?: PackageContentRepository | undefined };
+  store: { packages: { get(id: string): Promise<VnfPackage> }; packageContents?: PackageContentRepository | undefined };
 }
 
 /** The onboarded package an instance was made from (or another, by id), opened. */
-export function packageOf(deps: PackageSource, pkgId: string): Promise<OnboardedPackage> {
-  return openOnboarded(deps, deps.store.packages.get(pkgId));
+export async function packageOf(deps: PackageSource, pkgId: string): Promise<OnboardedPackage> {
+  return openOnboarded(deps, await deps.store.packages.get(pkgId));
 }
 
 /**

@@ -79,7 +79,7 @@ export async function packageHot(deps: () => Promise<PackageSource>, ref: string
   const source = await deps();
   let pkg: VnfPackage;
   try {
-    pkg = source.store.packages.get(ref);
+    pkg = await source.store.packages.get(ref);
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
     throw new NotFoundError(`${path} is no file or directory, and no onboarded package has the id, vnfdId or name "${ref}"`, {

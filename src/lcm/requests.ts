@@ -195,13 +195,13 @@ function unusedOfV1Entry(entry: Json): string[] {
  * instead; none when there is nothing unused, or no such VIM (the request is
  * then refused where the VIM is looked up).
  */
-export function v1VimNotices(lookup: Pick<VimLookup, 'find' | 'findDefault'>, body: unknown): string[] {
+export async function v1VimNotices(lookup: Pick<VimLookup, 'find' | 'findDefault'>, body: unknown): Promise<string[]> {
   const raw = isObject(body) ? body['vimConnectionInfo'] : undefined;
   const entry: unknown = Array.isArray(raw) ? raw[0] : undefined;
   if (!isObject(entry)) return [];
   const unused = unusedOfV1Entry(entry);
   const vimId = typeof entry['vimId'] === 'string' && entry['vimId'] !== '' ? entry['vimId'] : undefined;
-  const vim = vimId ? lookup.find(vimId) : lookup.findDefault();
+  const vim = vimId ? await lookup.find(vimId) : await lookup.findDefault();
   if (unused.length === 0 || !vim) return [];
   const access = isObject(entry['accessInfo']) ? entry['accessInfo'] : {};
   const region = vim.spec.type === 'openstack' && typeof access['region'] === 'string' && access['region'] ? ` in region ${echo(access['region'])} (accessInfo.region)` : '';

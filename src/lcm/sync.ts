@@ -49,12 +49,12 @@ export interface SyncResult {
 }
 
 export async function syncVnf(deps: LcmDeps, ref: string, opts: SyncOptions = {}): Promise<SyncResult> {
-  const instance = deps.store.instances.get(ref);
+  const instance = await deps.store.instances.get(ref);
   assertInstantiated(instance, 'vnf-sync');
-  sweepStaleLock(deps, instance.id);
+  await sweepStaleLock(deps, instance.id);
   // Refused at once while an operation holds or blocks the instance: what it changes is not settled.
-  assertInstanceFree(deps, instance.id);
-  const planner = plannerOf(deps, instance);
+  await assertInstanceFree(deps, instance.id);
+  const planner = await plannerOf(deps, instance);
   if (!planner.liveScale) throw new UsageError(`vnf-sync cannot read instances on ${planner.name} VIMs`);
   const live = await planner.liveScale(deps, instance, opts.signal ?? new AbortController().signal);
   const pkg = await packageOf(deps, instance.vnfPkgId);
@@ -62,16 +62,16 @@ export async function syncVnf(deps: LcmDeps, ref: string, opts: SyncOptions = {}
   const { info, changes } = synced(instance.instantiatedVnfInfo!, flavour, live);
   const after: VnfInstance = { ...instance, instantiatedVnfInfo: info };
   if (changes.length === 0 || opts.dryRun) return { vnfInstance: after, changes, written: false };
-  const written = deps.store.opOccs.exclusive(() => {
-    assertInstanceFree(deps, instance.id);
-    const now = deps.store.instances.get(instance.id);
+  const written = await deps.store.opOccs.exclusive(async () => {
+    await assertInstanceFree(deps, instance.id);
+    const now = await deps.store.instances.get(instance.id);
     if (now.updatedAt !== instance.updatedAt || now.instantiationState !== 'INSTANTIATED') {
       throw new ConflictError(`vnf instance ${instance.id} changed while vnf-sync read its VIM (recorded at ${now.updatedAt}): nothing was written`, {
         hint: `run vnfm vnf-sync ${ref} again`,
       });
     }
     const record = { ...after, updatedAt: deps.now().toISOString() };
-    deps.store.instances.update(record);
+    await deps.store.instances.update(record);
     return record;
   });
   return { vnfInstance: written, changes, written: true };

@@ -14,8 +14,8 @@ import type { LcmDeps } from './engine.js';
 import type { VimConnection, VimConnectionInfo, VnfInstance } from '../model/lcm.js';
 
 export interface VimLookup {
-  find(ref: string): Vim | undefined;
-  findDefault(): Vim | undefined;
+  find(ref: string): Promise<Vim | undefined>;
+  findDefault(): Promise<Vim | undefined>;
   openSecrets(vim: Vim): Promise<VimSecrets>;
   /** Opens the sealed credentials of an inline VIM kept with an instance or an occurrence. */
   open?: Open;
@@ -24,8 +24,8 @@ export interface VimLookup {
 /** The lookup over the store and the keyring that the functions below read VIMs through. */
 export function vimLookup(deps: LcmDeps): VimLookup {
   return {
-    find: (ref) => deps.store.vims.find(ref),
-    findDefault: () => deps.store.vims.findDefault(),
+    find: async (ref) => await deps.store.vims.find(ref),
+    findDefault: async () => await deps.store.vims.findDefault(),
     openSecrets: (vim) => deps.openVimSecrets(vim),
     ...(deps.open ? { open: deps.open } : {}),
   };
@@ -84,7 +84,7 @@ export async function resolveVimConnection(
     throw new ValidationError(source, `${field}.vimType`, `${echo(entry.vimType)} is not a VIM type vnfm knows`, { hint: 'use kubernetes (or ETSINFV.KUBERNETES.V_1)' });
   }
   if (entry.interfaceInfo !== undefined) return inlineVim(source, field, key, await openInlineEntry(source, field, entry, lookup.open));
-  return registeredVim(source, `${field}.vimId`, lookup, registeredEntryVim(source, field, lookup, entry));
+  return registeredVim(source, `${field}.vimId`, lookup, await registeredEntryVim(source, field, lookup, entry));
 }
 
 /**
@@ -93,13 +93,13 @@ export async function resolveVimConnection(
  * one (vnfm/vim_client.py) for a v1 entry, whatever else it holds, and for a
  * v2 entry without interfaceInfo and accessInfo.
  */
-export function registeredEntryVim(source: string, field: string, lookup: Pick<VimLookup, 'find' | 'findDefault'>, entry: VimConnectionInfo): Vim {
+export async function registeredEntryVim(source: string, field: string, lookup: Pick<VimLookup, 'find' | 'findDefault'>, entry: VimConnectionInfo): Promise<Vim> {
   if (!entry.vimId) {
-    const vim = lookup.findDefault();
+    const vim = await lookup.findDefault();
     if (!vim) throw new ValidationError(source, `${field}.vimId`, 'is absent, which means the default VIM, and there is no default VIM', { hint: REGISTER_HINT });
     return vim;
   }
-  const vim = lookup.find(entry.vimId);
+  const vim = await lookup.find(entry.vimId);
   if (!vim) throw new ValidationError(source, `${field}.vimId`, `no VIM ${echo(entry.vimId)} is registered`, { hint: REGISTER_HINT });
   return vim;
 }
@@ -122,7 +122,7 @@ const inRegion = (vim: VimConnection, region: string | undefined): VimConnection
 
 /** The default VIM, for requests that name none. */
 export async function defaultVim(source: string, lookup: VimLookup): Promise<VimConnection> {
-  const vim = lookup.findDefault();
+  const vim = await lookup.findDefault();
   if (!vim) {
     throw new ValidationError(source, 'vimConnectionInfo', 'names no VIM and there is no default VIM', {
       hint: 'add "vimConnectionInfo": {"vim1": {"vimId": "NAME", "vimType": "kubernetes"}}, or register a VIM with --is-default',
@@ -304,7 +304,7 @@ async function withRegisteredCa(deps: InlineCheckDeps, vim: VimConnection): Prom
 async function registeredCa(deps: InlineCheckDeps, endpoint: string): Promise<{ name: string; caCert: string } | undefined> {
   if (!deps.store || !deps.openVimSecrets) return undefined;
   const key = endpointKey(endpoint);
-  for (const vim of deps.store.vims.list({ type: 'kubernetes' })) {
+  for (const vim of await deps.store.vims.list({ type: 'kubernetes' })) {
     if (!vim.secretNames.includes('caCert') || endpointKey(vim.spec.authUrl) !== key) continue;
     const caCert = (await deps.openVimSecrets(vim)).caCert;
     if (caCert) return { name: vim.name, caCert };
@@ -419,11 +419,11 @@ export async function resolveOpenStackVim(deps: LcmDeps, source: string, given: 
       throw new ValidationError(source, `${field}.vimType`, `${echo(entry.vimType)} is not an OpenStack VIM type`, { hint: 'use ETSINFV.OPENSTACK_KEYSTONE.V_3 (or openstack)' });
     }
     if (entry.interfaceInfo !== undefined) return checkedInline(deps, inlineOpenStackVim(source, field, key, await openInlineEntry(source, field, entry, deps.open)));
-    const vim = registeredEntryVim(source, field, lookup, entry);
+    const vim = await registeredEntryVim(source, field, lookup, entry);
     return inRegion(await registeredOpenStackVim(source, `${field}.vimId`, lookup, vim), entryRegion(source, field, entry));
   }
   if (instance.vimId || Object.keys(instance.vimConnectionInfo ?? {}).length > 0) return instanceVim(deps, instance, source, openStackVims);
-  const vim = deps.store.vims.findDefault();
+  const vim = await deps.store.vims.findDefault();
   if (!vim) {
     throw new ValidationError(source, 'vimConnectionInfo', 'names no VIM and there is no default VIM', {
       hint: `add "vimConnectionInfo": {"vim1": {"vimId": "NAME", "vimType": "${RECORDED_OPENSTACK_VIM_TYPE}"}}, or register a VIM with --is-default`,
@@ -443,7 +443,7 @@ export async function resolveOpenStackVim(deps: LcmDeps, source: string, given: 
  */
 export async function instanceVim(deps: LcmDeps, instance: VnfInstance, source: string, reader: VimReader, tried = true): Promise<VimConnection> {
   if (instance.vimId) {
-    const vim = deps.store.vims.find(instance.vimId);
+    const vim = await deps.store.vims.find(instance.vimId);
     if (!vim) {
       throw new NotFoundError(`the VIM ${instance.vimId} of vnf instance ${instance.id} is no longer registered`, {
         hint: `a VIM cannot be registered again under its old id: give up on what is pending (vnfm op-fail OP) and instantiate again on a registered VIM`,

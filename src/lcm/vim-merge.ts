@@ -28,8 +28,8 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The VIM the instance records, secrets opened (registered by id, or inline with its sealed credentials), read by its planner. */
-export function instanceVim(deps: LcmDeps, instance: VnfInstance, source: string): Promise<VimConnection> {
-  return sharedInstanceVim(deps, instance, source, plannerOf(deps, instance).vims, false);
+export async function instanceVim(deps: LcmDeps, instance: VnfInstance, source: string): Promise<VimConnection> {
+  return sharedInstanceVim(deps, instance, source, (await plannerOf(deps, instance)).vims, false);
 }
 
 /**
@@ -81,7 +81,7 @@ export async function mergeVimConnectionInfo(
   given: Record<string, VimConnectionInfo>,
   opts: MergeOptions = {},
 ): Promise<MergedVim> {
-  const planner = plannerOf(deps, instance);
+  const planner = await plannerOf(deps, instance);
   const openstack = planner.name === 'openstack';
   // A registered VIM keeps no key (an entry recording its region aside); an inline one keeps the key of its entry.
   const currentKey = !instance.vimId && instance.vimConnectionInfo ? Object.keys(instance.vimConnectionInfo)[0] : undefined;
@@ -93,7 +93,7 @@ export async function mergeVimConnectionInfo(
   const dropped = Object.fromEntries(others.map((k) => [k, { vimId: given[k]!.vimId, vimType: given[k]!.vimType }]));
   if (key === undefined) return { vim: await instanceVim(deps, instance, source), recorded: dropped };
   opts.replacing?.(`vimConnectionInfo.${key}`);
-  for (const message of v1VimNotices(vimLookup(deps), opts.body)) opts.onNotice?.(message);
+  for (const message of await v1VimNotices(vimLookup(deps), opts.body)) opts.onNotice?.(message);
   const entry = { [key]: given[key]! };
   const vim = openstack
     ? await resolveOpenStackVim(deps, source, entry, instance)

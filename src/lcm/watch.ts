@@ -10,7 +10,7 @@ import type { JournalStep } from '../model/resources.js';
 import { sweepStaleLock, type LcmDeps } from './engine.js';
 import { getOpOcc } from './instances.js';
 
-type OpOcc = ReturnType<typeof getOpOcc>;
+type OpOcc = Awaited<ReturnType<typeof getOpOcc>>;
 
 export interface WatchOptions {
   /** Each journal step recorded since the last look, in order. */
@@ -26,11 +26,11 @@ const FINAL = new Set(['COMPLETED', 'FAILED', 'ROLLED_BACK', 'FAILED_TEMP']);
 
 /** Resolves with the occurrence in its final state (or FAILED_TEMP, which waits for an operator). */
 export async function watchOpOcc(deps: LcmDeps, ref: string, opts: WatchOptions): Promise<OpOcc> {
-  let op = getOpOcc(deps, ref);
+  let op = await getOpOcc(deps, ref);
   let seen = 0;
   let state = '';
   for (;;) {
-    const steps = deps.store.opOccs.journal(op.id);
+    const steps = await deps.store.opOccs.journal(op.id);
     for (const step of steps.slice(seen)) opts.onStep(step);
     seen = steps.length;
     if (op.operationState !== state) {
@@ -38,10 +38,10 @@ export async function watchOpOcc(deps: LcmDeps, ref: string, opts: WatchOptions)
       opts.onState(op);
     }
     // FAILED_TEMP counts as the end only once no one holds the instance for this occurrence (not between a retry's steps).
-    if (FINAL.has(op.operationState) && deps.store.opOccs.lock(op.vnfInstanceId)?.opId !== op.id) return op;
+    if (FINAL.has(op.operationState) && (await deps.store.opOccs.lock(op.vnfInstanceId))?.opId !== op.id) return op;
     if (opts.signal?.aborted) return op;
     await opts.sleep();
-    sweepStaleLock(deps, op.vnfInstanceId);
-    op = getOpOcc(deps, op.id);
+    await sweepStaleLock(deps, op.vnfInstanceId);
+    op = await getOpOcc(deps, op.id);
   }
 }

@@ -30,14 +30,14 @@ export { BUILTIN_DRIVERS, builtinDriverName, packageScriptRefusal, packageScript
 
 /** How the built-in drivers reach vnfm's own VIM store (the cli wires the VIM use cases in). */
 export interface WorkloadVimRegistry {
-  find(ref: string): Vim | undefined;
+  find(ref: string): Promise<Vim | undefined>;
   /** Registers a Kubernetes VIM from a kubeconfig, checking that its API server answers; secrets sealed. */
   register(input: { name: string; description: string; isDefault: boolean; kubeconfig: string; origin: string; extra: Record<string, string> }): Promise<Vim>;
   /** Replaces the credentials of a VIM this driver registered earlier (checked again). */
   update(id: string, input: { kubeconfig: string; origin: string; isDefault: boolean; extra: Record<string, string> }): Promise<Vim>;
   /** Names (or ids) of the VNF instances that run on the VIM. */
-  usedBy(id: string): string[];
-  remove(id: string): void;
+  usedBy(id: string): Promise<string[]>;
+  remove(id: string): Promise<void>;
 }
 
 /** What the built-in drivers need from outside; supplied by the cli wiring. */

@@ -94,7 +94,7 @@ async function registerVim(
 ): Promise<Vim> {
   const registry = services.vims!;
   const extra = { [OWNER_EXTRA]: ctx.vnfInstanceId, [CLUSTER_EXTRA]: cluster };
-  const existing = registry.find(name);
+  const existing = await registry.find(name);
   if (existing && existing.name === name) {
     if (!ours.has(existing.id) && existing.spec.extra?.[OWNER_EXTRA] !== ctx.vnfInstanceId) {
       throw new ConflictError(`a VIM named "${name}" is already registered (${existing.id}) and does not belong to vnf instance ${ctx.vnfInstanceId}`, {
@@ -102,18 +102,18 @@ async function registerVim(
       });
     }
     ctx.report(`updating VIM ${name} with the credentials of Cluster ${cluster}`);
-    return registry.update(existing.id, { kubeconfig, origin, isDefault, extra });
+    return await registry.update(existing.id, { kubeconfig, origin, isDefault, extra });
   }
   ctx.report(`registering Cluster ${cluster} as VIM ${name}`);
   return registry.register({ name, description: `Cluster API workload cluster ${cluster} of vnf instance ${ctx.vnfInstanceId}`, isDefault, kubeconfig, origin, extra });
 }
 
-function checkRemovable(services: ManagementServices, ctx: HookContext): void {
+async function checkRemovable(services: ManagementServices, ctx: HookContext): Promise<void> {
   const registry = services.vims;
   const record = recordOf(ctx.instance);
   if (!registry || !record) return;
   for (const v of record.vims) {
-    const users = registry.find(v.id) ? registry.usedBy(v.id) : [];
+    const users = (await registry.find(v.id)) ? await registry.usedBy(v.id) : [];
     if (users.length > 0) {
       throw new ConflictError(`VIM "${v.name}" (workload cluster ${v.cluster} of this instance) has VNF instances running on it: ${users.join(', ')}`, {
         hint: 'terminate those instances first (nothing was changed), then retry this terminate',
@@ -122,13 +122,13 @@ function checkRemovable(services: ManagementServices, ctx: HookContext): void {
   }
 }
 
-function removeVims(services: ManagementServices, ctx: HookContext): HookOutcome {
+async function removeVims(services: ManagementServices, ctx: HookContext): Promise<HookOutcome> {
   const registry = services.vims;
   const record = recordOf(ctx.instance);
   if (!registry || !record) return {};
   for (const v of record.vims) {
-    if (!registry.find(v.id)) continue;
-    registry.remove(v.id);
+    if (!(await registry.find(v.id))) continue;
+    await registry.remove(v.id);
     ctx.report(`VIM ${v.name} (workload cluster ${v.cluster}) removed`);
   }
   return { record: { [NAME]: null } };
@@ -209,10 +209,10 @@ export function createCapiCredentialsDriver(services: ManagementServices): Built
     async runHook(ctx) {
       switch (ctx.hook) {
         case 'terminate_start':
-          checkRemovable(services, ctx);
+          await checkRemovable(services, ctx);
           return {};
         case 'terminate_end':
-          return removeVims(services, ctx);
+          return await removeVims(services, ctx);
         default:
           return handOver(ctx);
       }

@@ -296,10 +296,10 @@ export function createPrivateRegistryDriver(services: ManagementServices, option
     return { record: { [NAME]: params } };
   }
 
-  function forgetHostKeys(ctx: HookContext): HookOutcome {
+  async function forgetHostKeys(ctx: HookContext): Promise<HookOutcome> {
     const servers = vnfcsOf(ctx.instance.instantiatedVnfInfo).map((v) => v.resourceId);
     if (services.hostKeys && servers.length > 0) {
-      services.hostKeys.forget(servers);
+      await services.hostKeys.forget(servers);
       ctx.report(`forgot the SSH host keys of ${servers.length} server(s)`);
     }
     return { record: { [NAME]: null } };
@@ -310,7 +310,7 @@ export function createPrivateRegistryDriver(services: ManagementServices, option
     hooks: ['instantiate_end', 'heal_end', 'terminate_end'],
     prepare,
     async runHook(ctx) {
-      if (ctx.hook === 'terminate_end') return forgetHostKeys(ctx);
+      if (ctx.hook === 'terminate_end') return await forgetHostKeys(ctx);
       return configure(ctx);
     },
   };

@@ -5,13 +5,15 @@
  */
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import Database from 'better-sqlite3';
 import { VnfmError } from '../errors.js';
-import type { StoreDb } from './db.js';
+import type { RunResult, Statement, StoreDb, Transaction } from './db.js';
+import { SQLITE } from './dialect.js';
 import { migrations, type Migration } from './migrations/index.js';
 import { loadNativeBinding } from './native-binding.js';
 
-/** What the repositories work on: SQLite here, or PostgreSQL (postgres/database.ts). */
+/** What the repositories work on: SQLite here (SqliteStoreDb), or PostgreSQL (postgres/database.ts). */
 export type Db = StoreDb;
 /** The SQLite database itself. */
 export type SqliteDb = Database.Database;
@@ -164,4 +166,144 @@ export function migrate(db: SqliteDb, all: Migration[]): void {
       if (m.rebuildsReferencedTables) db.pragma('foreign_keys = ON');
     }
   }
+}
+
+/** The transaction a piece of async code runs in, on the connection that opened it. */
+interface TxScope {
+  owner: object;
+  /** Savepoints open below the transaction. */
+  depth: number;
+}
+
+/**
+ * The SQLite store behind the async interface (db.ts): each statement runs
+ * at once on the one connection and its answer is a settled promise. A
+ * transaction runs an async function: statements from its async context are
+ * part of it; any other (a heartbeat's timer, another task of the same
+ * process) waits until it has ended, so nothing of another task's ever
+ * lands in it.
+ */
+export class SqliteStoreDb implements StoreDb {
+  readonly dialect = SQLITE;
+  readonly #scope = new AsyncLocalStorage<TxScope>();
+  /** The open transaction and the promise that settles when it ends. */
+  #open: { scope: TxScope; ended: Promise<void> } | undefined;
+
+  /** Statements that answer with their first column, prepared once each (the connection's cache keeps those that answer rows). */
+  readonly #pluckCache = new Map<string, Database.Statement>();
+
+  constructor(readonly sqlite: SqliteDb) {}
+
+  #plucked(sql: string): Database.Statement {
+    let stmt = this.#pluckCache.get(sql);
+    if (!stmt || stmt.busy) {
+      stmt = this.sqlite.prepare(sql).pluck();
+      this.#pluckCache.set(sql, stmt);
+      if (this.#pluckCache.size > STATEMENT_CACHE_SIZE) this.#pluckCache.delete(this.#pluckCache.keys().next().value!);
+    }
+    return stmt;
+  }
+
+  /** Whether the caller may use the connection now: no transaction is open, or it is the caller's. */
+  #mine(): boolean {
+    return this.#open === undefined || this.#scope.getStore() === this.#open.scope;
+  }
+
+  /** Waits until no other task's transaction is open. */
+  async #turn(): Promise<void> {
+    while (!this.#mine()) await this.#open!.ended;
+  }
+
+  /** `fn` now when the connection is free for the caller, else once it is. */
+  run<T>(fn: () => T): Promise<T> {
+    if (this.#mine()) {
+      try {
+        return Promise.resolve(fn());
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    }
+    return this.#turn().then(fn);
+  }
+
+  prepare(sql: string): Statement {
+    let pluck = false;
+    const stmt = (): Database.Statement => (pluck ? this.#plucked(sql) : this.sqlite.prepare(sql));
+    const self: Statement = {
+      get: (...params) => this.run(() => stmt().get(...params)),
+      all: (...params) => this.run(() => stmt().all(...params)),
+      run: (...params) => this.run((): RunResult => ({ changes: stmt().run(...params).changes })),
+      pluck(toggle = true) {
+        pluck = toggle;
+        return this;
+      },
+    };
+    return self;
+  }
+
+  runUnlocked(sql: string, ...params: unknown[]): Promise<RunResult> {
+    return this.prepare(sql).run(...params);
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  transaction<F extends (...args: any[]) => any>(fn: F): Transaction<F> {
+    type Out = Promise<Awaited<ReturnType<F>>>;
+    const run =
+      (begin: string) =>
+      async (...args: Parameters<F>): Out => {
+        const outer = this.#scope.getStore();
+        if (outer && this.#open?.scope === outer) {
+          // Nested: a savepoint of the caller's transaction.
+          const name = `vnfm_sp${++outer.depth}`;
+          this.sqlite.exec(`SAVEPOINT ${name}`);
+          try {
+            const out = (await fn(...args)) as Awaited<ReturnType<F>>;
+            this.sqlite.exec(`RELEASE SAVEPOINT ${name}`);
+            return out;
+          } catch (err) {
+            if (this.sqlite.inTransaction) this.sqlite.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
+            throw err;
+          } finally {
+            outer.depth--;
+          }
+        }
+        await this.#turn();
+        const scope: TxScope = { owner: this, depth: 0 };
+        let end!: () => void;
+        this.#open = { scope, ended: new Promise<void>((resolve) => (end = resolve)) };
+        try {
+          this.sqlite.exec(begin);
+          try {
+            const out = (await this.#scope.run(scope, () => fn(...args))) as Awaited<ReturnType<F>>;
+            this.sqlite.exec('COMMIT');
+            return out;
+          } catch (err) {
+            if (this.sqlite.inTransaction) this.sqlite.exec('ROLLBACK');
+            throw err;
+          }
+        } finally {
+          this.#open = undefined;
+          end();
+        }
+      };
+    const t = run('BEGIN') as Transaction<F>;
+    t.deferred = run('BEGIN DEFERRED');
+    t.immediate = run('BEGIN IMMEDIATE');
+    t.exclusive = run('BEGIN EXCLUSIVE');
+    return t;
+  }
+
+  exec(sql: string): Promise<unknown> {
+    return this.run(() => this.sqlite.exec(sql));
+  }
+
+  close(): Promise<void> {
+    this.sqlite.close();
+    return Promise.resolve();
+  }
+}
+
+/** The SQLite store under `home`, opened and migrated (openDatabase), behind the async interface. */
+export function openSqliteStore(home: string): SqliteStoreDb {
+  return new SqliteStoreDb(openDatabase(home));
 }

@@ -25,18 +25,18 @@ function toRecord(r: HostKeyRow): HostKeyRecord {
 export class HostKeyRepository {
   constructor(private readonly db: Db) {}
 
-  get(serverId: string): HostKeyRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM ssh_host_keys WHERE server_id = ?').get(serverId) as HostKeyRow | undefined;
+  async get(serverId: string): Promise<HostKeyRecord | undefined> {
+    const row = (await this.db.prepare('SELECT * FROM ssh_host_keys WHERE server_id = ?').get(serverId)) as HostKeyRow | undefined;
     return row && toRecord(row);
   }
 
-  list(): HostKeyRecord[] {
-    return (this.db.prepare('SELECT * FROM ssh_host_keys ORDER BY server_id').all() as HostKeyRow[]).map(toRecord);
+  async list(): Promise<HostKeyRecord[]> {
+    return ((await this.db.prepare('SELECT * FROM ssh_host_keys ORDER BY server_id').all()) as HostKeyRow[]).map(toRecord);
   }
 
   /** Pins a key, replacing the one pinned for the server before. */
-  pin(key: HostKeyRecord): void {
-    this.db
+  async pin(key: HostKeyRecord): Promise<void> {
+    await this.db
       .prepare(
         `INSERT INTO ssh_host_keys (server_id, address, key_type, fingerprint, pinned_at)
          VALUES (@serverId, @address, @keyType, @fingerprint, @pinnedAt)
@@ -47,9 +47,13 @@ export class HostKeyRepository {
   }
 
   /** Forgets the keys of servers that are gone (a terminated instance's). */
-  forget(serverIds: readonly string[]): void {
+  async forget(serverIds: readonly string[]): Promise<void> {
     if (serverIds.length === 0) return;
     const del = this.db.prepare('DELETE FROM ssh_host_keys WHERE server_id = ?');
-    this.db.transaction(() => serverIds.forEach((id) => del.run(id))).immediate();
+    await this.db
+      .transaction(async () => {
+        for (const id of serverIds) await del.run(id);
+      })
+      .immediate();
   }
 }

@@ -4,7 +4,7 @@
  * Secrets reach it only as Fernet tokens.
  */
 import { join } from 'node:path';
-import { DATABASE_FILE, openDatabase, type Db } from './database.js';
+import { DATABASE_FILE, openSqliteStore, type Db } from './database.js';
 import { migrations } from './migrations/index.js';
 import { DEFAULT_LEASE_TIMEOUT_MS, LeasedLcmOpOccRepository } from './operation-leases.js';
 import type { PostgresDb } from './postgres/database.js';
@@ -48,15 +48,8 @@ export interface Store {
   /** Every sealed secret wherever it rests (key rotation), and the rotation lock. */
   readonly secrets: SecretRepository;
   /** What `store-info` shows: backend, where, schema version, who holds locks. */
-  info(): StoreInfo;
-  /**
-   * A command's deadline (epoch ms) for waits on the shared store, which
-   * block the main thread and so its timers: a wait still going on then ends
-   * with the error `error` makes. Nothing on SQLite, whose waits are bounded
-   * by its busy timeout.
-   */
-  setDeadline(at: number | undefined, error?: () => Error): void;
-  close(): void;
+  info(): Promise<StoreInfo>;
+  close(): Promise<void>;
 }
 
 /** Who holds a lock, and its lease where it has one. */
@@ -107,12 +100,12 @@ export async function connectStore(home: string, opts: OpenStoreOptions & { data
   const { databaseUrl, ...rest } = opts;
   if (!databaseUrl) return openStore(home, rest);
   const { openPostgres } = await import('./postgres/database.js');
-  return openStore(home, { ...rest, shared: openPostgres(databaseUrl, migrations) });
+  return openStore(home, { ...rest, shared: await openPostgres(databaseUrl, migrations) });
 }
 
 export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
   const pg = opts.shared;
-  const db: Db = pg ?? openDatabase(home);
+  const db: Db = pg ?? openSqliteStore(home);
   const secrets = new SecretRepository(db, opts.resealer, opts.isHolderAlive, opts.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS);
   const opOccs = new LeasedLcmOpOccRepository(db, secrets, opts.leaseTimeoutMs);
   return {
@@ -126,27 +119,26 @@ export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
     opOccs,
     secrets,
     hostKeys: new HostKeyRepository(db),
-    info: () => ({
+    info: async () => ({
       backend: pg ? 'postgres' : 'sqlite',
       location: pg ? pg.display : join(home, DATABASE_FILE),
-      schemaVersion: pg ? pg.schemaVersion() : (db.prepare('PRAGMA user_version').pluck().get() as number),
+      schemaVersion: pg ? await pg.schemaVersion() : ((await db.prepare('PRAGMA user_version').pluck().get()) as number),
       knownSchemaVersion: migrations.reduce((max, m) => Math.max(max, m.version), 0),
-      engineVersion: pg ? `PostgreSQL ${pg.serverVersion()}` : `SQLite ${db.prepare('SELECT sqlite_version()').pluck().get() as string}`,
-      locks: lockInfo(opOccs, secrets),
+      engineVersion: pg ? `PostgreSQL ${await pg.serverVersion()}` : `SQLite ${(await db.prepare('SELECT sqlite_version()').pluck().get()) as string}`,
+      locks: await lockInfo(opOccs, secrets),
     }),
-    setDeadline: (at, error) => pg?.setDeadline(at, error),
-    close: () => {
+    close: async () => {
       opOccs.stopHeartbeats();
       secrets.stopHeartbeats();
-      db.close();
+      await db.close();
     },
   };
 }
 
-function lockInfo(opOccs: LeasedLcmOpOccRepository, secrets: SecretRepository): LockInfo[] {
+async function lockInfo(opOccs: LeasedLcmOpOccRepository, secrets: SecretRepository): Promise<LockInfo[]> {
   const out: LockInfo[] = [];
-  for (const id of opOccs.lockedInstances()) {
-    const l = opOccs.lock(id);
+  for (const id of await opOccs.lockedInstances()) {
+    const l = await opOccs.lock(id);
     if (!l) continue;
     out.push({
       lock: `vnf/${id}`,
@@ -158,7 +150,7 @@ function lockInfo(opOccs: LeasedLcmOpOccRepository, secrets: SecretRepository): 
       ...(l.leaseExpiresAt ? { leaseExpiresAt: l.leaseExpiresAt } : {}),
     });
   }
-  const rotation = secrets.lockHolder(ROTATION_LOCK);
+  const rotation = await secrets.lockHolder(ROTATION_LOCK);
   if (rotation) {
     out.push({
       lock: `store/${ROTATION_LOCK}`,

@@ -2,7 +2,8 @@
  * A list's default `-o json` written by SQLite (see jsonListText), and the
  * SQL that builds an item's JSON text in the same pass as the read.
  */
-import type { Db, SqliteDb } from './database.js';
+import { SqliteStoreDb, type Db } from './database.js';
+import type { Dialect } from './dialect.js';
 
 /** A list's items as JSON text: each row's kept item, over the rows of `from` that `where` keeps, in the kept table's order. */
 export interface JsonListSql {
@@ -35,8 +36,8 @@ const PAGE = 1000;
  * read with every row were a third of the read.
  */
 export function jsonListText(db: Db, t: JsonListSql): Iterable<string> | undefined {
-  if (typeof (db as { pragma?: unknown }).pragma !== 'function') return undefined;
-  const sqlite = db as SqliteDb;
+  if (!(db instanceof SqliteStoreDb)) return undefined;
+  const sqlite = db.sqlite;
   // The kept items: the table alone for the whole list, joined to the rows the conditions look at otherwise
   // (read in the kept table's order, the join costs less than building each item: vnf-list --state INSTANTIATED
   // -o json over 10 000 317 -> 199 ms).
@@ -83,19 +84,18 @@ export interface SimpleJsonMember {
  * The text of a JSON object of the members' values, in their order,
  * pretty-printed as JSON.stringify(value, null, 2) prints it: built by
  * concatenation (json_quote escapes each string as JSON.stringify does), so
- * the database parses no JSON for it. The PostgreSQL dialect reads
- * json_quote(x) as to_json(x)::text. The last member must not be optional.
+ * the database parses no JSON for it. The last member must not be optional.
  */
-export function simpleJsonObject(members: SimpleJsonMember[], as: string): string {
+export function simpleJsonObject(d: Dialect, members: SimpleJsonMember[], as: string): string {
   const parts = members.map((m, n) => {
-    const value = m.boolean ? `CASE WHEN ${m.column} = 1 THEN 'true' ELSE 'false' END` : `json_quote(${m.column})`;
+    const value = m.boolean ? `CASE WHEN ${m.column} = 1 THEN 'true' ELSE 'false' END` : d.jsonQuote(m.column);
     const text = `'  "${m.key}": ' || ${value}${n < members.length - 1 ? " || ',\n'" : ''}`;
     return m.optional ? `CASE WHEN ${m.column} IS NULL OR ${m.column} = '' THEN '' ELSE ${text} END` : text;
   });
   return `('{\n' || ${parts.join(' || ')} || '\n}') AS ${as}`;
 }
 
-/** A JSON column as `ListRead.rawJson` reads it (the PostgreSQL dialect reads the column itself). */
-export function prettyJsonColumn(column: string, as: string): string {
-  return `CASE WHEN json_valid(${column}) THEN json_pretty(${column}, '  ') ELSE ${column} END AS ${as}`;
+/** A JSON column as `ListRead.rawJson` reads it (Dialect.prettyJson). */
+export function prettyJsonColumn(d: Dialect, column: string, as: string): string {
+  return `${d.prettyJson(column)} AS ${as}`;
 }

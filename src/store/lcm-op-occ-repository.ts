@@ -2,6 +2,8 @@ import { NotFoundError, UsageError } from '../errors.js';
 import type { JournalStep } from '../model/resources.js';
 import type { LcmOpOcc, LcmOperationState, PriorState } from '../model/lcm.js';
 import type { Db } from './database.js';
+import { collect } from './db.js';
+import type { Dialect } from './dialect.js';
 import { defineLazyJson, RawJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
 import { shortTimeSql, storedTimeSql, tableText, uuidSql, type TableRead, type TableText } from './table-text.js';
@@ -40,7 +42,7 @@ const SUMMARY_SELECT = `SELECT ${COLUMNS.filter((c) => c !== 'is_automatic_invoc
  * a row a step) joined in their order. `op` is the SQL of the operation's id.
  */
 export const journalText = (op: string): string =>
-  `(SELECT '[' || coalesce(group_concat(s.step, ',' ORDER BY s.seq), '') || ']' FROM lcm_op_occ_journal_steps s WHERE s.op_id = ${op})`;
+  `(SELECT '[' || coalesce(string_agg(s.step, ',' ORDER BY s.seq), '') || ']' FROM lcm_op_occ_journal_steps s WHERE s.op_id = ${op})`;
 /** Appends a step (its JSON text) to an operation's journal: the parameters are the operation's id, twice, and the step. */
 const APPEND_JOURNAL_STEP = 'INSERT INTO lcm_op_occ_journal_steps (op_id, seq, step) SELECT ?, coalesce(max(seq) + 1, 0), ? FROM lcm_op_occ_journal_steps WHERE op_id = ?';
 
@@ -60,11 +62,11 @@ const SCALAR_COLUMNS = COLUMNS.filter((c) => c !== 'error').map((c) => 'o.' + c)
  * those pretty-printed (ListRead.rawJson). The details are joined only when
  * one of theirs is read.
  */
-function selectOf(keeps: ((attribute: string) => boolean) | undefined, pretty: boolean): string {
+function selectOf(keeps: ((attribute: string) => boolean) | undefined, pretty: boolean, d?: Dialect): string {
   const read = JSON_COLUMNS.filter(([attribute]) => !keeps || keeps(attribute));
   // The journal is JSON as its steps were written (JSON.stringify's): valid, and printed as it is.
   const json = read.map(([attribute, column, as]) =>
-    !pretty ? `${column} AS ${as}` : attribute === 'journal' ? `json_pretty(${column}, '  ') AS ${as}` : prettyJsonColumn(column, as),
+    !pretty || !d ? `${column} AS ${as}` : attribute === 'journal' ? `${d.prettyBuilt(column)} AS ${as}` : prettyJsonColumn(d, column, as),
   );
   const join = read.some(([, column]) => column.startsWith('d.')) ? ' LEFT JOIN lcm_op_occ_details d ON d.id = o.id' : '';
   return `SELECT ${[...SCALAR_COLUMNS, ...json].join(', ')} FROM lcm_op_occs o${join}`;
@@ -85,7 +87,7 @@ const SIMPLE_JSON: SimpleJsonMember[] = [
   { key: 'isAutomaticInvocation', column: 'o.is_automatic_invocation', boolean: true },
   { key: 'isCancelPending', column: '0', boolean: true },
 ];
-const SIMPLE_JSON_SELECT = `SELECT ${simpleJsonObject(SIMPLE_JSON, 'item')}, o.start_time FROM lcm_op_occs o`;
+const simpleJsonSelect = (d: Dialect): string => `SELECT ${simpleJsonObject(d, SIMPLE_JSON, 'item')}, o.start_time FROM lcm_op_occs o`;
 /**
  * Rows per page a list reads at once: few enough that a page's text (a few
  * hundred KB) is garbage before V8 moves it out of its young generation.
@@ -175,13 +177,13 @@ export class LcmOpOccRepository {
   ) {}
 
   /** Runs `fn` in an IMMEDIATE transaction: the write lock is taken first, so check-then-write is atomic across processes. */
-  exclusive<T>(fn: () => T): T {
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.db.transaction(fn).immediate();
   }
 
   /** `since` (inclusive) and `until` (exclusive) bound the start time, ISO 8601 in UTC as stored. */
-  list(filter: OpOccFilter = {}): LcmOpOcc[] {
-    return [...this.read(filter)];
+  async list(filter: OpOccFilter = {}): Promise<LcmOpOcc[]> {
+    return collect(this.read(filter));
   }
 
   /**
@@ -191,10 +193,10 @@ export class LcmOpOccRepository {
    * instance's name as `vnfInstanceName` ('' for none). With `simpleJson`
    * each is a RawJson (ListRead), not an occurrence.
    */
-  *read(filter: OpOccFilter = {}, how: ListRead = {}): Generator<LcmOpOcc> {
+  async *read(filter: OpOccFilter = {}, how: ListRead = {}): AsyncGenerator<LcmOpOcc> {
     const where = whereOf(filter);
     // Keyset pages (index lcm_op_occs_start): each starts after the last row of the one before.
-    const select = how.summary ? SUMMARY_SELECT : how.simpleJson ? SIMPLE_JSON_SELECT : selectOf(how.attributes, Boolean(how.rawJson));
+    const select = how.summary ? SUMMARY_SELECT : how.simpleJson ? simpleJsonSelect(this.db.dialect) : selectOf(how.attributes, Boolean(how.rawJson), this.db.dialect);
     const convert = how.simpleJson
       ? (r: OpOccRow) => new RawJson((r as unknown as { item: string }).item) as unknown as LcmOpOcc
       : (r: OpOccRow) => toOpOcc(r, how.rawJson ? rawJsonField : defineLazyJson);
@@ -209,11 +211,11 @@ export class LcmOpOccRepository {
     let last: (OpOccRow & { row_id: number }) | undefined;
     while (left > 0) {
       const size = Math.min(how.summary || how.simpleJson ? SUMMARY_PAGE : PAGE, left);
-      const rows = (last === undefined ? first : next).all({
+      const rows = (await (last === undefined ? first : next).all({
         ...filter,
         pageSize: size,
         ...(last ? { afterTime: last.start_time, afterRow: last.row_id } : {}),
-      }) as (OpOccRow & { row_id: number })[];
+      })) as (OpOccRow & { row_id: number })[];
       for (const r of rows) yield convert(r);
       if (rows.length < size) return;
       left -= rows.length;
@@ -270,27 +272,29 @@ export class LcmOpOccRepository {
   }
 
   /** By id, or by a unique id prefix (at least 8 characters), as uuids are long to type. */
-  find(ref: string): LcmOpOcc | undefined {
-    const exact = this.db.prepare(`${READ_WHOLE} WHERE o.id = ?`).get(ref) as OpOccRow | undefined;
+  async find(ref: string): Promise<LcmOpOcc | undefined> {
+    const exact = (await this.db.prepare(`${READ_WHOLE} WHERE o.id = ?`).get(ref)) as OpOccRow | undefined;
     if (exact) return toOpOcc(exact);
     if (ref.length < 8) return undefined;
-    const rows = this.db.prepare(`${READ_WHOLE} WHERE o.id LIKE ? ESCAPE '\\' LIMIT 2`).all(ref.replace(/[%_\\]/g, '\\$&') + '%') as OpOccRow[];
+    const rows = (await this.db.prepare(`${READ_WHOLE} WHERE o.id LIKE ? ESCAPE '\\' LIMIT 2`).all(ref.replace(/[%_\\]/g, '\\$&') + '%')) as OpOccRow[];
     if (rows.length > 1) throw new UsageError(`"${ref}" is the start of several occurrence ids`, { hint: 'give the whole id (vnfm op-list)' });
     return rows[0] && toOpOcc(rows[0]);
   }
 
-  get(ref: string): LcmOpOcc {
-    const found = this.find(ref);
+  async get(ref: string): Promise<LcmOpOcc> {
+    const found = await this.find(ref);
     if (!found) throw new NotFoundError(`lcm operation occurrence "${ref}" not found`, { hint: 'list them with: vnfm op-list' });
     return found;
   }
 
-  insert(op: LcmOpOcc, prior: PriorState): void {
-    this.db.transaction(() => this.insertRow(this.secrets ? this.secrets.sealForWrite(op) : op, this.secrets ? this.secrets.sealForWrite(prior) : prior)).immediate();
+  async insert(op: LcmOpOcc, prior: PriorState): Promise<void> {
+    await this.db
+      .transaction(async () => this.insertRow(this.secrets ? await this.secrets.sealForWrite(op) : op, this.secrets ? await this.secrets.sealForWrite(prior) : prior))
+      .immediate();
   }
 
-  private insertRow(op: LcmOpOcc, prior: PriorState): void {
-    this.db.prepare(`INSERT INTO lcm_op_occs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run({
+  private async insertRow(op: LcmOpOcc, prior: PriorState): Promise<void> {
+    await this.db.prepare(`INSERT INTO lcm_op_occs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run({
       id: op.id,
       vnf_instance_id: op.vnfInstanceId,
       operation: op.operation,
@@ -301,27 +305,27 @@ export class LcmOpOccRepository {
       is_automatic_invocation: op.isAutomaticInvocation ? 1 : 0,
       pid: op.pid ?? null,
     });
-    this.db
+    await this.db
       .prepare('INSERT INTO lcm_op_occ_details (id, operation_params, resource_changes) VALUES (?, ?, ?)')
       .run(op.id, JSON.stringify(op.operationParams), op.resourceChanges ? JSON.stringify(op.resourceChanges) : null);
-    for (const step of op.journal) this.appendStep(op.id, JSON.stringify(step));
-    this.db.prepare('INSERT INTO lcm_op_occ_prior_states (id, prior_state) VALUES (?, ?)').run(op.id, JSON.stringify(prior));
+    for (const step of op.journal) await this.appendStep(op.id, JSON.stringify(step));
+    await this.db.prepare('INSERT INTO lcm_op_occ_prior_states (id, prior_state) VALUES (?, ?)').run(op.id, JSON.stringify(prior));
   }
 
   /** Moves the occurrence to `state`; `error` and `resourceChanges` are replaced when given (null clears). */
-  setState(
+  async setState(
     id: string,
     state: LcmOperationState,
     now: string,
     more: { error?: LcmOpOcc['error'] | null; resourceChanges?: LcmOpOcc['resourceChanges']; pid?: number | null } = {},
-  ): LcmOpOcc {
+  ): Promise<LcmOpOcc> {
     const sets = ['operation_state = @state', 'state_entered_time = @now'];
     if (more.error !== undefined) sets.push('error = @error');
     if (more.pid !== undefined) sets.push('pid = @pid');
     // One transaction (a savepoint inside the caller's): the state and the resource changes move together.
-    this.db
-      .transaction(() => {
-        const r = this.db.prepare(`UPDATE lcm_op_occs SET ${sets.join(', ')} WHERE id = @id`).run({
+    await this.db
+      .transaction(async () => {
+        const r = await this.db.prepare(`UPDATE lcm_op_occs SET ${sets.join(', ')} WHERE id = @id`).run({
           id,
           state,
           now,
@@ -330,7 +334,7 @@ export class LcmOpOccRepository {
         });
         if (r.changes === 0) throw new NotFoundError(`lcm operation occurrence "${id}" not found`);
         if (more.resourceChanges !== undefined) {
-          this.db.prepare('UPDATE lcm_op_occ_details SET resource_changes = ? WHERE id = ?').run(more.resourceChanges ? JSON.stringify(more.resourceChanges) : null, id);
+          await this.db.prepare('UPDATE lcm_op_occ_details SET resource_changes = ? WHERE id = ?').run(more.resourceChanges ? JSON.stringify(more.resourceChanges) : null, id);
         }
       })
       .immediate();
@@ -338,35 +342,47 @@ export class LcmOpOccRepository {
   }
 
   /** One step more in the occurrence's journal: a row of its own, whatever the journal holds already (migration 14). */
-  appendJournal(id: string, step: JournalStep): void {
-    this.appendStep(id, JSON.stringify(step));
+  async appendJournal(id: string, step: JournalStep): Promise<void> {
+    await this.appendStep(id, JSON.stringify(step));
   }
 
-  private appendStep(id: string, text: string): void {
-    this.db.prepare(APPEND_JOURNAL_STEP).run(id, text, id);
+  private async appendStep(id: string, text: string): Promise<void> {
+    await this.db.prepare(APPEND_JOURNAL_STEP).run(id, text, id);
   }
 
-  journal(id: string): JournalStep[] {
-    const rows = this.db.prepare('SELECT step FROM lcm_op_occ_journal_steps WHERE op_id = ? ORDER BY seq').all(id) as { step: string }[];
+  /**
+   * Steps of the occurrence's journal at the places (seq) given, by one
+   * statement: atomic alone, and on SQLite already run when this returns its
+   * promise (the engine's journal relies on it: a step is on disk before the
+   * driver takes it).
+   */
+  insertJournalSteps(id: string, steps: readonly { seq: number; step: JournalStep }[]): Promise<unknown> {
+    return this.db
+      .prepare(`INSERT INTO lcm_op_occ_journal_steps (op_id, seq, step) VALUES ${steps.map(() => '(?, ?, ?)').join(', ')}`)
+      .run(...steps.flatMap(({ seq, step }) => [id, seq, JSON.stringify(step)]));
+  }
+
+  async journal(id: string): Promise<JournalStep[]> {
+    const rows = (await this.db.prepare('SELECT step FROM lcm_op_occ_journal_steps WHERE op_id = ? ORDER BY seq').all(id)) as { step: string }[];
     return rows.map((r) => JSON.parse(r.step) as JournalStep);
   }
 
-  priorState(id: string): PriorState | undefined {
-    const row = this.db.prepare('SELECT prior_state FROM lcm_op_occ_prior_states WHERE id = ?').get(id) as { prior_state: string | null } | undefined;
+  async priorState(id: string): Promise<PriorState | undefined> {
+    const row = (await this.db.prepare('SELECT prior_state FROM lcm_op_occ_prior_states WHERE id = ?').get(id)) as { prior_state: string | null } | undefined;
     return row?.prior_state ? (JSON.parse(row.prior_state) as PriorState) : undefined;
   }
 
   /** Occurrences of the instance that are not finished (anything but COMPLETED, FAILED, ROLLED_BACK). */
-  unfinished(vnfInstanceId: string): LcmOpOcc[] {
+  async unfinished(vnfInstanceId: string): Promise<LcmOpOcc[]> {
     return (
-      this.db
+      (await this.db
         .prepare(`${READ_WHOLE} WHERE o.vnf_instance_id = ? AND o.operation_state NOT IN ('COMPLETED', 'FAILED', 'ROLLED_BACK') ORDER BY o.start_time, o.rowid`)
-        .all(vnfInstanceId) as OpOccRow[]
+        .all(vnfInstanceId)) as OpOccRow[]
     ).map((r) => toOpOcc(r));
   }
 
-  lock(vnfInstanceId: string): VnfLock | undefined {
-    const row = this.db.prepare('SELECT * FROM vnf_locks WHERE vnf_instance_id = ?').get(vnfInstanceId) as LockRow | undefined;
+  async lock(vnfInstanceId: string): Promise<VnfLock | undefined> {
+    const row = (await this.db.prepare('SELECT * FROM vnf_locks WHERE vnf_instance_id = ?').get(vnfInstanceId)) as LockRow | undefined;
     return (
       row && {
         vnfInstanceId: row.vnf_instance_id,
@@ -382,20 +398,20 @@ export class LcmOpOccRepository {
   }
 
   /** The instances that hold a lock now. */
-  lockedInstances(): string[] {
-    return (this.db.prepare('SELECT vnf_instance_id AS id FROM vnf_locks').all() as { id: string }[]).map((r) => r.id);
+  async lockedInstances(): Promise<string[]> {
+    return ((await this.db.prepare('SELECT vnf_instance_id AS id FROM vnf_locks').all()) as { id: string }[]).map((r) => r.id);
   }
 
   /** Takes the lock; the caller has checked, in the same exclusive transaction, that none is held. */
-  takeLock(lock: VnfLock): void {
+  async takeLock(lock: VnfLock): Promise<void> {
     // An operation copies sealed values it read into what it writes at its end; no rotation may retire their key meanwhile.
-    this.secrets?.assertNoRotation();
-    this.db
+    await this.secrets?.assertNoRotation();
+    await this.db
       .prepare('INSERT INTO vnf_locks (vnf_instance_id, op_id, pid, acquired_at, host_name, host_id, boot_id, start_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       .run(lock.vnfInstanceId, lock.opId, lock.pid, lock.acquiredAt, lock.hostName ?? null, lock.hostId ?? null, lock.bootId ?? null, lock.startTime ?? null);
   }
 
-  releaseLock(vnfInstanceId: string, opId: string): void {
-    this.db.prepare('DELETE FROM vnf_locks WHERE vnf_instance_id = ? AND op_id = ?').run(vnfInstanceId, opId);
+  async releaseLock(vnfInstanceId: string, opId: string): Promise<void> {
+    await this.db.prepare('DELETE FROM vnf_locks WHERE vnf_instance_id = ? AND op_id = ?').run(vnfInstanceId, opId);
   }
 }

@@ -47,10 +47,10 @@ export class LeasedLcmOpOccRepository extends LcmOpOccRepository {
     return this.#leaseMs;
   }
 
-  override lock(vnfInstanceId: string): LeasedVnfLock | undefined {
-    const lock = super.lock(vnfInstanceId);
+  override async lock(vnfInstanceId: string): Promise<LeasedVnfLock | undefined> {
+    const lock = await super.lock(vnfInstanceId);
     if (!lock) return undefined;
-    const row = this.#db.prepare('SELECT heartbeat_at, lease_expires_at FROM vnf_locks WHERE vnf_instance_id = ?').get(vnfInstanceId) as
+    const row = (await this.#db.prepare('SELECT heartbeat_at, lease_expires_at FROM vnf_locks WHERE vnf_instance_id = ?').get(vnfInstanceId)) as
       { heartbeat_at: string | null; lease_expires_at: string | null } | undefined;
     return {
       ...lock,
@@ -60,17 +60,22 @@ export class LeasedLcmOpOccRepository extends LcmOpOccRepository {
   }
 
   /** Takes the lock as a lease and keeps it alive until it is released (or this process ends). */
-  override takeLock(lock: VnfLock): void {
-    super.takeLock(lock);
-    this.renew(lock);
+  override async takeLock(lock: VnfLock): Promise<void> {
+    await super.takeLock(lock);
+    await this.renew(lock);
     this.#stop(lock.vnfInstanceId);
+    let beating = false;
     const timer = setInterval(
       () => {
-        try {
-          this.renew(lock);
-        } catch {
-          // The database is out of reach for now: the next beat tries again; the lease runs out if it stays so.
-        }
+        // One beat at a time: a beat that waits on the database is not joined by the next.
+        if (beating) return;
+        beating = true;
+        this.renew(lock)
+          .catch(() => {
+            // The database is out of reach for now: the next beat tries again; the lease runs out if it stays so.
+            return false;
+          })
+          .finally(() => (beating = false));
       },
       Math.max(50, Math.floor(this.#leaseMs / 4)),
     );
@@ -79,8 +84,8 @@ export class LeasedLcmOpOccRepository extends LcmOpOccRepository {
     this.#held.set(lock.vnfInstanceId, { lock, timer });
   }
 
-  override releaseLock(vnfInstanceId: string, opId: string): void {
-    super.releaseLock(vnfInstanceId, opId);
+  override async releaseLock(vnfInstanceId: string, opId: string): Promise<void> {
+    await super.releaseLock(vnfInstanceId, opId);
     if (this.#held.get(vnfInstanceId)?.lock.opId === opId) this.#stop(vnfInstanceId);
   }
 
@@ -88,13 +93,13 @@ export class LeasedLcmOpOccRepository extends LcmOpOccRepository {
    * Refuses to move an occurrence this process holds a lease for when the
    * lease is no longer its own: another client took it over after it ran out.
    */
-  override setState(...args: Parameters<LcmOpOccRepository['setState']>): ReturnType<LcmOpOccRepository['setState']> {
+  override async setState(...args: Parameters<LcmOpOccRepository['setState']>): ReturnType<LcmOpOccRepository['setState']> {
     const [id] = args;
     for (const [vnfInstanceId, held] of this.#held) {
       if (held.lock.opId !== id) continue;
-      if (!this.#stillHeld(held.lock)) {
+      if (!(await this.#stillHeld(held.lock))) {
         this.#stop(vnfInstanceId);
-        const now = super.lock(vnfInstanceId);
+        const now = await super.lock(vnfInstanceId);
         throw new ConflictError(
           `the lease of this vnfm on vnf instance ${vnfInstanceId} ran out and ${now ? `vnfm pid ${now.pid} on host ${now.hostName ?? '(not recorded)'} holds it since ${now.acquiredAt}` : 'another client released it'}: occurrence ${id} is left as that client recorded it`,
           { hint: `see it with: vnfm op-show ${id}; a longer VNFM_LEASE_TIMEOUT keeps a slow or suspended client its lease` },
@@ -105,19 +110,27 @@ export class LeasedLcmOpOccRepository extends LcmOpOccRepository {
   }
 
   /** Moves the lease on: a heartbeat now, the expiry a lease timeout from now. False when the lock is no longer this holder's. */
-  renew(lock: VnfLock): boolean {
+  async renew(lock: VnfLock): Promise<boolean> {
     const now = Date.now();
-    const r = this.#db
-      .prepare('UPDATE vnf_locks SET heartbeat_at = ?, lease_expires_at = ? WHERE vnf_instance_id = ? AND op_id = ? AND pid = ? AND host_id IS ? AND start_time IS ?')
-      .run(new Date(now).toISOString(), new Date(now + this.#leaseMs).toISOString(), lock.vnfInstanceId, lock.opId, lock.pid, lock.hostId ?? null, lock.startTime ?? null);
+    // Only this holder's own row, by every field of its identity: no write lock, so another client's long write transaction does not stall the heartbeat.
+    const r = await this.#db.runUnlocked(
+      'UPDATE vnf_locks SET heartbeat_at = ?, lease_expires_at = ? WHERE vnf_instance_id = ? AND op_id = ? AND pid = ? AND host_id IS NOT DISTINCT FROM ? AND start_time IS NOT DISTINCT FROM ?',
+      new Date(now).toISOString(),
+      new Date(now + this.#leaseMs).toISOString(),
+      lock.vnfInstanceId,
+      lock.opId,
+      lock.pid,
+      lock.hostId ?? null,
+      lock.startTime ?? null,
+    );
     return r.changes > 0;
   }
 
-  #stillHeld(lock: VnfLock): boolean {
+  async #stillHeld(lock: VnfLock): Promise<boolean> {
     return (
-      this.#db
-        .prepare('SELECT 1 FROM vnf_locks WHERE vnf_instance_id = ? AND op_id = ? AND pid = ? AND host_id IS ? AND start_time IS ?')
-        .get(lock.vnfInstanceId, lock.opId, lock.pid, lock.hostId ?? null, lock.startTime ?? null) !== undefined
+      (await this.#db
+        .prepare('SELECT 1 FROM vnf_locks WHERE vnf_instance_id = ? AND op_id = ? AND pid = ? AND host_id IS NOT DISTINCT FROM ? AND start_time IS NOT DISTINCT FROM ?')
+        .get(lock.vnfInstanceId, lock.opId, lock.pid, lock.hostId ?? null, lock.startTime ?? null)) !== undefined
     );
   }
 

@@ -98,7 +98,7 @@ export interface PackageFilter {
 export class PackageRepository {
   constructor(private readonly db: Db) {}
 
-  list(filter: PackageFilter = {}): VnfPackage[] {
+  async list(filter: PackageFilter = {}): Promise<VnfPackage[]> {
     const where: string[] = [];
     if (filter.onboardingState) where.push('onboarding_state = @onboardingState');
     if (filter.operationalState) where.push('operational_state = @operationalState');
@@ -106,77 +106,79 @@ export class PackageRepository {
     if (filter.vnfdId) where.push('vnfd_id = @vnfdId');
     if (filter.provider) where.push('vnf_provider = @provider');
     const sql = `SELECT * FROM vnf_packages ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at, id`;
-    return (this.db.prepare(sql).all(filter) as PackageRow[]).map(toPackage);
+    return ((await this.db.prepare(sql).all(filter)) as PackageRow[]).map(toPackage);
   }
 
   /** Each package's name (its product name when it has none) by id: for tables that name them. */
-  names(): Map<string, string> {
-    const rows = this.db.prepare('SELECT id, name, vnf_product_name FROM vnf_packages').all() as { id: string; name: string | null; vnf_product_name: string }[];
+  async names(): Promise<Map<string, string>> {
+    const rows = (await this.db.prepare('SELECT id, name, vnf_product_name FROM vnf_packages').all()) as { id: string; name: string | null; vnf_product_name: string }[];
     return new Map(rows.map((r) => [r.id, r.name ?? r.vnf_product_name]));
   }
 
   /** Finds a package by id, vnfdId or name; an ambiguous reference is an error. */
-  find(ref: string): VnfPackage | undefined {
-    const rows = this.db.prepare('SELECT * FROM vnf_packages WHERE id = ? OR vnfd_id = ? OR name = ?').all(ref, ref, ref) as PackageRow[];
+  async find(ref: string): Promise<VnfPackage | undefined> {
+    const rows = (await this.db.prepare('SELECT * FROM vnf_packages WHERE id = ? OR vnfd_id = ? OR name = ?').all(ref, ref, ref)) as PackageRow[];
     const exact = rows.find((r) => r.id === ref);
     if (exact) return toPackage(exact);
     if (rows.length > 1) {
       throw new UsageError(`"${ref}" names ${rows.length} packages`, { hint: 'use the package id (vnfm vnfpkg-list)' });
     }
     if (rows[0]) return toPackage(rows[0]);
-    const prefixed = byIdPrefix<PackageRow>(this.db, 'vnf_packages', ref);
+    const prefixed = await byIdPrefix<PackageRow>(this.db, 'vnf_packages', ref);
     if (prefixed.length > 1) throw new UsageError(`"${ref}" is the start of several package ids`, { hint: 'give the whole id (vnfm vnfpkg-list -o wide)' });
     return prefixed[0] && toPackage(prefixed[0]);
   }
 
-  get(ref: string): VnfPackage {
-    const pkg = this.find(ref);
+  async get(ref: string): Promise<VnfPackage> {
+    const pkg = await this.find(ref);
     if (!pkg) throw new NotFoundError(`vnf package "${ref}" not found`, { hint: 'list the onboarded packages with: vnfm vnfpkg-list' });
     return pkg;
   }
 
-  insert(pkg: VnfPackage): void {
-    this.db
-      .transaction(() => {
-        const clash = this.db.prepare('SELECT id FROM vnf_packages WHERE vnfd_id = ?').get(pkg.vnfdId) as { id: string } | undefined;
+  async insert(pkg: VnfPackage): Promise<void> {
+    await this.db
+      .transaction(async () => {
+        const clash = (await this.db.prepare('SELECT id FROM vnf_packages WHERE vnfd_id = ?').get(pkg.vnfdId)) as { id: string } | undefined;
         if (clash) {
           throw new ConflictError(`a package with vnfdId ${pkg.vnfdId} is already onboarded (${clash.id})`, {
             hint: 'give the new package its own descriptor_id, or delete the old one with: vnfm vnfpkg-delete ' + clash.id,
           });
         }
-        if (pkg.name && this.db.prepare('SELECT 1 FROM vnf_packages WHERE name = ?').get(pkg.name)) {
+        if (pkg.name && (await this.db.prepare('SELECT 1 FROM vnf_packages WHERE name = ?').get(pkg.name))) {
           throw new ConflictError(`a package named "${pkg.name}" already exists`, { hint: 'choose another --name' });
         }
-        this.db.prepare(`INSERT INTO vnf_packages (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(toRow(pkg));
+        await this.db.prepare(`INSERT INTO vnf_packages (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(toRow(pkg));
       })
       .immediate();
   }
 
   /** Sets the states named; returns the updated package. */
-  setStates(id: string, states: Partial<Pick<VnfPackage, 'operationalState' | 'usageState'>>, now: string): VnfPackage {
+  async setStates(id: string, states: Partial<Pick<VnfPackage, 'operationalState' | 'usageState'>>, now: string): Promise<VnfPackage> {
     const sets: string[] = ['updated_at = @now'];
     if (states.operationalState) sets.push('operational_state = @op');
     if (states.usageState) sets.push('usage_state = @usage');
-    const r = this.db.prepare(`UPDATE vnf_packages SET ${sets.join(', ')} WHERE id = @id`).run({ id, now, op: states.operationalState ?? null, usage: states.usageState ?? null });
+    const r = await this.db
+      .prepare(`UPDATE vnf_packages SET ${sets.join(', ')} WHERE id = @id`)
+      .run({ id, now, op: states.operationalState ?? null, usage: states.usageState ?? null });
     if (r.changes === 0) throw new NotFoundError(`vnf package "${id}" not found`);
     return this.get(id);
   }
 
   /** Deletes a package unless it is in use; checked and deleted in one transaction. */
-  delete(id: string): void {
-    this.db
-      .transaction(() => {
-        const row = this.db.prepare('SELECT usage_state FROM vnf_packages WHERE id = ?').get(id) as { usage_state: string } | undefined;
+  async delete(id: string): Promise<void> {
+    await this.db
+      .transaction(async () => {
+        const row = (await this.db.prepare('SELECT usage_state FROM vnf_packages WHERE id = ?').get(id)) as { usage_state: string } | undefined;
         if (!row) throw new NotFoundError(`vnf package "${id}" not found`);
         if (row.usage_state === 'IN_USE') {
           throw new ConflictError(`vnf package ${id} is in use by VNF instances`, { hint: 'delete the VNF instances made from it first' });
         }
-        this.db.prepare('DELETE FROM vnf_packages WHERE id = ?').run(id);
+        await this.db.prepare('DELETE FROM vnf_packages WHERE id = ?').run(id);
       })
       .immediate();
   }
 
-  ids(): string[] {
-    return (this.db.prepare('SELECT id FROM vnf_packages').all() as { id: string }[]).map((r) => r.id);
+  async ids(): Promise<string[]> {
+    return ((await this.db.prepare('SELECT id FROM vnf_packages').all()) as { id: string }[]).map((r) => r.id);
   }
 }

@@ -155,12 +155,12 @@ export class SecretRepository {
   ) {}
 
   /** Every text column of every table: where a JSON value with sealed values may rest. */
-  private jsonColumns(): JsonColumn[] {
+  private async jsonColumns(): Promise<JsonColumn[]> {
     if (this.#columns) return this.#columns;
-    const tables = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
+    const tables = (await this.db.prepare(this.db.dialect.tables).pluck().all()) as string[];
     const columns: JsonColumn[] = [];
     for (const table of tables.filter((t) => !NOT_WALKED.has(t))) {
-      const info = this.db.prepare(`PRAGMA table_info("${table}")`).all() as { name: string; type: string }[];
+      const info = (await this.db.prepare(this.db.dialect.columns(table)).all()) as { name: string; type: string }[];
       for (const c of info) if (/TEXT/i.test(c.type) && !(table === 'vims' && c.name.startsWith('secrets_'))) columns.push({ table, column: c.name });
     }
     this.#columns = columns;
@@ -168,10 +168,10 @@ export class SecretRepository {
   }
 
   /** Runs `fn` over every JSON value holding a sealed value; writes back what it changes. */
-  private eachJson(visit: (secret: StoredSecret) => { token: string; keyId: string } | undefined, write: boolean): number {
+  private async eachJson(visit: (secret: StoredSecret) => { token: string; keyId: string } | undefined, write: boolean): Promise<number> {
     let changed = 0;
-    for (const { table, column } of this.jsonColumns()) {
-      const rows = this.db.prepare(`SELECT rowid AS r, "${column}" AS v FROM "${table}" WHERE "${column}" LIKE '%"sealed"%'`).all() as { r: number; v: string }[];
+    for (const { table, column } of await this.jsonColumns()) {
+      const rows = (await this.db.prepare(`SELECT rowid AS r, "${column}" AS v FROM "${table}" WHERE "${column}" LIKE '%"sealed"%'`).all()) as { r: number; v: string }[];
       for (const row of rows) {
         let parsed: unknown;
         try {
@@ -185,20 +185,20 @@ export class SecretRepository {
           changed++;
           return { sealed: out.token, keyId: out.keyId };
         });
-        if (write && next !== parsed) this.db.prepare(`UPDATE "${table}" SET "${column}" = ? WHERE rowid = ?`).run(JSON.stringify(next), row.r);
+        if (write && next !== parsed) await this.db.prepare(`UPDATE "${table}" SET "${column}" = ? WHERE rowid = ?`).run(JSON.stringify(next), row.r);
       }
     }
     return changed;
   }
 
   /** Every secret in the store, read in one snapshot. */
-  listSecrets(): StoredSecret[] {
+  listSecrets(): Promise<StoredSecret[]> {
     return this.db
-      .transaction(() => {
-        const all = this.db
-          .prepare("SELECT 'vim/' || id AS ref, secrets_token AS token, secrets_key_id AS keyId FROM vims WHERE secrets_token IS NOT NULL")
-          .all() as StoredSecret[];
-        this.eachJson((s) => {
+      .transaction(async () => {
+        const all = (await this.db
+          .prepare(`SELECT 'vim/' || id AS ref, secrets_token AS token, secrets_key_id AS "keyId" FROM vims WHERE secrets_token IS NOT NULL`)
+          .all()) as StoredSecret[];
+        await this.eachJson((s) => {
           all.push(s);
           return undefined;
         }, false);
@@ -212,34 +212,34 @@ export class SecretRepository {
    * the new token it returns in its place; records `activeKeyId` as the key
    * new secrets are sealed under. Returns how many secrets changed.
    */
-  rewriteSecrets(rewrite: SecretRewrite, activeKeyId?: string): number {
+  rewriteSecrets(rewrite: SecretRewrite, activeKeyId?: string): Promise<number> {
     return this.db
-      .transaction(() => {
+      .transaction(async () => {
         let changed = 0;
-        const vims = this.db
-          .prepare("SELECT id, 'vim/' || id AS ref, secrets_token AS token, secrets_key_id AS keyId FROM vims WHERE secrets_token IS NOT NULL")
-          .all() as (StoredSecret & { id: string })[];
+        const vims = (await this.db
+          .prepare(`SELECT id, 'vim/' || id AS ref, secrets_token AS token, secrets_key_id AS "keyId" FROM vims WHERE secrets_token IS NOT NULL`)
+          .all()) as (StoredSecret & { id: string })[];
         const update = this.db.prepare('UPDATE vims SET secrets_token = ?, secrets_key_id = ? WHERE id = ?');
         for (const v of vims) {
           const out = rewrite(v);
           if (!out) continue;
-          update.run(out.token, out.keyId, v.id);
+          await update.run(out.token, out.keyId, v.id);
           changed++;
         }
-        changed += this.eachJson(rewrite, true);
-        if (activeKeyId !== undefined) this.setActiveKeyId(activeKeyId);
+        changed += await this.eachJson(rewrite, true);
+        if (activeKeyId !== undefined) await this.setActiveKeyId(activeKeyId);
         return changed;
       })
       .immediate();
   }
 
   /** The key new secrets are sealed under since the last rotation; `undefined` before any. */
-  activeKeyId(): string | undefined {
-    return (this.db.prepare('SELECT value FROM store_settings WHERE name = ?').pluck().get(ACTIVE_KEY_SETTING) as string | undefined) ?? undefined;
+  async activeKeyId(): Promise<string | undefined> {
+    return ((await this.db.prepare('SELECT value FROM store_settings WHERE name = ?').pluck().get(ACTIVE_KEY_SETTING)) as string | undefined) ?? undefined;
   }
 
-  private setActiveKeyId(keyId: string): void {
-    this.db.prepare('INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(ACTIVE_KEY_SETTING, keyId);
+  private async setActiveKeyId(keyId: string): Promise<void> {
+    await this.db.prepare('INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(ACTIVE_KEY_SETTING, keyId);
   }
 
   /**
@@ -252,8 +252,8 @@ export class SecretRepository {
    * so each write lands either before the re-encryption (which then covers
    * it) or after it (and is sealed under the new key here).
    */
-  sealForWrite<T>(value: T): T {
-    const active = this.activeKeyId();
+  async sealForWrite<T>(value: T): Promise<T> {
+    const active = await this.activeKeyId();
     if (active === undefined) return value;
     const reseal = (token: string, keyId: string) => (keyId === active || !this.resealer ? undefined : this.resealer(token, keyId, active));
     return mapSealed(value, (v) => {
@@ -263,15 +263,15 @@ export class SecretRepository {
   }
 
   /** `sealForWrite` for a VIM's token, kept in columns of its own. */
-  sealTokenForWrite<T extends { token: string; keyId: string } | undefined | null>(sealed: T): T {
+  async sealTokenForWrite<T extends { token: string; keyId: string } | undefined | null>(sealed: T): Promise<T> {
     if (!sealed) return sealed;
-    const out = this.sealForWrite({ sealed: sealed.token, keyId: sealed.keyId });
+    const out = await this.sealForWrite({ sealed: sealed.token, keyId: sealed.keyId });
     return { token: out.sealed, keyId: out.keyId } as T;
   }
 
   /** Who holds the lock `name`, if anyone. */
-  lockHolder(name: string): (StoreLockHolder & { acquiredAt: string }) | undefined {
-    const row = this.db.prepare('SELECT * FROM store_locks WHERE name = ?').get(name) as (LockRow & { acquired_at: string }) | undefined;
+  async lockHolder(name: string): Promise<(StoreLockHolder & { acquiredAt: string }) | undefined> {
+    const row = (await this.db.prepare('SELECT * FROM store_locks WHERE name = ?').get(name)) as (LockRow & { acquired_at: string }) | undefined;
     return row && { ...holderOfRow(row), acquiredAt: row.acquired_at };
   }
 
@@ -286,46 +286,55 @@ export class SecretRepository {
     holder: StoreLockHolder,
     now: string,
     isAlive: (h: StoreLockHolder) => boolean,
-    check?: () => void,
-  ): { staleHolder?: StoreLockHolder & { acquiredAt: string } } {
+    check?: () => void | Promise<void>,
+  ): Promise<{ staleHolder?: StoreLockHolder & { acquiredAt: string } }> {
     return this.db
-      .transaction(() => {
-        const held = this.lockHolder(name);
+      .transaction(async () => {
+        const held = await this.lockHolder(name);
         if (held && isAlive(held)) {
           throw new ConflictError(`${LOCK_LABELS[name] ?? name} in progress by ${describeHolder(held)} since ${held.acquiredAt}`, {
             hint: 'wait for it to end and run the command again',
           });
         }
-        check?.();
-        this.db.prepare('DELETE FROM store_locks WHERE name = ?').run(name);
-        this.db
+        await check?.();
+        await this.db.prepare('DELETE FROM store_locks WHERE name = ?').run(name);
+        await this.db
           .prepare('INSERT INTO store_locks (name, pid, host_name, host_id, boot_id, start_time, acquired_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
           .run(name, holder.pid, holder.hostName ?? null, holder.hostId ?? null, holder.bootId ?? null, holder.startTime ?? null, now);
-        this.keepLease(name, holder);
+        await this.keepLease(name, holder);
         return held ? { staleHolder: held } : {};
       })
       .immediate();
   }
 
   /** Moves the lock's lease on now and, while this process holds it, every quarter of the lease timeout. */
-  private keepLease(name: string, holder: StoreLockHolder): void {
+  private async keepLease(name: string, holder: StoreLockHolder): Promise<void> {
     const ms = this.leaseTimeoutMs;
     if (ms === undefined) return;
-    const renew = () => {
+    const renew = async () => {
       const t = Date.now();
-      this.db
-        .prepare('UPDATE store_locks SET heartbeat_at = ?, lease_expires_at = ? WHERE name = ? AND pid = ? AND start_time IS ?')
-        .run(new Date(t).toISOString(), new Date(t + ms).toISOString(), name, holder.pid, holder.startTime ?? null);
+      // This holder's own row only: no write lock (operation-leases.ts).
+      await this.db.runUnlocked(
+        'UPDATE store_locks SET heartbeat_at = ?, lease_expires_at = ? WHERE name = ? AND pid = ? AND start_time IS NOT DISTINCT FROM ?',
+        new Date(t).toISOString(),
+        new Date(t + ms).toISOString(),
+        name,
+        holder.pid,
+        holder.startTime ?? null,
+      );
     };
-    renew();
+    await renew();
     this.stopLease(name);
+    let beating = false;
     const timer = setInterval(
       () => {
-        try {
-          renew();
-        } catch {
-          // The database is out of reach for now: the lease runs out if it stays so.
-        }
+        if (beating) return;
+        beating = true;
+        renew()
+          .catch(() => {
+            // The database is out of reach for now: the lease runs out if it stays so.
+          })
+          .finally(() => (beating = false));
       },
       Math.max(50, Math.floor(ms / 4)),
     );
@@ -347,8 +356,8 @@ export class SecretRepository {
    * Refuses (ConflictError) while a master key rotation runs: operations on
    * instances and rotations exclude each other.
    */
-  assertNoRotation(): void {
-    const held = this.lockHolder(ROTATION_LOCK);
+  async assertNoRotation(): Promise<void> {
+    const held = await this.lockHolder(ROTATION_LOCK);
     if (held && this.isHolderAlive(held)) {
       throw new ConflictError(`a master key rotation is in progress by ${describeHolder(held)} since ${held.acquiredAt}`, {
         hint: 'run the operation again once vnfm key-rotate has ended',
@@ -357,17 +366,17 @@ export class SecretRepository {
   }
 
   /** Releases the lock if `holder` (same pid and start time) still holds it. */
-  releaseLock(name: string, holder: StoreLockHolder): void {
+  async releaseLock(name: string, holder: StoreLockHolder): Promise<void> {
     this.stopLease(name);
-    this.db.prepare('DELETE FROM store_locks WHERE name = ? AND pid = ? AND start_time IS ?').run(name, holder.pid, holder.startTime ?? null);
+    await this.db.prepare('DELETE FROM store_locks WHERE name = ? AND pid = ? AND start_time IS NOT DISTINCT FROM ?').run(name, holder.pid, holder.startTime ?? null);
   }
 
   /**
    * Holders of operation locks on instances: operations in progress, or
    * left by killed processes. Columns a store has not got yet read as absent.
    */
-  operationLockHolders(): (StoreLockHolder & { vnfInstanceId: string })[] {
-    const rows = this.db.prepare('SELECT * FROM vnf_locks').all() as (LockRow & { vnf_instance_id: string })[];
+  async operationLockHolders(): Promise<(StoreLockHolder & { vnfInstanceId: string })[]> {
+    const rows = (await this.db.prepare('SELECT * FROM vnf_locks').all()) as (LockRow & { vnf_instance_id: string })[];
     return rows.map((r) => ({ ...holderOfRow(r), vnfInstanceId: r.vnf_instance_id }));
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Tables of thousands written by SQLite: see TableText.
  */
-import type { Db } from './database.js';
+import { SqliteStoreDb, type Db } from './database.js';
 
 /**
  * A table's text as SQLite writes it, for a list of thousands: the cells
@@ -79,13 +79,14 @@ const TERMINAL_CONTROLS = `${ASCII_CONTROLS}\x80-\x9f\u061c\u200e\u200f\u202a-\u
  * rows: the widths, then the lines.
  */
 export function tableText(db: Db, t: TableSql): TableText | undefined {
-  if (typeof (db as { pragma?: unknown }).pragma !== 'function') return undefined;
+  if (!(db instanceof SqliteStoreDb)) return undefined;
+  const sqlite = db.sqlite;
   const all = t.anyText.map((n) => `c${n}`).join(' || ') || "''";
   // An ASCII row (as many bytes as characters) has neither a character beyond the BMP nor a NUL: only its C0 controls and DEL are searched.
   const unlike = `CASE WHEN (${all}) IS NULL THEN 1 WHEN length(CAST(${all} AS BLOB)) = length(${all}) THEN (${all}) GLOB '*[${ASCII_CONTROLS}]*' ELSE (${all}) GLOB '*[${TERMINAL_CONTROLS}\u{10000}-\u{10FFFF}]*' OR instr(${all}, char(0)) > 0 END`;
   const ordered = t.limit === undefined ? '' : ` ORDER BY ${t.order} LIMIT ${t.limit}`;
   const rows = (more = '') => `SELECT ${t.cells.map((c, n) => `${c} AS c${n}`).join(', ')}, ${t.odd.length ? t.odd.join(' OR ') : '0'} AS odd${more} FROM ${t.from}`;
-  const measure = db
+  const measure = sqlite
     .prepare(`SELECT count(*) AS n, max(odd OR ${unlike}) AS odd, ${t.cells.map((_, n) => `max(length(c${n})) AS w${n}`).join(', ')} FROM (${rows()}${ordered})`)
     .get(t.params) as Record<string, number | null>;
   if (!measure['n'] || measure['odd']) return undefined;
@@ -96,7 +97,7 @@ export function tableText(db: Db, t: TableSql): TableText | undefined {
   // walk of the index), joined here: group_concat would have to be told the order again and sort them.
   const keys = t.order.split(',').map((k, n) => [k.trim(), `k${n}`] as const);
   const lines = t.trim ? `rtrim(${line}, ${JS_WHITESPACE})` : line;
-  const text = db
+  const text = sqlite
     .prepare(
       `SELECT ${lines} FROM (${rows(keys.map(([k, as]) => `, ${k} AS ${as}`).join(''))}) ORDER BY ${keys.map(([, as]) => as).join(', ')}${t.limit === undefined ? '' : ` LIMIT ${t.limit}`}`,
     )

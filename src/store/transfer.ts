@@ -39,7 +39,7 @@ const STATE_TABLES = ['vims', 'vnf_packages', 'vnf_instances', 'lcm_op_occs', 's
 /** Where package zips come from and go to: the package directories or the shared store (csar/packages.ts). */
 export interface PackageContentIo {
   /** The zip's bytes, one chunk at a time; `undefined` when this side has none of them. */
-  read(packageId: string): AsyncIterable<Uint8Array> | undefined;
+  read(packageId: string): Promise<AsyncIterable<Uint8Array> | undefined>;
   /** Receives a zip being imported; nothing of it is visible before `commit` and `publish`. */
   stage(packageId: string): Promise<StagedContent>;
 }
@@ -49,7 +49,7 @@ export interface StagedContent {
   /** All bytes are in: checks them against the recorded hash and size, and prepares them. */
   close(expected: { sha256: string; sizeBytes: number }): Promise<void>;
   /** Inside the import's transaction. */
-  commit(): void;
+  commit(): void | Promise<void>;
   /** After the transaction committed. */
   publish(): Promise<void>;
   /** The import failed: removes what was staged. */
@@ -74,16 +74,17 @@ export async function exportStore(store: Store, out: Writable, opts: ExportOptio
   const write = async (text: string) => {
     if (!out.write(text)) await once(out, 'drain');
   };
-  const snapshot = store.db
-    .transaction(() => ({
-      tables: EXPORTED_TABLES.map((t) => ({ table: t.table, rows: readRows(store, t) })),
-      sealed: store.secrets.listSecrets()[0],
-    }))
+  const snapshot = await store.db
+    .transaction(async () => {
+      const tables: { table: string; rows: Row[] }[] = [];
+      for (const t of EXPORTED_TABLES) tables.push({ table: t.table, rows: await readRows(store, t) });
+      return { tables, sealed: (await store.secrets.listSecrets())[0] };
+    })
     .deferred();
   const header: ExportHeader = {
     vnfmExport: EXPORT_FORMAT_VERSION,
     exportedAt: opts.now.toISOString(),
-    source: { backend: store.backend, schemaVersion: store.info().schemaVersion },
+    source: { backend: store.backend, schemaVersion: (await store.info()).schemaVersion },
     sealedCheck: snapshot.sealed ? { keyId: snapshot.sealed.keyId, token: snapshot.sealed.token } : null,
     withPackageContents: opts.withPackageContents,
   };
@@ -100,7 +101,7 @@ export async function exportStore(store: Store, out: Writable, opts: ExportOptio
   const packages = snapshot.tables.find((t) => t.table === 'vnf_packages')!.rows;
   for (const pkg of opts.withPackageContents ? packages : []) {
     const id = String(pkg['id']);
-    const chunks = opts.contents.read(id);
+    const chunks = await opts.contents.read(id);
     if (!chunks) {
       opts.onMissingContents?.(id);
       continue;
@@ -120,7 +121,7 @@ export async function exportStore(store: Store, out: Writable, opts: ExportOptio
 }
 
 /** A table's rows in insertion order (or its key's), in pages, without the backend's own row id. */
-function readRows(store: Store, t: (typeof EXPORTED_TABLES)[number]): Row[] {
+async function readRows(store: Store, t: (typeof EXPORTED_TABLES)[number]): Promise<Row[]> {
   const order = t.byKey ? t.key : 'rowid';
   const page = store.db.prepare(
     `SELECT ${order} AS vnfm_export_page, *${t.journal ? `, ${journalText(`${t.table}.${t.key}`)} AS journal` : ''} FROM ${t.table} WHERE ${order} > ? ORDER BY ${order} LIMIT 500`,
@@ -128,7 +129,7 @@ function readRows(store: Store, t: (typeof EXPORTED_TABLES)[number]): Row[] {
   const rows: Row[] = [];
   let after: unknown = t.byKey ? '' : 0;
   for (;;) {
-    const got = page.all(after) as Row[];
+    const got = (await page.all(after)) as Row[];
     for (const r of got) {
       after = r['vnfm_export_page'];
       delete r['vnfm_export_page'];
@@ -172,7 +173,7 @@ export interface ImportResult {
  * the rows.
  */
 export async function importStore(store: Store, lines: AsyncIterable<string>, opts: ImportOptions): Promise<ImportResult> {
-  if (!opts.merge) assertEmpty(store, opts.source);
+  if (!opts.merge) await assertEmpty(store, opts.source);
   const reader = new DocumentReader(lines, opts.source, { ...DEFAULT_IMPORT_LIMITS, ...opts.limits });
   const header = await reader.header();
   const known = migrations.reduce((max, m) => Math.max(max, m.version), 0);
@@ -189,11 +190,11 @@ export async function importStore(store: Store, lines: AsyncIterable<string>, op
   const staged: StagedContent[] = [];
   try {
     await stageContents(store, reader, doc, opts, staged);
-    const result = store.db
-      .transaction(() => {
-        if (!opts.merge) assertEmpty(store, opts.source);
-        const out = insertRows(store, doc, opts.source);
-        for (const s of staged) s.commit();
+    const result = await store.db
+      .transaction(async () => {
+        if (!opts.merge) await assertEmpty(store, opts.source);
+        const out = await insertRows(store, doc, opts.source);
+        for (const s of staged) await s.commit();
         return out;
       })
       .immediate();
@@ -213,7 +214,7 @@ export async function importStore(store: Store, lines: AsyncIterable<string>, op
  */
 async function stageContents(store: Store, reader: DocumentReader, doc: DocumentTables, opts: ImportOptions, staged: StagedContent[]): Promise<void> {
   const records = new Map((doc.tables.get('vnf_packages') ?? []).map((r) => [r['id'] as string, r]));
-  const existing = new Set(opts.merge ? store.packages.ids() : []);
+  const existing = new Set(opts.merge ? await store.packages.ids() : []);
   const seen = new Set<string>();
   for await (const entry of reader.packageContents()) {
     const row = records.get(entry.packageId);
@@ -309,8 +310,9 @@ function vnfcCountOf(text: unknown): number | null {
   return Array.isArray(vnfcs) ? vnfcs.length : 0;
 }
 
-function assertEmpty(store: Store, source: string): void {
-  const held = STATE_TABLES.filter((t) => store.db.prepare(`SELECT 1 FROM ${t} LIMIT 1`).get() !== undefined);
+async function assertEmpty(store: Store, source: string): Promise<void> {
+  const held: string[] = [];
+  for (const t of STATE_TABLES) if ((await store.db.prepare(`SELECT 1 FROM ${t} LIMIT 1`).get()) !== undefined) held.push(t);
   if (held.length) {
     throw new ConflictError(`the store ${store.location} is not empty (it has ${held.join(', ')}): refusing to import ${source} into it`, {
       hint: 'import into an empty store, or pass --merge to add what it has not got (rows whose ids exist are skipped and listed)',
@@ -318,12 +320,12 @@ function assertEmpty(store: Store, source: string): void {
   }
 }
 
-function insertRows(store: Store, doc: DocumentTables, source: string): Omit<ImportResult, 'packageContents'> {
+async function insertRows(store: Store, doc: DocumentTables, source: string): Promise<Omit<ImportResult, 'packageContents'>> {
   const imported: Record<string, number> = {};
   const skipped: string[] = [];
   for (const { table, key, journal: withJournal } of EXPORTED_TABLES) {
     const rows = doc.tables.get(table) ?? [];
-    const columns = new Set((store.db.prepare(`PRAGMA table_info("${table}")`).all() as { name: string }[]).map((c) => c.name));
+    const columns = new Set(((await store.db.prepare(store.db.dialect.columns(table)).all()) as { name: string }[]).map((c) => c.name));
     const exists = store.db.prepare(`SELECT 1 FROM ${table} WHERE ${key} = ?`);
     imported[table] = 0;
     for (const row of rows) {
@@ -334,17 +336,17 @@ function insertRows(store: Store, doc: DocumentTables, source: string): Omit<Imp
         throw new UsageError(`table ${table} of the export has a column ${JSON.stringify(unknown)} this store has not`, {
           hint: 'import it with the vnfm version that exported it, or a newer one',
         });
-      if (exists.get(row[key])) {
+      if (await exists.get(row[key])) {
         skipped.push(`${table}/${String(row[key])}`);
         continue;
       }
-      checkImportedName(store, doc, source, table, row);
+      await checkImportedName(store, doc, source, table, row);
       try {
-        store.db.prepare(`INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`).run(...names.map((n) => row[n]));
+        await store.db.prepare(`INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`).run(...names.map((n) => row[n]));
       } catch (err) {
         throw refusedRow(err, rowPlace(doc, source, table, row));
       }
-      for (const step of journal) store.opOccs.appendJournal(String(row[key]), step);
+      for (const step of journal) await store.opOccs.appendJournal(String(row[key]), step);
       imported[table]++;
     }
   }
@@ -352,14 +354,14 @@ function insertRows(store: Store, doc: DocumentTables, source: string): Omit<Imp
 }
 
 /** A VIM's, package's or instance's name: the rules every command that sets one applies, and an instance's uniqueness (within the import's transaction). */
-function checkImportedName(store: Store, doc: DocumentTables, source: string, table: string, row: Row): void {
+async function checkImportedName(store: Store, doc: DocumentTables, source: string, table: string, row: Row): Promise<void> {
   const kind = ({ vims: 'vim', vnf_packages: 'package', vnf_instances: 'instance' } as const)[table as 'vims' | 'vnf_packages' | 'vnf_instances'];
   if (!kind || (table !== 'vims' && row['name'] == null)) return;
   const place = rowPlace(doc, source, table, row);
   checkName(kind, row['name'], { file: place, field: 'name' });
   if (table === 'vnf_instances') {
     try {
-      store.instances.assertNameFree(row['name'], String(row['id']));
+      await store.instances.assertNameFree(row['name'], String(row['id']));
     } catch (err) {
       throw err instanceof VnfmError ? new ConflictError(`${place}: ${err.message}`, { hint: 'rename one of them, then import again: nothing was imported', cause: err }) : err;
     }

@@ -107,44 +107,44 @@ export class VimRepository {
     private readonly secrets?: SecretRepository,
   ) {}
 
-  list(filter: { type?: VimType } = {}): Vim[] {
+  async list(filter: { type?: VimType } = {}): Promise<Vim[]> {
     const sql = `SELECT * FROM vims ${filter.type ? 'WHERE type = @type' : ''} ORDER BY created_at, name`;
-    const rows = this.db.prepare(sql).all(filter) as VimRow[];
+    const rows = (await this.db.prepare(sql).all(filter)) as VimRow[];
     return rows.map(toVim);
   }
 
   /** Each VIM's name by id: for tables that name them. */
-  names(): Map<string, string> {
-    const rows = this.db.prepare('SELECT id, name FROM vims').all() as { id: string; name: string }[];
+  async names(): Promise<Map<string, string>> {
+    const rows = (await this.db.prepare('SELECT id, name FROM vims').all()) as { id: string; name: string }[];
     return new Map(rows.map((r) => [r.id, r.name]));
   }
 
   /** Finds a VIM by id or by name. */
-  find(ref: string): Vim | undefined {
-    const row = this.db.prepare('SELECT * FROM vims WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1').get(ref, ref, ref) as VimRow | undefined;
+  async find(ref: string): Promise<Vim | undefined> {
+    const row = (await this.db.prepare('SELECT * FROM vims WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1').get(ref, ref, ref)) as VimRow | undefined;
     if (row) return toVim(row);
-    const prefixed = byIdPrefix<VimRow>(this.db, 'vims', ref);
+    const prefixed = await byIdPrefix<VimRow>(this.db, 'vims', ref);
     if (prefixed.length > 1) throw new UsageError(`"${ref}" is the start of several VIM ids`, { hint: 'give the whole id (vnfm vim-list -o wide)' });
     return prefixed[0] && toVim(prefixed[0]);
   }
 
-  get(ref: string): Vim {
-    const vim = this.find(ref);
+  async get(ref: string): Promise<Vim> {
+    const vim = await this.find(ref);
     if (!vim) throw new NotFoundError(`vim "${ref}" not found`, { hint: 'list the registered VIMs with: vnfm vim-list' });
     return vim;
   }
 
-  findDefault(): Vim | undefined {
-    const row = this.db.prepare('SELECT * FROM vims WHERE is_default = 1').get() as VimRow | undefined;
+  async findDefault(): Promise<Vim | undefined> {
+    const row = (await this.db.prepare('SELECT * FROM vims WHERE is_default = 1').get()) as VimRow | undefined;
     return row && toVim(row);
   }
 
-  count(): number {
-    return (this.db.prepare('SELECT count(*) AS n FROM vims').get() as { n: number }).n;
+  async count(): Promise<number> {
+    return ((await this.db.prepare('SELECT count(*) AS n FROM vims').get()) as { n: number }).n;
   }
 
-  sealedSecrets(id: string): SealedSecrets | undefined {
-    const row = this.db.prepare('SELECT secrets_token AS token, secrets_key_id AS keyId FROM vims WHERE id = ?').get(id) as
+  async sealedSecrets(id: string): Promise<SealedSecrets | undefined> {
+    const row = (await this.db.prepare('SELECT secrets_token AS token, secrets_key_id AS "keyId" FROM vims WHERE id = ?').get(id)) as
       { token: string | null; keyId: string | null } | undefined;
     return row?.token && row.keyId ? { token: row.token, keyId: row.keyId } : undefined;
   }
@@ -153,13 +153,13 @@ export class VimRepository {
    * Inserts a VIM. When it is the default, the previous default stops being
    * one in the same transaction: there is never more than one.
    */
-  insert(vim: Vim, sealed: SealedSecrets | undefined): void {
-    this.db
-      .transaction(() => {
-        const row = toRow(vim, this.secrets ? this.secrets.sealTokenForWrite(sealed) : sealed);
-        this.assertNameFree(vim.name);
-        if (vim.isDefault) this.db.prepare('UPDATE vims SET is_default = 0 WHERE is_default = 1').run();
-        this.db.prepare(`INSERT INTO vims (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(row);
+  async insert(vim: Vim, sealed: SealedSecrets | undefined): Promise<void> {
+    await this.db
+      .transaction(async () => {
+        const row = toRow(vim, this.secrets ? await this.secrets.sealTokenForWrite(sealed) : sealed);
+        await this.assertNameFree(vim.name);
+        if (vim.isDefault) await this.db.prepare('UPDATE vims SET is_default = 0 WHERE is_default = 1').run();
+        await this.db.prepare(`INSERT INTO vims (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(row);
       })
       .immediate();
   }
@@ -168,15 +168,15 @@ export class VimRepository {
    * Replaces a VIM's row. `sealed`: new secrets, `null` to clear them,
    * `undefined` to keep the stored ones.
    */
-  update(vim: Vim, sealed?: SealedSecrets | null, opts: { readAt?: string } = {}): void {
+  async update(vim: Vim, sealed?: SealedSecrets | null, opts: { readAt?: string } = {}): Promise<void> {
     const columns = COLUMNS.filter((c) => c !== 'id' && c !== 'created_at' && (sealed !== undefined || !c.startsWith('secrets_')));
-    this.db
-      .transaction(() => {
-        const row = toRow(vim, (this.secrets && sealed ? this.secrets.sealTokenForWrite(sealed) : sealed) ?? undefined);
-        if (opts.readAt !== undefined) this.assertUnchangedSince(vim, opts.readAt);
-        this.assertNameFree(vim.name, vim.id);
-        if (vim.isDefault) this.db.prepare('UPDATE vims SET is_default = 0 WHERE is_default = 1 AND id <> ?').run(vim.id);
-        const result = this.db.prepare(`UPDATE vims SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run(row);
+    await this.db
+      .transaction(async () => {
+        const row = toRow(vim, (this.secrets && sealed ? await this.secrets.sealTokenForWrite(sealed) : sealed) ?? undefined);
+        if (opts.readAt !== undefined) await this.assertUnchangedSince(vim, opts.readAt);
+        await this.assertNameFree(vim.name, vim.id);
+        if (vim.isDefault) await this.db.prepare('UPDATE vims SET is_default = 0 WHERE is_default = 1 AND id <> ?').run(vim.id);
+        const result = await this.db.prepare(`UPDATE vims SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run(row);
         if (result.changes === 0) throw new NotFoundError(`vim "${vim.name}" not found`);
       })
       .immediate();
@@ -187,8 +187,8 @@ export class VimRepository {
    * caller read. Another writer (another client of a shared store) that
    * changed the VIM since then is not overwritten: ConflictError.
    */
-  private assertUnchangedSince(vim: Vim, readAt: string): void {
-    const now = this.db.prepare('SELECT updated_at FROM vims WHERE id = ?').pluck().get(vim.id) as string | undefined;
+  private async assertUnchangedSince(vim: Vim, readAt: string): Promise<void> {
+    const now = (await this.db.prepare('SELECT updated_at FROM vims WHERE id = ?').pluck().get(vim.id)) as string | undefined;
     if (now !== undefined && now !== readAt) {
       throw new ConflictError(`vim "${vim.name}" was changed by another command at ${now}, after this one read it: nothing was written`, {
         hint: `look at it again (vnfm vim-show ${vim.name}) and run the command again`,
@@ -197,8 +197,8 @@ export class VimRepository {
   }
 
   /** Throws ConflictError when another VIM (not `exceptId`) has this name. */
-  assertNameFree(name: string, exceptId = ''): void {
-    if (this.db.prepare('SELECT 1 FROM vims WHERE name = ? AND id <> ?').get(name, exceptId)) {
+  async assertNameFree(name: string, exceptId = ''): Promise<void> {
+    if (await this.db.prepare('SELECT 1 FROM vims WHERE name = ? AND id <> ?').get(name, exceptId)) {
       throw new ConflictError(`vim "${name}" already exists`, {
         hint: `choose another name, or change the existing one with: vnfm vim-update ${name}`,
       });
@@ -206,26 +206,26 @@ export class VimRepository {
   }
 
   /** Deletes VIMs, all or none: refused while a VNF instance runs on one of them. */
-  deleteAll(ids: string[]): void {
-    this.db
-      .transaction(() => {
+  async deleteAll(ids: string[]): Promise<void> {
+    await this.db
+      .transaction(async () => {
         for (const id of ids) {
-          const users = this.db.prepare('SELECT id, name FROM vnf_instances WHERE vim_id = ?').all(id) as { id: string; name: string | null }[];
+          const users = (await this.db.prepare('SELECT id, name FROM vnf_instances WHERE vim_id = ?').all(id)) as { id: string; name: string | null }[];
           if (users.length > 0) {
-            const vim = this.db.prepare('SELECT name FROM vims WHERE id = ?').get(id) as { name: string } | undefined;
+            const vim = (await this.db.prepare('SELECT name FROM vims WHERE id = ?').get(id)) as { name: string } | undefined;
             throw new ConflictError(`vim "${vim?.name ?? id}" is used by ${users.length} VNF instance(s): ${users.map((u) => u.name ?? u.id).join(', ')}`, {
               hint: 'terminate those instances first (vnfm vnf-terminate VNF)',
             });
           }
-          this.db.prepare('DELETE FROM vims WHERE id = ?').run(id);
+          await this.db.prepare('DELETE FROM vims WHERE id = ?').run(id);
         }
       })
       .immediate();
   }
 
   /** Ids of the master keys the stored secrets are encrypted under. */
-  secretKeyIds(): string[] {
-    const rows = this.db.prepare('SELECT DISTINCT secrets_key_id AS k FROM vims WHERE secrets_key_id IS NOT NULL').all() as {
+  async secretKeyIds(): Promise<string[]> {
+    const rows = (await this.db.prepare('SELECT DISTINCT secrets_key_id AS k FROM vims WHERE secrets_key_id IS NOT NULL').all()) as {
       k: string;
     }[];
     return rows.map((r) => r.k);

@@ -5,6 +5,10 @@ import { byIdPrefix } from './id-prefix.js';
 import { checkName } from './names.js';
 import { defineLazyJson, RawJson, rawJsonField, type JsonField } from './lazy-json.js';
 import type { SecretRepository } from './secret-repository.js';
+import type { Dialect } from './dialect.js';
+export type { VnfInstanceFilter } from './vnf-instance-filter.js';
+import { whereOf, type VnfInstanceFilter } from './vnf-instance-filter.js';
+import { collect } from './db.js';
 import { jsonListText, prettyJsonColumn, simpleJsonObject, type SimpleJsonMember } from './json-text.js';
 import { shortIdSql, tableText, uuidSql, type TableRead, type TableText } from './table-text.js';
 
@@ -69,10 +73,10 @@ const SCALAR_COLUMNS = COLUMNS.filter((c) => c !== 'vim_connection_info').map((c
  * the attributes `keeps` names; `pretty`: those pretty-printed
  * (ListRead.rawJson). The details are joined only when one of theirs is read.
  */
-function selectOf(keeps: ((attribute: string) => boolean) | undefined, pretty: boolean): string {
+function selectOf(keeps: ((attribute: string) => boolean) | undefined, pretty: boolean, d?: Dialect): string {
   const json = JSON_COLUMNS.filter(([attribute]) => !keeps || keeps(attribute)).map(([, column]) => {
     const as = column.slice(2);
-    return pretty ? prettyJsonColumn(column, as) : column;
+    return pretty && d ? prettyJsonColumn(d, column, as) : column;
   });
   const join = json.some((c) => c.includes('d.')) ? ' LEFT JOIN vnf_instance_details d ON d.id = i.id' : '';
   return `SELECT ${[...SCALAR_COLUMNS, ...json].join(', ')} FROM vnf_instances i${join}`;
@@ -94,7 +98,7 @@ const SIMPLE_JSON: SimpleJsonMember[] = [
   { key: 'createdAt', column: 'i.created_at' },
   { key: 'updatedAt', column: 'i.updated_at' },
 ];
-const SIMPLE_JSON_SELECT = `SELECT ${simpleJsonObject(SIMPLE_JSON, 'item')}, i.created_at, i.id FROM vnf_instances i`;
+const simpleJsonSelect = (d: Dialect): string => `SELECT ${simpleJsonObject(d, SIMPLE_JSON, 'item')}, i.created_at, i.id FROM vnf_instances i`;
 
 /** A whole instance: its row and its details. */
 const SELECT_WHOLE = selectOf(undefined, false);
@@ -242,37 +246,6 @@ function pick(row: InstanceRow, columns: (keyof InstanceRow)[]): Record<string, 
   return Object.fromEntries(columns.map((c) => [c, row[c]]));
 }
 
-/** What vnf-list narrows to; `name` may hold glob characters (`*`, `?`, `[...]`). */
-export interface VnfInstanceFilter {
-  state?: VnfInstance['instantiationState'];
-  vimId?: string;
-  vnfPkgId?: string;
-  name?: string;
-}
-
-function whereOf(filter: VnfInstanceFilter): { where: string[]; params: Record<string, string | number> } {
-  const where: string[] = [];
-  const params: Record<string, string | number> = {};
-  if (filter.state) {
-    where.push('i.instantiation_state = @state');
-    params['state'] = filter.state;
-  }
-  if (filter.vimId) {
-    // The VIM named at instantiation, or one given inline in vimConnectionInfo.
-    where.push("(i.vim_id = @vimId OR EXISTS (SELECT 1 FROM json_each(vim_connection_info) WHERE json_extract(value, '$.vimId') = @vimId))");
-    params['vimId'] = filter.vimId;
-  }
-  if (filter.vnfPkgId) {
-    where.push('i.vnf_pkg_id = @vnfPkgId');
-    params['vnfPkgId'] = filter.vnfPkgId;
-  }
-  if (filter.name) {
-    where.push(/[*?[]/.test(filter.name) ? 'i.name GLOB @name' : 'i.name = @name');
-    params['name'] = filter.name;
-  }
-  return { where, params };
-}
-
 /**
  * VNF instances. A package's usage state follows its instances: creating one
  * makes the package IN_USE, deleting its last one NOT_IN_USE, in the same
@@ -286,12 +259,12 @@ export class VnfInstanceRepository {
   ) {}
 
   /** The row to write, inside the write transaction (see SecretRepository.sealForWrite). */
-  private rowOf(instance: VnfInstance): InstanceRow {
-    return toRow(this.secrets ? this.secrets.sealForWrite(instance) : instance);
+  private async rowOf(instance: VnfInstance): Promise<InstanceRow> {
+    return toRow(this.secrets ? await this.secrets.sealForWrite(instance) : instance);
   }
 
-  list(filter: VnfInstanceFilter = {}): VnfInstance[] {
-    return [...this.read(filter)];
+  async list(filter: VnfInstanceFilter = {}): Promise<VnfInstance[]> {
+    return collect(this.read(filter));
   }
 
   /**
@@ -301,10 +274,14 @@ export class VnfInstanceRepository {
    * where no vimId names the VIM): `vnfcCount` stands for the VNFC column.
    * With `simpleJson` each is a RawJson (ListRead), not an instance.
    */
-  *read(filter: VnfInstanceFilter = {}, how: ListRead = {}): Generator<VnfInstance> {
-    const { where, params } = whereOf(filter);
+  async *read(filter: VnfInstanceFilter = {}, how: ListRead = {}): AsyncGenerator<VnfInstance> {
+    const { where, params } = whereOf(filter, this.db.dialect);
     // Keyset pages (index vnf_instances_created): each starts after the last row of the one before.
-    const select = how.summary ? `SELECT ${SUMMARY_SELECT} FROM vnf_instances i` : how.simpleJson ? SIMPLE_JSON_SELECT : selectOf(how.attributes, Boolean(how.rawJson));
+    const select = how.summary
+      ? `SELECT ${SUMMARY_SELECT} FROM vnf_instances i`
+      : how.simpleJson
+        ? simpleJsonSelect(this.db.dialect)
+        : selectOf(how.attributes, Boolean(how.rawJson), this.db.dialect);
     const page = (after: boolean) => {
       const conds = after ? [...where, '(i.created_at, i.id) > (@afterTime, @afterId)'] : where;
       return `${select} ${conds.length ? 'WHERE ' + conds.join(' AND ') : ''} ORDER BY i.created_at, i.id LIMIT @pageSize`;
@@ -321,11 +298,11 @@ export class VnfInstanceRepository {
     let last: InstanceRow | undefined;
     while (left > 0) {
       const size = Math.min(how.summary || how.simpleJson ? SUMMARY_PAGE : PAGE, left);
-      const rows = (last === undefined ? first : next).all({
+      const rows = (await (last === undefined ? first : next).all({
         ...params,
         pageSize: size,
         ...(last ? { afterTime: last.created_at, afterId: last.id } : {}),
-      }) as InstanceRow[];
+      })) as InstanceRow[];
       for (const r of rows) yield convert(r);
       if (rows.length < size) return;
       left -= rows.length;
@@ -345,7 +322,7 @@ export class VnfInstanceRepository {
     const head = [how.wide ? 'i.id' : 'substr(i.id, 1, 8)', "coalesce(i.name, '')", 'i.instantiation_state', vim, pkg, vnfcs];
     const wide = ["coalesce(i.vim_id, '')", 'i.vnf_pkg_id', 'i.vnf_product_name', 'i.vnf_software_version', 'i.vnfd_id', 'i.created_at'];
     const odd = ['(i.vim_id IS NULL AND i.vim_connection_info IS NOT NULL)', ...(how.wide ? [] : [`NOT ${uuidSql('i.id')}`])];
-    const { where, params } = whereOf(filter);
+    const { where, params } = whereOf(filter, this.db.dialect);
     const from = `vnf_instances i LEFT JOIN vims v ON v.id = i.vim_id LEFT JOIN vnf_packages p ON p.id = i.vnf_pkg_id${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
     const cells = how.wide ? [...head, ...wide] : head;
     // The state is the schema's (CHECK), the VNFC count digits, the short id ASCII unless the row is odd.
@@ -358,7 +335,7 @@ export class VnfInstanceRepository {
    * items) as SQLite writes it (jsonListText), or undefined on PostgreSQL.
    */
   jsonText(filter: VnfInstanceFilter, how: { limit?: number }): Iterable<string> | undefined {
-    const { where, params } = whereOf(filter);
+    const { where, params } = whereOf(filter, this.db.dialect);
     return jsonListText(this.db, {
       kept: { table: 'vnf_instance_json_items', keys: ['created_at', 'id'], on: 'i.id = k.id' },
       from: 'vnf_instances i',
@@ -369,73 +346,75 @@ export class VnfInstanceRepository {
   }
 
   /** Each instance's name by id (empty for none), without reading the instances' JSON: for tables that name them. */
-  names(): Map<string, string> {
-    const rows = this.db.prepare('SELECT id, name FROM vnf_instances').all() as { id: string; name: string | null }[];
+  async names(): Promise<Map<string, string>> {
+    const rows = (await this.db.prepare('SELECT id, name FROM vnf_instances').all()) as { id: string; name: string | null }[];
     return new Map(rows.map((r) => [r.id, r.name ?? '']));
   }
 
   /** Finds an instance by id or name; a name shared by several instances is an error. */
-  find(ref: string): VnfInstance | undefined {
-    const rows = this.db.prepare(`${SELECT_WHOLE} WHERE i.id = ? OR i.name = ?`).all(ref, ref) as InstanceRow[];
+  async find(ref: string): Promise<VnfInstance | undefined> {
+    const rows = (await this.db.prepare(`${SELECT_WHOLE} WHERE i.id = ? OR i.name = ?`).all(ref, ref)) as InstanceRow[];
     const exact = rows.find((r) => r.id === ref);
     if (exact) return toInstance(exact);
     if (rows.length > 1) {
       throw new UsageError(`"${ref}" names ${rows.length} VNF instances`, { hint: 'use the instance id (vnfm vnf-list)' });
     }
     if (rows[0]) return toInstance(rows[0]);
-    const prefixed = byIdPrefix<InstanceRow>(this.db, 'vnf_instances', ref);
+    const prefixed = await byIdPrefix<InstanceRow>(this.db, 'vnf_instances', ref);
     if (prefixed.length > 1) throw new UsageError(`"${ref}" is the start of several instance ids`, { hint: 'give the whole id (vnfm vnf-list -o wide)' });
     return prefixed[0] && this.byId(prefixed[0].id);
   }
 
-  private byId(id: string): VnfInstance | undefined {
-    const row = this.db.prepare(`${SELECT_WHOLE} WHERE i.id = ?`).get(id) as InstanceRow | undefined;
+  private async byId(id: string): Promise<VnfInstance | undefined> {
+    const row = (await this.db.prepare(`${SELECT_WHOLE} WHERE i.id = ?`).get(id)) as InstanceRow | undefined;
     return row && toInstance(row);
   }
 
-  get(ref: string): VnfInstance {
-    const found = this.find(ref);
+  async get(ref: string): Promise<VnfInstance> {
+    const found = await this.find(ref);
     if (!found) throw new NotFoundError(`vnf instance "${ref}" not found`, { hint: 'list the VNF instances with: vnfm vnf-list' });
     return found;
   }
 
   /** The instance but `exceptId` that has this name, or has it as its id. */
-  private holderOf(name: string, exceptId: string): { id: string; name: string | null } | undefined {
-    return this.db.prepare('SELECT id, name FROM vnf_instances WHERE (name = ? OR id = ?) AND id <> ? LIMIT 1').get(name, name, exceptId) as
+  private async holderOf(name: string, exceptId: string): Promise<{ id: string; name: string | null } | undefined> {
+    return (await this.db.prepare('SELECT id, name FROM vnf_instances WHERE (name = ? OR id = ?) AND id <> ? LIMIT 1').get(name, name, exceptId)) as
       { id: string; name: string | null } | undefined;
   }
 
   /** Whether no instance but `exceptId` has this name (or has it as its id). Inside a write transaction the answer holds until the write. */
-  isNameFree(name: string, exceptId = ''): boolean {
-    return this.holderOf(name, exceptId) === undefined;
+  async isNameFree(name: string, exceptId = ''): Promise<boolean> {
+    return (await this.holderOf(name, exceptId)) === undefined;
   }
 
   /** Throws ConflictError (exit 4) where isNameFree is false. */
-  assertNameFree(name: string, exceptId = ''): void {
-    const other = this.holderOf(name, exceptId);
+  async assertNameFree(name: string, exceptId = ''): Promise<void> {
+    const other = await this.holderOf(name, exceptId);
     const what = other?.name === name ? `a VNF instance named "${name}" already exists (${other.id})` : `"${name}" is the id of another VNF instance`;
     if (other) throw new ConflictError(what, { hint: 'choose another name (vnfm vnf-list shows the names taken)' });
   }
 
   /** A name being set: the rules (exit 2) and uniqueness (exit 4), checked in the write's own transaction. */
-  private checkNewName(instance: VnfInstance): void {
+  private async checkNewName(instance: VnfInstance): Promise<void> {
     if (instance.vnfInstanceName === undefined) return;
     checkName('instance', instance.vnfInstanceName);
-    this.assertNameFree(instance.vnfInstanceName, instance.id);
+    await this.assertNameFree(instance.vnfInstanceName, instance.id);
   }
 
   /**
    * Inserts the instance and marks its package IN_USE. `checkName` (the use cases): its name must be usable and free,
    * checked in the insert's transaction, so no other client takes it between check and write.
    */
-  insert(instance: VnfInstance, opts: { checkName?: boolean } = {}): void {
-    this.db
-      .transaction(() => {
-        if (opts.checkName) this.checkNewName(instance);
-        const row = this.rowOf(instance);
-        this.db.prepare(`INSERT INTO vnf_instances (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(pick(row, COLUMNS));
-        this.db.prepare(`INSERT INTO vnf_instance_details (${DETAIL_COLUMNS.join(', ')}) VALUES (${DETAIL_COLUMNS.map((c) => '@' + c).join(', ')})`).run(pick(row, DETAIL_COLUMNS));
-        this.db.prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?").run(instance.updatedAt, instance.vnfPkgId);
+  async insert(instance: VnfInstance, opts: { checkName?: boolean } = {}): Promise<void> {
+    await this.db
+      .transaction(async () => {
+        if (opts.checkName) await this.checkNewName(instance);
+        const row = await this.rowOf(instance);
+        await this.db.prepare(`INSERT INTO vnf_instances (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(pick(row, COLUMNS));
+        await this.db
+          .prepare(`INSERT INTO vnf_instance_details (${DETAIL_COLUMNS.join(', ')}) VALUES (${DETAIL_COLUMNS.map((c) => '@' + c).join(', ')})`)
+          .run(pick(row, DETAIL_COLUMNS));
+        await this.db.prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?").run(instance.updatedAt, instance.vnfPkgId);
       })
       .immediate();
   }
@@ -447,54 +426,55 @@ export class VnfInstanceRepository {
    * and free, as insert checks it (a name kept is not checked again). Callers
    * run it inside their own transaction where it must go with other writes.
    */
-  update(instance: VnfInstance, opts: { checkName?: boolean } = {}): void {
+  async update(instance: VnfInstance, opts: { checkName?: boolean } = {}): Promise<void> {
     // Its own transaction (a savepoint inside the caller's): the key and name checks and the write go together.
-    this.db
-      .transaction(() => {
-        const before = this.db.prepare('SELECT vnf_pkg_id, name FROM vnf_instances WHERE id = ?').get(instance.id) as { vnf_pkg_id: string; name: string | null } | undefined;
+    await this.db
+      .transaction(async () => {
+        const before = (await this.db.prepare('SELECT vnf_pkg_id, name FROM vnf_instances WHERE id = ?').get(instance.id)) as
+          { vnf_pkg_id: string; name: string | null } | undefined;
         if (!before) throw new NotFoundError(`vnf instance "${instance.id}" not found`);
-        if (opts.checkName && (instance.vnfInstanceName ?? null) !== before.name) this.checkNewName(instance);
-        const row = this.rowOf(instance);
+        if (opts.checkName && (instance.vnfInstanceName ?? null) !== before.name) await this.checkNewName(instance);
+        const row = await this.rowOf(instance);
         const sets = COLUMNS.filter((c) => c !== 'id' && c !== 'created_at').map((c) => `${c} = @${c}`);
-        this.db.prepare(`UPDATE vnf_instances SET ${sets.join(', ')} WHERE id = @id`).run(pick(row, COLUMNS));
+        await this.db.prepare(`UPDATE vnf_instances SET ${sets.join(', ')} WHERE id = @id`).run(pick(row, COLUMNS));
         const details = DETAIL_COLUMNS.filter((c) => c !== 'id');
-        this.db
+        await this.db
           .prepare(
             `INSERT INTO vnf_instance_details (${DETAIL_COLUMNS.join(', ')}) VALUES (${DETAIL_COLUMNS.map((c) => '@' + c).join(', ')}) ` +
               `ON CONFLICT (id) DO UPDATE SET ${details.map((c) => `${c} = excluded.${c}`).join(', ')}`,
           )
           .run(pick(row, DETAIL_COLUMNS));
         if (before.vnf_pkg_id !== instance.vnfPkgId) {
-          this.db.prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?").run(instance.updatedAt, instance.vnfPkgId);
-          this.releasePackage(before.vnf_pkg_id, instance.updatedAt);
+          await this.db.prepare("UPDATE vnf_packages SET usage_state = 'IN_USE', updated_at = ? WHERE id = ?").run(instance.updatedAt, instance.vnfPkgId);
+          await this.releasePackage(before.vnf_pkg_id, instance.updatedAt);
         }
       })
       .immediate();
   }
 
   /** Deletes a NOT_INSTANTIATED instance (and its occurrences); its package is released if this was its last instance. */
-  delete(id: string, now: string): void {
-    this.db
-      .transaction(() => {
-        const row = this.db.prepare('SELECT instantiation_state, vnf_pkg_id FROM vnf_instances WHERE id = ?').get(id) as
+  async delete(id: string, now: string): Promise<void> {
+    await this.db
+      .transaction(async () => {
+        const row = (await this.db.prepare('SELECT instantiation_state, vnf_pkg_id FROM vnf_instances WHERE id = ?').get(id)) as
           { instantiation_state: string; vnf_pkg_id: string } | undefined;
         if (!row) throw new NotFoundError(`vnf instance "${id}" not found`);
         if (row.instantiation_state !== 'NOT_INSTANTIATED') {
           throw new ConflictError(`vnf instance ${id} is ${row.instantiation_state}`, { hint: `terminate it first: vnfm vnf-terminate ${id}` });
         }
-        this.db.prepare('DELETE FROM vnf_instances WHERE id = ?').run(id);
-        this.releasePackage(row.vnf_pkg_id, now);
+        await this.db.prepare('DELETE FROM vnf_instances WHERE id = ?').run(id);
+        await this.releasePackage(row.vnf_pkg_id, now);
       })
       .immediate();
   }
 
-  countByPackage(pkgId: string): number {
-    return (this.db.prepare('SELECT count(*) AS n FROM vnf_instances WHERE vnf_pkg_id = ?').get(pkgId) as { n: number }).n;
+  async countByPackage(pkgId: string): Promise<number> {
+    return ((await this.db.prepare('SELECT count(*) AS n FROM vnf_instances WHERE vnf_pkg_id = ?').get(pkgId)) as { n: number }).n;
   }
 
-  private releasePackage(pkgId: string, now: string): void {
-    if (this.countByPackage(pkgId) === 0) {
-      this.db.prepare("UPDATE vnf_packages SET usage_state = 'NOT_IN_USE', updated_at = ? WHERE id = ?").run(now, pkgId);
+  private async releasePackage(pkgId: string, now: string): Promise<void> {
+    if ((await this.countByPackage(pkgId)) === 0) {
+      await this.db.prepare("UPDATE vnf_packages SET usage_state = 'NOT_IN_USE', updated_at = ? WHERE id = ?").run(now, pkgId);
     }
   }
 }

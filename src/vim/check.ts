@@ -66,7 +66,9 @@ export interface CheckVimsDeps {
  * fails before any VIM is contacted. Every VIM when `refs` is empty.
  */
 export async function checkVims(deps: CheckVimsDeps, refs: string[]): Promise<VimHealth[]> {
-  const targets = refs.length ? [...new Map(refs.map((r) => deps.vims.get(r)).map((v) => [v.id, v])).values()] : deps.vims.list();
+  const found: Vim[] = [];
+  for (const r of refs) found.push(await deps.vims.get(r));
+  const targets = refs.length ? [...new Map(found.map((v) => [v.id, v])).values()] : await deps.vims.list();
   return Promise.all(
     targets.map(async (vim): Promise<VimHealth> => {
       let status: VimHealth['status'];
@@ -81,8 +83,8 @@ export async function checkVims(deps: CheckVimsDeps, refs: string[]): Promise<Vi
         detail = err instanceof Error ? err.message : String(err);
         status = 'UNREACHABLE';
       }
-      const current = deps.vims.find(vim.id);
-      if (current && current.status !== status) deps.vims.update({ ...current, status, updatedAt: deps.now().toISOString() });
+      const current = await deps.vims.find(vim.id);
+      if (current && current.status !== status) await deps.vims.update({ ...current, status, updatedAt: deps.now().toISOString() });
       return { vim: { ...(current ?? vim), status }, status, detail, previous: vim.status };
     }),
   );

@@ -64,7 +64,7 @@ export async function registerVim(deps: VimDeps, opts: RegisterVimOptions): Prom
   const config = loadVimConfig(opts.source);
   for (const w of config.warnings) deps.onEvent?.({ type: 'warning', message: w });
   // Checked again inside the insert's transaction; checking now spares a slow reachability check.
-  deps.vims.assertNameFree(opts.name);
+  await deps.vims.assertNameFree(opts.name);
   const status = await runCheck(deps, config, opts.check ?? true);
   const now = deps.now().toISOString();
   const vim: Vim = {
@@ -72,14 +72,14 @@ export async function registerVim(deps: VimDeps, opts: RegisterVimOptions): Prom
     name: opts.name,
     description: opts.description ?? '',
     // The first VIM becomes the default, so there is one whenever any exists.
-    isDefault: opts.isDefault === true || deps.vims.findDefault() === undefined,
+    isDefault: opts.isDefault === true || (await deps.vims.findDefault()) === undefined,
     spec: config.spec,
     secretNames: secretNamesOf(config.secrets),
     status,
     createdAt: now,
     updatedAt: now,
   };
-  deps.vims.insert(vim, sealSecrets(deps.keyring(), config.secrets));
+  await deps.vims.insert(vim, sealSecrets(deps.keyring(), config.secrets));
   return vim;
 }
 
@@ -94,10 +94,10 @@ export interface UpdateVimOptions {
 }
 
 export async function updateVim(deps: VimDeps, opts: UpdateVimOptions): Promise<Vim> {
-  const current = deps.vims.get(opts.ref);
+  const current = await deps.vims.get(opts.ref);
   if (opts.name !== undefined) {
     validateVimName(opts.name);
-    deps.vims.assertNameFree(opts.name, current.id);
+    await deps.vims.assertNameFree(opts.name, current.id);
   }
   if (!opts.source && opts.name === undefined && opts.description === undefined && opts.isDefault === undefined) {
     throw new UsageError('nothing to update', { hint: 'give --config-file, --name, --description or --is-default' });
@@ -124,7 +124,7 @@ export async function updateVim(deps: VimDeps, opts: UpdateVimOptions): Promise<
     secrets = config.secrets;
   }
   // Written only if no one changed the VIM while this command checked it (no lost update).
-  deps.vims.update(next, secrets ? (sealSecrets(deps.keyring(), secrets) ?? null) : undefined, { readAt: current.updatedAt });
+  await deps.vims.update(next, secrets ? (sealSecrets(deps.keyring(), secrets) ?? null) : undefined, { readAt: current.updatedAt });
   return next;
 }
 

@@ -7,23 +7,24 @@ import { UsageError } from '../errors.js';
 import type { SealedSecrets, VimRepository } from '../store/index.js';
 import type { Vim, VimSecrets } from '../model/vim.js';
 
-export function listVims(vims: VimRepository, filter: { type?: Vim['spec']['type'] } = {}): Vim[] {
+export function listVims(vims: VimRepository, filter: { type?: Vim['spec']['type'] } = {}): Promise<Vim[]> {
   return vims.list(filter);
 }
 
-export function getVim(vims: VimRepository, ref: string): Vim {
+export function getVim(vims: VimRepository, ref: string): Promise<Vim> {
   return vims.get(ref);
 }
 
 /** Resolves every reference first, so one unknown name deletes nothing. */
-export function resolveVims(vims: VimRepository, refs: string[]): Vim[] {
+export async function resolveVims(vims: VimRepository, refs: string[]): Promise<Vim[]> {
   if (refs.length === 0) throw new UsageError('name at least one VIM to delete', { hint: 'vnfm vim-delete VIM [VIM...]' });
-  const found = refs.map((ref) => vims.get(ref));
+  const found: Vim[] = [];
+  for (const ref of refs) found.push(await vims.get(ref));
   return [...new Map(found.map((v) => [v.id, v])).values()];
 }
 
-export function deleteVims(vims: VimRepository, targets: Vim[]): Vim[] {
-  vims.deleteAll(targets.map((v) => v.id));
+export async function deleteVims(vims: VimRepository, targets: Vim[]): Promise<Vim[]> {
+  await vims.deleteAll(targets.map((v) => v.id));
   return targets;
 }
 
@@ -34,8 +35,8 @@ export function sealSecrets(keyring: Keyring, secrets: VimSecrets): SealedSecret
 }
 
 /** Decrypts the secrets of a stored VIM, for the drivers that talk to it. */
-export function openSecrets(vims: VimRepository, keyring: Keyring, vim: Vim): VimSecrets {
-  const sealed = vims.sealedSecrets(vim.id);
+export async function openSecrets(vims: VimRepository, keyring: Keyring, vim: Vim): Promise<VimSecrets> {
+  const sealed = await vims.sealedSecrets(vim.id);
   if (!sealed) return {};
   return JSON.parse(keyring.decrypt(sealed.token, sealed.keyId)) as VimSecrets;
 }

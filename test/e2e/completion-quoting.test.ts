@@ -51,20 +51,20 @@ let homes = 0;
  * (as another client or an older version could have). Ids start with 0,
  * which no name here does.
  */
-function storeWith(names: string | string[], more: { packageName?: boolean; instanceName?: boolean } = {}): string {
+async function storeWith(names: string | string[], more: { packageName?: boolean; instanceName?: boolean } = {}): Promise<string> {
   const home = join(dir, 'homes', String(++homes));
   const store = openStore(home);
   try {
-    for (const name of [names].flat()) plant(store, name, more);
+    for (const name of [names].flat()) await plant(store, name, more);
   } finally {
-    store.close();
+    await store.close();
   }
   return home;
 }
 
 let records = 0;
 
-function plant(store: Store, name: string, more: { packageName?: boolean; instanceName?: boolean }): void {
+async function plant(store: Store, name: string, more: { packageName?: boolean; instanceName?: boolean }): Promise<void> {
   const n = String(++records).padStart(12, '0');
   const at = '2026-01-01T00:00:00.000Z';
   const vim: Vim = {
@@ -78,13 +78,13 @@ function plant(store: Store, name: string, more: { packageName?: boolean; instan
     createdAt: at,
     updatedAt: at,
   };
-  store.vims.insert(vim, undefined);
+  await store.vims.insert(vim, undefined);
   const pkg = packageRecord({ id: `00000000-0000-4000-9000-${n}`, vnfdId: name, ...(more.packageName ? { name } : {}) });
-  store.packages.insert(pkg);
+  await store.packages.insert(pkg);
   if (more.instanceName) {
     const id = `00000000-0000-4000-a000-${n}`;
-    store.instances.insert(instanceRecord({ id, vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
-    store.db.prepare('UPDATE vnf_instances SET name = ? WHERE id = ?').run(name, id);
+    await store.instances.insert(instanceRecord({ id, vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
+    await store.db.prepare('UPDATE vnf_instances SET name = ? WHERE id = ?').run(name, id);
   }
 }
 
@@ -132,7 +132,7 @@ describe.each(SHELLS)('completion in %s', (shell) => {
       for (const name of SHELL_HOSTILE_NAMES) {
         // A word starting with "-" is an option unless it follows "--".
         const dashes = name.startsWith('-') ? ['--'] : [];
-        await type(storeWith(name), { line: `vim-show ${dashes.map((d) => d + ' ').join('')}${typedChar(shell, [...name][0]!)}`, args: ['vim-show', ...dashes, name] });
+        await type(await storeWith(name), { line: `vim-show ${dashes.map((d) => d + ' ').join('')}${typedChar(shell, [...name][0]!)}`, args: ['vim-show', ...dashes, name] });
       }
     });
   }, 300_000);
@@ -143,9 +143,9 @@ describe.each(SHELLS)('completion in %s', (shell) => {
       for (const name of SHELL_HOSTILE_NAMES.filter((n) => !n.startsWith('-'))) {
         // fish leaves a leading "~" unescaped (its home directory): such a value waits for "\~" or a quote to be typed.
         const args = shell === 'fish' && name.startsWith('~') ? ['vnf-create'] : ['vnf-create', name];
-        await type(storeWith(name), { line: 'vnf-create ', args });
+        await type(await storeWith(name), { line: 'vnf-create ', args });
       }
-      if (shell === 'fish') await type(storeWith('~root'), { line: 'vnf-create \\~', args: ['vnf-create', '~root'] });
+      if (shell === 'fish') await type(await storeWith('~root'), { line: 'vnf-create \\~', args: ['vnf-create', '~root'] });
     });
   }, 300_000);
 
@@ -153,14 +153,14 @@ describe.each(SHELLS)('completion in %s', (shell) => {
     const quotes = shell === 'bash' ? ["'", '"', "$'"] : ["'", '"'];
     await session(shell, async (type) => {
       for (const name of ['zz$(touch PWNED)', "it's `touch PWNED`", 'say "hi" !x']) {
-        for (const q of quotes) await type(storeWith(name), { line: `vim-show ${q}${name[0]}`, args: ['vim-show', name] });
+        for (const q of quotes) await type(await storeWith(name), { line: `vim-show ${q}${name[0]}`, args: ['vim-show', name] });
       }
     });
   });
 
   it('completes package and instance names alike, and a value after --flag=', async () => {
     await session(shell, async (type) => {
-      const home = storeWith('zz$(touch PWNED)', { packageName: true, instanceName: true });
+      const home = await storeWith('zz$(touch PWNED)', { packageName: true, instanceName: true });
       await type(home, { line: 'vnfpkg-show z', args: ['vnfpkg-show', 'zz$(touch PWNED)'] });
       await type(home, { line: 'vnf-show z', args: ['vnf-show', 'zz$(touch PWNED)'] });
       await type(home, { line: 'vnf-list --vim=z', args: ['vnf-list', '--vim=zz$(touch PWNED)'] });
@@ -171,7 +171,7 @@ describe.each(SHELLS)('completion in %s', (shell) => {
   it('never offers a name with a control character, a bidi override or a separator', async () => {
     await session(shell, async (type) => {
       // Were one of them offered, "zz" would grow into it (or into what they share).
-      const home = storeWith(UNPRINTABLE_NAMES, { packageName: true, instanceName: true });
+      const home = await storeWith(UNPRINTABLE_NAMES, { packageName: true, instanceName: true });
       for (const command of ['vim-show', 'vnfpkg-show', 'vnf-show', 'vnf-create']) await type(home, { line: `${command} zz`, args: [command, 'zz'] });
     });
   });
@@ -179,7 +179,7 @@ describe.each(SHELLS)('completion in %s', (shell) => {
 
 describe('__complete', () => {
   it('leaves out values with control characters, and shows them as "?" in descriptions', async () => {
-    const home = storeWith(UNPRINTABLE_NAMES, { packageName: true, instanceName: true });
+    const home = await storeWith(UNPRINTABLE_NAMES, { packageName: true, instanceName: true });
     for (const [args, count] of [
       [['vim-show', ''], UNPRINTABLE_NAMES.length],
       [['vnfpkg-show', ''], UNPRINTABLE_NAMES.length],

@@ -48,8 +48,8 @@ beforeAll(async () => {
   try {
     const since = '2026-03-01T10:00:00.000Z';
     const opId = 'f00dfeed-0000-4000-8000-000000000002';
-    const inst = store.instances.get(locked);
-    store.opOccs.insert(
+    const inst = await store.instances.get(locked);
+    await store.opOccs.insert(
       {
         id: opId,
         vnfInstanceId: locked,
@@ -64,9 +64,9 @@ beforeAll(async () => {
       },
       { vnfPkgId: inst.vnfPkgId, vnfdId: inst.vnfdId, instantiationState: 'NOT_INSTANTIATED' },
     );
-    store.opOccs.takeLock({ vnfInstanceId: locked, opId, pid: 4242, acquiredAt: since, hostName: 'far-away', hostId: 'another-machine', bootId: 'b', startTime: '1' });
+    await store.opOccs.takeLock({ vnfInstanceId: locked, opId, pid: 4242, acquiredAt: since, hostName: 'far-away', hostId: 'another-machine', bootId: 'b', startTime: '1' });
   } finally {
-    store.close();
+    await store.close();
   }
   ids = { running, idle, locked, completedOp, pkg };
 }, 120_000);

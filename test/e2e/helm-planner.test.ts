@@ -14,7 +14,7 @@ import { ConflictError, ValidationError } from '../../src/errors.js';
 import { createHelmChartTool, createHelmClient } from '../../src/infra/helm/index.js';
 import { createKubernetesDriver, type KubernetesDriver } from '../../src/infra/kubernetes/index.js';
 import { execute, resumeOccurrence, runOperation, type LcmDeps, type OperationOptions } from '../../src/lcm/engine.js';
-import { createVnf, type VnfInstance } from '../../src/lcm/index.js';
+import { createVnf, modifyVnfInfo, type VnfInstance } from '../../src/lcm/index.js';
 import { claimsHelm, helmPlanner, type HelmServices } from '../../src/lcm/planners/helm.js';
 import { renderKubeconfig } from '@vnfm/kube-sandbox';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -47,20 +47,20 @@ const opts = (): OperationOptions => ({
   onEvent: (e) => (e.type === 'driver' ? lines.push(`${e.event.resource ? `${e.event.resource.kind}/${e.event.resource.name}: ` : ''}${e.event.message}`) : undefined),
 });
 
-function run(instance: VnfInstance, operation: 'instantiate' | 'scale' | 'heal' | 'terminate' | 'changePackage', body: unknown) {
+async function run(instance: VnfInstance, operation: 'instantiate' | 'scale' | 'heal' | 'terminate' | 'changePackage', body: unknown) {
   lines = [];
-  const fresh = deps.store.instances.get(instance.id);
-  expect(claimsHelm(deps, fresh, body)).toBe(true);
+  const fresh = await deps.store.instances.get(instance.id);
+  expect(await claimsHelm(deps, fresh, body)).toBe(true);
   return runOperation(deps, fresh, () => helmPlanner[operation](deps, fresh, body, 'request.json', false, opts()), opts());
 }
 
 async function rollback(opId: string) {
   lines = [];
-  const op = deps.store.opOccs.get(opId);
-  const instance = deps.store.instances.get(op.vnfInstanceId);
-  expect(claimsHelm(deps, instance, op.operationParams, op)).toBe(true);
+  const op = await deps.store.opOccs.get(opId);
+  const instance = await deps.store.instances.get(op.vnfInstanceId);
+  expect(await claimsHelm(deps, instance, op.operationParams, op)).toBe(true);
   const plan = await helmPlanner.rollback(deps, instance, op, 'occurrence');
-  return execute(deps, resumeOccurrence(deps, op.id, 'ROLLING_BACK'), plan, 'ROLLING_BACK', 'ROLLED_BACK', opts());
+  return execute(deps, await resumeOccurrence(deps, op.id, 'ROLLING_BACK'), plan, 'ROLLING_BACK', 'ROLLED_BACK', opts());
 }
 
 const helm = (...args: string[]): Promise<HelmResult> => runHelm(kubeconfig, dir, args);
@@ -73,7 +73,7 @@ async function helmList(): Promise<{ name: string; namespace: string; revision: 
 
 /** helm list agrees with the instance: its release, revision and chart. */
 async function agrees(id: string, chart: string): Promise<VnfInstance> {
-  const instance = deps.store.instances.get(id);
+  const instance = await deps.store.instances.get(id);
   const m = instance.instantiatedVnfInfo!.metadata;
   expect((await helmList()).find((r) => r.name === m.release_name)).toMatchObject({ namespace: m.namespace, revision: String(m.revision), status: 'deployed', chart });
   return instance;
@@ -84,7 +84,7 @@ async function replicas(name: string): Promise<number | undefined> {
   return r.status === 200 ? r.json.spec.replicas : undefined;
 }
 
-const create = (name: string) => createVnf(deps, { vnfdId: '5b5c8e1e-6f0a-4c55-9d0b-2f6b0c1a7e31', name });
+const create = async (name: string) => await createVnf(deps, { vnfdId: '5b5c8e1e-6f0a-4c55-9d0b-2f6b0c1a7e31', name });
 
 beforeAll(async () => {
   cluster = await e2eCluster('e2e-helm-plan', { controllers: { readyDelayMs: 20, terminationDelayMs: 20 } });
@@ -108,8 +108,8 @@ beforeAll(async () => {
     createdAt: '2026-01-01T00:00:00.000Z',
     updatedAt: '2026-01-01T00:00:00.000Z',
   });
-  store.vims.insert(vim('sandbox'), undefined);
-  store.vims.insert(vim('sandbox-helm', { use_helm: true }), undefined);
+  await store.vims.insert(vim('sandbox'), undefined);
+  await store.vims.insert(vim('sandbox-helm', { use_helm: true }), undefined);
   const secrets = { bearerToken: cluster.token, caCert: cluster.caPem };
   const helmServices: HelmServices = {
     client: async (v) => createHelmClient({ access: await kubeAccessOf(v.spec, v.secrets), executable: helmPath(), env: {} }),
@@ -138,7 +138,7 @@ afterAll(async () => {
 
 describe('the Helm planner, Tacker v2 request', () => {
   it('instantiate, scale out and in, heal, change package, terminate: helm list agrees at each step', async () => {
-    const vnf = create('v2');
+    const vnf = await create('v2');
     const release = `vnf${vnf.id.replace(/-/g, '')}`;
     const done = await run(vnf, 'instantiate', req('instantiate.json'));
     expect(done.opOcc.operationState).toBe('COMPLETED');
@@ -166,6 +166,17 @@ describe('the Helm planner, Tacker v2 request', () => {
     i = await agrees(vnf.id, 'helm-cnf-0.1.0');
     expect(i.instantiatedVnfInfo!.metadata.revision).toBe(3);
 
+    // vnf-update does not move a release to another package's chart: refused before anything is recorded.
+    const occurrences = (await deps.store.opOccs.list({ vnfInstanceId: vnf.id })).length;
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V2 }, opts())).rejects.toThrow(/moves a Helm VNF to another package/);
+    await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V2 }, opts())).rejects.toMatchObject({
+      constructor: ValidationError,
+      hint: expect.stringContaining('vnfm vnf-change-package'),
+    });
+    expect(await deps.store.opOccs.list({ vnfInstanceId: vnf.id })).toHaveLength(occurrences);
+    i = await agrees(vnf.id, 'helm-cnf-0.1.0');
+    expect(i.vnfdId).not.toBe(V2);
+
     await run(vnf, 'changePackage', req('change-package.json'));
     i = await agrees(vnf.id, 'helm-cnf-0.2.0');
     expect(i).toMatchObject({ vnfdId: V2, vnfSoftwareVersion: '2.0' });
@@ -178,17 +189,17 @@ describe('the Helm planner, Tacker v2 request', () => {
     await run(vnf, 'terminate', req('terminate.json'));
     expect((await helmList()).map((r) => r.name)).not.toContain(release);
     expect(await replicas(`vdu1-${release}`)).toBeUndefined();
-    expect(deps.store.instances.get(vnf.id).instantiationState).toBe('NOT_INSTANTIATED');
+    expect((await deps.store.instances.get(vnf.id)).instantiationState).toBe('NOT_INSTANTIATED');
   }, 300_000);
 });
 
 describe('the Helm planner, Tacker v1 request on a VIM with extra.use_helm', () => {
   it('instantiate, scale, a failed scale rolled back by helm rollback, terminate', async () => {
-    const vnf = create('v1');
+    const vnf = await create('v1');
     const body = req('instantiate-v1.json', (b) => (b.vimConnectionInfo = { vim1: { vimId: 'sandbox-helm', vimType: 'kubernetes' } }));
     delete body.additionalParams.use_helm;
     // The VIM's extra.use_helm alone makes it Helm's, even without use_helm in the request.
-    expect(claimsHelm(deps, deps.store.instances.get(vnf.id), { vimConnectionInfo: body.vimConnectionInfo })).toBe(true);
+    expect(await claimsHelm(deps, await deps.store.instances.get(vnf.id), { vimConnectionInfo: body.vimConnectionInfo })).toBe(true);
     await run(vnf, 'instantiate', body);
     let i = await agrees(vnf.id, 'helm-cnf-0.1.0');
     expect(i.instantiatedVnfInfo!.metadata).toMatchObject({ release_name: 'helm-cnf', revision: 1, helm_replica_values: { vdu1_aspect: 'vdu1.replicaCount' } });
@@ -199,7 +210,7 @@ describe('the Helm planner, Tacker v1 request on a VIM with extra.use_helm', () 
 
     const lift = await cluster.neverReady({ kind: 'Deployment', name: 'vdu1-helm-cnf' });
     const abort = new AbortController();
-    const fresh = deps.store.instances.get(vnf.id);
+    const fresh = await deps.store.instances.get(vnf.id);
     const failing = runOperation(deps, fresh, () => helmPlanner.scale(deps, fresh, { type: 'SCALE_OUT', aspectId: 'vdu1_aspect' }, 'request.json', false, opts()), {
       ...opts(),
       signal: abort.signal,
@@ -208,7 +219,7 @@ describe('the Helm planner, Tacker v1 request on a VIM with extra.use_helm', () 
       },
     });
     await expect(failing).rejects.toThrow();
-    const op = deps.store.opOccs.list({ vnfInstanceId: vnf.id }).find((o) => o.operationState === 'FAILED_TEMP')!;
+    const op = (await deps.store.opOccs.list({ vnfInstanceId: vnf.id })).find((o) => o.operationState === 'FAILED_TEMP')!;
     expect((await helmList()).find((r) => r.name === 'helm-cnf')).toMatchObject({ revision: '3' });
     await lift();
     const back = await rollback(op.id);
@@ -225,7 +236,7 @@ describe('the Helm planner, Tacker v1 request on a VIM with extra.use_helm', () 
 
 describe('Helm requests refused before anything changes', () => {
   it('a chart path the package does not have', async () => {
-    const vnf = create('bad-path');
+    const vnf = await create('bad-path');
     const err = await run(
       vnf,
       'instantiate',
@@ -234,11 +245,11 @@ describe('Helm requests refused before anything changes', () => {
     expect(err).toBeInstanceOf(ValidationError);
     expect(err.message).toMatch(/additionalParams\.helm_chart_path: "Files\/kubernetes\/other-0\.1\.0\.tgz" is not a Helm chart of the package/);
     expect(err.exitCode).toBe(2);
-    expect(deps.store.opOccs.list({ vnfInstanceId: vnf.id })).toEqual([]);
+    expect(await deps.store.opOccs.list({ vnfInstanceId: vnf.id })).toEqual([]);
   }, 300_000);
 
   it('a replica value the chart does not read: nothing installed', async () => {
-    const vnf = create('bad-value');
+    const vnf = await create('bad-value');
     const err = await run(
       vnf,
       'instantiate',
@@ -250,7 +261,7 @@ describe('Helm requests refused before anything changes', () => {
   }, 300_000);
 
   it('a scale of a VDU without a replica value fails before touching the release', async () => {
-    const vnf = create('no-value');
+    const vnf = await create('no-value');
     await run(
       vnf,
       'instantiate',
@@ -269,7 +280,7 @@ describe('Helm requests refused before anything changes', () => {
     const chart = join(dir, 'chart');
     cpSync(join(SAMPLE, 'package/Files/kubernetes/helm-cnf'), chart, { recursive: true });
     expect((await helm('install', 'taken', chart, '--namespace', NS)).code).toBe(0);
-    const vnf = create('taken');
+    const vnf = await create('taken');
     const err = await run(
       vnf,
       'instantiate',
@@ -278,7 +289,7 @@ describe('Helm requests refused before anything changes', () => {
     expect(err).toBeInstanceOf(ConflictError);
     expect(err.message).toMatch(/a Helm release taken already exists in namespace/);
     expect((await helmList()).find((x) => x.name === 'taken')).toMatchObject({ revision: '1', status: 'deployed' });
-    expect(deps.store.opOccs.list({ vnfInstanceId: vnf.id })).toEqual([]);
+    expect(await deps.store.opOccs.list({ vnfInstanceId: vnf.id })).toEqual([]);
     await helm('uninstall', 'taken', '--namespace', NS);
   }, 300_000);
 });

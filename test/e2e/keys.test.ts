@@ -23,13 +23,13 @@ function k8sConfig(token: string): string {
 }
 
 /** Every VIM's bearer token, decrypted with the keys as they are on disk or in `env`. */
-function readTokens(home: string, env: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+async function readTokens(home: string, env: Record<string, string | undefined> = {}): Promise<Record<string, string | undefined>> {
   const store = openStore(home);
   try {
     const keyring = loadKeyring({ home, env, createIfMissing: false });
-    return Object.fromEntries(store.vims.list().map((v) => [v.name, openSecrets(store.vims, keyring, v).bearerToken]));
+    return Object.fromEntries(await Promise.all((await store.vims.list()).map(async (v) => [v.name, (await openSecrets(store.vims, keyring, v)).bearerToken])));
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -49,7 +49,7 @@ describe('master key', () => {
     const after = readFileSync(keyFile, 'utf8');
     expect(after).not.toBe(before);
     expect(after.trim().split('\n')).toHaveLength(1);
-    expect(readTokens(home)).toEqual({ a: 'token-a', b: 'token-b', c: 'token-c' });
+    expect(await readTokens(home)).toEqual({ a: 'token-a', b: 'token-b', c: 'token-c' });
   });
 
   it('VNFM_MASTER_KEY writes no key file; another key is refused with exit 5 and nothing stored', async () => {
@@ -95,7 +95,7 @@ describe('master key', () => {
     expect(rot.code, rot.stderr).toBe(0);
     expect(JSON.parse(rot.stdout)).toMatchObject({ rotated: 2, source: 'env' });
     expect(rot.stderr).toMatch(/remove them from VNFM_MASTER_KEY/);
-    expect(readTokens(home, { VNFM_MASTER_KEY: newKey })).toEqual({ a: 'env-a', b: 'env-b' });
+    expect(await readTokens(home, { VNFM_MASTER_KEY: newKey })).toEqual({ a: 'env-a', b: 'env-b' });
     const stale = await vnfm(['vim-register', '--no-check', '--config-file', k8sConfig('x'), 'x'], { home, env: { VNFM_MASTER_KEY: oldKey } });
     expect(stale.code).toBe(5);
   });
@@ -119,7 +119,7 @@ describe('master key', () => {
     const store = openStore(home);
     try {
       // This test process is the live holder.
-      store.secrets.acquireLock(ROTATION_LOCK, holderOf(), '2026-01-01T00:00:00.000Z', () => true);
+      await store.secrets.acquireLock(ROTATION_LOCK, holderOf(), '2026-01-01T00:00:00.000Z', () => true);
       const refused = await vnfm(['key-rotate'], { home });
       expect(refused.code).toBe(4);
       expect(refused.stderr).toContain(`a master key rotation is in progress by pid ${process.pid}`);
@@ -127,16 +127,16 @@ describe('master key', () => {
 
       // A holder that no longer runs (a rotation killed midway) is taken over.
       const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
-      store.secrets.releaseLock(ROTATION_LOCK, holderOf());
-      store.secrets.acquireLock(ROTATION_LOCK, { ...holderOf(), pid: dead, startTime: '1' }, '2026-01-01T00:00:00.000Z', () => true);
+      await store.secrets.releaseLock(ROTATION_LOCK, holderOf());
+      await store.secrets.acquireLock(ROTATION_LOCK, { ...holderOf(), pid: dead, startTime: '1' }, '2026-01-01T00:00:00.000Z', () => true);
       const taken = await vnfm(['key-rotate'], { home });
       expect(taken.code, taken.stderr).toBe(0);
       expect(taken.stderr).toContain(`taking over the rotation lock of pid ${dead}`);
-      expect(store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
+      expect(await store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
     } finally {
-      store.close();
+      await store.close();
     }
-    expect(readTokens(home)).toEqual({ a: 'held-a' });
+    expect(await readTokens(home)).toEqual({ a: 'held-a' });
   });
 
   it('refuses key-rotate with exit 4 while an LCM operation holds an instance lock, and an operation while a rotation runs', async () => {
@@ -145,8 +145,8 @@ describe('master key', () => {
     const now = '2026-01-01T00:00:00.000Z';
     const store = openStore(home);
     try {
-      store.packages.insert(packageRecord());
-      store.instances.insert({
+      await store.packages.insert(packageRecord());
+      await store.instances.insert({
         id: 'inst-1',
         vnfInstanceDescription: '',
         vnfdId: 'vnfd-1',
@@ -159,7 +159,7 @@ describe('master key', () => {
         createdAt: now,
         updatedAt: now,
       });
-      store.opOccs.insert(
+      await store.opOccs.insert(
         {
           id: 'op-1',
           vnfInstanceId: 'inst-1',
@@ -174,29 +174,29 @@ describe('master key', () => {
         { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' },
       );
       // This test process runs the operation.
-      store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', acquiredAt: now, ...holderOf() });
+      await store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', acquiredAt: now, ...holderOf() });
       const refused = await vnfm(['key-rotate'], { home });
       expect(refused.code).toBe(4);
       expect(refused.stderr).toMatch(/an operation is in progress on vnf instance inst-1 \(pid \d+\)/);
-      store.opOccs.releaseLock('inst-1', 'op-1');
+      await store.opOccs.releaseLock('inst-1', 'op-1');
 
       // And the other way round: no operation takes an instance lock while a rotation runs.
-      store.secrets.acquireLock(ROTATION_LOCK, holderOf(), now, () => true);
+      await store.secrets.acquireLock(ROTATION_LOCK, holderOf(), now, () => true);
       const wired = openStore(home, { isHolderAlive: () => true });
       try {
-        expect(() => wired.opOccs.exclusive(() => wired.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', acquiredAt: now, ...holderOf() }))).toThrow(
+        await expect(wired.opOccs.exclusive(() => wired.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', acquiredAt: now, ...holderOf() }))).rejects.toThrow(
           /a master key rotation is in progress by pid/,
         );
       } finally {
-        wired.close();
+        await wired.close();
       }
-      store.secrets.releaseLock(ROTATION_LOCK, holderOf());
+      await store.secrets.releaseLock(ROTATION_LOCK, holderOf());
     } finally {
-      store.close();
+      await store.close();
     }
     const rot = await vnfm(['key-rotate'], { home });
     expect(rot.code, rot.stderr).toBe(0);
-    expect(readTokens(home)).toEqual({ a: 'op-a' });
+    expect(await readTokens(home)).toEqual({ a: 'op-a' });
   });
 
   it('serialises two key-rotate run at once: each ends 0 or refused with exit 4, and no secret is lost (3 rounds, 2000 secrets)', async () => {
@@ -206,11 +206,11 @@ describe('master key', () => {
     const store = openStore(home);
     try {
       const keyring = loadKeyring({ home, env: {}, createIfMissing: true });
-      store.db.transaction(() => {
+      await store.db.transaction(async () => {
         for (let i = 0; i < 2000; i++) {
           const name = `v${i}`;
           expected[name] = `twice-${i}`;
-          store.vims.insert(
+          await store.vims.insert(
             {
               id: `id-${i}`,
               name,
@@ -227,7 +227,7 @@ describe('master key', () => {
         }
       })();
     } finally {
-      store.close();
+      await store.close();
     }
     for (let round = 0; round < 3; round++) {
       const runs = await Promise.all([vnfm(['key-rotate'], { home }), vnfm(['key-rotate'], { home })]);
@@ -237,7 +237,7 @@ describe('master key', () => {
       }
       expect(runs.some((r) => r.code === 0)).toBe(true);
       expect(readFileSync(join(home, 'master.key'), 'utf8').trim().split('\n')).toHaveLength(1);
-      expect(readTokens(home)).toEqual(expected);
+      expect(await readTokens(home)).toEqual(expected);
     }
     expect(readdirSync(home).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   }, 120_000);
@@ -259,12 +259,12 @@ describe('master key', () => {
       for (const r of rots) expect([0, 4], r.stderr).toContain(r.code);
     }
     expect(readFileSync(join(home, 'master.key'), 'utf8').trim().split('\n')).toHaveLength(1);
-    expect(readTokens(home)).toEqual(expected);
+    expect(await readTokens(home)).toEqual(expected);
     // The program itself still reads the store: a command that loads the keys and checks them against every stored secret.
     const after = await vnfm(['vim-register', '--no-check', '--config-file', k8sConfig('race-after'), 'after'], { home });
     expect(after.code, after.stderr).toBe(0);
     expect((await vnfm(['key-rotate', '-o', 'json'], { home })).code).toBe(0);
-    expect(readTokens(home)).toEqual({ ...expected, after: 'race-after' });
+    expect(await readTokens(home)).toEqual({ ...expected, after: 'race-after' });
   });
 
   it('a key-rotate killed with SIGKILL at any moment leaves every secret readable; the next one takes its lock over, finishes and leaves no temp file', async () => {
@@ -273,10 +273,10 @@ describe('master key', () => {
     const store = openStore(home);
     try {
       const keyring = loadKeyring({ home, env: {}, createIfMissing: true });
-      store.db.transaction(() => {
+      await store.db.transaction(async () => {
         for (let i = 0; i < 2000; i++) {
           expected[`k${i}`] = `killed-${i}`;
-          store.vims.insert(
+          await store.vims.insert(
             {
               id: `id-${i}`,
               name: `k${i}`,
@@ -293,7 +293,7 @@ describe('master key', () => {
         }
       })();
     } finally {
-      store.close();
+      await store.close();
     }
     for (const delayMs of [150, 400, 700, 1000]) {
       const child = spawn(process.execPath, [BIN, 'key-rotate'], { env: { PATH: process.env['PATH'], HOME: home.replace(/\/home$/, ''), VNFM_HOME: home }, stdio: 'ignore' });
@@ -302,13 +302,13 @@ describe('master key', () => {
       // Killed mid-rotation, or already done: either way every secret must be readable with the keys on disk.
       child.kill('SIGKILL');
       await closed;
-      expect(readTokens(home)).toEqual(expected);
+      expect(await readTokens(home)).toEqual(expected);
     }
     const finish = await vnfm(['key-rotate'], { home });
     expect(finish.code, finish.stderr).toBe(0);
     expect(readFileSync(join(home, 'master.key'), 'utf8').trim().split('\n')).toHaveLength(1);
     expect(readdirSync(home).filter((f) => f.startsWith('.master.key.'))).toEqual([]);
-    expect(readTokens(home)).toEqual(expected);
+    expect(await readTokens(home)).toEqual(expected);
   }, 120_000);
 
   it('removes the key temp file a killed rotation left behind (it holds a retired key)', async () => {
@@ -321,6 +321,6 @@ describe('master key', () => {
     expect(rot.code, rot.stderr).toBe(0);
     expect(existsSync(stale)).toBe(false);
     expect(readdirSync(home).filter((f) => f.startsWith('.master.key.'))).toEqual([]);
-    expect(readTokens(home)).toEqual({ a: 'tmp-a' });
+    expect(await readTokens(home)).toEqual({ a: 'tmp-a' });
   });
 });

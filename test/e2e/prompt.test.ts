@@ -40,7 +40,7 @@ describe('op-fail --force', () => {
     const store = openStore(home);
     try {
       const since = '2026-03-01T10:00:00.000Z';
-      store.opOccs.insert(
+      await store.opOccs.insert(
         {
           id: opId,
           vnfInstanceId: vnf.id,
@@ -55,9 +55,9 @@ describe('op-fail --force', () => {
         },
         { vnfPkgId: vnf.vnfPkgId, vnfdId: vnf.vnfdId, instantiationState: 'NOT_INSTANTIATED' },
       );
-      store.opOccs.takeLock({ vnfInstanceId: vnf.id, opId, pid: 4242, acquiredAt: since, hostName: 'far-away', hostId: 'another-machine', bootId: 'b', startTime: '1' });
+      await store.opOccs.takeLock({ vnfInstanceId: vnf.id, opId, pid: 4242, acquiredAt: since, hostName: 'far-away', hostId: 'another-machine', bootId: 'b', startTime: '1' });
     } finally {
-      store.close();
+      await store.close();
     }
 
     const no = await onTerminal(['op-fail', '--force', opId], home, 'n');

@@ -131,9 +131,9 @@ async function v2Status(base: string, auth?: string): Promise<number> {
 const memoryHostKeys = (): HostKeyStore => {
   const keys = new Map<string, PinnedHostKey>();
   return {
-    get: (id) => keys.get(id),
-    pin: (k) => void keys.set(k.serverId, k),
-    forget: (ids) => ids.forEach((id) => keys.delete(id)),
+    get: async (id) => keys.get(id),
+    pin: async (k) => void keys.set(k.serverId, k),
+    forget: async (ids) => ids.forEach((id) => keys.delete(id)),
   };
 };
 const hostKeys = memoryHostKeys();

@@ -58,7 +58,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await net?.close();
-  store?.close();
+  await store?.close();
 });
 
 interface Recorded {
@@ -105,7 +105,7 @@ describe('ssh: logins', () => {
     const t = target(node);
     const out = await withSession(t, rec, (s) => s.exec('id -un; echo to-stderr >&2'));
     expect(out).toEqual({ code: 0, stdout: 'ubuntu\n', stderr: 'to-stderr\n' });
-    const pinned = store.hostKeys.get(t.serverId);
+    const pinned = await store.hostKeys.get(t.serverId);
     expect(pinned).toMatchObject({ serverId: t.serverId, address: node.address, keyType: 'ssh-ed25519', fingerprint: await node.hostKeyFingerprint() });
     expect(rec.logs).toEqual([
       `VDU1 (${node.address}): pinned host key ssh-ed25519 ${pinned!.fingerprint} of server ${t.serverId}`,
@@ -296,7 +296,7 @@ describe('ssh: host keys and nodes that are not up', () => {
     const t = target(n);
     const oldKey = await n.hostKeyFingerprint();
     await withSession(t, options(), (s) => s.exec('true'));
-    expect(store.hostKeys.get(t.serverId)?.fingerprint).toBe(oldKey);
+    expect((await store.hostKeys.get(t.serverId))?.fingerprint).toBe(oldKey);
 
     await n.rebuild();
     const newKey = await n.hostKeyFingerprint();
@@ -307,12 +307,12 @@ describe('ssh: host keys and nodes that are not up', () => {
     const e = err as HostKeyChangedError;
     expect(e.message).toContain(`VDU2 (${n.address}): the SSH host key of server ${t.serverId} at ${n.address} changed: pinned ${oldKey}, now ${newKey}`);
     expect(e.hint).toBe(`if the server was rebuilt on purpose, accept its new key: add --accept-host-key ${t.serverId} to the command (or op-retry)`);
-    expect(store.hostKeys.get(t.serverId)?.fingerprint).toBe(oldKey);
+    expect((await store.hostKeys.get(t.serverId))?.fingerprint).toBe(oldKey);
     expect(rec.logs.some((l) => l.includes(' $ '))).toBe(false); // nothing ran
 
     const accepted = options({ acceptHostKeys: [t.serverId] });
     await withSession(t, accepted, (s) => s.exec('true'));
-    expect(store.hostKeys.get(t.serverId)?.fingerprint).toBe(newKey);
+    expect((await store.hostKeys.get(t.serverId))?.fingerprint).toBe(newKey);
     const line = `VDU2 (${n.address}): accepted the new host key of server ${t.serverId} as asked (--accept-host-key): ${oldKey} replaced by ssh-ed25519 ${newKey}`;
     expect(accepted.logs).toContain(line);
     expect(accepted.reports).toContain(line);

@@ -24,18 +24,18 @@ const host: HostFacts = { hostName: machine, hostId: `${machine}-id`, bootId: `$
 async function run(): Promise<number> {
   const store = await connectStore(home, { databaseUrl: url, leaseTimeoutMs });
   if (cmd === 'open') {
-    process.stdout.write(`OPEN ${String((store.db as unknown as { schemaVersion(): number }).schemaVersion())}\n`);
-    store.close();
+    process.stdout.write(`OPEN ${String(await (store.db as unknown as { schemaVersion(): Promise<number> }).schemaVersion())}\n`);
+    await store.close();
     return 0;
   }
   const deps = { store, home, now: () => new Date(), host } as unknown as LcmDeps;
   const ops = store.opOccs;
   const opId = randomUUID();
-  ops.exclusive(() => {
-    assertInstanceFree(deps, instanceId!);
+  await ops.exclusive(async () => {
+    await assertInstanceFree(deps, instanceId!);
     const now = new Date().toISOString();
-    const instance = store.instances.get(instanceId!);
-    ops.insert(
+    const instance = await store.instances.get(instanceId!);
+    await ops.insert(
       {
         id: opId,
         vnfInstanceId: instanceId!,
@@ -50,7 +50,7 @@ async function run(): Promise<number> {
       },
       { vnfPkgId: instance.vnfPkgId, vnfdId: instance.vnfdId, instantiationState: instance.instantiationState },
     );
-    ops.takeLock({ vnfInstanceId: instanceId!, opId, acquiredAt: now, ...holderOf(process.pid, host) });
+    await ops.takeLock({ vnfInstanceId: instanceId!, opId, acquiredAt: now, ...holderOf(process.pid, host) });
   });
   process.stdout.write(`HELD ${opId}\n`);
   // Runs until killed, its heartbeat keeping the lease.

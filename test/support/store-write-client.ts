@@ -37,9 +37,9 @@ async function run(): Promise<void> {
   const ops = store.opOccs;
   const opId = randomUUID();
   const now = () => new Date().toISOString();
-  ops.exclusive(() => {
-    const instance = store.instances.get(instanceId);
-    ops.insert(
+  await ops.exclusive(async () => {
+    const instance = await store.instances.get(instanceId);
+    await ops.insert(
       {
         id: opId,
         vnfInstanceId: instanceId,
@@ -54,31 +54,31 @@ async function run(): Promise<void> {
       },
       { vnfPkgId: instance.vnfPkgId, vnfdId: instance.vnfdId, instantiationState: instance.instantiationState },
     );
-    ops.takeLock({ vnfInstanceId: instanceId, opId, acquiredAt: now(), pid: process.pid, hostId: 'writer-host', startTime: '1' });
+    await ops.takeLock({ vnfInstanceId: instanceId, opId, acquiredAt: now(), pid: process.pid, hostId: 'writer-host', startTime: '1' });
   });
   say(`STARTED ${opId}`);
   try {
-    ops.exclusive(() => {
-      store.instances.update({ ...store.instances.get(instanceId), vnfInstanceDescription: 'written by the final transaction', updatedAt: now() });
-      ops.setState(opId, 'COMPLETED', now(), { error: null, pid: null });
+    await ops.exclusive(async () => {
+      await store.instances.update({ ...(await store.instances.get(instanceId)), vnfInstanceDescription: 'written by the final transaction', updatedAt: now() });
+      await ops.setState(opId, 'COMPLETED', now(), { error: null, pid: null });
       say('IN_TX');
       waitForLine();
-      ops.releaseLock(instanceId, opId);
+      await ops.releaseLock(instanceId, opId);
     });
     say('COMPLETED');
   } catch (err) {
     say(`FAILED ${exitCodeOf(err)} ${(err as Error).message.split('\n')[0]}`);
     try {
-      ops.exclusive(() => {
-        ops.setState(opId, 'FAILED_TEMP', now(), { error: { status: 500, detail: (err as Error).message } as never, pid: null });
-        ops.releaseLock(instanceId, opId);
+      await ops.exclusive(async () => {
+        await ops.setState(opId, 'FAILED_TEMP', now(), { error: { status: 500, detail: (err as Error).message } as never, pid: null });
+        await ops.releaseLock(instanceId, opId);
       });
       say('FAILED_TEMP');
     } catch (again) {
       say(`FAILED_TEMP_NOT_RECORDED ${exitCodeOf(again)}`);
     }
   }
-  store.close();
+  await store.close();
 }
 
 run().then(

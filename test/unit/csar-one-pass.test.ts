@@ -105,7 +105,7 @@ describe('one reading of a zip for validation and a tap', () => {
       expect(readFileSync(packageZip(home, pkg.id)).equals(file)).toBe(true);
       expect(readdirSync(join(home, 'packages')).filter((n) => n.startsWith('.'))).toEqual([]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

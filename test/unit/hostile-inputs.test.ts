@@ -412,10 +412,10 @@ describe('terminal escapes in names, descriptions, messages and script output', 
     // Names vnfm refuses to write, as an older version or another writer of the shared store may leave them.
     const store = openStore(home);
     try {
-      store.db.prepare('UPDATE vims SET name = ? WHERE name = ?').run(VIM_NAME, 'edge');
-      store.db.prepare('UPDATE vnf_instances SET name = ? WHERE id = ?').run(VNF_NAME, vnfId);
+      await store.db.prepare('UPDATE vims SET name = ? WHERE name = ?').run(VIM_NAME, 'edge');
+      await store.db.prepare('UPDATE vnf_instances SET name = ? WHERE id = ?').run(VNF_NAME, vnfId);
     } finally {
-      store.close();
+      await store.close();
     }
   }, 60_000);
 
@@ -430,13 +430,13 @@ describe('terminal escapes in names, descriptions, messages and script output', 
     // Escaped before measured: the columns still line up.
     const [header, row] = list.stdout.split('\n');
     expect(row!.indexOf('kubernetes')).toBe(header!.indexOf('TYPE'));
-    const show = await ok(['vim-show', vimIdOf()]);
+    const show = await ok(['vim-show', await vimIdOf()]);
     expect(show.stdout).toMatch(new RegExp(`^name +${escapeRe(VIM_SHOWN)}$`, 'm'));
     expect(show.stdout).toMatch(new RegExp(`^description +${escapeRe(SHOWN)}$`, 'm'));
     expect(show.stdout).not.toMatch(RAW);
     const json = JSON.parse((await ok(['vim-list', '-o', 'json'])).stdout) as Array<{ name: string; description: string }>;
     expect(json[0]).toMatchObject({ name: VIM_NAME, description: HOSTILE });
-    const yamlText = (await ok(['vim-show', vimIdOf(), '-o', 'yaml'], { stdout: true })).stdout;
+    const yamlText = (await ok(['vim-show', await vimIdOf(), '-o', 'yaml'], { stdout: true })).stdout;
     expect(yaml.load(yamlText)).toMatchObject({ name: VIM_NAME, description: HOSTILE });
   });
 
@@ -477,7 +477,7 @@ describe('terminal escapes in names, descriptions, messages and script output', 
       expect(r.stderr).not.toMatch(RAW);
     }
     // A message naming the VIM as the store holds it.
-    const updated = await ok(['vim-update', vimIdOf(), '--description', HOSTILE]);
+    const updated = await ok(['vim-update', await vimIdOf(), '--description', HOSTILE]);
     expect(updated.stderr).toContain(`vim "${VIM_SHOWN}" updated`);
     expect(updated.stderr).not.toMatch(RAW);
   });
@@ -498,7 +498,7 @@ describe('terminal escapes in names, descriptions, messages and script output', 
   }, 60_000);
 
   it('a consent question naming a hostile VIM shows it escaped on the terminal (the real program on a pseudo-terminal)', async () => {
-    const asked = await onTerminal(['vim-delete', vimIdOf()], home, 'n', tmp);
+    const asked = await onTerminal(['vim-delete', await vimIdOf()], home, 'n', tmp);
     expect(asked.screen).toContain(`Delete vim "${VIM_SHOWN}" and its stored credentials?`);
     expect(asked.screen).not.toContain(OSC0);
     expect(asked.screen).not.toContain('\u202e');
@@ -506,13 +506,13 @@ describe('terminal escapes in names, descriptions, messages and script output', 
   }, 30_000);
 
   let vimId = '';
-  function vimIdOf(): string {
+  async function vimIdOf(): Promise<string> {
     if (!vimId) {
       const store = openStore(home);
       try {
-        vimId = store.vims.get(VIM_NAME).id;
+        vimId = (await store.vims.get(VIM_NAME)).id;
       } finally {
-        store.close();
+        await store.close();
       }
     }
     return vimId;

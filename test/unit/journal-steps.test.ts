@@ -7,63 +7,64 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { LcmOpOcc } from '../../src/lcm/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import type { RawJson } from '../../src/store/lazy-json.js';
+import { SqliteStoreDb } from '../../src/store/database.js';
+import { collect } from '../../src/store/db.js';
 import { instanceRecord, packageRecord } from '../support/store-records.js';
 
 const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-journal-')), 'home');
 const step = (n: number, detail = `step ${n}`) => ({ action: 'create', resource: { kind: 'ConfigMap', name: `c${n}` }, state: n % 2 ? 'done' : 'intended', detail }) as never;
 
-function seeded(h: string): Store {
+async function seeded(h: string): Promise<Store> {
   const store = openStore(h);
-  store.packages.insert(packageRecord({ id: 'p1' }));
-  store.instances.insert(instanceRecord({ id: 'i1', vnfPkgId: 'p1' }));
+  await store.packages.insert(packageRecord({ id: 'p1' }));
+  await store.instances.insert(instanceRecord({ id: 'i1', vnfPkgId: 'p1' }));
   for (const [id, startTime] of [
     ['o1', '2026-01-01T00:00:01.000Z'],
     ['o2', '2026-01-01T00:00:02.000Z'],
   ] as const) {
     const op = { id, vnfInstanceId: 'i1', operation: 'INSTANTIATE', operationState: 'PROCESSING', stateEnteredTime: startTime, startTime };
-    store.opOccs.insert({ ...op, operationParams: {}, journal: [], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
+    await store.opOccs.insert({ ...op, operationParams: {}, journal: [], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
   }
   return store;
 }
 
 describe('journal steps (migration 14)', () => {
-  it('steps appended to two operations in turn read back in the order each was written, in every view of the operation', () => {
-    const store = seeded(home());
+  it('steps appended to two operations in turn read back in the order each was written, in every view of the operation', async () => {
+    const store = await seeded(home());
     try {
       const want: Record<string, unknown[]> = { o1: [], o2: [] };
       for (let n = 0; n < 120; n++) {
         const id = n % 3 ? 'o1' : 'o2';
         const s = step(n, n === 7 ? 'quote " backslash \\ newline \n é ☃ 😀' : `step ${n}`);
-        store.opOccs.appendJournal(id, s);
+        await store.opOccs.appendJournal(id, s);
         want[id]!.push(s);
       }
-      expect(store.opOccs.journal('o1')).toEqual(want['o1']);
-      expect(store.opOccs.journal('o2')).toEqual(want['o2']);
-      expect(store.opOccs.get('o1').journal).toEqual(want['o1']);
+      expect(await store.opOccs.journal('o1')).toEqual(want['o1']);
+      expect(await store.opOccs.journal('o2')).toEqual(want['o2']);
+      expect((await store.opOccs.get('o1')).journal).toEqual(want['o1']);
       // op-list --all-fields -o json: the journal as pretty JSON text of the same steps
-      const raw = [...store.opOccs.read({}, { rawJson: true })].map((o) => JSON.parse((o as unknown as { journal: RawJson }).journal.text) as unknown);
+      const raw = (await collect(store.opOccs.read({}, { rawJson: true }))).map((o) => JSON.parse((o as unknown as { journal: RawJson }).journal.text) as unknown);
       expect(raw).toEqual([want['o1'], want['o2']]);
       // a list that does not show the journal does not read it
-      expect([...store.opOccs.read({}, { attributes: (a) => a !== 'journal' })].map((o) => Object.keys(o).includes('journal'))).toEqual([false, false]);
+      expect((await collect(store.opOccs.read({}, { attributes: (a) => a !== 'journal' }))).map((o) => Object.keys(o).includes('journal'))).toEqual([false, false]);
       // the steps go with their operation
-      store.db.prepare("DELETE FROM lcm_op_occs WHERE id = 'o2'").run();
-      expect(store.db.prepare("SELECT count(*) AS n FROM lcm_op_occ_journal_steps WHERE op_id = 'o2'").get()).toEqual({ n: 0 });
-      expect(store.opOccs.journal('o1')).toHaveLength(80);
+      await store.db.prepare("DELETE FROM lcm_op_occs WHERE id = 'o2'").run();
+      expect(await store.db.prepare("SELECT count(*) AS n FROM lcm_op_occ_journal_steps WHERE op_id = 'o2'").get()).toEqual({ n: 0 });
+      expect(await store.opOccs.journal('o1')).toHaveLength(80);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('a store that kept each journal as one JSON array upgrades with every step in its place; a journal that is not an array has none', () => {
+  it('a store that kept each journal as one JSON array upgrades with every step in its place; a journal that is not an array has none', async () => {
     const h = home();
-    let store = seeded(h);
+    let store = await seeded(h);
     const steps = [step(1), step(2, 'a "quoted" \\ é'), step(3)];
-    const db = store.db as unknown as Database.Database;
+    const db = (store.db as SqliteStoreDb).sqlite;
     // The store as migration 13 left it: the journal a column of the operation's details.
     db.exec(`
       DROP TABLE lcm_op_occ_journal_steps;
@@ -72,18 +73,18 @@ describe('journal steps (migration 14)', () => {
     `);
     db.prepare("UPDATE lcm_op_occ_details SET journal = ? WHERE id = 'o1'").run(JSON.stringify(steps));
     db.prepare('UPDATE lcm_op_occ_details SET journal = \'{"not": "an array"}\' WHERE id = \'o2\'').run();
-    store.close();
+    await store.close();
     store = openStore(h);
     try {
-      expect(store.info().schemaVersion).toBeGreaterThanOrEqual(14);
-      expect(store.opOccs.journal('o1')).toEqual(steps);
-      expect(store.opOccs.journal('o2')).toEqual([]);
-      expect((store.db.prepare('PRAGMA table_info(lcm_op_occ_details)').all() as { name: string }[]).map((c) => c.name)).not.toContain('journal');
+      expect((await store.info()).schemaVersion).toBeGreaterThanOrEqual(14);
+      expect(await store.opOccs.journal('o1')).toEqual(steps);
+      expect(await store.opOccs.journal('o2')).toEqual([]);
+      expect(((await store.db.prepare('PRAGMA table_info(lcm_op_occ_details)').all()) as { name: string }[]).map((c) => c.name)).not.toContain('journal');
       // the next step lands after the migrated ones
-      store.opOccs.appendJournal('o1', step(4));
-      expect(store.opOccs.journal('o1')).toEqual([...steps, step(4)]);
+      await store.opOccs.appendJournal('o1', step(4));
+      expect(await store.opOccs.journal('o1')).toEqual([...steps, step(4)]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

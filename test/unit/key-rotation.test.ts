@@ -65,8 +65,8 @@ function packageDir(): string {
   return dir;
 }
 
-function seedPackage(store: Store): void {
-  store.packages.insert(packageRecord());
+async function seedPackage(store: Store): Promise<void> {
+  await store.packages.insert(packageRecord());
 }
 
 const K8S_MGMT: HookImplementation = { implementation: 'mgmt-drivers-kubernetes', artifactFile: 'Scripts/kubernetes_mgmt.py' };
@@ -183,10 +183,10 @@ function opOcc(request: LcmRequest): LcmOpOcc {
 async function openEverything(store: Store, keyring: Keyring): Promise<string[]> {
   const open = async (v: { sealed: string; keyId: string }) => keyring.decrypt(v.sealed, v.keyId);
   const texts = [
-    JSON.stringify(await openSealed(store.opOccs.get('op-1').operationParams, open)),
-    JSON.stringify(await openSealed(store.opOccs.priorState('op-1'), open)),
-    JSON.stringify(await openSealed(store.instances.get('inst-1'), open)),
-    ...store.vims.list().map((v) => JSON.stringify(openSecrets(store.vims, keyring, v))),
+    JSON.stringify(await openSealed((await store.opOccs.get('op-1')).operationParams, open)),
+    JSON.stringify(await openSealed(await store.opOccs.priorState('op-1'), open)),
+    JSON.stringify(await openSealed(await store.instances.get('inst-1'), open)),
+    ...(await Promise.all((await store.vims.list()).map(async (v) => JSON.stringify(await openSecrets(store.vims, keyring, v))))),
   ];
   return texts;
 }
@@ -197,65 +197,65 @@ describe('master key rotation over the store', () => {
     const before = loadKeyring({ home, env: {}, createIfMissing: true });
     const store = openWired(home, {}, () => before);
     try {
-      seedPackage(store);
-      store.vims.insert(
+      await seedPackage(store);
+      await store.vims.insert(
         vim('basic', { password: 'vim-password-secret', caCert: CA }, { method: 'basic', username: 'admin' }),
         sealSecrets(before, { password: 'vim-password-secret', caCert: CA }),
       );
-      store.vims.insert(vim('token', { bearerToken: 'vim-bearer-secret' }, { method: 'bearer-token' }), sealSecrets(before, { bearerToken: 'vim-bearer-secret' }));
+      await store.vims.insert(vim('token', { bearerToken: 'vim-bearer-secret' }, { method: 'bearer-token' }), sealSecrets(before, { bearerToken: 'vim-bearer-secret' }));
       const request = await preparedRequest(before, packageDir());
       for (const plain of PLAIN_IN_REQUEST) expect(JSON.stringify(request)).not.toContain(plain);
       const instance = instanceWith(request, before);
-      store.instances.insert(instance);
+      await store.instances.insert(instance);
       const prior: PriorState = { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED', instantiatedVnfInfo: instance.instantiatedVnfInfo! };
-      store.opOccs.insert(opOcc(request), prior);
+      await store.opOccs.insert(opOcc(request), prior);
 
-      const stored = store.secrets.listSecrets();
+      const stored = await store.secrets.listSecrets();
       // 2 VIMs; 5 in the request; 5 in the instance's records + 1 inline; 5 in the prior state.
       expect(stored).toHaveLength(2 + 5 + 6 + 5);
       expect(new Set(stored.map((s) => s.keyId))).toEqual(new Set([before.primaryKeyId]));
 
-      const result = rotateMasterKey({ home, env: {}, secrets: store.secrets });
+      const result = await rotateMasterKey({ home, env: {}, secrets: store.secrets });
       expect(result.rotated).toBe(stored.length);
       expect(result.unreadable).toEqual([]);
       const after = loadKeyring({ home, env: {}, createIfMissing: false });
       expect(after.keyIds).toEqual([result.keyId]);
       expect(readFileSync(join(home, 'master.key'), 'utf8').trim().split('\n')).toHaveLength(1);
-      expect(store.secrets.activeKeyId()).toBe(result.keyId);
+      expect(await store.secrets.activeKeyId()).toBe(result.keyId);
 
       const opened = (await openEverything(store, after)).join('\n');
       for (const plain of [...PLAIN_IN_REQUEST, 'inline-bearer-token-secret', 'vim-password-secret', 'vim-bearer-secret', 'MIIBroot']) {
         expect(opened).toContain(plain);
       }
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('seals again under the new key a secret a writer sealed with the old one before the rotation committed', () => {
+  it('seals again under the new key a secret a writer sealed with the old one before the rotation committed', async () => {
     const home = newHome();
     const old = loadKeyring({ home, env: {}, createIfMissing: true });
     const writer = openWired(home, {}, () => old);
     const rotator = openStore(home);
     try {
-      writer.vims.insert(vim('a', { bearerToken: 'tok-a' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-a' }));
+      await writer.vims.insert(vim('a', { bearerToken: 'tok-a' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-a' }));
       // The writer seals now, with the keys it loaded...
       const sealedEarly = sealSecrets(old, { bearerToken: 'tok-b' });
       // ...a rotation in another process commits and drops the old key...
-      const result = rotateMasterKey({ home, env: {}, secrets: rotator.secrets });
+      const result = await rotateMasterKey({ home, env: {}, secrets: rotator.secrets });
       expect(loadKeyring({ home, env: {}, createIfMissing: false }).keyIds).toEqual([result.keyId]);
       // ...and the writer's write lands after it.
-      writer.vims.insert(vim('b', { bearerToken: 'tok-b' }, { method: 'bearer-token' }), sealedEarly);
+      await writer.vims.insert(vim('b', { bearerToken: 'tok-b' }, { method: 'bearer-token' }), sealedEarly);
       const onDisk = loadKeyring({ home, env: {}, createIfMissing: false });
-      expect(writer.vims.sealedSecrets('b')!.keyId).toBe(result.keyId);
-      expect(writer.vims.list().map((v) => openSecrets(writer.vims, onDisk, v).bearerToken)).toEqual(['tok-a', 'tok-b']);
+      expect((await writer.vims.sealedSecrets('b'))!.keyId).toBe(result.keyId);
+      expect(await Promise.all((await writer.vims.list()).map(async (v) => (await openSecrets(writer.vims, onDisk, v)).bearerToken))).toEqual(['tok-a', 'tok-b']);
     } finally {
-      writer.close();
-      rotator.close();
+      await writer.close();
+      await rotator.close();
     }
   });
 
-  it('refuses, writing nothing, a writer whose VNFM_MASTER_KEY lacks the key the store rotated to', () => {
+  it('refuses, writing nothing, a writer whose VNFM_MASTER_KEY lacks the key the store rotated to', async () => {
     const home = newHome();
     const oldKey = generateFernetKey();
     const newKey = generateFernetKey();
@@ -263,13 +263,13 @@ describe('master key rotation over the store', () => {
     const writer = openWired(home, { VNFM_MASTER_KEY: oldKey }, () => old);
     const rotator = openStore(home);
     try {
-      writer.vims.insert(vim('a', { bearerToken: 'tok-a' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-a' }));
-      rotateMasterKey({ home, env: { VNFM_MASTER_KEY: `${newKey},${oldKey}` }, secrets: rotator.secrets });
-      expect(() => writer.vims.insert(vim('b', { bearerToken: 'tok-b' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-b' }))).toThrow(SecretKeyError);
-      expect(writer.vims.list().map((v) => v.name)).toEqual(['a']);
+      await writer.vims.insert(vim('a', { bearerToken: 'tok-a' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-a' }));
+      await rotateMasterKey({ home, env: { VNFM_MASTER_KEY: `${newKey},${oldKey}` }, secrets: rotator.secrets });
+      await expect(writer.vims.insert(vim('b', { bearerToken: 'tok-b' }, { method: 'bearer-token' }), sealSecrets(old, { bearerToken: 'tok-b' }))).rejects.toThrow(SecretKeyError);
+      expect((await writer.vims.list()).map((v) => v.name)).toEqual(['a']);
     } finally {
-      writer.close();
-      rotator.close();
+      await writer.close();
+      await rotator.close();
     }
   });
 
@@ -279,49 +279,43 @@ describe('master key rotation over the store', () => {
     const writer = openWired(home, {}, () => old);
     const rotator = openStore(home);
     try {
-      seedPackage(writer);
+      await seedPackage(writer);
       const request = await preparedRequest(old, packageDir());
-      rotateMasterKey({ home, env: {}, secrets: rotator.secrets });
+      await rotateMasterKey({ home, env: {}, secrets: rotator.secrets });
       const instance = instanceWith(request, old);
-      writer.instances.insert(instance);
-      writer.opOccs.insert(opOcc(request), { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED', instantiatedVnfInfo: instance.instantiatedVnfInfo! });
+      await writer.instances.insert(instance);
+      await writer.opOccs.insert(opOcc(request), { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED', instantiatedVnfInfo: instance.instantiatedVnfInfo! });
       const onDisk = loadKeyring({ home, env: {}, createIfMissing: false });
       expect(onDisk.keyIds).toHaveLength(1);
       const opened = (await openEverything(writer, onDisk)).join('\n');
       for (const plain of [...PLAIN_IN_REQUEST, 'inline-bearer-token-secret']) expect(opened).toContain(plain);
     } finally {
-      writer.close();
-      rotator.close();
+      await writer.close();
+      await rotator.close();
     }
   });
 
-  it('takes the rotation lock once: a second holder is refused while the first runs, a dead holder is taken over, and operations wait for it', () => {
+  it('takes the rotation lock once: a second holder is refused while the first runs, a dead holder is taken over, and operations wait for it', async () => {
     const home = newHome();
     const store = openStore(home, { isHolderAlive: (h) => h.pid !== 999_999 });
     try {
       const first = { pid: 4242, hostName: 'h', startTime: '1' };
-      expect(store.secrets.acquireLock(ROTATION_LOCK, first, NOW, () => true)).toEqual({});
-      const refused = (() => {
-        try {
-          store.secrets.acquireLock(ROTATION_LOCK, { pid: 4343 }, NOW, () => true);
-        } catch (err) {
-          return err;
-        }
-      })();
+      expect(await store.secrets.acquireLock(ROTATION_LOCK, first, NOW, () => true)).toEqual({});
+      const refused = await store.secrets.acquireLock(ROTATION_LOCK, { pid: 4343 }, NOW, () => true).catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(ConflictError);
       expect((refused as Error).message).toBe(`a master key rotation is in progress by pid 4242 on h since ${NOW}`);
-      expect(() => store.secrets.assertNoRotation()).toThrow(/master key rotation is in progress by pid 4242/);
-      store.secrets.releaseLock(ROTATION_LOCK, first);
-      expect(store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
-      store.secrets.assertNoRotation();
+      await expect(store.secrets.assertNoRotation()).rejects.toThrow(/master key rotation is in progress by pid 4242/);
+      await store.secrets.releaseLock(ROTATION_LOCK, first);
+      expect(await store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
+      await store.secrets.assertNoRotation();
 
-      store.secrets.acquireLock(ROTATION_LOCK, { pid: 999_999 }, NOW, () => true);
+      await store.secrets.acquireLock(ROTATION_LOCK, { pid: 999_999 }, NOW, () => true);
       // Its holder no longer runs: operations go on, and the next rotation takes the lock over.
-      store.secrets.assertNoRotation();
-      const taken = store.secrets.acquireLock(ROTATION_LOCK, first, NOW, (h) => h.pid !== 999_999);
+      await store.secrets.assertNoRotation();
+      const taken = await store.secrets.acquireLock(ROTATION_LOCK, first, NOW, (h) => h.pid !== 999_999);
       expect(taken.staleHolder).toMatchObject({ pid: 999_999 });
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

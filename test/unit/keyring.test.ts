@@ -31,10 +31,10 @@ class MemorySecretStore implements SecretStore {
   /** Runs after the rewrite has committed, as a writer in another process would. */
   onRewrite?: () => void;
 
-  listSecrets(): StoredSecret[] {
+  async listSecrets(): Promise<StoredSecret[]> {
     return [...this.rows.values()].map((r) => ({ ...r }));
   }
-  rewriteSecrets(rewrite: (s: StoredSecret) => { token: string; keyId: string } | undefined, activeKeyId?: string): number {
+  async rewriteSecrets(rewrite: (s: StoredSecret) => { token: string; keyId: string } | undefined, activeKeyId?: string): Promise<number> {
     this.rewriteCalls++;
     // All or nothing, like the store's transaction.
     const updates: StoredSecret[] = [];
@@ -52,8 +52,8 @@ class MemorySecretStore implements SecretStore {
   }
 }
 
-function expectAllReadable(store: SecretStore, keyring: Keyring, expected: Map<string, string>): void {
-  const rows = store.listSecrets();
+async function expectAllReadable(store: SecretStore, keyring: Keyring, expected: Map<string, string>): Promise<void> {
+  const rows = await store.listSecrets();
   expect(rows).toHaveLength(expected.size);
   for (const row of rows) expect(keyring.decrypt(row.token, row.keyId)).toBe(expected.get(row.ref));
 }
@@ -282,10 +282,10 @@ describe('rotateMasterKey', () => {
     expected = new Map();
   });
 
-  it('re-encrypts every secret under a new key file key and drops the old key', () => {
+  it('re-encrypts every secret under a new key file key and drops the old key', async () => {
     const before = loadKeyring({ home, env: noEnv, createIfMissing: true });
     seed(before);
-    const result = rotateMasterKey({ home, env: noEnv, secrets: store });
+    const result = await rotateMasterKey({ home, env: noEnv, secrets: store });
     expect(result.rotated).toBe(25);
     expect(result.source).toBe('file');
     expect(result.path).toBe(keyFile(home));
@@ -297,26 +297,26 @@ describe('rotateMasterKey', () => {
     const after = loadKeyring({ home, env: noEnv, createIfMissing: false });
     expect(after.keyIds).toEqual([result.keyId]);
     expect(fileMode(keyFile(home))).toBe(0o600);
-    for (const row of store.listSecrets()) expect(row.keyId).toBe(result.keyId);
-    expectAllReadable(store, after, expected);
+    for (const row of await store.listSecrets()) expect(row.keyId).toBe(result.keyId);
+    await expectAllReadable(store, after, expected);
     expect(fs.readdirSync(home)).toEqual(['master.key']);
   });
 
-  it('rotates to a key it is given', () => {
+  it('rotates to a key it is given', async () => {
     seed(loadKeyring({ home, env: noEnv, createIfMissing: true }), 3);
     const newKey = generateFernetKey();
-    expect(rotateMasterKey({ home, env: noEnv, secrets: store, newKey }).keyId).toBe(keyIdOf(newKey));
+    expect((await rotateMasterKey({ home, env: noEnv, secrets: store, newKey })).keyId).toBe(keyIdOf(newKey));
     expect(keyFileLines(home)).toEqual([newKey]);
-    expect(() => rotateMasterKey({ home, env: noEnv, secrets: store, newKey: 'short' })).toThrow(UsageError);
+    await expect(rotateMasterKey({ home, env: noEnv, secrets: store, newKey: 'short' })).rejects.toThrow(UsageError);
   });
 
   it.each<RotationStep>(['key-file-extended', 're-encrypted', 'verified', 'key-file-replaced'])(
     'leaves every secret readable from disk when it dies after %s, and a second run finishes',
-    (step) => {
+    async (step) => {
       const before = loadKeyring({ home, env: noEnv, createIfMissing: true });
       seed(before);
       const crash = new Error('simulated crash');
-      expect(() =>
+      await expect(
         rotateMasterKey({
           home,
           env: noEnv,
@@ -325,52 +325,52 @@ describe('rotateMasterKey', () => {
             if (s === step) throw crash;
           },
         }),
-      ).toThrow(crash);
+      ).rejects.toThrow(crash);
 
       const onDisk = loadKeyring({ home, env: noEnv, createIfMissing: false });
       expect(onDisk.keyIds).toHaveLength(step === 'key-file-replaced' ? 1 : 2);
-      expectAllReadable(store, onDisk, expected);
+      await expectAllReadable(store, onDisk, expected);
 
-      const again = rotateMasterKey({ home, env: noEnv, secrets: store });
+      const again = await rotateMasterKey({ home, env: noEnv, secrets: store });
       const final = loadKeyring({ home, env: noEnv, createIfMissing: false });
       expect(final.keyIds).toEqual([again.keyId]);
-      expectAllReadable(store, final, expected);
+      await expectAllReadable(store, final, expected);
     },
   );
 
-  it('changes nothing when a secret cannot be decrypted', () => {
+  it('changes nothing when a secret cannot be decrypted', async () => {
     seed(loadKeyring({ home, env: noEnv, createIfMissing: true }), 3);
     const lost = new Fernet(generateFernetKey());
     store.rows.set('vim/orphan', { ref: 'vim/orphan', token: lost.encrypt('x'), keyId: 'ffffffffffffffff' });
     const keyFileBefore = fs.readFileSync(keyFile(home), 'utf8');
-    const rowsBefore = store.listSecrets();
-    expect(() => rotateMasterKey({ home, env: noEnv, secrets: store })).toThrow(/key ffffffffffffffff, which is not in the keyring/);
+    const rowsBefore = await store.listSecrets();
+    await expect(rotateMasterKey({ home, env: noEnv, secrets: store })).rejects.toThrow(/key ffffffffffffffff, which is not in the keyring/);
     expect(fs.readFileSync(keyFile(home), 'utf8')).toBe(keyFileBefore);
-    expect(store.listSecrets()).toEqual(rowsBefore);
+    expect(await store.listSecrets()).toEqual(rowsBefore);
   });
 
-  it('refuses to rotate when secrets exist and the key file is missing', () => {
+  it('refuses to rotate when secrets exist and the key file is missing', async () => {
     store.rows.set('a', { ref: 'a', token: new Fernet(generateFernetKey()).encrypt('x'), keyId: '0000000000000000' });
-    expect(() => rotateMasterKey({ home, env: noEnv, secrets: store })).toThrow(SecretKeyError);
+    await expect(rotateMasterKey({ home, env: noEnv, secrets: store })).rejects.toThrow(SecretKeyError);
     expect(fs.existsSync(keyFile(home))).toBe(false);
   });
 
-  it('leaves a sealed value outside the VIMs that no key opens as it is, and rotates the rest', () => {
+  it('leaves a sealed value outside the VIMs that no key opens as it is, and rotates the rest', async () => {
     seed(loadKeyring({ home, env: noEnv, createIfMissing: true }), 3);
     const lost = { ref: 'lcm_op_occs/1/operation_params:$.password', token: new Fernet(generateFernetKey()).encrypt('x'), keyId: 'ffffffffffffffff' };
     store.rows.set(lost.ref, lost);
-    const result = rotateMasterKey({ home, env: noEnv, secrets: store });
+    const result = await rotateMasterKey({ home, env: noEnv, secrets: store });
     expect(result.rotated).toBe(3);
     expect(result.unreadable).toEqual([lost.ref]);
     expect(store.rows.get(lost.ref)).toEqual(lost);
-    expectAllReadable(
-      { listSecrets: () => store.listSecrets().filter((r) => r.ref !== lost.ref), rewriteSecrets: () => 0 },
+    await expectAllReadable(
+      { listSecrets: async () => (await store.listSecrets()).filter((r) => r.ref !== lost.ref), rewriteSecrets: async () => 0 },
       loadKeyring({ home, env: noEnv, createIfMissing: false }),
       expected,
     );
   });
 
-  it('keeps the old key when a secret written after the re-encryption does not open with the new key alone', () => {
+  it('keeps the old key when a secret written after the re-encryption does not open with the new key alone', async () => {
     const before = loadKeyring({ home, env: noEnv, createIfMissing: true });
     seed(before, 2);
     // A writer that ignored the store's active key: the check before the key file is switched catches it.
@@ -379,37 +379,40 @@ describe('rotateMasterKey', () => {
       store.put('vim/late', 'written meanwhile', before);
       expected.set('vim/late', 'written meanwhile');
     };
-    expect(() => rotateMasterKey({ home, env: noEnv, secrets: store })).toThrow(/1 secret\(s\) do not open with the new master key .*vim\/late.*the old keys are kept/);
+    await expect(rotateMasterKey({ home, env: noEnv, secrets: store })).rejects.toThrow(/1 secret\(s\) do not open with the new master key .*vim\/late.*the old keys are kept/);
     const onDisk = loadKeyring({ home, env: noEnv, createIfMissing: false });
     expect(onDisk.keyIds).toHaveLength(2);
     expect(onDisk.keyIds).toContain(before.primaryKeyId);
-    expectAllReadable(store, onDisk, expected);
+    await expectAllReadable(store, onDisk, expected);
     // Run again: the late secret is rotated too and the old key goes.
-    const again = rotateMasterKey({ home, env: noEnv, secrets: store });
+    const again = await rotateMasterKey({ home, env: noEnv, secrets: store });
     expect(loadKeyring({ home, env: noEnv, createIfMissing: false }).keyIds).toEqual([again.keyId]);
-    expectAllReadable(store, loadKeyring({ home, env: noEnv, createIfMissing: false }), expected);
+    await expectAllReadable(store, loadKeyring({ home, env: noEnv, createIfMissing: false }), expected);
   });
 
-  it('holds the lock for the whole rotation and releases it on failure too', () => {
+  it('holds the lock for the whole rotation and releases it on failure too', async () => {
     seed(loadKeyring({ home, env: noEnv, createIfMissing: true }), 2);
     const events: string[] = [];
-    const lock = { acquire: () => events.push('acquire'), release: () => events.push('release') };
-    rotateMasterKey({ home, env: noEnv, secrets: store, lock, afterStep: (s) => events.push(s) });
+    const lock = {
+      acquire: async () => void events.push('acquire'),
+      release: async () => void events.push('release'),
+    };
+    await rotateMasterKey({ home, env: noEnv, secrets: store, lock, afterStep: (s) => events.push(s) });
     expect(events).toEqual(['acquire', 'key-file-extended', 're-encrypted', 'verified', 'key-file-replaced', 'release']);
     events.length = 0;
     const busy = {
-      acquire: () => {
+      acquire: async () => {
         throw new ConflictError('a master key rotation is in progress by pid 1');
       },
-      release: () => events.push('release'),
+      release: async () => void events.push('release'),
     };
     const keyFileBefore = fs.readFileSync(keyFile(home), 'utf8');
-    expect(() => rotateMasterKey({ home, env: noEnv, secrets: store, lock: busy })).toThrow(ConflictError);
+    await expect(rotateMasterKey({ home, env: noEnv, secrets: store, lock: busy })).rejects.toThrow(ConflictError);
     expect(events).toEqual([]);
     expect(fs.readFileSync(keyFile(home), 'utf8')).toBe(keyFileBefore);
   });
 
-  it('removes key temp files that killed writers left, and keeps those of live ones', () => {
+  it('removes key temp files that killed writers left, and keeps those of live ones', async () => {
     seed(loadKeyring({ home, env: noEnv, createIfMissing: true }), 1);
     const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
     const stale = path.join(home, `.master.key.${dead}.0123456789ab.tmp`);
@@ -421,7 +424,7 @@ describe('rotateMasterKey', () => {
     expect(fs.existsSync(live)).toBe(true);
     fs.rmSync(live);
     fs.writeFileSync(stale, `${generateFernetKey()}\n`, { mode: 0o600 });
-    rotateMasterKey({ home, env: noEnv, secrets: store });
+    await rotateMasterKey({ home, env: noEnv, secrets: store });
     expect(fs.readdirSync(home)).toEqual(['master.key']);
   });
 
@@ -429,26 +432,26 @@ describe('rotateMasterKey', () => {
     const oldKey = generateFernetKey();
     const newKey = generateFernetKey();
 
-    it('re-encrypts everything under the first key and writes no file', () => {
+    it('re-encrypts everything under the first key and writes no file', async () => {
       seed(loadKeyring({ home, env: { VNFM_MASTER_KEY: oldKey }, createIfMissing: true }));
       const env = { VNFM_MASTER_KEY: `${newKey},${oldKey}` };
-      const result = rotateMasterKey({ home, env, secrets: store });
+      const result = await rotateMasterKey({ home, env, secrets: store });
       expect(result).toEqual({ rotated: 25, keyId: keyIdOf(newKey), source: 'env', retiredKeyIds: [keyIdOf(oldKey)], unreadable: [] });
       expect(fs.existsSync(home)).toBe(false);
-      expectAllReadable(store, loadKeyring({ home, env: { VNFM_MASTER_KEY: newKey }, createIfMissing: false }), expected);
-      expect(rotateMasterKey({ home, env, secrets: store }).rotated).toBe(0);
+      await expectAllReadable(store, loadKeyring({ home, env: { VNFM_MASTER_KEY: newKey }, createIfMissing: false }), expected);
+      expect((await rotateMasterKey({ home, env, secrets: store })).rotated).toBe(0);
     });
 
-    it('reports nothing to rotate when the one key already holds every secret', () => {
+    it('reports nothing to rotate when the one key already holds every secret', async () => {
       const env = { VNFM_MASTER_KEY: oldKey };
       seed(loadKeyring({ home, env, createIfMissing: true }), 4);
-      expect(rotateMasterKey({ home, env, secrets: store })).toEqual({ rotated: 0, keyId: keyIdOf(oldKey), source: 'env', retiredKeyIds: [], unreadable: [] });
+      expect(await rotateMasterKey({ home, env, secrets: store })).toEqual({ rotated: 0, keyId: keyIdOf(oldKey), source: 'env', retiredKeyIds: [], unreadable: [] });
     });
 
-    it('refuses a given new key, hinting to prepend one to VNFM_MASTER_KEY', () => {
+    it('refuses a given new key, hinting to prepend one to VNFM_MASTER_KEY', async () => {
       let err: unknown;
       try {
-        rotateMasterKey({ home, env: { VNFM_MASTER_KEY: oldKey }, secrets: store, newKey });
+        await rotateMasterKey({ home, env: { VNFM_MASTER_KEY: oldKey }, secrets: store, newKey });
       } catch (e) {
         err = e;
       }
@@ -456,9 +459,9 @@ describe('rotateMasterKey', () => {
       expect((err as UsageError).hint).toMatch(/VNFM_MASTER_KEY=<new>,<old>.*vnfm key-generate/);
     });
 
-    it('names the key it lacks when the env no longer holds the old key', () => {
+    it('names the key it lacks when the env no longer holds the old key', async () => {
       seed(loadKeyring({ home, env: { VNFM_MASTER_KEY: oldKey }, createIfMissing: true }), 2);
-      expect(() => rotateMasterKey({ home, env: { VNFM_MASTER_KEY: newKey }, secrets: store })).toThrow(new RegExp(`key ${keyIdOf(oldKey)}, which is not in the keyring`));
+      await expect(rotateMasterKey({ home, env: { VNFM_MASTER_KEY: newKey }, secrets: store })).rejects.toThrow(new RegExp(`key ${keyIdOf(oldKey)}, which is not in the keyring`));
     });
   });
 });
@@ -506,9 +509,7 @@ describe('rotateMasterKey killed with SIGKILL', () => {
       db.pragma('journal_mode = WAL');
       const update = db.prepare('UPDATE secret SET token = ?, key_id = ? WHERE ref = ?');
       const list = () => db.prepare('SELECT ref, token, key_id AS keyId FROM secret').all();
-      const store = {
-        listSecrets: list,
-        rewriteSecrets: db.transaction((rewrite) => {
+      const rewriteAll = db.transaction((rewrite) => {
           const rows = list();
           let n = 0;
           rows.forEach((row, i) => {
@@ -517,9 +518,9 @@ describe('rotateMasterKey killed with SIGKILL', () => {
             if (i === Math.floor(rows.length / 2)) freeze('mid-transaction');
           });
           return n;
-        }),
-      };
-      const result = rotateMasterKey({ home: ${JSON.stringify(home)}, env: {}, secrets: store, afterStep: freeze });
+        });
+      const store = { listSecrets: async () => list(), rewriteSecrets: async (rewrite) => rewriteAll(rewrite) };
+      const result = await rotateMasterKey({ home: ${JSON.stringify(home)}, env: {}, secrets: store, afterStep: freeze });
       process.stdout.write('DONE ' + JSON.stringify(result) + '\\n');`;
   }
 

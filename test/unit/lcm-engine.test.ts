@@ -30,6 +30,7 @@ import {
 } from '../../src/lcm/index.js';
 import type { HookContext } from '../../src/mgmt/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { SqliteStoreDb } from '../../src/store/database.js';
 import type { Vim } from '../../src/vim/index.js';
 import { FakeInfraDriver } from '../support/fake-infra-driver.js';
 
@@ -71,8 +72,8 @@ beforeEach(async () => {
   const pkgDeps = { packages: store.packages, home, now: () => new Date() };
   await onboardPackage(pkgDeps, { path: join(SAMPLE, 'package') });
   await onboardPackage(pkgDeps, { path: join(SAMPLE, 'package-v2') });
-  store.vims.insert(vim(), undefined);
-  store.vims.insert(
+  await store.vims.insert(vim(), undefined);
+  await store.vims.insert(
     vim({
       id: 'vim-os',
       name: 'openstack',
@@ -93,32 +94,32 @@ beforeEach(async () => {
   };
 });
 
-afterEach(() => store.close());
+afterEach(async () => await store.close());
 
 async function instantiated(): Promise<VnfInstance> {
-  const vnf = createVnf(deps, { vnfdId: V1, name: 'web' });
+  const vnf = await createVnf(deps, { vnfdId: V1, name: 'web' });
   await instantiateVnf(deps, vnf.id, request('instantiate.json'));
-  return getVnf(deps, vnf.id);
+  return await getVnf(deps, vnf.id);
 }
 
 describe('instances', () => {
-  it('create makes the package IN_USE, delete of the last instance NOT_IN_USE', () => {
-    const vnf = createVnf(deps, { vnfdId: V1, name: 'web', description: 'front' });
+  it('create makes the package IN_USE, delete of the last instance NOT_IN_USE', async () => {
+    const vnf = await createVnf(deps, { vnfdId: V1, name: 'web', description: 'front' });
     expect(vnf).toMatchObject({ instantiationState: 'NOT_INSTANTIATED', vnfdId: V1, vnfInstanceName: 'web', vnfSoftwareVersion: '1.0' });
-    expect(store.packages.get(V1).usageState).toBe('IN_USE');
-    const second = createVnf(deps, { package: V1 });
-    deleteVnf(deps, vnf.id);
-    expect(store.packages.get(V1).usageState).toBe('IN_USE');
-    deleteVnf(deps, second.id);
-    expect(store.packages.get(V1).usageState).toBe('NOT_IN_USE');
+    expect((await store.packages.get(V1)).usageState).toBe('IN_USE');
+    const second = await createVnf(deps, { package: V1 });
+    await deleteVnf(deps, vnf.id);
+    expect((await store.packages.get(V1)).usageState).toBe('IN_USE');
+    await deleteVnf(deps, second.id);
+    expect((await store.packages.get(V1)).usageState).toBe('NOT_IN_USE');
   });
 
   it('refuses a disabled package, a taken name, and deleting an INSTANTIATED instance', async () => {
-    store.packages.setStates(store.packages.get(V2).id, { operationalState: 'DISABLED' }, new Date().toISOString());
-    expect(() => createVnf(deps, { vnfdId: V2 })).toThrow(/DISABLED/);
+    await store.packages.setStates((await store.packages.get(V2)).id, { operationalState: 'DISABLED' }, new Date().toISOString());
+    await expect(createVnf(deps, { vnfdId: V2 })).rejects.toThrow(/DISABLED/);
     const vnf = await instantiated();
-    expect(() => createVnf(deps, { vnfdId: V1, name: 'web' })).toThrow(ConflictError);
-    expect(() => deleteVnf(deps, vnf.id)).toThrow(/INSTANTIATED/);
+    await expect(createVnf(deps, { vnfdId: V1, name: 'web' })).rejects.toThrow(ConflictError);
+    await expect(deleteVnf(deps, vnf.id)).rejects.toThrow(/INSTANTIATED/);
   });
 });
 
@@ -131,24 +132,24 @@ describe('the VIM asked before an operation is recorded', () => {
       asked.push(v.name);
       if (!answering) throw new VimCheckError(`cannot reach ${v.spec.authUrl} (ECONNREFUSED)`);
     };
-    const before = store.opOccs.list().length;
+    const before = (await store.opOccs.list()).length;
     const err = await scaleVnf(deps, vnf.id, request('scale-out.json')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VimCheckError);
     expect((err as VimCheckError).exitCode).toBe(6);
-    expect(store.opOccs.list()).toHaveLength(before);
+    expect(await store.opOccs.list()).toHaveLength(before);
     expect(driver.callsOf('scale')).toEqual([]);
-    expect(store.vims.get('vim-k8s').status).toBe('UNREACHABLE');
+    expect((await store.vims.get('vim-k8s')).status).toBe('UNREACHABLE');
     answering = true;
     const r = await scaleVnf(deps, vnf.id, request('scale-out.json'));
     expect(r.opOcc.operationState).toBe('COMPLETED');
-    expect(store.vims.get('vim-k8s').status).toBe('REACHABLE');
+    expect((await store.vims.get('vim-k8s')).status).toBe('REACHABLE');
     expect(asked).toEqual(['k8s', 'k8s']);
   });
 });
 
 describe('operations that complete', () => {
   it('instantiate: replicas from the level, namespace from the request, VNFCs and resources recorded, hooks around the driver', async () => {
-    const vnf = createVnf(deps, { vnfdId: V1 });
+    const vnf = await createVnf(deps, { vnfdId: V1 });
     const events: LcmEvent[] = [];
     const { opOcc, vnfInstance } = await instantiateVnf(
       deps,
@@ -183,15 +184,19 @@ describe('operations that complete', () => {
       'COMPLETED',
     ]);
     expect(opOcc.journal.filter((s) => s.state === 'done')).toHaveLength(4);
-    expect(store.opOccs.lock(vnf.id)).toBeUndefined();
+    expect(await store.opOccs.lock(vnf.id)).toBeUndefined();
   });
 
   it('records each journal step in the store before the driver takes it', async () => {
-    const vnf = createVnf(deps, { vnfdId: V1 });
+    const vnf = await createVnf(deps, { vnfdId: V1 });
     const seen: number[] = [];
+    // Read at once (the driver takes the step as record returns), through the store's own SQLite connection.
+    const sqlite = (store.db as SqliteStoreDb).sqlite;
     driver.onRecord = (step) => {
-      const op = store.opOccs.list({ vnfInstanceId: vnf.id })[0]!;
-      const persisted = store.opOccs.journal(op.id);
+      const op = sqlite.prepare('SELECT id FROM lcm_op_occs WHERE vnf_instance_id = ?').pluck().get(vnf.id) as string;
+      const persisted = (sqlite.prepare('SELECT step FROM lcm_op_occ_journal_steps WHERE op_id = ? ORDER BY seq').pluck().all(op) as string[]).map(
+        (text) => JSON.parse(text) as unknown,
+      );
       expect(persisted.at(-1)).toEqual(step);
       seen.push(persisted.length);
     };
@@ -217,8 +222,8 @@ describe('operations that complete', () => {
     const changed = await changeVnfPackage(deps, vnf.id, request('change-package.json'));
     expect(changed.vnfInstance).toMatchObject({ vnfdId: V2, vnfSoftwareVersion: '2.0' });
     expect(changed.vnfInstance.instantiatedVnfInfo!.metadata['lcm-kubernetes-def-files'][0]).toBe('Files/new_kubernetes/configmap.yaml');
-    expect(store.packages.get(V1).usageState).toBe('NOT_IN_USE');
-    expect(store.packages.get(V2).usageState).toBe('IN_USE');
+    expect((await store.packages.get(V1)).usageState).toBe('NOT_IN_USE');
+    expect((await store.packages.get(V2)).usageState).toBe('IN_USE');
 
     const ended = await terminateVnf(deps, vnf.id, request('terminate.json'));
     expect(driver.callsOf('remove')[0]!.input).toMatchObject({ gracePeriodSeconds: 30 });
@@ -226,9 +231,9 @@ describe('operations that complete', () => {
     expect(ended.vnfInstance.instantiatedVnfInfo).toBeUndefined();
     expect(driver.resources.size).toBe(0);
     expect(hooks).toContain('change_current_package_end');
-    deleteVnf(deps, vnf.id);
-    expect(store.packages.get(V2).usageState).toBe('NOT_IN_USE');
-    expect(store.opOccs.list()).toEqual([]);
+    await deleteVnf(deps, vnf.id);
+    expect((await store.packages.get(V2)).usageState).toBe('NOT_IN_USE');
+    expect(await store.opOccs.list()).toEqual([]);
   });
 });
 
@@ -250,73 +255,73 @@ describe('requests refused before anything changes', () => {
   ];
   for (const [name, run, message] of cases) {
     it(name, async () => {
-      const vnf = createVnf(deps, { vnfdId: V1 });
+      const vnf = await createVnf(deps, { vnfdId: V1 });
       const err = await run(vnf).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(UsageError);
       expect((err as Error).message).toMatch(message);
-      expect(store.opOccs.list()).toEqual([]);
+      expect(await store.opOccs.list()).toEqual([]);
       expect(driver.calls).toEqual([]);
     });
   }
   it('scale of a NOT_INSTANTIATED instance: a state conflict (exit 4, as on every command), nothing recorded', async () => {
-    const vnf = createVnf(deps, { vnfdId: V1 });
+    const vnf = await createVnf(deps, { vnfdId: V1 });
     const err = await scaleVnf(deps, vnf.id, request('scale-out.json')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as ConflictError).exitCode).toBe(4);
     expect((err as Error).message).toMatch(/NOT_INSTANTIATED/);
-    expect(store.opOccs.list()).toEqual([]);
+    expect(await store.opOccs.list()).toEqual([]);
     expect(driver.calls).toEqual([]);
   });
 
   it('a second instantiate, scale beyond max_scale_level or below 0, an unknown VNFC', async () => {
     const vnf = await instantiated();
-    const before = store.opOccs.list().length;
+    const before = (await store.opOccs.list()).length;
     await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(/already INSTANTIATED/);
     await expect(scaleVnf(deps, vnf.id, { ...request('scale-out.json'), numberOfSteps: 3 })).rejects.toThrow(/numberOfSteps: .*beyond its max_scale_level 2/);
     await expect(scaleVnf(deps, vnf.id, request('scale-in.json'))).rejects.toThrow(/below 0/);
     await expect(scaleVnf(deps, vnf.id, { type: 'SCALE_OUT', aspectId: 'nope' })).rejects.toThrow(ValidationError);
     await expect(healVnf(deps, vnf.id, { vnfcInstanceId: ['VDU1-gone'] })).rejects.toThrow(/vnfcInstanceId\[0\]: "VDU1-gone" is not a VNFC/);
     await expect(changeVnfPackage(deps, vnf.id, { vnfdId: 'nope' })).rejects.toThrow(/vnfdId: no onboarded package/);
-    expect(store.opOccs.list()).toHaveLength(before);
+    expect(await store.opOccs.list()).toHaveLength(before);
   });
 
   it("the infra-driver's preflight refusal (package or unreachable cluster) leaves no occurrence, runs no hook and writes nothing", async () => {
-    const vnf = createVnf(deps, { vnfdId: V1 });
+    const vnf = await createVnf(deps, { vnfdId: V1 });
     driver.failOnce('check', new ValidationError('Files/kubernetes/x.yaml', undefined, 'VDU VDU1 maps to Widget w, whose kind has no /scale subresource'));
     await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(/x\.yaml: VDU VDU1 maps to Widget w/);
     driver.failOnce('check', new VimCheckError('cannot check the package against the cluster at https://127.0.0.1:6443: no answer'));
     await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(VimCheckError);
-    expect(store.opOccs.list()).toEqual([]);
+    expect(await store.opOccs.list()).toEqual([]);
     expect(hooks).toEqual([]);
     expect(driver.calls.map((c) => c.method)).toEqual(['check', 'check']);
     expect((driver.calls[0]!.input as { vdus: Array<{ vduId: string }> }).vdus.map((v) => v.vduId).sort()).toEqual(['VDU1', 'VDU2']);
 
     await instantiateVnf(deps, vnf.id, request('instantiate.json'));
-    const before = store.opOccs.list().length;
+    const before = (await store.opOccs.list()).length;
     driver.failOnce('check', new UsageError('no CustomResourceDefinition provides Widget (example.com/v1)'));
     await expect(changeVnfPackage(deps, vnf.id, request('change-package.json'))).rejects.toThrow(/no CustomResourceDefinition provides Widget/);
-    expect(store.opOccs.list()).toHaveLength(before);
+    expect(await store.opOccs.list()).toHaveLength(before);
     expect(driver.callsOf('changePackage')).toEqual([]);
-    expect(getVnf(deps, vnf.id).vnfdId).toBe(V1);
+    expect((await getVnf(deps, vnf.id)).vnfdId).toBe(V1);
   });
 });
 
 describe('failure, retry, rollback, fail', () => {
   it('a driver failure leaves FAILED_TEMP with problem details, blocks the instance, and retry completes', async () => {
-    const vnf = createVnf(deps, { vnfdId: V1 });
+    const vnf = await createVnf(deps, { vnfdId: V1 });
     driver.failOnce('deploy', new Error('the API server answered 500'), 2);
     const err = await instantiateVnf(deps, vnf.id, request('instantiate.json')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VnfmError);
     expect((err as VnfmError).message).toMatch(/INSTANTIATE of vnf instance .* failed: the API server answered 500; occurrence .* is FAILED_TEMP/);
     expect((err as VnfmError).hint).toMatch(/op-retry .*op-rollback .*op-fail/);
-    const [op] = listOpOccs(deps, { vnf: vnf.id });
+    const [op] = await listOpOccs(deps, { vnf: vnf.id });
     expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 500, detail: 'the API server answered 500' } });
-    expect(store.opOccs.lock(vnf.id)).toBeUndefined();
-    expect(getVnf(deps, vnf.id).instantiationState).toBe('NOT_INSTANTIATED');
+    expect(await store.opOccs.lock(vnf.id)).toBeUndefined();
+    expect((await getVnf(deps, vnf.id)).instantiationState).toBe('NOT_INSTANTIATED');
 
     await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(ConflictError);
     await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(new RegExp(`FAILED_TEMP INSTANTIATE occurrence \\(${op!.id}\\)`));
-    expect(() => deleteVnf(deps, vnf.id)).toThrow(ConflictError);
+    await expect(deleteVnf(deps, vnf.id)).rejects.toThrow(ConflictError);
 
     const retried = await retryOpOcc(deps, op!.id);
     expect(retried.opOcc).toMatchObject({ id: op!.id, operationState: 'COMPLETED' });
@@ -327,10 +332,10 @@ describe('failure, retry, rollback, fail', () => {
   });
 
   it('rollback of an instantiate removes what the journal says was created, in reverse', async () => {
-    const vnf = createVnf(deps, { vnfdId: V1 });
+    const vnf = await createVnf(deps, { vnfdId: V1 });
     driver.failOnce('deploy', new Error('boom'), 2);
     await instantiateVnf(deps, vnf.id, request('instantiate.json')).catch(() => undefined);
-    const [op] = listOpOccs(deps, { vnf: vnf.id, state: 'FAILED_TEMP' });
+    const [op] = await listOpOccs(deps, { vnf: vnf.id, state: 'FAILED_TEMP' });
     const states: string[] = [];
     const { opOcc, vnfInstance } = await rollbackOpOcc(deps, op!.id, { onEvent: (e) => e.type === 'occurrence' && states.push(e.opOcc.operationState) });
     expect(states).toEqual(['ROLLING_BACK', 'ROLLED_BACK']);
@@ -345,20 +350,20 @@ describe('failure, retry, rollback, fail', () => {
     const vnf = await instantiated();
     driver.failOnce('scale', new Error('scale refused'));
     await expect(scaleVnf(deps, vnf.id, request('scale-out.json'))).rejects.toThrow(/scale refused/);
-    const op = listOpOccs(deps, { state: 'FAILED_TEMP' })[0]!;
+    const op = (await listOpOccs(deps, { state: 'FAILED_TEMP' }))[0]!;
     driver.failOnce('scale', new Error('still refused'));
     await expect(rollbackOpOcc(deps, op.id)).rejects.toThrow(/rollback of SCALE .* failed: still refused/);
-    expect(getOpOcc(deps, op.id)).toMatchObject({ operationState: 'FAILED_TEMP', error: { detail: 'still refused' } });
+    expect(await getOpOcc(deps, op.id)).toMatchObject({ operationState: 'FAILED_TEMP', error: { detail: 'still refused' } });
     await rollbackOpOcc(deps, op.id);
     expect(driver.callsOf('scale').at(-1)!.input).toMatchObject({ replicas: 1 });
-    expect(getVnf(deps, vnf.id).instantiatedVnfInfo!.scaleStatus[0]!.scaleLevel).toBe(0);
+    expect((await getVnf(deps, vnf.id)).instantiatedVnfInfo!.scaleStatus[0]!.scaleLevel).toBe(0);
 
     driver.failOnce('heal', new Error('pods stuck'));
     await expect(healVnf(deps, vnf.id, {})).rejects.toThrow(/pods stuck/);
-    const heal = listOpOccs(deps, { state: 'FAILED_TEMP' })[0]!;
+    const heal = (await listOpOccs(deps, { state: 'FAILED_TEMP' }))[0]!;
     await expect(rollbackOpOcc(deps, heal.id)).rejects.toThrow(/HEAL, which cannot be rolled back/);
-    expect(failOpOcc(deps, heal.id).operationState).toBe('FAILED');
-    expect(() => failOpOcc(deps, heal.id)).toThrow(/FAILED: only a FAILED_TEMP occurrence can be failed/);
+    expect((await failOpOcc(deps, heal.id)).operationState).toBe('FAILED');
+    await expect(failOpOcc(deps, heal.id)).rejects.toThrow(/FAILED: only a FAILED_TEMP occurrence can be failed/);
     await scaleVnf(deps, vnf.id, request('scale-out.json'));
   });
 
@@ -366,12 +371,12 @@ describe('failure, retry, rollback, fail', () => {
     const vnf = await instantiated();
     driver.failOnce('changePackage', new Error('rollout stuck'), 3);
     await expect(changeVnfPackage(deps, vnf.id, request('change-package.json'))).rejects.toThrow(/rollout stuck/);
-    const op = listOpOccs(deps, { state: 'FAILED_TEMP' })[0]!;
+    const op = (await listOpOccs(deps, { state: 'FAILED_TEMP' }))[0]!;
     await rollbackOpOcc(deps, op.id);
     const input = driver.callsOf('changePackage')[1]!.input as { objects: { metadata: { name: string } }[]; current: unknown[] };
     expect(input.objects.map((o) => o.metadata.name)).toEqual(['basic-cnf-content', 'basic-cnf-web', 'vdu1', 'vdu2']);
-    expect(getVnf(deps, vnf.id)).toMatchObject({ vnfdId: V1 });
-    expect(store.packages.get(V1).usageState).toBe('IN_USE');
+    expect(await getVnf(deps, vnf.id)).toMatchObject({ vnfdId: V1 });
+    expect((await store.packages.get(V1)).usageState).toBe('IN_USE');
   });
 });
 
@@ -384,16 +389,16 @@ describe('locks and cancellation', () => {
     const entered = driver.entering('scale');
     const running = scaleVnf({ ...deps, pid: ghost }, vnf.id, request('scale-out.json'), { signal: ac.signal }).catch((e: unknown) => e);
     await entered;
-    expect(store.opOccs.lock(vnf.id)!.pid).toBe(ghost);
+    expect((await store.opOccs.lock(vnf.id))!.pid).toBe(ghost);
 
     const err = await healVnf(deps, vnf.id, {}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as Error).message).toMatch(/FAILED_TEMP SCALE occurrence/);
-    const op = listOpOccs(deps, { vnf: vnf.id, state: 'FAILED_TEMP' })[0]!;
+    const op = (await listOpOccs(deps, { vnf: vnf.id, state: 'FAILED_TEMP' }))[0]!;
     expect(op.error!.detail).toMatch(
       new RegExp(`vnfm process \\(pid ${ghost} on host \\S+\\) running this SCALE stopped before finishing it \\(killed or crashed: no process has pid ${ghost}\\)`),
     );
-    expect(store.opOccs.lock(vnf.id)).toBeUndefined();
+    expect(await store.opOccs.lock(vnf.id)).toBeUndefined();
 
     ac.abort(new InterruptedError('interrupted'));
     await running;
@@ -403,7 +408,7 @@ describe('locks and cancellation', () => {
   });
 
   it('a live lock is a conflict naming the process; Ctrl-C ends FAILED_TEMP and the lock is released', async () => {
-    const vnf = createVnf(deps, { vnfdId: V1 });
+    const vnf = await createVnf(deps, { vnfdId: V1 });
     driver.hang('deploy');
     const ac = new AbortController();
     const entered = driver.entering('deploy');
@@ -412,17 +417,17 @@ describe('locks and cancellation', () => {
     await expect(instantiateVnf(deps, vnf.id, request('instantiate.json'))).rejects.toThrow(
       new RegExp(`vnf instance ${vnf.id} is locked by vnfm pid ${process.pid} on host \\S+ since \\S+ \\(operation INSTANTIATE, occurrence `),
     );
-    expect(() => failOpOcc(deps, listOpOccs(deps)[0]!.id)).toThrow(/PROCESSING/);
+    await expect(failOpOcc(deps, (await listOpOccs(deps))[0]!.id)).rejects.toThrow(/PROCESSING/);
     ac.abort(new InterruptedError('interrupted'));
     const err = await running;
     expect(err).toBeInstanceOf(InterruptedError);
     expect((err as Error).message).toMatch(/INSTANTIATE of vnf instance .* interrupted; occurrence .* is FAILED_TEMP/);
-    expect(listOpOccs(deps)[0]).toMatchObject({ operationState: 'FAILED_TEMP', error: { title: 'Interrupted' } });
-    expect(store.opOccs.lock(vnf.id)).toBeUndefined();
+    expect((await listOpOccs(deps))[0]).toMatchObject({ operationState: 'FAILED_TEMP', error: { title: 'Interrupted' } });
+    expect(await store.opOccs.lock(vnf.id)).toBeUndefined();
   });
 
   it('SIGTERM ends FAILED_TEMP with TerminatedError (exit 143), naming the occurrence and what to do', async () => {
-    const vnf = createVnf(deps, { vnfdId: V1 });
+    const vnf = await createVnf(deps, { vnfdId: V1 });
     driver.hang('deploy');
     const ac = new AbortController();
     const entered = driver.entering('deploy');
@@ -432,15 +437,15 @@ describe('locks and cancellation', () => {
     const err = (await running) as TerminatedError;
     expect(err).toBeInstanceOf(TerminatedError);
     expect(err.exitCode).toBe(143);
-    const op = listOpOccs(deps)[0]!;
+    const op = (await listOpOccs(deps))[0]!;
     expect(err.message).toBe(`INSTANTIATE of vnf instance ${vnf.id} terminated (SIGTERM); occurrence ${op.id} is FAILED_TEMP`);
     expect(err.hint).toBe(`retry it: vnfm op-retry ${op.id}; or undo it: vnfm op-rollback ${op.id}; or give up on it: vnfm op-fail ${op.id}`);
     expect(op).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 503, title: 'Terminated', detail: 'terminated (SIGTERM)' } });
-    expect(store.opOccs.lock(vnf.id)).toBeUndefined();
+    expect(await store.opOccs.lock(vnf.id)).toBeUndefined();
   });
 
   it('--timeout ends FAILED_TEMP with TimeoutError', async () => {
-    const vnf = createVnf(deps, { vnfdId: V1 });
+    const vnf = await createVnf(deps, { vnfdId: V1 });
     driver.hang('deploy');
     const ac = new AbortController();
     const entered = driver.entering('deploy');
@@ -449,6 +454,6 @@ describe('locks and cancellation', () => {
     ac.abort(new TimeoutError('timed out after 5s'));
     const err = await running;
     expect(err).toBeInstanceOf(TimeoutError);
-    expect(listOpOccs(deps)[0]).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 504, detail: 'timed out after 5s' } });
+    expect((await listOpOccs(deps))[0]).toMatchObject({ operationState: 'FAILED_TEMP', error: { status: 504, detail: 'timed out after 5s' } });
   });
 });

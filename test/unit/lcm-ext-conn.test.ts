@@ -91,7 +91,7 @@ beforeEach(async () => {
   home = join(mkdtempSync(join(tmpdir(), 'vnfm-extconn-')), 'home');
   store = openStore(home);
   await onboardPackage({ packages: store.packages, home, now: () => new Date() }, { path: join(SAMPLE, 'package') });
-  store.vims.insert(vim, undefined);
+  await store.vims.insert(vim, undefined);
   updates = [];
   hooks = [];
   connected = [];
@@ -113,23 +113,23 @@ beforeEach(async () => {
   };
 });
 
-afterEach(() => store.close());
+afterEach(async () => await store.close());
 
 async function instantiated(): Promise<string> {
-  const pkg = store.packages.list()[0]!;
-  const vnf = createVnf(deps, { vnfdId: pkg.vnfdId, name: 'vm' });
+  const pkg = (await store.packages.list())[0]!;
+  const vnf = await createVnf(deps, { vnfdId: pkg.vnfdId, name: 'vm' });
   await instantiateVnf(deps, vnf.id, request('instantiate.json'));
   hooks.length = 0;
   return vnf.id;
 }
 
 type Nfv = { VDU: Record<string, unknown>; CP: Record<string, { network?: string; fixed_ips?: unknown[] }> };
-const nfvOf = (id: string) => (getVnf(deps, id).instantiatedVnfInfo!.metadata as unknown as { heat: { nfv: Nfv; extVirtualLinks: { id: string }[] } }).heat;
+const nfvOf = async (id: string) => ((await getVnf(deps, id)).instantiatedVnfInfo!.metadata as unknown as { heat: { nfv: Nfv; extVirtualLinks: { id: string }[] } }).heat;
 
 describe('vnf-change-ext-conn (OpenStack)', () => {
   it("updates the stack's nfv: the named connection point gets the new network and fixed IP, the rest stays; hooks around", async () => {
     const id = await instantiated();
-    const before = nfvOf(id);
+    const before = await nfvOf(id);
     const r = await changeExtConn(deps, id, { extVirtualLinks: [link('ext-vl-2', 'net-new')] });
     expect(r.opOcc).toMatchObject({ operation: 'CHANGE_EXT_CONN', operationState: 'COMPLETED' });
     expect(updates).toHaveLength(1);
@@ -137,7 +137,7 @@ describe('vnf-change-ext-conn (OpenStack)', () => {
     expect(updates[0]!.nfv.CP['VDU1_CP1']).toEqual({ network: 'net-new', fixed_ips: [{ ip_address: '10.10.0.5', subnet: 'subnet-new' }] });
     expect(updates[0]!.nfv.CP['VDU2_CP1']).toEqual(before.nfv.CP['VDU2_CP1']);
     expect(updates[0]!.nfv.VDU).toEqual(before.nfv.VDU);
-    const after = nfvOf(id);
+    const after = await nfvOf(id);
     expect(after.nfv).toEqual(updates[0]!.nfv);
     expect(after.extVirtualLinks.map((l) => l.id)).toEqual(['ext-vl-1', 'ext-vl-2']);
     expect(hooks).toEqual(['change_external_connectivity_start', 'change_external_connectivity_end']);
@@ -148,31 +148,31 @@ describe('vnf-change-ext-conn (OpenStack)', () => {
     await expect(changeExtConn(deps, id, { extVirtualLinks: [link('x', 'n', 'NOPE_CP')] })).rejects.toThrow(/extCps\[0\]\.cpdId: "?NOPE_CP"? is not an external connection point/);
     await expect(changeExtConn(deps, id, { extVirtualLink: [] })).rejects.toThrow(ValidationError);
     await expect(changeExtConn(deps, id, { extVirtualLinks: [] })).rejects.toThrow(/extVirtualLinks: is required/);
-    expect(listOpOccs(deps, { vnf: id }).map((o) => o.operation)).toEqual(['INSTANTIATE']);
+    expect((await listOpOccs(deps, { vnf: id })).map((o) => o.operation)).toEqual(['INSTANTIATE']);
     expect(updates).toEqual([]);
   });
 
   it('a Heat failure is FAILED_TEMP; retry completes; rollback updates the stack with the nfv before', async () => {
     const id = await instantiated();
-    const before = nfvOf(id);
+    const before = await nfvOf(id);
     failNext = new Error('UPDATE_FAILED: port quota exceeded');
     await expect(changeExtConn(deps, id, { extVirtualLinks: [link('ext-vl-2', 'net-new')] })).rejects.toThrow(
       /CHANGE_EXT_CONN of vnf instance .* failed: UPDATE_FAILED.*FAILED_TEMP/,
     );
-    const op = listOpOccs(deps, { vnf: id }).find((o) => o.operationState === 'FAILED_TEMP')!;
-    expect(nfvOf(id)).toEqual(before);
+    const op = (await listOpOccs(deps, { vnf: id })).find((o) => o.operationState === 'FAILED_TEMP')!;
+    expect(await nfvOf(id)).toEqual(before);
     const back = await rollbackOpOcc(deps, op.id);
     expect(back.opOcc.operationState).toBe('ROLLED_BACK');
     expect(updates.at(-1)!.nfv).toEqual(before.nfv);
 
     failNext = new Error('UPDATE_FAILED: again');
     await expect(changeExtConn(deps, id, { extVirtualLinks: [link('ext-vl-1', 'net-3')] })).rejects.toThrow(/FAILED_TEMP/);
-    const second = listOpOccs(deps, { vnf: id }).find((o) => o.operationState === 'FAILED_TEMP')!;
+    const second = (await listOpOccs(deps, { vnf: id })).find((o) => o.operationState === 'FAILED_TEMP')!;
     const retried = await retryOpOcc(deps, second.id);
     expect(retried.opOcc.operationState).toBe('COMPLETED');
-    expect(nfvOf(id).nfv.CP['VDU1_CP1']?.network).toBe('net-3');
+    expect((await nfvOf(id)).nfv.CP['VDU1_CP1']?.network).toBe('net-3');
     // The link of the same id is replaced, not added.
-    expect(nfvOf(id).extVirtualLinks.map((l) => l.id)).toEqual(['ext-vl-1']);
+    expect((await nfvOf(id)).extVirtualLinks.map((l) => l.id)).toEqual(['ext-vl-1']);
   });
 });
 
@@ -199,7 +199,7 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
     additionalParams: { 'dummy-key': 'dummy-val' },
   });
   const onEvent = (e: { type: string; message?: string }) => void (e.type === 'notice' && notices.push(e.message!));
-  const keptVim = (id: string) => getVnf(deps, id).vimConnectionInfo?.['vim1'];
+  const keptVim = async (id: string) => (await getVnf(deps, id)).vimConnectionInfo?.['vim1'];
 
   it('is merged into the instance as Tacker v2 merges it: the stack is updated on the merged VIM, which the instance then runs on', async () => {
     const id = await instantiated();
@@ -212,9 +212,13 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
       secrets: { password: 'devstack' },
     });
     expect(updates).toHaveLength(1);
-    const after = getVnf(deps, id);
+    const after = await getVnf(deps, id);
     expect(after.vimId).toBeUndefined();
-    expect(keptVim(id)).toMatchObject({ vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', interfaceInfo: { endpoint: 'http://127.0.0.2:5000/v3' }, extra: { 'dummy-key': 'dummy-val' } });
+    expect(await keptVim(id)).toMatchObject({
+      vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3',
+      interfaceInfo: { endpoint: 'http://127.0.0.2:5000/v3' },
+      extra: { 'dummy-key': 'dummy-val' },
+    });
     expect(Object.keys(after.vimConnectionInfo!)).toEqual(['vim1']);
     expect(notices.join('\n')).toMatch(/vimConnectionInfo\.vim2 is not kept: an instance runs on one VIM/);
     // Kept and recorded sealed: neither the instance nor the occurrence holds a password in the clear.
@@ -229,31 +233,31 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
     const id = await instantiated();
     failNext = new Error('Stack vnf-x could not be found');
     await expect(changeExtConn(deps, id, changeExtConnMax('new-password'))).rejects.toThrow(/FAILED_TEMP/);
-    const op = listOpOccs(deps, { vnf: id }).find((o) => o.operationState === 'FAILED_TEMP')!;
+    const op = (await listOpOccs(deps, { vnf: id })).find((o) => o.operationState === 'FAILED_TEMP')!;
     expect(connected.at(-1)).toMatchObject({ inline: true, secrets: { password: 'new-password' } });
     // Nothing of the instance changed yet: its VIM is the registered one.
-    expect(getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
-    expect(getVnf(deps, id).vimConnectionInfo).toBeUndefined();
+    expect(await getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
+    expect((await getVnf(deps, id)).vimConnectionInfo).toBeUndefined();
     const back = await rollbackOpOcc(deps, op.id);
     expect(back.opOcc.operationState).toBe('ROLLED_BACK');
     expect(connected.at(-1)).toMatchObject({ inline: false, id: 'vim-os' });
-    expect(getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
-    expect(getVnf(deps, id).vimConnectionInfo).toBeUndefined();
+    expect(await getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
+    expect((await getVnf(deps, id)).vimConnectionInfo).toBeUndefined();
 
     failNext = new Error('UPDATE_FAILED: again');
     await expect(changeExtConn(deps, id, changeExtConnMax('new-password'))).rejects.toThrow(/FAILED_TEMP/);
-    const second = listOpOccs(deps, { vnf: id }).find((o) => o.operationState === 'FAILED_TEMP')!;
+    const second = (await listOpOccs(deps, { vnf: id })).find((o) => o.operationState === 'FAILED_TEMP')!;
     expect((await retryOpOcc(deps, second.id)).opOcc.operationState).toBe('COMPLETED');
     // The retry reopened the credentials the occurrence kept sealed.
     expect(connected.at(-1)).toMatchObject({ inline: true, secrets: { password: 'new-password' } });
-    expect(getVnf(deps, id).vimId).toBeUndefined();
-    expect(keptVim(id)).toMatchObject({ interfaceInfo: { endpoint: 'http://127.0.0.2:5000/v3' } });
+    expect((await getVnf(deps, id)).vimId).toBeUndefined();
+    expect(await keptVim(id)).toMatchObject({ interfaceInfo: { endpoint: 'http://127.0.0.2:5000/v3' } });
   });
 
   it('naming a registered VIM moves the instance to it; a Kubernetes VIM or a vimId not registered is refused, nothing recorded', async () => {
     const id = await instantiated();
-    store.vims.insert({ ...vim, id: 'vim-os-2', name: 'openstack-2', isDefault: false }, undefined);
-    store.vims.insert(
+    await store.vims.insert({ ...vim, id: 'vim-os-2', name: 'openstack-2', isDefault: false }, undefined);
+    await store.vims.insert(
       { ...vim, id: 'vim-k8s', name: 'k8s', isDefault: false, spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:6443', auth: { method: 'bearer-token' }, verifyTls: true } },
       undefined,
     );
@@ -264,14 +268,14 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
       /vimConnectionInfo\.vim1\.vimId: no VIM "?nope"? is registered/,
     );
     await expect(changeExtConn(deps, id, { extVirtualLinks: [link('l', 'n')], vimConnectionInfo: 'vim1' })).rejects.toThrow(ValidationError);
-    expect(listOpOccs(deps, { vnf: id }).map((o) => o.operation)).toEqual(['INSTANTIATE']);
+    expect((await listOpOccs(deps, { vnf: id })).map((o) => o.operation)).toEqual(['INSTANTIATE']);
     const r = await changeExtConn(deps, id, {
       extVirtualLinks: [link('l', 'n')],
       vimConnectionInfo: { vim1: { vimId: 'openstack-2', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } },
     });
     expect(r.opOcc.operationParams).toMatchObject({ vimConnectionInfo: { vim1: { vimId: 'vim-os-2' } } });
     expect(connected.at(-1)).toMatchObject({ inline: false, id: 'vim-os-2' });
-    expect(getVnf(deps, id)).toMatchObject({ vimId: 'vim-os-2' });
+    expect(await getVnf(deps, id)).toMatchObject({ vimId: 'vim-os-2' });
   });
 
   it("Tacker v1's array (fake_vnflcm.py's change_ext_conn body) is not used, as in Tacker v1: the instance's VIM, a notice, no credentials recorded", async () => {
@@ -289,7 +293,7 @@ describe('vnf-change-ext-conn with vimConnectionInfo', () => {
     expect(r.opOcc.operationState).toBe('COMPLETED');
     expect(connected.at(-1)).toMatchObject({ inline: false, id: 'vim-os' });
     expect(notices.join('\n')).toMatch(/vimConnectionInfo in the v1 \(array\) form is not used by a change of external connectivity, as in Tacker v1: .*"openstack" \(vim-os\)/);
-    expect(getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
+    expect(await getVnf(deps, id)).toMatchObject({ vimId: 'vim-os' });
     expect(JSON.stringify(r.opOcc.operationParams)).not.toMatch(/devstack|identity/);
   });
 });
@@ -299,7 +303,7 @@ describe('vnf-update of an OpenStack VNF', () => {
     const id = await instantiated();
     const r = await modifyVnfInfo(deps, id, { vnfInstanceName: 'vm-2', extensions: { site: 'a' } });
     expect(r.opOcc).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
-    expect(getVnf(deps, id)).toMatchObject({ vnfInstanceName: 'vm-2', extensions: { site: 'a' } });
+    expect(await getVnf(deps, id)).toMatchObject({ vnfInstanceName: 'vm-2', extensions: { site: 'a' } });
     expect(updates).toEqual([]);
     expect(hooks).toEqual(['modify_information_start', 'modify_information_end']);
     await expect(modifyVnfInfo(deps, id, { vimConnectionInfo: { vim1: { vimId: 'openstack', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3' } } })).rejects.toThrow(

@@ -116,18 +116,18 @@ beforeEach(async () => {
   home = join(mkdtempSync(join(tmpdir(), 'vnfm-images-')), 'home');
   store = openStore(home);
   await onboardPackage({ packages: store.packages, home, now: () => new Date() }, { path: imagePackage() });
-  store.vims.insert(vim, undefined);
+  await store.vims.insert(vim, undefined);
   calls = [];
   deployed = [];
   streamed = [];
 });
 
-afterEach(() => store.close());
+afterEach(async () => await store.close());
 
 describe('the images of an OpenStack instantiate', () => {
   it('the image streamed from the stored package once for both VDUs, its id in the stack’s nfv and the record; terminate deletes it after the stack', async () => {
     const deps = depsWith(recordingImages(true));
-    const vnf = createVnf(deps, { vnfdId: store.packages.list()[0]!.vnfdId, name: 'vm' });
+    const vnf = await createVnf(deps, { vnfdId: (await store.packages.list())[0]!.vnfdId, name: 'vm' });
     await instantiateVnf(deps, vnf.id, request());
     expect(streamed).toEqual([
       {
@@ -145,7 +145,7 @@ describe('the images of an OpenStack instantiate', () => {
     ]);
     expect(deployed[0]!.nfv.VDU['VDU1']!.vcImageId).toBe('glance-cirros-0.5.2-x86_64-disk');
     expect(deployed[0]!.nfv.VDU['VDU2']!.vcImageId).toBe('glance-cirros-0.5.2-x86_64-disk');
-    const heat = (getVnf(deps, vnf.id).instantiatedVnfInfo!.metadata as unknown as { heat: { nfv: { VDU: Record<string, { vcImageId?: string }> } } }).heat;
+    const heat = ((await getVnf(deps, vnf.id)).instantiatedVnfInfo!.metadata as unknown as { heat: { nfv: { VDU: Record<string, { vcImageId?: string }> } } }).heat;
     expect(heat.nfv.VDU['VDU1']!.vcImageId).toBe('glance-cirros-0.5.2-x86_64-disk');
     await terminateVnf(deps, vnf.id, { terminationType: 'FORCEFUL' });
     expect(calls).toEqual(['upload', 'deploy', 'remove stack', 'remove images']);
@@ -156,7 +156,7 @@ describe('the images of an OpenStack instantiate', () => {
     ['a driver without an images service', false],
   ])('%s: the templates get the image by name, and a notice says it must exist', async (_name, withService) => {
     const deps = depsWith(withService ? recordingImages(false) : undefined);
-    const vnf = createVnf(deps, { vnfdId: store.packages.list()[0]!.vnfdId, name: 'vm' });
+    const vnf = await createVnf(deps, { vnfdId: (await store.packages.list())[0]!.vnfdId, name: 'vm' });
     const notices: string[] = [];
     await instantiateVnf(deps, vnf.id, request(), { onEvent: (e) => void (e.type === 'notice' && notices.push(e.message)) });
     expect(streamed).toEqual([]);

@@ -43,7 +43,7 @@ beforeEach(async () => {
   home = join(mkdtempSync(join(tmpdir(), 'vnfm-locks-')), 'home');
   store = openStore(home);
   await onboardPackage({ packages: store.packages, home, now: () => new Date() }, { path: join(SAMPLE, 'package') });
-  store.vims.insert(
+  await store.vims.insert(
     {
       id: 'vim-k8s',
       name: 'k8s',
@@ -64,17 +64,17 @@ beforeEach(async () => {
   await new Promise((ok) => sleeper.once('spawn', ok));
 });
 
-afterEach(() => {
+afterEach(async () => {
   sleeper.kill('SIGKILL');
-  store.close();
+  await store.close();
 });
 
 /** A pid that belonged to a process which has exited. */
 const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
 
 /** An instance with an INSTANTIATE occurrence left PROCESSING under a lock held by `holder`. */
-function lockedInstance(holder: Omit<VnfLock, 'vnfInstanceId' | 'opId' | 'acquiredAt'>): LcmOpOcc {
-  const vnf = createVnf(deps, { vnfdId: V1, name: 'web' });
+async function lockedInstance(holder: Omit<VnfLock, 'vnfInstanceId' | 'opId' | 'acquiredAt'>): Promise<LcmOpOcc> {
+  const vnf = await createVnf(deps, { vnfdId: V1, name: 'web' });
   const op: LcmOpOcc = {
     id: 'a1b2c3d4-0000-4000-8000-000000000001',
     vnfInstanceId: vnf.id,
@@ -87,9 +87,9 @@ function lockedInstance(holder: Omit<VnfLock, 'vnfInstanceId' | 'opId' | 'acquir
     isAutomaticInvocation: false,
     pid: holder.pid,
   };
-  store.opOccs.exclusive(() => {
-    store.opOccs.insert(op, { vnfPkgId: vnf.vnfPkgId, vnfdId: vnf.vnfdId, instantiationState: 'NOT_INSTANTIATED' });
-    store.opOccs.takeLock({ vnfInstanceId: vnf.id, opId: op.id, acquiredAt: SINCE, ...holder });
+  await store.opOccs.exclusive(async () => {
+    await store.opOccs.insert(op, { vnfPkgId: vnf.vnfPkgId, vnfdId: vnf.vnfdId, instantiationState: 'NOT_INSTANTIATED' });
+    await store.opOccs.takeLock({ vnfInstanceId: vnf.id, opId: op.id, acquiredAt: SINCE, ...holder });
   });
   return op;
 }
@@ -101,10 +101,10 @@ describe('lock holders', () => {
     const driver = new FakeInfraDriver().hang('deploy');
     const entered = driver.entering('deploy');
     const ac = new AbortController();
-    const vnf = createVnf(deps, { vnfdId: V1 });
+    const vnf = await createVnf(deps, { vnfdId: V1 });
     const running = instantiateVnf({ ...deps, kubernetesDriver: () => driver }, vnf.id, request(), { signal: ac.signal }).catch((e: unknown) => e);
     await entered;
-    const lock = store.opOccs.lock(vnf.id)!;
+    const lock = (await store.opOccs.lock(vnf.id))!;
     expect(lock).toMatchObject({
       pid: process.pid,
       hostName: thisHost().hostName,
@@ -121,114 +121,113 @@ describe('lock holders', () => {
   it('a live pid that is another process (pid reused) is a stale lock: the occurrence becomes FAILED_TEMP and the instance is free', async () => {
     const real = holderOf(sleeper.pid!);
     expect(real.startTime).toMatch(/^\d+$/);
-    const op = lockedInstance({ ...real, startTime: String(Number(real.startTime) - 1) });
-    const swept = getOpOcc(deps, op.id);
+    const op = await lockedInstance({ ...real, startTime: String(Number(real.startTime) - 1) });
+    const swept = await getOpOcc(deps, op.id);
     expect(swept).toMatchObject({ operationState: 'FAILED_TEMP', error: { title: 'vnfm process died' } });
     expect(swept.error!.detail).toContain(`pid ${sleeper.pid} is now another process`);
-    expect(store.opOccs.lock(op.vnfInstanceId)).toBeUndefined();
-    expect(failOpOcc(deps, op.id).operationState).toBe('FAILED');
+    expect(await store.opOccs.lock(op.vnfInstanceId)).toBeUndefined();
+    expect((await failOpOcc(deps, op.id)).operationState).toBe('FAILED');
   });
 
-  it('a lock held by "pid 1" (always alive here) that started at another time is stale', () => {
+  it('a lock held by "pid 1" (always alive here) that started at another time is stale', async () => {
     const init = holderOf(1);
-    const op = lockedInstance({ ...init, startTime: String(Number(init.startTime ?? 0) + 12345) });
-    expect(listOpOccs(deps)[0]).toMatchObject({ id: op.id, operationState: 'FAILED_TEMP' });
+    const op = await lockedInstance({ ...init, startTime: String(Number(init.startTime ?? 0) + 12345) });
+    expect((await listOpOccs(deps))[0]).toMatchObject({ id: op.id, operationState: 'FAILED_TEMP' });
   });
 
-  it('a lock from another boot of this host is stale, even when its pid and start time match a live process', () => {
-    const op = lockedInstance({ ...holderOf(sleeper.pid!), bootId: '00000000-0000-4000-8000-000000000000' });
-    const swept = getOpOcc(deps, op.id);
+  it('a lock from another boot of this host is stale, even when its pid and start time match a live process', async () => {
+    const op = await lockedInstance({ ...holderOf(sleeper.pid!), bootId: '00000000-0000-4000-8000-000000000000' });
+    const swept = await getOpOcc(deps, op.id);
     expect(swept.operationState).toBe('FAILED_TEMP');
     expect(swept.error!.detail).toMatch(/the host has been restarted since/);
   });
 
   it('a lock from another host is not stale, even with a pid dead here; the refusal names the host, pid, time and operation', async () => {
-    const op = lockedInstance({ pid: deadPid(), hostName: 'far-away', hostId: 'another-machine pid:[1]', bootId: 'b', startTime: '42' });
-    expect(getOpOcc(deps, op.id).operationState).toBe('PROCESSING');
+    const op = await lockedInstance({ pid: deadPid(), hostName: 'far-away', hostId: 'another-machine pid:[1]', bootId: 'b', startTime: '42' });
+    expect((await getOpOcc(deps, op.id)).operationState).toBe('PROCESSING');
     const err = await healVnf(deps, op.vnfInstanceId, {}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as Error).message).toBe(
       `vnf instance ${op.vnfInstanceId} is locked by vnfm pid ${op.pid} on host far-away since ${SINCE} (operation INSTANTIATE, occurrence ${op.id})`,
     );
     expect((err as ConflictError).hint).toContain(`vnfm op-fail --force ${op.id}`);
-    expect(store.opOccs.lock(op.vnfInstanceId)).toMatchObject({ opId: op.id, pid: op.pid });
+    expect(await store.opOccs.lock(op.vnfInstanceId)).toMatchObject({ opId: op.id, pid: op.pid });
   });
 
-  it('a lock from another container on this host (same boot, another pid namespace) is not stale', () => {
+  it('a lock from another container on this host (same boot, another pid namespace) is not stale', async () => {
     const here = holderOf(sleeper.pid!);
-    const op = lockedInstance({ ...here, pid: 1, hostId: `${here.hostId!.split(' ')[0]} pid:[4026530000]`, startTime: '1' });
-    expect(getOpOcc(deps, op.id).operationState).toBe('PROCESSING');
+    const op = await lockedInstance({ ...here, pid: 1, hostId: `${here.hostId!.split(' ')[0]} pid:[4026530000]`, startTime: '1' });
+    expect((await getOpOcc(deps, op.id)).operationState).toBe('PROCESSING');
   });
 
   it('a lock held by a live process with the recorded start time holds', async () => {
-    const op = lockedInstance(holderOf(sleeper.pid!));
-    expect(getOpOcc(deps, op.id).operationState).toBe('PROCESSING');
+    const op = await lockedInstance(holderOf(sleeper.pid!));
+    expect((await getOpOcc(deps, op.id)).operationState).toBe('PROCESSING');
     await expect(healVnf(deps, op.vnfInstanceId, {})).rejects.toThrow(new RegExp(`locked by vnfm pid ${sleeper.pid} on host ${thisHost().hostName} since`));
   });
 });
 
 describe('locks taken before holders were recorded (pid alone)', () => {
-  it('a dead pid is stale; a live one holds, and op-fail --force may release it since it cannot be verified', () => {
-    const gone = lockedInstance({ pid: deadPid() });
-    expect(getOpOcc(deps, gone.id).operationState).toBe('FAILED_TEMP');
-    expect(failOpOcc(deps, gone.id).operationState).toBe('FAILED');
-    store.db.prepare('DELETE FROM vnf_instances').run();
+  it('a dead pid is stale; a live one holds, and op-fail --force may release it since it cannot be verified', async () => {
+    const gone = await lockedInstance({ pid: deadPid() });
+    expect((await getOpOcc(deps, gone.id)).operationState).toBe('FAILED_TEMP');
+    expect((await failOpOcc(deps, gone.id)).operationState).toBe('FAILED');
+    await store.db.prepare('DELETE FROM vnf_instances').run();
 
-    const live = lockedInstance({ pid: sleeper.pid! });
-    expect(getOpOcc(deps, live.id).operationState).toBe('PROCESSING');
-    expect(() => failOpOcc(deps, live.id)).toThrow(/locked by vnfm pid \d+ on host \(not recorded\) since/);
-    expect(failOpOcc(deps, live.id, { force: true }).operationState).toBe('FAILED');
-    expect(store.opOccs.lock(live.vnfInstanceId)).toBeUndefined();
+    const live = await lockedInstance({ pid: sleeper.pid! });
+    expect((await getOpOcc(deps, live.id)).operationState).toBe('PROCESSING');
+    await expect(failOpOcc(deps, live.id)).rejects.toThrow(/locked by vnfm pid \d+ on host \(not recorded\) since/);
+    expect((await failOpOcc(deps, live.id, { force: true })).operationState).toBe('FAILED');
+    expect(await store.opOccs.lock(live.vnfInstanceId)).toBeUndefined();
   });
 });
 
 describe('op-fail --force', () => {
-  it('without --force a PROCESSING occurrence is refused, with the way out in the hint', () => {
-    const op = lockedInstance({ pid: deadPid(), hostName: 'far-away', hostId: 'another-machine', startTime: '1' });
-    const err = (() => {
-      try {
-        failOpOcc(deps, op.id);
-      } catch (e) {
-        return e as ConflictError;
-      }
-    })();
+  it('without --force a PROCESSING occurrence is refused, with the way out in the hint', async () => {
+    const op = await lockedInstance({ pid: deadPid(), hostName: 'far-away', hostId: 'another-machine', startTime: '1' });
+    const err = await failOpOcc(deps, op.id).then(
+      () => undefined,
+      (e: unknown) => e as ConflictError,
+    );
     expect(err).toBeInstanceOf(ConflictError);
     expect(err!.message).toMatch(/is PROCESSING: only a FAILED_TEMP occurrence can be failed; vnf instance .* is locked by vnfm pid \d+ on host far-away/);
     expect(err!.hint).toContain(`vnfm op-fail --force ${op.id}`);
   });
 
-  it('gives up on a PROCESSING occurrence whose holder is gone (pid reused): FAILED, lock released', () => {
+  it('gives up on a PROCESSING occurrence whose holder is gone (pid reused): FAILED, lock released', async () => {
     const real = holderOf(sleeper.pid!);
-    const op = lockedInstance({ ...real, startTime: `${real.startTime}0` });
-    expect(failOpOcc(deps, op.id, { force: true }).operationState).toBe('FAILED');
-    expect(store.opOccs.lock(op.vnfInstanceId)).toBeUndefined();
+    const op = await lockedInstance({ ...real, startTime: `${real.startTime}0` });
+    expect((await failOpOcc(deps, op.id, { force: true })).operationState).toBe('FAILED');
+    expect(await store.opOccs.lock(op.vnfInstanceId)).toBeUndefined();
   });
 
   it('gives up on one held on another host: FAILED, the error names the holder, the instance is free', async () => {
-    const op = lockedInstance({ pid: 7, hostName: 'far-away', hostId: 'another-machine', bootId: 'b', startTime: '42' });
-    const failed = failOpOcc(deps, op.id, { force: true });
+    const op = await lockedInstance({ pid: 7, hostName: 'far-away', hostId: 'another-machine', bootId: 'b', startTime: '42' });
+    const failed = await failOpOcc(deps, op.id, { force: true });
     expect(failed).toMatchObject({ operationState: 'FAILED', error: { title: 'Failed by the operator' } });
     expect(failed.error!.detail).toBe(`op-fail --force while PROCESSING, run by vnfm pid 7 on host far-away since ${SINCE}; the instance may be partly changed`);
-    expect(store.opOccs.lock(op.vnfInstanceId)).toBeUndefined();
+    expect(await store.opOccs.lock(op.vnfInstanceId)).toBeUndefined();
     expect((await instantiateVnf(deps, op.vnfInstanceId, request())).opOcc.operationState).toBe('COMPLETED');
   });
 
-  it('refuses when the lock changed hands after the operator confirmed it', () => {
-    const op = lockedInstance({ pid: 7, hostName: 'far-away', hostId: 'another-machine', startTime: '42' });
-    const seen = failTarget(deps, op.id, { force: true }).lock!;
-    store.db.prepare("UPDATE vnf_locks SET pid = 8, acquired_at = '2026-03-02T00:00:00.000Z'").run();
-    expect(() => failOpOcc(deps, op.id, { force: true, confirmed: seen })).toThrow(/changed hands while you were asked: .* locked by vnfm pid 8 on host far-away since 2026-03-02/);
-    expect(store.opOccs.lock(op.vnfInstanceId)!.pid).toBe(8);
-    expect(failOpOcc(deps, op.id, { force: true, confirmed: store.opOccs.lock(op.vnfInstanceId)! }).operationState).toBe('FAILED');
+  it('refuses when the lock changed hands after the operator confirmed it', async () => {
+    const op = await lockedInstance({ pid: 7, hostName: 'far-away', hostId: 'another-machine', startTime: '42' });
+    const seen = (await failTarget(deps, op.id, { force: true })).lock!;
+    await store.db.prepare("UPDATE vnf_locks SET pid = 8, acquired_at = '2026-03-02T00:00:00.000Z'").run();
+    await expect(failOpOcc(deps, op.id, { force: true, confirmed: seen })).rejects.toThrow(
+      /changed hands while you were asked: .* locked by vnfm pid 8 on host far-away since 2026-03-02/,
+    );
+    expect((await store.opOccs.lock(op.vnfInstanceId))!.pid).toBe(8);
+    expect((await failOpOcc(deps, op.id, { force: true, confirmed: (await store.opOccs.lock(op.vnfInstanceId))! })).operationState).toBe('FAILED');
   });
 
-  it('refuses while the holder runs on this host, naming it', () => {
-    const op = lockedInstance(holderOf(sleeper.pid!));
-    expect(() => failOpOcc(deps, op.id, { force: true })).toThrow(
+  it('refuses while the holder runs on this host, naming it', async () => {
+    const op = await lockedInstance(holderOf(sleeper.pid!));
+    await expect(failOpOcc(deps, op.id, { force: true })).rejects.toThrow(
       new RegExp(`refusing to force occurrence ${op.id} to FAILED: vnf instance .* is locked by vnfm pid ${sleeper.pid} on host .*, and that process is running`),
     );
-    expect(getOpOcc(deps, op.id).operationState).toBe('PROCESSING');
-    expect(store.opOccs.lock(op.vnfInstanceId)!.pid).toBe(sleeper.pid);
+    expect((await getOpOcc(deps, op.id)).operationState).toBe('PROCESSING');
+    expect((await store.opOccs.lock(op.vnfInstanceId))!.pid).toBe(sleeper.pid);
   });
 });
 
@@ -247,14 +246,14 @@ describe('vnfm op-fail --force (command)', () => {
   }
 
   it('needs --yes without a terminal when the holder cannot be checked; refuses (exit 4) a running holder', async () => {
-    const op = lockedInstance({ pid: 7, hostName: 'far-away', hostId: 'another-machine', startTime: '42' });
+    const op = await lockedInstance({ pid: 7, hostName: 'far-away', hostId: 'another-machine', startTime: '42' });
     const asked = await vnfm(['op-fail', '--force', op.id]);
     expect(asked.code).toBe(2);
     expect(asked.stderr).toMatch(
       /refusing to force occurrence .* to FAILED without confirmation: there is no terminal to ask on \(vnf instance .* is locked by vnfm pid 7 on host far-away since/,
     );
     expect(asked.stderr).toContain(`hint: make sure that vnfm is gone, then pass --yes: vnfm op-fail --force --yes ${op.id}`);
-    expect(store.opOccs.lock(op.vnfInstanceId)).toMatchObject({ opId: op.id });
+    expect(await store.opOccs.lock(op.vnfInstanceId)).toMatchObject({ opId: op.id });
     const plain = await vnfm(['op-fail', op.id]);
     expect(plain.code).toBe(4);
 
@@ -262,11 +261,11 @@ describe('vnfm op-fail --force (command)', () => {
     expect(done.code).toBe(0);
     expect(JSON.parse(done.stdout)).toMatchObject({ id: op.id, operationState: 'FAILED' });
     expect(done.stderr).toMatch(/INSTANTIATE occurrence .* FAILED; vnf instance .* released/);
-    expect(store.opOccs.lock(op.vnfInstanceId)).toBeUndefined();
+    expect(await store.opOccs.lock(op.vnfInstanceId)).toBeUndefined();
   });
 
   it('refuses with exit 4 while the holder runs on this host, even with --yes', async () => {
-    const op = lockedInstance(holderOf(sleeper.pid!));
+    const op = await lockedInstance(holderOf(sleeper.pid!));
     const r = await vnfm(['op-fail', '--force', '--yes', op.id]);
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/that process is running\nhint: stop it \(Ctrl-C, or kill -TERM \d+\): it leaves the occurrence FAILED_TEMP/);

@@ -58,8 +58,8 @@ beforeEach(async () => {
   v11Dir = packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: V11, softwareVersion: '1.1', replace: [[OLD_IMAGE, NEW_IMAGE]] });
   await onboardPackage(pkgDeps, { path: v11Dir });
   await onboardPackage(pkgDeps, { path: packageVariant(join(SAMPLE, 'package'), { fromVnfdId: V1, vnfdId: OTHER, provider: 'another vendor' }) });
-  store.vims.insert(vim(), undefined);
-  store.vims.insert(vim({ id: 'vim-k8s-2', name: 'k8s-2', isDefault: false }), undefined);
+  await store.vims.insert(vim(), undefined);
+  await store.vims.insert(vim({ id: 'vim-k8s-2', name: 'k8s-2', isDefault: false }), undefined);
   driver = new FakeInfraDriver();
   hooks = [];
   deps = {
@@ -72,14 +72,14 @@ beforeEach(async () => {
   };
 });
 
-afterEach(() => store.close());
+afterEach(async () => await store.close());
 
 async function instantiated(): Promise<VnfInstance> {
-  const vnf = createVnf(deps, { vnfdId: V1, name: 'web', description: 'front' });
+  const vnf = await createVnf(deps, { vnfdId: V1, name: 'web', description: 'front' });
   await instantiateVnf(deps, vnf.id, request('instantiate.json'));
   driver.calls.length = 0;
   hooks.length = 0;
-  return getVnf(deps, vnf.id);
+  return await getVnf(deps, vnf.id);
 }
 
 /** The image of the vdu1 Deployment's web container in the last changePackage call. */
@@ -106,16 +106,16 @@ describe('vnf-update: records only', () => {
     expect(r.vnfInstance.metadata).not.toHaveProperty('tier');
     expect(driver.calls.filter((c) => c.method !== 'listVnfcs')).toEqual([]);
     expect(hooks.map((h) => h.hook)).toEqual(['modify_information_start', 'modify_information_end', 'modify_information_start', 'modify_information_end']);
-    expect(listOpOccs(deps, { vnf: vnf.id }).map((o) => o.operation)).toContain('MODIFY_INFO');
+    expect((await listOpOccs(deps, { vnf: vnf.id })).map((o) => o.operation)).toContain('MODIFY_INFO');
     // Kept in the store, not only returned.
-    expect(getVnf(deps, vnf.id).extensions).toEqual({ a: { b: 1, c: 2 } });
+    expect((await getVnf(deps, vnf.id)).extensions).toEqual({ a: { b: 1, c: 2 } });
   });
 
   it('a NOT_INSTANTIATED instance: recorded COMPLETED, no hook; vimConnectionInfo refused as Tacker refuses it', async () => {
-    const vnf = createVnf(deps, { vnfdId: V1, name: 'idle' });
+    const vnf = await createVnf(deps, { vnfdId: V1, name: 'idle' });
     const r = await modifyVnfInfo(deps, vnf.id, { vnfInstanceName: 'idle-2', metadata: { owner: 'ops' } });
     expect(r.opOcc).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
-    expect(getVnf(deps, vnf.id)).toMatchObject({ vnfInstanceName: 'idle-2', metadata: { owner: 'ops' } });
+    expect(await getVnf(deps, vnf.id)).toMatchObject({ vnfInstanceName: 'idle-2', metadata: { owner: 'ops' } });
     expect(hooks).toEqual([]);
     const refused = modifyVnfInfo(deps, vnf.id, { vimConnectionInfo: { vim1: { vimId: 'k8s', vimType: 'kubernetes' } } });
     await expect(refused).rejects.toThrow(/vimConnectionInfo cannot be modified while vnf instance \S+ is NOT_INSTANTIATED/);
@@ -123,8 +123,8 @@ describe('vnf-update: records only', () => {
     // A NOT_INSTANTIATED instance may move to another version of its package.
     const moved = await modifyVnfInfo(deps, vnf.id, { vnfdId: V11 });
     expect(moved.vnfInstance).toMatchObject({ vnfdId: V11, vnfSoftwareVersion: '1.1' });
-    expect(store.packages.get(V1).usageState).toBe('NOT_IN_USE');
-    expect(store.packages.get(V11).usageState).toBe('IN_USE');
+    expect((await store.packages.get(V1)).usageState).toBe('NOT_IN_USE');
+    expect((await store.packages.get(V11)).usageState).toBe('IN_USE');
   });
 
   it('vimConnectionInfo naming another registered VIM moves the instance to it (v1 array form too)', async () => {
@@ -157,13 +157,13 @@ describe('vnf-update: inline VIM credentials', () => {
     });
     const err = await modifyVnfInfo(deps, vnf.id, inline('bad-token')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VimCheckError);
-    expect(listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
-    expect(getVnf(deps, vnf.id).vimId).toBe('vim-k8s');
+    expect(await listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
+    expect((await getVnf(deps, vnf.id)).vimId).toBe('vim-k8s');
     const r = await modifyVnfInfo(deps, vnf.id, inline('good-token'));
     expect(r.opOcc.operationState).toBe('COMPLETED');
     expect(r.vnfInstance.vimId).toBeUndefined();
     expect(sealedBy).toContain('good-token');
-    const stored = JSON.stringify([getVnf(deps, vnf.id), listOpOccs(deps, { vnf: vnf.id })]);
+    const stored = JSON.stringify([await getVnf(deps, vnf.id), await listOpOccs(deps, { vnf: vnf.id })]);
     expect(stored).not.toContain('good-token');
     expect(stored).not.toContain('bad-token');
     // The next operation reaches the VIM with the kept credentials.
@@ -179,11 +179,11 @@ describe('vnf-update: inline VIM credentials', () => {
 describe('vnf-update: a new vnfdId (container update)', () => {
   it("the Deployments take the new package's images, the instance records the new package, the hooks run", async () => {
     const vnf = await instantiated();
-    const before = getVnf(deps, vnf.id);
+    const before = await getVnf(deps, vnf.id);
     const r = await modifyVnfInfo(deps, vnf.id, { vnfdId: V11, vnfInstanceName: 'web-v11' });
     expect(r.opOcc).toMatchObject({ operation: 'MODIFY_INFO', operationState: 'COMPLETED' });
     expect(appliedImage()).toBe(NEW_IMAGE);
-    expect(r.vnfInstance).toMatchObject({ vnfdId: V11, vnfPkgId: store.packages.get(V11).id, vnfSoftwareVersion: '1.1', vnfInstanceName: 'web-v11' });
+    expect(r.vnfInstance).toMatchObject({ vnfdId: V11, vnfPkgId: (await store.packages.get(V11)).id, vnfSoftwareVersion: '1.1', vnfInstanceName: 'web-v11' });
     // The same files, namespace and resources: only images changed.
     expect(r.vnfInstance.instantiatedVnfInfo?.metadata).toMatchObject({
       namespace: before.instantiatedVnfInfo!.metadata.namespace,
@@ -194,7 +194,7 @@ describe('vnf-update: a new vnfdId (container update)', () => {
       ['modify_information_start', '', undefined],
       ['modify_information_end', '', undefined],
     ]);
-    expect(store.packages.get(V1).usageState).toBe('NOT_IN_USE');
+    expect((await store.packages.get(V1)).usageState).toBe('NOT_IN_USE');
   });
 
   it("keeps what the request does not change, as Tacker v2's modify_info_process does on a vnfdId change", async () => {
@@ -208,8 +208,8 @@ describe('vnf-update: a new vnfdId (container update)', () => {
     expect(r.opOcc.operationState).toBe('COMPLETED');
     expect(r.vnfInstance).toMatchObject({
       vnfdId: V11,
-      vnfProvider: store.packages.get(V11).vnfProvider,
-      vnfProductName: store.packages.get(V11).vnfProductName,
+      vnfProvider: (await store.packages.get(V11)).vnfProvider,
+      vnfProductName: (await store.packages.get(V11)).vnfProductName,
       vnfSoftwareVersion: '1.1',
       vnfInstanceName: 'web',
       vnfInstanceDescription: 'front',
@@ -217,7 +217,7 @@ describe('vnf-update: a new vnfdId (container update)', () => {
       vnfConfigurableProperties: { isAutoscaleEnabled: false },
     });
     expect(r.vnfInstance.metadata).toEqual({ owner: 'team-a', configmap_secret_paths: [] });
-    expect(getVnf(deps, vnf.id)).toMatchObject({ vnfdId: V11, metadata: { owner: 'team-a' }, extensions: { slot: 3 } });
+    expect(await getVnf(deps, vnf.id)).toMatchObject({ vnfdId: V11, metadata: { owner: 'team-a' }, extensions: { slot: 3 } });
   });
 
   it('a package of another provider, a DISABLED or unknown one: refused (exit 2), nothing recorded, nothing applied', async () => {
@@ -225,11 +225,11 @@ describe('vnf-update: a new vnfdId (container update)', () => {
     const refused = modifyVnfInfo(deps, vnf.id, { vnfdId: OTHER });
     await expect(refused).rejects.toThrow(ValidationError);
     await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: OTHER })).rejects.toThrow(/"another vendor" \/ "Basic CNF".*same vnfProvider and vnfProductName/);
-    store.packages.setStates(store.packages.get(V11).id, { operationalState: 'DISABLED' }, new Date().toISOString());
+    await store.packages.setStates((await store.packages.get(V11)).id, { operationalState: 'DISABLED' }, new Date().toISOString());
     await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V11 })).rejects.toThrow(/not ENABLED/);
     await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: 'nope' })).rejects.toThrow(/no onboarded package has vnfdId/);
-    expect(listOpOccs(deps, { vnf: vnf.id }).map((o) => o.operation)).toEqual(['INSTANTIATE']);
-    expect(getVnf(deps, vnf.id).vnfdId).toBe(V1);
+    expect((await listOpOccs(deps, { vnf: vnf.id })).map((o) => o.operation)).toEqual(['INSTANTIATE']);
+    expect((await getVnf(deps, vnf.id)).vnfdId).toBe(V1);
     expect(driver.calls).toEqual([]);
     expect(hooks).toEqual([]);
   });
@@ -238,25 +238,25 @@ describe('vnf-update: a new vnfdId (container update)', () => {
     const vnf = await instantiated();
     driver.failOnce('changePackage', new Error('rollout stuck'));
     await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V11 })).rejects.toThrow(/MODIFY_INFO of vnf instance .* failed: rollout stuck; occurrence .* is FAILED_TEMP/);
-    const failed = listOpOccs(deps, { vnf: vnf.id }).find((o) => o.operation === ('MODIFY_INFO' as string))!;
+    const failed = (await listOpOccs(deps, { vnf: vnf.id })).find((o) => o.operation === ('MODIFY_INFO' as string))!;
     expect(failed.operationState).toBe('FAILED_TEMP');
-    expect(getVnf(deps, vnf.id).vnfdId).toBe(V1);
+    expect((await getVnf(deps, vnf.id)).vnfdId).toBe(V1);
     const retried = await retryOpOcc(deps, failed.id);
     expect(retried.opOcc.operationState).toBe('COMPLETED');
     expect(retried.vnfInstance.vnfdId).toBe(V11);
 
-    const other = createVnf(deps, { vnfdId: V1, name: 'web-b' });
+    const other = await createVnf(deps, { vnfdId: V1, name: 'web-b' });
     await instantiateVnf(deps, other.id, {
       ...request('instantiate.json'),
       additionalParams: { ...(request('instantiate.json')['additionalParams'] as object), namespace: 'other-ns' },
     });
     driver.failOnce('changePackage', new Error('rollout stuck'));
     await expect(modifyVnfInfo(deps, other.id, { vnfdId: V11, vnfInstanceName: 'never' })).rejects.toThrow(/FAILED_TEMP/);
-    const op = listOpOccs(deps, { vnf: other.id }).find((o) => o.operationState === 'FAILED_TEMP')!;
+    const op = (await listOpOccs(deps, { vnf: other.id })).find((o) => o.operationState === 'FAILED_TEMP')!;
     const back = await rollbackOpOcc(deps, op.id);
     expect(back.opOcc.operationState).toBe('ROLLED_BACK');
     expect(appliedImage()).toBe(OLD_IMAGE);
-    expect(getVnf(deps, other.id)).toMatchObject({ vnfdId: V1, vnfInstanceName: 'web-b' });
+    expect(await getVnf(deps, other.id)).toMatchObject({ vnfdId: V1, vnfInstanceName: 'web-b' });
   });
 });
 
@@ -296,7 +296,7 @@ describe('vnf-update: ConfigMaps and Secrets (metadata.configmap_secret_paths)',
     await expect(modifyVnfInfo(deps, vnf.id, { vnfdId: V12, metadata: { configmap_secret_paths: ['Files/kubernetes/service.yaml'] } })).rejects.toThrow(
       /defines no ConfigMap or Secret the instance deployed/,
     );
-    expect(listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
+    expect(await listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
   });
 });
 
@@ -338,8 +338,8 @@ describe("vnf-update: Tacker's functional-test bodies", () => {
       vnfConfigurableProperties: { 'dummy-key': 'dummy-value' },
     });
     expect(notices.join('\n')).toMatch(/vimConnectionInfo.vim2 is not kept/);
-    expect(JSON.stringify(listOpOccs(deps, { vnf: vnf.id }))).not.toContain('dummy-password');
-    expect(JSON.stringify(getVnf(deps, vnf.id))).not.toContain('dummy-password');
+    expect(JSON.stringify(await listOpOccs(deps, { vnf: vnf.id }))).not.toContain('dummy-password');
+    expect(JSON.stringify(await getVnf(deps, vnf.id))).not.toContain('dummy-password');
     // The pods were replaced by the image change; the VNFC property stays where the id still exists, and the request named one that existed.
     expect(appliedImage()).toBe(NEW_IMAGE);
   });
@@ -371,13 +371,13 @@ describe('vnf-update: bad requests', () => {
     expect((err as UsageError).exitCode).toBe(ExitCode.usage);
     expect((err as Error).message).toMatch(message);
     expect((err as Error).message).toMatch(/^update\.json/);
-    expect(listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
+    expect(await listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
   });
 
   it('change-ext-conn: refused for a Kubernetes VNF, as Tacker refuses it', async () => {
     const vnf = await instantiated();
     await expect(changeExtConn(deps, vnf.id, { extVirtualLinks: [] })).rejects.toThrow(/not supported for Kubernetes VNFs/);
-    expect(listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
+    expect(await listOpOccs(deps, { vnf: vnf.id })).toHaveLength(1);
   });
 
   it('jsonMergePatch follows RFC 7396', () => {
@@ -388,7 +388,7 @@ describe('vnf-update: bad requests', () => {
 });
 
 describe('vnf-update: the name rules and uniqueness of vnf-create', () => {
-  const occurrencesOf = (id: string) => listOpOccs(deps, { vnf: id }).length;
+  const occurrencesOf = async (id: string) => (await listOpOccs(deps, { vnf: id })).length;
 
   it.each([
     ['a control character', 'web\x1b[2J'],
@@ -400,58 +400,58 @@ describe('vnf-update: the name rules and uniqueness of vnf-create', () => {
     ['129 characters', 'w'.repeat(129)],
   ])('%s: refused (exit 2) naming the field, nothing recorded, on an instantiated and a NOT_INSTANTIATED instance', async (_, name) => {
     const web = await instantiated();
-    const idle = createVnf(deps, { vnfdId: V1, name: 'idle' });
+    const idle = await createVnf(deps, { vnfdId: V1, name: 'idle' });
     for (const vnf of [web, idle]) {
-      const before = occurrencesOf(vnf.id);
+      const before = await occurrencesOf(vnf.id);
       const err = await modifyVnfInfo(deps, vnf.id, { vnfInstanceName: name }, { source: 'rename.json' }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).exitCode).toBe(ExitCode.usage);
       expect((err as Error).message).toMatch(/^rename\.json: vnfInstanceName: .* is not a usable instance name/);
-      expect(occurrencesOf(vnf.id)).toBe(before);
-      expect(getVnf(deps, vnf.id).vnfInstanceName).toBe(vnf.vnfInstanceName);
+      expect(await occurrencesOf(vnf.id)).toBe(before);
+      expect((await getVnf(deps, vnf.id)).vnfInstanceName).toBe(vnf.vnfInstanceName);
     }
   });
 
   it("another instance's name: refused (exit 4), nothing recorded, and vnf-show by either name still finds one instance", async () => {
     const web = await instantiated();
-    const idle = createVnf(deps, { vnfdId: V1, name: 'idle' });
+    const idle = await createVnf(deps, { vnfdId: V1, name: 'idle' });
     for (const [vnf, taken] of [
       [web, 'idle'],
       [idle, 'web'],
       [web, idle.id],
     ] as const) {
-      const before = occurrencesOf(vnf.id);
+      const before = await occurrencesOf(vnf.id);
       const err = await modifyVnfInfo(deps, vnf.id, { vnfInstanceName: taken }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ConflictError);
       expect((err as ConflictError).exitCode).toBe(ExitCode.conflict);
-      expect(occurrencesOf(vnf.id)).toBe(before);
+      expect(await occurrencesOf(vnf.id)).toBe(before);
     }
-    expect(getVnf(deps, 'web').id).toBe(web.id);
-    expect(getVnf(deps, 'idle').id).toBe(idle.id);
+    expect((await getVnf(deps, 'web')).id).toBe(web.id);
+    expect((await getVnf(deps, 'idle')).id).toBe(idle.id);
     // Its own name again is no change.
     expect((await modifyVnfInfo(deps, web.id, { vnfInstanceName: 'web' })).opOcc.operationState).toBe('COMPLETED');
   });
 
-  it('the write checks the name again in its own transaction: another client that took it after the check still wins', () => {
-    const idle = createVnf(deps, { vnfdId: V1, name: 'idle' });
+  it('the write checks the name again in its own transaction: another client that took it after the check still wins', async () => {
+    const idle = await createVnf(deps, { vnfdId: V1, name: 'idle' });
     // Another client of the same store takes the name between this one's check and its write.
     const other = openStore(home);
     try {
-      store.instances.assertNameFree('busy', idle.id);
-      createVnf({ ...deps, store: other }, { vnfdId: V1, name: 'busy' });
-      expect(() => store.instances.update({ ...getVnf(deps, idle.id), vnfInstanceName: 'busy' }, { checkName: true })).toThrow(ConflictError);
-      expect(() => store.instances.insert({ ...getVnf(deps, idle.id), id: 'another-id', vnfInstanceName: 'busy' }, { checkName: true })).toThrow(ConflictError);
-      expect(() => store.instances.update({ ...getVnf(deps, idle.id), vnfInstanceName: 'bad name' }, { checkName: true })).toThrow(UsageError);
+      await store.instances.assertNameFree('busy', idle.id);
+      await createVnf({ ...deps, store: other }, { vnfdId: V1, name: 'busy' });
+      await expect(store.instances.update({ ...(await getVnf(deps, idle.id)), vnfInstanceName: 'busy' }, { checkName: true })).rejects.toThrow(ConflictError);
+      await expect(store.instances.insert({ ...(await getVnf(deps, idle.id)), id: 'another-id', vnfInstanceName: 'busy' }, { checkName: true })).rejects.toThrow(ConflictError);
+      await expect(store.instances.update({ ...(await getVnf(deps, idle.id)), vnfInstanceName: 'bad name' }, { checkName: true })).rejects.toThrow(UsageError);
     } finally {
-      other.close();
+      await other.close();
     }
-    expect(getVnf(deps, idle.id).vnfInstanceName).toBe('idle');
-    expect(store.instances.list().filter((i) => i.vnfInstanceName === 'busy')).toHaveLength(1);
+    expect((await getVnf(deps, idle.id)).vnfInstanceName).toBe('idle');
+    expect((await store.instances.list()).filter((i) => i.vnfInstanceName === 'busy')).toHaveLength(1);
   });
 
   it("a name a hook gives (a Tacker script's vnf_instance) is kept only when usable and free; the occurrence completes either way", async () => {
     const web = await instantiated();
-    createVnf(deps, { vnfdId: V1, name: 'idle' });
+    await createVnf(deps, { vnfdId: V1, name: 'idle' });
     const notices: string[] = [];
     for (const [given, kept] of [
       ['web\x1b]52;c;cHduZWQ=\x07', 'web'],
@@ -461,7 +461,7 @@ describe('vnf-update: the name rules and uniqueness of vnf-create', () => {
       deps.mgmt = { runHook: async (ctx: HookContext) => (ctx.hook === 'modify_information_end' ? { instanceFields: { vnfInstanceName: given } } : undefined) };
       const r = await modifyVnfInfo(deps, web.id, { vnfInstanceDescription: given }, { onEvent: (e) => void (e.type === 'notice' && notices.push(e.message)) });
       expect(r.opOcc.operationState).toBe('COMPLETED');
-      expect(getVnf(deps, web.id).vnfInstanceName).toBe(kept);
+      expect((await getVnf(deps, web.id)).vnfInstanceName).toBe(kept);
     }
     expect(notices).toEqual([
       'the name "web\\u001b]52;c;cHduZWQ=\\u0007" a hook gave the instance was not taken: it is not a usable instance name',

@@ -144,8 +144,8 @@ describe('vimConnectionInfo', () => {
   const k8s = { id: 'v1', name: 'k8s', spec: { type: 'kubernetes', authUrl: 'https://127.0.0.1:1', auth: { method: 'bearer-token' }, verifyTls: true } } as Vim;
   const os = { id: 'v2', name: 'os', spec: { type: 'openstack', authUrl: 'http://127.0.0.1:5000', auth: { method: 'password' }, verifyTls: true } } as Vim;
   const lookup: VimLookup = {
-    find: (ref) => [k8s, os].find((v) => v.id === ref || v.name === ref),
-    findDefault: () => undefined,
+    find: async (ref) => [k8s, os].find((v) => v.id === ref || v.name === ref),
+    findDefault: async () => undefined,
     openSecrets: async () => ({ bearerToken: 'stored' }),
   };
   const fallback = async () => {

@@ -106,7 +106,7 @@ function refused(fn: () => unknown): ValidationError {
 }
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIBcert\n-----END CERTIFICATE-----\n';
-const noVims: VimLookup = { find: () => undefined, findDefault: () => undefined, openSecrets: async () => ({}), open };
+const noVims: VimLookup = { find: async () => undefined, findDefault: async () => undefined, openSecrets: async () => ({}), open };
 const noDefault = async (): Promise<VimConnection> => {
   throw new Error('no default VIM');
 };
@@ -164,10 +164,10 @@ describe('a v1 (array) entry as Tacker v1 reads it: a registered VIM by vimId, e
     updatedAt: '2026-01-01T00:00:00.000Z',
   });
   /** LcmDeps over a real store holding `vims` (the first one the default), their secrets sealed with the keyring. */
-  function depsWith(...vims: Vim[]): LcmDeps {
+  async function depsWith(...vims: Vim[]): Promise<LcmDeps> {
     const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-v1-vim-')), 'home'));
     for (const vim of vims)
-      store.vims.insert(vim, sealSecrets(keyring, vim.spec.type === 'openstack' ? { password: `${vim.name}-password` } : { bearerToken: `${vim.name}-token` }));
+      await store.vims.insert(vim, sealSecrets(keyring, vim.spec.type === 'openstack' ? { password: `${vim.name}-password` } : { bearerToken: `${vim.name}-token` }));
     return { store, openVimSecrets: (vim: Vim) => openSecrets(store.vims, keyring, vim), open } as unknown as LcmDeps;
   }
   const ID = 'f8c35bd0-4d67-4436-9f11-14b8a84c92aa';
@@ -183,7 +183,7 @@ describe('a v1 (array) entry as Tacker v1 reads it: a registered VIM by vimId, e
   ];
 
   it("without vimId: the default VIM in the entry's region, kept for the operations that follow; the endpoint and credentials unused, and said so", async () => {
-    const deps = depsWith(vimOf('os1', 'openstack', true), vimOf('os2', 'openstack', false));
+    const deps = await depsWith(vimOf('os1', 'openstack', true), vimOf('os2', 'openstack', false));
     const given = normalizeVimConnectionInfo('r.json', tackerV1())!;
     const vim = await resolveOpenStackVim(deps, 'r.json', given, base);
     expect(vim).toMatchObject({
@@ -196,7 +196,7 @@ describe('a v1 (array) entry as Tacker v1 reads it: a registered VIM by vimId, e
     const record = await recordedVim({ seal }, vim, given, 'ETSINFV.OPENSTACK_KEYSTONE.V_3');
     expect(record).toEqual({ [ID]: { vimId: 'vim-os1', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_3', accessInfo: { region: 'RegionOne' } } });
     expect(JSON.stringify(record)).not.toMatch(/devstack|nfv_user|identity/);
-    const [notice, ...more] = v1VimNotices(vimLookup(deps), { flavourId: 'simple', vimConnectionInfo: tackerV1() });
+    const [notice, ...more] = await v1VimNotices(vimLookup(deps), { flavourId: 'simple', vimConnectionInfo: tackerV1() });
     expect(more).toEqual([]);
     expect(notice).toMatch(/^vimConnectionInfo\[0\]: interfaceInfo \(endpoint\), accessInfo \(username, password, tenant\) not used, as in Tacker v1/);
     expect(notice).toMatch(/the default VIM "os1" \(vim-os1\) is used in region "RegionOne" \(accessInfo\.region\)/);
@@ -211,15 +211,15 @@ describe('a v1 (array) entry as Tacker v1 reads it: a registered VIM by vimId, e
   });
 
   it('with vimId: that registered VIM, whatever credentials the entry carries; a vimId not registered, or no default VIM, is refused (exit 2)', async () => {
-    const deps = depsWith(vimOf('os1', 'openstack', true), vimOf('os2', 'openstack', false));
+    const deps = await depsWith(vimOf('os1', 'openstack', true), vimOf('os2', 'openstack', false));
     // tests/functional/sol/vnflcm/base.py's shape, with credentials for another cloud beside it.
     const entry = { id: ID, vimId: 'vim-os2', vimType: 'ETSINFV.OPENSTACK_KEYSTONE.V_2', interfaceInfo: { endpoint: 'http://192.0.2.1/identity' }, accessInfo: { password: 'x' } };
     const vim = await resolveOpenStackVim(deps, 'r.json', normalizeVimConnectionInfo('r.json', [entry]), base);
     expect(vim).toMatchObject({ inline: false, id: 'vim-os2', secrets: { password: 'os2-password' } });
     expect(vim.spec.regionName).toBeUndefined();
-    expect(v1VimNotices(vimLookup(deps), { vimConnectionInfo: [entry] })[0]).toMatch(/accessInfo \(password\) not used, .*: VIM "os2" \(vim-os2\) is used;/);
+    expect((await v1VimNotices(vimLookup(deps), { vimConnectionInfo: [entry] }))[0]).toMatch(/accessInfo \(password\) not used, .*: VIM "os2" \(vim-os2\) is used;/);
     // Nothing unused, nothing said.
-    expect(v1VimNotices(vimLookup(deps), { vimConnectionInfo: [{ id: ID, vimId: 'vim-os2', vimType: 'openstack' }] })).toEqual([]);
+    expect(await v1VimNotices(vimLookup(deps), { vimConnectionInfo: [{ id: ID, vimId: 'vim-os2', vimType: 'openstack' }] })).toEqual([]);
 
     const unknown = await resolveOpenStackVim(deps, 'r.json', normalizeVimConnectionInfo('r.json', [{ ...entry, vimId: 'b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e' }]), base).catch(
       (e: unknown) => e,
@@ -228,21 +228,21 @@ describe('a v1 (array) entry as Tacker v1 reads it: a registered VIM by vimId, e
     expect((unknown as ValidationError).field).toBe(`vimConnectionInfo.${ID}.vimId`);
     expect((unknown as ValidationError).exitCode).toBe(ExitCode.usage);
     expect((unknown as ValidationError).hint).toMatch(/v2 map form with interfaceInfo and accessInfo \(a v1 array entry always names a registered VIM, as in Tacker v1\)/);
-    const none = depsWith(vimOf('os2', 'openstack', false));
+    const none = await depsWith(vimOf('os2', 'openstack', false));
     await expect(resolveOpenStackVim(none, 'r.json', normalizeVimConnectionInfo('r.json', tackerV1()), base)).rejects.toThrow(
       /vimId: is absent, which means the default VIM, and there is no default VIM/,
     );
   });
 
   it('a Kubernetes entry without vimId is the default Kubernetes VIM, not a VIM inline', async () => {
-    const deps = depsWith(vimOf('k8s', 'kubernetes', true));
+    const deps = await depsWith(vimOf('k8s', 'kubernetes', true));
     const v1 = [{ id: ID, vimType: 'kubernetes', interfaceInfo: { endpoint: 'https://192.0.2.1:6443' }, accessInfo: { bearer_token: 'body-token' } }];
     const vim = await resolveVimConnection('r.json', normalizeVimConnectionInfo('r.json', v1), vimLookup(deps), noDefault);
     expect(vim).toMatchObject({ inline: false, id: 'vim-k8s', spec: { authUrl: 'https://127.0.0.1:6443' }, secrets: { bearerToken: 'k8s-token' } });
   });
 
   it('a v2 inline entry (paramgen.py shape) still connects as given: endpoint, credentials and region', async () => {
-    const deps = depsWith(vimOf('os1', 'openstack', true));
+    const deps = await depsWith(vimOf('os1', 'openstack', true));
     const access = { username: 'nfv_user', region: 'RegionOne', password: 'devstack', project: 'nfv', projectDomain: 'Default', userDomain: 'Default' };
     const given = {
       vim1: {
@@ -258,7 +258,7 @@ describe('a v1 (array) entry as Tacker v1 reads it: a registered VIM by vimId, e
       spec: { authUrl: 'http://192.0.2.1/identity/v3', regionName: 'RegionOne', projectName: 'nfv', auth: { username: 'nfv_user' } },
       secrets: { password: 'devstack' },
     });
-    expect(v1VimNotices(vimLookup(deps), { vimConnectionInfo: given })).toEqual([]);
+    expect(await v1VimNotices(vimLookup(deps), { vimConnectionInfo: given })).toEqual([]);
   });
 });
 
@@ -395,9 +395,9 @@ describe('an inline Kubernetes VIM without ssl_ca_cert (Tacker skips verificatio
   });
 
   /** A real store holding `vims`, and a cluster at https://10.0.0.7:6443 whose certificate CLUSTER_CA alone verifies. */
-  function setup(vims: Array<[Vim, string | undefined]>, insecure = false) {
+  async function setup(vims: Array<[Vim, string | undefined]>, insecure = false) {
     const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-inline-ca-')), 'home'));
-    for (const [vim, ca] of vims) store.vims.insert(vim, sealSecrets(keyring, { bearerToken: 'registered-token', ...(ca ? { caCert: ca } : {}) }));
+    for (const [vim, ca] of vims) await store.vims.insert(vim, sealSecrets(keyring, { bearerToken: 'registered-token', ...(ca ? { caCert: ca } : {}) }));
     const checked: VimConnection[] = [];
     const warnings: string[] = [];
     const deps: InlineCheckDeps = {
@@ -416,7 +416,7 @@ describe('an inline Kubernetes VIM without ssl_ca_cert (Tacker skips verificatio
   const inline = (endpoint: string) => resolveVimConnection('r.json', entry(endpoint), noVims, noDefault);
 
   it('takes the CA of a registered VIM at the same endpoint (default port and trailing slash aside), and verifies with it', async () => {
-    const { deps, checked, warnings } = setup([
+    const { deps, checked, warnings } = await setup([
       [registered('elsewhere', 'https://10.0.0.8:6443', OTHER_CA), OTHER_CA],
       [registered('no-ca', 'https://10.0.0.7:6443', undefined), undefined],
       [registered('edge', 'https://10.0.0.7:6443/', CLUSTER_CA), CLUSTER_CA],
@@ -431,12 +431,12 @@ describe('an inline Kubernetes VIM without ssl_ca_cert (Tacker skips verificatio
     const again = await instanceVim({ ...(deps as LcmDeps), open }, instance, 'scale.json', kubernetesVims);
     expect(again.secrets.caCert).toBe(CLUSTER_CA);
     // A registered VIM on port 443 is the same endpoint as one without a port.
-    const { deps: d443 } = setup([[registered('edge', 'https://10.0.0.7:443', CLUSTER_CA), CLUSTER_CA]]);
+    const { deps: d443 } = await setup([[registered('edge', 'https://10.0.0.7:443', CLUSTER_CA), CLUSTER_CA]]);
     expect((await checkedInline(d443, await inline('https://10.0.0.7'))).secrets.caCert).toBe(CLUSTER_CA);
   });
 
   it('without one whose CA verifies it, is refused (exit 6) with the three ways out', async () => {
-    const { deps } = setup([[registered('elsewhere', 'https://10.0.0.8:6443', CLUSTER_CA), CLUSTER_CA]]);
+    const { deps } = await setup([[registered('elsewhere', 'https://10.0.0.8:6443', CLUSTER_CA), CLUSTER_CA]]);
     const err = await checkedInline(deps, await inline('https://10.0.0.7:6443')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VimCheckError);
     expect((err as VimCheckError).exitCode).toBe(ExitCode.vimCheck);
@@ -448,13 +448,13 @@ describe('an inline Kubernetes VIM without ssl_ca_cert (Tacker skips verificatio
     expect(hint).toMatch(/register the VIM with its CA \(vnfm vim-register --config-file FILE NAME, auth_url https:\/\/10\.0\.0\.7:6443\)/);
     expect(hint).toMatch(/--insecure-inline-vims/);
     // A registered VIM at the endpoint whose CA does not verify it is named.
-    const { deps: wrong } = setup([[registered('stale', 'https://10.0.0.7:6443', OTHER_CA), OTHER_CA]]);
+    const { deps: wrong } = await setup([[registered('stale', 'https://10.0.0.7:6443', OTHER_CA), OTHER_CA]]);
     const stale = await checkedInline(wrong, await inline('https://10.0.0.7:6443')).catch((e: unknown) => e);
     expect((stale as VimCheckError).message).toMatch(/the CA of registered VIM "stale", which has the same endpoint, does not verify it either/);
   });
 
   it('with --insecure-inline-vims, is used without verification, a warning naming the endpoint each time', async () => {
-    const { deps, checked, warnings } = setup([], true);
+    const { deps, checked, warnings } = await setup([], true);
     const first = await checkedInline(deps, await inline('https://10.0.0.7:6443'));
     expect(first.spec.verifyTls).toBe(false);
     await checkedInline(deps, await inline('https://10.0.0.7:6443'));
@@ -465,13 +465,13 @@ describe('an inline Kubernetes VIM without ssl_ca_cert (Tacker skips verificatio
     // Verification was tried first each time, then turned off.
     expect(checked.map((v) => v.spec.verifyTls)).toEqual([true, false, true, false]);
     // A registered CA that verifies still wins: no warning.
-    const withCa = setup([[registered('edge', 'https://10.0.0.7:6443', CLUSTER_CA), CLUSTER_CA]], true);
+    const withCa = await setup([[registered('edge', 'https://10.0.0.7:6443', CLUSTER_CA), CLUSTER_CA]], true);
     expect((await checkedInline(withCa.deps, await inline('https://10.0.0.7:6443'))).spec.verifyTls).toBe(true);
     expect(withCa.warnings).toEqual([]);
   });
 
   it('leaves alone an inline VIM with its own CA, or with ssl_ca_cert "None"', async () => {
-    const { deps, warnings } = setup([[registered('edge', 'https://10.0.0.7:6443', OTHER_CA), OTHER_CA]], true);
+    const { deps, warnings } = await setup([[registered('edge', 'https://10.0.0.7:6443', OTHER_CA), OTHER_CA]], true);
     const own = await resolveVimConnection(
       'r',
       { v: { interfaceInfo: { endpoint: 'https://10.0.0.7:6443', ssl_ca_cert: CLUSTER_CA }, accessInfo: { bearer_token: 't' } } },

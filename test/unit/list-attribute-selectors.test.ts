@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import yaml from 'js-yaml';
 import type { LcmOpOcc, VnfInstance } from '../../src/lcm/index.js';
 import type { Store } from '../../src/store/index.js';
+import { collect } from '../../src/store/db.js';
 import { UsageError } from '../../src/errors.js';
 import { IO } from '../../src/cli/io.js';
 import { printList, printResource, type OutputFormat } from '../../src/cli/output/printer.js';
@@ -205,10 +206,10 @@ describe.each(STORE_BACKENDS)('vnf-list and op-list -o json/yaml on %s', (backen
 
   async function seeded(): Promise<Store> {
     const store = await handle.open();
-    store.packages.insert(packageRecord());
-    store.instances.insert(web);
-    store.instances.insert(idle);
-    store.opOccs.insert(failed, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never);
+    await store.packages.insert(packageRecord());
+    await store.instances.insert(web);
+    await store.instances.insert(idle);
+    await store.opOccs.insert(failed, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never);
     return store;
   }
 
@@ -238,14 +239,14 @@ describe.each(STORE_BACKENDS)('vnf-list and op-list -o json/yaml on %s', (backen
       expect(await listed(store, 'op', 'json', {})).toBe(JSON.stringify([failedSimple], null, 2) + '\n');
       expect(yaml.load(await listed(store, 'op', 'yaml', {}))).toEqual([failedSimple]);
       // What the store hands a list that prints no complex attribute.
-      const [read] = [...store.instances.read({}, { summary: false, attributes: () => false })];
+      const [read] = await collect(store.instances.read({}, { summary: false, attributes: () => false }));
       expect(read!.instantiatedVnfInfo).toBeUndefined();
       expect(read!.vimConnectionInfo).toBeUndefined();
-      const [op] = [...store.opOccs.read({}, { summary: false, attributes: () => false })];
+      const [op] = await collect(store.opOccs.read({}, { summary: false, attributes: () => false }));
       expect(op!.journal).toBeUndefined();
       expect(op!.error).toBeUndefined();
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -256,18 +257,18 @@ describe.each(STORE_BACKENDS)('vnf-list and op-list -o json/yaml on %s', (backen
       expect(all.map((i) => i.id)).toEqual(['inst-1', 'inst-2']);
       for (const item of all) {
         const shown = capture();
-        await printResource(shown.io, { output: 'json' }, vnfInstanceView, store.instances.get(item.id));
+        await printResource(shown.io, { output: 'json' }, vnfInstanceView, await store.instances.get(item.id));
         expect(item).toEqual(JSON.parse(shown.out()));
       }
       expect(JSON.stringify(all)).toContain('"bearer_token":"***"');
       expect(JSON.stringify(all)).not.toContain('gAAAA');
       const [op] = JSON.parse(await listed(store, 'op', 'json', { allFields: true })) as unknown[];
       const shown = capture();
-      await printResource(shown.io, { output: 'json' }, opOccView, store.opOccs.get('op-1'));
+      await printResource(shown.io, { output: 'json' }, opOccView, await store.opOccs.get('op-1'));
       expect(op).toEqual(JSON.parse(shown.out()));
       expect(yaml.load(await listed(store, 'vnf', 'yaml', { allFields: true }))).toEqual(all);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -288,7 +289,7 @@ describe.each(STORE_BACKENDS)('vnf-list and op-list -o json/yaml on %s', (backen
         { id: 'inst-1', metadata: { owner: 'ops', tier: { level: 2 } } },
       ]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

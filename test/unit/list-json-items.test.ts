@@ -15,6 +15,8 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { LcmOpOcc } from '../../src/lcm/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { SqliteStoreDb } from '../../src/store/database.js';
+import { collect } from '../../src/store/db.js';
 import type { RawJson } from '../../src/store/lazy-json.js';
 import { instanceRecord, packageRecord } from '../support/store-records.js';
 
@@ -22,9 +24,9 @@ const NAMES = ['', 'web', 'a "quoted" \\ name', 'tab\there\u2028', 'emoji 😀',
 const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n % 5, 0)).toISOString();
 const PKG = 'p1';
 
-function seed(store: Store, count: number): { instances: string[]; ops: string[] } {
-  store.packages.insert(packageRecord({ id: PKG }));
-  store.db
+async function seed(store: Store, count: number): Promise<{ instances: string[]; ops: string[] }> {
+  await store.packages.insert(packageRecord({ id: PKG }));
+  sqlite(store)
     .prepare(
       "INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES (?, ?, 'kubernetes', 0, 'https://h', 'bearer-token', 1, 'PENDING', 'now', 'now')",
     )
@@ -34,7 +36,7 @@ function seed(store: Store, count: number): { instances: string[]; ops: string[]
   for (let n = 0; n < count; n++) {
     const id = n % 3 ? randomUUID() : `inst-${n}-${NAMES[n % NAMES.length]}`;
     const name = NAMES[n % NAMES.length]!;
-    store.instances.insert(
+    await store.instances.insert(
       instanceRecord({
         id,
         ...(n % 4 === 1 ? {} : { vnfInstanceName: name }),
@@ -58,7 +60,7 @@ function seed(store: Store, count: number): { instances: string[]; ops: string[]
         journal: [],
         isAutomaticInvocation: (n + k) % 3 === 0,
       } as unknown as LcmOpOcc;
-      store.opOccs.insert(op, {} as never);
+      await store.opOccs.insert(op, {} as never);
       ops.push(op.id);
     }
   }
@@ -68,25 +70,25 @@ function seed(store: Store, count: number): { instances: string[]; ops: string[]
 const text = (pages: Iterable<string> | undefined) => [...pages!].join(',\n');
 
 /** Items read one by one with each built from its row (ListRead.simpleJson), at the list's indent and joined as the kept pages join them. */
-const built = (items: Iterable<unknown>) => [...items].map((item) => '  ' + (item as RawJson).text.replaceAll('\n', '\n  ')).join(',\n');
+const built = async (items: AsyncIterable<unknown>) => (await collect(items)).map((item) => '  ' + (item as RawJson).text.replaceAll('\n', '\n  ')).join(',\n');
 
 /** Each list as kept (whole, and narrowed by a condition that keeps every row: the kept table joined to the rows), beside the same list built row by row; and the kept rows counted. */
-function lists(store: Store) {
-  const db = store.db as unknown as Database.Database;
+async function lists(store: Store) {
+  const db = sqlite(store);
   const count = (table: string) => (db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number) ?? 0;
   return {
     instances: {
       kept: text(store.instances.jsonText({}, {})),
       narrowed: text(store.instances.jsonText({ vnfPkgId: PKG }, {})),
-      built: built(store.instances.read({}, { simpleJson: true })),
+      built: await built(store.instances.read({}, { simpleJson: true })),
     },
-    ops: { kept: text(store.opOccs.jsonText({}, {})), narrowed: text(store.opOccs.jsonText({ since: '0' }, {})), built: built(store.opOccs.read({}, { simpleJson: true })) },
+    ops: { kept: text(store.opOccs.jsonText({}, {})), narrowed: text(store.opOccs.jsonText({ since: '0' }, {})), built: await built(store.opOccs.read({}, { simpleJson: true })) },
     rows: { instances: count('vnf_instances'), instanceItems: count('vnf_instance_json_items'), ops: count('lcm_op_occs'), opItems: count('lcm_op_occ_json_items') },
   };
 }
 
-function expectSame(store: Store): ReturnType<typeof lists> {
-  const l = lists(store);
+async function expectSame(store: Store): ReturnType<typeof lists> {
+  const l = await lists(store);
   expect(l.instances.kept).toBe(l.instances.built);
   expect(l.instances.narrowed).toBe(l.instances.built);
   expect(l.ops.kept).toBe(l.ops.built);
@@ -96,16 +98,19 @@ function expectSame(store: Store): ReturnType<typeof lists> {
   return l;
 }
 
+/** The store's own SQLite connection, for writes no repository makes (as an older version or SQL alone would). */
+const sqlite = (store: Store): Database.Database => (store.db as SqliteStoreDb).sqlite;
+
 const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-json-items-')), 'home');
 
 describe('list items kept by triggers (migration 13)', () => {
-  it('are filled from the rows a store held before the migration', () => {
+  it('are filled from the rows a store held before the migration', async () => {
     const h = home();
     let store = openStore(h);
-    seed(store, 40);
-    const before = expectSame(store);
+    await seed(store, 40);
+    const before = await expectSame(store);
     // The store as migration 12 left it: no kept items, no triggers, the journals in their details (migration 14 moves them again).
-    const db = store.db as unknown as Database.Database;
+    const db = sqlite(store);
     db.exec(`
       DROP TRIGGER vnf_instance_json_items_insert; DROP TRIGGER vnf_instance_json_items_update; DROP TRIGGER vnf_instance_json_items_delete;
       DROP TRIGGER lcm_op_occ_json_items_insert; DROP TRIGGER lcm_op_occ_json_items_update; DROP TRIGGER lcm_op_occ_json_items_delete;
@@ -113,58 +118,58 @@ describe('list items kept by triggers (migration 13)', () => {
       DROP TABLE lcm_op_occ_journal_steps; ALTER TABLE lcm_op_occ_details ADD COLUMN journal TEXT NOT NULL DEFAULT '[]';
       PRAGMA user_version = 12;
     `);
-    store.close();
+    await store.close();
     store = openStore(h);
     try {
-      const after = expectSame(store);
+      const after = await expectSame(store);
       expect(after.instances.kept).toBe(before.instances.kept);
       expect(after.ops.kept).toBe(before.ops.kept);
       expect(after.rows).toMatchObject({ instances: 40, ops: 80 });
       expect(JSON.parse(after.instances.kept ? `[${after.instances.kept}]` : '[]')).toHaveLength(40);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('follow every write: updates, renames, state changes, a new start time, deletes and cascades', () => {
+  it('follow every write: updates, renames, state changes, a new start time, deletes and cascades', async () => {
     const store = openStore(home());
     try {
-      const { instances, ops } = seed(store, 30);
-      expectSame(store);
+      const { instances, ops } = await seed(store, 30);
+      await expectSame(store);
       // Updates of what an item shows: a rename (to none and to an awkward one), a state, the updated time.
       for (const [n, id] of instances.slice(0, 10).entries()) {
-        const i = store.instances.get(id);
+        const i = await store.instances.get(id);
         const { vnfInstanceName: _name, ...unnamed } = i;
-        store.instances.update({
+        await store.instances.update({
           ...(n % 2 ? unnamed : { ...i, vnfInstanceName: `renamed "${n}" 😀` }),
           instantiationState: 'INSTANTIATED',
           updatedAt: at(n + 30),
         } as typeof i);
       }
       // Operations: state changes (what an item shows), an error and a pid alone (what it does not).
-      for (const [n, id] of ops.slice(0, 20).entries()) store.opOccs.setState(id, n % 2 ? 'COMPLETED' : 'FAILED_TEMP', at(n + 40));
-      store.opOccs.setState(ops[20]!, 'FAILED_TEMP', at(50), { error: { status: 500, title: 'boom', detail: 'x' } as never, pid: 4242 });
+      for (const [n, id] of ops.slice(0, 20).entries()) await store.opOccs.setState(id, n % 2 ? 'COMPLETED' : 'FAILED_TEMP', at(n + 40));
+      await store.opOccs.setState(ops[20]!, 'FAILED_TEMP', at(50), { error: { status: 500, title: 'boom', detail: 'x' } as never, pid: 4242 });
       // Single columns written by SQL alone, as any later write path may write them.
-      const db = store.db as unknown as Database.Database;
+      const db = sqlite(store);
       db.prepare('UPDATE vnf_instances SET name = ? WHERE id = ?').run('by SQL', instances[2]);
       db.prepare("UPDATE lcm_op_occs SET operation_state = 'ROLLED_BACK' WHERE id = ?").run(ops[3]);
       db.prepare('UPDATE lcm_op_occs SET is_automatic_invocation = 1 - is_automatic_invocation WHERE id = ?').run(ops[4]);
       // A start time moved (the item moves in the list's order with it).
       db.prepare('UPDATE lcm_op_occs SET start_time = ? WHERE id = ?').run('2020-01-01T00:00:00.000Z', ops[25]);
-      const moved = expectSame(store);
-      expect((JSON.parse(`[${moved.ops.kept}]`) as { id: string }[])[0]!.id).toBe(store.opOccs.get(ops[25]!).id);
+      const moved = await expectSame(store);
+      expect((JSON.parse(`[${moved.ops.kept}]`) as { id: string }[])[0]!.id).toBe((await store.opOccs.get(ops[25]!)).id);
       const listed = JSON.parse(`[${moved.instances.kept}]`) as { id: string; vnfInstanceName?: string; instantiationState: string }[];
       expect(listed.find((i) => i.id === instances[0])).toMatchObject({ vnfInstanceName: 'renamed "0" 😀', instantiationState: 'INSTANTIATED' });
       expect(listed.find((i) => i.id === instances[1])).not.toHaveProperty('vnfInstanceName');
       // Deletes: an instance (its operations go by cascade), and an operation alone.
       const gone = instances.slice(20, 25);
-      for (const id of gone) store.instances.delete(id, at(60));
+      for (const id of gone) await store.instances.delete(id, at(60));
       db.prepare('DELETE FROM lcm_op_occs WHERE id = ?').run(ops[0]);
-      const after = expectSame(store);
+      const after = await expectSame(store);
       expect(after.rows).toMatchObject({ instances: 25, ops: 60 - 10 - 1 });
       expect(gone.some((id) => after.instances.kept.includes(JSON.stringify(id)) || after.ops.kept.includes(JSON.stringify(id)))).toBe(false);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

@@ -49,8 +49,8 @@ const OPS = 2105;
 /** PostgreSQL's text keeps no NUL. */
 const NO_NUL = AWKWARD.map((s) => s.replaceAll('\0', ''));
 
-function seed(store: Store, instances = AWKWARD.length * 2, strings = AWKWARD): string[] {
-  store.packages.insert(packageRecord());
+async function seed(store: Store, instances = AWKWARD.length * 2, strings = AWKWARD): Promise<string[]> {
+  await store.packages.insert(packageRecord());
   const ids: string[] = [];
   for (let n = 0; n < instances; n++) {
     const s = strings[n % strings.length]!;
@@ -64,13 +64,13 @@ function seed(store: Store, instances = AWKWARD.length * 2, strings = AWKWARD): 
       createdAt: at(n),
       updatedAt: at(n + 1),
     });
-    store.instances.insert(i);
+    await store.instances.insert(i);
     ids.push(id);
   }
   return ids;
 }
 
-function seedOps(store: Store, ids: string[]): void {
+async function seedOps(store: Store, ids: string[]): Promise<void> {
   for (let n = 0; n < OPS; n++) {
     const op = {
       id: n % 11 ? randomUUID() : `op-${n}-${AWKWARD[n % AWKWARD.length]}`,
@@ -83,7 +83,7 @@ function seedOps(store: Store, ids: string[]): void {
       journal: [],
       isAutomaticInvocation: n % 3 === 0,
     } as unknown as LcmOpOcc;
-    store.opOccs.insert(op, {} as never);
+    await store.opOccs.insert(op, {} as never);
   }
 }
 
@@ -105,8 +105,8 @@ async function printed<T>(view: View<T>, attributes: ReturnType<typeof attribute
   const sql = capture();
   await printList(sql.io, opts, view, {
     read: source.read,
-    json: (how) => {
-      const text = source.json!(how);
+    json: async (how) => {
+      const text = await source.json!(how);
       return (
         text &&
         (function* () {
@@ -137,9 +137,9 @@ interface Compared<T, F> {
   forms: { filter: F; limit?: number }[];
   attributes: ReturnType<typeof attributeSelector>;
   view: View<T>;
-  read(filter: F, how: Parameters<ListSource<T>['read']>[0]): Iterable<T>;
+  read(filter: F, how: Parameters<ListSource<T>['read']>[0]): Iterable<T> | AsyncIterable<T>;
   json(filter: F, how: { limit?: number }): Iterable<string> | undefined;
-  list(filter: F): T[];
+  list(filter: F): Promise<T[]>;
 }
 
 /** Each form on the store's pages, the item-by-item writer and JSON.stringify of the whole records as the view shows them; the pages written. */
@@ -148,7 +148,7 @@ async function compare<T, F>(c: Compared<T, F>): Promise<number> {
   for (const { filter, limit } of c.forms) {
     const source: ListSource<T> = { read: (how) => c.read(filter, how), json: (how) => c.json(filter, how) };
     const out = await printed(c.view, c.attributes, source, limit);
-    const records = c.list(filter).slice(0, limit);
+    const records = (await c.list(filter)).slice(0, limit);
     const expected =
       JSON.stringify(
         records.map((r) => applySelector(c.attributes, c.view.toData(r))),
@@ -169,7 +169,7 @@ const compareOps = (store: Store): Promise<number> =>
     view: opListView(),
     read: (filter, how) => store.opOccs.read(filter, how),
     json: (filter, how) => store.opOccs.jsonText(filter, how),
-    list: (filter) => store.opOccs.list(filter),
+    list: async (filter) => await store.opOccs.list(filter),
   });
 
 const VNF_FORMS: { filter: VnfInstanceFilter; limit?: number }[] = [
@@ -180,14 +180,14 @@ const VNF_FORMS: { filter: VnfInstanceFilter; limit?: number }[] = [
   { filter: { name: 'nothing-of-this-name' } },
 ];
 
-const compareInstances = (store: Store): Promise<number> =>
-  compare<VnfInstance, VnfInstanceFilter>({
+const compareInstances = async (store: Store): Promise<number> =>
+  await compare<VnfInstance, VnfInstanceFilter>({
     forms: VNF_FORMS,
     attributes: attributeSelector({}, VNF_INSTANCE_ATTRIBUTES, 'json'),
-    view: vnfListView({ vims: store.vims.names(), packages: store.packages.names() }),
+    view: vnfListView({ vims: await store.vims.names(), packages: await store.packages.names() }),
     read: (filter, how) => store.instances.read(filter, how),
     json: (filter, how) => store.instances.jsonText(filter, how),
-    list: (filter) => store.instances.list(filter),
+    list: async (filter) => await store.instances.list(filter),
   });
 
 const home = () => join(mkdtempSync(join(tmpdir(), 'vnfm-json-text-')), 'home');
@@ -196,22 +196,22 @@ describe('default -o json written by SQLite', () => {
   it('op-list: JSON.stringify’s bytes, in pages that break between rows of the same start time', async () => {
     const store = openStore(home());
     try {
-      seedOps(store, seed(store));
+      await seedOps(store, await seed(store));
       // The whole list is 3 pages, the limits 1, 1, 2, 2; one filter matches nothing.
       expect(await compareOps(store)).toBeGreaterThanOrEqual(3 + 1 + 1 + 2 + 2 + 1 + 1);
       expect([...store.opOccs.jsonText({}, {})!].map((page) => page.split('\n  {\n').length)).toEqual([1000, 1000, OPS - 2000]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
   it('vnf-list: JSON.stringify’s bytes over awkward names, descriptions and versions, across a page’s end', async () => {
     const store = openStore(home());
     try {
-      seed(store, 1003);
+      await seed(store, 1003);
       expect(await compareInstances(store)).toBeGreaterThanOrEqual(2 + 1 + 2);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -226,7 +226,7 @@ describe('default -o json written by SQLite', () => {
       });
       expect(out).toEqual({ items: '[]\n', sql: '[]\n', pages: 0 });
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });
@@ -244,12 +244,12 @@ describe('default -o json on PostgreSQL', () => {
     const db = await server.createDatabase();
     const store = await connectStore(home(), { databaseUrl: server.url(db) });
     try {
-      seed(store, NO_NUL.length * 2, NO_NUL);
+      await seed(store, NO_NUL.length * 2, NO_NUL);
       expect(store.instances.jsonText({}, {})).toBeUndefined();
       expect(store.opOccs.jsonText({}, {})).toBeUndefined();
       expect(await compareInstances(store)).toBe(0);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

@@ -10,6 +10,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { LcmOpOcc, VnfInstance } from '../../src/lcm/index.js';
 import { openStore, readingRawJson } from '../../src/store/index.js';
+import { collect } from '../../src/store/db.js';
 import { reindentJson, writeJsonList } from '../../src/cli/output/json-list.js';
 import { vnfListView } from '../../src/cli/output/vnf-view.js';
 import { opListView } from '../../src/cli/output/op-view.js';
@@ -50,13 +51,13 @@ const instanceOf = (n: number): VnfInstance =>
     updatedAt: NOW,
   }) as unknown as VnfInstance;
 
-function seeded(count: number) {
+async function seeded(count: number) {
   const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-pages-')), 'home'));
-  store.packages.insert(pkg);
+  await store.packages.insert(pkg);
   const instances = Array.from({ length: count }, (_, n) => instanceOf(n));
-  store.db.transaction(() => {
+  await store.db.transaction(async () => {
     for (const i of instances) {
-      store.instances.insert(i);
+      await store.instances.insert(i);
       const op: LcmOpOcc = {
         id: `op-${i.id}`,
         vnfInstanceId: i.id,
@@ -68,7 +69,7 @@ function seeded(count: number) {
         journal: [{ step: 'apply', state: 'done' }] as never,
         isAutomaticInvocation: false,
       };
-      store.opOccs.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never);
+      await store.opOccs.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never);
     }
   })();
   return { store, instances };
@@ -88,48 +89,48 @@ function capture() {
 const byAge = (a: VnfInstance, b: VnfInstance) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1);
 
 describe('lists read in pages', () => {
-  it('every row once, oldest first, across pages of rows created at the same time; --limit reaches the SQL', () => {
-    const { store, instances } = seeded(1203);
+  it('every row once, oldest first, across pages of rows created at the same time; --limit reaches the SQL', async () => {
+    const { store, instances } = await seeded(1203);
     try {
       const expected = [...instances].sort(byAge).map((i) => i.id);
-      expect([...store.instances.read()].map((i) => i.id)).toEqual(expected);
-      expect([...store.instances.read({}, { limit: 501 })].map((i) => i.id)).toEqual(expected.slice(0, 501));
-      expect([...store.instances.read({ state: 'INSTANTIATED' })].map((i) => i.id)).toEqual(expected.filter((id) => Number(id.slice(5)) % 3 !== 0));
-      const ops = [...store.opOccs.read()];
+      expect((await collect(store.instances.read())).map((i) => i.id)).toEqual(expected);
+      expect((await collect(store.instances.read({}, { limit: 501 }))).map((i) => i.id)).toEqual(expected.slice(0, 501));
+      expect((await collect(store.instances.read({ state: 'INSTANTIATED' }))).map((i) => i.id)).toEqual(expected.filter((id) => Number(id.slice(5)) % 3 !== 0));
+      const ops = await collect(store.opOccs.read());
       expect(ops).toHaveLength(1203);
       expect(new Set(ops.map((o) => o.id)).size).toBe(1203);
       expect(ops.map((o) => o.startTime)).toEqual([...ops.map((o) => o.startTime)].sort());
-      expect([...store.opOccs.read({}, { limit: 3, summary: true })].map((o) => o.id)).toEqual(ops.slice(0, 3).map((o) => o.id));
+      expect((await collect(store.opOccs.read({}, { limit: 3, summary: true }))).map((o) => o.id)).toEqual(ops.slice(0, 3).map((o) => o.id));
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('a summary row has what the table shows: the VNFC count without the instance info', () => {
-    const { store } = seeded(10);
+  it('a summary row has what the table shows: the VNFC count without the instance info', async () => {
+    const { store } = await seeded(10);
     try {
-      const rows = [...store.instances.read({}, { summary: true })];
+      const rows = await collect(store.instances.read({}, { summary: true }));
       const [one, four] = ['inst-00001', 'inst-00004'].map((id) => rows.find((r) => r.id === id));
       expect(one).toMatchObject({ id: 'inst-00001', vnfInstanceName: 'web-1', instantiationState: 'INSTANTIATED', vnfPkgId: 'p1', vnfcCount: 1 });
       expect(one!.instantiatedVnfInfo).toBeUndefined();
       expect(four).toMatchObject({ id: 'inst-00004', vnfcCount: 4 });
-      const [notInstantiated] = [...store.instances.read({ state: 'NOT_INSTANTIATED' }, { summary: true })];
+      const [notInstantiated] = await collect(store.instances.read({ state: 'NOT_INSTANTIATED' }, { summary: true }));
       expect((notInstantiated as unknown as { vnfcCount: unknown }).vnfcCount).toBeNull();
-      const [op] = [...store.opOccs.read({}, { summary: true })];
+      const [op] = await collect(store.opOccs.read({}, { summary: true }));
       expect(op).toMatchObject({ operation: 'INSTANTIATE', operationState: 'COMPLETED' });
       expect(op!.journal).toBeUndefined();
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
   it('tables from summary rows are the tables of whole rows, in every format a table has', async () => {
-    const { store } = seeded(40);
+    const { store } = await seeded(40);
     try {
-      const book = { vims: new Map<string, string>(), packages: store.packages.names() };
+      const book = { vims: new Map<string, string>(), packages: await store.packages.names() };
       for (const output of ['table', 'wide', 'value', 'name'] as const) {
         const whole = capture();
-        await printList(whole.io, { output }, vnfListView(book), store.instances.list());
+        await printList(whole.io, { output }, vnfListView(book), await store.instances.list());
         const summary = capture();
         await printList(summary.io, { output }, vnfListView(book), { read: (how) => store.instances.read({}, how) });
         expect(summary.out()).toBe(whole.out());
@@ -138,19 +139,19 @@ describe('lists read in pages', () => {
         const ops = capture();
         await printList(ops.io, { output }, opListView(), { read: (how) => store.opOccs.read({}, how) });
         const opsWhole = capture();
-        await printList(opsWhole.io, { output }, opListView({ instances: store.instances.names() }), store.opOccs.list());
+        await printList(opsWhole.io, { output }, opListView({ instances: await store.instances.names() }), await store.opOccs.list());
         expect(ops.out()).toBe(opsWhole.out());
       }
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
   it('-o json streamed is JSON.stringify(items, null, 2) of the whole rows, secrets masked; -c and an empty list too', async () => {
-    const { store } = seeded(1100);
+    const { store } = await seeded(1100);
     try {
       const whole = capture();
-      await printList(whole.io, { output: 'json', sort: 'createdAt' }, vnfListView(), store.instances.list());
+      await printList(whole.io, { output: 'json', sort: 'createdAt' }, vnfListView(), await store.instances.list());
       const streamed = capture();
       await printList(streamed.io, { output: 'json' }, vnfListView(), { read: (how) => store.instances.read({}, how) });
       expect(streamed.out()).toBe(whole.out());
@@ -166,13 +167,13 @@ describe('lists read in pages', () => {
       const ops = capture();
       await printList(ops.io, { output: 'json' }, opListView(), { read: (how) => store.opOccs.read({}, how) });
       const opsWhole = capture();
-      await printList(opsWhole.io, { output: 'json', filter: '(neq,id,none)' }, opListView(), store.opOccs.list());
+      await printList(opsWhole.io, { output: 'json', filter: '(neq,id,none)' }, opListView(), await store.opOccs.list());
       expect(ops.out()).toBe(opsWhole.out());
       const empty = capture();
       await printList(empty.io, { output: 'json' }, vnfListView(), { read: (how) => store.instances.read({ name: 'nothing' }, how) });
       expect(empty.out()).toBe('[]\n');
     } finally {
-      store.close();
+      await store.close();
     }
   });
 

@@ -63,14 +63,14 @@ function op(id: string, vnfInstanceId: string, n: number, more: Partial<LcmOpOcc
 }
 
 /** Instances of every awkward name, and operations of each in every state; `extra` adds the rows of one case. */
-function seed(store: Store, extra: (store: Store, instanceIds: string[]) => void = () => {}): void {
-  store.packages.insert(packageRecord());
+async function seed(store: Store, extra: (store: Store, instanceIds: string[]) => Promise<void> = async () => {}): Promise<void> {
+  await store.packages.insert(packageRecord());
   const ids = NAMES.map(() => randomUUID());
-  ids.forEach((id, n) => store.instances.insert(instance(id, NAMES[n])));
+  for (const [n, id] of ids.entries()) await store.instances.insert(instance(id, NAMES[n]));
   const prior = { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never;
   // Upper-case uuids are uuids too (shortened).
-  for (let n = 0; n < 60; n++) store.opOccs.insert(op(n % 9 ? randomUUID() : randomUUID().toUpperCase(), ids[n % ids.length]!, n), prior);
-  extra(store, ids);
+  for (let n = 0; n < 60; n++) await store.opOccs.insert(op(n % 9 ? randomUUID() : randomUUID().toUpperCase(), ids[n % ids.length]!, n), prior);
+  await extra(store, ids);
 }
 
 function capture(colour: boolean) {
@@ -120,9 +120,9 @@ async function compare(store: Store): Promise<{ written: number; tables: number 
   return { written, tables };
 }
 
-const sqlite = (extra?: (store: Store, ids: string[]) => void) => {
+const sqlite = async (extra?: (store: Store, ids: string[]) => Promise<void>) => {
   const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'));
-  seed(store, extra);
+  await seed(store, extra);
   return store;
 };
 
@@ -130,88 +130,88 @@ const sqlite = (extra?: (store: Store, ids: string[]) => void) => {
  * A name the repositories refuse to write (control characters), as an older
  * version or another writer of a shared store may leave it.
  */
-function rename(store: Store, table: 'vnf_instances' | 'vnf_packages', id: string, name: string): void {
-  store.db.prepare(`UPDATE ${table} SET name = ? WHERE id = ?`).run(name, id);
+async function rename(store: Store, table: 'vnf_instances' | 'vnf_packages', id: string, name: string): Promise<void> {
+  await store.db.prepare(`UPDATE ${table} SET name = ? WHERE id = ?`).run(name, id);
 }
 
 /** A new instance, then given `name` as rename gives it. */
-function renamed(store: Store, name: string): void {
+async function renamed(store: Store, name: string): Promise<void> {
   const id = randomUUID();
-  store.instances.insert(instance(id, 'hostile'));
-  rename(store, 'vnf_instances', id, name);
+  await store.instances.insert(instance(id, 'hostile'));
+  await rename(store, 'vnf_instances', id, name);
 }
 
 /** Rows SQLite does not write: each sends the whole table back to the printer. */
-const ODD: [string, (store: Store, ids: string[]) => void][] = [
+const ODD: [string, (store: Store, ids: string[]) => Promise<void>][] = [
   [
     'a name beyond the BMP',
-    (store) => {
+    async (store) => {
       const id = randomUUID();
-      store.instances.insert(instance(id, 'emoji-😀'));
-      store.opOccs.insert(op(randomUUID(), id, 4), {} as never);
+      await store.instances.insert(instance(id, 'emoji-😀'));
+      await store.opOccs.insert(op(randomUUID(), id, 4), {} as never);
     },
   ],
-  ['an operation id that is not a uuid', (store, ids) => store.opOccs.insert(op('op-not-a-uuid', ids[2]!, 5), {} as never)],
-  ['an operation id of a uuid’s shape, its dashes elsewhere', (store, ids) => store.opOccs.insert(op('abcdef01-2345-6789-abcd-ef0123456-78', ids[2]!, 5), {} as never)],
-  ['an operation id of a uuid’s shape, not hex', (store, ids) => store.opOccs.insert(op('abcdef01-2345-6789-abcd-ef012345678g', ids[2]!, 5), {} as never)],
+  ['an operation id that is not a uuid', async (store, ids) => await store.opOccs.insert(op('op-not-a-uuid', ids[2]!, 5), {} as never)],
+  ['an operation id of a uuid’s shape, its dashes elsewhere', async (store, ids) => await store.opOccs.insert(op('abcdef01-2345-6789-abcd-ef0123456-78', ids[2]!, 5), {} as never)],
+  ['an operation id of a uuid’s shape, not hex', async (store, ids) => await store.opOccs.insert(op('abcdef01-2345-6789-abcd-ef012345678g', ids[2]!, 5), {} as never)],
   [
     'a nameless instance whose id is not a uuid',
-    (store) => {
-      store.instances.insert(instance('inline-instance', undefined));
-      store.opOccs.insert(op(randomUUID(), 'inline-instance', 6), {} as never);
+    async (store) => {
+      await store.instances.insert(instance('inline-instance', undefined));
+      await store.opOccs.insert(op(randomUUID(), 'inline-instance', 6), {} as never);
     },
   ],
-  ['a start time not in the stored form', (store, ids) => store.opOccs.insert(op(randomUUID(), ids[2]!, 7, { startTime: '2026-01-01T00:00:09Z' }), {} as never)],
-  ['an error without a title', (store, ids) => store.opOccs.insert(op(randomUUID(), ids[2]!, 8, { error: { status: 500, detail: 'no title' } as never }), {} as never)],
+  ['a start time not in the stored form', async (store, ids) => await store.opOccs.insert(op(randomUUID(), ids[2]!, 7, { startTime: '2026-01-01T00:00:09Z' }), {} as never)],
+  ['an error without a title', async (store, ids) => await store.opOccs.insert(op(randomUUID(), ids[2]!, 8, { error: { status: 500, detail: 'no title' } as never }), {} as never)],
   [
     'a name holding an escape sequence (ASCII), which the printer shows escaped',
-    (store) => {
+    async (store) => {
       const id = randomUUID();
-      store.instances.insert(instance(id, 'hostile'));
-      rename(store, 'vnf_instances', id, 'web\x1b]0;title\x07\x1b[2J');
-      store.opOccs.insert(op(randomUUID(), id, 4), {} as never);
+      await store.instances.insert(instance(id, 'hostile'));
+      await rename(store, 'vnf_instances', id, 'web\x1b]0;title\x07\x1b[2J');
+      await store.opOccs.insert(op(randomUUID(), id, 4), {} as never);
     },
   ],
   [
     'a name holding a right-to-left override',
-    (store) => {
+    async (store) => {
       const id = randomUUID();
-      store.instances.insert(instance(id, 'hostile'));
-      rename(store, 'vnf_instances', id, 'web\u202etxt.exe');
-      store.opOccs.insert(op(randomUUID(), id, 4), {} as never);
+      await store.instances.insert(instance(id, 'hostile'));
+      await rename(store, 'vnf_instances', id, 'web\u202etxt.exe');
+      await store.opOccs.insert(op(randomUUID(), id, 4), {} as never);
     },
   ],
   [
     'an error title holding a C1 control',
-    (store, ids) => store.opOccs.insert(op(randomUUID(), ids[2]!, 9, { error: { status: 500, title: 'csi \u009b2J', detail: 'd' } as never }), {} as never),
+    async (store, ids) => await store.opOccs.insert(op(randomUUID(), ids[2]!, 9, { error: { status: 500, title: 'csi \u009b2J', detail: 'd' } as never }), {} as never),
   ],
   [
     'an error title beyond the BMP',
-    (store, ids) => store.opOccs.insert(op(randomUUID(), ids[2]!, 9, { error: { status: 500, title: 'rocket 🚀', detail: 'd' } as never }), {} as never),
+    async (store, ids) => await store.opOccs.insert(op(randomUUID(), ids[2]!, 9, { error: { status: 500, title: 'rocket 🚀', detail: 'd' } as never }), {} as never),
   ],
 ];
 
 describe('op-list table written by SQLite', () => {
   it('is the printer’s table, byte for byte, in every form, over awkward names, states and errors', async () => {
-    const store = sqlite();
+    const store = await sqlite();
     try {
       // Every table of the clean store is SQLite's; one filter matches nothing.
       const { written, tables } = await compare(store);
       expect(tables).toBeGreaterThanOrEqual(FORMS.length * 2 - 2);
       expect(written).toBe(tables);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
   it.each(ODD)('is the printer’s own with %s', async (_, extra) => {
-    const store = sqlite(extra);
+    const store = await sqlite(extra);
     try {
       await compare(store);
       const { wide } = { wide: _.startsWith('an error') };
       expect(store.opOccs.tableText({}, { wide } as TableRead)).toBeUndefined();
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -221,7 +221,7 @@ describe('op-list table written by SQLite', () => {
       expect(store.opOccs.tableText({}, { wide: false })).toBeUndefined();
       await compare(store);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });
@@ -239,11 +239,11 @@ describe('op-list table on PostgreSQL', () => {
     const db = await server.createDatabase();
     const store = await connectStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'), { databaseUrl: server.url(db) });
     try {
-      seed(store);
+      await seed(store);
       expect(store.opOccs.tableText({}, { wide: false })).toBeUndefined();
       expect(await compare(store)).toMatchObject({ written: 0 });
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });
@@ -262,11 +262,11 @@ const vimRecord = (id: string, name: string): Vim => ({
 });
 
 /** Instances of every awkward name and state, on a VIM (its id a uuid or not) or none, of a named package or not. */
-function seedInstances(store: Store, extra: (store: Store) => void = () => {}): void {
-  store.packages.insert(packageRecord());
-  store.packages.insert(packageRecord({ id: 'p2', vnfdId: 'vnfd-2', name: 'pkg-名前' } as never));
-  store.vims.insert(vimRecord(VIM_ID, 'edge-ß'), undefined);
-  store.vims.insert(vimRecord('vim-label', 'a VIM whose id is no uuid'), undefined);
+async function seedInstances(store: Store, extra: (store: Store) => Promise<void> = async () => {}): Promise<void> {
+  await store.packages.insert(packageRecord());
+  await store.packages.insert(packageRecord({ id: 'p2', vnfdId: 'vnfd-2', name: 'pkg-名前' } as never));
+  await store.vims.insert(vimRecord(VIM_ID, 'edge-ß'), undefined);
+  await store.vims.insert(vimRecord('vim-label', 'a VIM whose id is no uuid'), undefined);
   const vims = [undefined, VIM_ID, 'vim-label'];
   for (let n = 0; n < 40; n++) {
     const i = instance(randomUUID(), NAMES[n % NAMES.length]) as unknown as Record<string, unknown>;
@@ -283,9 +283,9 @@ function seedInstances(store: Store, extra: (store: Store) => void = () => {}): 
           }
         : {}),
     });
-    store.instances.insert(i as unknown as VnfInstance);
+    await store.instances.insert(i as unknown as VnfInstance);
   }
-  extra(store);
+  await extra(store);
 }
 
 const VNF_FORMS: { flags: Partial<OutputOptions & ListOptions>; filter: VnfInstanceFilter }[] = [
@@ -303,7 +303,7 @@ const VNF_FORMS: { flags: Partial<OutputOptions & ListOptions>; filter: VnfInsta
 async function compareInstances(store: Store): Promise<{ written: number; tables: number }> {
   let written = 0;
   let tables = 0;
-  const book = { vims: store.vims.names(), packages: store.packages.names() };
+  const book = { vims: await store.vims.names(), packages: await store.packages.names() };
   for (const { flags, filter } of VNF_FORMS) {
     for (const colour of [false, true]) {
       const opts = { output: 'table' as const, ...flags, narrowed: Object.keys(filter).length > 0 };
@@ -323,23 +323,23 @@ async function compareInstances(store: Store): Promise<{ written: number; tables
   return { written, tables };
 }
 
-const ODD_INSTANCES: [string, (store: Store) => void][] = [
-  ['a name beyond the BMP', (store) => store.instances.insert(instance(randomUUID(), 'emoji-😀'))],
-  ['an id that is not a uuid', (store) => store.instances.insert(instance('inst-not-a-uuid', 'x'))],
+const ODD_INSTANCES: [string, (store: Store) => Promise<void>][] = [
+  ['a name beyond the BMP', async (store) => await store.instances.insert(instance(randomUUID(), 'emoji-😀'))],
+  ['an id that is not a uuid', async (store) => await store.instances.insert(instance('inst-not-a-uuid', 'x'))],
   ['a name holding an escape sequence (ASCII), which the printer shows escaped', (store) => renamed(store, 'web\x1b]52;c;aGk=\x07\rok')],
   ['a name holding a right-to-left override', (store) => renamed(store, 'web\u202etxt.exe')],
   [
     'a package named with a C1 control',
-    (store) => {
-      store.packages.insert(packageRecord({ id: 'p3', vnfdId: 'vnfd-3', name: 'pkg-3' } as never));
-      rename(store, 'vnf_packages', 'p3', 'pkg\u009b2J');
-      store.instances.insert({ ...instance(randomUUID(), 'of-p3'), vnfPkgId: 'p3' });
+    async (store) => {
+      await store.packages.insert(packageRecord({ id: 'p3', vnfdId: 'vnfd-3', name: 'pkg-3' } as never));
+      await rename(store, 'vnf_packages', 'p3', 'pkg\u009b2J');
+      await store.instances.insert({ ...instance(randomUUID(), 'of-p3'), vnfPkgId: 'p3' });
     },
   ],
   [
     'a VIM given inline',
-    (store) =>
-      store.instances.insert({
+    async (store) =>
+      await store.instances.insert({
         ...instance(randomUUID(), 'inline'),
         vimConnectionInfo: { vim1: { vimId: 'inline-vim', vimType: 'kubernetes' } },
       } as unknown as VnfInstance),
@@ -347,30 +347,30 @@ const ODD_INSTANCES: [string, (store: Store) => void][] = [
 ];
 
 describe('vnf-list table written by SQLite', () => {
-  const sqliteInstances = (extra?: (store: Store) => void) => {
+  const sqliteInstances = async (extra?: (store: Store) => Promise<void>) => {
     const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'));
-    seedInstances(store, extra);
+    await seedInstances(store, extra);
     return store;
   };
 
   it('is the printer’s table, byte for byte, in every form, over awkward names, VIMs, packages and VNFC counts', async () => {
-    const store = sqliteInstances();
+    const store = await sqliteInstances();
     try {
       const { written, tables } = await compareInstances(store);
       expect(tables).toBeGreaterThanOrEqual(VNF_FORMS.length * 2 - 2);
       expect(written).toBe(tables);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
   it.each(ODD_INSTANCES)('is the printer’s own with %s', async (what, extra) => {
-    const store = sqliteInstances(extra);
+    const store = await sqliteInstances(extra);
     try {
       await compareInstances(store);
       expect(store.instances.tableText({}, { wide: what.includes('VIM') })).toBeUndefined();
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });
@@ -388,11 +388,11 @@ describe('vnf-list table on PostgreSQL', () => {
     const db = await server.createDatabase();
     const store = await connectStore(join(mkdtempSync(join(tmpdir(), 'vnfm-table-text-')), 'home'), { databaseUrl: server.url(db) });
     try {
-      seedInstances(store);
+      await seedInstances(store);
       expect(store.instances.tableText({}, { wide: false })).toBeUndefined();
       expect(await compareInstances(store)).toMatchObject({ written: 0 });
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

@@ -56,13 +56,13 @@ async function run(home: string, argv: string[], env: Record<string, string | un
   return { code, ...out, env: fullEnv };
 }
 
-function tokens(home: string, key: string): Record<string, string | undefined> {
+async function tokens(home: string, key: string): Promise<Record<string, string | undefined>> {
   const store = openStore(home);
   try {
     const keyring = loadKeyring({ home, env: { VNFM_MASTER_KEY: key }, createIfMissing: false });
-    return Object.fromEntries(store.vims.list().map((v) => [v.name, openSecrets(store.vims, keyring, v).bearerToken]));
+    return Object.fromEntries(await Promise.all((await store.vims.list()).map(async (v) => [v.name, (await openSecrets(store.vims, keyring, v)).bearerToken])));
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -76,7 +76,7 @@ describe('VNFM_MASTER_KEY_COMMAND', () => {
     expect(reg.code, reg.stderr).toBe(0);
     expect(runCount(s)).toBe(1);
     expect(existsSync(join(s.home, 'master.key'))).toBe(false);
-    expect(tokens(s.home, key)).toEqual({ a: 'tok-a' });
+    expect(await tokens(s.home, key)).toEqual({ a: 'tok-a' });
     // The command had vnfm's environment (its secret manager's token) without the key's variables.
     const seen = readFileSync(join(s.dir, 'env'), 'utf8');
     expect(seen).toContain('SECRET_MANAGER_TOKEN=token-for-the-manager');
@@ -98,7 +98,7 @@ describe('VNFM_MASTER_KEY_COMMAND', () => {
     const r = await run(s.home, ['vim-register', '--no-check', '--config-file', vimConfig(s.dir, 'tok-b'), 'b'], { VNFM_MASTER_KEY: key, VNFM_MASTER_KEY_COMMAND: s.command });
     expect(r.code, r.stderr).toBe(0);
     expect(runCount(s)).toBe(0);
-    expect(tokens(s.home, key)).toEqual({ b: 'tok-b' });
+    expect(await tokens(s.home, key)).toEqual({ b: 'tok-b' });
   });
 
   it('a command that fails, prints nothing, prints no key or prints another key: exit 5 naming the variable, its output never shown, nothing stored', async () => {
@@ -121,7 +121,7 @@ describe('VNFM_MASTER_KEY_COMMAND', () => {
       expect(r.stderr).not.toContain(other);
       expect(r.stderr).not.toContain('not-a-key-but-secret-text');
     }
-    expect(tokens(s.home, key)).toEqual({ c: 'tok-c' });
+    expect(await tokens(s.home, key)).toEqual({ c: 'tok-c' });
   });
 
   it('a command that does not finish in time is stopped: exit 5 naming the variable', () => {
@@ -160,28 +160,24 @@ describe('VNFM_MASTER_KEY_COMMAND', () => {
     expect(existsSync(join(s.home, 'master.key'))).toBe(false);
 
     writeFileSync(s.secret, `${newKey}\n`);
-    expect(tokens(s.home, newKey)).toEqual({ a: 'rot-a', b: 'rot-b' });
+    expect(await tokens(s.home, newKey)).toEqual({ a: 'rot-a', b: 'rot-b' });
     const after = await run(s.home, ['vim-register', '--no-check', '--config-file', vimConfig(s.dir, 'rot-c'), 'c'], env);
     expect(after.code, after.stderr).toBe(0);
     writeFileSync(s.secret, `${oldKey}\n`);
     expect((await run(s.home, ['vim-register', '--no-check', '--config-file', vimConfig(s.dir, 'rot-d'), 'd'], env)).code).toBe(5);
   });
 
-  it('rotating to a given key is refused (vnfm cannot write to the secret manager): the hint says to print NEW,OLD', () => {
+  it('rotating to a given key is refused (vnfm cannot write to the secret manager): the hint says to print NEW,OLD', async () => {
     const key = generateFernetKey();
-    const refused = (() => {
-      try {
-        rotateMasterKey({
-          home: mkdtempSync(join(tmpdir(), 'vnfm-keycmd-')),
-          env: { VNFM_MASTER_KEY_COMMAND: `echo '${key}'` },
-          secrets: {} as never,
-          newKey: generateFernetKey(),
-        });
-      } catch (e) {
-        return e;
-      }
-      return undefined;
-    })();
+    const refused = await rotateMasterKey({
+      home: mkdtempSync(join(tmpdir(), 'vnfm-keycmd-')),
+      env: { VNFM_MASTER_KEY_COMMAND: `echo '${key}'` },
+      secrets: {} as never,
+      newKey: generateFernetKey(),
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(refused).toBeInstanceOf(UsageError);
     expect((refused as UsageError).message).toBe('cannot rotate to a given key while the keys come from VNFM_MASTER_KEY_COMMAND');
     expect((refused as UsageError).hint).toMatch(/put the new key first in what VNFM_MASTER_KEY_COMMAND prints \(<new>,<old>\)/);

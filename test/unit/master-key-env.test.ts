@@ -42,7 +42,7 @@ describe('VNFM_MASTER_KEY', () => {
       expect(keyring.primaryKeyId).toBe(keyIdOf(key));
       expect(process.env['VNFM_MASTER_KEY']).toBeUndefined();
     } finally {
-      ctx.close();
+      await ctx.close();
     }
   });
 });

@@ -73,7 +73,7 @@ class FakeVims implements WorkloadVimRegistry {
   vims: Vim[] = [];
   users = new Map<string, string[]>();
   calls: string[] = [];
-  find(ref: string) {
+  async find(ref: string) {
     return this.vims.find((v) => v.id === ref || v.name === ref);
   }
   private make(id: string, name: string, extra: Record<string, string>, isDefault: boolean): Vim {
@@ -97,14 +97,14 @@ class FakeVims implements WorkloadVimRegistry {
   }
   async update(id: string, input: Parameters<WorkloadVimRegistry['update']>[1]) {
     this.calls.push(`update ${id}`);
-    const vim = this.find(id)!;
+    const vim = (await this.find(id))!;
     vim.spec.extra = input.extra;
     return vim;
   }
-  usedBy(id: string) {
+  async usedBy(id: string) {
     return this.users.get(id) ?? [];
   }
-  remove(id: string) {
+  async remove(id: string) {
     this.calls.push(`remove ${id}`);
     this.vims = this.vims.filter((v) => v.id !== id);
   }

@@ -97,7 +97,7 @@ class FakeVims implements WorkloadVimRegistry {
   kubeconfigs = new Map<string, string>();
   users = new Map<string, string[]>();
   calls: string[] = [];
-  find(ref: string) {
+  async find(ref: string) {
     return this.vims.find((v) => v.id === ref || v.name === ref);
   }
   async register(input: Parameters<WorkloadVimRegistry['register']>[0]) {
@@ -120,12 +120,12 @@ class FakeVims implements WorkloadVimRegistry {
   async update(id: string, input: Parameters<WorkloadVimRegistry['update']>[1]) {
     this.calls.push(`update ${id}`);
     this.kubeconfigs.set(id, input.kubeconfig);
-    return this.find(id)!;
+    return (await this.find(id))!;
   }
-  usedBy(id: string) {
+  async usedBy(id: string) {
     return this.users.get(id) ?? [];
   }
-  remove(id: string) {
+  async remove(id: string) {
     this.calls.push(`remove ${id}`);
     this.vims = this.vims.filter((v) => v.id !== id);
   }
@@ -133,11 +133,11 @@ class FakeVims implements WorkloadVimRegistry {
 
 class FakeHostKeys implements HostKeyStore {
   forgotten: string[] = [];
-  get() {
+  async get() {
     return undefined;
   }
-  pin() {}
-  forget(ids: readonly string[]) {
+  async pin() {}
+  async forget(ids: readonly string[]) {
     this.forgotten.push(...ids);
   }
 }

@@ -172,11 +172,11 @@ function session(node: FakeNode, target: SshTarget): SshSession {
 
 class MemoryHostKeys implements HostKeyStore {
   forgotten: string[] = [];
-  get() {
+  async get() {
     return undefined;
   }
-  pin() {}
-  forget(ids: readonly string[]) {
+  async pin() {}
+  async forget(ids: readonly string[]) {
     this.forgotten.push(...ids);
   }
 }

@@ -117,17 +117,17 @@ function op(id: string, vnf: string, operation: LcmOpOcc['operation'], state: Lc
   };
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   home = join(mkdtempSync(join(tmpdir(), 'vnfm-golden-')), 'home');
   const store = openStore(home);
   try {
-    store.vims.insert(vim(ids.edge, 'edge-1', 'kubernetes', true, 'REACHABLE'), undefined);
-    store.vims.insert(vim(ids.core, 'core', 'openstack', false, 'UNREACHABLE'), undefined);
+    await store.vims.insert(vim(ids.edge, 'edge-1', 'kubernetes', true, 'REACHABLE'), undefined);
+    await store.vims.insert(vim(ids.core, 'core', 'openstack', false, 'UNREACHABLE'), undefined);
     const basic = pkg(ids.basic, 'basic-cnf', 'b1bb0ce7-ebca-4fa7-95ed-4840d70a1177', 'Sample CNF', 'Company', 'IN_USE', T0);
     const heat = pkg(ids.heat, undefined, 'a0f1c2d3-0000-4000-8000-0000000000aa', 'Heat VNF', 'Other', 'NOT_IN_USE', T1);
-    store.packages.insert(basic);
-    store.packages.insert(heat);
-    store.instances.insert(
+    await store.packages.insert(basic);
+    await store.packages.insert(heat);
+    await store.instances.insert(
       instance(
         ids.web,
         'web',
@@ -157,22 +157,22 @@ beforeAll(() => {
         T0,
       ),
     );
-    store.instances.insert(instance(ids.db, 'db', basic, {}, T1));
-    store.instances.insert(
+    await store.instances.insert(instance(ids.db, 'db', basic, {}, T1));
+    await store.instances.insert(
       instance(ids.inline, 'edge-cache', basic, { vimConnectionInfo: { vim1: { vimId: 'lab-inline', vimType: 'kubernetes' } } as VnfInstance['vimConnectionInfo'] }, T2),
     );
     const prior = { vnfPkgId: basic.id, vnfdId: basic.vnfdId, instantiationState: 'NOT_INSTANTIATED' as const };
-    store.opOccs.insert(op(ids.opInst, ids.web, 'INSTANTIATE', 'COMPLETED', T0, { stateEnteredTime: T1 }), prior);
-    store.opOccs.insert(
+    await store.opOccs.insert(op(ids.opInst, ids.web, 'INSTANTIATE', 'COMPLETED', T0, { stateEnteredTime: T1 }), prior);
+    await store.opOccs.insert(
       op(ids.opScale, ids.web, 'SCALE', 'FAILED_TEMP', T2, {
         operationParams: { type: 'SCALE_OUT', aspectId: 'vdu1_aspect' } as LcmOpOcc['operationParams'],
         error: { status: 422, title: 'Readiness timeout', detail: 'Deployment/vdu1 not ready after 300s' },
       }),
       prior,
     );
-    store.opOccs.insert(op(ids.opDb, ids.db, 'INSTANTIATE', 'ROLLED_BACK', T1), prior);
+    await store.opOccs.insert(op(ids.opDb, ids.db, 'INSTANTIATE', 'ROLLED_BACK', T1), prior);
   } finally {
-    store.close();
+    await store.close();
   }
 });
 
@@ -363,21 +363,21 @@ describe('filters and order', () => {
     expect(await q(['vim-list', '--filter', '(eq,is_default,true)'])).toEqual([ids.edge]);
   });
 
-  it('filters run in SQL in the store', () => {
+  it('filters run in SQL in the store', async () => {
     const store = openStore(home);
     try {
-      expect(store.instances.list({ state: 'INSTANTIATED' }).map((i) => i.id)).toEqual([ids.web]);
-      expect(store.instances.list({ vimId: 'lab-inline' }).map((i) => i.id)).toEqual([ids.inline]);
-      expect(store.instances.list({ name: 'e*' }).map((i) => i.id)).toEqual([ids.inline]);
-      expect(store.opOccs.list({ operation: 'SCALE', since: T1 }).map((o) => o.id)).toEqual([ids.opScale]);
-      expect(store.packages.list({ usageState: 'IN_USE' }).map((p) => p.id)).toEqual([ids.basic]);
-      expect(store.vims.list({ type: 'kubernetes' }).map((v) => v.id)).toEqual([ids.edge]);
-      const plan = (sql: string) => JSON.stringify(store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('x'));
-      expect(plan('SELECT * FROM vnf_instances WHERE instantiation_state = ? ORDER BY created_at, id')).toContain('vnf_instances_state');
-      expect(plan('SELECT * FROM vnf_instances WHERE name = ?')).toContain('vnf_instances_name');
-      expect(plan('SELECT * FROM lcm_op_occs WHERE start_time >= ? ORDER BY start_time, rowid')).toContain('lcm_op_occs_start');
+      expect((await store.instances.list({ state: 'INSTANTIATED' })).map((i) => i.id)).toEqual([ids.web]);
+      expect((await store.instances.list({ vimId: 'lab-inline' })).map((i) => i.id)).toEqual([ids.inline]);
+      expect((await store.instances.list({ name: 'e*' })).map((i) => i.id)).toEqual([ids.inline]);
+      expect((await store.opOccs.list({ operation: 'SCALE', since: T1 })).map((o) => o.id)).toEqual([ids.opScale]);
+      expect((await store.packages.list({ usageState: 'IN_USE' })).map((p) => p.id)).toEqual([ids.basic]);
+      expect((await store.vims.list({ type: 'kubernetes' })).map((v) => v.id)).toEqual([ids.edge]);
+      const plan = async (sql: string) => JSON.stringify(await store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('x'));
+      expect(await plan('SELECT * FROM vnf_instances WHERE instantiation_state = ? ORDER BY created_at, id')).toContain('vnf_instances_state');
+      expect(await plan('SELECT * FROM vnf_instances WHERE name = ?')).toContain('vnf_instances_name');
+      expect(await plan('SELECT * FROM lcm_op_occs WHERE start_time >= ? ORDER BY start_time, rowid')).toContain('lcm_op_occs_start');
     } finally {
-      store.close();
+      await store.close();
     }
   });
 

@@ -26,50 +26,50 @@ describe('host key fingerprint', () => {
 describe('host key store', () => {
   const key = (over = {}) => ({ serverId: 'srv-1', address: '10.0.0.5', fingerprint: 'SHA256:aaa', keyType: 'ssh-ed25519', pinnedAt: '2026-01-01T00:00:00.000Z', ...over });
 
-  it('pins, replaces and forgets keys per server, surviving a reopen', () => {
+  it('pins, replaces and forgets keys per server, surviving a reopen', async () => {
     const home = join(tmp(), 'home');
     let store = openStore(home);
-    expect(store.hostKeys.get('srv-1')).toBeUndefined();
-    store.hostKeys.pin(key());
-    store.hostKeys.pin(key({ serverId: 'srv-2', address: '10.0.0.6' }));
-    store.hostKeys.pin(key({ fingerprint: 'SHA256:bbb', address: '10.0.0.7', pinnedAt: '2026-01-02T00:00:00.000Z' }));
-    store.close();
+    expect(await store.hostKeys.get('srv-1')).toBeUndefined();
+    await store.hostKeys.pin(key());
+    await store.hostKeys.pin(key({ serverId: 'srv-2', address: '10.0.0.6' }));
+    await store.hostKeys.pin(key({ fingerprint: 'SHA256:bbb', address: '10.0.0.7', pinnedAt: '2026-01-02T00:00:00.000Z' }));
+    await store.close();
     store = openStore(home);
     try {
-      expect(store.hostKeys.get('srv-1')).toEqual(key({ fingerprint: 'SHA256:bbb', address: '10.0.0.7', pinnedAt: '2026-01-02T00:00:00.000Z' }));
-      store.hostKeys.forget(['srv-1', 'unknown']);
-      expect(store.hostKeys.get('srv-1')).toBeUndefined();
-      expect(store.hostKeys.list().map((k) => k.serverId)).toEqual(['srv-2']);
+      expect(await store.hostKeys.get('srv-1')).toEqual(key({ fingerprint: 'SHA256:bbb', address: '10.0.0.7', pinnedAt: '2026-01-02T00:00:00.000Z' }));
+      await store.hostKeys.forget(['srv-1', 'unknown']);
+      expect(await store.hostKeys.get('srv-1')).toBeUndefined();
+      expect((await store.hostKeys.list()).map((k) => k.serverId)).toEqual(['srv-2']);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('judges a presented key: first use, known, changed, accepted by server id or address', () => {
+  it('judges a presented key: first use, known, changed, accepted by server id or address', async () => {
     const store = openStore(join(tmp(), 'home'));
     try {
       const target = { host: '10.0.0.5', username: 'u', serverId: 'srv-1', label: 'VDU1 (10.0.0.5)' };
       const presented = { fingerprint: 'SHA256:new', keyType: 'ssh-ed25519' };
       const said: string[] = [];
-      expect(judgeHostKey(target, presented, store.hostKeys, [])).toEqual({ kind: 'first-use' });
-      recordHostKey(target, presented, { kind: 'first-use' }, store.hostKeys, 'now', (l) => said.push(l));
-      expect(store.hostKeys.get('srv-1')).toMatchObject({ fingerprint: 'SHA256:new', address: '10.0.0.5' });
-      expect(judgeHostKey(target, presented, store.hostKeys, [])).toEqual({ kind: 'known' });
+      expect(judgeHostKey(target, presented, await store.hostKeys.get(target.serverId), [])).toEqual({ kind: 'first-use' });
+      await recordHostKey(target, presented, { kind: 'first-use' }, store.hostKeys, 'now', (l) => said.push(l));
+      expect(await store.hostKeys.get('srv-1')).toMatchObject({ fingerprint: 'SHA256:new', address: '10.0.0.5' });
+      expect(judgeHostKey(target, presented, await store.hostKeys.get(target.serverId), [])).toEqual({ kind: 'known' });
       const other = { fingerprint: 'SHA256:other', keyType: 'ssh-ed25519' };
-      const changed = judgeHostKey(target, other, store.hostKeys, ['srv-9', '10.0.0.9']);
+      const changed = judgeHostKey(target, other, await store.hostKeys.get(target.serverId), ['srv-9', '10.0.0.9']);
       expect(changed.kind).toBe('changed');
-      expect(() => recordHostKey(target, other, changed, store.hostKeys, 'later', () => undefined)).toThrow(HostKeyChangedError);
-      expect(judgeHostKey(target, other, store.hostKeys, ['srv-1']).kind).toBe('accepted');
-      const byAddress = judgeHostKey(target, other, store.hostKeys, ['10.0.0.5']);
+      await expect(recordHostKey(target, other, changed, store.hostKeys, 'later', () => undefined)).rejects.toThrow(HostKeyChangedError);
+      expect(judgeHostKey(target, other, await store.hostKeys.get(target.serverId), ['srv-1']).kind).toBe('accepted');
+      const byAddress = judgeHostKey(target, other, await store.hostKeys.get(target.serverId), ['10.0.0.5']);
       expect(byAddress.kind).toBe('accepted');
-      recordHostKey(target, other, byAddress, store.hostKeys, 'later', (l) => said.push(l));
-      expect(store.hostKeys.get('srv-1')).toMatchObject({ fingerprint: 'SHA256:other', pinnedAt: 'later' });
+      await recordHostKey(target, other, byAddress, store.hostKeys, 'later', (l) => said.push(l));
+      expect(await store.hostKeys.get('srv-1')).toMatchObject({ fingerprint: 'SHA256:other', pinnedAt: 'later' });
       expect(said).toEqual([
         'VDU1 (10.0.0.5): pinned host key ssh-ed25519 SHA256:new of server srv-1',
         'VDU1 (10.0.0.5): accepted the new host key of server srv-1 as asked (--accept-host-key): SHA256:new replaced by ssh-ed25519 SHA256:other',
       ]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 

@@ -76,16 +76,16 @@ const changeRow = (lines: string[], i: number, fn: (row: Record<string, unknown>
  * write it with straight SQL: the record and (PostgreSQL) its complete
  * contents, moved to the new id.
  */
-function renamePackage(store: Store, from: string, to: string): void {
-  store.db.prepare('UPDATE vnf_packages SET id = ? WHERE id = ?').run(to, from);
+async function renamePackage(store: Store, from: string, to: string): Promise<void> {
+  await store.db.prepare('UPDATE vnf_packages SET id = ? WHERE id = ?').run(to, from);
   if (!store.packageContents) return;
-  store.db
+  await store.db
     .prepare(
       'INSERT INTO package_contents (package_id, size_bytes, sha256, chunk_count, complete, updated_at) SELECT ?, size_bytes, sha256, chunk_count, complete, updated_at FROM package_contents WHERE package_id = ?',
     )
     .run(to, from);
-  store.db.prepare('INSERT INTO package_content_chunks (package_id, seq, data) SELECT ?, seq, data FROM package_content_chunks WHERE package_id = ?').run(to, from);
-  store.db.prepare('DELETE FROM package_contents WHERE package_id = ?').run(from);
+  await store.db.prepare('INSERT INTO package_content_chunks (package_id, seq, data) SELECT ?, seq, data FROM package_content_chunks WHERE package_id = ?').run(to, from);
+  await store.db.prepare('DELETE FROM package_contents WHERE package_id = ?').run(from);
 }
 const chunkIndexes = (lines: string[]) => lines.flatMap((l, i) => (/^"[A-Za-z0-9+/=]*",?$/.test(l) ? [i] : []));
 
@@ -132,19 +132,19 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
   async function exported(): Promise<{ lines: string[]; pkgId: string }> {
     const store = await open();
     const { pkg } = await onboardPackage({ packages: store.packages, contents: store.packageContents, home: homeOf(store), now: () => new Date() }, { path: SAMPLE });
-    store.db
+    await store.db
       .prepare(
         `INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, secrets_token, secrets_key_id, created_at, updated_at) VALUES ('${VIM}', 'edge', 'kubernetes', 1, 'https://h', 'bearer-token', 1, 'REACHABLE', 'sealed-token', 'key-1', 't0', 't0')`,
       )
       .run();
-    store.instances.insert(instanceRecord({ id: INST, vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
+    await store.instances.insert(instanceRecord({ id: INST, vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
     const op = { id: OP, vnfInstanceId: INST, operation: 'INSTANTIATE', operationState: 'COMPLETED', stateEnteredTime: 't1', startTime: 't0' };
-    store.opOccs.insert({ ...op, operationParams: {}, journal: [], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
+    await store.opOccs.insert({ ...op, operationParams: {}, journal: [], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
     const out = new PassThrough();
     const chunks: Buffer[] = [];
     out.on('data', (d: Buffer) => chunks.push(d));
     await exportStore(store, out, { withPackageContents: true, now: new Date('2026-01-01T00:00:00Z'), contents: io(store) });
-    store.close();
+    await store.close();
     return { lines: Buffer.concat(chunks).toString('utf8').split('\n'), pkgId: pkg.id };
   }
 
@@ -161,9 +161,9 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
 
   const rows = (s: Store, table: string) => s.db.prepare(`SELECT * FROM ${table}`).all();
   /** Nothing of the document was written: no row, no staged chunk, no package directory. */
-  function nothingIn(s: Store): void {
+  async function nothingIn(s: Store): Promise<void> {
     for (const t of ['vims', 'vnf_packages', 'vnf_instances', 'lcm_op_occs', 'lcm_op_occ_details', 'ssh_host_keys', 'package_contents', 'package_content_chunks']) {
-      expect(rows(s, t), t).toEqual([]);
+      expect(await rows(s, t), t).toEqual([]);
     }
     const dir = join(homeOf(s), 'packages');
     expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
@@ -179,9 +179,9 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
       );
       expect(err).toBeInstanceOf(type);
       expect((err as Error).message).toMatch(says);
-      nothingIn(target);
+      await nothingIn(target);
     } finally {
-      target.close();
+      await target.close();
     }
   }
 
@@ -213,20 +213,20 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
     const victim = plantVictim(tmpdir());
     try {
       const { pkg } = await onboardPackage({ packages: store.packages, contents: store.packageContents, home: homeOf(store), now: () => new Date() }, { path: SAMPLE });
-      renamePackage(store, pkg.id, victim.id);
+      await renamePackage(store, pkg.id, victim.id);
       // On PostgreSQL this machine has no copy: it would fetch one.
       if (store.packageContents) rmSync(join(homeOf(store), 'packages', pkg.id), { recursive: true });
       const deps = { packages: store.packages, contents: store.packageContents, home: homeOf(store), now: () => new Date() };
-      const hostile = store.packages.get(victim.id);
+      const hostile = await store.packages.get(victim.id);
       await expect(ensurePackageContent(deps, hostile)).rejects.toThrow(/package id "\.\.\/\.\.\/\.\.\/victim-\w+" is not a UUID: refusing to make a path of it/);
       await expect(downloadPackage(deps, victim.id, join(tmpdir(), `vnfm-dl-${process.pid}.zip`))).rejects.toThrow(/is not a UUID/);
       await expect(deletePackage(deps, victim.id)).rejects.toThrow(/is not a UUID/);
       expect(victim.intact()).toBe(true);
       // Refused before anything changed: the record (and its contents) are still there.
-      expect(store.packages.get(victim.id).id).toBe(victim.id);
-      if (store.packageContents) expect(store.packageContents.info(victim.id)?.complete).toBe(true);
+      expect((await store.packages.get(victim.id)).id).toBe(victim.id);
+      if (store.packageContents) expect((await store.packageContents.info(victim.id))?.complete).toBe(true);
     } finally {
-      store.close();
+      await store.close();
       rmSync(victim.dir, { recursive: true, force: true });
     }
   });
@@ -335,7 +335,7 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
     // --merge into a store whose own VIM has the name: a conflict with this store (exit 4), named; nothing written.
     const target = await open();
     try {
-      target.db
+      await target.db
         .prepare(
           `INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, created_at, updated_at) VALUES ('${VIM2}', 'edge', 'kubernetes', 0, 'https://h', 'bearer-token', 1, 'REACHABLE', 't0', 't0')`,
         )
@@ -343,11 +343,11 @@ describe.each(STORE_BACKENDS)('store-import of a hostile document on %s', (name)
       const err = await load(target, lines, { merge: true }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ConflictError);
       expect((err as Error).message).toMatch(new RegExp(`line 4: vims "${VIM}": this store has a row that holds the same value \\(UNIQUE constraint failed`));
-      expect((rows(target, 'vims') as { id: string }[]).map((v) => v.id)).toEqual([VIM2]);
-      expect(rows(target, 'vnf_packages')).toEqual([]);
-      expect(rows(target, 'package_contents')).toEqual([]);
+      expect(((await rows(target, 'vims')) as { id: string }[]).map((v) => v.id)).toEqual([VIM2]);
+      expect(await rows(target, 'vnf_packages')).toEqual([]);
+      expect(await rows(target, 'package_contents')).toEqual([]);
     } finally {
-      target.close();
+      await target.close();
     }
   });
 });
@@ -604,9 +604,10 @@ describe.each(STORE_BACKENDS)('the store-import hostile corpus through the comma
       // Nothing of the document is in the store (all or nothing).
       const store = await connectStore(t.home, { databaseUrl: t.url });
       try {
-        for (const table of ['vims', 'vnf_packages', 'package_contents', 'package_content_chunks']) expect(store.db.prepare(`SELECT * FROM ${table}`).all(), table).toEqual([]);
+        for (const table of ['vims', 'vnf_packages', 'package_contents', 'package_content_chunks'])
+          expect(await store.db.prepare(`SELECT * FROM ${table}`).all(), table).toEqual([]);
       } finally {
-        store.close();
+        await store.close();
       }
       expect(existsSync(join(t.home, 'packages')) ? readdirSync(join(t.home, 'packages')) : []).toEqual([]);
       expect(Math.max(...r.stderr.split('\n').map((l) => l.length))).toBeLessThan(2500);
@@ -619,9 +620,9 @@ describe.each(STORE_BACKENDS)('the store-import hostile corpus through the comma
     expect((await run(['vnfpkg-onboard', SAMPLE], t.home, t.url)).code).toBe(0);
     const store = await connectStore(t.home, { databaseUrl: t.url });
     try {
-      renamePackage(store, store.packages.ids()[0]!, victim.id);
+      await renamePackage(store, (await store.packages.ids())[0]!, victim.id);
     } finally {
-      store.close();
+      await store.close();
     }
     const before = outside();
     for (const argv of [
@@ -658,7 +659,7 @@ describe('an onboarding on PostgreSQL stopped by a signal', () => {
       const home = tempHome();
       const url = server.url(database);
       // The schema first (a client opens it).
-      (await connectStore(home, { databaseUrl: url })).close();
+      await (await connectStore(home, { databaseUrl: url })).close();
       const sql = () => new pg.Client({ host: server.dir, port: server.port, user: server.user, password: server.password, database });
       const locker = sql();
       const watcher = sql();

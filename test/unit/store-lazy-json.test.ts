@@ -42,48 +42,48 @@ const op: LcmOpOcc = {
   isAutomaticInvocation: false,
 };
 
-function seeded() {
+async function seeded() {
   const store = openStore(join(mkdtempSync(join(tmpdir(), 'vnfm-lazy-')), 'home'));
-  store.packages.insert(pkg);
-  store.instances.insert(instance);
-  store.opOccs.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never);
+  await store.packages.insert(pkg);
+  await store.instances.insert(instance);
+  await store.opOccs.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'NOT_INSTANTIATED' } as never);
   return store;
 }
 
 describe('JSON columns read on first use', () => {
-  it('a listed instance and operation print as they were written: same fields, same order', () => {
-    const store = seeded();
+  it('a listed instance and operation print as they were written: same fields, same order', async () => {
+    const store = await seeded();
     try {
-      const [listed] = store.instances.list();
+      const [listed] = await store.instances.list();
       expect(JSON.stringify(listed)).toBe(JSON.stringify(instance));
       expect(Object.keys(listed!)).toEqual(Object.keys(instance));
-      expect(JSON.stringify(store.opOccs.list()[0])).toBe(JSON.stringify(op));
-      expect(store.instances.get('web')).toEqual(instance);
+      expect(JSON.stringify((await store.opOccs.list())[0])).toBe(JSON.stringify(op));
+      expect(await store.instances.get('web')).toEqual(instance);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('a list reads no blob it is not asked for: a damaged instance info fails only where it is read', () => {
-    const store = seeded();
+  it('a list reads no blob it is not asked for: a damaged instance info fails only where it is read', async () => {
+    const store = await seeded();
     try {
-      store.db.prepare("UPDATE vnf_instance_details SET instantiated_vnf_info = '{damaged' WHERE id = 'inst-1'").run();
-      store.db.prepare("INSERT INTO lcm_op_occ_journal_steps (op_id, seq, step) VALUES ('op-1', 0, '{damaged')").run();
-      const [listed] = store.instances.list();
+      await store.db.prepare("UPDATE vnf_instance_details SET instantiated_vnf_info = '{damaged' WHERE id = 'inst-1'").run();
+      await store.db.prepare("INSERT INTO lcm_op_occ_journal_steps (op_id, seq, step) VALUES ('op-1', 0, '{damaged')").run();
+      const [listed] = await store.instances.list();
       expect([listed!.id, listed!.vnfInstanceName, listed!.instantiationState, listed!.metadata]).toEqual(['inst-1', 'web', 'INSTANTIATED', { owner: 'ops' }]);
       expect(() => listed!.instantiatedVnfInfo).toThrow(SyntaxError);
-      const [o] = store.opOccs.list();
+      const [o] = await store.opOccs.list();
       expect([o!.operation, o!.operationState, o!.operationParams]).toEqual(['INSTANTIATE', 'COMPLETED', { flavourId: 'simple' }]);
       expect(() => o!.journal).toThrow(SyntaxError);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('a read value is kept (parsed once), and can be replaced, deleted and spread like any property', () => {
-    const store = seeded();
+  it('a read value is kept (parsed once), and can be replaced, deleted and spread like any property', async () => {
+    const store = await seeded();
     try {
-      const listed = store.instances.get('inst-1');
+      const listed = await store.instances.get('inst-1');
       const info = listed.instantiatedVnfInfo;
       expect(listed.instantiatedVnfInfo).toBe(info);
       info!.vnfState = 'STOPPED';
@@ -96,10 +96,10 @@ describe('JSON columns read on first use', () => {
       delete listed.instantiatedVnfInfo;
       expect('instantiatedVnfInfo' in listed).toBe(false);
       // Written back as read: the store keeps the change.
-      store.instances.update({ ...copy, vnfInstanceName: 'web' });
-      expect(store.instances.get('inst-1').instantiatedVnfInfo!.vnfState).toBe('STOPPED');
+      await store.instances.update({ ...copy, vnfInstanceName: 'web' });
+      expect((await store.instances.get('inst-1')).instantiatedVnfInfo!.vnfState).toBe('STOPPED');
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

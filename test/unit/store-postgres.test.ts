@@ -91,8 +91,8 @@ async function seeded(): Promise<{ db: string; url: string; store: Store; deps: 
   const db = await server.createDatabase();
   const url = server.url(db);
   const store = await connectStore(home(), { databaseUrl: url, leaseTimeoutMs: 60_000 });
-  store.packages.insert(pkg());
-  store.instances.insert(instance);
+  await store.packages.insert(pkg());
+  await store.instances.insert(instance);
   return { db, url, store, deps: { store, home: home(), now: () => new Date() } as unknown as LcmDeps };
 }
 
@@ -129,15 +129,19 @@ describe('operations across machines', () => {
       expect(refused[0]!.code).toBe(4);
       expect(refused[0]!.stderr).toMatch(/vnf instance inst-1 is locked by vnfm pid \d+ on host machine-[bc] since \d{4}-\d\d-\d\dT[\d:.]+Z \(operation SCALE/);
       // Reads from a third client go on while the lock is held.
-      expect(store.instances.list().map((i) => i.id)).toEqual(['inst-1']);
-      expect(store.opOccs.list().map((o) => o.operationState)).toEqual(['PROCESSING']);
-      expect(store.opOccs.lock('inst-1')).toMatchObject({ hostName: expect.stringMatching(/^machine-[bc]$/), heartbeatAt: expect.any(String), leaseExpiresAt: expect.any(String) });
+      expect((await store.instances.list()).map((i) => i.id)).toEqual(['inst-1']);
+      expect((await store.opOccs.list()).map((o) => o.operationState)).toEqual(['PROCESSING']);
+      expect(await store.opOccs.lock('inst-1')).toMatchObject({
+        hostName: expect.stringMatching(/^machine-[bc]$/),
+        heartbeatAt: expect.any(String),
+        leaseExpiresAt: expect.any(String),
+      });
       // store-info names the holder and its lease.
-      expect(store.info().locks).toEqual([
+      expect((await store.info()).locks).toEqual([
         expect.objectContaining({ lock: 'vnf/inst-1', hostName: expect.stringMatching(/^machine-[bc]$/), since: expect.any(String), leaseExpiresAt: expect.any(String) }),
       ]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -149,23 +153,23 @@ describe('operations across machines', () => {
       expect(line).toMatch(/^HELD /);
       const opId = line!.slice('HELD '.length);
       // Alive (its heartbeat moves the lease on): nothing to sweep, and a new operation is refused.
-      expect(sweepStaleLock(deps, 'inst-1')).toEqual([]);
-      expect(() => assertInstanceFree(deps, 'inst-1')).toThrow(ConflictError);
-      const firstBeat = store.opOccs.lock('inst-1')!.heartbeatAt!;
-      await until(() => store.opOccs.lock('inst-1')!.heartbeatAt! > firstBeat);
+      expect(await sweepStaleLock(deps, 'inst-1')).toEqual([]);
+      await expect(assertInstanceFree(deps, 'inst-1')).rejects.toThrow(ConflictError);
+      const firstBeat = (await store.opOccs.lock('inst-1'))!.heartbeatAt!;
+      await until(async () => (await store.opOccs.lock('inst-1'))!.heartbeatAt! > firstBeat);
 
       b.child.kill('SIGKILL');
-      let swept: ReturnType<typeof sweepStaleLock> = [];
-      await until(() => (swept = sweepStaleLock(deps, 'inst-1')).length > 0);
+      let swept: Awaited<ReturnType<typeof sweepStaleLock>> = [];
+      await until(async () => (swept = await sweepStaleLock(deps, 'inst-1')).length > 0);
       expect(swept[0]).toMatchObject({ id: opId, operationState: 'FAILED_TEMP' });
       expect(swept[0]!.error?.detail).toMatch(/pid \d+ on host machine-b.*its lease ran out at/);
-      expect(store.opOccs.lock('inst-1')).toBeUndefined();
+      expect(await store.opOccs.lock('inst-1')).toBeUndefined();
 
-      const resumed = resumeOccurrence(deps, opId, 'PROCESSING');
+      const resumed = await resumeOccurrence(deps, opId, 'PROCESSING');
       expect(resumed.operationState).toBe('PROCESSING');
-      expect(store.opOccs.lock('inst-1')).toMatchObject({ opId, pid: process.pid });
+      expect(await store.opOccs.lock('inst-1')).toMatchObject({ opId, pid: process.pid });
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -184,22 +188,22 @@ describe('operations across machines', () => {
         journal: [],
         isAutomaticInvocation: false,
       } as never;
-      ops.exclusive(() => {
-        ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
-        ops.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', pid: process.pid, acquiredAt: NOW, hostId: 'here', startTime: '1' });
+      await ops.exclusive(async () => {
+        await ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
+        await ops.takeLock({ vnfInstanceId: 'inst-1', opId: 'op-1', pid: process.pid, acquiredAt: NOW, hostId: 'here', startTime: '1' });
       });
       // Another client takes the lease over (as after this one stalled past its expiry).
       await query(db, "UPDATE vnf_locks SET pid = 1, host_id = 'machine-c-id', host_name = 'machine-c'");
-      expect(() =>
-        ops.exclusive(() => {
-          store.instances.update({ ...store.instances.get('inst-1'), vnfInstanceDescription: 'stale write', updatedAt: NOW });
-          ops.setState('op-1', 'COMPLETED', NOW);
+      await expect(
+        ops.exclusive(async () => {
+          await store.instances.update({ ...(await store.instances.get('inst-1')), vnfInstanceDescription: 'stale write', updatedAt: NOW });
+          await ops.setState('op-1', 'COMPLETED', NOW);
         }),
-      ).toThrow(/lease of this vnfm on vnf instance inst-1 ran out and vnfm pid 1 on host machine-c holds it/);
-      expect(store.instances.get('inst-1').vnfInstanceDescription).toBe('');
-      expect(ops.get('op-1').operationState).toBe('PROCESSING');
+      ).rejects.toThrow(/lease of this vnfm on vnf instance inst-1 ran out and vnfm pid 1 on host machine-c holds it/);
+      expect((await store.instances.get('inst-1')).vnfInstanceDescription).toBe('');
+      expect((await ops.get('op-1')).operationState).toBe('PROCESSING');
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });
@@ -210,14 +214,16 @@ describe('key rotation on the shared store', () => {
     const other = await connectStore(home(), { databaseUrl: url });
     try {
       const alive = () => true;
-      other.secrets.acquireLock(ROTATION_LOCK, { pid: 4242, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' }, NOW, alive);
-      expect(() => store.secrets.acquireLock(ROTATION_LOCK, { pid: process.pid }, NOW, alive)).toThrow(/a master key rotation is in progress by pid 4242 on machine-b since/);
-      expect(() => store.opOccs.exclusive(() => store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'x', pid: process.pid, acquiredAt: NOW }))).toThrow(ConflictError);
-      other.secrets.releaseLock(ROTATION_LOCK, { pid: 4242, startTime: '1' });
-      expect(store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
+      await other.secrets.acquireLock(ROTATION_LOCK, { pid: 4242, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' }, NOW, alive);
+      await expect(store.secrets.acquireLock(ROTATION_LOCK, { pid: process.pid }, NOW, alive)).rejects.toThrow(
+        /a master key rotation is in progress by pid 4242 on machine-b since/,
+      );
+      await expect(store.opOccs.exclusive(() => store.opOccs.takeLock({ vnfInstanceId: 'inst-1', opId: 'x', pid: process.pid, acquiredAt: NOW }))).rejects.toThrow(ConflictError);
+      await other.secrets.releaseLock(ROTATION_LOCK, { pid: 4242, startTime: '1' });
+      expect(await store.secrets.lockHolder(ROTATION_LOCK)).toBeUndefined();
     } finally {
-      other.close();
-      store.close();
+      await other.close();
+      await store.close();
     }
   });
 
@@ -226,21 +232,21 @@ describe('key rotation on the shared store', () => {
     const other = await connectStore(home(), { databaseUrl: url, leaseTimeoutMs: 60_000 });
     try {
       const b = { pid: 4242, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' };
-      other.secrets.acquireLock(ROTATION_LOCK, b, NOW, () => true);
-      const held = store.secrets.lockHolder(ROTATION_LOCK)!;
+      await other.secrets.acquireLock(ROTATION_LOCK, b, NOW, () => true);
+      const held = (await store.secrets.lockHolder(ROTATION_LOCK))!;
       expect(Date.parse(held.leaseExpiresAt!) - Date.parse(held.heartbeatAt!)).toBe(60_000);
       const running = (h: Parameters<typeof holderStatus>[0]) => holderStatus(h).state !== 'gone';
-      expect(() => store.secrets.acquireLock(ROTATION_LOCK, holderOf(), NOW, running)).toThrow(/in progress by pid 4242 on machine-b/);
+      await expect(store.secrets.acquireLock(ROTATION_LOCK, holderOf(), NOW, running)).rejects.toThrow(/in progress by pid 4242 on machine-b/);
       // machine-b is gone: its heartbeat stopped and the lease ran out.
-      other.close();
+      await other.close();
       await query(db, "UPDATE store_locks SET lease_expires_at = '2000-01-01T00:00:00.000Z'");
-      const { staleHolder } = store.secrets.acquireLock(ROTATION_LOCK, holderOf(), NOW, running);
+      const { staleHolder } = await store.secrets.acquireLock(ROTATION_LOCK, holderOf(), NOW, running);
       expect(staleHolder).toMatchObject({ pid: 4242, hostName: 'machine-b' });
-      expect(store.secrets.lockHolder(ROTATION_LOCK)).toMatchObject({ pid: process.pid });
-      store.secrets.releaseLock(ROTATION_LOCK, holderOf());
+      expect(await store.secrets.lockHolder(ROTATION_LOCK)).toMatchObject({ pid: process.pid });
+      await store.secrets.releaseLock(ROTATION_LOCK, holderOf());
     } finally {
-      other.close();
-      store.close();
+      await other.close();
+      await store.close();
     }
   });
 });
@@ -282,9 +288,9 @@ describe('following an operation from another machine', () => {
     const { url, store } = await seeded();
     try {
       const ops = store.opOccs;
-      const start = (id: string) =>
-        ops.exclusive(() => {
-          ops.insert(
+      const start = async (id: string) =>
+        await ops.exclusive(async () => {
+          await ops.insert(
             {
               id,
               vnfInstanceId: 'inst-1',
@@ -302,35 +308,35 @@ describe('following an operation from another machine', () => {
               instantiationState: 'INSTANTIATED',
             },
           );
-          ops.takeLock({ vnfInstanceId: 'inst-1', opId: id, pid: 4242, acquiredAt: NOW, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' });
+          await ops.takeLock({ vnfInstanceId: 'inst-1', opId: id, pid: 4242, acquiredAt: NOW, hostName: 'machine-b', hostId: 'machine-b-id', startTime: '1' });
         });
       const env = { VNFM_DATABASE_URL: url };
-      start('op-1');
+      await start('op-1');
       const live = { stdout: '', stderr: '' };
       const watching = vnfmOn(home(), ['op-watch', 'op-1', '--interval', '0.05'], env, live);
       await until(() => live.stderr.includes('PROCESSING'));
-      ops.appendJournal('op-1', { action: 'scale', resource: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'default' }, state: 'intended' });
+      await ops.appendJournal('op-1', { action: 'scale', resource: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'default' }, state: 'intended' });
       await until(() => live.stderr.includes('scale Deployment/web (default): intended'));
-      ops.exclusive(() => {
-        ops.setState('op-1', 'COMPLETED', NOW);
-        ops.releaseLock('inst-1', 'op-1');
+      await ops.exclusive(async () => {
+        await ops.setState('op-1', 'COMPLETED', NOW);
+        await ops.releaseLock('inst-1', 'op-1');
       });
       const done = await watching;
       expect(done.code).toBe(0);
       expect(live.stdout).toBe('COMPLETED\n');
       expect(live.stderr).toMatch(/occurrence op-1 \(SCALE of inst-1\): COMPLETED/);
 
-      start('op-2');
+      await start('op-2');
       const failing = vnfmOn(home(), ['op-watch', 'op-2', '--interval', '0.05'], env);
-      ops.exclusive(() => {
-        ops.setState('op-2', 'FAILED_TEMP', NOW, { error: { status: 500, title: 'Infra-driver error', detail: 'pods did not start' } });
-        ops.releaseLock('inst-1', 'op-2');
+      await ops.exclusive(async () => {
+        await ops.setState('op-2', 'FAILED_TEMP', NOW, { error: { status: 500, title: 'Infra-driver error', detail: 'pods did not start' } });
+        await ops.releaseLock('inst-1', 'op-2');
       });
       const failed = await failing;
       expect(failed.code).toBe(1);
       expect(failed.stderr).toMatch(/occurrence op-2 \(SCALE\) ended FAILED_TEMP: pods did not start/);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });
@@ -352,24 +358,24 @@ describe('faults', () => {
         isAutomaticInvocation: false,
       } as never;
       const lock = { vnfInstanceId: 'inst-1', opId: 'op-1', pid: process.pid, acquiredAt: NOW, hostId: 'here', startTime: '1' };
-      ops.exclusive(() => {
-        ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
-        ops.takeLock(lock);
+      await ops.exclusive(async () => {
+        await ops.insert(op, { vnfPkgId: 'p1', vnfdId: 'vnfd-1', instantiationState: 'INSTANTIATED' });
+        await ops.takeLock(lock);
       });
-      ops.appendJournal('op-1', { step: 1 } as never);
+      await ops.appendJournal('op-1', { step: 1 } as never);
       await server.restart();
       // A read, a write outside a transaction, a heartbeat and a transaction, each on a new connection as needed.
-      expect(ops.journal('op-1')).toEqual([{ step: 1 }]);
-      ops.appendJournal('op-1', { step: 2 } as never);
-      expect(ops.renew(lock)).toBe(true);
-      ops.exclusive(() => {
-        ops.setState('op-1', 'COMPLETED', NOW);
-        ops.releaseLock('inst-1', 'op-1');
+      expect(await ops.journal('op-1')).toEqual([{ step: 1 }]);
+      await ops.appendJournal('op-1', { step: 2 } as never);
+      expect(await ops.renew(lock)).toBe(true);
+      await ops.exclusive(async () => {
+        await ops.setState('op-1', 'COMPLETED', NOW);
+        await ops.releaseLock('inst-1', 'op-1');
       });
-      expect(ops.get('op-1')).toMatchObject({ operationState: 'COMPLETED', journal: [{ step: 1 }, { step: 2 }] });
-      expect(ops.lock('inst-1')).toBeUndefined();
+      expect(await ops.get('op-1')).toMatchObject({ operationState: 'COMPLETED', journal: [{ step: 1 }, { step: 2 }] });
+      expect(await ops.lock('inst-1')).toBeUndefined();
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });
@@ -401,7 +407,7 @@ describe('connection', () => {
     const store = await connectStore(home(), { databaseUrl: server.url(db) });
     expect(store.backend).toBe('postgres');
     expect((await query(db, 'SELECT count(*)::int AS n FROM pg_stat_ssl WHERE ssl AND pid <> pg_backend_pid()')).rows[0].n).toBeGreaterThan(0);
-    store.close();
+    await store.close();
     const other = makeServingPki(mkdtempSync(join(tmpdir(), 'vnfm-other-ca-')), { ips: ['127.0.0.1'], dns: [] });
     for (const url of [server.url(db, { sslrootcert: other.caCertPath }), server.url(db).replace(/[?].*$/, '')]) {
       const err = await connectStore(home(), { databaseUrl: url }).catch((e: unknown) => e);
@@ -432,6 +438,6 @@ describe('connection', () => {
 });
 
 /** Polls `check` until it holds (the test's own timeout bounds the wait). */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 100));
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 100));
 }

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import type { LcmOpOcc, PriorState, VnfInstance } from '../../src/model/lcm.js';
 import { openDatabase } from '../../src/store/database.js';
 import { RawJson, type Store } from '../../src/store/index.js';
+import { collect } from '../../src/store/db.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { openPostgres } from '../../src/store/postgres/database.js';
 import { exportStore, importStore, linesOf, type PackageContentIo } from '../../src/store/transfer.js';
@@ -80,16 +81,16 @@ const op = (id: string, vnfInstanceId: string, over: Partial<LcmOpOcc> = {}): Lc
 const prior = (i: VnfInstance): PriorState => ({ instance: i }) as unknown as PriorState;
 
 /** What a client reads of instances and operations: the same from a migrated store as from one written now. */
-function readBack(store: Store) {
-  const ops = store.opOccs.list();
+async function readBack(store: Store) {
+  const ops = await store.opOccs.list();
   return {
-    instances: JSON.stringify(store.instances.list()),
-    summaries: JSON.stringify([...store.instances.read({}, { summary: true })]),
-    shown: JSON.stringify(store.instances.get(`vnf-${I1}`)),
+    instances: JSON.stringify(await store.instances.list()),
+    summaries: JSON.stringify(await collect(store.instances.read({}, { summary: true }))),
+    shown: JSON.stringify(await store.instances.get(`vnf-${I1}`)),
     ops: JSON.stringify(ops),
-    opSummaries: JSON.stringify([...store.opOccs.read({}, { summary: true })]),
-    journals: ops.map((o) => store.opOccs.journal(o.id)),
-    priors: ops.map((o) => store.opOccs.priorState(o.id)),
+    opSummaries: JSON.stringify(await collect(store.opOccs.read({}, { summary: true }))),
+    journals: await Promise.all(ops.map((o) => store.opOccs.journal(o.id))),
+    priors: await Promise.all(ops.map((o) => store.opOccs.priorState(o.id))),
   };
 }
 
@@ -123,10 +124,10 @@ describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (
   /** A store written now, with the records. */
   async function current(): Promise<Store> {
     const store = await backend.open();
-    store.packages.insert(packageRecord({ id: PKG }));
-    store.instances.insert(i1);
-    store.instances.insert(i2);
-    for (const o of ops) store.opOccs.insert(o, prior(i1));
+    await store.packages.insert(packageRecord({ id: PKG }));
+    await store.instances.insert(i1);
+    await store.instances.insert(i2);
+    for (const o of ops) await store.opOccs.insert(o, prior(i1));
     return store;
   }
 
@@ -136,13 +137,13 @@ describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (
     const statements = [...oldRows(i1, ops), ...oldRows(i2, [])];
     const lock = `INSERT INTO vnf_locks (vnf_instance_id, op_id, pid, acquired_at) VALUES ('${I1}', '${O2}', 1, 't')`;
     let url: string | undefined;
-    const withPackage = (exec: (sql: string) => void, insertPackage: () => void) => {
-      insertPackage();
-      for (const s of [...statements, lock]) exec(s);
+    const withPackage = async (exec: (sql: string) => unknown, insertPackage: () => unknown) => {
+      await insertPackage();
+      for (const s of [...statements, lock]) await exec(s);
     };
     if (name === 'sqlite') {
       const db = openDatabase(home, { migrations: OLD });
-      withPackage(
+      await withPackage(
         (sql) => db.exec(sql),
         () => db.exec(pkgInsert()),
       );
@@ -150,12 +151,12 @@ describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (
     } else {
       const server = backend.server()!;
       url = server.url(await server.createDatabase());
-      const db = openPostgres(url, OLD);
-      withPackage(
+      const db = await openPostgres(url, OLD);
+      await withPackage(
         (sql) => db.exec(sql),
         () => db.exec(pkgInsert()),
       );
-      db.close();
+      await db.close();
     }
     return backend.reopen(home, url);
   }
@@ -164,40 +165,40 @@ describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (
     const now = await current();
     const old = await migrated();
     try {
-      expect(old.info().schemaVersion).toBe(Math.max(...migrations.map((m) => m.version)));
-      expect(readBack(old)).toEqual(readBack(now));
-      expect(old.opOccs.lockedInstances()).toEqual([I1]);
+      expect((await old.info()).schemaVersion).toBe(Math.max(...migrations.map((m) => m.version)));
+      expect(await readBack(old)).toEqual(await readBack(now));
+      expect(await old.opOccs.lockedInstances()).toEqual([I1]);
       // What -o json reads: each JSON column as RawJson text (pretty-printed on SQLite, as stored on PostgreSQL) of the same value.
       const raw = (o: object) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v instanceof RawJson ? JSON.parse(v.text) : v]));
-      expect([...old.instances.read({}, { rawJson: true })].map(raw)).toEqual(JSON.parse(readBack(now).instances));
-      expect([...old.opOccs.read({}, { rawJson: true })].map(raw)).toEqual(JSON.parse(readBack(now).ops));
-      const text = ([...old.instances.read({}, { rawJson: true })][0] as unknown as { instantiatedVnfInfo: RawJson }).instantiatedVnfInfo.text;
+      expect((await collect(old.instances.read({}, { rawJson: true }))).map(raw)).toEqual(JSON.parse((await readBack(now)).instances));
+      expect((await collect(old.opOccs.read({}, { rawJson: true }))).map(raw)).toEqual(JSON.parse((await readBack(now)).ops));
+      const text = ((await collect(old.instances.read({}, { rawJson: true })))[0] as unknown as { instantiatedVnfInfo: RawJson }).instantiatedVnfInfo.text;
       expect(text).toBe(name === 'sqlite' ? JSON.stringify(i1.instantiatedVnfInfo, null, 2) : JSON.stringify(i1.instantiatedVnfInfo));
-      expect(old.instances.get(I1).instantiatedVnfInfo?.vnfcInfo).toHaveLength(2);
-      expect(([...old.instances.read({}, { summary: true })] as (VnfInstance & { vnfcCount: number | null })[]).map((i) => i.vnfcCount)).toEqual([2, null]);
+      expect((await old.instances.get(I1)).instantiatedVnfInfo?.vnfcInfo).toHaveLength(2);
+      expect(((await collect(old.instances.read({}, { summary: true }))) as (VnfInstance & { vnfcCount: number | null })[]).map((i) => i.vnfcCount)).toEqual([2, null]);
       // The side rows went with the main ones; a journal step still lands.
-      old.opOccs.appendJournal(O2, { step: 'checked', state: 'done' } as never);
-      expect(old.opOccs.journal(O2)).toEqual([...ops[1]!.journal, { step: 'checked', state: 'done' }]);
-      old.opOccs.setState(O2, 'FAILED_TEMP', T1, { resourceChanges: { affectedVnfcs: [] } });
-      expect(old.opOccs.get(O2).resourceChanges).toEqual({ affectedVnfcs: [] });
-      old.opOccs.releaseLock(I1, O2);
-      old.instances.update({ ...old.instances.get(I1), instantiationState: 'NOT_INSTANTIATED', instantiatedVnfInfo: undefined } as VnfInstance);
-      expect(([...old.instances.read({ state: 'NOT_INSTANTIATED' }, { summary: true })] as unknown as { vnfcCount: number | null }[]).map((i) => i.vnfcCount)).toEqual([
+      await old.opOccs.appendJournal(O2, { step: 'checked', state: 'done' } as never);
+      expect(await old.opOccs.journal(O2)).toEqual([...ops[1]!.journal, { step: 'checked', state: 'done' }]);
+      await old.opOccs.setState(O2, 'FAILED_TEMP', T1, { resourceChanges: { affectedVnfcs: [] } });
+      expect((await old.opOccs.get(O2)).resourceChanges).toEqual({ affectedVnfcs: [] });
+      await old.opOccs.releaseLock(I1, O2);
+      await old.instances.update({ ...(await old.instances.get(I1)), instantiationState: 'NOT_INSTANTIATED', instantiatedVnfInfo: undefined } as VnfInstance);
+      expect(((await collect(old.instances.read({ state: 'NOT_INSTANTIATED' }, { summary: true }))) as unknown as { vnfcCount: number | null }[]).map((i) => i.vnfcCount)).toEqual([
         null,
         null,
       ]);
-      old.instances.delete(I1, T1);
+      await old.instances.delete(I1, T1);
       for (const table of ['vnf_instance_details', 'lcm_op_occ_details', 'lcm_op_occ_prior_states']) {
-        expect(old.db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all()).toEqual(table === 'vnf_instance_details' ? [I2] : []);
+        expect(await old.db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all()).toEqual(table === 'vnf_instance_details' ? [I2] : []);
       }
     } finally {
-      old.close();
-      now.close();
+      await old.close();
+      await now.close();
     }
   });
 
   const noContents: PackageContentIo = {
-    read: () => undefined,
+    read: async () => undefined,
     stage: () => Promise.reject(new Error('no package contents in this test')),
   };
 
@@ -252,16 +253,16 @@ describe.each(STORE_BACKENDS)('side tables of instances and operations on %s', (
     expect(oldText).not.toContain('vnf_instance_details');
     const fromOld = await imported(oldText);
     try {
-      expect(readBack(target)).toEqual(readBack(store));
-      expect(readBack(fromOld)).toEqual(readBack(store));
+      expect(await readBack(target)).toEqual(await readBack(store));
+      expect(await readBack(fromOld)).toEqual(await readBack(store));
       for (const table of ['vnf_instances', 'vnf_instance_details', 'lcm_op_occs', 'lcm_op_occ_details', 'lcm_op_occ_prior_states']) {
-        const rows = (s: Store) => (s.db.prepare(`SELECT * FROM ${table} ORDER BY id`).all() as Record<string, unknown>[]).map(({ rowid: _r, ...r }) => r);
-        expect(rows(fromOld)).toEqual(rows(store));
+        const rows = async (s: Store) => ((await s.db.prepare(`SELECT * FROM ${table} ORDER BY id`).all()) as Record<string, unknown>[]).map(({ rowid: _r, ...r }) => r);
+        expect(await rows(fromOld)).toEqual(await rows(store));
       }
     } finally {
-      fromOld.close();
-      target.close();
-      store.close();
+      await fromOld.close();
+      await target.close();
+      await store.close();
     }
   });
 });

@@ -44,16 +44,16 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
   async function seeded(): Promise<{ store: Store; pkgId: string }> {
     const store = await open();
     const { pkg } = await onboardPackage({ packages: store.packages, contents: store.packageContents, home: homeOf(store), now: () => new Date() }, { path: SAMPLE });
-    store.db
+    await store.db
       .prepare(
         `INSERT INTO vims (id, name, type, is_default, auth_url, auth_method, verify_tls, status, secrets_token, secrets_key_id, created_at, updated_at) VALUES ('${VIM}', 'edge', 'kubernetes', 1, 'https://h', 'bearer-token', 1, 'REACHABLE', 'sealed-token', 'key-1', 't0', 't0')`,
       )
       .run();
-    store.db.prepare("INSERT INTO ssh_host_keys (server_id, address, key_type, fingerprint, pinned_at) VALUES ('srv-1', '10.0.0.1', 'ssh-ed25519', 'SHA256:x', 't0')").run();
-    store.instances.insert(instanceRecord({ id: INST, vnfInstanceName: 'web-1', vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
+    await store.db.prepare("INSERT INTO ssh_host_keys (server_id, address, key_type, fingerprint, pinned_at) VALUES ('srv-1', '10.0.0.1', 'ssh-ed25519', 'SHA256:x', 't0')").run();
+    await store.instances.insert(instanceRecord({ id: INST, vnfInstanceName: 'web-1', vnfPkgId: pkg.id, vnfdId: pkg.vnfdId }));
     const op = { id: OP, vnfInstanceId: INST, operation: 'INSTANTIATE', operationState: 'COMPLETED', stateEnteredTime: 't1', startTime: 't0' };
-    store.opOccs.insert({ ...op, operationParams: {}, journal: [JOURNAL[0]], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
-    for (const step of JOURNAL.slice(1)) store.opOccs.appendJournal(OP, step);
+    await store.opOccs.insert({ ...op, operationParams: {}, journal: [JOURNAL[0]], isAutomaticInvocation: false } as unknown as LcmOpOcc, {} as never);
+    for (const step of JOURNAL.slice(1)) await store.opOccs.appendJournal(OP, step);
     return { store, pkgId: pkg.id };
   }
 
@@ -77,10 +77,10 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
   const load = (target: Store, file: string, more: Partial<ImportOptions> = {}) =>
     importStore(target, linesOf(createReadStream(file, { encoding: 'utf8' })), opts(target, file, more));
 
-  const rows = (s: Store, table: string) => (s.db.prepare(`SELECT * FROM ${table} ORDER BY 1`).all() as Record<string, unknown>[]).map(({ rowid: _r, ...r }) => r);
-  const nothingIn = (s: Store) => {
+  const rows = async (s: Store, table: string) => ((await s.db.prepare(`SELECT * FROM ${table} ORDER BY 1`).all()) as Record<string, unknown>[]).map(({ rowid: _r, ...r }) => r);
+  const nothingIn = async (s: Store) => {
     const kept = s.backend === 'sqlite' ? ['vnf_instance_json_items', 'lcm_op_occ_json_items'] : [];
-    for (const t of ['vims', 'vnf_packages', 'ssh_host_keys', 'package_contents', 'vnf_instances', 'lcm_op_occs', ...kept]) expect(rows(s, t)).toEqual([]);
+    for (const t of ['vims', 'vnf_packages', 'ssh_host_keys', 'package_contents', 'vnf_instances', 'lcm_op_occs', ...kept]) expect(await rows(s, t)).toEqual([]);
     const dir = join(homeOf(s), 'packages');
     expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
   };
@@ -96,20 +96,20 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     expect(checked).toEqual(['key-1:sealed-token at line 1: sealedCheck', `key-1:sealed-token at line 4: vims "${VIM}": secrets_token`]);
     expect(r).toMatchObject({ imported: { vims: 1, vnf_packages: 1, ssh_host_keys: 1 }, skipped: [], packageContents: 1 });
     for (const t of ['vims', 'vnf_packages', 'ssh_host_keys', 'vnf_instances', 'lcm_op_occs', 'lcm_op_occ_details', 'lcm_op_occ_journal_steps']) {
-      expect(rows(target, t)).toEqual(rows(store, t));
+      expect(await rows(target, t)).toEqual(await rows(store, t));
     }
     // The journal travels as one JSON array in its operation's details row (the document's shape from before migration 14), and comes back step by step.
     const details = (JSON.parse(readFileSync(file, 'utf8')) as { tables: Record<string, Record<string, unknown>[]> }).tables['lcm_op_occ_details']!;
     expect(details.map((d) => [d['id'], JSON.parse(String(d['journal']))])).toEqual([[OP, JOURNAL]]);
-    expect(target.opOccs.journal(OP)).toEqual(JOURNAL);
-    expect(target.opOccs.get(OP).journal).toEqual(JOURNAL);
+    expect(await target.opOccs.journal(OP)).toEqual(JOURNAL);
+    expect((await target.opOccs.get(OP)).journal).toEqual(JOURNAL);
     // The lists' kept -o json items (SQLite) are made again from the imported rows.
     const json = (s: Store) => [s.instances.jsonText({}, {}), s.opOccs.jsonText({}, {})].map((pages) => pages && [...pages].join(''));
     expect(json(target)).toEqual(json(store));
     if (name === 'sqlite') expect(json(target).every((text) => text?.includes('"id": "'))).toBe(true);
     const zip = readFileSync(join(homeOf(store), 'packages', pkgId, 'package.zip'));
     const back: Buffer[] = [];
-    for await (const c of io(target).read(pkgId)!) back.push(Buffer.from(c));
+    for await (const c of (await io(target).read(pkgId))!) back.push(Buffer.from(c));
     expect(Buffer.concat(back).equals(zip)).toBe(true);
 
     const again = await load(target, file, { merge: true });
@@ -126,7 +126,7 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     writeFileSync(cut, lines.slice(0, lines.length - 4).join('\n'));
     const t1 = await open();
     await expect(load(t1, cut)).rejects.toThrow(/line \d+: the document ends early/);
-    nothingIn(t1);
+    await nothingIn(t1);
 
     const chunkLine = lines.findIndex((l) => /^"[A-Za-z0-9+/=]+",?$/.test(l));
     const altered = [...lines];
@@ -136,7 +136,7 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     const t2 = await open();
     await expect(load(t2, bad)).rejects.toThrow(/line \d+: package [-0-9a-f]{36}'s zip is not the one its record describes/);
     await expect(load(t2, bad)).rejects.toThrow(UsageError);
-    nothingIn(t2);
+    await nothingIn(t2);
 
     // A journal that is not a JSON array: named, and nothing written.
     const detailsLine = lines.findIndex((l) => l.includes('"journal":"['));
@@ -146,8 +146,8 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     writeFileSync(notArray, noArray.join('\n'));
     const t4 = await open();
     await expect(load(t4, notArray)).rejects.toThrow(new RegExp(`the journal of operation ${OP} is not a JSON array`));
-    nothingIn(t4);
-    expect(rows(t4, 'lcm_op_occ_journal_steps')).toEqual([]);
+    await nothingIn(t4);
+    expect(await rows(t4, 'lcm_op_occ_journal_steps')).toEqual([]);
 
     const t3 = await open();
     await expect(
@@ -157,7 +157,7 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
         },
       }),
     ).rejects.toThrow(SecretKeyError);
-    nothingIn(t3);
+    await nothingIn(t3);
   });
 
   it('refuses a document from a newer schema, and one that is not an export', async () => {
@@ -176,6 +176,6 @@ describe.each(STORE_BACKENDS)('store-export and store-import on %s', (name) => {
     const pretty = `${file}.pretty`;
     writeFileSync(pretty, JSON.stringify(JSON.parse(text), null, 2));
     await expect(load(target, pretty)).rejects.toThrow(UsageError);
-    nothingIn(target);
+    await nothingIn(target);
   });
 });

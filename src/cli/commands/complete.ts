@@ -37,15 +37,15 @@ export interface Completion {
 
 /** The values the store offers, read only when asked for. */
 export interface CompletionValues {
-  vims(): Candidate[];
-  packages(): Candidate[];
-  vnfdIds(): Candidate[];
-  instances(): Candidate[];
-  opOccs(): Candidate[];
+  vims(): Candidate[] | Promise<Candidate[]>;
+  packages(): Candidate[] | Promise<Candidate[]>;
+  vnfdIds(): Candidate[] | Promise<Candidate[]>;
+  instances(): Candidate[] | Promise<Candidate[]>;
+  opOccs(): Candidate[] | Promise<Candidate[]>;
   /** The scaling aspects of an instance (its scaleStatus), by id or name. */
-  aspects(vnf: string): Candidate[];
+  aspects(vnf: string): Candidate[] | Promise<Candidate[]>;
   /** The VNFC ids of an instance. */
-  vnfcs(vnf: string): Candidate[];
+  vnfcs(vnf: string): Candidate[] | Promise<Candidate[]>;
 }
 
 type ValueKind = 'vim' | 'package' | 'vnfdId' | 'vnf' | 'op' | 'aspect' | 'vnfc' | 'files' | 'dirs' | 'none';
@@ -91,7 +91,7 @@ function takesValue(o: Option): boolean {
 }
 
 /** The candidates for the last word of `words` (the words after `vnfm`; the last may be empty). */
-export function completeWords(program: Command, words: string[], values: CompletionValues): Completion {
+export async function completeWords(program: Command, words: string[], values: CompletionValues): Promise<Completion> {
   const cur = words.at(-1) ?? '';
   const before = words.slice(0, -1);
   const globals = program.options;
@@ -129,7 +129,7 @@ export function completeWords(program: Command, words: string[], values: Complet
     positionals.push(w);
   }
   if (!sub) {
-    if (pending) return finish(valuesOf(pending, undefined, values), cur);
+    if (pending) return finish(await valuesOf(pending, undefined, values), cur);
     if (cur.startsWith('-')) return finish({ directive: 'none', candidates: optionCandidates(globals) }, cur);
     const commands = program.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden);
     return finish({ directive: 'none', candidates: commands.map((c) => ({ value: c.name(), description: c.description() })) }, cur);
@@ -137,48 +137,48 @@ export function completeWords(program: Command, words: string[], values: Complet
   const args = sub.registeredArguments;
   const vnfIndex = args.findIndex((a) => a.name() === 'vnf');
   const vnf = vnfArg ?? (vnfIndex >= 0 ? positionals[vnfIndex] : undefined);
-  if (pending) return finish(valuesOf(pending, vnf, values), cur);
+  if (pending) return finish(await valuesOf(pending, vnf, values), cur);
   if (!afterDashDash && cur.startsWith('--') && cur.includes('=')) {
     const [flag, partial] = cur.split(/=(.*)/s) as [string, string];
     const o = findOption(sub.options, flag);
     if (!o || !takesValue(o)) return { directive: 'none', candidates: [] };
-    return { ...finish(valuesOf(o, vnf, values), partial), prefix: `${flag}=` };
+    return { ...finish(await valuesOf(o, vnf, values), partial), prefix: `${flag}=` };
   }
   if (!afterDashDash && cur.startsWith('-')) return finish({ directive: 'none', candidates: optionCandidates([...sub.options, ...globals]) }, cur);
-  if (variadic) return finish(valuesOf(variadic, vnf, values), cur);
+  if (variadic) return finish(await valuesOf(variadic, vnf, values), cur);
   const last = args.at(-1);
   const arg = args[positionals.length] ?? (last?.variadic ? last : undefined);
   if (!arg) return { directive: 'none', candidates: [] };
   if (arg.argChoices) return finish({ directive: 'none', candidates: arg.argChoices.map((value) => ({ value })) }, cur);
-  return finish(lookup(ARGUMENT_KINDS[arg.name()] ?? 'none', vnf, values), cur);
+  return finish(await lookup(ARGUMENT_KINDS[arg.name()] ?? 'none', vnf, values), cur);
 }
 
-function valuesOf(o: Option, vnf: string | undefined, values: CompletionValues): Completion {
+async function valuesOf(o: Option, vnf: string | undefined, values: CompletionValues): Promise<Completion> {
   if (o.argChoices) return { directive: 'none', candidates: o.argChoices.map((value) => ({ value })) };
   const kind = OPTION_KINDS[o.attributeName()] ?? (/<(file|path)(\.\.\.)?>/.test(o.flags) ? 'files' : /<dir>/.test(o.flags) ? 'dirs' : 'none');
   return lookup(kind, vnf, values);
 }
 
-function lookup(kind: ValueKind, vnf: string | undefined, values: CompletionValues): Completion {
+async function lookup(kind: ValueKind, vnf: string | undefined, values: CompletionValues): Promise<Completion> {
   switch (kind) {
     case 'files':
     case 'dirs':
     case 'none':
       return { directive: kind, candidates: [] };
     case 'vim':
-      return { directive: 'none', candidates: values.vims() };
+      return { directive: 'none', candidates: await values.vims() };
     case 'package':
-      return { directive: 'none', candidates: values.packages() };
+      return { directive: 'none', candidates: await values.packages() };
     case 'vnfdId':
-      return { directive: 'none', candidates: values.vnfdIds() };
+      return { directive: 'none', candidates: await values.vnfdIds() };
     case 'vnf':
-      return { directive: 'none', candidates: values.instances() };
+      return { directive: 'none', candidates: await values.instances() };
     case 'op':
-      return { directive: 'none', candidates: values.opOccs() };
+      return { directive: 'none', candidates: await values.opOccs() };
     case 'aspect':
-      return { directive: 'none', candidates: vnf ? values.aspects(vnf) : [] };
+      return { directive: 'none', candidates: vnf ? await values.aspects(vnf) : [] };
     case 'vnfc':
-      return { directive: 'none', candidates: vnf ? values.vnfcs(vnf) : [] };
+      return { directive: 'none', candidates: vnf ? await values.vnfcs(vnf) : [] };
   }
 }
 
@@ -204,17 +204,14 @@ export async function storeValues(ctx: Context): Promise<CompletionValues> {
     ...[...names].map(([id, name]) => ({ value: id, description: name ? `${what} ${name}` : what })),
   ];
   return {
-    vims: () => named(store.vims.names(), 'VIM'),
-    packages: () => named(store.packages.names(), 'package'),
-    vnfdIds: () =>
-      store.packages
-        .list()
-        .map((p) => ({ value: p.vnfdId ?? '', description: `package ${p.name ?? p.id}` }))
-        .filter((c) => c.value),
-    instances: () => named(store.instances.names(), 'instance'),
-    opOccs: () => store.opOccs.list().map((o) => ({ value: o.id, description: `${o.operation} ${o.operationState} ${o.vnfInstanceId.slice(0, 8)}` })),
-    aspects: (vnf) => (store.instances.find(vnf)?.instantiatedVnfInfo?.scaleStatus ?? []).map((s) => ({ value: s.aspectId, description: `scale level ${s.scaleLevel}` })),
-    vnfcs: (vnf) => (store.instances.find(vnf)?.instantiatedVnfInfo?.vnfcInfo ?? []).map((v) => ({ value: v.id, description: `VDU ${v.vduId}` })),
+    vims: async () => named(await store.vims.names(), 'VIM'),
+    packages: async () => named(await store.packages.names(), 'package'),
+    vnfdIds: async () => (await store.packages.list()).map((p) => ({ value: p.vnfdId ?? '', description: `package ${p.name ?? p.id}` })).filter((c) => c.value),
+    instances: async () => named(await store.instances.names(), 'instance'),
+    opOccs: async () => (await store.opOccs.list()).map((o) => ({ value: o.id, description: `${o.operation} ${o.operationState} ${o.vnfInstanceId.slice(0, 8)}` })),
+    aspects: async (vnf) =>
+      ((await store.instances.find(vnf))?.instantiatedVnfInfo?.scaleStatus ?? []).map((s) => ({ value: s.aspectId, description: `scale level ${s.scaleLevel}` })),
+    vnfcs: async (vnf) => ((await store.instances.find(vnf))?.instantiatedVnfInfo?.vnfcInfo ?? []).map((v) => ({ value: v.id, description: `VDU ${v.vduId}` })),
   };
 }
 
@@ -230,7 +227,7 @@ export function completeCommand(ctx: Context, root: () => Command): Command {
       const typed = line ? [...line.words.slice(1), ...(line.open ? [] : [''])] : words;
       let result: Completion;
       try {
-        result = completeWords(root(), typed.length ? typed : [''], await storeValues(ctx));
+        result = await completeWords(root(), typed.length ? typed : [''], await storeValues(ctx));
       } catch {
         // A store that cannot be read (a malformed key, a locked file) offers nothing rather than an error in the middle of a command line.
         result = { directive: 'none', candidates: [] };

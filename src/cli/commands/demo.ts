@@ -116,7 +116,7 @@ export function demoCommand(ctx: Context): Command {
         }
       }
     } finally {
-      if (demoCtx !== ctx) demoCtx.close();
+      if (demoCtx !== ctx) await demoCtx.close();
       await closeSandbox?.();
       if (!keepWork || closeSandbox) rmSync(work, { recursive: true, force: true });
     }
@@ -173,7 +173,7 @@ async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seco
   const request = (name: string) => JSON.parse(readFileSync(join(sampleDir, 'requests', `${name}.json`), 'utf8')) as Record<string, unknown>;
 
   const store = await ctx.store();
-  const vim = store.vims.get(opts.vimRef);
+  const vim = await store.vims.get(opts.vimRef);
   if (vim.spec.type !== 'kubernetes') {
     throw new UsageError(`vim "${vim.name}" is an OpenStack VIM; the demo runs a CNF`, { hint: 'give a Kubernetes VIM to --vim' });
   }
@@ -182,7 +182,7 @@ async function runDemo(ctx: Context, opts: { vimRef: string; keep: boolean; seco
   const onboard = async (tree: string) => {
     const { validatePackage } = await import('../../csar/index.js');
     const vnfdId = (await validatePackage(join(sampleDir, tree))).vnfd?.id;
-    const existing = vnfdId ? store.packages.find(vnfdId) : undefined;
+    const existing = vnfdId ? await store.packages.find(vnfdId) : undefined;
     if (existing) return existing;
     const made = (await onboardPackage(pkgDeps, { path: join(sampleDir, tree) })).pkg;
     onboarded.push(made);

@@ -45,7 +45,7 @@ export async function lcmDeps(ctx: Context): Promise<{ deps: LcmDeps; close(): v
     now: () => ctx.now(),
     async openVimSecrets(vim) {
       const { openSecrets } = await import('../../vim/index.js');
-      return openSecrets(store.vims, await ctx.keyring(), vim);
+      return await openSecrets(store.vims, await ctx.keyring(), vim);
     },
     async kubernetesDriver(vim) {
       const { createKubernetesDriver } = await import('../../infra/kubernetes/index.js');
@@ -142,7 +142,7 @@ function managementServices(ctx: Context, store: Store, secrets: (vim: VimConnec
     return config;
   };
   const vims: WorkloadVimRegistry = {
-    find: (ref) => store.vims.find(ref),
+    find: async (ref) => await store.vims.find(ref),
     async register(input) {
       const { registerVim } = await import('../../vim/register.js');
       const source = { kind: 'config' as const, config: await configOf(input.kubeconfig, input.origin, input.extra) };
@@ -153,12 +153,8 @@ function managementServices(ctx: Context, store: Store, secrets: (vim: VimConnec
       const source = { kind: 'config' as const, config: await configOf(input.kubeconfig, input.origin, input.extra) };
       return updateVim(await vimDeps(), { ref: id, source, ...(input.isDefault ? { isDefault: true } : {}) });
     },
-    usedBy: (id) =>
-      store.instances
-        .list()
-        .filter((i) => i.vimId === id)
-        .map((i) => i.vnfInstanceName ?? i.id),
-    remove: (id) => store.vims.deleteAll([id]),
+    usedBy: async (id) => (await store.instances.list()).filter((i) => i.vimId === id).map((i) => i.vnfInstanceName ?? i.id),
+    remove: async (id) => await store.vims.deleteAll([id]),
   };
   return {
     secrets,

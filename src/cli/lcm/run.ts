@@ -182,8 +182,6 @@ export async function inForeground<T>(ctx: Context, flags: Pick<RunFlags, 'timeo
   const onSigterm = () => controller.abort(new TerminatedError('terminated (SIGTERM)'));
   const timedOut = () => new TimeoutError(`timed out after ${durationText(flags.timeout)}`);
   const timer = setTimeout(() => controller.abort(timedOut()), seconds * 1000);
-  // A wait on the shared store blocks the timer: the store stops it at the same moment.
-  deps.store.setDeadline(Date.now() + seconds * 1000, timedOut);
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigterm);
   // -q and the formats for programs want the result alone: no live view on a terminal (the plain lines elsewhere stay).
@@ -193,7 +191,6 @@ export async function inForeground<T>(ctx: Context, flags: Pick<RunFlags, 'timeo
   } finally {
     progress.stop();
     clearTimeout(timer);
-    deps.store.setDeadline(undefined);
     process.removeListener('SIGINT', onSigint);
     process.removeListener('SIGTERM', onSigterm);
   }

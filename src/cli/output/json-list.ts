@@ -16,14 +16,14 @@ const WRITE_CHUNK = 1 << 16;
  * that is a RawJson (the store's JSON of an item: ListRead.simpleJson) is
  * written as it is, re-indented.
  */
-export async function writeJsonList<T>(out: NodeJS.WritableStream, toData: (item: T) => Record<string, unknown>, items: Iterable<T>): Promise<void> {
+export async function writeJsonList<T>(out: NodeJS.WritableStream, toData: (item: T) => Record<string, unknown>, items: Iterable<T> | AsyncIterable<T>): Promise<void> {
   let chunk = '';
   let first = true;
   const flush = async () => {
     if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', resolve));
     chunk = '';
   };
-  for (const item of items) {
+  for await (const item of items) {
     chunk += (first ? '[\n' : ',\n') + (item instanceof RawJson ? '  ' + prettyValue(item, '  ') : prettyItem(toData(item)));
     first = false;
     if (chunk.length >= WRITE_CHUNK) await flush();

@@ -8,6 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { RawJson, readingRawJson } from '../../store/lazy-json.js';
+import { collect } from '../../store/db.js';
 import type { TableRead, TableText } from '../../store/table-text.js';
 import type { IO } from '../io.js';
 import { terminalSafe } from '../terminal-text.js';
@@ -76,20 +77,20 @@ export interface ListSource<T> {
    * `simpleJson`: each item a RawJson of its simple attributes, as -o json
    * prints them by default (see the store's ListRead).
    */
-  read(how: { summary: boolean; limit?: number; rawJson?: boolean; attributes?: (attribute: string) => boolean; simpleJson?: boolean }): Iterable<T>;
+  read(how: { summary: boolean; limit?: number; rawJson?: boolean; attributes?: (attribute: string) => boolean; simpleJson?: boolean }): Iterable<T> | AsyncIterable<T>;
   /**
    * The table of the summary items (the view's table or wide columns) as the
    * store writes it, the same bytes as the printer's; undefined where the
    * store cannot (the printer then reads the items).
    */
-  table?(how: TableRead): TableText | undefined;
+  table?(how: TableRead): TableText | undefined | Promise<TableText | undefined>;
   /**
    * The default `-o json` (each item's simple attributes, as `simpleJson`
    * reads them) as the store writes it, a page of items at a time: the items
    * joined, without the brackets; no page for none; undefined where the store
    * cannot (the printer then reads the items).
    */
-  json?(how: { limit?: number }): Iterable<string> | undefined;
+  json?(how: { limit?: number }): Iterable<string> | undefined | Promise<Iterable<string> | undefined>;
 }
 
 export function isOutputFormat(v: string): v is OutputFormat {
@@ -326,9 +327,9 @@ async function withSmallYoungGeneration<T, R>(source: ListSource<T>, fn: (source
     set = true;
     setFlagsFromString('--semi-space-growth-factor=1');
   };
-  const watched = <I>(items: Iterable<I>): Iterable<I> => ({
-    *[Symbol.iterator]() {
-      for (const item of items) {
+  const watched = <I>(items: Iterable<I> | AsyncIterable<I>): AsyncIterable<I> => ({
+    async *[Symbol.asyncIterator]() {
+      for await (const item of items) {
         small();
         yield item;
       }
@@ -368,9 +369,9 @@ async function printListOf<T>(io: IO, opts: OutputOptions & ListOptions, unmaske
       const { writeJsonList, writeJsonText } = await import('./json-list.js');
       if (selector?.simpleOnly && !opts.column?.length) {
         // The default: the store writes the list's JSON (its items' simple attributes) whole, or each item's as it reads the row.
-        const text = source.json?.(limit);
+        const text = await source.json?.(limit);
         if (text !== undefined) return writeJsonText(io.streams.stdout, text);
-        return writeJsonList(io.streams.stdout, () => ({}), source.read({ summary: false, simpleJson: true, ...limit }) as Iterable<unknown> as Iterable<RawJson>);
+        return writeJsonList(io.streams.stdout, () => ({}), source.read({ summary: false, simpleJson: true, ...limit }) as AsyncIterable<unknown> as AsyncIterable<RawJson>);
       }
       const toData = (item: T) => {
         const data = selected(readingRawJson(() => view.toData(item)));
@@ -381,11 +382,11 @@ async function printListOf<T>(io: IO, opts: OutputOptions & ListOptions, unmaske
     const onColumns = (opts.column ?? []).every((w) => view.columns.some((c) => c.header.toLowerCase() === w.toLowerCase() || sameName(c.key, w)));
     const summary = plain && Boolean(unmasked.summaryColumns) && onColumns && ['table', 'wide', 'value', 'name'].includes(format);
     if (summary && (format === 'table' || format === 'wide')) {
-      const text = opts.column?.length ? undefined : source.table?.({ wide: format === 'wide', ...limit });
+      const text = opts.column?.length ? undefined : await source.table?.({ wide: format === 'wide', ...limit });
       if (text) return printTableText(io, opts, visibleColumns(view, format), text);
       return printTableOf(io, opts, view, format, source.read({ summary, ...limit }));
     }
-    source = [...source.read({ summary, ...limit, ...(plain ? attributes : {}) })];
+    source = (await collect(source.read({ summary, ...limit, ...(plain ? attributes : {}) }))) as T[];
   }
   const all = source;
   let items = all;
@@ -432,12 +433,12 @@ async function printListOf<T>(io: IO, opts: OutputOptions & ListOptions, unmaske
 }
 
 /** A table of a list read as it comes: each item turned into its cells at once, and not kept. */
-function printTableOf<T>(io: IO, opts: OutputOptions & ListOptions, view: View<T>, format: 'table' | 'wide', items: Iterable<T>): void {
+async function printTableOf<T>(io: IO, opts: OutputOptions & ListOptions, view: View<T>, format: 'table' | 'wide', items: Iterable<T> | AsyncIterable<T>): Promise<void> {
   let cols: Column<T>[] | undefined;
   const rows: string[][] = [];
-  for (const item of items) {
-    cols ??= pickColumns(view, opts.column, format, item);
-    rows.push(cols.map((c) => (format === 'wide' && c.full ? c.full(item) : c.cell(item))));
+  for await (const each of items) {
+    cols ??= pickColumns(view, opts.column, format, each as T);
+    rows.push(cols.map((c) => (format === 'wide' && c.full ? c.full(each as T) : c.cell(each as T))));
   }
   if (!cols) {
     pickColumns(view, opts.column, format, undefined);

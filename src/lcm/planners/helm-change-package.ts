@@ -20,7 +20,7 @@ import { recoverPending } from './helm-release-state.js';
 export async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string, retry: boolean, opts?: OperationOptions): Promise<Plan<HelmDrivers>> {
   const request = checkChangePackageShape(source, body, instance);
   const strict = strictParam(source, request.additionalParams);
-  const record = deps.store.packages.find(request.vnfdId);
+  const record = await deps.store.packages.find(request.vnfdId);
   if (!record || record.vnfdId !== request.vnfdId)
     throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, {
       hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list',

@@ -5,10 +5,12 @@
  */
 import type { HelmChartTool, HelmClient } from '../../infra/helm/contract.js';
 import type { KubernetesInfraDriver } from '../../infra/kubernetes/driver-contract.js';
+import { ValidationError } from '../../errors.js';
 import { isMapping } from '../../yaml.js';
 import type { LcmDeps } from '../engine.js';
 import type { LcmOpOcc, VimConnection, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
 import { kubernetesVims } from '../vim-connection.js';
+import { KUBERNETES_EXT_CONN } from './kubernetes.js';
 import type { Planner } from './planner.js';
 import { describeRelease, liveReleaseScale } from './kubernetes-live.js';
 import { isHelmInstance } from './helm-deployment.js';
@@ -52,7 +54,7 @@ export function asksForHelm(params: Record<string, unknown> | undefined, vimType
  * Whether an operation is the Helm planner's: the instance runs Helm
  * releases, or the instantiate (new, retried or rolled back) asks for one.
  */
-export function claimsHelm(deps: LcmDeps, instance: VnfInstance, body?: unknown, recorded?: LcmOpOcc): boolean {
+export async function claimsHelm(deps: LcmDeps, instance: VnfInstance, body?: unknown, recorded?: LcmOpOcc): Promise<boolean> {
   if (isHelmInstance(instance.instantiatedVnfInfo)) return true;
   if (instance.instantiationState === 'INSTANTIATED') return false;
   if (recorded && recorded.operation !== 'INSTANTIATE') return false;
@@ -60,7 +62,7 @@ export function claimsHelm(deps: LcmDeps, instance: VnfInstance, body?: unknown,
   if (!isMapping(request)) return false;
   const info = isMapping(request['vimConnectionInfo']) ? (request['vimConnectionInfo'] as Record<string, VimConnectionInfo>) : {};
   const entry = Object.values(info)[0];
-  const registered = entry?.vimId ? deps.store.vims.find(entry.vimId) : entry ? undefined : deps.store.vims.findDefault();
+  const registered = entry?.vimId ? await deps.store.vims.find(entry.vimId) : entry ? undefined : await deps.store.vims.findDefault();
   const vim = registered ? { spec: registered.spec } : entry?.extra ? { spec: { extra: entry.extra } as VimConnection['spec'] } : undefined;
   return asksForHelm(isMapping(request['additionalParams']) ? request['additionalParams'] : undefined, entry?.vimType, vim);
 }
@@ -82,4 +84,17 @@ export const helmPlanner: Planner<HelmDrivers> = {
   // A release's objects are recorded on the instance: no call to helm is needed to read them.
   describe: describeRelease,
   liveScale: liveReleaseScale,
+  modify: {
+    async packageChange(_deps, input) {
+      throw new ValidationError(
+        input.source,
+        'vnfdId',
+        'moves a Helm VNF to another package, which vnf-update does not do (its releases come from the charts of the package they were installed from)',
+        {
+          hint: `upgrade the releases to the new package's charts with: vnfm vnf-change-package ${input.instance.vnfInstanceName ?? input.instance.id} FILE`,
+        },
+      );
+    },
+  },
+  extConnRefusal: KUBERNETES_EXT_CONN,
 };

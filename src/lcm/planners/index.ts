@@ -12,7 +12,10 @@
  * factory is one optional member), the five plans and the rollback; then
  * one line in PLANNERS below, before the Kubernetes planner when it claims
  * some of the same VIMs. The engine, the use cases, retry, rollback,
- * vnf-update and change-ext-conn find it through `plannerOf`.
+ * vnf-update and change-ext-conn find it through `plannerOf`; what
+ * vnf-update does at its VIMs is its `modify` (absent: records only), and
+ * change-ext-conn its `changeExtConn` (absent: refused with its
+ * `extConnRefusal`).
  */
 import type { LcmDeps } from '../engine.js';
 import type { LcmOpOcc, LcmOperation, VimConnectionInfo, VnfInstance } from '../../model/lcm.js';
@@ -42,12 +45,12 @@ export function plannerOfVimType(type: string): Planner {
 }
 
 /** The planner an operation on the instance goes to, from its VIM (or, for an instantiate, the request's). */
-export function plannerOf(deps: LcmDeps, instance: VnfInstance, body?: unknown, recorded?: LcmOpOcc): Planner {
+export async function plannerOf(deps: LcmDeps, instance: VnfInstance, body?: unknown, recorded?: LcmOpOcc): Promise<Planner> {
   // A Helm VIM is a Kubernetes VIM: the Helm planner claims its operations by the instance and the request (helm.ts).
-  if (claimsHelm(deps, instance, body, recorded)) return helmPlanner as Planner;
-  const registered = (ref: string) => byRegisteredType(deps.store.vims.find(ref)?.spec.type);
+  if (await claimsHelm(deps, instance, body, recorded)) return helmPlanner as Planner;
+  const registered = async (ref: string) => byRegisteredType((await deps.store.vims.find(ref))?.spec.type);
   if (instance.vimId) return registered(instance.vimId);
-  const fromInfo = (info: Record<string, VimConnectionInfo> | undefined): Planner | undefined => {
+  const fromInfo = async (info: Record<string, VimConnectionInfo> | undefined): Promise<Planner | undefined> => {
     const entry = Object.values(info ?? {})[0];
     if (!entry) return undefined;
     if (entry.vimType) return plannerOfVimType(entry.vimType);
@@ -55,11 +58,11 @@ export function plannerOf(deps: LcmDeps, instance: VnfInstance, body?: unknown, 
     return undefined;
   };
   const known =
-    fromInfo(instance.vimConnectionInfo) ??
-    fromInfo((recorded?.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo> } | undefined)?.vimConnectionInfo) ??
-    fromInfo(isObject(body) && isObject(body['vimConnectionInfo']) ? (body['vimConnectionInfo'] as Record<string, VimConnectionInfo>) : undefined);
+    (await fromInfo(instance.vimConnectionInfo)) ??
+    (await fromInfo((recorded?.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo> } | undefined)?.vimConnectionInfo)) ??
+    (await fromInfo(isObject(body) && isObject(body['vimConnectionInfo']) ? (body['vimConnectionInfo'] as Record<string, VimConnectionInfo>) : undefined));
   if (known) return known;
-  if (instance.instantiationState === 'NOT_INSTANTIATED' && !recorded) return byRegisteredType(deps.store.vims.findDefault()?.spec.type);
+  if (instance.instantiationState === 'NOT_INSTANTIATED' && !recorded) return byRegisteredType((await deps.store.vims.findDefault())?.spec.type);
   return FALLBACK;
 }
 

@@ -26,7 +26,8 @@ import { checkChangePackage, checkChangePackageShape, checkHealRequest, checkIns
 import { checkedInline, defaultVim, instanceVim, KUBERNETES_VIM_TYPES, kubernetesVims, recordedVim, resolveVimConnection, vimLookup } from '../vim-connection.js';
 import { packageIdentity } from '../../model/package.js';
 import { vnfcsOf } from '../../model/vnfcs.js';
-import type { Planner } from './planner.js';
+import type { PackageChangeInput, Planner } from './planner.js';
+import { applyContainerUpdate, planContainerUpdate } from '../container-update.js';
 import { describeKubernetes, liveKubernetesScale } from './kubernetes-live.js';
 import { planKubernetesAdoption } from './kubernetes-adopt.js';
 
@@ -203,7 +204,7 @@ async function planTerminate(deps: LcmDeps, instance: VnfInstance, body: unknown
 
 async function planChangePackage(deps: LcmDeps, instance: VnfInstance, body: unknown, source: string): Promise<KubernetesPlan> {
   const request = checkChangePackageShape(source, body, instance);
-  const newPkgRecord = deps.store.packages.find(request.vnfdId);
+  const newPkgRecord = await deps.store.packages.find(request.vnfdId);
   if (!newPkgRecord || newPkgRecord.vnfdId !== request.vnfdId) {
     throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, {
       hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list',
@@ -265,7 +266,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const params = op.operationParams as { vimConnectionInfo?: Record<string, VimConnectionInfo> };
   const lookup = vimLookup(deps);
   const vim = await resolveVimConnection(source, params.vimConnectionInfo, lookup, () => instanceVim(deps, instance, source, kubernetesVims));
-  const steps = deps.store.opOccs.journal(op.id);
+  const steps = await deps.store.opOccs.journal(op.id);
   const pkg = await packageOf(deps, instance.vnfPkgId);
   const base = { operation: op.operation, params: op.operationParams, vim, packageDir: pkg.workDir, connect };
   if (op.operation === 'INSTANTIATE') {
@@ -281,7 +282,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   const info = instance.instantiatedVnfInfo;
   if (!info) throw new ConflictError(`vnf instance ${instance.id} is NOT_INSTANTIATED: there is nothing to roll back`, { hint: `vnfm op-fail ${op.id}` });
   const flavour = flavourOf(instance, pkg.vnfd);
-  const prior = deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo ?? info;
+  const prior = (await deps.store.opOccs.priorState(op.id))?.instantiatedVnfInfo ?? info;
   const read = await readPackageObjects(pkg.zip, prior.metadata['lcm-kubernetes-def-files'], manifestCache(deps.home));
   const sources = read.sources;
   const objects = withNamespace(read.objects, prior.metadata.namespace);
@@ -324,6 +325,25 @@ async function connect(deps: LcmDeps, vim: VimConnection): Promise<KubernetesInf
   return deps.kubernetesDriver(vim);
 }
 
+/** Tacker refuses change_ext_conn on a Kubernetes VIM ("not support vim type"), and so does vnfm. */
+export const KUBERNETES_EXT_CONN = {
+  reason: 'is a Kubernetes VNF: changing external connectivity is not supported for Kubernetes VNFs (nor by Tacker)',
+  hint: 'a CNF connects through Services and network attachments in its manifests: change them with vnfm vnf-change-package',
+};
+
+/** vnf-update moving the instance to another package: Tacker v2's container update (container-update.ts). */
+async function planContainerChange(_deps: LcmDeps, input: PackageChangeInput): Promise<Pick<KubernetesPlan, 'connect' | 'run'>> {
+  const { instance, vim } = input;
+  const update = await planContainerUpdate(instance, input.source, input.current, input.target, input.flavour, input.images, input.configPaths, input.now);
+  return {
+    connect,
+    async run(driver, ctx) {
+      if (input.images === 'new') for (const line of update.changed) ctx.report({ message: `image ${line}` });
+      return applyContainerUpdate(driver, ctx, instance, update, vim);
+    },
+  };
+}
+
 export const kubernetesPlanner: Planner<KubernetesInfraDriver> = {
   name: 'kubernetes',
   registeredType: 'kubernetes',
@@ -337,6 +357,8 @@ export const kubernetesPlanner: Planner<KubernetesInfraDriver> = {
   changePackage: planChangePackage,
   rollback: planRollback,
   adopt: planKubernetesAdoption,
+  modify: { packageChange: planContainerChange },
+  extConnRefusal: KUBERNETES_EXT_CONN,
   async describe(deps, instance, signal) {
     const cur = await current(deps, instance, 'vnf-describe', undefined);
     return describeKubernetes(deps, instance, { vim: cur.vim, targets: cur.targets, ownManagers: ['vnfm'] }, signal);

@@ -5,6 +5,7 @@
  */
 import { ConflictError, echo, UsageError, ValidationError, VnfmError } from '../../errors.js';
 import type { OpenStackInfraDriver } from '../../infra/openstack/driver-contract.js';
+import { openStackExtConn } from './openstack-ext-conn.js';
 import { stackNameOf } from '../../infra/openstack/driver-contract.js';
 import type { Flavour } from '../../vnfd/index.js';
 import type { LcmDeps, OpenStackPlan, OperationOptions } from '../engine.js';
@@ -323,7 +324,7 @@ const planTerminate: OpenStackPlanner = async (deps, instance, body, source) => 
 
 const planChangePackage: OpenStackPlanner = async (deps, instance, body, source, _retry, opts) => {
   const request = checkChangePackageShape(source, body, instance);
-  const record = deps.store.packages.find(request.vnfdId);
+  const record = await deps.store.packages.find(request.vnfdId);
   if (!record || record.vnfdId !== request.vnfdId) {
     throw new ValidationError(source, 'vnfdId', `no onboarded package has vnfdId ${request.vnfdId}`, {
       hint: 'onboard it first (vnfm vnfpkg-onboard), then check with vnfm vnfpkg-list',
@@ -429,7 +430,7 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
   }
   const info = openStackInfo(instance);
   const flavour = flavourOf(instance, pkg.vnfd);
-  const prior = (deps.store.opOccs.priorState(op.id)?.instantiatedVnfInfo as OpenStackInfo | undefined) ?? info;
+  const prior = ((await deps.store.opOccs.priorState(op.id))?.instantiatedVnfInfo as OpenStackInfo | undefined) ?? info;
   const envs = await loadInstanceEnvironments(deps.home, instance.id);
   const hot = await readStackTemplates(pkg.zip, flavour, source, pkg.pkg.id, pkg.vnfd.id);
   // A StandardUserData stack goes back to the resources (and parameters) it had before the operation.
@@ -473,7 +474,6 @@ async function planRollback(deps: LcmDeps, instance: VnfInstance, op: LcmOpOcc, 
 }
 
 const noticeOf = (opts: OperationOptions) => (message: string) => opts.onEvent?.({ type: 'notice', message });
-
 /** Its infra-driver, from the lcm dependencies (which may lack it). */
 async function connect(deps: LcmDeps, vim: VimConnection): Promise<OpenStackInfraDriver> {
   if (!deps.openstackDriver) throw new VnfmError(`VIM "${vim.name}" is an OpenStack VIM, and this vnfm was set up without the OpenStack infra-driver`);
@@ -495,4 +495,6 @@ export const openStackPlanner: Planner<OpenStackInfraDriver> = {
   describe: describeOpenStack,
   liveScale: liveOpenStackScale,
   adopt: planOpenStackAdoption,
+  modify: { keepsVim: 'moves an OpenStack VNF to another VIM, which vnf-update does not do (its Heat stack stays where it is)' },
+  changeExtConn: openStackExtConn(connect),
 };

@@ -187,7 +187,7 @@ class KubernetesMgmt {
     const kubeconfig = renderKubeconfig(name, endpoint, creds.caPem, creds.token);
     const origin = `the admin service account of the kubeadm cluster of vnf instance ${ctx.vnfInstanceId}`;
     const extra = { [OWNER_EXTRA]: ctx.vnfInstanceId };
-    const existing = (prior?.vimId ? registry.find(prior.vimId) : undefined) ?? registry.find(name);
+    const existing = (prior?.vimId ? await registry.find(prior.vimId) : undefined) ?? (await registry.find(name));
     if (existing && (existing.id === prior?.vimId || existing.name === name)) {
       if (existing.id !== prior?.vimId && existing.spec.extra?.[OWNER_EXTRA] !== ctx.vnfInstanceId) {
         throw new ConflictError(`a VIM named "${name}" is already registered (${existing.id}) and does not belong to vnf instance ${ctx.vnfInstanceId}`, {
@@ -218,17 +218,17 @@ class KubernetesMgmt {
     const creds = await this.installCluster(ctx, state, masters, workers, endpoint);
     const vimName = state.params.vimName ?? prior?.vimName ?? `kubernetes_vim_${ctx.vnfInstanceId}`;
     const vimId = await this.registerVim(ctx, vimName, endpoint, creds, prior);
-    this.forgetGone(prior, instance);
+    await this.forgetGone(prior, instance);
     const record: KubernetesMgmtRecord = { params: state.sealed, vimName, ...(vimId ? { vimId } : {}), endpoint, masters, workers };
     return { record: { [NAME]: record } };
   }
 
   /** Forgets the host keys of servers the cluster no longer has. */
-  private forgetGone(prior: KubernetesMgmtRecord | undefined, instance: VnfInstance | undefined): void {
+  private async forgetGone(prior: KubernetesMgmtRecord | undefined, instance: VnfInstance | undefined): Promise<void> {
     if (!prior || !this.services.hostKeys) return;
     const present = new Set(vnfcsOf(instance?.instantiatedVnfInfo).map((v) => v.resourceId));
     const gone = [...prior.masters, ...prior.workers].map((n) => n.serverId).filter((id) => !present.has(id));
-    if (gone.length) this.services.hostKeys.forget(gone);
+    if (gone.length) await this.services.hostKeys.forget(gone);
   }
 
   /** The master to run kubectl on while `leaving` go: the recorded first master unless it leaves. */
@@ -303,7 +303,7 @@ class KubernetesMgmt {
       const via = this.operatingMaster(record, masters, added);
       await this.onNode(ctx, state, via, (s) => this.joinAll(ctx, state, s, record.endpoint, newMasters, newWorkers));
     }
-    this.forgetGone(record, ctx.result);
+    await this.forgetGone(record, ctx.result);
     const ordered = [...masters.filter((m) => !added.has(m.serverId)), ...newMasters];
     const next: KubernetesMgmtRecord = { ...record, params: state.sealed, masters: ordered, workers };
     return { record: { [NAME]: next } };
@@ -337,11 +337,11 @@ class KubernetesMgmt {
     return this.joinNew(ctx, record);
   }
 
-  private checkRemovable(ctx: HookContext): HookOutcome {
+  private async checkRemovable(ctx: HookContext): Promise<HookOutcome> {
     const record = recordOf(ctx.instance);
     const registry = this.services.vims;
     if (!record?.vimId || !registry?.find(record.vimId)) return {};
-    const users = registry.usedBy(record.vimId);
+    const users = await registry.usedBy(record.vimId);
     if (users.length > 0) {
       throw new ConflictError(`VIM "${record.vimName}" (the Kubernetes cluster of this instance) has VNF instances running on it: ${users.join(', ')}`, {
         hint: 'terminate those instances first (nothing was changed), then retry this terminate',
@@ -350,15 +350,15 @@ class KubernetesMgmt {
     return {};
   }
 
-  private removeVim(ctx: HookContext): HookOutcome {
+  private async removeVim(ctx: HookContext): Promise<HookOutcome> {
     const record = recordOf(ctx.instance);
     if (!record) return {};
     const registry = this.services.vims;
-    if (record.vimId && registry?.find(record.vimId)) {
-      registry.remove(record.vimId);
+    if (record.vimId && (await registry?.find(record.vimId))) {
+      await registry!.remove(record.vimId);
       ctx.report(`VIM ${record.vimName} removed`);
     }
-    this.services.hostKeys?.forget([...record.masters, ...record.workers].map((n) => n.serverId));
+    await this.services.hostKeys?.forget([...record.masters, ...record.workers].map((n) => n.serverId));
     return { record: { [NAME]: null } };
   }
 

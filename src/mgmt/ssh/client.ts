@@ -44,7 +44,7 @@ export async function connectNow(target: SshTarget, opts: SshConnectOptions): Pr
     const a = await attempt(target, opts);
     if (a.ok) {
       try {
-        recordHostKey(target, a.presented, a.verdict, opts.hostKeys, new Date().toISOString(), (line) => {
+        await recordHostKey(target, a.presented, a.verdict, opts.hostKeys, new Date().toISOString(), (line) => {
           opts.log(line);
           if (a.verdict.kind === 'accepted') opts.report?.(line);
         });
@@ -103,6 +103,7 @@ async function attempt(target: SshTarget, opts: SshConnectOptions): Promise<Atte
   const ssh = new NodeSSH();
   let presented: PresentedHostKey | undefined;
   let verdict: HostKeyVerdict | undefined;
+  const pinned = await opts.hostKeys.get(target.serverId);
   const config: Config = {
     host: target.host,
     port: target.port ?? 22,
@@ -115,7 +116,7 @@ async function attempt(target: SshTarget, opts: SshConnectOptions): Promise<Atte
     ...(target.passphrase === undefined ? {} : { passphrase: target.passphrase }),
     hostVerifier: (key: Buffer) => {
       presented = { fingerprint: hostKeyFingerprint(key), keyType: hostKeyType(key) };
-      verdict = judgeHostKey(target, presented, opts.hostKeys, opts.acceptHostKeys ?? []);
+      verdict = judgeHostKey(target, presented, pinned, opts.acceptHostKeys ?? []);
       return verdict.kind !== 'changed';
     },
   };

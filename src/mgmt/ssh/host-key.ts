@@ -27,8 +27,8 @@ export interface PresentedHostKey {
 /** What to do with the key a server presented. */
 export type HostKeyVerdict = { kind: 'known' } | { kind: 'first-use' } | { kind: 'accepted'; pinned: PinnedHostKey } | { kind: 'changed'; pinned: PinnedHostKey };
 
-export function judgeHostKey(target: SshTarget, presented: PresentedHostKey, store: HostKeyStore, accepted: readonly string[]): HostKeyVerdict {
-  const pinned = store.get(target.serverId);
+/** `pinned`: the key the store has pinned for the server (read before the handshake, which judges it). */
+export function judgeHostKey(target: SshTarget, presented: PresentedHostKey, pinned: PinnedHostKey | undefined, accepted: readonly string[]): HostKeyVerdict {
   if (!pinned) return { kind: 'first-use' };
   if (pinned.fingerprint === presented.fingerprint) return { kind: 'known' };
   if (accepted.includes(target.serverId) || accepted.includes(target.host)) return { kind: 'accepted', pinned };
@@ -43,23 +43,30 @@ export function hostKeyChangedError(target: SshTarget, pinned: PinnedHostKey, pr
  * After a successful login: pins the key on first use or when accepted (and
  * says so), and follows a known server to a new address.
  */
-export function recordHostKey(target: SshTarget, presented: PresentedHostKey, verdict: HostKeyVerdict, store: HostKeyStore, now: string, say: (line: string) => void): void {
+export async function recordHostKey(
+  target: SshTarget,
+  presented: PresentedHostKey,
+  verdict: HostKeyVerdict,
+  store: HostKeyStore,
+  now: string,
+  say: (line: string) => void,
+): Promise<void> {
   const key: PinnedHostKey = { serverId: target.serverId, address: target.host, fingerprint: presented.fingerprint, keyType: presented.keyType, pinnedAt: now };
   switch (verdict.kind) {
     case 'first-use':
-      store.pin(key);
+      await store.pin(key);
       say(`${target.label}: pinned host key ${presented.keyType} ${presented.fingerprint} of server ${target.serverId}`);
       return;
     case 'accepted':
-      store.pin(key);
+      await store.pin(key);
       say(
         `${target.label}: accepted the new host key of server ${target.serverId} as asked (--accept-host-key): ` +
           `${verdict.pinned.fingerprint} replaced by ${presented.keyType} ${presented.fingerprint}`,
       );
       return;
     case 'known': {
-      const pinned = store.get(target.serverId);
-      if (pinned && pinned.address !== target.host) store.pin({ ...pinned, address: target.host });
+      const pinned = await store.get(target.serverId);
+      if (pinned && pinned.address !== target.host) await store.pin({ ...pinned, address: target.host });
       return;
     }
     case 'changed':

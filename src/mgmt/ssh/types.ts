@@ -36,10 +36,10 @@ export interface PinnedHostKey {
 
 /** Where host keys are pinned (vnfm's store). */
 export interface HostKeyStore {
-  get(serverId: string): PinnedHostKey | undefined;
-  pin(key: PinnedHostKey): void;
+  get(serverId: string): Promise<PinnedHostKey | undefined>;
+  pin(key: PinnedHostKey): Promise<void>;
   /** Forgets keys (the servers of a terminated instance). */
-  forget(serverIds: readonly string[]): void;
+  forget(serverIds: readonly string[]): Promise<void>;
 }
 
 export interface SshRetry {

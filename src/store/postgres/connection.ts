@@ -12,7 +12,23 @@
  */
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../../errors.js';
-import type { PgClientConfig } from './protocol.js';
+
+/** How to reach the server: node-postgres client settings, without the URL (so it is never echoed). */
+export interface PgClientConfig {
+  host?: string;
+  port?: number;
+  user?: string;
+  password?: string;
+  database?: string;
+  ssl?: false | { rejectUnauthorized: boolean; ca?: string; cert?: string; key?: string; servername?: string; verifyHost: boolean };
+  /** sslmode=prefer/allow: try the other way when the first fails for want of (or because of) TLS. */
+  sslFallback?: 'plain' | 'tls';
+  connectTimeoutMs: number;
+  applicationName: string;
+  options?: string;
+  /** Server-side wait for a lock (the store's write lock above all) before the statement fails. */
+  lockTimeoutMs: number;
+}
 
 export const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
 export type SslMode = (typeof SSL_MODES)[number];

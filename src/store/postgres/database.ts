@@ -1,97 +1,65 @@
 /**
- * The store on PostgreSQL, behind the same synchronous interface as SQLite
- * (../db.ts), so that the repositories and every caller stay as they are.
- *
- * node-postgres is asynchronous; vnfm's store is not. A worker thread
- * (worker.ts) holds the connection; each statement is posted to it and the
- * main thread blocks (Atomics.wait) until the answer is there. vnfm is a
- * short-lived command-line process doing one thing at a time, so blocking
- * the main thread for a round trip costs nothing a user could see, and keeps
- * one code path for both backends. It is not a design for a server.
+ * The store on PostgreSQL, behind the same async interface as SQLite
+ * (../db.ts): node-postgres's own pool on the main event loop (the one
+ * module that imports node-postgres). While a statement waits for the
+ * server, everything else of the process runs: a lease's heartbeat, a
+ * watch, a signal's handler, an operation's timer.
  *
  * Writes are serialised as SQLite serialises them: an `immediate`
  * transaction, and a write outside any transaction, first takes one
  * transaction-scoped advisory lock (the store's write lock). Reads never
- * take it and never wait (MVCC). Migrations run under a session advisory
- * lock: the first client applies them, the others wait and find them done.
+ * take it and never wait (MVCC). A transaction keeps one pooled connection
+ * for the async function it runs (its async context, ../db.ts); statements
+ * from elsewhere meanwhile run on other connections. Migrations run under a
+ * session advisory lock: the first client applies them, the others wait and
+ * find them done.
+ *
+ * A connection found gone (the server restarted, the network dropped) is
+ * dropped from the pool and the next statement opens another; the
+ * statement that found it gone runs again only when nothing of it can have
+ * reached the server (a write whose BEGIN failed) or it only reads. Inside a
+ * transaction nothing runs again: the server rolled the transaction back, and
+ * its statements fail with it.
  */
-import { readFileSync, existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import * as sea from 'node:sea';
-import { fileURLToPath } from 'node:url';
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { ConflictError, InterruptedError, StoreUnreachableError, TerminatedError, TimeoutError, VnfmError } from '../../errors.js';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type pg from 'pg';
+import { ConflictError, StoreUnreachableError, VnfmError } from '../../errors.js';
 import type { RunResult, Statement, StoreDb, Transaction } from '../db.js';
+import { POSTGRES } from '../dialect.js';
 import type { Migration } from '../migrations/index.js';
 import { parseDatabaseUrl, redact, type DatabaseTarget } from './connection.js';
-import { bindValues, toPostgres, type Translated } from './dialect.js';
-import type { Params, PgFailure, Request, Response } from './protocol.js';
-import { FLAG_SLOTS, SyncCaller, type Interruption } from './sync-call.js';
-
-/** The worker bundled for bin/vnfm and the single executable (scripts/bundle.mjs), as a file under build/chunks/ and an asset. */
-export const WORKER_CHUNK = 'pg-worker.cjs';
+import { bindValues, numberPlaceholders, type Numbered } from './placeholders.js';
+import { isConnectionFailure, isTlsFailure, openPool } from './pool.js';
 
 /** Advisory lock keys: 'vnfm' as a 32-bit number, then which lock. */
 const WRITE_LOCK = 'pg_advisory_xact_lock(1986946669, 1)';
 const MIGRATION_LOCK = 1986946669;
 /** A write transaction's start, in one round trip (no parameters: the simple protocol takes both statements at once). */
 const BEGIN_LOCKED = `BEGIN; SELECT ${WRITE_LOCK}`;
+const BEGIN_SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ';
 
-/** How long the main thread waits for one answer beyond the connection's own timeouts, before it gives up on the worker. */
-const ANSWER_TIMEOUT_MS = 300_000;
+/** The transaction an async context runs in: its connection, whether it holds the write lock, its savepoints. */
+interface TxScope {
+  client: pg.PoolClient;
+  locked: boolean;
+  depth: number;
+  /** Set once the transaction has ended: code it started that runs on (a timer) no longer belongs to it. */
+  ended: boolean;
+}
 
-type Ok = Extract<Response, { ok: true }>;
+/** The connections whose error event is listened to. */
+const watched = new WeakSet<pg.PoolClient>();
 
 export class PostgresDb implements StoreDb {
+  readonly dialect = POSTGRES;
   readonly target: DatabaseTarget;
-  readonly #worker: Worker;
-  readonly #port: MessagePort;
-  readonly #caller: SyncCaller<Request, Response>;
-  #depth = 0;
-  #locked = false;
+  #pool: pg.Pool | undefined;
+  readonly #scope = new AsyncLocalStorage<TxScope>();
+  readonly #numbered = new Map<string, Numbered>();
   #closed = false;
-  #deadlineError: (() => Error) | undefined;
-  /** newListener comes before the listener is added: the event it names counts as handled. */
-  readonly #onNewListener = (event: string | symbol) => {
-    if (event === 'SIGINT' || event === 'SIGTERM') this.#tellHandled(event);
-  };
-  readonly #onRemoveListener = (event: string | symbol) => {
-    if (event === 'SIGINT' || event === 'SIGTERM') this.#tellHandled();
-  };
 
   constructor(url: string) {
     this.target = parseDatabaseUrl(url);
-    const signal = new SharedArrayBuffer(4 * FLAG_SLOTS);
-    const { port1, port2 } = new MessageChannel();
-    this.#port = port1;
-    this.#caller = new SyncCaller(port1, signal);
-    this.#worker = new Worker(workerSource(), { eval: true, workerData: { signal, port: port2, config: this.target.config }, transferList: [port2] });
-    // A command that ends without closing the store still exits.
-    this.#worker.unref();
-    this.#port.unref();
-    // Which signals the main thread handles, kept current for the worker (sync-call.ts).
-    this.#tellHandled();
-    process.on('newListener', this.#onNewListener);
-    process.on('removeListener', this.#onRemoveListener);
-    this.call({ kind: 'connect' }, this.target.config.connectTimeoutMs * 2 + 30_000);
-  }
-
-  #tellHandled(adding?: 'SIGINT' | 'SIGTERM'): void {
-    this.#caller.handles({
-      SIGINT: adding === 'SIGINT' || process.listenerCount('SIGINT') > 0,
-      SIGTERM: adding === 'SIGTERM' || process.listenerCount('SIGTERM') > 0,
-    });
-  }
-
-  /**
-   * Waits for the database stop at `at` (epoch ms) with the error `error`
-   * makes, as the operation's own timer would stop it if the main thread
-   * were not blocked on an answer; undefined lifts it.
-   */
-  setDeadline(at: number | undefined, error?: () => Error): void {
-    this.#caller.setDeadline(at);
-    this.#deadlineError = error;
   }
 
   /** The URL as it may be shown (password masked). */
@@ -99,124 +67,172 @@ export class PostgresDb implements StoreDb {
     return this.target.display;
   }
 
-  private call(req: Request, timeoutMs = ANSWER_TIMEOUT_MS): Ok {
-    if (this.#closed) throw new VnfmError('internal: the store was used after it was closed');
-    const got = this.#caller.call(req, timeoutMs);
-    if (got && 'interrupted' in got) {
-      this.#caller.post({ kind: 'abandon' });
-      throw this.interruptedError(got.interrupted, got.waitedMs);
+  /**
+   * Opens the pool: the first connection tells which TLS setting works
+   * (sslmode=prefer/allow try the other when the first fails), and the pool
+   * connects with that one from then on.
+   */
+  async connect(): Promise<void> {
+    const config = this.target.config;
+    const first = config.ssl !== false && config.sslFallback !== 'tls';
+    try {
+      this.#pool = await openPool(config, first);
+    } catch (err) {
+      if (!config.sslFallback) throw this.errorOf(err);
+      try {
+        this.#pool = await openPool(config, !first);
+      } catch (again) {
+        throw this.errorOf(again);
+      }
     }
-    if (!got) {
-      throw new StoreUnreachableError(`the database ${this.display} did not answer within ${Math.round(timeoutMs / 1000)} s`, {
-        hint: 'check the network to the database server; connect_timeout in the URL bounds a connection attempt',
-      });
-    }
-    const res = got.answer;
-    if (!res.ok) throw this.errorOf(res.error);
-    return res;
   }
 
-  /** A wait for the database ended by a signal or the deadline: the error the signal's handler or the timer would have raised. */
-  private interruptedError(why: Interruption, waitedMs: number): Error {
-    const waited = `while waiting ${(waitedMs / 1000).toFixed(1)} s for the database ${this.display}`;
-    const hint =
-      "another client may hold the shared store's write lock (vnfm store-info shows the locks); what this command could not record is left to its lease: " +
-      'an operation it ran becomes FAILED_TEMP once its holder is found gone, or when the lease runs out (VNFM_LEASE_TIMEOUT)';
-    if ('deadline' in why) {
-      const base = this.#deadlineError?.();
-      return new TimeoutError(`${base?.message ?? 'timed out'} ${waited}`, { hint, ...(base ? { cause: base } : {}) });
-    }
-    if (why.signal === 'SIGTERM') return new TerminatedError(`terminated (SIGTERM) ${waited}`, { hint });
-    return new InterruptedError(`interrupted ${waited}`, { hint });
+  #poolOf(): pg.Pool {
+    if (this.#closed || !this.#pool) throw new VnfmError('internal: the store was used after it was closed');
+    return this.#pool;
   }
 
-  private errorOf(f: PgFailure): Error {
-    const clean = (s: string) => redact(s, this.target.secrets);
-    const message = clean(f.message);
-    const where = `the database ${this.display}`;
-    if (f.tls) {
-      return new StoreUnreachableError(`cannot connect to ${where}: TLS: ${message}`, {
-        hint: `sslmode=${this.target.sslMode}: give the CA that signed the server's certificate as sslrootcert=/path/ca.pem in the URL${this.target.sslMode === 'verify-full' ? ', and check that the certificate names the host of the URL' : ''}`,
-      });
-    }
-    if (f.connection) {
-      return new StoreUnreachableError(`cannot reach ${where}: ${message}`, {
-        hint: 'check that PostgreSQL runs there and accepts connections from this machine (VNFM_DATABASE_URL); nothing was changed',
-      });
-    }
-    if (f.code === '28P01' || f.code === '28000') {
-      return new StoreUnreachableError(`${where} refused the login: ${message}`, { hint: 'check the user and password in VNFM_DATABASE_URL (or PGPASSWORD)' });
-    }
-    if (f.code === '3D000') return new StoreUnreachableError(`${where}: ${message}`, { hint: 'create the database first (createdb), or name another in the URL' });
-    if (f.code === '55P03') {
-      return new ConflictError(`the shared store is busy: another client held its write lock too long (${message})`, { hint: 'run the command again' });
-    }
-    if (f.code === '23505') return new Error(clean(`UNIQUE constraint failed (${f.constraint ?? 'unique'}): ${f.detail ?? message}`));
-    if (f.code === '23503') return new Error(clean(`FOREIGN KEY constraint failed (${f.constraint ?? 'foreign key'}): ${f.detail ?? message}`));
-    return new Error(f.code ? `${message} (SQLSTATE ${f.code})` : message);
+  /** The caller's transaction, if it runs in one that is still open. */
+  #current(): TxScope | undefined {
+    const scope = this.#scope.getStore();
+    return scope && !scope.ended ? scope : undefined;
   }
 
-  /** A statement as it is, outside the dialect translation (migrations, locks). */
-  raw(sql: string, params: Params = []): Ok {
-    return this.call({ kind: 'query', sql, params, retry: this.#depth === 0 });
+  /** A pooled connection. */
+  async #client(): Promise<pg.PoolClient> {
+    let c: pg.PoolClient;
+    try {
+      c = await this.#poolOf().connect();
+    } catch (err) {
+      throw this.errorOf(err);
+    }
+    // A connection that breaks while in use fails its statement; its error event must not end the process.
+    if (!watched.has(c)) {
+      watched.add(c);
+      c.on('error', () => undefined);
+    }
+    return c;
   }
 
-  /** Runs a translated statement; a write outside a transaction takes the write lock in one of its own. */
-  execute(t: Translated, args: unknown[]): Ok {
+  /**
+   * Runs `steps` on one pooled connection outside any transaction. When the
+   * first step finds the connection gone, nothing reached the server: all
+   * runs again on a new one.
+   */
+  async #onConnection<T>(steps: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const client = await this.#client();
+      let broken: unknown;
+      try {
+        return await steps(client);
+      } catch (err) {
+        if (isConnectionFailure(err)) broken = err;
+        if (broken && attempt === 0 && (err as { vnfmFirstStep?: boolean }).vnfmFirstStep) continue;
+        throw this.errorOf(err);
+      } finally {
+        // A connection that failed is dropped, not handed out again.
+        client.release(broken ? (broken as Error) : undefined);
+      }
+    }
+  }
+
+  #number(sql: string): Numbered {
+    let hit = this.#numbered.get(sql);
+    if (!hit) {
+      hit = numberPlaceholders(sql);
+      this.#numbered.set(sql, hit);
+    }
+    return hit;
+  }
+
+  /** Runs one statement: in the caller's transaction, or on its own (a write then takes the write lock in a transaction of its own). */
+  async execute(sql: string, args: unknown[], write: boolean, lock = write): Promise<pg.QueryResult> {
+    const t = this.#number(sql);
     const params = bindValues(t, args);
-    if (this.#depth === 0) {
-      if (!t.writes) return this.call({ kind: 'query', sql: t.text, params, retry: true });
-      return this.call({
-        kind: 'batch',
-        steps: [
-          { sql: BEGIN_LOCKED, params: [] },
-          { sql: t.text, params },
-          { sql: 'COMMIT', params: [] },
-        ],
-        retry: true,
-        rollbackOnError: true,
-        resultStep: 1,
-      });
+    const scope = this.#current();
+    if (scope) {
+      try {
+        if (lock && !scope.locked) {
+          await scope.client.query(`SELECT ${WRITE_LOCK}`);
+          scope.locked = true;
+        }
+        return await scope.client.query({ text: t.text, values: params });
+      } catch (err) {
+        throw this.errorOf(err);
+      }
     }
-    if (t.writes && !this.#locked) {
-      this.raw(`SELECT ${WRITE_LOCK}`);
-      this.#locked = true;
+    if (!lock) {
+      return this.#onConnection((c) => firstStep(c.query({ text: t.text, values: params })));
     }
-    return this.call({ kind: 'query', sql: t.text, params, retry: false });
+    return this.#onConnection(async (c) => {
+      await firstStep(c.query(BEGIN_LOCKED));
+      try {
+        const res = await c.query({ text: t.text, values: params });
+        await c.query('COMMIT');
+        return res;
+      } catch (err) {
+        if (!isConnectionFailure(err)) await c.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
   }
 
   prepare(sql: string): Statement {
-    return new PgStatement(this, toPostgres(sql));
+    let pluck = false;
+    const rows = async (args: unknown[]): Promise<unknown[]> => {
+      const res = await this.execute(sql, args, false);
+      if (!pluck) return res.rows;
+      const first = res.fields[0]?.name;
+      return first === undefined ? [] : res.rows.map((r: Record<string, unknown>) => r[first]);
+    };
+    return {
+      get: async (...args) => (await rows(args))[0],
+      all: (...args) => rows(args),
+      run: async (...args): Promise<RunResult> => ({ changes: (await this.execute(sql, args, true)).rowCount ?? 0 }),
+      pluck(toggle = true) {
+        pluck = toggle;
+        return this;
+      },
+    };
+  }
+
+  async runUnlocked(sql: string, ...params: unknown[]): Promise<RunResult> {
+    return { changes: (await this.execute(sql, params, true, false)).rowCount ?? 0 };
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   transaction<F extends (...args: any[]) => any>(fn: F): Transaction<F> {
+    type Out = Promise<Awaited<ReturnType<F>>>;
     const run =
       (mode: 'deferred' | 'immediate') =>
-      (...args: unknown[]): ReturnType<F> => {
-        if (this.#depth > 0) return this.savepoint(mode, () => fn(...args) as ReturnType<F>);
-        this.call({
-          kind: 'batch',
-          steps: mode === 'immediate' ? [{ sql: BEGIN_LOCKED, params: [] }] : [{ sql: 'BEGIN ISOLATION LEVEL REPEATABLE READ', params: [] }],
-          retry: true,
-          rollbackOnError: true,
-        });
-        this.#depth = 1;
-        this.#locked = mode === 'immediate';
+      async (...args: Parameters<F>): Out => {
+        const outer = this.#current();
+        if (outer) return this.#savepoint(outer, mode, () => fn(...args) as Out);
+        const client = await this.#begin(mode === 'immediate' ? BEGIN_LOCKED : BEGIN_SNAPSHOT);
+        const scope: TxScope = { client, locked: mode === 'immediate', depth: 0, ended: false };
+        let broken: unknown;
         try {
-          const out = fn(...args) as ReturnType<F>;
-          this.raw('COMMIT');
+          const out = (await this.#scope.run(scope, () => fn(...args))) as Awaited<ReturnType<F>>;
+          try {
+            await client.query('COMMIT');
+          } catch (err) {
+            if (isConnectionFailure(err)) broken = err;
+            throw this.errorOf(err);
+          }
           return out;
         } catch (err) {
-          try {
-            this.raw('ROLLBACK');
-          } catch {
-            // The connection is gone: the server has rolled back already.
+          if (!broken) {
+            try {
+              await client.query('ROLLBACK');
+            } catch (gone) {
+              // The connection is gone: the server has rolled back already.
+              broken = gone;
+            }
           }
           throw err;
         } finally {
-          this.#depth = 0;
-          this.#locked = false;
+          scope.ended = true;
+          client.release(broken ? (broken as Error) : undefined);
         }
       };
     const t = run('deferred') as Transaction<F>;
@@ -226,47 +242,68 @@ export class PostgresDb implements StoreDb {
     return t;
   }
 
-  private savepoint<T>(mode: 'deferred' | 'immediate', fn: () => T): T {
-    if (mode === 'immediate' && !this.#locked) {
-      this.raw(`SELECT ${WRITE_LOCK}`);
-      this.#locked = true;
-    }
-    const name = `vnfm_sp${this.#depth}`;
-    this.raw(`SAVEPOINT ${name}`);
-    this.#depth++;
-    try {
-      const out = fn();
-      this.raw(`RELEASE SAVEPOINT ${name}`);
-      return out;
-    } catch (err) {
+  /** A connection of its own with a transaction begun on it; a connection found gone at BEGIN is replaced once. */
+  async #begin(begin: string): Promise<pg.PoolClient> {
+    for (let attempt = 0; ; attempt++) {
+      const c = await this.#client();
       try {
-        this.raw(`ROLLBACK TO SAVEPOINT ${name}`);
-        this.raw(`RELEASE SAVEPOINT ${name}`);
-      } catch {
-        // The outer transaction fails as a whole.
+        await c.query(begin);
+        return c;
+      } catch (err) {
+        const broken = isConnectionFailure(err);
+        if (!broken) await c.query('ROLLBACK').catch(() => undefined);
+        c.release(broken ? (err as Error) : undefined);
+        if (broken && attempt === 0) continue;
+        throw this.errorOf(err);
       }
-      throw err;
-    } finally {
-      this.#depth--;
     }
   }
 
-  exec(sql: string): void {
-    this.call({ kind: 'exec', sql });
-  }
-
-  close(): void {
-    if (this.#closed) return;
+  async #savepoint<T>(scope: TxScope, mode: 'deferred' | 'immediate', fn: () => Promise<T>): Promise<T> {
     try {
-      this.call({ kind: 'end' }, 10_000);
-    } catch {
-      // Closing a connection that is gone: nothing to do.
+      if (mode === 'immediate' && !scope.locked) {
+        await scope.client.query(`SELECT ${WRITE_LOCK}`);
+        scope.locked = true;
+      }
+    } catch (err) {
+      throw this.errorOf(err);
     }
+    const name = `vnfm_sp${++scope.depth}`;
+    try {
+      await scope.client.query(`SAVEPOINT ${name}`).catch((err: unknown) => {
+        throw this.errorOf(err);
+      });
+      try {
+        const out = await fn();
+        await scope.client.query(`RELEASE SAVEPOINT ${name}`).catch((err: unknown) => {
+          throw this.errorOf(err);
+        });
+        return out;
+      } catch (err) {
+        await scope.client.query(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`).catch(() => {
+          // The outer transaction fails as a whole.
+        });
+        throw err;
+      }
+    } finally {
+      scope.depth--;
+    }
+  }
+
+  async exec(sql: string): Promise<void> {
+    const scope = this.#current();
+    try {
+      if (scope) await scope.client.query(sql);
+      else await this.#onConnection((c) => firstStep(c.query(sql)));
+    } catch (err) {
+      throw this.errorOf(err);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
     this.#closed = true;
-    process.removeListener('newListener', this.#onNewListener);
-    process.removeListener('removeListener', this.#onRemoveListener);
-    this.#port.close();
-    void this.#worker.terminate();
+    await this.#pool?.end().catch(() => undefined);
   }
 
   /**
@@ -274,12 +311,8 @@ export class PostgresDb implements StoreDb {
    * advisory lock, each in its own transaction, recorded in vnfm_schema. A
    * schema newer than this vnfm knows is refused before anything is read.
    */
-  migrate(all: Migration[]): void {
+  async migrate(all: Migration[]): Promise<void> {
     const latest = all.reduce((max, m) => Math.max(max, m.version), 0);
-    const version = (): number | undefined => {
-      const exists = this.raw("SELECT to_regclass('vnfm_schema') IS NOT NULL AS e").rows[0]?.['e'] === true;
-      return exists ? ((this.raw('SELECT max(version) AS v FROM vnfm_schema').rows[0]?.['v'] as number | null) ?? 0) : undefined;
-    };
     const refuseNewer = (v: number | undefined) => {
       if (v !== undefined && v > latest) {
         throw new VnfmError(`the shared store ${this.display} has schema version ${v}, and this vnfm knows only up to ${latest}: another client has upgraded it`, {
@@ -287,114 +320,118 @@ export class PostgresDb implements StoreDb {
         });
       }
     };
-    const before = version();
-    refuseNewer(before);
-    if (before === latest) return;
-    // The lock is waited for as long as another client's migrations take (lock_timeout would cut the wait short).
-    this.call({
-      kind: 'batch',
-      steps: [
-        { sql: 'SET lock_timeout = 0', params: [] },
-        { sql: `SELECT pg_advisory_lock(${MIGRATION_LOCK}, 2)`, params: [] },
-        { sql: `SET lock_timeout = ${this.target.config.lockTimeoutMs}`, params: [] },
-      ],
-      retry: true,
-      rollbackOnError: false,
-    });
+    const client = await this.#client();
+    let broken: unknown;
     try {
-      this.raw('CREATE TABLE IF NOT EXISTS vnfm_schema (version INTEGER NOT NULL)');
-      let current = version() ?? 0;
-      if (this.raw('SELECT count(*) AS n FROM vnfm_schema').rows[0]?.['n'] === 0) this.raw('INSERT INTO vnfm_schema (version) VALUES (0)');
-      refuseNewer(current);
-      for (const m of [...all].sort((a, b) => a.version - b.version)) {
-        if (m.version <= current) continue;
-        this.raw('BEGIN');
+      const q = async (sql: string, params: unknown[] = []) => {
         try {
-          this.exec(m.postgres ?? m.sql);
-          this.raw('UPDATE vnfm_schema SET version = $1', [m.version]);
-          this.raw('COMMIT');
+          return (await client.query({ text: sql, values: params })).rows as Record<string, unknown>[];
         } catch (err) {
-          this.raw('ROLLBACK');
-          throw new VnfmError(`migration ${m.version} (${m.name}) failed on the shared store ${this.display}: ${(err as Error).message}`, { cause: err });
+          if (isConnectionFailure(err)) broken = err;
+          throw this.errorOf(err);
         }
-        current = m.version;
+      };
+      const version = async (): Promise<number | undefined> => {
+        const exists = (await q("SELECT to_regclass('vnfm_schema') IS NOT NULL AS e"))[0]?.['e'] === true;
+        return exists ? (((await q('SELECT max(version) AS v FROM vnfm_schema'))[0]?.['v'] as number | null) ?? 0) : undefined;
+      };
+      const before = await version();
+      refuseNewer(before);
+      if (before === latest) return;
+      // The lock is waited for as long as another client's migrations take (lock_timeout would cut the wait short).
+      await q('SET lock_timeout = 0');
+      await q(`SELECT pg_advisory_lock(${MIGRATION_LOCK}, 2)`);
+      await q(`SET lock_timeout = ${Math.max(1, Math.floor(this.target.config.lockTimeoutMs))}`);
+      try {
+        await q('CREATE TABLE IF NOT EXISTS vnfm_schema (version INTEGER NOT NULL)');
+        let current = (await version()) ?? 0;
+        if ((await q('SELECT count(*) AS n FROM vnfm_schema'))[0]?.['n'] === 0) await q('INSERT INTO vnfm_schema (version) VALUES (0)');
+        refuseNewer(current);
+        for (const m of [...all].sort((a, b) => a.version - b.version)) {
+          if (m.version <= current) continue;
+          await q('BEGIN');
+          try {
+            await client.query(m.postgres ?? m.sql);
+            await q('UPDATE vnfm_schema SET version = $1', [m.version]);
+            await q('COMMIT');
+          } catch (err) {
+            if (isConnectionFailure(err)) broken = err;
+            await client.query('ROLLBACK').catch(() => undefined);
+            throw new VnfmError(`migration ${m.version} (${m.name}) failed on the shared store ${this.display}: ${(err as Error).message}`, { cause: err });
+          }
+          current = m.version;
+        }
+      } finally {
+        if (!broken) await q(`SELECT pg_advisory_unlock(${MIGRATION_LOCK}, 2)`);
       }
     } finally {
-      this.raw(`SELECT pg_advisory_unlock(${MIGRATION_LOCK}, 2)`);
+      client.release(broken ? (broken as Error) : undefined);
     }
   }
 
   /** The schema version recorded in the database. */
-  schemaVersion(): number {
-    return (this.raw('SELECT max(version) AS v FROM vnfm_schema').rows[0]?.['v'] as number | null) ?? 0;
+  async schemaVersion(): Promise<number> {
+    return ((await this.prepare('SELECT max(version) AS v FROM vnfm_schema').get()) as { v: number | null } | undefined)?.v ?? 0;
   }
 
   /** The server's version string (store-info). */
-  serverVersion(): string {
-    return String(this.raw('SHOW server_version').rows[0]?.['server_version'] ?? '');
+  async serverVersion(): Promise<string> {
+    return String(((await this.prepare('SHOW server_version').get()) as { server_version?: string } | undefined)?.server_version ?? '');
+  }
+
+  /** An error of node-postgres (or of the connection) as vnfm reports it; the password never shows. */
+  errorOf(err: unknown): Error {
+    if (err instanceof VnfmError || (err as { vnfmMapped?: boolean })?.vnfmMapped) return err as Error;
+    const e = err as { message?: string; code?: string; constraint?: string; detail?: string };
+    const clean = (s: string) => redact(s, this.target.secrets);
+    const message = clean(e?.message ?? String(err));
+    const where = `the database ${this.display}`;
+    const mapped = (() => {
+      if (isTlsFailure(err)) {
+        return new StoreUnreachableError(`cannot connect to ${where}: TLS: ${message}`, {
+          hint: `sslmode=${this.target.sslMode}: give the CA that signed the server's certificate as sslrootcert=/path/ca.pem in the URL${this.target.sslMode === 'verify-full' ? ', and check that the certificate names the host of the URL' : ''}`,
+        });
+      }
+      if (isConnectionFailure(err)) {
+        return new StoreUnreachableError(`cannot reach ${where}: ${message}`, {
+          hint: 'check that PostgreSQL runs there and accepts connections from this machine (VNFM_DATABASE_URL); nothing was changed',
+        });
+      }
+      if (e?.code === '28P01' || e?.code === '28000') {
+        return new StoreUnreachableError(`${where} refused the login: ${message}`, { hint: 'check the user and password in VNFM_DATABASE_URL (or PGPASSWORD)' });
+      }
+      if (e?.code === '3D000') return new StoreUnreachableError(`${where}: ${message}`, { hint: 'create the database first (createdb), or name another in the URL' });
+      if (e?.code === '55P03') {
+        return new ConflictError(`the shared store is busy: another client held its write lock too long (${message})`, { hint: 'run the command again' });
+      }
+      if (e?.code === '23505') return new Error(clean(`UNIQUE constraint failed (${e.constraint ?? 'unique'}): ${e.detail ?? message}`));
+      if (e?.code === '23503') return new Error(clean(`FOREIGN KEY constraint failed (${e.constraint ?? 'foreign key'}): ${e.detail ?? message}`));
+      return new Error(e?.code ? `${message} (SQLSTATE ${e.code})` : message);
+    })();
+    (mapped as { vnfmMapped?: boolean }).vnfmMapped = true;
+    return mapped;
   }
 }
 
-class PgStatement implements Statement {
-  #pluck = false;
-  constructor(
-    private readonly db: PostgresDb,
-    private readonly t: Translated,
-  ) {}
-
-  pluck(toggle = true): this {
-    this.#pluck = toggle;
-    return this;
-  }
-
-  private rows(args: unknown[]): unknown[] {
-    const res = this.db.execute(this.t, args);
-    if (!this.#pluck) return res.rows;
-    const first = res.fields[0];
-    return first === undefined ? [] : res.rows.map((r) => r[first]);
-  }
-
-  get(...args: unknown[]): unknown {
-    return this.rows(args)[0];
-  }
-
-  all(...args: unknown[]): unknown[] {
-    return this.rows(args);
-  }
-
-  run(...args: unknown[]): RunResult {
-    return { changes: this.db.execute(this.t, args).rowCount };
+/** Marks a failure of a statement that was the first on its connection: nothing of the request reached the server. */
+async function firstStep<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err && typeof err === 'object') (err as { vnfmFirstStep?: boolean }).vnfmFirstStep = true;
+    throw err;
   }
 }
 
 /** Opens the shared store and applies pending migrations. */
-export function openPostgres(url: string, migrations: Migration[]): PostgresDb {
+export async function openPostgres(url: string, migrations: Migration[]): Promise<PostgresDb> {
   const db = new PostgresDb(url);
+  await db.connect();
   try {
-    db.migrate(migrations);
+    await db.migrate(migrations);
   } catch (err) {
-    db.close();
+    await db.close();
     throw err;
   }
   return db;
-}
-
-let source: string | undefined;
-
-/**
- * The worker's code: from the single executable's assets, from
- * build/chunks/ beside the bundle, or, in the source tree (tests), bundled
- * from worker.ts on the spot with esbuild (a development dependency).
- */
-function workerSource(): string {
-  if (source) return source;
-  if (sea.isSea()) return (source = sea.getAsset(`chunks/${WORKER_CHUNK}`, 'utf8'));
-  const here = dirname(fileURLToPath(import.meta.url));
-  // Beside this code when it is itself a chunk (build/chunks/room-postgres.cjs), under chunks/ beside the main bundle otherwise.
-  const chunk = [join(here, WORKER_CHUNK), join(here, 'chunks', WORKER_CHUNK)].find((f) => existsSync(f));
-  if (chunk) return (source = readFileSync(chunk, 'utf8'));
-  const require = createRequire(import.meta.url);
-  const esbuild = require('esbuild') as typeof import('esbuild');
-  const out = esbuild.buildSync({ entryPoints: [join(here, 'worker.ts')], bundle: true, platform: 'node', format: 'cjs', write: false, logLevel: 'silent' });
-  return (source = out.outputFiles[0]!.text);
 }

@@ -34,10 +34,10 @@ runs: either is refused with exit code 4.`,
     const holder = holderOf();
     const running = (h: Parameters<typeof holderStatus>[0]) => holderStatus(h).state !== 'gone';
     const lock = {
-      acquire() {
-        const { staleHolder } = store.secrets.acquireLock(ROTATION_LOCK, holder, ctx.now().toISOString(), running, () => {
+      async acquire() {
+        const { staleHolder } = await store.secrets.acquireLock(ROTATION_LOCK, holder, ctx.now().toISOString(), running, async () => {
           // Operations copy sealed values they read into what they write at their end: none may run meanwhile.
-          const busy = store.secrets.operationLockHolders().filter(running);
+          const busy = (await store.secrets.operationLockHolders()).filter(running);
           if (busy.length > 0) {
             throw new ConflictError(`an operation is in progress on vnf instance ${busy.map((b) => b.vnfInstanceId).join(', ')} (pid ${busy.map((b) => b.pid).join(', ')})`, {
               hint: 'run vnfm key-rotate again once it has ended (vnfm op-list)',
@@ -48,7 +48,7 @@ runs: either is refused with exit code 4.`,
       },
       release: () => store.secrets.releaseLock(ROTATION_LOCK, holder),
     };
-    const result = rotateMasterKey({ home: ctx.home, env: ctx.env, secrets: store.secrets, lock });
+    const result = await rotateMasterKey({ home: ctx.home, env: ctx.env, secrets: store.secrets, lock });
     if (result.unreadable.length > 0) {
       ctx.io.warn(
         `${result.unreadable.length} sealed value(s) open with no key and were left as they are (sealed under a key lost before): ${result.unreadable.slice(0, 5).join(', ')}`,

@@ -37,7 +37,7 @@ stays until op-fail --force, once you have made sure that vnfm is gone.`,
     const { failOpOcc, failTarget } = await import('../../../lcm/index.js');
     const { deps } = await lcmDeps(ctx);
     const options = { force: flags.force === true };
-    const target = failTarget(deps, ref, options);
+    const target = await failTarget(deps, ref, options);
     if (target.lockedBy && !flags.yes) {
       if (!ctx.io.canPrompt) {
         throw new UsageError(`refusing to force occurrence ${target.opOcc.id} to FAILED without confirmation: there is no terminal to ask on (${target.lockedBy})`, {
@@ -52,7 +52,7 @@ stays until op-fail --force, once you have made sure that vnfm is gone.`,
         return;
       }
     }
-    const op = failOpOcc(deps, target.opOcc.id, { ...options, ...(target.lock ? { confirmed: target.lock } : {}) });
+    const op = await failOpOcc(deps, target.opOcc.id, { ...options, ...(target.lock ? { confirmed: target.lock } : {}) });
     ctx.io.success(`${op.operation} occurrence ${op.id} FAILED${target.lockedBy ? `; vnf instance ${op.vnfInstanceId} released` : ''}`);
     await printResource(ctx.io, flags, opView(flags), op);
   });

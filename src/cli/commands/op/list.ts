@@ -72,20 +72,24 @@ export function opListCommand(ctx: Context): Command {
     let names: Map<string, string> | undefined;
     const book = {
       get instances() {
-        return (names ??= deps.store.instances.names());
+        return names!;
       },
     };
     const narrowed = Boolean(flags.vnf || flags.state || flags.operation || flags.since || flags.until);
-    const resolved = () => {
+    const resolved = async () => {
       // Resolves --vnf and sweeps stale locks, as a read does.
-      readOpOccs(deps, filter, { summary: true });
+      await readOpOccs(deps, filter, { summary: true });
       const { vnf, ...rest } = filter;
-      return { ...rest, ...(vnf ? { vnfInstanceId: deps.store.instances.get(vnf).id } : {}) };
+      return { ...rest, ...(vnf ? { vnfInstanceId: (await deps.store.instances.get(vnf)).id } : {}) };
     };
     const source = {
-      read: (how: ListRead) => readOpOccs(deps, filter, how),
-      table: (how: TableRead) => deps.store.opOccs.tableText(resolved(), how),
-      json: (how: { limit?: number }) => deps.store.opOccs.jsonText(resolved(), how),
+      read: async function* (how: ListRead) {
+        // The names a list that is not a table's summary shows, read before its items.
+        if (!how.summary) names ??= await deps.store.instances.names();
+        yield* await readOpOccs(deps, filter, how);
+      },
+      table: async (how: TableRead) => deps.store.opOccs.tableText(await resolved(), how),
+      json: async (how: { limit?: number }) => deps.store.opOccs.jsonText(await resolved(), how),
     };
     await printList(ctx.io, { ...flags, narrowed, attributes }, opListView(book), source);
   });

@@ -41,7 +41,7 @@ in a pipe or a file the log is printed as it is.`,
   ]);
   return cmd.action(async (ref: string) => {
     const [{ getOpOcc }, { findOpLog }] = await Promise.all([import('../../../lcm/index.js'), import('../../../lcm/op-log.js')]);
-    const op = getOpOcc((await lcmDeps(ctx)).deps, ref);
+    const op = await getOpOcc((await lcmDeps(ctx)).deps, ref);
     const path = findOpLog(ctx.home, op.id);
     if (!path || statSync(path).size === 0) {
       ctx.io.info(

@@ -17,8 +17,8 @@ export function opShowCommand(ctx: Context): Command {
   return cmd.action(async (ref: string, flags: OutputOptions) => {
     const { getOpOcc } = await import('../../../lcm/instances.js');
     const { deps } = await lcmDeps(ctx);
-    const op = getOpOcc(deps, ref);
-    const name = deps.store.instances.find(op.vnfInstanceId)?.vnfInstanceName;
+    const op = await getOpOcc(deps, ref);
+    const name = (await deps.store.instances.find(op.vnfInstanceId))?.vnfInstanceName;
     await printResource(ctx.io, flags, opView(flags, { instances: new Map(name ? [[op.vnfInstanceId, name]] : []) }), op);
   });
 }

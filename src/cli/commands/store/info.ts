@@ -44,7 +44,7 @@ export function storeInfoCommand(ctx: Context): Command {
     ['who holds leases on a shared store', 'VNFM_DATABASE_URL=postgres://vnfm@db/vnfm vnfm store-info -o json'],
   ]);
   return cmd.action(async (flags: OutputOptions) => {
-    const stored = (await ctx.store()).info();
+    const stored = await (await ctx.store()).info();
     const from = ctx.databaseOrigin();
     const info: ShownInfo = { ...stored, ...(from ? { locationFrom: from } : {}) };
     const table = flags.output === 'table' || flags.output === 'wide';

@@ -23,7 +23,10 @@ const healthView: View<VimHealth> = {
 export async function checkVimsNow(ctx: Context, refs: string[]): Promise<{ healths: VimHealth[]; failure?: VimCheckError }> {
   const [{ checkVims, checkVim }, { openSecrets }] = await Promise.all([import('../../../vim/check.js'), import('../../../vim/vims.js')]);
   const store = await ctx.store();
-  const healths = await checkVims({ vims: store.vims, openSecrets: async (vim) => openSecrets(store.vims, await ctx.keyring(), vim), check: checkVim, now: () => ctx.now() }, refs);
+  const healths = await checkVims(
+    { vims: store.vims, openSecrets: async (vim) => await openSecrets(store.vims, await ctx.keyring(), vim), check: checkVim, now: () => ctx.now() },
+    refs,
+  );
   const down = healths.filter((h) => h.status !== 'REACHABLE');
   for (const h of healths) {
     if (h.previous !== h.status) ctx.io.info(`vim "${h.vim.name}": ${h.previous} -> ${h.status}`, 'dim');

@@ -16,7 +16,7 @@ export function vimDeleteCommand(ctx: Context): Command {
   return cmd.action(async (refs: string[], flags: { yes?: boolean }) => {
     const { resolveVims, deleteVims } = await import('../../../vim/vims.js');
     const { vims } = await ctx.store();
-    const targets = resolveVims(vims, refs);
+    const targets = await resolveVims(vims, refs);
     const names = targets.map((v) => `"${v.name}"`).join(', ');
     if (!flags.yes) {
       if (!ctx.io.canPrompt) {
@@ -29,9 +29,9 @@ export function vimDeleteCommand(ctx: Context): Command {
         return;
       }
     }
-    const deleted = deleteVims(vims, targets);
+    const deleted = await deleteVims(vims, targets);
     for (const vim of deleted) ctx.io.success(`vim "${vim.name}" deleted`);
-    if (deleted.some((v) => v.isDefault) && vims.count() > 0) {
+    if (deleted.some((v) => v.isDefault) && (await vims.count()) > 0) {
       ctx.io.warn('the default VIM was deleted; choose another with: vnfm vim-update VIM --is-default');
     }
   });

@@ -21,7 +21,7 @@ export function vimListCommand(ctx: Context): Command {
   ]);
   return cmd.action(async (flags: OutputOptions & ListOptions & { type?: 'kubernetes' | 'openstack'; check?: boolean }) => {
     const checked = flags.check ? await (await import('./check.js')).checkVimsNow(ctx, []) : undefined;
-    const vims = listVims((await ctx.store()).vims, flags.type ? { type: flags.type } : {});
+    const vims = await listVims((await ctx.store()).vims, flags.type ? { type: flags.type } : {});
     await printList(ctx.io, { ...flags, narrowed: Boolean(flags.type) }, vimView, vims);
     if (checked?.failure) throw checked.failure;
   });

@@ -13,6 +13,6 @@ export function vimShowCommand(ctx: Context): Command {
   ]);
   return cmd.action(async (ref: string, flags: OutputOptions) => {
     const { getVim } = await import('../../../vim/vims.js');
-    await printResource(ctx.io, flags, vimView, getVim((await ctx.store()).vims, ref));
+    await printResource(ctx.io, flags, vimView, await getVim((await ctx.store()).vims, ref));
   });
 }

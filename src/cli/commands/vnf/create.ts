@@ -77,7 +77,7 @@ occurrence for op-retry, op-rollback or op-fail.`,
     }
     const { createVnf } = await import('../../../lcm/index.js');
     const { deps } = await lcmDeps(ctx);
-    const vnf = createVnf(deps, create);
+    const vnf = await createVnf(deps, create);
     ctx.io.success(`vnf instance ${vnf.id} created`);
     await printResource(ctx.io, flags, vnfView(flags), vnf);
   });

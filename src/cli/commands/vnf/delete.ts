@@ -14,7 +14,7 @@ export function vnfDeleteCommand(ctx: Context): Command {
   return cmd.action(async (refs: string[], flags: { yes?: boolean }) => {
     const { deleteVnfs, resolveVnfs } = await import('../../../lcm/index.js');
     const { deps } = await lcmDeps(ctx);
-    const targets = resolveVnfs(deps, refs);
+    const targets = await resolveVnfs(deps, refs);
     const names = targets.map((i) => i.vnfInstanceName ?? i.id).join(', ');
     if (!flags.yes) {
       if (!ctx.io.canPrompt) {
@@ -27,6 +27,6 @@ export function vnfDeleteCommand(ctx: Context): Command {
         return;
       }
     }
-    for (const vnf of deleteVnfs(deps, targets)) ctx.io.success(`vnf instance ${vnf.id} deleted`);
+    for (const vnf of await deleteVnfs(deps, targets)) ctx.io.success(`vnf instance ${vnf.id} deleted`);
   });
 }

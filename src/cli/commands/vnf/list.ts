@@ -45,22 +45,24 @@ export function vnfListCommand(ctx: Context): Command {
       ...(flags.package ? { package: flags.package } : {}),
       ...(flags.name ? { name: flags.name } : {}),
     };
-    const book = { vims: deps.store.vims.names(), packages: deps.store.packages.names() };
+    const book = { vims: await deps.store.vims.names(), packages: await deps.store.packages.names() };
     const narrowed = Boolean(flags.state || flags.vim || flags.package || flags.name);
-    const resolved = () => {
+    const resolved = async () => {
       // Resolves --vim and --package (an unknown package fails here), as a read does.
-      readVnfs(deps, filter);
+      await readVnfs(deps, filter);
       const { vim, package: pkg, ...rest } = filter;
       return {
         ...rest,
-        ...(vim ? { vimId: deps.store.vims.find(vim)?.id ?? vim } : {}),
-        ...(pkg ? { vnfPkgId: deps.store.packages.get(pkg).id } : {}),
+        ...(vim ? { vimId: (await deps.store.vims.find(vim))?.id ?? vim } : {}),
+        ...(pkg ? { vnfPkgId: (await deps.store.packages.get(pkg)).id } : {}),
       };
     };
     const source = {
-      read: (how: ListRead) => readVnfs(deps, filter, how),
-      table: (how: TableRead) => deps.store.instances.tableText(resolved(), how),
-      json: (how: { limit?: number }) => deps.store.instances.jsonText(resolved(), how),
+      read: async function* (how: ListRead) {
+        yield* await readVnfs(deps, filter, how);
+      },
+      table: async (how: TableRead) => deps.store.instances.tableText(await resolved(), how),
+      json: async (how: { limit?: number }) => deps.store.instances.jsonText(await resolved(), how),
     };
     await printList(ctx.io, { ...flags, narrowed, attributes }, vnfListView(book), source);
   });

@@ -18,8 +18,8 @@ export function vnfShowCommand(ctx: Context): Command {
   return cmd.action(async (ref: string, flags: OutputOptions) => {
     const { getVnf } = await import('../../../lcm/instances.js');
     const { deps } = await lcmDeps(ctx);
-    const vnf = getVnf(deps, ref);
-    const book = { vims: deps.store.vims.names(), packages: deps.store.packages.names() };
+    const vnf = await getVnf(deps, ref);
+    const book = { vims: await deps.store.vims.names(), packages: await deps.store.packages.names() };
     await printResource(ctx.io, flags, vnfView(flags, book), vnf);
     const table = flags.output === 'table' || flags.output === 'wide';
     if (!table || flags.quiet || flags.column?.length || !vnf.instantiatedVnfInfo) return;

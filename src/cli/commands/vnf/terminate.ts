@@ -46,7 +46,7 @@ export function vnfTerminateCommand(ctx: Context): Command {
     };
     const { getVnf } = await import('../../../lcm/index.js');
     const { lcmDeps } = await import('../../lcm/deps.js');
-    const vnf = getVnf((await lcmDeps(ctx)).deps, ref);
+    const vnf = await getVnf((await lcmDeps(ctx)).deps, ref);
     if (!flags.yes) {
       if (!ctx.io.canPrompt) {
         throw new UsageError(`refusing to terminate vnf instance ${vnf.vnfInstanceName ?? vnf.id} without confirmation: there is no terminal to ask on`, {
@@ -71,7 +71,7 @@ export function vnfTerminateCommand(ctx: Context): Command {
     if (deleteAfter && result.opOcc.operationState === 'COMPLETED') {
       const { deleteVnfs } = await import('../../../lcm/index.js');
       const { deps } = await lcmDeps(ctx);
-      for (const deleted of deleteVnfs(deps, [vnf])) ctx.io.success(`vnf instance ${deleted.id} deleted`);
+      for (const deleted of await deleteVnfs(deps, [vnf])) ctx.io.success(`vnf instance ${deleted.id} deleted`);
     }
   });
 }

@@ -14,7 +14,8 @@ export function vnfpkgDeleteCommand(ctx: Context): Command {
   return cmd.action(async (refs: string[], flags: { yes?: boolean }) => {
     const { deletePackage, getPackage } = await import('../../../csar/packages.js');
     const deps = await packageDeps(ctx);
-    const targets = refs.map((r) => getPackage(deps.packages, r));
+    const targets: Awaited<ReturnType<typeof getPackage>>[] = [];
+    for (const r of refs) targets.push(await getPackage(deps.packages, r));
     const names = targets.map((p) => p.name ?? p.id).join(', ');
     if (!flags.yes) {
       if (!ctx.io.canPrompt) {

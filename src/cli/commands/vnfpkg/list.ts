@@ -43,6 +43,6 @@ export function vnfpkgListCommand(ctx: Context): Command {
       ...(flags.vnfdId ? { vnfdId: flags.vnfdId } : {}),
       ...(flags.provider ? { provider: flags.provider } : {}),
     };
-    await printList(ctx.io, { ...flags, narrowed: Object.keys(filter).length > 0 }, packageView, listPackages((await ctx.store()).packages, filter));
+    await printList(ctx.io, { ...flags, narrowed: Object.keys(filter).length > 0 }, packageView, await listPackages((await ctx.store()).packages, filter));
   });
 }

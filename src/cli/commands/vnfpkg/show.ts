@@ -15,6 +15,6 @@ export function vnfpkgShowCommand(ctx: Context): Command {
   ]);
   return cmd.action(async (ref: string, flags: OutputOptions) => {
     const { getPackage } = await import('../../../csar/packages.js');
-    await printResource(ctx.io, flags, packageView, getPackage((await ctx.store()).packages, ref));
+    await printResource(ctx.io, flags, packageView, await getPackage((await ctx.store()).packages, ref));
   });
 }

@@ -14,7 +14,7 @@ export function vnfpkgUpdateCommand(ctx: Context): Command {
   withExamples(cmd, [['disable a package', 'vnfm vnfpkg-update basic-cnf --operational-state DISABLED']]);
   return cmd.action(async (ref: string, flags: OutputOptions & { operationalState: 'ENABLED' | 'DISABLED' }) => {
     const { setOperationalState } = await import('../../../csar/packages.js');
-    const pkg = setOperationalState(await packageDeps(ctx), ref, flags.operationalState);
+    const pkg = await setOperationalState(await packageDeps(ctx), ref, flags.operationalState);
     ctx.io.success(`vnf package ${pkg.id} is ${pkg.operationalState}`);
     await printResource(ctx.io, flags, packageView, pkg);
   });
