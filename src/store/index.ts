@@ -49,6 +49,13 @@ export interface Store {
   readonly secrets: SecretRepository;
   /** What `store-info` shows: backend, where, schema version, who holds locks. */
   info(): Promise<StoreInfo>;
+  /**
+   * The command was stopped (Ctrl-C, SIGTERM, --timeout; `reason` is that
+   * error): a wait for the shared store's write lock ends after a grace with
+   * the same kind of error instead of outlasting the command. SQLite: nothing
+   * (its statements never wait on the event loop).
+   */
+  interruptWaits(reason: Error): void;
   close(): Promise<void>;
 }
 
@@ -127,6 +134,7 @@ export function openStore(home: string, opts: OpenStoreOptions = {}): Store {
       engineVersion: pg ? `PostgreSQL ${await pg.serverVersion()}` : `SQLite ${(await db.prepare('SELECT sqlite_version()').pluck().get()) as string}`,
       locks: await lockInfo(opOccs, secrets),
     }),
+    interruptWaits: (reason) => pg?.interruptWaits(reason),
     close: async () => {
       opOccs.stopHeartbeats();
       secrets.stopHeartbeats();

@@ -184,6 +184,9 @@ export async function inForeground<T>(ctx: Context, flags: Pick<RunFlags, 'timeo
   const timer = setTimeout(() => controller.abort(timedOut()), seconds * 1000);
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigterm);
+  // A statement waiting for another client's write lock would outlast the stop: the store gives it up after a grace.
+  const onAbort = () => deps.store.interruptWaits(controller.signal.reason as Error);
+  controller.signal.addEventListener('abort', onAbort, { once: true });
   // -q and the formats for programs want the result alone: no live view on a terminal (the plain lines elsewhere stay).
   const progress = createProgress(ctx.io, () => ctx.now(), { quiet: Boolean(flags.quiet) || !['table', 'wide'].includes(flags.output) });
   try {
@@ -193,6 +196,7 @@ export async function inForeground<T>(ctx: Context, flags: Pick<RunFlags, 'timeo
     clearTimeout(timer);
     process.removeListener('SIGINT', onSigint);
     process.removeListener('SIGTERM', onSigterm);
+    controller.signal.removeEventListener('abort', onAbort);
   }
 }
 

@@ -30,6 +30,7 @@ import type { Migration } from '../migrations/index.js';
 import { parseDatabaseUrl, redact, type DatabaseTarget } from './connection.js';
 import { bindValues, numberPlaceholders, type Numbered } from './placeholders.js';
 import { isConnectionFailure, isTlsFailure, openPool } from './pool.js';
+import { StatementWaits } from './waits.js';
 
 /** Advisory lock keys: 'vnfm' as a 32-bit number, then which lock. */
 const WRITE_LOCK = 'pg_advisory_xact_lock(1986946669, 1)';
@@ -47,7 +48,7 @@ interface TxScope {
   ended: boolean;
 }
 
-/** The connections whose error event is listened to. */
+/** The connections whose error event is listened to and whose statements can be given up (interruptWaits). */
 const watched = new WeakSet<pg.PoolClient>();
 
 export class PostgresDb implements StoreDb {
@@ -57,9 +58,11 @@ export class PostgresDb implements StoreDb {
   readonly #scope = new AsyncLocalStorage<TxScope>();
   readonly #numbered = new Map<string, Numbered>();
   #closed = false;
+  readonly #waits: StatementWaits;
 
   constructor(url: string) {
     this.target = parseDatabaseUrl(url);
+    this.#waits = new StatementWaits(this.target.display);
   }
 
   /** The URL as it may be shown (password masked). */
@@ -110,8 +113,15 @@ export class PostgresDb implements StoreDb {
     if (!watched.has(c)) {
       watched.add(c);
       c.on('error', () => undefined);
+      const query = c.query.bind(c) as (q: unknown, values?: unknown) => Promise<pg.QueryResult>;
+      (c as { query: unknown }).query = (q: unknown, values?: unknown) => this.#waits.answer(c, query(q, values));
     }
     return c;
+  }
+
+  /** See StatementWaits.interrupt. */
+  interruptWaits(reason: Error): void {
+    this.#waits.interrupt(reason);
   }
 
   /**
@@ -165,8 +175,9 @@ export class PostgresDb implements StoreDb {
       return this.#onConnection((c) => firstStep(c.query({ text: t.text, values: params })));
     }
     return this.#onConnection(async (c) => {
-      await firstStep(c.query(BEGIN_LOCKED));
       try {
+        // A BEGIN whose lock wait failed leaves the transaction open (aborted): rolled back before the connection goes back.
+        await firstStep(c.query(BEGIN_LOCKED));
         const res = await c.query({ text: t.text, values: params });
         await c.query('COMMIT');
         return res;
