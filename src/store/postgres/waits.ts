@@ -13,6 +13,8 @@ const AFTER_GRACE_MS = 500;
 /** A statement on the wire: when it was sent, and how to give up on it. */
 interface Wait {
   started: number;
+  /** When it is given up, once the command was interrupted. */
+  timer?: NodeJS.Timeout;
   giveUp(err: Error): void;
 }
 
@@ -31,11 +33,11 @@ export class StatementWaits {
    */
   answer(client: pg.PoolClient, pending: Promise<pg.QueryResult>): Promise<pg.QueryResult> {
     return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
       const wait: Wait = {
         started: Date.now(),
         giveUp: (err) => {
-          this.#waits.delete(wait);
+          // Answered meanwhile: its connection may serve another statement by now.
+          if (!this.#waits.delete(wait)) return;
           pending.catch(() => undefined);
           (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
           reject(err);
@@ -43,7 +45,7 @@ export class StatementWaits {
       };
       const settle = (ok: boolean, value: unknown) => {
         if (!this.#waits.delete(wait)) return;
-        clearTimeout(timer);
+        clearTimeout(wait.timer);
         if (ok) resolve(value as pg.QueryResult);
         else reject(value as Error);
       };
@@ -52,14 +54,14 @@ export class StatementWaits {
         (v) => settle(true, v),
         (e: unknown) => settle(false, e),
       );
-      if (this.#interruption) timer = this.#giveUpLater(wait);
+      if (this.#interruption) this.#giveUpLater(wait);
     });
   }
 
-  #giveUpLater(wait: Wait): NodeJS.Timeout {
+  #giveUpLater(wait: Wait): void {
     const at = this.#interruption!.at;
     const stopAt = Math.max(at + INTERRUPT_GRACE_MS, wait.started + AFTER_GRACE_MS);
-    return setTimeout(() => wait.giveUp(this.#error(this.#interruption!.reason, Date.now() - wait.started)), Math.max(0, stopAt - Date.now())).unref();
+    wait.timer = setTimeout(() => wait.giveUp(this.#error(this.#interruption!.reason, Date.now() - wait.started)), Math.max(0, stopAt - Date.now())).unref();
   }
 
   /**
