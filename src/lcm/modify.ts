@@ -246,8 +246,8 @@ async function planModify(deps: LcmDeps, instance: VnfInstance, body: unknown, s
     const plan: Plan = { ...common, connect: planner.connect, run: async () => after(instance) };
     return { plan, ...(newPkg ? { newPackageDir: newPkg.workDir } : {}) };
   }
-  const input = { instance, source, current: oldPkg, target: newPkg, images: 'new' as const, flavour, vim, now: deps.now().toISOString() };
-  const work = await packageChange(deps, { ...input, configPaths: request.metadata?.['configmap_secret_paths'] });
+  const configPaths = request.metadata?.['configmap_secret_paths'];
+  const work = await packageChange(deps, { instance, source, current: oldPkg, target: newPkg, images: 'new', flavour, vim, configPaths, now: deps.now().toISOString() });
   const plan: Plan = { ...common, connect: work.connect, run: async (driver, ctx) => after(await work.run(driver, ctx)) };
   return { plan, newPackageDir: newPkg.workDir };
 }
