@@ -236,6 +236,9 @@ const nodeOnlyPg = {
   },
 };
 
+/** What every build of vnfm's code takes: the addon stub and node-postgres on Node alone. */
+const nodeFixes = [noBindingsSearch, nodeOnlyPg];
+
 const common = {
   absWorkingDir: root,
   bundle: true,
@@ -464,7 +467,7 @@ const firstPass = await esbuild.build({
   entryPoints: ['scripts/vnfm-entry.ts'],
   write: false,
   outfile: join(staging, 'vnfm.cjs'),
-  plugins: [roomRouting(roomEntries), chunkRouting(plans), noBindingsSearch, nodeOnlyPg],
+  plugins: [roomRouting(roomEntries), chunkRouting(plans), ...nodeFixes],
   metafile: true,
 });
 const mainInputs = new Set(Object.keys(firstPass.metafile.inputs));
@@ -493,7 +496,7 @@ for (let round = 0; ; round++) {
       // A room is vnfm's own code (its dependencies come from the main bundle or a chunk), written as ES modules, which
       // are strict: kept strict as CommonJS, so a write to a frozen object (the sandbox's stored objects) throws here too.
       banner: { js: `'use strict';\n${common.banner.js}` },
-      plugins: [roomRouting(roomEntries), sharing(mainInputs, sharedUsed, baseInputs, roomEntries), chunkRouting(plans), noBindingsSearch, nodeOnlyPg],
+      plugins: [roomRouting(roomEntries), sharing(mainInputs, sharedUsed, baseInputs, roomEntries), chunkRouting(plans), ...nodeFixes],
       metafile: true,
     });
   const base = rooms[0]?.[0] === BASE_ROOM ? await buildRoom(rooms[0], undefined) : undefined;
@@ -522,7 +525,7 @@ const builds = await Promise.all([
     ...common,
     entryPoints: ['scripts/vnfm-entry.ts'],
     outfile: join(staging, 'vnfm.cjs'),
-    plugins: [withRegistry, sharedRegistry(sharedUsed), roomRouting(roomEntries), chunkRouting(plans), noBindingsSearch, nodeOnlyPg],
+    plugins: [withRegistry, sharedRegistry(sharedUsed), roomRouting(roomEntries), chunkRouting(plans), ...nodeFixes],
     metafile,
   }),
   // Each chunk carries its own dependencies (a second copy of js-yaml in the
@@ -532,7 +535,7 @@ const builds = await Promise.all([
       ...common,
       stdin: { contents: plan.entry, resolveDir: root, loader: 'js' },
       outfile: join(staging, 'chunks', chunkFile(pkg)),
-      plugins: [noBindingsSearch, nodeOnlyPg],
+      plugins: [...nodeFixes],
     }),
   ),
 ]);
