@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { kubeRequest, type KubeEndpoint } from '../support/kube-http.js';
+import { kubeJson, kubeRequest, until as untilFound, type KubeEndpoint } from '../support/kube-http.js';
 import type {} from '../support/real-apiserver-setup.js';
 import { holdPods, printInPods } from '../support/stand-in-kubelet.js';
 
@@ -21,21 +21,8 @@ if (!real) throw new Error('test/real runs only in the real-apiserver project, w
 const endpoint: KubeEndpoint = real;
 const ns = `kubelet-${randomBytes(3).toString('hex')}`;
 
-async function api(method: string, path: string, body?: unknown, contentType?: string): Promise<any> {
-  const r = await kubeRequest(endpoint, method, path, body, contentType);
-  if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status}: ${r.text}`);
-  return r.json;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const api = (method: string, path: string, body?: unknown, contentType?: string): Promise<any> => kubeJson(endpoint, method, path, body, contentType);
+const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> => untilFound(what, probe, timeoutMs, 100);
 
 /** The Pod's events as `kubectl describe` reads them (core/v1, by the Pod's uid), oldest first. */
 async function eventsOf(pod: any): Promise<any[]> {

@@ -118,3 +118,21 @@ export function kubeWatch(endpoint: KubeEndpoint, collectionPath: string, query:
   });
   return { stop: () => stop(), done };
 }
+
+/** A request whose answer must succeed: its JSON, or an error naming the request and the server's answer. */
+export async function kubeJson(endpoint: KubeEndpoint, method: string, path: string, body?: unknown, contentType?: string): Promise<any> {
+  const r = await kubeRequest(endpoint, method, path, body, contentType);
+  if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status}: ${r.text}`);
+  return r.json;
+}
+
+/** Probes every `everyMs` until the probe gives a value, or fails naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
